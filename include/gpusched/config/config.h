@@ -1,0 +1,46 @@
+// File: config.h
+//
+// gpusched's configuration file (YAML; JSON is YAML too), parsed once at start-up into explicit
+// option structs. Unknown keys are errors, so a typo never silently falls back to a default.
+//
+//   listen: 127.0.0.1:8888        # host:port; [v6]:port
+//   pathPrefix: ""                # kube-scheduler's urlPrefix path, e.g. /gpu
+//   threads: 2
+//   bodyLimitBytes: 134217728
+//   idleTimeoutSeconds: 120       # must exceed 90 (Go's client idle timeout)
+//   placement: {nodePolicy: binpack, gpuPolicy: binpack, searchBudget: 4096}
+//   scoring: {mapping: rank, filterTopK: 0}
+//   inventory: {maxPendingPods: 100000}
+//   snapshots: [cluster.json]     # Kubernetes List JSON files
+//   snapshotReloadSeconds: 2      # re-read snapshots when they change; 0 = only on SIGHUP
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/common/status.h"
+#include "gpusched/extender/service.h"
+#include "gpusched/http/server.h"
+#include "gpusched/inventory/inventory.h"
+
+namespace gpusched::config {
+
+struct Config {
+  http::ServerOptions server;
+  std::string path_prefix;  // Default: "" (verbs at /filter, /prioritize, /bind).
+  extender::ServiceOptions service;
+  inventory::InventoryOptions inventory;
+  std::vector<std::string> snapshots;
+  int snapshot_reload_seconds = 2;  // Default: 2.
+};
+
+// Returns the configuration in `text`, on top of the defaults.
+// Errors: InvalidArgument naming the key and the value.
+StatusOr<Config> ParseConfig(std::string_view text);
+StatusOr<Config> LoadConfigFile(const std::string& path);
+
+// Sets options->host and options->port from "HOST:PORT" or "[V6]:PORT".
+Status ParseListen(std::string_view listen, http::ServerOptions* options);
+
+}  // namespace gpusched::config

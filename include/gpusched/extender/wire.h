@@ -1,0 +1,67 @@
+// File: wire.h
+//
+// kube-scheduler's extender wire format (k8s.io/kube-scheduler/extender/v1), byte for byte:
+// PascalCase keys out, keys matched case-insensitively in, Nodes/NodeNames mirrored, integer
+// scores, errors as 200 + "Error". See shared/specs/extender-api.md §1.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpusched/common/status.h"
+#include "gpusched/json/json.h"
+#include "gpusched/model/node.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::extender {
+
+// The body of filter and prioritize. Owns the parsed document: with Nodes, the kept Node objects
+// are echoed back verbatim from it.
+struct ExtenderArgs {
+  std::string buffer;  // the body, parsed in place; strings in `doc` point into it
+  rapidjson::Document doc;
+  Pod pod;
+  bool with_nodes = false;                       // request used Nodes (nodeCacheCapable: false)
+  std::vector<Node> nodes;                       // with_nodes: decoded Node objects
+  std::vector<const rapidjson::Value*> node_items;  // with_nodes: the objects as received
+  std::vector<std::string_view> node_names;      // names in request order, either way
+};
+
+// Parses a filter/prioritize body. Errors: InvalidArgument naming the field.
+StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body);
+
+struct FilterResult {
+  std::vector<size_t> kept;                                // positions in args.node_names
+  std::vector<std::pair<size_t, std::string>> failed;      // FailedNodes
+  std::vector<std::pair<size_t, std::string>> unresolvable;  // FailedAndUnresolvableNodes
+};
+
+// Returns the ExtenderFilterResult for `result`, mirroring Nodes or NodeNames as `args` used.
+std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& result);
+// Returns an ExtenderFilterResult carrying only `error` (request-level failure).
+std::string EncodeFilterError(std::string_view error);
+
+struct HostPriority {
+  std::string_view host;
+  int64_t score = 0;
+};
+// Returns a HostPriorityList: a bare JSON array of {"Host","Score"}.
+std::string EncodeHostPriorities(std::span<const HostPriority> priorities);
+
+struct BindingArgs {
+  std::string pod_name;
+  std::string pod_namespace;
+  std::string pod_uid;
+  std::string node;
+};
+StatusOr<BindingArgs> ParseBindingArgs(std::string_view body);
+// Returns an ExtenderBindingResult; an empty `error` means success.
+std::string EncodeBindingResult(std::string_view error);
+
+}  // namespace gpusched::extender

@@ -1,0 +1,113 @@
+// File: inventory.h
+//
+// Inventory: the one owner of gpusched's mutable state: the nodes, the pods it knows, and the
+// ledger of allocations. Every mutation is a named command that returns a Status and publishes a
+// new immutable InventorySnapshot; readers never block writers for longer than a pointer copy.
+//
+// Rebuild rule: a bound, non-terminal GPU pod observed from the cluster books what its requests
+// and result annotations say (AllocationOrigin::kObserved). A pod gpusched bound itself books at
+// Commit (kCommitted) and keeps that booking until the cluster reports the pod bound (it then
+// becomes observed), terminal or deleted. A pod UID holds at most one allocation.
+//
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gpusched/common/mutex.h"
+#include "gpusched/common/status.h"
+#include "gpusched/inventory/ledger.h"
+#include "gpusched/inventory/snapshot.h"
+#include "gpusched/model/allocation.h"
+#include "gpusched/model/cluster_objects.h"
+#include "gpusched/model/node.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::inventory {
+
+struct InventoryOptions {
+  // Pods seen in filter and not bound are remembered so that bind (which carries only names and
+  // the UID) can be served; the oldest are forgotten beyond this many. Default: 100000.
+  size_t max_pending_pods = 100000;
+};
+
+class Inventory {
+ public:
+  explicit Inventory(InventoryOptions options = {});
+  Inventory(const Inventory&) = delete;
+  Inventory& operator=(const Inventory&) = delete;
+
+  // Returns the current snapshot. Never null.
+  std::shared_ptr<const InventorySnapshot> Snapshot() const { return snapshot_.load(); }
+
+  // Replaces the whole cluster view with `objects` (a snapshot file was (re)read). The ledger is
+  // rebuilt from the pods; allocations gpusched committed for pods that `objects` does not show
+  // bound elsewhere or finished are kept.
+  void ReplaceCluster(ClusterObjects objects) GPUSCHED_EXCLUDES(mu_);
+
+  // Inserts or updates nodes; publishes a new snapshot only if one of them changed.
+  // Returns how many nodes changed.
+  size_t UpsertNodes(std::vector<Node> nodes) GPUSCHED_EXCLUDES(mu_);
+  void DeleteNode(std::string_view name) GPUSCHED_EXCLUDES(mu_);
+
+  // Records a pod as the cluster reports it (bound or not, any phase).
+  void UpsertPod(Pod pod) GPUSCHED_EXCLUDES(mu_);
+  void DeletePod(std::string_view uid) GPUSCHED_EXCLUDES(mu_);
+
+  // Remembers a pod seen in filter, unless a record of it already says more (bound).
+  void RememberPod(Pod pod) GPUSCHED_EXCLUDES(mu_);
+
+  // Returns the pod record for `uid`, or nullopt.
+  std::optional<Pod> FindPod(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
+  // Returns the allocation `uid` holds, or nullopt.
+  std::optional<Allocation> AllocationOf(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
+
+  // Books `placement` for `pod` on `node`, atomically, after checking that it still fits the
+  // node as it is now; records the node name and result annotations on the pod record.
+  // Errors: NotFound (unknown node), FailedPrecondition (it no longer fits, or the pod already
+  // holds an allocation).
+  [[nodiscard]] Status Commit(const Pod& pod, const std::string& node, const Placement& placement)
+      GPUSCHED_EXCLUDES(mu_);
+
+  // Drops the allocation of `uid` (a bind that failed after Commit). OK if there was none.
+  void Release(std::string_view uid) GPUSCHED_EXCLUDES(mu_);
+
+ private:
+  struct NodeEntry {
+    Node spec;
+    NodeStatePtr state;
+  };
+
+  void ObservePodLocked(Pod pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  void PutPodLocked(Pod pod) GPUSCHED_REQUIRES(mu_);
+  void ErasePodLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
+  void RebuildLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
+  void PublishLocked(bool node_set_changed) GPUSCHED_REQUIRES(mu_);
+  void TrimPendingLocked() GPUSCHED_REQUIRES(mu_);
+
+  const InventoryOptions options_;
+
+  mutable Mutex mu_;
+  std::map<std::string, NodeEntry, std::less<>> nodes_ GPUSCHED_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Pod> pods_ GPUSCHED_GUARDED_BY(mu_);
+  std::deque<std::string> pending_fifo_ GPUSCHED_GUARDED_BY(mu_);
+  size_t unbound_pods_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);
+  ClusterObjects dra_ GPUSCHED_GUARDED_BY(mu_);  // DRA objects only; nodes and pods stay empty
+  uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);
+
+  std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
+};
+
+}  // namespace gpusched::inventory

@@ -1,0 +1,61 @@
+// File: snapshot.h
+//
+// An immutable view of the inventory at one version: every node's NodeState, by name. Readers
+// (filter, prioritize, /debug) work on a snapshot without locks; the owner publishes a new one
+// after every mutation and shares unchanged NodeStates between versions.
+//
+// Thread-safe: all methods are const and the object never changes after construction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gpusched/placement/node_state.h"
+
+namespace gpusched::inventory {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+using NameIndex = std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>;
+using NodeStatePtr = std::shared_ptr<const placement::NodeState>;
+
+struct InventoryStats {
+  size_t ledger_size = 0;   // allocations booked
+  size_t pods_known = 0;    // pod records (bound and pending)
+  size_t pending_pods = 0;  // pods seen in filter and not bound
+  size_t dra_objects = 0;   // ResourceSlices, ResourceClaims and DeviceClasses held for DRA
+};
+
+class InventorySnapshot {
+ public:
+  // REQUIRES: `nodes` sorted by name; `index` maps each node name to its position in `nodes`.
+  InventorySnapshot(uint64_t version, std::vector<NodeStatePtr> nodes, std::shared_ptr<const NameIndex> index,
+                    InventoryStats stats)
+      : version_(version), nodes_(std::move(nodes)), index_(std::move(index)), stats_(stats) {}
+
+  // Returns a monotonically increasing number; equal versions mean equal contents.
+  uint64_t version() const { return version_; }
+  // Returns the node named `name`, or nullptr. Valid as long as this snapshot is alive.
+  const placement::NodeState* FindNode(std::string_view name) const {
+    auto it = index_->find(name);
+    return it == index_->end() ? nullptr : nodes_[it->second].get();
+  }
+  // Returns every node, sorted by name.
+  const std::vector<NodeStatePtr>& nodes() const { return nodes_; }
+  const InventoryStats& stats() const { return stats_; }
+
+ private:
+  const uint64_t version_;
+  const std::vector<NodeStatePtr> nodes_;
+  const std::shared_ptr<const NameIndex> index_;
+  const InventoryStats stats_;
+};
+
+}  // namespace gpusched::inventory

@@ -1,0 +1,37 @@
+// File: objects.h
+//
+// Kubernetes JSON (as the API server, kubectl and kube-scheduler print it) into the model: Pod,
+// Node, and Lists of them (kubectl get nodes,pods,... -A -o json). Quantities are parsed here,
+// once. Errors name the field path and the value.
+//
+// A pod whose GPU fields are malformed is an error (the request about it cannot be answered). A
+// node whose GPU fields are malformed still decodes, with Node::spec_error set, so that one bad
+// node cannot take the others down.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "gpusched/common/status.h"
+#include "gpusched/json/json.h"
+#include "gpusched/model/cluster_objects.h"
+#include "gpusched/model/gpu.h"
+#include "gpusched/model/node.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::k8s {
+
+// Returns the Pod in `v`; `path` prefixes error messages (e.g. "Pod").
+StatusOr<Pod> DecodePod(const rapidjson::Value& v, std::string_view path);
+
+// Returns the Node in `v`. Errors only for a non-object or a missing metadata.name.
+StatusOr<Node> DecodeNode(const rapidjson::Value& v, std::string_view path);
+
+// Returns the GPUs described by the node annotation gpusched.io/gpu-devices.
+StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text);
+
+// Appends the objects of one JSON document to *out: a List (any kind ending in "List") or a single
+// Node, Pod, ResourceSlice, ResourceClaim or DeviceClass. Objects of other kinds are skipped.
+Status AppendClusterJson(std::string_view text, ClusterObjects* out);
+
+}  // namespace gpusched::k8s

@@ -1,0 +1,53 @@
+// File: allocation.h
+//
+// What a pod holds on a node: the ledger's unit. A Placement is the decision (which GPUs each
+// container gets); an Allocation is a Placement booked for one pod UID on one node.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpusched/model/node_mode.h"
+
+namespace gpusched {
+
+// The GPUs one mGPU container holds. A container on n cards holds milli_per_gpu and mib_per_gpu on
+// each of them; a whole-card container holds its GPUs exclusively (all compute, all memory).
+struct ContainerAssignment {
+  std::string container;
+  std::vector<int> gpu_indices;  // distinct device indices, in the order written to the annotation
+  int64_t milli_per_gpu = 0;     // compute on each GPU (1000 = whole GPU)
+  int64_t mib_per_gpu = 0;       // memory on each GPU; for exclusive cards, the card's memory
+  bool exclusive = false;        // whole-card: no other container may share these GPUs
+
+  bool operator==(const ContainerAssignment&) const = default;
+};
+
+struct Placement {
+  RequestKind kind = RequestKind::kNone;
+  int64_t whole_gpus = 0;                      // kWholeGpu: count; the device plugin picks devices
+  std::vector<ContainerAssignment> containers;  // kMgpu: one entry per mGPU container
+
+  bool operator==(const Placement&) const = default;
+};
+
+// Where the ledger learned about an allocation.
+enum class AllocationOrigin {
+  kObserved,   // rebuilt from a pod bound in the cluster (annotations, requests)
+  kCommitted,  // booked by gpusched's own bind and not yet seen bound in the cluster
+};
+
+struct Allocation {
+  std::string pod_uid;
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string node_name;
+  NodeMode mode = NodeMode::kNvidia;  // the mode the pod was placed under
+  Placement placement;
+  AllocationOrigin origin = AllocationOrigin::kObserved;
+
+  bool operator==(const Allocation&) const = default;
+};
+
+}  // namespace gpusched

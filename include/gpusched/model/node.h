@@ -1,0 +1,41 @@
+// File: node.h
+//
+// A Kubernetes Node reduced to what GPU placement needs. This is what the API says, unmodified;
+// the GPU layout and the node's scheduling state are derived from it by placement/node_layout.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusched/model/gpu.h"
+
+namespace gpusched {
+
+struct NodeAllocatable {
+  int64_t nvidia_gpus = 0;        // nvidia.com/gpu
+  int64_t mgpu_core_percent = 0;  // vke.volcengine.com/mgpu-core (100 per GPU)
+  int64_t mgpu_memory_mib = 0;    // vke.volcengine.com/mgpu-memory (total MiB)
+
+  bool operator==(const NodeAllocatable&) const = default;
+};
+
+struct Node {
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::optional<std::string> mode_label;            // vke.node.gpu.schedule; nullopt = absent
+  std::optional<std::string> compute_policy_label;  // vke.volcengine.com/mgpu-compute-policy
+  std::string gpu_product;                          // label nvidia.com/gpu.product, informational
+  NodeAllocatable allocatable;
+  // Per-GPU description from the annotation gpusched.io/gpu-devices, when published.
+  std::optional<std::vector<GpuDevice>> published_gpus;
+  // Non-empty when the node's GPU description could not be read (a malformed allocatable value or
+  // annotation). Such a node takes no GPU pods; the text says which field and value.
+  std::string spec_error;
+
+  bool operator==(const Node&) const = default;
+};
+
+}  // namespace gpusched

@@ -1,0 +1,62 @@
+// File: pod.h
+//
+// A Kubernetes Pod reduced to what GPU placement needs: identity, binding, phase, the GPU
+// resources of each container, resource claims and the annotations of the GPU contracts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched {
+
+enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+// GPU resources of one container in native units (GPUs, core percent, MiB); nullopt = not set.
+struct GpuResources {
+  std::optional<int64_t> nvidia_gpus;
+  std::optional<int64_t> mgpu_core_percent;
+  std::optional<int64_t> mgpu_memory_mib;
+
+  bool empty() const { return !nvidia_gpus && !mgpu_core_percent && !mgpu_memory_mib; }
+  bool operator==(const GpuResources&) const = default;
+};
+
+struct Container {
+  std::string name;
+  GpuResources requests;
+  GpuResources limits;
+  bool sidecar = false;  // init container with restartPolicy: Always
+
+  bool operator==(const Container&) const = default;
+};
+
+using AnnotationMap = std::map<std::string, std::string, std::less<>>;
+
+struct Pod {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  std::string node_name;  // spec.nodeName; empty while pending
+  std::string resource_version;
+  PodPhase phase = PodPhase::kPending;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  std::vector<std::string> resource_claims;  // names of spec.resourceClaims entries
+  // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
+  AnnotationMap annotations;
+
+  // Returns true once the pod can no longer hold devices (Succeeded or Failed).
+  bool terminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }
+  bool bound() const { return !node_name.empty(); }
+
+  bool operator==(const Pod&) const = default;
+};
+
+// Returns true if gpusched keeps annotation `key` on its pod records.
+bool IsTrackedAnnotation(std::string_view key);
+
+}  // namespace gpusched

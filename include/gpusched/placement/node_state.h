@@ -1,0 +1,84 @@
+// File: node_state.h
+//
+// NodeState: everything placement needs to know about one node, derived from the Node object and
+// the allocations booked on it: its mode and condition (ready, switching, invalid, inconsistent),
+// its GPUs with their usage, whole-GPU counts, and the pods that block a mode switch.
+//
+// A NodeState is immutable once built; snapshots share them between readers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/model/allocation.h"
+#include "gpusched/model/gpu.h"
+#include "gpusched/model/node.h"
+#include "gpusched/model/node_mode.h"
+#include "gpusched/model/units.h"
+
+namespace gpusched::placement {
+
+enum class NodeCondition {
+  kReady,         // serves pods of its mode
+  kSwitching,     // its label names a mode, but GPU pods placed under another mode still run
+  kInvalid,       // its label is not a GPU mode
+  kInconsistent,  // its published GPUs contradict its allocatable resources or its allocations
+};
+
+std::string_view ConditionName(NodeCondition condition);
+
+// One physical GPU and what is booked on it.
+struct GpuSlot {
+  GpuDevice device;
+  int64_t used_milli = 0;
+  int64_t used_mib = 0;
+  int instances = 0;       // mGPU containers on this GPU
+  bool exclusive = false;  // held whole by one container
+
+  int64_t free_milli() const { return kMilliPerGpu - used_milli; }
+  int64_t free_mib() const { return device.memory_mib - used_mib; }
+  bool idle() const { return instances == 0; }
+
+  bool operator==(const GpuSlot&) const = default;
+};
+
+// A pod that keeps a node from switching modes.
+struct Blocker {
+  std::string pod_key;  // "namespace/name"
+  std::string pod_uid;
+  NodeMode mode;
+
+  bool operator==(const Blocker&) const = default;
+};
+
+struct NodeState {
+  Node node;
+  NodeMode mode = NodeMode::kNvidia;
+  NodeCondition condition = NodeCondition::kReady;
+  std::string condition_reason;  // empty when ready
+  std::vector<GpuSlot> gpus;     // by ascending device index
+  int64_t whole_total = 0;       // nvidia.com/gpu the node offers
+  int64_t whole_used = 0;        // nvidia.com/gpu booked by whole-GPU pods
+  int64_t unassigned_milli = 0;  // mGPU compute booked without a usable GPU index
+  int64_t unassigned_mib = 0;
+  std::vector<Allocation> allocations;  // every allocation on the node, by pod namespace/name
+  std::vector<Blocker> blockers;        // GPU pods of a mode other than the label's
+
+  // Healthy mGPU capacity and its use (for scoring and /debug).
+  int64_t capacity_milli = 0;
+  int64_t capacity_mib = 0;
+  int64_t used_milli = 0;
+  int64_t used_mib = 0;
+
+  bool ready() const { return condition == NodeCondition::kReady; }
+  // Returns the GPU with device index `index`, or nullptr.
+  const GpuSlot* FindGpu(int index) const;
+};
+
+// Returns the state of `node` with `allocations` booked on it. Pure.
+// REQUIRES: every allocation's node_name is node.name; pod UIDs are distinct.
+NodeState BuildNodeState(Node node, std::vector<Allocation> allocations);
+
+}  // namespace gpusched::placement

@@ -1,0 +1,83 @@
+// File: planner.h
+//
+// The decision core: does a pod fit on a node, how good is the fit, and which GPUs would it get.
+// The same code answers filter, prioritize, bind's re-check, the replay and the benchmarks.
+//
+// Checks run in a fixed order and the first failure is the reason:
+//   node label invalid -> mode mismatch -> switching -> inconsistent inventory
+//   -> compute policy (mGPU) -> capacity.
+// Capacity failures are resolvable (evicting pods could help); all others are not.
+//
+// Thread-safety: a Planner keeps scratch buffers and is not thread-safe; use one per request.
+// Evaluate() is otherwise pure: the result depends only on its arguments and the options.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpusched/model/allocation.h"
+#include "gpusched/placement/node_state.h"
+#include "gpusched/placement/pod_request.h"
+#include "gpusched/placement/policy.h"
+
+namespace gpusched::placement {
+
+struct NodeVerdict {
+  bool fits = false;
+  // When !fits: false if no change on this node short of relabelling or repairing it can help
+  // (kube-scheduler's FailedAndUnresolvableNodes), true if freeing GPUs could (FailedNodes).
+  bool resolvable = false;
+  std::string reason;    // when !fits
+  double score = 0;      // when fits: in [0, 1]; higher is better under the node policy
+  Placement placement;   // when fits and a placement was asked for
+};
+
+class Planner {
+ public:
+  explicit Planner(PlacementOptions options) : options_(options) {}
+
+  // Returns the verdict for `request` on `node`. Fills verdict.placement only if want_placement.
+  // REQUIRES: request.kind != kNone and request.valid().
+  NodeVerdict Evaluate(const PodRequest& request, const NodeState& node, bool want_placement = true);
+
+  const PlacementOptions& options() const { return options_; }
+
+ private:
+  struct Work {
+    int index;
+    int numa;
+    bool healthy;
+    bool exclusive;
+    int instances;
+    int64_t free_milli;
+    int64_t free_mib;
+    int64_t memory_mib;
+  };
+  // A candidate GPU set for one container: positions into work_, stored in option_pool_.
+  struct Option {
+    int begin;
+    int count;
+    double key;
+  };
+
+  void EvaluateWhole(const PodRequest& request, const NodeState& node, Policy node_policy, NodeVerdict* v);
+  void EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy node_policy, Policy gpu_policy,
+                    bool want_placement, NodeVerdict* v);
+  // Appends the options for container `c` on the current work_ state to option_pool_/options.
+  void CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options);
+  bool Search(const PodRequest& request, size_t next, Policy gpu_policy);
+  void Apply(const MgpuContainerRequest& c, const Option& o, int sign);
+  std::string ExplainFailure(const PodRequest& request, const NodeState& node, Policy gpu_policy);
+
+  PlacementOptions options_;
+  // Scratch, reused across Evaluate calls.
+  std::vector<Work> work_;
+  std::vector<int> option_pool_;
+  std::vector<std::vector<Option>> options_by_depth_;
+  std::vector<Option> chosen_;
+  std::vector<int> candidates_;
+  int steps_ = 0;
+  bool budget_hit_ = false;
+};
+
+}  // namespace gpusched::placement

@@ -1,0 +1,55 @@
+// File: pod_request.h
+//
+// Classifies what a pod asks for and checks the pod-level rules of each contract (VKE mGPU:
+// units, minima, whole cards, multi-card spreading, compute policy). A pod that breaks a rule is
+// rejected on every node with one reason that lists each violated rule and its numbers.
+//
+// Pure: no I/O, no state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusched/model/node_mode.h"
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/policy.h"
+
+namespace gpusched::placement {
+
+// One container's mGPU request after the contract rules were applied.
+struct MgpuContainerRequest {
+  std::string container;
+  int64_t core_percent = 0;   // total over its cards
+  int64_t memory_mib = 0;     // total over its cards; 0 for whole cards
+  int cards = 1;              // distinct GPUs the container spans
+  bool whole_card = false;    // takes `cards` idle GPUs exclusively
+  int64_t milli_per_card = 0;
+  int64_t mib_per_card = 0;   // 0 for whole cards (they take the card's memory)
+
+  bool operator==(const MgpuContainerRequest&) const = default;
+};
+
+struct PodRequest {
+  RequestKind kind = RequestKind::kNone;
+  int64_t whole_gpus = 0;                         // kWholeGpu: effective nvidia.com/gpu
+  std::vector<MgpuContainerRequest> containers;   // kMgpu: in spec order, init containers first
+  std::string compute_policy;                     // kMgpu: pod's policy (default fixed-share)
+  std::optional<Policy> node_policy;              // per-pod overrides
+  std::optional<Policy> gpu_policy;
+  // Non-empty when the pod breaks a pod-level rule: no node can host it.
+  std::string invalid_reason;
+
+  bool valid() const { return invalid_reason.empty(); }
+  int64_t total_milli() const;  // kMgpu: compute over all containers
+  int64_t total_mib() const;    // kMgpu: memory over all partial containers
+};
+
+// Returns the pod's GPU request. Never fails: rule violations land in invalid_reason.
+PodRequest AnalyzePod(const Pod& pod);
+
+// Returns true if `policy` is one of the three mGPU compute policies.
+bool IsComputePolicy(std::string_view policy);
+
+}  // namespace gpusched::placement

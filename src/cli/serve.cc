@@ -1,0 +1,223 @@
+#include "cli/serve.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "demo/demo_cluster.h"
+#include "gpusched/common/log.h"
+#include "gpusched/config/config.h"
+#include "gpusched/extender/service.h"
+#include "gpusched/http/router.h"
+#include "gpusched/http/server.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/k8s/objects.h"
+#include "gpusched/k8s/snapshot_source.h"
+
+namespace gpusched::cli {
+namespace {
+
+constexpr std::string_view kUsage = R"(usage: gpusched serve [flags]
+
+Serves kube-scheduler's extender verbs (POST <prefix>/filter, /prioritize, /bind) and
+GET /healthz, /readyz, /debug/inventory[?node=NAME].
+
+  --config FILE          YAML configuration (see scheduler-config/gpusched.yaml); flags override it
+  --listen HOST:PORT     address to listen on (default 127.0.0.1:8888)
+  --snapshot FILE        Kubernetes List JSON (kubectl get nodes,pods -A -o json); repeatable.
+                         Without a source, the embedded demo cluster is served.
+  --path-prefix PATH     path before the verbs, e.g. /gpu (default: none)
+  --threads N            worker threads (default 2)
+  --node-policy P        binpack (default) or spread
+  --gpu-policy P         binpack (default) or spread
+  --score-mapping M      rank (default) or linear
+  --filter-top-k K       filter keeps only the best K fitting nodes (default 0: all)
+
+Signals: SIGTERM/SIGINT stop the server; SIGHUP re-reads the snapshot files.
+)";
+
+struct Flags {
+  std::string config;
+  std::map<std::string, std::vector<std::string>> values;
+};
+
+StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  static const std::map<std::string, bool> kKnown = {
+      {"--config", false},      {"--listen", false},      {"--snapshot", true},      {"--path-prefix", false},
+      {"--threads", false},     {"--node-policy", false}, {"--gpu-policy", false},   {"--score-mapping", false},
+      {"--filter-top-k", false}};
+  Flags flags;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (kKnown.contains(arg)) {
+      if (i + 1 >= argc) return InvalidArgumentError(fmt::format("flag {} needs a value", arg));
+      value = argv[++i];
+    }
+    auto known = kKnown.find(arg);
+    if (known == kKnown.end()) return InvalidArgumentError(fmt::format("unknown flag {}", arg));
+    auto& list = flags.values[arg];
+    if (!known->second && !list.empty()) return InvalidArgumentError(fmt::format("flag {} given twice", arg));
+    list.push_back(value);
+  }
+  if (auto it = flags.values.find("--config"); it != flags.values.end()) flags.config = it->second.front();
+  return flags;
+}
+
+// Applies command-line flags on top of the configuration file. Numeric flags go through the
+// config parser so that they are validated exactly like the file's keys.
+Status ApplyFlags(const Flags& flags, config::Config* c) {
+  auto get = [&](const char* flag) -> const std::string* {
+    auto it = flags.values.find(flag);
+    return it == flags.values.end() ? nullptr : &it->second.front();
+  };
+  if (auto it = flags.values.find("--snapshot"); it != flags.values.end()) c->snapshots = it->second;
+  if (const std::string* v = get("--listen")) GPUSCHED_RETURN_IF_ERROR(config::ParseListen(*v, &c->server));
+  if (const std::string* v = get("--path-prefix")) {
+    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("pathPrefix: \"{}\"", *v)));
+    c->path_prefix = parsed.path_prefix;
+  }
+  if (const std::string* v = get("--threads")) {
+    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("threads: {}", *v)));
+    c->server.threads = parsed.server.threads;
+  }
+  for (auto [flag, dst] : {std::pair{"--node-policy", &c->service.placement.node_policy},
+                           std::pair{"--gpu-policy", &c->service.placement.gpu_policy}}) {
+    if (const std::string* v = get(flag)) {
+      auto p = placement::ParsePolicy(*v);
+      if (!p) return InvalidArgumentError(fmt::format("{} \"{}\": want binpack or spread", flag, *v));
+      *dst = *p;
+    }
+  }
+  if (const std::string* v = get("--score-mapping")) {
+    auto m = placement::ParseScoreMapping(*v);
+    if (!m) return InvalidArgumentError(fmt::format("--score-mapping \"{}\": want rank or linear", *v));
+    c->service.score_mapping = *m;
+  }
+  if (const std::string* v = get("--filter-top-k")) {
+    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("scoring: {{filterTopK: {}}}", *v)));
+    c->service.filter_top_k = parsed.service.filter_top_k;
+  }
+  return OkStatus();
+}
+
+StatusOr<ClusterObjects> LoadSource(const config::Config& c) {
+  if (c.snapshots.empty()) {
+    ClusterObjects objects;
+    GPUSCHED_RETURN_IF_ERROR(k8s::AppendClusterJson(demo::DemoClusterJson(), &objects));
+    return objects;
+  }
+  return k8s::LoadSnapshotFiles(c.snapshots);
+}
+
+// Returns the modification times of `files` (0 for a missing file).
+std::vector<int64_t> ModTimes(const std::vector<std::string>& files) {
+  std::vector<int64_t> out;
+  for (const std::string& f : files) {
+    struct stat st {};
+    out.push_back(::stat(f.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec
+                                                : 0);
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunServe(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      std::fputs(kUsage.data(), stdout);
+      return 0;
+    }
+  }
+  StatusOr<Flags> flags = ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    log::Error("{}", flags.status().message());
+    std::fputs(kUsage.data(), stderr);
+    return 2;
+  }
+  StatusOr<config::Config> loaded = flags->config.empty() ? config::ParseConfig("") : config::LoadConfigFile(flags->config);
+  if (!loaded.ok()) {
+    log::Error("{}", loaded.status().message());
+    return 2;
+  }
+  config::Config c = std::move(loaded).value();
+  if (Status s = ApplyFlags(*flags, &c); !s.ok()) {
+    log::Error("{}", s.message());
+    return 2;
+  }
+
+  inventory::Inventory inventory(c.inventory);
+  StatusOr<ClusterObjects> objects = LoadSource(c);
+  if (!objects.ok()) {
+    log::Error("{}", objects.status().message());
+    return 1;
+  }
+  log::Info("loaded {}: {} nodes, {} pods", c.snapshots.empty() ? "embedded demo cluster" : "snapshots",
+            objects->nodes.size(), objects->pods.size());
+  inventory.ReplaceCluster(std::move(objects).value());
+  std::atomic<bool> ready{true};
+
+  // Signals are taken synchronously by this thread; workers inherit the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  extender::Service service(&inventory, c.service);
+  http::Router router(&service, &ready, c.path_prefix);
+  http::Server server(c.server, &router);
+  if (Status s = server.Start(); !s.ok()) {
+    log::Error("{}", s.message());
+    return 1;
+  }
+  log::Info("gpusched serving on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
+            "score mapping {}, filter top-K {})",
+            c.server.host, server.port(), c.path_prefix, placement::PolicyName(c.service.placement.node_policy),
+            placement::PolicyName(c.service.placement.gpu_policy),
+            placement::ScoreMappingName(c.service.score_mapping), c.service.filter_top_k);
+
+  std::vector<int64_t> mtimes = ModTimes(c.snapshots);
+  auto last_check = std::chrono::steady_clock::now();
+  while (true) {
+    timespec timeout{1, 0};
+    int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGINT || sig == SIGTERM) {
+      log::Info("signal {}: stopping", sig);
+      break;
+    }
+    bool reload = sig == SIGHUP;
+    auto now = std::chrono::steady_clock::now();
+    if (!reload && !c.snapshots.empty() && c.snapshot_reload_seconds > 0 &&
+        now - last_check >= std::chrono::seconds(c.snapshot_reload_seconds)) {
+      last_check = now;
+      std::vector<int64_t> current = ModTimes(c.snapshots);
+      reload = current != mtimes;
+      mtimes = std::move(current);
+    }
+    if (!reload || c.snapshots.empty()) continue;
+    StatusOr<ClusterObjects> fresh = k8s::LoadSnapshotFiles(c.snapshots);
+    if (!fresh.ok()) {
+      log::Error("snapshot reload failed, keeping the previous view: {}", fresh.status().message());
+      continue;
+    }
+    log::Info("snapshots reloaded: {} nodes, {} pods", fresh->nodes.size(), fresh->pods.size());
+    inventory.ReplaceCluster(std::move(fresh).value());
+  }
+  server.Stop();
+  return 0;
+}
+
+}  // namespace gpusched::cli

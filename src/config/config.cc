@@ -1,0 +1,147 @@
+#include "gpusched/config/config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gpusched::config {
+namespace {
+
+Status Bad(std::string_view key, std::string_view why) {
+  return InvalidArgumentError(fmt::format("config {}: {}", key, why));
+}
+
+Status CheckKeys(const YAML::Node& map, std::string_view where, const std::set<std::string>& allowed) {
+  if (!map.IsMap()) return Bad(where, "want a mapping");
+  for (const auto& kv : map) {
+    std::string key = kv.first.as<std::string>();
+    if (!allowed.contains(key)) {
+      return Bad(where.empty() ? key : fmt::format("{}.{}", where, key), "unknown key");
+    }
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status Read(const YAML::Node& map, const char* key, std::string_view path, T* out) {
+  YAML::Node v = map[key];
+  if (!v) return OkStatus();
+  try {
+    *out = v.as<T>();
+  } catch (const YAML::Exception&) {
+    return Bad(path.empty() ? key : fmt::format("{}.{}", path, key),
+               fmt::format("cannot read \"{}\" as {}", YAML::Dump(v), std::is_same_v<T, std::string> ? "a string" : "a number"));
+  }
+  return OkStatus();
+}
+
+Status Apply(const YAML::Node& root, Config* c) {
+  GPUSCHED_RETURN_IF_ERROR(CheckKeys(root, "",
+                                     {"listen", "pathPrefix", "threads", "bodyLimitBytes", "idleTimeoutSeconds",
+                                      "placement", "scoring", "inventory", "snapshots", "snapshotReloadSeconds"}));
+  std::string listen;
+  GPUSCHED_RETURN_IF_ERROR(Read(root, "listen", "", &listen));
+  if (!listen.empty()) GPUSCHED_RETURN_IF_ERROR(ParseListen(listen, &c->server));
+  GPUSCHED_RETURN_IF_ERROR(Read(root, "pathPrefix", "", &c->path_prefix));
+  if (!c->path_prefix.empty() && c->path_prefix.front() != '/') {
+    return Bad("pathPrefix", fmt::format("\"{}\" must start with /", c->path_prefix));
+  }
+  while (c->path_prefix.ends_with('/')) c->path_prefix.pop_back();
+  GPUSCHED_RETURN_IF_ERROR(Read(root, "threads", "", &c->server.threads));
+  if (c->server.threads < 1 || c->server.threads > 256) return Bad("threads", fmt::format("{} is outside 1-256", c->server.threads));
+  GPUSCHED_RETURN_IF_ERROR(Read(root, "bodyLimitBytes", "", &c->server.body_limit));
+  if (c->server.body_limit < 4096) return Bad("bodyLimitBytes", fmt::format("{} is below 4096", c->server.body_limit));
+  int64_t idle = c->server.idle_timeout.count();
+  GPUSCHED_RETURN_IF_ERROR(Read(root, "idleTimeoutSeconds", "", &idle));
+  if (idle <= 90) return Bad("idleTimeoutSeconds", fmt::format("{} must exceed 90 (kube-scheduler's idle timeout)", idle));
+  c->server.idle_timeout = std::chrono::seconds(idle);
+
+  if (YAML::Node p = root["placement"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(p, "placement", {"nodePolicy", "gpuPolicy", "searchBudget"}));
+    for (auto [key, dst] : {std::pair{"nodePolicy", &c->service.placement.node_policy},
+                            std::pair{"gpuPolicy", &c->service.placement.gpu_policy}}) {
+      std::string name;
+      GPUSCHED_RETURN_IF_ERROR(Read(p, key, "placement", &name));
+      if (name.empty()) continue;
+      auto policy = placement::ParsePolicy(name);
+      if (!policy) return Bad(fmt::format("placement.{}", key), fmt::format("\"{}\" (want binpack or spread)", name));
+      *dst = *policy;
+    }
+    GPUSCHED_RETURN_IF_ERROR(Read(p, "searchBudget", "placement", &c->service.placement.search_budget));
+    if (c->service.placement.search_budget < 1) return Bad("placement.searchBudget", "must be positive");
+  }
+  if (YAML::Node s = root["scoring"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(s, "scoring", {"mapping", "filterTopK"}));
+    std::string mapping;
+    GPUSCHED_RETURN_IF_ERROR(Read(s, "mapping", "scoring", &mapping));
+    if (!mapping.empty()) {
+      auto m = placement::ParseScoreMapping(mapping);
+      if (!m) return Bad("scoring.mapping", fmt::format("\"{}\" (want rank or linear)", mapping));
+      c->service.score_mapping = *m;
+    }
+    int64_t k = static_cast<int64_t>(c->service.filter_top_k);
+    GPUSCHED_RETURN_IF_ERROR(Read(s, "filterTopK", "scoring", &k));
+    if (k < 0) return Bad("scoring.filterTopK", fmt::format("{} is negative", k));
+    c->service.filter_top_k = static_cast<size_t>(k);
+  }
+  if (YAML::Node inv = root["inventory"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(inv, "inventory", {"maxPendingPods"}));
+    GPUSCHED_RETURN_IF_ERROR(Read(inv, "maxPendingPods", "inventory", &c->inventory.max_pending_pods));
+  }
+  if (YAML::Node snaps = root["snapshots"]) {
+    if (!snaps.IsSequence()) return Bad("snapshots", "want a list of file names");
+    for (const auto& s : snaps) c->snapshots.push_back(s.as<std::string>());
+  }
+  GPUSCHED_RETURN_IF_ERROR(Read(root, "snapshotReloadSeconds", "", &c->snapshot_reload_seconds));
+  if (c->snapshot_reload_seconds < 0) return Bad("snapshotReloadSeconds", "is negative");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ParseListen(std::string_view listen, http::ServerOptions* options) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string_view::npos) {
+    return InvalidArgumentError(fmt::format("listen address \"{}\": want HOST:PORT", listen));
+  }
+  std::string_view host = listen.substr(0, colon);
+  std::string_view port = listen.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || value > 65535) {
+    return InvalidArgumentError(fmt::format("listen address \"{}\": port \"{}\" is not 0-65535", listen, port));
+  }
+  if (host.empty()) return InvalidArgumentError(fmt::format("listen address \"{}\": empty host", listen));
+  options->host = std::string(host);
+  options->port = static_cast<uint16_t>(value);
+  return OkStatus();
+}
+
+StatusOr<Config> ParseConfig(std::string_view text) {
+  Config c;
+  try {
+    YAML::Node root = YAML::Load(std::string(text));
+    if (root.IsNull()) return c;
+    GPUSCHED_RETURN_IF_ERROR(Apply(root, &c));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(fmt::format("config: {}", e.what()));
+  }
+  return c;
+}
+
+StatusOr<Config> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError(fmt::format("config file {}: cannot open", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  StatusOr<Config> c = ParseConfig(ss.str());
+  if (!c.ok()) return c.status().WithContext(path);
+  return c;
+}
+
+}  // namespace gpusched::config

@@ -1,0 +1,183 @@
+#include "gpusched/extender/inventory_json.h"
+
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "gpusched/model/units.h"
+#include "gpusched/placement/node_state.h"
+
+namespace gpusched::extender {
+namespace {
+
+using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+using placement::NodeState;
+
+void Key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
+void Str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+
+std::string_view OriginName(AllocationOrigin o) { return o == AllocationOrigin::kObserved ? "observed" : "committed"; }
+
+void WriteAllocation(Writer& w, const Allocation& a) {
+  w.StartObject();
+  Key(w, "pod");
+  Str(w, a.pod_namespace + "/" + a.pod_name);
+  Key(w, "uid");
+  Str(w, a.pod_uid);
+  Key(w, "mode");
+  Str(w, ModeName(a.mode));
+  Key(w, "origin");
+  Str(w, OriginName(a.origin));
+  if (a.placement.kind == RequestKind::kWholeGpu) {
+    Key(w, "wholeGpus");
+    w.Int64(a.placement.whole_gpus);
+  }
+  if (a.placement.kind == RequestKind::kMgpu) {
+    Key(w, "containers");
+    w.StartArray();
+    for (const ContainerAssignment& c : a.placement.containers) {
+      w.StartObject();
+      Key(w, "name");
+      Str(w, c.container);
+      Key(w, "gpus");
+      w.StartArray();
+      for (int i : c.gpu_indices) w.Int(i);
+      w.EndArray();
+      Key(w, "corePercentPerGpu");
+      w.Int64(CorePercentFromMilli(c.milli_per_gpu));
+      Key(w, "memoryMiBPerGpu");
+      w.Int64(c.mib_per_gpu);
+      Key(w, "wholeCard");
+      w.Bool(c.exclusive);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+void WriteNode(Writer& w, const NodeState& n) {
+  w.StartObject();
+  Key(w, "name");
+  Str(w, n.node.name);
+  Key(w, "label");
+  if (n.node.mode_label) {
+    Str(w, *n.node.mode_label);
+  } else {
+    w.Null();
+  }
+  Key(w, "mode");
+  Str(w, ModeName(n.mode));
+  Key(w, "state");
+  Str(w, placement::ConditionName(n.condition));
+  Key(w, "reason");
+  Str(w, n.condition_reason);
+  if (n.mode == NodeMode::kMgpu) {
+    Key(w, "computePolicy");
+    Str(w, n.node.compute_policy_label.value_or("fixed-share"));
+  }
+  Key(w, "allocatable");
+  w.StartObject();
+  Key(w, "nvidia.com/gpu");
+  w.Int64(n.node.allocatable.nvidia_gpus);
+  Key(w, "vke.volcengine.com/mgpu-core");
+  w.Int64(n.node.allocatable.mgpu_core_percent);
+  Key(w, "vke.volcengine.com/mgpu-memory");
+  w.Int64(n.node.allocatable.mgpu_memory_mib);
+  w.EndObject();
+  Key(w, "gpuDescription");
+  Str(w, n.node.published_gpus ? "annotation" : "allocatable");
+  Key(w, "wholeGpus");
+  w.StartObject();
+  Key(w, "total");
+  w.Int64(n.whole_total);
+  Key(w, "used");
+  w.Int64(n.whole_used);
+  w.EndObject();
+  Key(w, "mgpu");
+  w.StartObject();
+  Key(w, "capacityCorePercent");
+  w.Int64(CorePercentFromMilli(n.capacity_milli));
+  Key(w, "usedCorePercent");
+  w.Int64(CorePercentFromMilli(n.used_milli));
+  Key(w, "capacityMemoryMiB");
+  w.Int64(n.capacity_mib);
+  Key(w, "usedMemoryMiB");
+  w.Int64(n.used_mib);
+  w.EndObject();
+  Key(w, "gpus");
+  w.StartArray();
+  for (const placement::GpuSlot& g : n.gpus) {
+    w.StartObject();
+    Key(w, "index");
+    w.Int(g.device.index);
+    Key(w, "uuid");
+    Str(w, g.device.uuid);
+    Key(w, "model");
+    Str(w, g.device.model);
+    Key(w, "memoryMiB");
+    w.Int64(g.device.memory_mib);
+    Key(w, "numa");
+    w.Int(g.device.numa_node);
+    Key(w, "healthy");
+    w.Bool(g.device.healthy);
+    Key(w, "usedCorePercent");
+    w.Int64(CorePercentFromMilli(g.used_milli));
+    Key(w, "usedMemoryMiB");
+    w.Int64(g.used_mib);
+    Key(w, "instances");
+    w.Int(g.instances);
+    Key(w, "wholeCard");
+    w.Bool(g.exclusive);
+    w.EndObject();
+  }
+  w.EndArray();
+  Key(w, "allocations");
+  w.StartArray();
+  for (const Allocation& a : n.allocations) WriteAllocation(w, a);
+  w.EndArray();
+  Key(w, "blockers");
+  w.StartArray();
+  for (const placement::Blocker& b : n.blockers) {
+    w.StartObject();
+    Key(w, "pod");
+    Str(w, b.pod_key);
+    Key(w, "uid");
+    Str(w, b.pod_uid);
+    Key(w, "mode");
+    Str(w, ModeName(b.mode));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, std::string_view node) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  Key(w, "version");
+  w.Uint64(snapshot.version());
+  const inventory::InventoryStats& s = snapshot.stats();
+  Key(w, "ledgerSize");
+  w.Uint64(s.ledger_size);
+  Key(w, "podsKnown");
+  w.Uint64(s.pods_known);
+  Key(w, "pendingPods");
+  w.Uint64(s.pending_pods);
+  Key(w, "draObjects");
+  w.Uint64(s.dra_objects);
+  Key(w, "nodes");
+  w.StartArray();
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (!node.empty() && n->node.name != node) continue;
+    WriteNode(w, *n);
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(b.GetString(), b.GetSize());
+}
+
+}  // namespace gpusched::extender

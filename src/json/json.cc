@@ -1,0 +1,166 @@
+#include "gpusched/json/json.h"
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+#include <cstring>
+#include <strings.h>
+
+namespace gpusched::json {
+namespace {
+
+// Forwards SAX events to a Document while refusing nesting deeper than a limit.
+template <typename Handler>
+class DepthLimiter {
+ public:
+  DepthLimiter(Handler& h, int max_depth) : h_(h), max_depth_(max_depth) {}
+  bool Null() { return h_.Null(); }
+  bool Bool(bool b) { return h_.Bool(b); }
+  bool Int(int i) { return h_.Int(i); }
+  bool Uint(unsigned u) { return h_.Uint(u); }
+  bool Int64(int64_t i) { return h_.Int64(i); }
+  bool Uint64(uint64_t u) { return h_.Uint64(u); }
+  bool Double(double d) { return h_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) { return h_.RawNumber(s, n, copy); }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) { return h_.String(s, n, copy); }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return h_.Key(s, n, copy); }
+  bool StartObject() { return Enter() && h_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) { --depth_; return h_.EndObject(n); }
+  bool StartArray() { return Enter() && h_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { --depth_; return h_.EndArray(n); }
+  bool too_deep() const { return too_deep_; }
+
+ private:
+  bool Enter() {
+    if (++depth_ > max_depth_) {
+      too_deep_ = true;
+      return false;
+    }
+    return true;
+  }
+  Handler& h_;
+  int max_depth_;
+  int depth_ = 0;
+  bool too_deep_ = false;
+};
+
+template <unsigned kFlags, typename Stream>
+Status ParseStream(Stream& stream, rapidjson::Document* doc, int max_depth) {
+  rapidjson::Reader reader;
+  bool too_deep = false;
+  rapidjson::ParseResult result;
+  auto generator = [&](rapidjson::Document& d) {
+    DepthLimiter<rapidjson::Document> limiter(d, max_depth);
+    result = reader.Parse<kFlags | rapidjson::kParseIterativeFlag |
+                          rapidjson::kParseValidateEncodingFlag>(stream, limiter);
+    too_deep = limiter.too_deep();
+    return !result.IsError();
+  };
+  doc->Populate(generator);
+  if (too_deep) return InvalidArgumentError(fmt::format("JSON nests deeper than {} levels", max_depth));
+  if (result.IsError()) {
+    return InvalidArgumentError(
+        fmt::format("malformed JSON at offset {}: {}", result.Offset(), rapidjson::GetParseError_En(result.Code())));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth) {
+  if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
+    return InvalidArgumentError("malformed JSON: NUL byte in body");
+  }
+  std::string copy(text);
+  rapidjson::StringStream stream(copy.c_str());
+  return ParseStream<rapidjson::kParseDefaultFlags>(stream, doc, max_depth);
+}
+
+Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth) {
+  if (std::memchr(buffer->data(), '\0', buffer->size()) != nullptr) {
+    return InvalidArgumentError("malformed JSON: NUL byte in body");
+  }
+  rapidjson::InsituStringStream stream(buffer->data());
+  return ParseStream<rapidjson::kParseInsituFlag>(stream, doc, max_depth);
+}
+
+std::string_view TypeName(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "boolean";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
+  }
+  return "unknown";
+}
+
+Status WrongType(std::string_view path, std::string_view want, const rapidjson::Value& got) {
+  return InvalidArgumentError(fmt::format("{}: want {}, got {}", path, want, TypeName(got)));
+}
+
+const rapidjson::Value* Find(const rapidjson::Value& obj, std::string_view key) {
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    if (View(it->name) == key) return it->value.IsNull() ? nullptr : &it->value;
+  }
+  return nullptr;
+}
+
+const rapidjson::Value* FindCaseInsensitive(const rapidjson::Value& obj, std::string_view key) {
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    std::string_view name = View(it->name);
+    if (name.size() == key.size() && strncasecmp(name.data(), key.data(), key.size()) == 0) {
+      return it->value.IsNull() ? nullptr : &it->value;
+    }
+  }
+  return nullptr;
+}
+
+Status ReadString(const rapidjson::Value& obj, std::string_view key, std::string_view path, std::string* out) {
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return OkStatus();
+  if (!v->IsString()) return WrongType(fmt::format("{}.{}", path, key), "string", *v);
+  out->assign(v->GetString(), v->GetStringLength());
+  return OkStatus();
+}
+
+Status ReadInt64(const rapidjson::Value& obj, std::string_view key, std::string_view path, int64_t* out) {
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return OkStatus();
+  if (!v->IsInt64()) return WrongType(fmt::format("{}.{}", path, key), "integer", *v);
+  *out = v->GetInt64();
+  return OkStatus();
+}
+
+Status ReadBool(const rapidjson::Value& obj, std::string_view key, std::string_view path, bool* out) {
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return OkStatus();
+  if (!v->IsBool()) return WrongType(fmt::format("{}.{}", path, key), "boolean", *v);
+  *out = v->GetBool();
+  return OkStatus();
+}
+
+Status FindObject(const rapidjson::Value& obj, std::string_view key, std::string_view path,
+                  const rapidjson::Value** out) {
+  *out = Find(obj, key);
+  if (*out != nullptr && !(*out)->IsObject()) return WrongType(fmt::format("{}.{}", path, key), "object", **out);
+  return OkStatus();
+}
+
+Status FindArray(const rapidjson::Value& obj, std::string_view key, std::string_view path,
+                 const rapidjson::Value** out) {
+  *out = Find(obj, key);
+  if (*out != nullptr && !(*out)->IsArray()) return WrongType(fmt::format("{}.{}", path, key), "array", **out);
+  return OkStatus();
+}
+
+}  // namespace gpusched::json

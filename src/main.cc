@@ -1,0 +1,35 @@
+// gpusched: a Kubernetes GPU scheduler extender. This file only dispatches subcommands.
+#include <cstdio>
+#include <string_view>
+
+#include "cli/serve.h"
+
+namespace {
+
+constexpr std::string_view kUsage = R"(usage: gpusched <command> [flags]
+
+commands:
+  serve     run the scheduler extender (see gpusched serve --help)
+  version   print the version
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage.data(), stderr);
+    return 2;
+  }
+  std::string_view command = argv[1];
+  if (command == "serve") return gpusched::cli::RunServe(argc - 2, argv + 2);
+  if (command == "version" || command == "--version") {
+    std::printf("gpusched %s\n", GPUSCHED_VERSION);
+    return 0;
+  }
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::fputs(kUsage.data(), stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "gpusched: unknown command \"%s\"\n%s", argv[1], kUsage.data());
+  return 2;
+}

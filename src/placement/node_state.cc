@@ -1,0 +1,215 @@
+#include "gpusched/placement/node_state.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "gpusched/model/names.h"
+
+namespace gpusched::placement {
+namespace {
+
+constexpr size_t kBlockersInReason = 3;
+
+std::string PodKey(const Allocation& a) { return fmt::format("{}/{}", a.pod_namespace, a.pod_name); }
+
+// Fills state->gpus and whole_total from the node's published devices or its aggregates.
+// Returns the reason the description cannot be trusted, or "".
+std::string BuildLayout(NodeState* state) {
+  const Node& node = state->node;
+  if (!node.spec_error.empty()) return node.spec_error;
+  const NodeAllocatable& alloc = node.allocatable;
+  state->whole_total = alloc.nvidia_gpus;
+
+  if (node.published_gpus) {
+    std::vector<GpuDevice> devices = *node.published_gpus;
+    std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    int64_t healthy = 0;
+    int64_t healthy_mib = 0;
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const GpuDevice& d = devices[i];
+      if (d.index < 0) return fmt::format("annotation {}: GPU index {} is negative", names::kGpuDevicesAnnotation, d.index);
+      if (i > 0 && devices[i - 1].index == d.index) {
+        return fmt::format("annotation {}: GPU index {} is listed twice", names::kGpuDevicesAnnotation, d.index);
+      }
+      if (state->mode == NodeMode::kMgpu && d.memory_mib <= 0) {
+        return fmt::format("annotation {}: GPU {} has memoryMiB {}", names::kGpuDevicesAnnotation, d.index,
+                           d.memory_mib);
+      }
+      if (d.healthy) {
+        ++healthy;
+        healthy_mib += d.memory_mib;
+      }
+      state->gpus.push_back(GpuSlot{.device = d});
+    }
+    if (state->mode == NodeMode::kMgpu) {
+      if (alloc.mgpu_core_percent != healthy * kCorePercentPerGpu) {
+        return fmt::format("allocatable {}={} does not match {} healthy GPUs in annotation {} (want {})",
+                           names::kMgpuCore, alloc.mgpu_core_percent, healthy, names::kGpuDevicesAnnotation,
+                           healthy * kCorePercentPerGpu);
+      }
+      if (alloc.mgpu_memory_mib != healthy_mib) {
+        return fmt::format("allocatable {}={} MiB does not match the {} MiB of healthy GPUs in annotation {}",
+                           names::kMgpuMemory, alloc.mgpu_memory_mib, healthy_mib, names::kGpuDevicesAnnotation);
+      }
+    } else if (state->mode == NodeMode::kNvidia && alloc.nvidia_gpus != healthy) {
+      return fmt::format("allocatable {}={} does not match {} healthy GPUs in annotation {}", names::kNvidiaGpu,
+                         alloc.nvidia_gpus, healthy, names::kGpuDevicesAnnotation);
+    }
+    return "";
+  }
+
+  if (state->mode == NodeMode::kMgpu) {
+    if (alloc.mgpu_core_percent % kCorePercentPerGpu != 0) {
+      return fmt::format("allocatable {}={} is not a multiple of 100 (100 per GPU)", names::kMgpuCore,
+                         alloc.mgpu_core_percent);
+    }
+    int64_t count = alloc.mgpu_core_percent / kCorePercentPerGpu;
+    if (count > 0 && alloc.mgpu_memory_mib < count * kMinPartialMemoryMib) {
+      return fmt::format("allocatable {}={} MiB is too small for {} GPUs", names::kMgpuMemory, alloc.mgpu_memory_mib,
+                         count);
+    }
+    // Without a per-GPU description the GPUs are taken as identical: memory split evenly.
+    for (int64_t i = 0; i < count; ++i) {
+      state->gpus.push_back(GpuSlot{.device = GpuDevice{.index = static_cast<int>(i),
+                                                        .model = node.gpu_product,
+                                                        .memory_mib = alloc.mgpu_memory_mib / count}});
+    }
+  } else if (state->mode == NodeMode::kNvidia) {
+    for (int64_t i = 0; i < alloc.nvidia_gpus && i < 1024; ++i) {
+      state->gpus.push_back(GpuSlot{.device = GpuDevice{.index = static_cast<int>(i), .model = node.gpu_product}});
+    }
+  }
+  return "";
+}
+
+// Returns the slot with device index `index` in `gpus` (sorted by index), or nullptr.
+template <typename Slots>
+auto FindSlot(Slots& gpus, int index) -> decltype(&gpus[0]) {
+  auto it = std::lower_bound(gpus.begin(), gpus.end(), index,
+                             [](const GpuSlot& s, int i) { return s.device.index < i; });
+  return it != gpus.end() && it->device.index == index ? &*it : nullptr;
+}
+
+// Books an mGPU allocation's containers onto the GPUs. Returns a reason if an index is unknown.
+std::string BookMgpu(const Allocation& a, NodeState* state) {
+  std::string problem;
+  for (const ContainerAssignment& c : a.placement.containers) {
+    if (c.gpu_indices.empty()) {
+      // Recorded without a GPU index (no or a malformed result annotation): the node agent's choice
+      // is unknown, so no GPU of this node can be trusted to be free.
+      state->unassigned_milli += c.milli_per_gpu;
+      state->unassigned_mib += c.mib_per_gpu;
+      if (problem.empty()) {
+        problem = fmt::format("pod {} container {} has no valid {}{} annotation; its GPUs are unknown", PodKey(a),
+                              c.container, names::kGpuIndexContainerPrefix, c.container);
+      }
+      continue;
+    }
+    for (int index : c.gpu_indices) {
+      GpuSlot* slot = FindSlot(state->gpus, index);
+      if (slot == nullptr) {
+        state->unassigned_milli += c.milli_per_gpu;
+        state->unassigned_mib += c.mib_per_gpu;
+        if (problem.empty()) {
+          problem = fmt::format("pod {} holds GPU index {} which the node does not have", PodKey(a), index);
+        }
+        continue;
+      }
+      slot->instances += 1;
+      if (c.exclusive) {
+        slot->exclusive = true;
+        slot->used_milli += kMilliPerGpu;
+        slot->used_mib += slot->device.memory_mib;
+      } else {
+        slot->used_milli += c.milli_per_gpu;
+        slot->used_mib += c.mib_per_gpu;
+      }
+    }
+  }
+  return problem;
+}
+
+std::string SwitchingReason(const NodeState& state) {
+  std::set<std::string_view> from;
+  for (const Blocker& b : state.blockers) from.insert(ModeName(b.mode));
+  std::vector<std::string_view> shown;
+  for (size_t i = 0; i < state.blockers.size() && i < kBlockersInReason; ++i) shown.push_back(state.blockers[i].pod_key);
+  std::string more = state.blockers.size() > kBlockersInReason
+                         ? fmt::format(" and {} more", state.blockers.size() - kBlockersInReason)
+                         : "";
+  return fmt::format("node is switching from {} to {}: {} GPU pod{} of the old mode still run{} ({}{}); it takes no "
+                     "new GPU pods until they are gone",
+                     fmt::join(from, ","), ModeName(state.mode), state.blockers.size(),
+                     state.blockers.size() == 1 ? "" : "s", state.blockers.size() == 1 ? "s" : "",
+                     fmt::join(shown, ", "), more);
+}
+
+}  // namespace
+
+std::string_view ConditionName(NodeCondition condition) {
+  switch (condition) {
+    case NodeCondition::kReady:
+      return "ready";
+    case NodeCondition::kSwitching:
+      return "switching";
+    case NodeCondition::kInvalid:
+      return "invalid";
+    case NodeCondition::kInconsistent:
+      return "inconsistent";
+  }
+  return "invalid";
+}
+
+const GpuSlot* NodeState::FindGpu(int index) const {
+  return FindSlot(gpus, index);
+}
+
+NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
+  NodeState state;
+  state.node = std::move(node);
+  state.mode = ModeFromLabel(state.node.mode_label);
+  std::string layout_problem = BuildLayout(&state);
+
+  std::sort(allocations.begin(), allocations.end(), [](const Allocation& a, const Allocation& b) {
+    return std::tie(a.pod_namespace, a.pod_name, a.pod_uid) < std::tie(b.pod_namespace, b.pod_name, b.pod_uid);
+  });
+  std::string booking_problem;
+  for (const Allocation& a : allocations) {
+    if (a.mode == NodeMode::kNvidia) state.whole_used += a.placement.whole_gpus;
+    if (a.mode == NodeMode::kMgpu) {
+      std::string p = BookMgpu(a, &state);
+      if (booking_problem.empty()) booking_problem = std::move(p);
+    }
+    if (a.mode != state.mode) state.blockers.push_back(Blocker{PodKey(a), a.pod_uid, a.mode});
+  }
+  state.allocations = std::move(allocations);
+
+  for (const GpuSlot& s : state.gpus) {
+    if (!s.device.healthy || state.mode != NodeMode::kMgpu) continue;
+    state.capacity_milli += kMilliPerGpu;
+    state.capacity_mib += s.device.memory_mib;
+    state.used_milli += s.used_milli;
+    state.used_mib += s.used_mib;
+  }
+  state.used_milli += state.unassigned_milli;
+  state.used_mib += state.unassigned_mib;
+
+  if (state.mode == NodeMode::kInvalid) {
+    state.condition = NodeCondition::kInvalid;
+    state.condition_reason = fmt::format(
+        "node label {}=\"{}\" is not a GPU scheduling mode (want nvidia, nvidia-dra or mgpu); the node takes no GPU pods",
+        names::kScheduleModeLabel, state.node.mode_label.value_or(""));
+  } else if (!state.blockers.empty()) {
+    state.condition = NodeCondition::kSwitching;
+    state.condition_reason = SwitchingReason(state);
+  } else if (!layout_problem.empty() || !booking_problem.empty()) {
+    state.condition = NodeCondition::kInconsistent;
+    state.condition_reason = fmt::format("node GPU inventory is inconsistent: {}",
+                                         layout_problem.empty() ? booking_problem : layout_problem);
+  }
+  return state;
+}
+
+}  // namespace gpusched::placement

@@ -1,0 +1,281 @@
+#include "gpusched/placement/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "gpusched/model/names.h"
+#include "gpusched/model/units.h"
+
+namespace gpusched::placement {
+namespace {
+
+// Utilization in [0, 1] of a capacity after adding `add` to `used`.
+double Fraction(int64_t used, int64_t add, int64_t capacity) {
+  if (capacity <= 0) return 1.0;
+  return std::clamp(static_cast<double>(used + add) / static_cast<double>(capacity), 0.0, 1.0);
+}
+
+double ByPolicy(Policy p, double utilization_after) {
+  return p == Policy::kBinpack ? utilization_after : 1.0 - utilization_after;
+}
+
+// Orders keys so that the preferred one comes first: binpack prefers small keys (tight fits),
+// spread large ones.
+bool Prefer(Policy p, double a, double b) { return p == Policy::kBinpack ? a < b : a > b; }
+
+std::string Percent(int64_t milli) { return fmt::format("{}%", CorePercentFromMilli(milli)); }
+
+std::string FreePerGpu(const NodeState& node) {
+  std::string out;
+  for (const GpuSlot& s : node.gpus) {
+    if (!out.empty()) out += ", ";
+    if (!s.device.healthy) {
+      fmt::format_to(std::back_inserter(out), "GPU{} unhealthy", s.device.index);
+    } else if (s.exclusive) {
+      fmt::format_to(std::back_inserter(out), "GPU{} whole-card", s.device.index);
+    } else if (s.instances >= kMaxInstancesPerGpu) {
+      fmt::format_to(std::back_inserter(out), "GPU{} {}/{} instances", s.device.index, s.instances,
+                     kMaxInstancesPerGpu);
+    } else {
+      fmt::format_to(std::back_inserter(out), "GPU{} {} core/{} MiB", s.device.index,
+                     Percent(std::max<int64_t>(0, s.free_milli())), std::max<int64_t>(0, s.free_mib()));
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, bool want_placement) {
+  NodeVerdict v;
+  if (node.condition == NodeCondition::kInvalid) {
+    v.reason = node.condition_reason;
+    return v;
+  }
+  NodeMode wanted = ModeServing(request.kind);
+  if (node.mode != wanted) {
+    v.reason = fmt::format("node mode {}; pod requests {}", ModeName(node.mode), RequestKindName(request.kind));
+    return v;
+  }
+  if (!node.ready()) {
+    v.reason = node.condition_reason;
+    return v;
+  }
+  Policy node_policy = request.node_policy.value_or(options_.node_policy);
+  Policy gpu_policy = request.gpu_policy.value_or(options_.gpu_policy);
+  switch (request.kind) {
+    case RequestKind::kWholeGpu:
+      EvaluateWhole(request, node, node_policy, &v);
+      break;
+    case RequestKind::kMgpu:
+      EvaluateMgpu(request, node, node_policy, gpu_policy, want_placement, &v);
+      break;
+    case RequestKind::kDra:
+      // Device allocation for claims is kube-scheduler's DynamicResources plugin's (advisory mode);
+      // the extender gates the node by mode only.
+      v.fits = true;
+      v.score = 0.5;
+      v.placement.kind = RequestKind::kDra;
+      break;
+    case RequestKind::kNone:
+      v.fits = true;
+      break;
+  }
+  return v;
+}
+
+void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, Policy node_policy, NodeVerdict* v) {
+  int64_t free = node.whole_total - node.whole_used;
+  if (request.whole_gpus > free) {
+    v->resolvable = request.whole_gpus <= node.whole_total;
+    v->reason = fmt::format("insufficient {}: pod needs {}, node has {} of {} free", names::kNvidiaGpu,
+                            request.whole_gpus, std::max<int64_t>(0, free), node.whole_total);
+    return;
+  }
+  v->fits = true;
+  v->score = ByPolicy(node_policy, Fraction(node.whole_used, request.whole_gpus, node.whole_total));
+  v->placement.kind = RequestKind::kWholeGpu;
+  v->placement.whole_gpus = request.whole_gpus;
+}
+
+void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy node_policy, Policy gpu_policy,
+                           bool want_placement, NodeVerdict* v) {
+  std::string node_policy_label = node.node.compute_policy_label.value_or(std::string(names::kPolicyFixedShare));
+  if (node_policy_label != request.compute_policy) {
+    v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy,
+                            request.compute_policy, node_policy_label);
+    return;
+  }
+  int64_t need_milli = request.total_milli();
+  int64_t need_mib = request.total_mib();
+  int64_t free_milli = node.capacity_milli - node.used_milli;
+  int64_t free_mib = node.capacity_mib - node.used_mib;
+  if (need_milli > free_milli || need_mib > free_mib) {
+    v->resolvable = need_milli <= node.capacity_milli && need_mib <= node.capacity_mib;
+    v->reason = fmt::format("insufficient mGPU: pod needs {} core and {} MiB, node has {} core and {} MiB free", Percent(need_milli),
+                            need_mib, Percent(std::max<int64_t>(0, free_milli)), std::max<int64_t>(0, free_mib));
+    return;
+  }
+
+  work_.clear();
+  for (const GpuSlot& s : node.gpus) {
+    work_.push_back(Work{s.device.index, s.device.numa_node, s.device.healthy, s.exclusive, s.instances,
+                         s.free_milli(), s.free_mib(), s.device.memory_mib});
+  }
+  option_pool_.clear();
+  if (options_by_depth_.size() < request.containers.size()) options_by_depth_.resize(request.containers.size());
+  chosen_.resize(request.containers.size());
+  steps_ = 0;
+  budget_hit_ = false;
+
+  if (!Search(request, 0, gpu_policy)) {
+    v->resolvable = true;
+    v->reason = ExplainFailure(request, node, gpu_policy);
+    return;
+  }
+  v->fits = true;
+  v->score = ByPolicy(node_policy, 0.5 * Fraction(node.used_milli, need_milli, node.capacity_milli) +
+                                       0.5 * Fraction(node.used_mib, need_mib, node.capacity_mib));
+  if (!want_placement) return;
+  v->placement.kind = RequestKind::kMgpu;
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    const MgpuContainerRequest& c = request.containers[i];
+    const Option& o = chosen_[i];
+    ContainerAssignment a{.container = c.container,
+                          .milli_per_gpu = c.milli_per_card,
+                          .mib_per_gpu = c.mib_per_card,
+                          .exclusive = c.whole_card};
+    for (int k = 0; k < o.count; ++k) {
+      const Work& w = work_[option_pool_[o.begin + k]];
+      a.gpu_indices.push_back(w.index);
+      if (c.whole_card) a.mib_per_gpu = w.memory_mib;
+    }
+    v->placement.containers.push_back(std::move(a));
+  }
+}
+
+void Planner::CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options) {
+  options->clear();
+  candidates_.clear();
+  for (int p = 0; p < static_cast<int>(work_.size()); ++p) {
+    const Work& w = work_[p];
+    if (!w.healthy || w.exclusive) continue;
+    bool ok = c.whole_card ? w.instances == 0
+                           : w.instances < kMaxInstancesPerGpu && w.free_milli >= c.milli_per_card &&
+                                 w.free_mib >= c.mib_per_card;
+    if (ok) candidates_.push_back(p);
+  }
+  if (static_cast<int>(candidates_.size()) < c.cards) return;
+
+  auto leftover = [&](int p) {
+    const Work& w = work_[p];
+    double mem = w.memory_mib > 0 ? static_cast<double>(w.free_mib - c.mib_per_card) / w.memory_mib : 0.0;
+    return static_cast<double>(w.free_milli - c.milli_per_card) / kMilliPerGpu + mem;
+  };
+
+  if (c.cards == 1 && !c.whole_card) {
+    for (int p : candidates_) {
+      options->push_back(Option{static_cast<int>(option_pool_.size()), 1, leftover(p)});
+      option_pool_.push_back(p);
+    }
+    std::stable_sort(options->begin(), options->end(),
+                     [&](const Option& a, const Option& b) { return Prefer(gpu_policy, a.key, b.key); });
+    return;
+  }
+
+  // Several GPUs for one container: prefer a set inside one NUMA node. Whole cards take GPUs from
+  // the NUMA node with the fewest idle GPUs first (binpack), keeping large idle sets whole.
+  std::map<int, int> per_numa;
+  for (int p : candidates_) ++per_numa[work_[p].numa];
+  auto key = [&](int p) { return c.whole_card ? static_cast<double>(per_numa[work_[p].numa]) : leftover(p); };
+  std::stable_sort(candidates_.begin(), candidates_.end(),
+                   [&](int a, int b) { return Prefer(gpu_policy, key(a), key(b)); });
+  auto add_set = [&](auto&& member) {
+    Option o{static_cast<int>(option_pool_.size()), 0, 0.0};
+    for (int p : candidates_) {
+      if (o.count == c.cards) break;
+      if (!member(p)) continue;
+      option_pool_.push_back(p);
+      o.key += key(p);
+      ++o.count;
+    }
+    if (o.count == c.cards) {
+      options->push_back(o);
+    } else {
+      option_pool_.resize(o.begin);
+    }
+  };
+  if (per_numa.size() > 1) {
+    for (const auto& [numa, count] : per_numa) {
+      if (count >= c.cards) add_set([&, numa = numa](int p) { return work_[p].numa == numa; });
+    }
+    std::stable_sort(options->begin(), options->end(),
+                     [&](const Option& a, const Option& b) { return Prefer(gpu_policy, a.key, b.key); });
+  }
+  add_set([](int) { return true; });  // across NUMA nodes, as a last resort
+}
+
+void Planner::Apply(const MgpuContainerRequest& c, const Option& o, int sign) {
+  for (int k = 0; k < o.count; ++k) {
+    Work& w = work_[option_pool_[o.begin + k]];
+    w.instances += sign;
+    if (c.whole_card) {
+      w.exclusive = sign > 0;
+      w.free_milli -= sign * kMilliPerGpu;
+      w.free_mib -= sign * w.memory_mib;
+    } else {
+      w.free_milli -= sign * c.milli_per_card;
+      w.free_mib -= sign * c.mib_per_card;
+    }
+  }
+}
+
+bool Planner::Search(const PodRequest& request, size_t next, Policy gpu_policy) {
+  if (next == request.containers.size()) return true;
+  const MgpuContainerRequest& c = request.containers[next];
+  size_t pool_mark = option_pool_.size();
+  std::vector<Option>& options = options_by_depth_[next];
+  CollectOptions(c, gpu_policy, &options);
+  for (const Option& o : options) {
+    if (++steps_ > options_.search_budget) {
+      budget_hit_ = true;
+      break;
+    }
+    Apply(c, o, +1);
+    chosen_[next] = o;
+    if (Search(request, next + 1, gpu_policy)) return true;
+    Apply(c, o, -1);
+  }
+  option_pool_.resize(pool_mark);
+  return false;
+}
+
+std::string Planner::ExplainFailure(const PodRequest& request, const NodeState& node, Policy gpu_policy) {
+  std::vector<Option> options;
+  for (const MgpuContainerRequest& c : request.containers) {
+    CollectOptions(c, gpu_policy, &options);
+    if (!options.empty()) continue;
+    if (c.whole_card) {
+      int idle = 0;
+      for (const Work& w : work_) idle += w.healthy && w.instances == 0 ? 1 : 0;
+      return fmt::format("container {} needs {} idle GPU{}; node has {} idle ({})", c.container, c.cards,
+                         c.cards == 1 ? "" : "s", idle, FreePerGpu(node));
+    }
+    if (c.cards > 1) {
+      return fmt::format("container {} needs {} GPUs with {} core and {} MiB free each, {} qualify ({})", c.container,
+                         c.cards, Percent(c.milli_per_card), c.mib_per_card, candidates_.size(), FreePerGpu(node));
+    }
+    return fmt::format("container {} needs {} core and {} MiB on one GPU with a free instance slot ({})", c.container,
+                       Percent(c.milli_per_card), c.mib_per_card, FreePerGpu(node));
+  }
+  if (budget_hit_) {
+    return fmt::format("GPU search stopped after {} steps (search budget) without fitting the pod's {} containers",
+                       options_.search_budget, request.containers.size());
+  }
+  return fmt::format("the pod's {} mGPU containers fit one by one but not together ({})", request.containers.size(),
+                     FreePerGpu(node));
+}
+
+}  // namespace gpusched::placement
