@@ -153,14 +153,14 @@ void WriteNode(Writer& w, const NodeState& n) {
 
 }  // namespace
 
-std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, std::string_view node) {
+std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
+                            std::string_view node) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.SetIndent(' ', 2);
   w.StartObject();
   Key(w, "version");
   w.Uint64(snapshot.version());
-  const inventory::InventoryStats& s = snapshot.stats();
   Key(w, "ledgerSize");
   w.Uint64(s.ledger_size);
   Key(w, "podsKnown");

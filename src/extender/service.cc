@@ -174,7 +174,7 @@ std::string Service::Bind(std::string_view body) const {
 }
 
 std::string Service::DebugInventory(std::string_view node) const {
-  return EncodeInventory(*inventory_->Snapshot(), node);
+  return EncodeInventory(*inventory_->Snapshot(), inventory_->Stats(), node);
 }
 
 }  // namespace gpusched::extender

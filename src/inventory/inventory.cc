@@ -89,12 +89,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
     for (const auto& [name, entry] : nodes_) index->emplace(name, i++);
     index_ = std::move(index);
   }
-  InventoryStats stats{.ledger_size = ledger_.size(),
-                       .pods_known = pods_.size(),
-                       .pending_pods = unbound_pods_,
-                       .dra_objects = dra_.resource_slices.size() + dra_.resource_claims.size() +
-                                      dra_.device_classes.size()};
-  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, std::move(nodes), index_, stats));
+  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, std::move(nodes), index_));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects objects) {
@@ -213,6 +208,15 @@ void Inventory::TrimPendingLocked() {
       return it == pods_.end() || it->second.bound();
     });
   }
+}
+
+InventoryStats Inventory::Stats() const {
+  MutexLock lock(&mu_);
+  return InventoryStats{.ledger_size = ledger_.size(),
+                        .pods_known = pods_.size(),
+                        .pending_pods = unbound_pods_,
+                        .dra_objects =
+                            dra_.resource_slices.size() + dra_.resource_claims.size() + dra_.device_classes.size()};
 }
 
 std::optional<Pod> Inventory::FindPod(std::string_view uid) const {

@@ -114,8 +114,12 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
   int64_t free_mib = node.capacity_mib - node.used_mib;
   if (need_milli > free_milli || need_mib > free_mib) {
     v->resolvable = need_milli <= node.capacity_milli && need_mib <= node.capacity_mib;
-    v->reason = fmt::format("insufficient mGPU: pod needs {} core and {} MiB, node has {} core and {} MiB free", Percent(need_milli),
-                            need_mib, Percent(std::max<int64_t>(0, free_milli)), std::max<int64_t>(0, free_mib));
+    v->reason = need_mib == 0 ? fmt::format("insufficient mGPU: pod needs {} core, node has {} core free",
+                                            Percent(need_milli), Percent(std::max<int64_t>(0, free_milli)))
+                              : fmt::format("insufficient mGPU: pod needs {} core and {} MiB, node has {} core and {} "
+                                            "MiB free",
+                                            Percent(need_milli), need_mib, Percent(std::max<int64_t>(0, free_milli)),
+                                            std::max<int64_t>(0, free_mib));
     return;
   }
 
@@ -131,7 +135,7 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
   budget_hit_ = false;
 
   if (!Search(request, 0, gpu_policy)) {
-    v->resolvable = true;
+    v->resolvable = FitsEmptyNode(request, node);
     v->reason = ExplainFailure(request, node, gpu_policy);
     return;
   }
@@ -150,10 +154,19 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     for (int k = 0; k < o.count; ++k) {
       const Work& w = work_[option_pool_[o.begin + k]];
       a.gpu_indices.push_back(w.index);
-      if (c.whole_card) a.mib_per_gpu = w.memory_mib;
     }
     v->placement.containers.push_back(std::move(a));
   }
+}
+
+bool Planner::FitsEmptyNode(const PodRequest& request, const NodeState& node) {
+  // Each container alone on the node with nothing else booked: enough healthy GPUs large enough?
+  for (const MgpuContainerRequest& c : request.containers) {
+    int big_enough = 0;
+    for (const GpuSlot& s : node.gpus) big_enough += s.device.healthy && s.device.memory_mib >= c.mib_per_card ? 1 : 0;
+    if (big_enough < c.cards) return false;
+  }
+  return true;
 }
 
 void Planner::CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options) {

@@ -7,11 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "gpusched/inventory/inventory.h"
 #include "gpusched/inventory/snapshot.h"
 
 namespace gpusched::extender {
 
 // Returns the inventory document for `snapshot`; only node `node` when it is non-empty.
-std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, std::string_view node);
+std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& stats,
+                            std::string_view node);
 
 }  // namespace gpusched::extender

@@ -35,6 +35,15 @@
 
 namespace gpusched::inventory {
 
+struct InventoryStats {
+  size_t ledger_size = 0;   // allocations booked
+  size_t pods_known = 0;    // pod records (bound and pending)
+  size_t pending_pods = 0;  // pods seen in filter and not bound
+  size_t dra_objects = 0;   // ResourceSlices, ResourceClaims and DeviceClasses held for DRA
+
+  bool operator==(const InventoryStats&) const = default;
+};
+
 struct InventoryOptions {
   // Pods seen in filter and not bound are remembered so that bind (which carries only names and
   // the UID) can be served; the oldest are forgotten beyond this many. Default: 100000.
@@ -66,6 +75,9 @@ class Inventory {
 
   // Remembers a pod seen in filter, unless a record of it already says more (bound).
   void RememberPod(Pod pod) GPUSCHED_EXCLUDES(mu_);
+
+  // Returns counts of what the inventory holds now.
+  InventoryStats Stats() const GPUSCHED_EXCLUDES(mu_);
 
   // Returns the pod record for `uid`, or nullopt.
   std::optional<Pod> FindPod(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);

@@ -26,19 +26,11 @@ struct StringHash {
 using NameIndex = std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>;
 using NodeStatePtr = std::shared_ptr<const placement::NodeState>;
 
-struct InventoryStats {
-  size_t ledger_size = 0;   // allocations booked
-  size_t pods_known = 0;    // pod records (bound and pending)
-  size_t pending_pods = 0;  // pods seen in filter and not bound
-  size_t dra_objects = 0;   // ResourceSlices, ResourceClaims and DeviceClasses held for DRA
-};
-
 class InventorySnapshot {
  public:
   // REQUIRES: `nodes` sorted by name; `index` maps each node name to its position in `nodes`.
-  InventorySnapshot(uint64_t version, std::vector<NodeStatePtr> nodes, std::shared_ptr<const NameIndex> index,
-                    InventoryStats stats)
-      : version_(version), nodes_(std::move(nodes)), index_(std::move(index)), stats_(stats) {}
+  InventorySnapshot(uint64_t version, std::vector<NodeStatePtr> nodes, std::shared_ptr<const NameIndex> index)
+      : version_(version), nodes_(std::move(nodes)), index_(std::move(index)) {}
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
@@ -49,13 +41,11 @@ class InventorySnapshot {
   }
   // Returns every node, sorted by name.
   const std::vector<NodeStatePtr>& nodes() const { return nodes_; }
-  const InventoryStats& stats() const { return stats_; }
 
  private:
   const uint64_t version_;
   const std::vector<NodeStatePtr> nodes_;
   const std::shared_ptr<const NameIndex> index_;
-  const InventoryStats stats_;
 };
 
 }  // namespace gpusched::inventory

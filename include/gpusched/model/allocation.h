@@ -13,12 +13,13 @@
 namespace gpusched {
 
 // The GPUs one mGPU container holds. A container on n cards holds milli_per_gpu and mib_per_gpu on
-// each of them; a whole-card container holds its GPUs exclusively (all compute, all memory).
+// each of them; a whole-card container holds its GPUs exclusively (all compute, all memory,
+// whatever the card's size), with milli_per_gpu = 1000 and mib_per_gpu = 0.
 struct ContainerAssignment {
   std::string container;
   std::vector<int> gpu_indices;  // distinct device indices, in the order written to the annotation
   int64_t milli_per_gpu = 0;     // compute on each GPU (1000 = whole GPU)
-  int64_t mib_per_gpu = 0;       // memory on each GPU; for exclusive cards, the card's memory
+  int64_t mib_per_gpu = 0;       // memory on each GPU; 0 for exclusive cards
   bool exclusive = false;        // whole-card: no other container may share these GPUs
 
   bool operator==(const ContainerAssignment&) const = default;

@@ -67,6 +67,7 @@ class Planner {
   void CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options);
   bool Search(const PodRequest& request, size_t next, Policy gpu_policy);
   void Apply(const MgpuContainerRequest& c, const Option& o, int sign);
+  static bool FitsEmptyNode(const PodRequest& request, const NodeState& node);
   std::string ExplainFailure(const PodRequest& request, const NodeState& node, Policy gpu_policy);
 
   PlacementOptions options_;

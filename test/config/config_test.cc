@@ -1,0 +1,70 @@
+#include "gpusched/config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpusched::config {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Config, DefaultsWithoutAFile) {
+  StatusOr<Config> c = ParseConfig("");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->server.host, "127.0.0.1");
+  EXPECT_EQ(c->server.port, 8888);
+  EXPECT_GT(c->server.idle_timeout.count(), 90);
+  EXPECT_GE(c->server.body_limit, 60u << 20);
+  EXPECT_EQ(c->service.placement.node_policy, placement::Policy::kBinpack);
+  EXPECT_EQ(c->service.score_mapping, placement::ScoreMapping::kRank);
+}
+
+TEST(Config, ReadsEveryKey) {
+  StatusOr<Config> c = ParseConfig(R"(
+listen: "[::1]:9000"
+pathPrefix: /gpu/
+threads: 4
+bodyLimitBytes: 1048576
+idleTimeoutSeconds: 300
+placement: {nodePolicy: spread, gpuPolicy: spread, searchBudget: 100}
+scoring: {mapping: linear, filterTopK: 3}
+inventory: {maxPendingPods: 10}
+snapshots: [a.json, b.json]
+snapshotReloadSeconds: 0
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.host, "::1");
+  EXPECT_EQ(c->server.port, 9000);
+  EXPECT_EQ(c->path_prefix, "/gpu");
+  EXPECT_EQ(c->server.threads, 4);
+  EXPECT_EQ(c->server.idle_timeout.count(), 300);
+  EXPECT_EQ(c->service.placement.gpu_policy, placement::Policy::kSpread);
+  EXPECT_EQ(c->service.placement.search_budget, 100);
+  EXPECT_EQ(c->service.score_mapping, placement::ScoreMapping::kLinear);
+  EXPECT_EQ(c->service.filter_top_k, 3u);
+  EXPECT_EQ(c->inventory.max_pending_pods, 10u);
+  EXPECT_EQ(c->snapshots.size(), 2u);
+  EXPECT_EQ(c->snapshot_reload_seconds, 0);
+}
+
+TEST(Config, ErrorsNameKeyAndValue) {
+  EXPECT_THAT(ParseConfig("lisen: x").status().message(), HasSubstr("config lisen: unknown key"));
+  EXPECT_THAT(ParseConfig("placement: {nodePolicy: tetris}").status().message(),
+              HasSubstr("placement.nodePolicy: \"tetris\" (want binpack or spread)"));
+  EXPECT_THAT(ParseConfig("placement: {nodepolicy: spread}").status().message(),
+              HasSubstr("placement.nodepolicy: unknown key"));
+  EXPECT_THAT(ParseConfig("idleTimeoutSeconds: 60").status().message(), HasSubstr("60 must exceed 90"));
+  EXPECT_THAT(ParseConfig("threads: many").status().message(), HasSubstr("config threads: cannot read \"many\""));
+  EXPECT_THAT(ParseConfig("listen: localhost").status().message(), HasSubstr("want HOST:PORT"));
+  EXPECT_THAT(ParseConfig("listen: a:99999").status().message(), HasSubstr("port \"99999\" is not 0-65535"));
+  EXPECT_THAT(ParseConfig("pathPrefix: gpu").status().message(), HasSubstr("must start with /"));
+  EXPECT_THAT(ParseConfig("scoring: {mapping: log}").status().message(), HasSubstr("want rank or linear"));
+  EXPECT_THAT(ParseConfig("[1, 2").status().message(), HasSubstr("config:"));
+}
+
+TEST(Config, MissingFileIsNotFound) {
+  EXPECT_EQ(LoadConfigFile("/nonexistent/gpusched.yaml").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace gpusched::config

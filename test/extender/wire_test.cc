@@ -1,0 +1,97 @@
+#include "gpusched/extender/wire.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster_json.h"
+
+namespace gpusched::extender {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const char* kPod = R"({"metadata":{"name":"p","namespace":"ns","uid":"u"},"spec":{"containers":[{"name":"c"}]}})";
+
+TEST(Wire, ParsesNodeNamesRequest) {
+  auto args = ParseExtenderArgs(fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":["a","b"]}})", kPod));
+  ASSERT_TRUE(args.ok()) << args.status().ToString();
+  EXPECT_FALSE((*args)->with_nodes);
+  EXPECT_THAT((*args)->node_names, ElementsAre("a", "b"));
+  EXPECT_EQ((*args)->pod.uid, "u");
+}
+
+TEST(Wire, AcceptsKeysInAnyCase) {
+  for (const char* keys : {R"({{"pod":{},"nodes":null,"nodenames":["a"]}})", R"({{"POD":{},"nodeNames":["a"]}})"}) {
+    auto args = ParseExtenderArgs(fmt::format(fmt::runtime(keys), kPod));
+    ASSERT_TRUE(args.ok()) << keys << args.status().ToString();
+    EXPECT_THAT((*args)->node_names, ElementsAre("a"));
+  }
+}
+
+TEST(Wire, ParsesNodesRequest) {
+  std::string body = testing::ArgsWithNodes(kPod, {testing::NvidiaNode("n1", 8).ToJson(), testing::NvidiaNode("n2", 4).ToJson()});
+  auto args = ParseExtenderArgs(body);
+  ASSERT_TRUE(args.ok()) << args.status().ToString();
+  EXPECT_TRUE((*args)->with_nodes);
+  EXPECT_THAT((*args)->node_names, ElementsAre("n1", "n2"));
+  EXPECT_EQ((*args)->nodes[1].allocatable.nvidia_gpus, 4);
+}
+
+TEST(Wire, RequestErrorsNameTheField) {
+  EXPECT_THAT(ParseExtenderArgs("{").status().message(), HasSubstr("malformed JSON"));
+  EXPECT_THAT(ParseExtenderArgs("[]").status().message(), HasSubstr("ExtenderArgs: want object, got array"));
+  EXPECT_THAT(ParseExtenderArgs(R"({"NodeNames":[]})").status().message(), HasSubstr("ExtenderArgs.Pod: missing"));
+  EXPECT_THAT(ParseExtenderArgs(fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":null}})", kPod)).status().message(),
+              HasSubstr("both Nodes and NodeNames are null"));
+  EXPECT_THAT(ParseExtenderArgs(fmt::format(R"({{"Pod":{},"NodeNames":"a"}})", kPod)).status().message(),
+              HasSubstr("ExtenderArgs.NodeNames: want array, got string"));
+  EXPECT_THAT(ParseExtenderArgs(fmt::format(R"({{"Pod":{},"NodeNames":["a",7]}})", kPod)).status().message(),
+              HasSubstr("ExtenderArgs.NodeNames[1]: want string, got number"));
+  EXPECT_THAT(ParseExtenderArgs(fmt::format(R"({{"Pod":{},"Nodes":{{"items":[{{"metadata":{{}}}}]}}}})", kPod))
+                  .status()
+                  .message(),
+              HasSubstr("Nodes.items[0].metadata.name: missing"));
+}
+
+TEST(Wire, FilterResultMirrorsNodeNames) {
+  auto args = ParseExtenderArgs(fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":["a","b","c"]}})", kPod));
+  FilterResult r{.kept = {0}, .failed = {{1, "busy"}}, .unresolvable = {{2, "mode"}}};
+  EXPECT_EQ(EncodeFilterResult(**args, r),
+            R"({"Nodes":null,"NodeNames":["a"],"FailedNodes":{"b":"busy"},"FailedAndUnresolvableNodes":{"c":"mode"},"Error":""})");
+}
+
+TEST(Wire, FilterResultMirrorsNodesAndEchoesThemVerbatim) {
+  std::string n1 = testing::NvidiaNode("n1", 8).ToJson();
+  auto args = ParseExtenderArgs(testing::ArgsWithNodes(kPod, {n1, testing::NvidiaNode("n2", 4).ToJson()}));
+  FilterResult r{.kept = {0}, .failed = {{1, "busy"}}};
+  std::string out = EncodeFilterResult(**args, r);
+  EXPECT_EQ(out, fmt::format(R"({{"Nodes":{{"metadata":{{}},"items":[{}]}},"NodeNames":null,"FailedNodes":{{"n2":"busy"}},"FailedAndUnresolvableNodes":{{}},"Error":""}})", n1));
+}
+
+TEST(Wire, FilterErrorSetsOnlyError) {
+  EXPECT_EQ(EncodeFilterError("bad \"pod\""),
+            R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":"bad \"pod\""})");
+}
+
+TEST(Wire, HostPrioritiesAreABareArrayWithIntegerScores) {
+  std::vector<HostPriority> p = {{"a", 10}, {"b", 0}};
+  EXPECT_EQ(EncodeHostPriorities(p), R"([{"Host":"a","Score":10},{"Host":"b","Score":0}])");
+  EXPECT_EQ(EncodeHostPriorities({}), "[]");
+}
+
+TEST(Wire, BindingArgs) {
+  auto b = ParseBindingArgs(R"({"PodName":"p","PodNamespace":"ns","PodUID":"u","Node":"n"})");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->pod_uid, "u");
+  EXPECT_EQ(b->node, "n");
+  EXPECT_TRUE(ParseBindingArgs(R"({"podname":"p","podnamespace":"ns","poduid":"u","node":"n"})").ok());
+  EXPECT_THAT(ParseBindingArgs(R"({"PodName":"p","Node":"n"})").status().message(), HasSubstr("PodUID: missing"));
+  EXPECT_THAT(ParseBindingArgs(R"({"PodUID":1,"Node":"n"})").status().message(),
+              HasSubstr("ExtenderBindingArgs.PodUID: want string, got number"));
+  EXPECT_EQ(EncodeBindingResult(""), R"({"Error":""})");
+}
+
+}  // namespace
+}  // namespace gpusched::extender

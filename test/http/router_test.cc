@@ -1,0 +1,52 @@
+#include "gpusched/http/router.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpusched::http {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RouterTest : public ::testing::Test {
+ protected:
+  inventory::Inventory inventory_;
+  extender::Service service_{&inventory_, {}};
+  std::atomic<bool> ready_{false};
+  Router router_{&service_, &ready_, "/gpu"};
+};
+
+TEST_F(RouterTest, RoutesVerbsUnderThePrefix) {
+  Response r = router_.Handle({.method = "POST", .target = "/gpu/bind", .body = "{}"});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_THAT(r.body, HasSubstr("PodUID: missing"));
+  EXPECT_EQ(router_.Handle({.method = "POST", .target = "/filter", .body = "{}"}).status, 404);
+}
+
+TEST_F(RouterTest, WrongMethodIs405) {
+  Response r = router_.Handle({.method = "GET", .target = "/gpu/filter"});
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.allow, "POST");
+  EXPECT_EQ(router_.Handle({.method = "POST", .target = "/healthz"}).status, 405);
+}
+
+TEST_F(RouterTest, ReadyzFollowsTheFlag) {
+  EXPECT_EQ(router_.Handle({.method = "GET", .target = "/healthz"}).status, 200);
+  EXPECT_EQ(router_.Handle({.method = "GET", .target = "/readyz"}).status, 503);
+  ready_ = true;
+  EXPECT_EQ(router_.Handle({.method = "GET", .target = "/readyz"}).status, 200);
+}
+
+TEST_F(RouterTest, UnknownPathIs404) {
+  EXPECT_EQ(router_.Handle({.method = "GET", .target = "/nope"}).status, 404);
+}
+
+TEST(QueryParam, DecodesValues) {
+  EXPECT_EQ(QueryParam("/debug/inventory?node=gpu%2D1&x=y", "node"), "gpu-1");
+  EXPECT_EQ(QueryParam("/debug/inventory?a=1&node=b", "node"), "b");
+  EXPECT_EQ(QueryParam("/debug/inventory", "node"), "");
+  EXPECT_EQ(QueryParam("/x?node=%zz", "node"), "%zz");
+}
+
+}  // namespace
+}  // namespace gpusched::http

@@ -1,0 +1,217 @@
+#include "gpusched/inventory/inventory.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "../placement/test_nodes.h"
+#include "gpusched/placement/fit_check.h"
+
+namespace gpusched::inventory {
+namespace {
+
+using placement::MgpuC;
+using placement::MgpuPod;
+using placement::SharedNode;
+using placement::WholeNode;
+using placement::WholePod;
+using ::testing::HasSubstr;
+
+Pod Bound(Pod pod, std::string uid, std::string node, PodPhase phase = PodPhase::kRunning) {
+  pod.uid = uid;
+  pod.name = uid;
+  pod.node_name = std::move(node);
+  pod.phase = phase;
+  return pod;
+}
+
+Placement SharedPlacement(int gpu, int64_t milli, int64_t mib) {
+  Placement p{.kind = RequestKind::kMgpu};
+  p.containers.push_back(
+      ContainerAssignment{.container = "c", .gpu_indices = {gpu}, .milli_per_gpu = milli, .mib_per_gpu = mib});
+  return p;
+}
+
+TEST(Inventory, RebuildsUsageFromBoundPods) {
+  Inventory inv;
+  Pod mgpu = Bound(MgpuPod({MgpuC("c", 30, 4096)}, {{"vke.volcengine.com/gpu-index-container-c", "1"}}), "m", "s");
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8), SharedNode("s", 2, 10000)},
+                      .pods = {Bound(WholePod(3), "a", "w"), Bound(WholePod(2), "done", "w", PodPhase::kSucceeded),
+                               Bound(WholePod(1), "failed", "w", PodPhase::kFailed), mgpu,
+                               Bound(WholePod(1), "pending", "")}});
+  auto snap = inv.Snapshot();
+  EXPECT_EQ(snap->FindNode("w")->whole_used, 3);
+  EXPECT_EQ(snap->FindNode("s")->FindGpu(1)->used_milli, 300);
+  EXPECT_EQ(snap->FindNode("s")->FindGpu(1)->used_mib, 4096);
+  EXPECT_EQ(inv.Stats().ledger_size, 2u);
+  EXPECT_EQ(inv.Stats().pending_pods, 1u);
+}
+
+TEST(Inventory, APodIsNeverCountedTwice) {
+  Inventory inv;
+  Pod a = Bound(WholePod(3), "a", "w");
+  // The same pod in two snapshot files, then again from an update.
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}, .pods = {a, a}});
+  inv.UpsertPod(a);
+  inv.UpsertPod(a);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 3);
+  EXPECT_EQ(inv.Stats().ledger_size, 1u);
+}
+
+TEST(Inventory, PodMovingOrFinishingReleasesItsBooking) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {WholeNode("w1", 8), WholeNode("w2", 8)}, .pods = {Bound(WholePod(3), "a", "w1")}});
+  inv.UpsertPod(Bound(WholePod(3), "a", "w2"));
+  EXPECT_EQ(inv.Snapshot()->FindNode("w1")->whole_used, 0);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w2")->whole_used, 3);
+  inv.UpsertPod(Bound(WholePod(3), "a", "w2", PodPhase::kSucceeded));
+  EXPECT_EQ(inv.Snapshot()->FindNode("w2")->whole_used, 0);
+  inv.UpsertPod(Bound(WholePod(2), "b", "w2"));
+  inv.DeletePod("b");
+  EXPECT_EQ(inv.Snapshot()->FindNode("w2")->whole_used, 0);
+  EXPECT_EQ(inv.Stats().ledger_size, 0u);
+}
+
+TEST(Inventory, CommitBooksAndRecordsTheResultOnThePod) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {SharedNode("s", 2, 10000)}});
+  Pod pod = MgpuPod({MgpuC("c", 30, 1024)});
+  inv.RememberPod(pod);
+  ASSERT_TRUE(inv.Commit(pod, "s", SharedPlacement(1, 300, 1024)).ok());
+  EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(1)->used_milli, 300);
+  std::optional<Pod> record = inv.FindPod("new");
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->node_name, "s");
+  EXPECT_EQ(record->annotations.at("vke.volcengine.com/gpu-index-container-c"), "1");
+  EXPECT_EQ(record->annotations.at("vke.volcengine.com/assumed"), "true");
+  EXPECT_EQ(inv.AllocationOf("new")->origin, AllocationOrigin::kCommitted);
+  EXPECT_EQ(inv.Stats().pending_pods, 0u);
+}
+
+TEST(Inventory, CommitRefusesWhatNoLongerFits) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {SharedNode("s", 1, 10000)}});
+  Pod a = MgpuPod({MgpuC("c", 60, 1024)});
+  a.uid = "a";
+  Pod b = a;
+  b.uid = "b";
+  ASSERT_TRUE(inv.Commit(a, "s", SharedPlacement(0, 600, 1024)).ok());
+  uint64_t version = inv.Snapshot()->version();
+  Status s = inv.Commit(b, "s", SharedPlacement(0, 600, 1024));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(inv.Snapshot()->version(), version);  // nothing changed
+  EXPECT_FALSE(inv.AllocationOf("b"));
+  EXPECT_EQ(inv.Commit(a, "nowhere", SharedPlacement(0, 1, 1)).code(), StatusCode::kNotFound);
+  EXPECT_THAT(inv.Commit(a, "s", SharedPlacement(0, 1, 1)).message(), HasSubstr("already holds an allocation"));
+}
+
+TEST(Inventory, ConcurrentCommitsNeverOverbook) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {SharedNode("s", 1, 16000)}});
+  std::atomic<int> wins{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 64; ++i) {
+    threads.emplace_back([&, i] {
+      Pod p = MgpuPod({MgpuC("c", 10, 1000)});
+      p.uid = "p" + std::to_string(i);
+      if (inv.Commit(p, "s", SharedPlacement(0, 100, 1000)).ok()) ++wins;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wins.load(), 10);  // 10 x 10% of core
+  const placement::GpuSlot* gpu = inv.Snapshot()->FindNode("s")->FindGpu(0);
+  EXPECT_EQ(gpu->used_milli, 1000);
+  EXPECT_EQ(gpu->instances, 10);
+  EXPECT_EQ(inv.Stats().ledger_size, 10u);
+}
+
+TEST(Inventory, ReleaseUndoesACommit) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {SharedNode("s", 1, 10000)}});
+  Pod pod = MgpuPod({MgpuC("c", 30, 1024)});
+  inv.RememberPod(pod);
+  ASSERT_TRUE(inv.Commit(pod, "s", SharedPlacement(0, 300, 1024)).ok());
+  inv.Release("new");
+  EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(0)->used_milli, 0);
+  EXPECT_FALSE(inv.FindPod("new")->bound());
+  EXPECT_FALSE(inv.FindPod("new")->annotations.contains("vke.volcengine.com/assumed"));
+}
+
+TEST(Inventory, ReloadKeepsBookingsTheSnapshotDoesNotShowYet) {
+  Inventory inv;
+  ClusterObjects cluster{.nodes = {SharedNode("s", 1, 10000)}};
+  inv.ReplaceCluster(cluster);
+  Pod pod = MgpuPod({MgpuC("c", 30, 1024)});
+  inv.RememberPod(pod);
+  ASSERT_TRUE(inv.Commit(pod, "s", SharedPlacement(0, 300, 1024)).ok());
+  inv.ReplaceCluster(cluster);  // the file predates the bind
+  EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(0)->used_milli, 300);
+  // The cluster now shows the pod bound, without annotations: the booking keeps its GPU and
+  // becomes observed.
+  Pod seen = pod;
+  seen.node_name = "s";
+  seen.phase = PodPhase::kRunning;
+  cluster.pods = {seen};
+  inv.ReplaceCluster(cluster);
+  auto snap = inv.Snapshot();
+  EXPECT_EQ(snap->FindNode("s")->FindGpu(0)->used_milli, 300);
+  EXPECT_TRUE(snap->FindNode("s")->ready()) << snap->FindNode("s")->condition_reason;
+  EXPECT_EQ(inv.AllocationOf("new")->origin, AllocationOrigin::kObserved);
+  // Then it finishes.
+  seen.phase = PodPhase::kSucceeded;
+  cluster.pods = {seen};
+  inv.ReplaceCluster(cluster);
+  EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(0)->used_milli, 0);
+}
+
+TEST(Inventory, UpsertNodesPublishesOnlyOnChange) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}});
+  uint64_t v = inv.Snapshot()->version();
+  EXPECT_EQ(inv.UpsertNodes({WholeNode("w", 8)}), 0u);
+  EXPECT_EQ(inv.Snapshot()->version(), v);
+  EXPECT_EQ(inv.UpsertNodes({WholeNode("w", 8, "mgpu")}), 1u);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->mode, NodeMode::kMgpu);
+  EXPECT_EQ(inv.UpsertNodes({WholeNode("x", 2)}), 1u);
+  EXPECT_NE(inv.Snapshot()->FindNode("x"), nullptr);
+}
+
+TEST(Inventory, LabelChangeWithRunningPodsMakesTheNodeSwitching) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8, "nvidia")}, .pods = {Bound(WholePod(2), "old", "w")}});
+  Node relabelled = WholeNode("w", 8, "mgpu");
+  relabelled.allocatable.mgpu_core_percent = 800;
+  relabelled.allocatable.mgpu_memory_mib = 8 * 10000;
+  inv.UpsertNodes({relabelled});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->condition, placement::NodeCondition::kSwitching);
+  inv.DeletePod("old");
+  EXPECT_TRUE(inv.Snapshot()->FindNode("w")->ready());
+}
+
+TEST(Inventory, PendingPodsAreBounded) {
+  Inventory inv(InventoryOptions{.max_pending_pods = 3});
+  for (int i = 0; i < 10; ++i) {
+    Pod p = WholePod(1);
+    p.uid = "p" + std::to_string(i);
+    inv.RememberPod(p);
+  }
+  EXPECT_FALSE(inv.FindPod("p0"));
+  EXPECT_TRUE(inv.FindPod("p9"));
+  EXPECT_EQ(inv.Stats().pending_pods, 3u);
+}
+
+TEST(Inventory, SnapshotsAreImmutable) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}});
+  auto before = inv.Snapshot();
+  Pod pod = WholePod(2);
+  ASSERT_TRUE(inv.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
+  EXPECT_EQ(before->FindNode("w")->whole_used, 0);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+  EXPECT_GT(inv.Snapshot()->version(), before->version());
+}
+
+}  // namespace
+}  // namespace gpusched::inventory

@@ -1,0 +1,65 @@
+#include "gpusched/json/json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpusched::json {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Json, ParsesAndFindsMembers) {
+  rapidjson::Document doc;
+  ASSERT_TRUE(Parse(R"({"a": "x", "B": 2, "n": null})", &doc).ok());
+  EXPECT_EQ(View(*Find(doc, "a")), "x");
+  EXPECT_EQ(Find(doc, "b"), nullptr);
+  EXPECT_EQ(FindCaseInsensitive(doc, "b")->GetInt(), 2);
+  EXPECT_EQ(Find(doc, "n"), nullptr);  // null reads as absent
+}
+
+TEST(Json, ReportsMalformedInputWithOffset) {
+  rapidjson::Document doc;
+  Status s = Parse(R"({"a": )", &doc);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("malformed JSON at offset"));
+  EXPECT_FALSE(Parse("{} {}", &doc).ok());
+  EXPECT_FALSE(Parse("", &doc).ok());
+  EXPECT_FALSE(Parse(std::string_view("{\"a\":\"\0\"}", 9), &doc).ok());
+}
+
+TEST(Json, RefusesDeepNesting) {
+  rapidjson::Document doc;
+  std::string deep(100000, '[');
+  Status s = Parse(deep, &doc);
+  EXPECT_THAT(s.message(), HasSubstr("deeper than 64 levels"));
+  std::string ok = std::string(60, '[') + std::string(60, ']');
+  EXPECT_TRUE(Parse(ok, &doc).ok());
+}
+
+TEST(Json, RefusesInvalidUtf8) {
+  rapidjson::Document doc;
+  EXPECT_FALSE(Parse("{\"a\":\"\xff\xfe\"}", &doc).ok());
+  EXPECT_TRUE(Parse("{\"a\":\"caf\xc3\xa9 \\u003c\"}", &doc).ok());
+  EXPECT_EQ(View(*Find(doc, "a")), "caf\xc3\xa9 <");
+}
+
+TEST(Json, TypedReadsNameThePath) {
+  rapidjson::Document doc;
+  ASSERT_TRUE(Parse(R"({"s": 1, "i": "x", "big": 1e300})", &doc).ok());
+  std::string s;
+  EXPECT_EQ(ReadString(doc, "s", "Pod.metadata", &s).message(), "Pod.metadata.s: want string, got number");
+  int64_t i = 0;
+  EXPECT_EQ(ReadInt64(doc, "i", "x", &i).message(), "x.i: want integer, got string");
+  EXPECT_EQ(ReadInt64(doc, "big", "x", &i).message(), "x.big: want integer, got number");
+  EXPECT_TRUE(ReadInt64(doc, "absent", "x", &i).ok());
+}
+
+TEST(Json, InsituParseKeepsStringsInTheBuffer) {
+  std::string body = R"({"NodeNames":["a","b"]})";
+  rapidjson::Document doc;
+  ASSERT_TRUE(ParseInsitu(&body, &doc).ok());
+  EXPECT_EQ(View((*Find(doc, "NodeNames"))[1]), "b");
+}
+
+}  // namespace
+}  // namespace gpusched::json

@@ -1,0 +1,154 @@
+#include "gpusched/k8s/objects.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster_json.h"
+
+namespace gpusched::k8s {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ContainerJson;
+using testing::NodeJson;
+using testing::PodJson;
+
+StatusOr<Pod> PodFrom(const std::string& text) {
+  rapidjson::Document doc;
+  Status s = json::Parse(text, &doc);
+  if (!s.ok()) return s;
+  return DecodePod(doc, "Pod");
+}
+
+StatusOr<Node> NodeFrom(const std::string& text) {
+  rapidjson::Document doc;
+  Status s = json::Parse(text, &doc);
+  if (!s.ok()) return s;
+  return DecodeNode(doc, "Node");
+}
+
+TEST(K8sObjects, DecodesAPod) {
+  PodJson p{.name = "train", .namespace_name = "ml", .uid = "u1", .node = "n1", .phase = "Running"};
+  p.containers = {testing::WholeGpus("a", 2), testing::Mgpu("b", 30, 4096)};
+  p.init_containers = {testing::WholeGpus("init", 1)};
+  p.annotations = {{"vke.volcengine.com/gpu-index-container-b", "1"}, {"unrelated.io/x", "y"}};
+  p.claims = {"gpu-claim"};
+  StatusOr<Pod> pod = PodFrom(p.ToJson());
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  EXPECT_EQ(pod->uid, "u1");
+  EXPECT_EQ(pod->namespace_name, "ml");
+  EXPECT_EQ(pod->node_name, "n1");
+  EXPECT_EQ(pod->phase, PodPhase::kRunning);
+  ASSERT_EQ(pod->containers.size(), 2u);
+  EXPECT_EQ(pod->containers[0].limits.nvidia_gpus, 2);
+  EXPECT_EQ(pod->containers[1].limits.mgpu_core_percent, 30);
+  EXPECT_EQ(pod->containers[1].requests.mgpu_memory_mib, 4096);
+  EXPECT_EQ(pod->init_containers[0].limits.nvidia_gpus, 1);
+  EXPECT_EQ(pod->annotations.size(), 1u);  // only tracked annotations are kept
+  EXPECT_EQ(pod->resource_claims, std::vector<std::string>{"gpu-claim"});
+}
+
+TEST(K8sObjects, PodQuantityErrorsNameFieldAndValue) {
+  PodJson p{.name = "x", .uid = "u"};
+  p.containers = {ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "two"}}}};
+  StatusOr<Pod> pod = PodFrom(p.ToJson());
+  ASSERT_FALSE(pod.ok());
+  EXPECT_THAT(pod.status().message(),
+              HasSubstr("Pod.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: invalid quantity \"two\""));
+  p.containers = {ContainerJson{.name = "c", .limits = {{"vke.volcengine.com/mgpu-core", "0.5"}}}};
+  EXPECT_THAT(PodFrom(p.ToJson()).status().message(), HasSubstr("not a whole number"));
+  p.containers = {ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "-1"}}}};
+  EXPECT_THAT(PodFrom(p.ToJson()).status().message(), HasSubstr("negative quantity \"-1\""));
+}
+
+TEST(K8sObjects, PodWrongTypesAreErrorsNotCrashes) {
+  EXPECT_THAT(PodFrom(R"({"metadata": []})").status().message(), HasSubstr("Pod.metadata: want object, got array"));
+  EXPECT_THAT(PodFrom(R"({"metadata": {"name": 5}})").status().message(),
+              HasSubstr("Pod.metadata.name: want string, got number"));
+  EXPECT_THAT(PodFrom(R"({"spec": {"containers": {}}})").status().message(),
+              HasSubstr("Pod.spec.containers: want array, got object"));
+  EXPECT_THAT(PodFrom(R"({"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": true}}}]}})")
+                  .status()
+                  .message(),
+              HasSubstr("want quantity string, got boolean"));
+  EXPECT_THAT(PodFrom(R"({"metadata": {"annotations": {"vke.volcengine.com/assumed": 1}}})").status().message(),
+              HasSubstr("want string, got number"));
+  EXPECT_THAT(PodFrom("[]").status().message(), HasSubstr("Pod: want object, got array"));
+}
+
+TEST(K8sObjects, DecodesANodeWithLabelAndAllocatable) {
+  NodeJson n = testing::MgpuNode("m1", 4, 23028);
+  StatusOr<Node> node = NodeFrom(n.ToJson());
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ(node->name, "m1");
+  EXPECT_EQ(node->mode_label, "mgpu");
+  EXPECT_EQ(node->compute_policy_label, "fixed-share");
+  EXPECT_EQ(node->allocatable.mgpu_core_percent, 400);
+  EXPECT_EQ(node->allocatable.mgpu_memory_mib, 4 * 23028);
+  EXPECT_TRUE(node->spec_error.empty());
+  EXPECT_FALSE(NodeFrom(testing::NvidiaNode("n", 8).ToJson())->mode_label.has_value());
+  EXPECT_EQ(NodeFrom(testing::NvidiaNode("n", 8, "").ToJson())->mode_label, "");
+}
+
+TEST(K8sObjects, DecodesPublishedGpus) {
+  NodeJson n = testing::MgpuNode("m1", 2, 0);
+  n.gpus = std::vector<testing::GpuJson>{{.index = 0, .memory_mib = 81920, .model = "A100", .numa = 1},
+                                         {.index = 2, .memory_mib = 15360, .model = "T4", .healthy = false}};
+  StatusOr<Node> node = NodeFrom(n.ToJson());
+  ASSERT_TRUE(node.ok());
+  ASSERT_TRUE(node->published_gpus);
+  ASSERT_EQ(node->published_gpus->size(), 2u);
+  EXPECT_EQ((*node->published_gpus)[0].numa_node, 1);
+  EXPECT_EQ((*node->published_gpus)[1].index, 2);
+  EXPECT_FALSE((*node->published_gpus)[1].healthy);
+}
+
+TEST(K8sObjects, BadNodeFieldsMarkTheNodeNotTheInput) {
+  NodeJson n = testing::MgpuNode("m1", 2, 1000);
+  n.extra_annotations["gpusched.io/gpu-devices"] = R"([{"index":"zero"}])";
+  StatusOr<Node> node = NodeFrom(n.ToJson());
+  ASSERT_TRUE(node.ok());
+  EXPECT_THAT(node->spec_error, HasSubstr("annotation gpusched.io/gpu-devices: [0].index: want integer, got string"));
+  node = NodeFrom(R"({"metadata":{"name":"x"},"status":{"allocatable":{"nvidia.com/gpu":"lots"}}})");
+  ASSERT_TRUE(node.ok());
+  EXPECT_THAT(node->spec_error,
+              HasSubstr("Node.status.allocatable[\"nvidia.com/gpu\"]: invalid quantity \"lots\""));
+  EXPECT_THAT(NodeFrom(R"({"metadata":{}})").status().message(), HasSubstr("Node.metadata.name: missing"));
+}
+
+TEST(K8sObjects, GpuDeviceAnnotationRules) {
+  EXPECT_TRUE(ParseGpuDevices("[]").ok());
+  EXPECT_THAT(ParseGpuDevices(R"([{"memoryMiB":1}])").status().message(), HasSubstr("[0].index: missing"));
+  EXPECT_THAT(ParseGpuDevices(R"([{"index":0,"health":"Sick"}])").status().message(),
+              HasSubstr("[0].health: \"Sick\" (want Healthy or Unhealthy)"));
+  EXPECT_THAT(ParseGpuDevices(R"({"index":0})").status().message(), HasSubstr("want array"));
+}
+
+TEST(K8sObjects, ReadsKubectlListsAndTypedLists) {
+  ClusterObjects out;
+  std::string list = testing::ListJson({testing::NvidiaNode("n1", 8).ToJson(),
+                                        PodJson{.name = "p", .uid = "u", .node = "n1", .phase = "Running"}.ToJson(),
+                                        R"({"kind":"ResourceSlice","metadata":{"name":"s1"},"spec":{}})",
+                                        R"({"kind":"Service","metadata":{"name":"svc"}})"});
+  ASSERT_TRUE(AppendClusterJson(list, &out).ok());
+  EXPECT_EQ(out.nodes.size(), 1u);
+  EXPECT_EQ(out.pods.size(), 1u);
+  EXPECT_EQ(out.resource_slices.size(), 1u);
+  ASSERT_TRUE(AppendClusterJson(R"({"kind":"NodeList","items":[{"metadata":{"name":"n2"}}]})", &out).ok());
+  EXPECT_EQ(out.nodes.size(), 2u);
+  ASSERT_TRUE(AppendClusterJson(R"({"kind":"Pod","metadata":{"name":"solo","uid":"s"}})", &out).ok());
+  EXPECT_EQ(out.pods.size(), 2u);
+}
+
+TEST(K8sObjects, ListErrorsNameTheItem) {
+  ClusterObjects out;
+  EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":[{"metadata":{}}]})", &out).message(),
+              HasSubstr("items[0].kind: missing"));
+  EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":[{"kind":"Pod","spec":[]}]})", &out).message(),
+              HasSubstr("items[0] (Pod).spec: want object, got array"));
+  EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":{}})", &out).message(), HasSubstr("items: want array"));
+  EXPECT_THAT(AppendClusterJson("{", &out).message(), HasSubstr("malformed JSON"));
+}
+
+}  // namespace
+}  // namespace gpusched::k8s

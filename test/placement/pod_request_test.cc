@@ -1,0 +1,235 @@
+#include "gpusched/placement/pod_request.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpusched/model/names.h"
+
+namespace gpusched::placement {
+namespace {
+
+using ::testing::HasSubstr;
+
+Container MgpuContainer(std::string name, std::optional<int64_t> core, std::optional<int64_t> mem) {
+  Container c{.name = std::move(name)};
+  c.limits.mgpu_core_percent = core;
+  c.limits.mgpu_memory_mib = mem;
+  c.requests = c.limits;
+  return c;
+}
+
+Container GpuContainer(std::string name, int64_t n) {
+  Container c{.name = std::move(name)};
+  c.limits.nvidia_gpus = n;
+  return c;
+}
+
+Pod PodWith(std::vector<Container> containers, AnnotationMap annotations = {}) {
+  return Pod{.uid = "u", .namespace_name = "ns", .name = "p", .containers = std::move(containers),
+             .annotations = std::move(annotations)};
+}
+
+PodRequest Analyze(std::optional<int64_t> core, std::optional<int64_t> mem, AnnotationMap a = {}) {
+  return AnalyzePod(PodWith({MgpuContainer("c", core, mem)}, std::move(a)));
+}
+
+TEST(PodRequest, PodWithoutGpuAsksForNothing) {
+  PodRequest r = AnalyzePod(PodWith({Container{.name = "web"}}));
+  EXPECT_EQ(r.kind, RequestKind::kNone);
+  EXPECT_TRUE(r.valid());
+}
+
+TEST(PodRequest, ZeroGpuRequestIsNoRequest) {
+  EXPECT_EQ(AnalyzePod(PodWith({GpuContainer("c", 0)})).kind, RequestKind::kNone);
+}
+
+TEST(PodRequest, WholeGpusSumOverContainersAndTakeInitMax) {
+  Pod pod = PodWith({GpuContainer("a", 2), GpuContainer("b", 1)});
+  pod.init_containers = {GpuContainer("init", 4)};
+  PodRequest r = AnalyzePod(pod);
+  EXPECT_EQ(r.kind, RequestKind::kWholeGpu);
+  EXPECT_EQ(r.whole_gpus, 4);
+  pod.init_containers = {GpuContainer("init", 1)};
+  EXPECT_EQ(AnalyzePod(pod).whole_gpus, 3);
+  Container sidecar = GpuContainer("side", 1);
+  sidecar.sidecar = true;
+  pod.init_containers = {sidecar};
+  EXPECT_EQ(AnalyzePod(pod).whole_gpus, 4);
+}
+
+TEST(PodRequest, RejectsMixedWholeAndMgpu) {
+  PodRequest r = AnalyzePod(PodWith({GpuContainer("a", 1), MgpuContainer("b", 30, 1024)}));
+  EXPECT_FALSE(r.valid());
+  EXPECT_THAT(r.invalid_reason, HasSubstr("mixes nvidia.com/gpu and vke.volcengine.com/mgpu-*"));
+}
+
+TEST(PodRequest, RequestsMustEqualLimits) {
+  Container c = MgpuContainer("c", 30, 1024);
+  c.requests.mgpu_core_percent = 20;
+  PodRequest r = AnalyzePod(PodWith({c}));
+  EXPECT_THAT(r.invalid_reason, HasSubstr("container c: vke.volcengine.com/mgpu-core requests 20 != limits 30"));
+}
+
+TEST(PodRequest, RequestsAloneAreTheValue) {
+  Container c{.name = "c"};
+  c.requests.mgpu_core_percent = 30;
+  c.requests.mgpu_memory_mib = 1024;
+  PodRequest r = AnalyzePod(PodWith({c}));
+  ASSERT_TRUE(r.valid()) << r.invalid_reason;
+  EXPECT_EQ(r.containers[0].milli_per_card, 300);
+}
+
+TEST(PodRequest, PartialGpuInUnits) {
+  PodRequest r = Analyze(30, 4096);
+  ASSERT_TRUE(r.valid());
+  ASSERT_EQ(r.containers.size(), 1u);
+  EXPECT_EQ(r.containers[0], (MgpuContainerRequest{.container = "c", .core_percent = 30, .memory_mib = 4096, .cards = 1,
+                                                   .whole_card = false, .milli_per_card = 300, .mib_per_card = 4096}));
+  EXPECT_EQ(r.compute_policy, "fixed-share");
+}
+
+TEST(PodRequest, PartialMemoryMinimumIs256MiB) {
+  EXPECT_TRUE(Analyze(30, 256).valid());
+  PodRequest r = Analyze(30, 255);
+  EXPECT_THAT(r.invalid_reason, HasSubstr("needs vke.volcengine.com/mgpu-memory >= 256 MiB, got 255"));
+  EXPECT_THAT(Analyze(30, std::nullopt).invalid_reason, HasSubstr(">= 256 MiB, got 0"));
+}
+
+TEST(PodRequest, MemoryWithoutCoreIsRejected) {
+  EXPECT_THAT(Analyze(std::nullopt, 4096).invalid_reason,
+              HasSubstr("vke.volcengine.com/mgpu-memory 4096 MiB without vke.volcengine.com/mgpu-core"));
+}
+
+TEST(PodRequest, WholeCardIsMultipleOf100WithoutMemory) {
+  PodRequest r = Analyze(200, std::nullopt);
+  ASSERT_TRUE(r.valid());
+  EXPECT_TRUE(r.containers[0].whole_card);
+  EXPECT_EQ(r.containers[0].cards, 2);
+  EXPECT_EQ(r.containers[0].milli_per_card, 1000);
+  r = Analyze(100, std::nullopt);
+  EXPECT_TRUE(r.containers[0].whole_card);
+  EXPECT_EQ(r.containers[0].cards, 1);
+}
+
+TEST(PodRequest, WholeCardMustNotSetMemory) {
+  EXPECT_THAT(Analyze(200, 4096).invalid_reason,
+              HasSubstr("vke.volcengine.com/mgpu-core 200 is a whole-card request and must not set "
+                        "vke.volcengine.com/mgpu-memory (4096 MiB)"));
+}
+
+TEST(PodRequest, CoreOf100WithMemoryIsAPartialInstance) {
+  PodRequest r = Analyze(100, 2048);
+  ASSERT_TRUE(r.valid());
+  EXPECT_FALSE(r.containers[0].whole_card);
+  EXPECT_EQ(r.containers[0].milli_per_card, 1000);
+}
+
+TEST(PodRequest, CoreAbove100MustBeMultipleOf100) {
+  EXPECT_THAT(Analyze(150, std::nullopt).invalid_reason,
+              HasSubstr("vke.volcengine.com/mgpu-core 150 above 100 must be a multiple of 100"));
+  EXPECT_THAT(Analyze(101, 1024).invalid_reason, HasSubstr("101 above 100 must be a multiple of 100"));
+  EXPECT_TRUE(Analyze(99, 1024).valid());
+}
+
+TEST(PodRequest, ComputePolicyDefaultsAndMustBeKnown) {
+  EXPECT_EQ(Analyze(30, 1024, {{std::string(names::kComputePolicy), "guaranteed-burst-share"}}).compute_policy,
+            "guaranteed-burst-share");
+  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kComputePolicy), "turbo"}}).invalid_reason,
+              HasSubstr("vke.volcengine.com/mgpu-compute-policy=\"turbo\""));
+}
+
+AnnotationMap MultiGpu(std::string cards, std::string policy = "native-burst-share") {
+  return {{std::string(names::kContainerMultipleGpu), std::move(cards)},
+          {std::string(names::kComputePolicy), std::move(policy)}};
+}
+
+TEST(PodRequest, MultipleGpuSplitsEvenly) {
+  PodRequest r = Analyze(200, 8192, MultiGpu("2"));
+  ASSERT_TRUE(r.valid()) << r.invalid_reason;
+  EXPECT_EQ(r.containers[0].cards, 2);
+  EXPECT_EQ(r.containers[0].milli_per_card, 1000);
+  EXPECT_EQ(r.containers[0].mib_per_card, 4096);
+  EXPECT_FALSE(r.containers[0].whole_card);
+}
+
+TEST(PodRequest, MultipleGpuNeedsNativeBurstShare) {
+  EXPECT_THAT(Analyze(100, 4096, MultiGpu("2", "fixed-share")).invalid_reason,
+              HasSubstr("vke.volcengine.com/container-multiple-gpu needs compute policy native-burst-share, pod has "
+                        "fixed-share"));
+  EXPECT_THAT(
+      AnalyzePod(PodWith({MgpuContainer("c", 100, 4096)}, {{std::string(names::kContainerMultipleGpu), "2"}}))
+          .invalid_reason,
+      HasSubstr("needs compute policy native-burst-share, pod has fixed-share"));
+}
+
+TEST(PodRequest, MultipleGpuCardsBetween1And8) {
+  EXPECT_TRUE(Analyze(800, 8192, MultiGpu("8")).valid());
+  EXPECT_THAT(Analyze(900, 9216, MultiGpu("9")).invalid_reason, HasSubstr("9 GPUs per container is outside 1-8"));
+  EXPECT_THAT(Analyze(30, 1024, MultiGpu("0")).invalid_reason, HasSubstr("0 GPUs per container is outside 1-8"));
+}
+
+TEST(PodRequest, MultipleGpuPerCardCoreIsIntegerAtMost100) {
+  EXPECT_THAT(Analyze(201, 4096, MultiGpu("2")).invalid_reason,
+              HasSubstr("over 2 GPUs must give an integer per-GPU core <= 100 (got 201/2)"));
+  EXPECT_THAT(Analyze(300, 4096, MultiGpu("2")).invalid_reason, HasSubstr("per-GPU core <= 100 (got 300/2)"));
+  EXPECT_TRUE(Analyze(2, 2048, MultiGpu("2")).valid());
+}
+
+TEST(PodRequest, MultipleGpuPerCardMemoryBetween1024And81920) {
+  EXPECT_TRUE(Analyze(100, 2048, MultiGpu("2")).valid());
+  EXPECT_THAT(Analyze(100, 2046, MultiGpu("2")).invalid_reason,
+              HasSubstr("integer per-GPU memory in [1024, 81920] MiB (got 2046/2)"));
+  EXPECT_THAT(Analyze(100, 2047, MultiGpu("2")).invalid_reason, HasSubstr("(got 2047/2)"));
+  EXPECT_TRUE(Analyze(100, 163840, MultiGpu("2")).valid());
+  EXPECT_THAT(Analyze(100, 163842, MultiGpu("2")).invalid_reason, HasSubstr("(got 163842/2)"));
+}
+
+TEST(PodRequest, MultipleGpuOneEntryPerContainer) {
+  Pod pod = PodWith({MgpuContainer("a", 100, 2048), MgpuContainer("b", 30, 1024), MgpuContainer("c", 300, 3072)},
+                    MultiGpu("2,1,3"));
+  PodRequest r = AnalyzePod(pod);
+  ASSERT_TRUE(r.valid()) << r.invalid_reason;
+  ASSERT_EQ(r.containers.size(), 3u);
+  EXPECT_EQ(r.containers[0].cards, 2);
+  EXPECT_EQ(r.containers[1].cards, 1);
+  EXPECT_EQ(r.containers[2].cards, 3);
+  pod.annotations[std::string(names::kContainerMultipleGpu)] = "2,1";
+  EXPECT_THAT(AnalyzePod(pod).invalid_reason, HasSubstr("has 2 entries, pod has 3 containers"));
+  pod.annotations[std::string(names::kContainerMultipleGpu)] = "2,x,1";
+  EXPECT_THAT(AnalyzePod(pod).invalid_reason, HasSubstr("entry \"x\" is not an integer"));
+}
+
+TEST(PodRequest, ListsEveryViolatedRule) {
+  Pod pod = PodWith({MgpuContainer("a", 150, std::nullopt), MgpuContainer("b", 30, 100)});
+  PodRequest r = AnalyzePod(pod);
+  EXPECT_THAT(r.invalid_reason, HasSubstr("container a: vke.volcengine.com/mgpu-core 150 above 100"));
+  EXPECT_THAT(r.invalid_reason, HasSubstr("container b: partial GPU"));
+}
+
+TEST(PodRequest, PolicyOverridesByAnnotation) {
+  PodRequest r = Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "spread"},
+                                    {std::string(names::kGpuPolicyAnnotation), "binpack"}});
+  EXPECT_EQ(r.node_policy, Policy::kSpread);
+  EXPECT_EQ(r.gpu_policy, Policy::kBinpack);
+  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "tetris"}}).invalid_reason,
+              HasSubstr("gpusched.io/node-policy=\"tetris\": want binpack or spread"));
+}
+
+TEST(PodRequest, ClaimsWithoutExtendedResourcesAreDra) {
+  Pod pod = PodWith({Container{.name = "c"}});
+  pod.resource_claims = {"gpu"};
+  EXPECT_EQ(AnalyzePod(pod).kind, RequestKind::kDra);
+}
+
+TEST(PodRequest, InitContainersWithMgpuArePlacedToo) {
+  Pod pod = PodWith({MgpuContainer("main", 30, 1024)});
+  pod.init_containers = {MgpuContainer("warmup", 10, 512)};
+  PodRequest r = AnalyzePod(pod);
+  ASSERT_EQ(r.containers.size(), 2u);
+  EXPECT_EQ(r.containers[0].container, "warmup");
+  EXPECT_EQ(r.total_milli(), 400);
+  EXPECT_EQ(r.total_mib(), 1536);
+}
+
+}  // namespace
+}  // namespace gpusched::placement

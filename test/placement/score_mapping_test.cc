@@ -1,0 +1,48 @@
+#include "gpusched/placement/score_mapping.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpusched::placement {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(ScoreMapping, RankGivesTheTopTenDistinctScores) {
+  std::vector<ScoredNode> nodes;
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) names.push_back("n" + std::to_string(10 + i));
+  for (int i = 0; i < 12; ++i) nodes.push_back({names[i], i / 100.0});
+  std::vector<int64_t> s = MapScores(nodes, ScoreMapping::kRank);
+  EXPECT_THAT(s, ElementsAre(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
+}
+
+TEST(ScoreMapping, RankBreaksTiesByNodeName) {
+  std::vector<ScoredNode> nodes = {{"b", 0.5}, {"a", 0.5}, {"c", 0.9}};
+  EXPECT_THAT(MapScores(nodes, ScoreMapping::kRank), ElementsAre(8, 9, 10));
+}
+
+TEST(ScoreMapping, LinearRoundsAndClamps) {
+  std::vector<ScoredNode> nodes = {{"a", 0.0}, {"b", 0.44}, {"c", 0.46}, {"d", 1.0}, {"e", 7.0}, {"f", -1.0}};
+  EXPECT_THAT(MapScores(nodes, ScoreMapping::kLinear), ElementsAre(0, 4, 5, 10, 10, 0));
+}
+
+TEST(ScoreMapping, ScoresStayInRange) {
+  std::vector<ScoredNode> nodes;
+  for (int i = 0; i < 50; ++i) nodes.push_back({"n", (i * 37 % 11) / 10.0});
+  for (ScoreMapping m : {ScoreMapping::kRank, ScoreMapping::kLinear}) {
+    for (int64_t s : MapScores(nodes, m)) {
+      EXPECT_GE(s, 0);
+      EXPECT_LE(s, kMaxExtenderPriority);
+    }
+  }
+}
+
+TEST(ScoreMapping, BestKIsOrderedBestFirst) {
+  std::vector<ScoredNode> nodes = {{"a", 0.1}, {"b", 0.9}, {"c", 0.5}, {"d", 0.9}};
+  EXPECT_THAT(BestK(nodes, 2), ElementsAre(1, 3));
+  EXPECT_THAT(BestK(nodes, 10), ElementsAre(1, 3, 2, 0));
+}
+
+}  // namespace
+}  // namespace gpusched::placement

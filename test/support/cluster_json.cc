@@ -1,0 +1,246 @@
+#include "cluster_json.h"
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace gpusched::testing {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void S(Writer& w, const std::string& s) { w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size())); }
+
+void StringMap(Writer& w, const std::map<std::string, std::string>& m) {
+  w.StartObject();
+  for (const auto& [k, v] : m) {
+    S(w, k);
+    S(w, v);
+  }
+  w.EndObject();
+}
+
+void Containers(Writer& w, const std::vector<ContainerJson>& list) {
+  w.StartArray();
+  for (const ContainerJson& c : list) {
+    w.StartObject();
+    S(w, "name");
+    S(w, c.name);
+    S(w, "image");
+    S(w, "registry.example.com/app:1");
+    S(w, "resources");
+    w.StartObject();
+    if (!c.limits.empty()) {
+      S(w, "limits");
+      StringMap(w, c.limits);
+    }
+    if (!c.requests.empty()) {
+      S(w, "requests");
+      StringMap(w, c.requests);
+    }
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+std::string GpuDevicesJson(const std::vector<GpuJson>& gpus) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartArray();
+  for (const GpuJson& g : gpus) {
+    w.StartObject();
+    S(w, "index");
+    w.Int(g.index);
+    S(w, "uuid");
+    S(w, fmt::format("GPU-{:08x}-0000-4000-8000-{:012}", g.index * 7919, g.index));
+    S(w, "model");
+    S(w, g.model);
+    S(w, "memoryMiB");
+    w.Int64(g.memory_mib);
+    S(w, "numa");
+    w.Int(g.numa);
+    S(w, "health");
+    S(w, g.healthy ? "Healthy" : "Unhealthy");
+    w.EndObject();
+  }
+  w.EndArray();
+  return b.GetString();
+}
+
+}  // namespace
+
+std::string NodeJson::ToJson() const {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  S(w, "kind");
+  S(w, "Node");
+  S(w, "apiVersion");
+  S(w, "v1");
+  S(w, "metadata");
+  w.StartObject();
+  S(w, "name");
+  S(w, name);
+  S(w, "uid");
+  S(w, "uid-" + name);
+  S(w, "resourceVersion");
+  S(w, "1");
+  std::map<std::string, std::string> labels{{"kubernetes.io/hostname", name}, {"kubernetes.io/os", "linux"}};
+  if (label) labels["vke.node.gpu.schedule"] = *label;
+  if (compute_policy) labels["vke.volcengine.com/mgpu-compute-policy"] = *compute_policy;
+  S(w, "labels");
+  StringMap(w, labels);
+  std::map<std::string, std::string> annotations = extra_annotations;
+  annotations["node.alpha.kubernetes.io/ttl"] = "0";
+  if (gpus) annotations["gpusched.io/gpu-devices"] = GpuDevicesJson(*gpus);
+  S(w, "annotations");
+  StringMap(w, annotations);
+  w.EndObject();
+  S(w, "spec");
+  w.StartObject();
+  S(w, "podCIDR");
+  S(w, "10.244.0.0/24");
+  w.EndObject();
+  std::map<std::string, std::string> alloc{{"cpu", "63"}, {"memory", "250Gi"}, {"pods", "110"}};
+  if (nvidia_gpus) alloc["nvidia.com/gpu"] = std::to_string(*nvidia_gpus);
+  if (mgpu_core) alloc["vke.volcengine.com/mgpu-core"] = std::to_string(*mgpu_core);
+  if (mgpu_memory) alloc["vke.volcengine.com/mgpu-memory"] = std::to_string(*mgpu_memory);
+  S(w, "status");
+  w.StartObject();
+  S(w, "capacity");
+  StringMap(w, alloc);
+  S(w, "allocatable");
+  StringMap(w, alloc);
+  S(w, "daemonEndpoints");
+  w.StartObject();
+  S(w, "kubeletEndpoint");
+  w.StartObject();
+  S(w, "Port");
+  w.Int(10250);
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return b.GetString();
+}
+
+std::string PodJson::ToJson() const {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  S(w, "kind");
+  S(w, "Pod");
+  S(w, "apiVersion");
+  S(w, "v1");
+  S(w, "metadata");
+  w.StartObject();
+  S(w, "name");
+  S(w, name);
+  S(w, "namespace");
+  S(w, namespace_name);
+  S(w, "uid");
+  S(w, uid);
+  S(w, "creationTimestamp");
+  S(w, "2026-11-30T10:00:00Z");
+  if (!annotations.empty()) {
+    S(w, "annotations");
+    StringMap(w, annotations);
+  }
+  w.EndObject();
+  S(w, "spec");
+  w.StartObject();
+  if (!node.empty()) {
+    S(w, "nodeName");
+    S(w, node);
+  }
+  S(w, "schedulerName");
+  S(w, "gpu-scheduler");
+  S(w, "containers");
+  Containers(w, containers);
+  if (!init_containers.empty()) {
+    S(w, "initContainers");
+    Containers(w, init_containers);
+  }
+  if (!claims.empty()) {
+    S(w, "resourceClaims");
+    w.StartArray();
+    for (const std::string& c : claims) {
+      w.StartObject();
+      S(w, "name");
+      S(w, c);
+      S(w, "resourceClaimName");
+      S(w, c);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  S(w, "status");
+  w.StartObject();
+  if (!phase.empty()) {
+    S(w, "phase");
+    S(w, phase);
+  }
+  S(w, "conditions");
+  w.StartArray();
+  w.StartObject();
+  S(w, "type");
+  S(w, "PodScheduled");
+  S(w, "lastProbeTime");
+  w.Null();
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return b.GetString();
+}
+
+ContainerJson WholeGpus(std::string name, int64_t n) {
+  std::string v = std::to_string(n);
+  return ContainerJson{.name = std::move(name), .limits = {{"nvidia.com/gpu", v}}, .requests = {{"nvidia.com/gpu", v}}};
+}
+
+ContainerJson Mgpu(std::string name, int64_t core, std::optional<int64_t> memory_mib) {
+  ContainerJson c{.name = std::move(name)};
+  c.limits["vke.volcengine.com/mgpu-core"] = std::to_string(core);
+  if (memory_mib) c.limits["vke.volcengine.com/mgpu-memory"] = std::to_string(*memory_mib);
+  c.requests = c.limits;
+  return c;
+}
+
+NodeJson NvidiaNode(std::string name, int64_t gpus, std::optional<std::string> label) {
+  return NodeJson{.name = std::move(name), .label = std::move(label), .nvidia_gpus = gpus};
+}
+
+NodeJson MgpuNode(std::string name, int64_t gpus, int64_t mib_per_gpu, std::string policy) {
+  return NodeJson{.name = std::move(name),
+                  .label = "mgpu",
+                  .compute_policy = std::move(policy),
+                  .mgpu_core = gpus * 100,
+                  .mgpu_memory = gpus * mib_per_gpu};
+}
+
+std::string ListJson(const std::vector<std::string>& items) {
+  return fmt::format("{{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{}]}}", fmt::join(items, ","));
+}
+
+std::string ArgsWithNames(const std::string& pod_json, const std::vector<std::string>& names) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartArray();
+  for (const std::string& n : names) S(w, n);
+  w.EndArray();
+  return fmt::format("{{\"Pod\":{},\"Nodes\":null,\"NodeNames\":{}}}", pod_json, b.GetString());
+}
+
+std::string ArgsWithNodes(const std::string& pod_json, const std::vector<std::string>& node_jsons) {
+  return fmt::format("{{\"Pod\":{},\"Nodes\":{{\"metadata\":{{}},\"items\":[{}]}},\"NodeNames\":null}}", pod_json,
+                     fmt::join(node_jsons, ","));
+}
+
+std::string BindJson(const std::string& name, const std::string& ns, const std::string& uid, const std::string& node) {
+  return fmt::format(R"({{"PodName":"{}","PodNamespace":"{}","PodUID":"{}","Node":"{}"}})", name, ns, uid, node);
+}
+
+}  // namespace gpusched::testing

@@ -1,0 +1,72 @@
+// File: cluster_json.h
+//
+// Builders of real Kubernetes JSON (Nodes, Pods, Lists) and extender request bodies for tests and
+// benchmarks. Output is what kubectl / kube-scheduler would send: quantities as strings, camelCase
+// object keys, PascalCase envelope keys.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched::testing {
+
+struct GpuJson {
+  int index = 0;
+  int64_t memory_mib = 0;
+  std::string model;
+  int numa = -1;
+  bool healthy = true;
+};
+
+struct NodeJson {
+  std::string name;
+  std::optional<std::string> label;           // vke.node.gpu.schedule
+  std::optional<std::string> compute_policy;  // vke.volcengine.com/mgpu-compute-policy
+  std::optional<int64_t> nvidia_gpus;
+  std::optional<int64_t> mgpu_core;
+  std::optional<int64_t> mgpu_memory;
+  std::optional<std::vector<GpuJson>> gpus;   // gpusched.io/gpu-devices
+  std::map<std::string, std::string> extra_annotations;
+
+  std::string ToJson() const;
+};
+
+struct ContainerJson {
+  std::string name;
+  std::map<std::string, std::string> limits;
+  std::map<std::string, std::string> requests;
+};
+
+struct PodJson {
+  std::string name;
+  std::string namespace_name = "default";
+  std::string uid;
+  std::string node;    // spec.nodeName; empty = pending
+  std::string phase;   // status.phase; empty = omitted
+  std::vector<ContainerJson> containers;
+  std::vector<ContainerJson> init_containers;
+  std::map<std::string, std::string> annotations;
+  std::vector<std::string> claims;  // spec.resourceClaims names
+
+  std::string ToJson() const;
+};
+
+// Containers.
+ContainerJson WholeGpus(std::string name, int64_t n);
+ContainerJson Mgpu(std::string name, int64_t core, std::optional<int64_t> memory_mib);
+
+// Nodes.
+NodeJson NvidiaNode(std::string name, int64_t gpus, std::optional<std::string> label = std::nullopt);
+NodeJson MgpuNode(std::string name, int64_t gpus, int64_t mib_per_gpu, std::string policy = "fixed-share");
+
+std::string ListJson(const std::vector<std::string>& items);
+// ExtenderArgs with NodeNames (nodeCacheCapable: true).
+std::string ArgsWithNames(const std::string& pod_json, const std::vector<std::string>& names);
+// ExtenderArgs with Nodes (nodeCacheCapable: false).
+std::string ArgsWithNodes(const std::string& pod_json, const std::vector<std::string>& node_jsons);
+std::string BindJson(const std::string& name, const std::string& ns, const std::string& uid, const std::string& node);
+
+}  // namespace gpusched::testing

@@ -1,0 +1,30 @@
+#include "test_server.h"
+
+#include <gtest/gtest.h>
+
+#include "gpusched/k8s/objects.h"
+
+namespace gpusched::testing {
+
+TestServer::TestServer(const std::string& list_json, extender::ServiceOptions options, std::string prefix,
+                       http::ServerOptions server_options) {
+  Reload(list_json);
+  service_ = std::make_unique<extender::Service>(&inventory_, options);
+  router_ = std::make_unique<http::Router>(service_.get(), &ready_, std::move(prefix));
+  server_options.host = "127.0.0.1";
+  server_options.port = 0;
+  server_ = std::make_unique<http::Server>(server_options, router_.get());
+  Status s = server_->Start();
+  if (!s.ok()) ADD_FAILURE() << s.ToString();
+}
+
+TestServer::~TestServer() { server_->Stop(); }
+
+void TestServer::Reload(const std::string& list_json) {
+  ClusterObjects objects;
+  Status s = k8s::AppendClusterJson(list_json, &objects);
+  if (!s.ok()) ADD_FAILURE() << "cluster JSON: " << s.ToString();
+  inventory_.ReplaceCluster(std::move(objects));
+}
+
+}  // namespace gpusched::testing
