@@ -73,7 +73,7 @@ void WriteNode(Writer& w, const NodeState& n) {
   Str(w, n.condition_reason);
   if (n.mode == NodeMode::kMgpu) {
     Key(w, "computePolicy");
-    Str(w, n.node.compute_policy_label.value_or("fixed-share"));
+    Str(w, n.compute_policy);
   }
   Key(w, "allocatable");
   w.StartObject();
@@ -106,20 +106,22 @@ void WriteNode(Writer& w, const NodeState& n) {
   w.EndObject();
   Key(w, "gpus");
   w.StartArray();
-  for (const placement::GpuSlot& g : n.gpus) {
+  for (size_t i = 0; i < n.gpus.size(); ++i) {
+    const placement::GpuSlot& g = n.gpus[i];
+    const GpuDevice& d = n.devices[i];
     w.StartObject();
     Key(w, "index");
-    w.Int(g.device.index);
+    w.Int(g.index);
     Key(w, "uuid");
-    Str(w, g.device.uuid);
+    Str(w, d.uuid);
     Key(w, "model");
-    Str(w, g.device.model);
+    Str(w, d.model);
     Key(w, "memoryMiB");
-    w.Int64(g.device.memory_mib);
+    w.Int64(g.memory_mib);
     Key(w, "numa");
-    w.Int(g.device.numa_node);
+    w.Int(g.numa_node);
     Key(w, "healthy");
-    w.Bool(g.device.healthy);
+    w.Bool(g.healthy);
     Key(w, "usedCorePercent");
     w.Int64(CorePercentFromMilli(g.used_milli));
     Key(w, "usedMemoryMiB");

@@ -29,21 +29,21 @@ struct Fit {
 template <typename OnFail>
 std::vector<Fit> EvaluateAll(const PodRequest& request, const ExtenderArgs& args,
                              const inventory::InventorySnapshot& snapshot, Planner& planner, OnFail on_fail) {
-  std::vector<Fit> fits;
-  fits.reserve(args.node_names.size());
+  std::vector<const placement::NodeState*> nodes;
+  nodes.reserve(args.node_names.size());
   for (size_t pos = 0; pos < args.node_names.size(); ++pos) {
-    const placement::NodeState* node = snapshot.FindNode(args.node_names[pos]);
-    if (node == nullptr) {
-      on_fail(pos, true, std::string(kUnknownNode));
-      continue;
-    }
-    NodeVerdict v = planner.Evaluate(request, *node, /*want_placement=*/false);
+    nodes.push_back(snapshot.FindNode(args.node_names[pos]));
+    if (nodes.back() == nullptr) on_fail(pos, true, std::string(kUnknownNode));
+  }
+  std::vector<Fit> fits;
+  fits.reserve(nodes.size());
+  placement::EvaluateNodes(planner, request, nodes, [&](size_t pos, NodeVerdict&& v) {
     if (v.fits) {
       fits.push_back(Fit{pos, v.score});
     } else {
       on_fail(pos, v.resolvable, std::move(v.reason));
     }
-  }
+  });
   return fits;
 }
 

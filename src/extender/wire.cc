@@ -1,8 +1,6 @@
 #include "gpusched/extender/wire.h"
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "gpusched/k8s/objects.h"
 
@@ -10,23 +8,21 @@ namespace gpusched::extender {
 namespace {
 
 using rapidjson::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void Key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
-void Str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-
-void FailedMap(Writer& w, std::string_view key, const ExtenderArgs& args,
+// Replies are appended straight into one string: the hot replies are mostly node names, which
+// need no escaping, so this beats a general-purpose writer by a wide margin.
+void FailedMap(std::string* out, std::string_view key, const ExtenderArgs& args,
                const std::vector<std::pair<size_t, std::string>>& entries) {
-  Key(w, key);
-  w.StartObject();
-  for (const auto& [pos, reason] : entries) {
-    Key(w, args.node_names[pos]);
-    Str(w, reason);
+  out->append(key);
+  out->push_back('{');
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    json::AppendString(out, args.node_names[entries[i].first]);
+    out->push_back(':');
+    json::AppendString(out, entries[i].second);
   }
-  w.EndObject();
+  out->push_back('}');
 }
-
-std::string Take(rapidjson::StringBuffer& b) { return std::string(b.GetString(), b.GetSize()); }
 
 }  // namespace
 
@@ -70,69 +66,48 @@ StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body) {
 }
 
 std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& result) {
-  rapidjson::StringBuffer b;
-  b.Reserve(64 + 24 * result.kept.size());
-  Writer w(b);
-  w.StartObject();
-  Key(w, "Nodes");
+  std::string out;
+  out.reserve(128 + 24 * args.node_names.size());
   if (args.with_nodes) {
-    w.StartObject();
-    Key(w, "metadata");
-    w.StartObject();
-    w.EndObject();
-    Key(w, "items");
-    w.StartArray();
-    for (size_t pos : result.kept) args.node_items[pos]->Accept(w);
-    w.EndArray();
-    w.EndObject();
+    out.append(R"({"Nodes":{"metadata":{},"items":[)");
+    for (size_t i = 0; i < result.kept.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      json::AppendValue(&out, *args.node_items[result.kept[i]]);
+    }
+    out.append(R"(]},"NodeNames":null)");
   } else {
-    w.Null();
+    out.append(R"({"Nodes":null,"NodeNames":[)");
+    for (size_t i = 0; i < result.kept.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      json::AppendString(&out, args.node_names[result.kept[i]]);
+    }
+    out.push_back(']');
   }
-  Key(w, "NodeNames");
-  if (args.with_nodes) {
-    w.Null();
-  } else {
-    w.StartArray();
-    for (size_t pos : result.kept) Str(w, args.node_names[pos]);
-    w.EndArray();
-  }
-  FailedMap(w, "FailedNodes", args, result.failed);
-  FailedMap(w, "FailedAndUnresolvableNodes", args, result.unresolvable);
-  Key(w, "Error");
-  Str(w, "");
-  w.EndObject();
-  return Take(b);
+  FailedMap(&out, R"(,"FailedNodes":)", args, result.failed);
+  FailedMap(&out, R"(,"FailedAndUnresolvableNodes":)", args, result.unresolvable);
+  out.append(R"(,"Error":""})");
+  return out;
 }
 
 std::string EncodeFilterError(std::string_view error) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  for (std::string_view k : {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes"}) {
-    Key(w, k);
-    w.Null();
-  }
-  Key(w, "Error");
-  Str(w, error);
-  w.EndObject();
-  return Take(b);
+  std::string out = R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":)";
+  json::AppendString(&out, error);
+  out.push_back('}');
+  return out;
 }
 
 std::string EncodeHostPriorities(std::span<const HostPriority> priorities) {
-  rapidjson::StringBuffer b;
-  b.Reserve(8 + 40 * priorities.size());
-  Writer w(b);
-  w.StartArray();
-  for (const HostPriority& p : priorities) {
-    w.StartObject();
-    Key(w, "Host");
-    Str(w, p.host);
-    Key(w, "Score");
-    w.Int64(p.score);
-    w.EndObject();
+  std::string out;
+  out.reserve(8 + 40 * priorities.size());
+  out.push_back('[');
+  for (size_t i = 0; i < priorities.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.append(R"({"Host":)");
+    json::AppendString(&out, priorities[i].host);
+    fmt::format_to(std::back_inserter(out), R"(,"Score":{}}})", priorities[i].score);
   }
-  w.EndArray();
-  return Take(b);
+  out.push_back(']');
+  return out;
 }
 
 StatusOr<BindingArgs> ParseBindingArgs(std::string_view body) {
@@ -157,13 +132,10 @@ StatusOr<BindingArgs> ParseBindingArgs(std::string_view body) {
 }
 
 std::string EncodeBindingResult(std::string_view error) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  Key(w, "Error");
-  Str(w, error);
-  w.EndObject();
-  return Take(b);
+  std::string out = R"({"Error":)";
+  json::AppendString(&out, error);
+  out.push_back('}');
+  return out;
 }
 
 }  // namespace gpusched::extender

@@ -23,11 +23,17 @@ namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+constexpr std::size_t kReadChunk = 64 * 1024;
+
 // One connection: read a request, answer it, repeat while the client keeps the connection alive.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket&& socket, const ServerOptions& options, const Router* router)
-      : stream_(std::move(socket)), options_(options), router_(router) {}
+      : stream_(std::move(socket)), options_(options), router_(router) {
+    // Beast reads at most the buffer's free capacity per call; the default 512 bytes turns an
+    // 85 KB filter body into 170 reads. 64 KiB reads it in two.
+    buffer_.reserve(kReadChunk);
+  }
 
   void Start() { net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoRead, shared_from_this())); }
 

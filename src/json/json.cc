@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
+#include <rapidjson/writer.h>
 
 #include <cstring>
 #include <strings.h>
@@ -66,7 +67,55 @@ Status ParseStream(Stream& stream, rapidjson::Document* doc, int max_depth) {
   return OkStatus();
 }
 
+// A RapidJSON output stream appending to a std::string.
+struct StringOut {
+  using Ch = char;
+  std::string* s;
+  void Put(char c) { s->push_back(c); }
+  void Flush() {}
+};
+
+bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+
 }  // namespace
+
+void AppendString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!NeedsEscape(c)) continue;
+    out->append(s.data() + start, i - start);
+    start = i + 1;
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      default:
+        fmt::format_to(std::back_inserter(*out), "\\u{:04x}", c);
+    }
+  }
+  out->append(s.data() + start, s.size() - start);
+  out->push_back('"');
+}
+
+void AppendValue(std::string* out, const rapidjson::Value& v) {
+  StringOut stream{out};
+  rapidjson::Writer<StringOut> writer(stream);
+  v.Accept(writer);
+}
 
 Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth) {
   if (std::memchr(text.data(), '\0', text.size()) != nullptr) {

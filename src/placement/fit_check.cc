@@ -32,10 +32,10 @@ Status CheckFits(const NodeState& node, const Placement& placement) {
       return FailedPreconditionError(fmt::format("container {} has no GPU assigned", c.container));
     }
     for (int index : c.gpu_indices) {
-      auto it = std::find_if(after.begin(), after.end(), [&](const GpuSlot& s) { return s.device.index == index; });
+      auto it = std::find_if(after.begin(), after.end(), [&](const GpuSlot& s) { return s.index == index; });
       if (it == after.end()) return FailedPreconditionError(fmt::format("GPU{} does not exist on the node", index));
       GpuSlot& s = *it;
-      if (!s.device.healthy) return FailedPreconditionError(fmt::format("GPU{} is unhealthy", index));
+      if (!s.healthy) return FailedPreconditionError(fmt::format("GPU{} is unhealthy", index));
       if (s.exclusive) return FailedPreconditionError(fmt::format("GPU{} is held whole by another container", index));
       if (c.exclusive) {
         if (!s.idle()) {
@@ -44,7 +44,7 @@ Status CheckFits(const NodeState& node, const Placement& placement) {
         s.exclusive = true;
         s.instances = 1;
         s.used_milli = kMilliPerGpu;
-        s.used_mib = s.device.memory_mib;
+        s.used_mib = s.memory_mib;
         continue;
       }
       if (s.instances >= kMaxInstancesPerGpu) {

@@ -14,6 +14,10 @@ constexpr size_t kBlockersInReason = 3;
 
 std::string PodKey(const Allocation& a) { return fmt::format("{}/{}", a.pod_namespace, a.pod_name); }
 
+GpuSlot SlotOf(const GpuDevice& d) {
+  return GpuSlot{.index = d.index, .numa_node = d.numa_node, .memory_mib = d.memory_mib, .healthy = d.healthy};
+}
+
 // Fills state->gpus and whole_total from the node's published devices or its aggregates.
 // Returns the reason the description cannot be trusted, or "".
 std::string BuildLayout(NodeState* state) {
@@ -41,7 +45,8 @@ std::string BuildLayout(NodeState* state) {
         ++healthy;
         healthy_mib += d.memory_mib;
       }
-      state->gpus.push_back(GpuSlot{.device = d});
+      state->gpus.push_back(SlotOf(d));
+      state->devices.push_back(d);
     }
     if (state->mode == NodeMode::kMgpu) {
       if (alloc.mgpu_core_percent != healthy * kCorePercentPerGpu) {
@@ -72,13 +77,15 @@ std::string BuildLayout(NodeState* state) {
     }
     // Without a per-GPU description the GPUs are taken as identical: memory split evenly.
     for (int64_t i = 0; i < count; ++i) {
-      state->gpus.push_back(GpuSlot{.device = GpuDevice{.index = static_cast<int>(i),
-                                                        .model = node.gpu_product,
-                                                        .memory_mib = alloc.mgpu_memory_mib / count}});
+      GpuDevice d{.index = static_cast<int>(i), .model = node.gpu_product, .memory_mib = alloc.mgpu_memory_mib / count};
+      state->gpus.push_back(SlotOf(d));
+      state->devices.push_back(std::move(d));
     }
   } else if (state->mode == NodeMode::kNvidia) {
     for (int64_t i = 0; i < alloc.nvidia_gpus && i < 1024; ++i) {
-      state->gpus.push_back(GpuSlot{.device = GpuDevice{.index = static_cast<int>(i), .model = node.gpu_product}});
+      GpuDevice d{.index = static_cast<int>(i), .model = node.gpu_product};
+      state->gpus.push_back(SlotOf(d));
+      state->devices.push_back(std::move(d));
     }
   }
   return "";
@@ -88,8 +95,8 @@ std::string BuildLayout(NodeState* state) {
 template <typename Slots>
 auto FindSlot(Slots& gpus, int index) -> decltype(&gpus[0]) {
   auto it = std::lower_bound(gpus.begin(), gpus.end(), index,
-                             [](const GpuSlot& s, int i) { return s.device.index < i; });
-  return it != gpus.end() && it->device.index == index ? &*it : nullptr;
+                             [](const GpuSlot& s, int i) { return s.index < i; });
+  return it != gpus.end() && it->index == index ? &*it : nullptr;
 }
 
 // Books an mGPU allocation's containers onto the GPUs. Returns a reason if an index is unknown.
@@ -121,7 +128,7 @@ std::string BookMgpu(const Allocation& a, NodeState* state) {
       if (c.exclusive) {
         slot->exclusive = true;
         slot->used_milli += kMilliPerGpu;
-        slot->used_mib += slot->device.memory_mib;
+        slot->used_mib += slot->memory_mib;
       } else {
         slot->used_milli += c.milli_per_gpu;
         slot->used_mib += c.mib_per_gpu;
@@ -170,6 +177,7 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
   NodeState state;
   state.node = std::move(node);
   state.mode = ModeFromLabel(state.node.mode_label);
+  state.compute_policy = state.node.compute_policy_label.value_or(std::string(names::kPolicyFixedShare));
   std::string layout_problem = BuildLayout(&state);
 
   std::sort(allocations.begin(), allocations.end(), [](const Allocation& a, const Allocation& b) {
@@ -187,9 +195,9 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
   state.allocations = std::move(allocations);
 
   for (const GpuSlot& s : state.gpus) {
-    if (!s.device.healthy || state.mode != NodeMode::kMgpu) continue;
+    if (!s.healthy || state.mode != NodeMode::kMgpu) continue;
     state.capacity_milli += kMilliPerGpu;
-    state.capacity_mib += s.device.memory_mib;
+    state.capacity_mib += s.memory_mib;
     state.used_milli += s.used_milli;
     state.used_mib += s.used_mib;
   }

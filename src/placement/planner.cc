@@ -25,21 +25,33 @@ double ByPolicy(Policy p, double utilization_after) {
 // spread large ones.
 bool Prefer(Policy p, double a, double b) { return p == Policy::kBinpack ? a < b : a > b; }
 
+// How much of a GPU is left after placing (milli, mib) on it, as a fraction of compute plus a
+// fraction of its memory. Binpack prefers the smallest leftover, spread the largest.
+double Leftover(int64_t free_milli, int64_t free_mib, int64_t memory_mib, int64_t milli, int64_t mib) {
+  double mem = memory_mib > 0 ? static_cast<double>(free_mib - mib) / static_cast<double>(memory_mib) : 0.0;
+  return static_cast<double>(free_milli - milli) / kMilliPerGpu + mem;
+}
+
+bool FitsShared(const GpuSlot& s, int64_t milli, int64_t mib) {
+  return s.healthy && !s.exclusive && s.instances < kMaxInstancesPerGpu && s.free_milli() >= milli &&
+         s.free_mib() >= mib;
+}
+
 std::string Percent(int64_t milli) { return fmt::format("{}%", CorePercentFromMilli(milli)); }
 
 std::string FreePerGpu(const NodeState& node) {
   std::string out;
   for (const GpuSlot& s : node.gpus) {
     if (!out.empty()) out += ", ";
-    if (!s.device.healthy) {
-      fmt::format_to(std::back_inserter(out), "GPU{} unhealthy", s.device.index);
+    if (!s.healthy) {
+      fmt::format_to(std::back_inserter(out), "GPU{} unhealthy", s.index);
     } else if (s.exclusive) {
-      fmt::format_to(std::back_inserter(out), "GPU{} whole-card", s.device.index);
+      fmt::format_to(std::back_inserter(out), "GPU{} whole-card", s.index);
     } else if (s.instances >= kMaxInstancesPerGpu) {
-      fmt::format_to(std::back_inserter(out), "GPU{} {}/{} instances", s.device.index, s.instances,
+      fmt::format_to(std::back_inserter(out), "GPU{} {}/{} instances", s.index, s.instances,
                      kMaxInstancesPerGpu);
     } else {
-      fmt::format_to(std::back_inserter(out), "GPU{} {} core/{} MiB", s.device.index,
+      fmt::format_to(std::back_inserter(out), "GPU{} {} core/{} MiB", s.index,
                      Percent(std::max<int64_t>(0, s.free_milli())), std::max<int64_t>(0, s.free_mib()));
     }
   }
@@ -102,10 +114,9 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, Po
 
 void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy node_policy, Policy gpu_policy,
                            bool want_placement, NodeVerdict* v) {
-  std::string node_policy_label = node.node.compute_policy_label.value_or(std::string(names::kPolicyFixedShare));
-  if (node_policy_label != request.compute_policy) {
+  if (node.compute_policy != request.compute_policy) {
     v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy,
-                            request.compute_policy, node_policy_label);
+                            request.compute_policy, node.compute_policy);
     return;
   }
   int64_t need_milli = request.total_milli();
@@ -123,10 +134,38 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     return;
   }
 
+  double score = ByPolicy(node_policy, 0.5 * Fraction(node.used_milli, need_milli, node.capacity_milli) +
+                                          0.5 * Fraction(node.used_mib, need_mib, node.capacity_mib));
+  const MgpuContainerRequest& first = request.containers.front();
+  if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card) {
+    // The common case, one shared slice: a single scan, no search state.
+    const GpuSlot* best = nullptr;
+    double best_key = 0;
+    for (const GpuSlot& s : node.gpus) {
+      if (!FitsShared(s, first.milli_per_card, first.mib_per_card)) continue;
+      double key = Leftover(s.free_milli(), s.free_mib(), s.memory_mib, first.milli_per_card, first.mib_per_card);
+      if (best == nullptr || Prefer(gpu_policy, key, best_key)) {
+        best = &s;
+        best_key = key;
+      }
+    }
+    if (best != nullptr) {
+      v->fits = true;
+      v->score = score;
+      if (!want_placement) return;
+      v->placement.kind = RequestKind::kMgpu;
+      v->placement.containers.push_back(ContainerAssignment{.container = first.container,
+                                                            .gpu_indices = {best->index},
+                                                            .milli_per_gpu = first.milli_per_card,
+                                                            .mib_per_gpu = first.mib_per_card});
+      return;
+    }
+  }
+
   work_.clear();
   for (const GpuSlot& s : node.gpus) {
-    work_.push_back(Work{s.device.index, s.device.numa_node, s.device.healthy, s.exclusive, s.instances,
-                         s.free_milli(), s.free_mib(), s.device.memory_mib});
+    work_.push_back(Work{s.index, s.numa_node, s.healthy, s.exclusive, s.instances,
+                         s.free_milli(), s.free_mib(), s.memory_mib});
   }
   option_pool_.clear();
   if (options_by_depth_.size() < request.containers.size()) options_by_depth_.resize(request.containers.size());
@@ -140,8 +179,7 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     return;
   }
   v->fits = true;
-  v->score = ByPolicy(node_policy, 0.5 * Fraction(node.used_milli, need_milli, node.capacity_milli) +
-                                       0.5 * Fraction(node.used_mib, need_mib, node.capacity_mib));
+  v->score = score;
   if (!want_placement) return;
   v->placement.kind = RequestKind::kMgpu;
   for (size_t i = 0; i < request.containers.size(); ++i) {
@@ -163,7 +201,7 @@ bool Planner::FitsEmptyNode(const PodRequest& request, const NodeState& node) {
   // Each container alone on the node with nothing else booked: enough healthy GPUs large enough?
   for (const MgpuContainerRequest& c : request.containers) {
     int big_enough = 0;
-    for (const GpuSlot& s : node.gpus) big_enough += s.device.healthy && s.device.memory_mib >= c.mib_per_card ? 1 : 0;
+    for (const GpuSlot& s : node.gpus) big_enough += s.healthy && s.memory_mib >= c.mib_per_card ? 1 : 0;
     if (big_enough < c.cards) return false;
   }
   return true;
@@ -184,8 +222,7 @@ void Planner::CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, s
 
   auto leftover = [&](int p) {
     const Work& w = work_[p];
-    double mem = w.memory_mib > 0 ? static_cast<double>(w.free_mib - c.mib_per_card) / w.memory_mib : 0.0;
-    return static_cast<double>(w.free_milli - c.milli_per_card) / kMilliPerGpu + mem;
+    return Leftover(w.free_milli, w.free_mib, w.memory_mib, c.milli_per_card, c.mib_per_card);
   };
 
   if (c.cards == 1 && !c.whole_card) {

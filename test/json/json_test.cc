@@ -61,5 +61,25 @@ TEST(Json, InsituParseKeepsStringsInTheBuffer) {
   EXPECT_EQ(View((*Find(doc, "NodeNames"))[1]), "b");
 }
 
+TEST(Json, AppendStringEscapesWhatJsonRequires) {
+  std::string out;
+  AppendString(&out, "gpu-node-0001");
+  EXPECT_EQ(out, "\"gpu-node-0001\"");
+  out.clear();
+  AppendString(&out, std::string("a\"b\\c\nd\x01" "e\xc3\xa9", 11));
+  EXPECT_EQ(out, "\"a\\\"b\\\\c\\nd\\u0001e\xc3\xa9\"");
+  rapidjson::Document doc;
+  ASSERT_TRUE(Parse(out, &doc).ok());
+  EXPECT_EQ(View(doc), std::string("a\"b\\c\nd\x01" "e\xc3\xa9", 11));
+}
+
+TEST(Json, AppendValueWritesCompactJson) {
+  rapidjson::Document doc;
+  ASSERT_TRUE(Parse(R"({ "a" : [1, 2.5, "x"], "b": null })", &doc).ok());
+  std::string out;
+  AppendValue(&out, doc);
+  EXPECT_EQ(out, R"({"a":[1,2.5,"x"],"b":null})");
+}
+
 }  // namespace
 }  // namespace gpusched::json

@@ -36,8 +36,8 @@ TEST(NodeState, MgpuWithoutAnnotationSplitsMemoryEvenly) {
   NodeState s = BuildNodeState(SharedNode("n", 4, 23028), {});
   ASSERT_EQ(s.gpus.size(), 4u);
   for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(s.gpus[i].device.index, i);
-    EXPECT_EQ(s.gpus[i].device.memory_mib, 23028);
+    EXPECT_EQ(s.gpus[i].index, i);
+    EXPECT_EQ(s.gpus[i].memory_mib, 23028);
   }
   EXPECT_EQ(s.capacity_milli, 4000);
   EXPECT_EQ(s.capacity_mib, 4 * 23028);
@@ -65,10 +65,11 @@ TEST(NodeState, PublishedGpusModelDifferentSizesAndAMissingIndex) {
   NodeState s = BuildNodeState(Heterogeneous(), {});
   ASSERT_TRUE(s.ready()) << s.condition_reason;
   ASSERT_EQ(s.gpus.size(), 3u);
-  EXPECT_EQ(s.gpus[1].device.memory_mib, 40960);
-  EXPECT_EQ(s.gpus[2].device.index, 3);
+  EXPECT_EQ(s.gpus[1].memory_mib, 40960);
+  EXPECT_EQ(s.gpus[2].index, 3);
   EXPECT_EQ(s.FindGpu(2), nullptr);
-  EXPECT_EQ(s.FindGpu(3)->device.model, "T4");
+  EXPECT_EQ(s.devices[2].model, "T4");
+  EXPECT_EQ(s.FindGpu(3)->memory_mib, 15360);
 }
 
 TEST(NodeState, PublishedGpusMustMatchAllocatable) {

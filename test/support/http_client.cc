@@ -34,6 +34,7 @@ class HttpClient::Impl {
       http::write(*socket_, req, ec);
       if (!ec) {
         beast::flat_buffer buffer;
+        buffer.reserve(64 * 1024);
         http::response_parser<http::string_body> parser;
         parser.body_limit(1u << 30);
         http::read(*socket_, buffer, parser, ec);
@@ -72,6 +73,7 @@ class HttpClient::Impl {
     if (socket_) return true;
     socket_.emplace(ioc_);
     socket_->connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_), ec);
+    if (!ec) socket_->set_option(tcp::no_delay(true), ec);
     if (ec) {
       socket_.reset();
       return false;

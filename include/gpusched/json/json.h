@@ -52,6 +52,14 @@ Status FindObject(const rapidjson::Value& obj, std::string_view key, std::string
 Status FindArray(const rapidjson::Value& obj, std::string_view key, std::string_view path,
                  const rapidjson::Value** out);
 
+// Appends `s` to *out as a JSON string: quoted, with '"', '\\' and control characters escaped.
+// Strings without such characters (node names, almost every reason) are copied in one go.
+// REQUIRES: `s` is valid UTF-8.
+void AppendString(std::string* out, std::string_view s);
+
+// Appends `v` to *out as compact JSON.
+void AppendValue(std::string* out, const rapidjson::Value& v);
+
 // Returns InvalidArgument "<path>: want <want>, got <actual type>".
 Status WrongType(std::string_view path, std::string_view want, const rapidjson::Value& got);
 

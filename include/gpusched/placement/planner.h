@@ -12,6 +12,7 @@
 // Evaluate() is otherwise pure: the result depends only on its arguments and the options.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,5 +81,22 @@ class Planner {
   int steps_ = 0;
   bool budget_hit_ = false;
 };
+
+// Evaluates `request` on each of `nodes` in order and calls on_verdict(i, NodeVerdict&&) for each;
+// a null entry (a node the inventory does not know) is skipped without a call. Prefetches ahead,
+// so a scan over thousands of nodes is not bound by memory latency. Verdicts carry no placement.
+template <typename OnVerdict>
+void EvaluateNodes(Planner& planner, const PodRequest& request, std::span<const NodeState* const> nodes,
+                   OnVerdict&& on_verdict) {
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (i + kAhead < nodes.size() && nodes[i + kAhead] != nullptr) __builtin_prefetch(nodes[i + kAhead]);
+    if (i + kAhead / 2 < nodes.size() && nodes[i + kAhead / 2] != nullptr) {
+      __builtin_prefetch(nodes[i + kAhead / 2]->gpus.data());
+    }
+    if (nodes[i] == nullptr) continue;
+    on_verdict(i, planner.Evaluate(request, *nodes[i], /*want_placement=*/false));
+  }
+}
 
 }  // namespace gpusched::placement

@@ -1,0 +1,82 @@
+#include "bench_cluster.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "cluster_json.h"
+
+namespace gpusched::bench {
+namespace {
+
+constexpr int kGpusPerNode = 8;
+constexpr int64_t kMibPerGpu = 81920;
+
+Pod BoundPod(std::string uid, const std::string& node) {
+  return Pod{.uid = uid, .namespace_name = "bench", .name = uid, .node_name = node, .phase = PodPhase::kRunning};
+}
+
+}  // namespace
+
+ClusterObjects MakeCluster(Kind kind, int nodes, double fill, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  ClusterObjects c;
+  int pod_id = 0;
+  for (int n = 0; n < nodes; ++n) {
+    std::string name = fmt::format("gpu-node-{:05}", n);
+    if (kind == Kind::kWhole) {
+      c.nodes.push_back(Node{.name = name, .mode_label = "nvidia", .allocatable = {.nvidia_gpus = kGpusPerNode}});
+      // Each GPU is busy with probability `fill`; busy GPUs are grouped into 1-, 2- and 4-GPU pods.
+      int busy = 0;
+      for (int g = 0; g < kGpusPerNode; ++g) busy += unit(rng) < fill ? 1 : 0;
+      while (busy > 0) {
+        int size = busy >= 4 && unit(rng) < 0.3 ? 4 : busy >= 2 && unit(rng) < 0.4 ? 2 : 1;
+        Pod pod = BoundPod(fmt::format("pod-{}", pod_id++), name);
+        Container ctr{.name = "main"};
+        ctr.limits.nvidia_gpus = size;
+        pod.containers.push_back(ctr);
+        c.pods.push_back(std::move(pod));
+        busy -= size;
+      }
+      continue;
+    }
+    c.nodes.push_back(Node{.name = name,
+                           .mode_label = "mgpu",
+                           .compute_policy_label = "fixed-share",
+                           .allocatable = {.mgpu_core_percent = 100 * kGpusPerNode,
+                                           .mgpu_memory_mib = kMibPerGpu * kGpusPerNode}});
+    // Each GPU gets shared instances until it reaches its random target around `fill`.
+    for (int g = 0; g < kGpusPerNode; ++g) {
+      double target = std::clamp(fill + (unit(rng) - 0.5) * 0.8, 0.0, 1.0);
+      int64_t core = 0;
+      while (true) {
+        int64_t add = 10 * (1 + static_cast<int64_t>(unit(rng) * 4));  // 10-40%
+        if (core + add > static_cast<int64_t>(target * 100)) break;
+        core += add;
+        Pod pod = BoundPod(fmt::format("pod-{}", pod_id++), name);
+        Container ctr{.name = "main"};
+        ctr.limits.mgpu_core_percent = add;
+        ctr.limits.mgpu_memory_mib = add * kMibPerGpu / 100;
+        pod.containers.push_back(ctr);
+        pod.annotations["vke.volcengine.com/gpu-index-container-main"] = std::to_string(g);
+        c.pods.push_back(std::move(pod));
+      }
+    }
+  }
+  return c;
+}
+
+std::vector<std::string> NodeNames(const ClusterObjects& cluster) {
+  std::vector<std::string> out;
+  for (const Node& n : cluster.nodes) out.push_back(n.name);
+  return out;
+}
+
+std::string PendingPodJson(Kind kind, const std::string& uid) {
+  testing::PodJson pod{.name = uid, .namespace_name = "bench", .uid = uid};
+  pod.containers = {kind == Kind::kWhole ? testing::WholeGpus("main", 1) : testing::Mgpu("main", 30, 8192)};
+  return pod.ToJson();
+}
+
+}  // namespace gpusched::bench

@@ -1,0 +1,26 @@
+// File: bench_cluster.h
+//
+// Synthetic clusters for the benchmarks: N nodes of 8 GPUs each, filled to about 60% by random
+// pods (fixed seed), either whole-GPU nodes or mGPU nodes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpusched/model/cluster_objects.h"
+
+namespace gpusched::bench {
+
+enum class Kind { kWhole, kMgpu };
+
+// Returns `nodes` nodes of `kind` with 8 GPUs each and pods bound to about `fill` of their capacity.
+ClusterObjects MakeCluster(Kind kind, int nodes, double fill = 0.6, uint32_t seed = 42);
+
+// Returns the node names of `cluster`.
+std::vector<std::string> NodeNames(const ClusterObjects& cluster);
+
+// Returns a pending pod's JSON: whole-GPU asks for 1 GPU; mGPU for 30% core and 8 GiB.
+std::string PendingPodJson(Kind kind, const std::string& uid);
+
+}  // namespace gpusched::bench
