@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpusched builds and tests with (Debian 12 "bookworm").
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  libboost1.81-dev rapidjson-dev libfmt-dev libyaml-cpp-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  curl
+)
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${packages[@]}"
