@@ -1,0 +1,186 @@
+// The main job as users run it: the gpusched binary, started as a child process.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "cluster_json.h"
+#include "http_client.h"
+
+namespace gpusched::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A running `gpusched serve`; its stderr is collected until the serving line shows the port.
+class ServeProcess {
+ public:
+  explicit ServeProcess(std::vector<std::string> args) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], STDERR_FILENO);
+      close(fds[0]);
+      std::vector<char*> argv;
+      std::string binary = GPUSCHED_BINARY;
+      argv.push_back(binary.data());
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(binary.c_str(), argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    err_ = fds[0];
+    fcntl(err_, F_SETFL, O_NONBLOCK);
+  }
+
+  ~ServeProcess() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (err_ >= 0) close(err_);
+  }
+
+  // Returns the port once "serving on HOST:PORT" was logged, or 0 after a timeout or exit.
+  uint16_t WaitForPort() {
+    std::regex serving("serving on [0-9.]+:([0-9]+)");
+    for (int i = 0; i < 200; ++i) {
+      Drain();
+      std::smatch m;
+      if (std::regex_search(stderr_, m, serving)) return static_cast<uint16_t>(std::stoi(m[1]));
+      if (Exited()) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return 0;
+  }
+
+  // Returns the exit status after waiting up to 10 s, or -1.
+  int WaitExit() {
+    for (int i = 0; i < 400; ++i) {
+      if (Exited()) return status_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return -1;
+  }
+
+  void Signal(int sig) { kill(pid_, sig); }
+  const std::string& Stderr() {
+    Drain();
+    return stderr_;
+  }
+
+ private:
+  bool Exited() {
+    if (exited_) return true;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      Drain();
+    }
+    return exited_;
+  }
+  void Drain() {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(err_, buf, sizeof buf)) > 0) stderr_.append(buf, static_cast<size_t>(n));
+  }
+
+  pid_t pid_ = -1;
+  int err_ = -1;
+  bool exited_ = false;
+  int status_ = -1;
+  std::string stderr_;
+};
+
+std::string TempFile(const std::string& name, const std::string& content) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpusched-serve-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::path path = dir / name;
+  std::ofstream(path) << content;
+  return path.string();
+}
+
+TEST(ServeCommand, ServesTheDemoClusterAndStopsOnSigterm) {
+  ServeProcess p({"serve", "--listen", "127.0.0.1:0"});
+  uint16_t port = p.WaitForPort();
+  ASSERT_NE(port, 0) << p.Stderr();
+  HttpClient client(port);
+  EXPECT_EQ(client.Get("/readyz").status, 200);
+  HttpReply inv = client.Get("/debug/inventory");
+  EXPECT_THAT(inv.body, HasSubstr("\"name\": \"gpu-switch-01\""));
+  EXPECT_THAT(inv.body, HasSubstr("\"state\": \"switching\""));
+  EXPECT_THAT(inv.body, HasSubstr("\"state\": \"invalid\""));
+  p.Signal(SIGTERM);
+  EXPECT_EQ(p.WaitExit(), 0);
+  EXPECT_THAT(p.Stderr(), HasSubstr("stopping"));
+}
+
+TEST(ServeCommand, RereadsTheSnapshotOnSighup) {
+  std::string pod = PodJson{.name = "old", .uid = "uid-old", .node = "n1", .phase = "Running",
+                            .containers = {WholeGpus("c", 2)}}.ToJson();
+  std::string file = TempFile("cluster.json", ListJson({NvidiaNode("n1", 8, "nvidia").ToJson(), pod}));
+  ServeProcess p({"serve", "--listen", "127.0.0.1:0", "--snapshot", file, "--path-prefix", "/gpu"});
+  uint16_t port = p.WaitForPort();
+  ASSERT_NE(port, 0) << p.Stderr();
+  HttpClient client(port);
+  std::string body = ArgsWithNames(PodJson{.name = "m", .uid = "uid-m", .containers = {Mgpu("c", 10, 1024)}}.ToJson(), {"n1"});
+  EXPECT_THAT(client.Post("/gpu/filter", body).body, HasSubstr("node mode nvidia; pod requests vke.volcengine.com/mgpu-core"));
+  // The node is relabelled to mgpu while the whole-GPU pod still runs.
+  std::ofstream(file) << ListJson({MgpuNode("n1", 8, 24000).ToJson(), pod});
+  p.Signal(SIGHUP);
+  std::string reply;
+  for (int i = 0; i < 200 && reply.find("switching") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    reply = client.Post("/gpu/filter", body).body;
+  }
+  EXPECT_THAT(reply, HasSubstr("node is switching from nvidia to mgpu: 1 GPU pod of the old mode still runs (default/old)"));
+  EXPECT_THAT(p.Stderr(), HasSubstr("snapshots reloaded"));
+  p.Signal(SIGINT);
+  EXPECT_EQ(p.WaitExit(), 0);
+}
+
+TEST(ServeCommand, BadInputExitsWithAMessage) {
+  ServeProcess flag({"serve", "--lisen", "x"});
+  EXPECT_EQ(flag.WaitExit(), 2);
+  EXPECT_THAT(flag.Stderr(), HasSubstr("unknown flag --lisen"));
+  ServeProcess policy({"serve", "--node-policy", "tetris"});
+  EXPECT_EQ(policy.WaitExit(), 2);
+  EXPECT_THAT(policy.Stderr(), HasSubstr("--node-policy \"tetris\": want binpack or spread"));
+  std::string bad = TempFile("bad.json", R"({"kind":"List","items":[{"kind":"Pod","spec":{"containers":"x"}}]})");
+  ServeProcess snapshot({"serve", "--listen", "127.0.0.1:0", "--snapshot", bad});
+  EXPECT_EQ(snapshot.WaitExit(), 1);
+  EXPECT_THAT(snapshot.Stderr(), HasSubstr("snapshot " + bad + ": items[0] (Pod).spec.containers: want array, got string"));
+  ServeProcess missing({"serve", "--snapshot", "/nonexistent.json"});
+  EXPECT_EQ(missing.WaitExit(), 1);
+  EXPECT_THAT(missing.Stderr(), HasSubstr("snapshot /nonexistent.json: cannot open"));
+}
+
+TEST(ServeCommand, ReadsTheConfigFile) {
+  std::string config = TempFile("gpusched.yaml", "listen: 127.0.0.1:0\npathPrefix: /x\nscoring: {filterTopK: 1}\n");
+  ServeProcess p({"serve", "--config", config});
+  uint16_t port = p.WaitForPort();
+  ASSERT_NE(port, 0) << p.Stderr();
+  EXPECT_THAT(p.Stderr(), HasSubstr("filter top-K 1"));
+  HttpClient client(port);
+  EXPECT_EQ(client.Post("/x/bind", "{}").status, 200);
+  EXPECT_EQ(client.Post("/bind", "{}").status, 404);
+  ServeProcess bad({"serve", "--config", TempFile("bad.yaml", "placement: {gpuPolicy: best}\n")});
+  EXPECT_EQ(bad.WaitExit(), 2);
+  EXPECT_THAT(bad.Stderr(), HasSubstr("placement.gpuPolicy: \"best\" (want binpack or spread)"));
+}
+
+}  // namespace
+}  // namespace gpusched::testing
