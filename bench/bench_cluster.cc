@@ -74,7 +74,7 @@ std::vector<std::string> NodeNames(const ClusterObjects& cluster) {
 }
 
 std::string PendingPodJson(Kind kind, const std::string& uid) {
-  testing::PodJson pod{.name = uid, .namespace_name = "bench", .uid = uid};
+  testing::PodJson pod{.name = uid, .namespace_name = "bench", .uid = uid, .resource_version = "81240001"};
   pod.containers = {kind == Kind::kWhole ? testing::WholeGpus("main", 1) : testing::Mgpu("main", 30, 8192)};
   return pod.ToJson();
 }

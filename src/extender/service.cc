@@ -18,26 +18,45 @@ using placement::PodRequest;
 
 constexpr std::string_view kUnknownNode = "node is not in gpusched's inventory";
 
+constexpr double kNotEvaluated = -2.0;
+constexpr double kNoFit = -1.0;
+
 // One fitting node of a filter or prioritize call.
 struct Fit {
   size_t pos;
   double score;
 };
 
-// Evaluates `request` on every node of `args`; calls on_fail(pos, resolvable, reason) for the
-// rest. REQUIRES: request.kind != kNone and request.valid().
-template <typename OnFail>
-std::vector<Fit> EvaluateAll(const PodRequest& request, const ExtenderArgs& args,
-                             const inventory::InventorySnapshot& snapshot, Planner& planner, OnFail on_fail) {
+// The request's nodes resolved against a snapshot: the NodeState (nullptr if unknown) and its
+// position in the snapshot.
+struct Resolved {
   std::vector<const placement::NodeState*> nodes;
-  nodes.reserve(args.node_names.size());
-  for (size_t pos = 0; pos < args.node_names.size(); ++pos) {
-    nodes.push_back(snapshot.FindNode(args.node_names[pos]));
-    if (nodes.back() == nullptr) on_fail(pos, true, std::string(kUnknownNode));
+  std::vector<size_t> index;
+};
+
+Resolved Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) {
+  Resolved r;
+  r.nodes.reserve(args.node_names.size());
+  r.index.reserve(args.node_names.size());
+  for (std::string_view name : args.node_names) {
+    size_t i = snapshot.FindIndex(name);
+    r.index.push_back(i);
+    r.nodes.push_back(i == inventory::InventorySnapshot::kNoNode ? nullptr : snapshot.nodes()[i].get());
+  }
+  return r;
+}
+
+// Evaluates `request` on the resolved nodes; calls on_fail(pos, resolvable, reason) for each node
+// that does not fit (unknown nodes included) and returns the ones that do.
+// REQUIRES: request.kind != kNone and request.valid().
+template <typename OnFail>
+std::vector<Fit> EvaluateAll(const PodRequest& request, const Resolved& resolved, Planner& planner, OnFail on_fail) {
+  for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
+    if (resolved.nodes[pos] == nullptr) on_fail(pos, true, std::string(kUnknownNode));
   }
   std::vector<Fit> fits;
-  fits.reserve(nodes.size());
-  placement::EvaluateNodes(planner, request, nodes, [&](size_t pos, NodeVerdict&& v) {
+  fits.reserve(resolved.nodes.size());
+  placement::EvaluateNodes(planner, request, resolved.nodes, [&](size_t pos, NodeVerdict&& v) {
     if (v.fits) {
       fits.push_back(Fit{pos, v.score});
     } else {
@@ -46,6 +65,10 @@ std::vector<Fit> EvaluateAll(const PodRequest& request, const ExtenderArgs& args
   });
   return fits;
 }
+
+// Returns true if a memo for `pod` can be trusted: a pod with a resourceVersion does not change
+// without it changing.
+bool Memoizable(const Pod& pod) { return !pod.uid.empty() && !pod.resource_version.empty(); }
 
 std::vector<placement::ScoredNode> Scored(const std::vector<Fit>& fits, const ExtenderArgs& args) {
   std::vector<placement::ScoredNode> out;
@@ -79,11 +102,23 @@ std::string Service::Filter(std::string body) const {
     return EncodeFilterResult(args, result);
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  Resolved resolved = Resolve(args, *snapshot);
   Planner planner(options_.placement);
-  std::vector<Fit> fits =
-      EvaluateAll(request, args, *snapshot, planner, [&](size_t pos, bool resolvable, std::string reason) {
-        (resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(reason));
-      });
+  std::vector<Fit> fits = EvaluateAll(request, resolved, planner, [&](size_t pos, bool resolvable, std::string reason) {
+    (resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(reason));
+  });
+  if (Memoizable(args.pod)) {
+    auto memo = std::make_shared<FilterMemo>(FilterMemo{.pod_uid = args.pod.uid,
+                                                        .pod_resource_version = args.pod.resource_version,
+                                                        .snapshot_version = snapshot->version()});
+    memo->score.assign(snapshot->nodes().size(), kNotEvaluated);
+    for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
+      if (resolved.nodes[pos] != nullptr) memo->score[resolved.index[pos]] = kNoFit;
+    }
+    for (const Fit& f : fits) memo->score[resolved.index[f.pos]] = f.score;
+    MutexLock lock(&memo_mu_);
+    memo_ = std::move(memo);
+  }
   if (options_.filter_top_k == 0 || fits.size() <= options_.filter_top_k) {
     for (const Fit& f : fits) result.kept.push_back(f.pos);
     return EncodeFilterResult(args, result);
@@ -105,6 +140,11 @@ std::string Service::Filter(std::string body) const {
   return EncodeFilterResult(args, result);
 }
 
+std::shared_ptr<const Service::FilterMemo> Service::Memo() const {
+  MutexLock lock(&memo_mu_);
+  return memo_;
+}
+
 std::string Service::Prioritize(std::string body) const {
   StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body));
   // kube-scheduler ignores prioritize errors; an empty list gives no node a score.
@@ -114,13 +154,38 @@ std::string Service::Prioritize(std::string body) const {
   for (size_t pos = 0; pos < args.node_names.size(); ++pos) priorities[pos].host = args.node_names[pos];
 
   PodRequest request = placement::AnalyzePod(args.pod);
-  if (request.kind != RequestKind::kNone && request.valid()) {
-    std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  if (request.kind == RequestKind::kNone || !request.valid()) return EncodeHostPriorities(priorities);
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  Resolved resolved = Resolve(args, *snapshot);
+  std::shared_ptr<const FilterMemo> memo = Memo();
+  bool reuse = memo != nullptr && Memoizable(args.pod) && memo->pod_uid == args.pod.uid &&
+               memo->pod_resource_version == args.pod.resource_version &&
+               memo->snapshot_version == snapshot->version();
+  std::vector<Fit> fits;
+  if (reuse) {
+    // Only nodes the filter did not see are evaluated here.
+    Resolved rest;
+    std::vector<size_t> rest_pos;
+    for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
+      if (resolved.nodes[pos] == nullptr) continue;
+      double s = memo->score[resolved.index[pos]];
+      if (s >= 0) {
+        fits.push_back(Fit{pos, s});
+      } else if (s == kNotEvaluated) {
+        rest.nodes.push_back(resolved.nodes[pos]);
+        rest_pos.push_back(pos);
+      }
+    }
     Planner planner(options_.placement);
-    std::vector<Fit> fits = EvaluateAll(request, args, *snapshot, planner, [](size_t, bool, std::string) {});
-    std::vector<int64_t> scores = placement::MapScores(Scored(fits, args), options_.score_mapping);
-    for (size_t i = 0; i < fits.size(); ++i) priorities[fits[i].pos].score = scores[i];
+    for (const Fit& f : EvaluateAll(request, rest, planner, [](size_t, bool, std::string) {})) {
+      fits.push_back(Fit{rest_pos[f.pos], f.score});
+    }
+  } else {
+    Planner planner(options_.placement);
+    fits = EvaluateAll(request, resolved, planner, [](size_t, bool, std::string) {});
   }
+  std::vector<int64_t> scores = placement::MapScores(Scored(fits, args), options_.score_mapping);
+  for (size_t i = 0; i < fits.size(); ++i) priorities[fits[i].pos].score = scores[i];
   return EncodeHostPriorities(priorities);
 }
 

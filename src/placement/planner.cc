@@ -119,8 +119,8 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
                             request.compute_policy, node.compute_policy);
     return;
   }
-  int64_t need_milli = request.total_milli();
-  int64_t need_mib = request.total_mib();
+  int64_t need_milli = request.total_milli;
+  int64_t need_mib = request.total_mib;
   int64_t free_milli = node.capacity_milli - node.used_milli;
   int64_t free_mib = node.capacity_mib - node.used_mib;
   if (need_milli > free_milli || need_mib > free_mib) {
@@ -138,11 +138,16 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
                                           0.5 * Fraction(node.used_mib, need_mib, node.capacity_mib));
   const MgpuContainerRequest& first = request.containers.front();
   if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card) {
-    // The common case, one shared slice: a single scan, no search state.
+    // The common case, one shared slice: a single scan, no search state. The node's score does not
+    // depend on which GPU, so without a placement to return the first fitting GPU settles it.
     const GpuSlot* best = nullptr;
     double best_key = 0;
     for (const GpuSlot& s : node.gpus) {
       if (!FitsShared(s, first.milli_per_card, first.mib_per_card)) continue;
+      if (!want_placement) {
+        best = &s;
+        break;
+      }
       double key = Leftover(s.free_milli(), s.free_mib(), s.memory_mib, first.milli_per_card, first.mib_per_card);
       if (best == nullptr || Prefer(gpu_policy, key, best_key)) {
         best = &s;

@@ -139,18 +139,6 @@ bool HasAny(const Pod& pod, std::optional<int64_t> GpuResources::*field) {
 
 }  // namespace
 
-int64_t PodRequest::total_milli() const {
-  int64_t sum = 0;
-  for (const auto& c : containers) sum += c.milli_per_card * c.cards;
-  return sum;
-}
-
-int64_t PodRequest::total_mib() const {
-  int64_t sum = 0;
-  for (const auto& c : containers) sum += c.mib_per_card * c.cards;
-  return sum;
-}
-
 bool IsComputePolicy(std::string_view policy) {
   return policy == names::kPolicyFixedShare || policy == names::kPolicyGuaranteedBurstShare ||
          policy == names::kPolicyNativeBurstShare;
@@ -220,6 +208,10 @@ PodRequest AnalyzePod(const Pod& pod) {
     for (size_t i = 0; i < pod.containers.size(); ++i) {
       int n = i < cards.size() ? std::clamp(cards[i], 1, kMaxCardsPerContainer) : 1;
       AnalyzeMgpuContainer(pod.containers[i], n, &out, &v);
+    }
+    for (const MgpuContainerRequest& c : out.containers) {
+      out.total_milli += c.milli_per_card * c.cards;
+      out.total_mib += c.mib_per_card * c.cards;
     }
     if (out.containers.empty() && v.empty()) out.kind = RequestKind::kNone;
   } else if (!pod.resource_claims.empty()) {

@@ -227,8 +227,8 @@ TEST(PodRequest, InitContainersWithMgpuArePlacedToo) {
   PodRequest r = AnalyzePod(pod);
   ASSERT_EQ(r.containers.size(), 2u);
   EXPECT_EQ(r.containers[0].container, "warmup");
-  EXPECT_EQ(r.total_milli(), 400);
-  EXPECT_EQ(r.total_mib(), 1536);
+  EXPECT_EQ(r.total_milli, 400);
+  EXPECT_EQ(r.total_mib, 1536);
 }
 
 }  // namespace

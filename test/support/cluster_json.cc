@@ -141,6 +141,10 @@ std::string PodJson::ToJson() const {
   S(w, namespace_name);
   S(w, "uid");
   S(w, uid);
+  if (!resource_version.empty()) {
+    S(w, "resourceVersion");
+    S(w, resource_version);
+  }
   S(w, "creationTimestamp");
   S(w, "2026-11-30T10:00:00Z");
   if (!annotations.empty()) {

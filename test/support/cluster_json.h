@@ -44,6 +44,7 @@ struct PodJson {
   std::string name;
   std::string namespace_name = "default";
   std::string uid;
+  std::string resource_version;  // metadata.resourceVersion; empty = omitted
   std::string node;    // spec.nodeName; empty = pending
   std::string phase;   // status.phase; empty = omitted
   std::vector<ContainerJson> containers;

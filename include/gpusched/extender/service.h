@@ -12,14 +12,19 @@
 //               record carries the node and result annotations. A bind that no longer fits
 //               answers Error and changes nothing.
 //
-// Thread-safe: the service holds only immutable options and a pointer to the (thread-safe)
-// Inventory, which must outlive it.
+// Thread-safe: the service holds immutable options, a pointer to the (thread-safe) Inventory,
+// which must outlive it, and a memo of the last filter (under its own lock) that lets the
+// prioritize call for the same pod on the same inventory version skip the evaluation.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "gpusched/common/mutex.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/policy.h"
 #include "gpusched/placement/score_mapping.h"
@@ -50,8 +55,20 @@ class Service {
   const ServiceOptions& options() const { return options_; }
 
  private:
+  // The internal score of each node (by snapshot position) that the last filter evaluated.
+  struct FilterMemo {
+    std::string pod_uid;
+    std::string pod_resource_version;
+    uint64_t snapshot_version = 0;
+    std::vector<double> score;  // kNotEvaluated, kNoFit or a score in [0, 1]
+  };
+
+  std::shared_ptr<const FilterMemo> Memo() const GPUSCHED_EXCLUDES(memo_mu_);
+
   inventory::Inventory* const inventory_;
   const ServiceOptions options_;
+  mutable Mutex memo_mu_;
+  mutable std::shared_ptr<const FilterMemo> memo_ GPUSCHED_GUARDED_BY(memo_mu_);
 };
 
 }  // namespace gpusched::extender

@@ -34,10 +34,17 @@ class InventorySnapshot {
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
+  static constexpr size_t kNoNode = static_cast<size_t>(-1);
+
+  // Returns the position of node `name` in nodes(), or kNoNode.
+  size_t FindIndex(std::string_view name) const {
+    auto it = index_->find(name);
+    return it == index_->end() ? kNoNode : it->second;
+  }
   // Returns the node named `name`, or nullptr. Valid as long as this snapshot is alive.
   const placement::NodeState* FindNode(std::string_view name) const {
-    auto it = index_->find(name);
-    return it == index_->end() ? nullptr : nodes_[it->second].get();
+    size_t i = FindIndex(name);
+    return i == kNoNode ? nullptr : nodes_[i].get();
   }
   // Returns every node, sorted by name.
   const std::vector<NodeStatePtr>& nodes() const { return nodes_; }

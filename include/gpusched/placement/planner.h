@@ -88,9 +88,15 @@ class Planner {
 template <typename OnVerdict>
 void EvaluateNodes(Planner& planner, const PodRequest& request, std::span<const NodeState* const> nodes,
                    OnVerdict&& on_verdict) {
-  constexpr size_t kAhead = 8;
+  // The hot part of a NodeState spans two cache lines; its GPUs start on a third. Fetch the state
+  // kAhead nodes ahead and, once that has arrived, its GPUs kAhead / 2 nodes ahead.
+  constexpr size_t kAhead = 16;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (i + kAhead < nodes.size() && nodes[i + kAhead] != nullptr) __builtin_prefetch(nodes[i + kAhead]);
+    if (i + kAhead < nodes.size() && nodes[i + kAhead] != nullptr) {
+      const char* p = reinterpret_cast<const char*>(nodes[i + kAhead]);
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+    }
     if (i + kAhead / 2 < nodes.size() && nodes[i + kAhead / 2] != nullptr) {
       __builtin_prefetch(nodes[i + kAhead / 2]->gpus.data());
     }

@@ -35,6 +35,8 @@ struct PodRequest {
   RequestKind kind = RequestKind::kNone;
   int64_t whole_gpus = 0;                         // kWholeGpu: effective nvidia.com/gpu
   std::vector<MgpuContainerRequest> containers;   // kMgpu: in spec order, init containers first
+  int64_t total_milli = 0;                        // kMgpu: compute over all containers and cards
+  int64_t total_mib = 0;                          // kMgpu: memory over all partial containers
   std::string compute_policy;                     // kMgpu: pod's policy (default fixed-share)
   std::optional<Policy> node_policy;              // per-pod overrides
   std::optional<Policy> gpu_policy;
@@ -42,8 +44,6 @@ struct PodRequest {
   std::string invalid_reason;
 
   bool valid() const { return invalid_reason.empty(); }
-  int64_t total_milli() const;  // kMgpu: compute over all containers
-  int64_t total_mib() const;    // kMgpu: memory over all partial containers
 };
 
 // Returns the pod's GPU request. Never fails: rule violations land in invalid_reason.
