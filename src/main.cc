@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/replay.h"
 #include "cli/serve.h"
 
 namespace {
@@ -10,6 +11,7 @@ constexpr std::string_view kUsage = R"(usage: gpusched <command> [flags]
 
 commands:
   serve     run the scheduler extender (see gpusched serve --help)
+  replay    replay the openb trace or a recorded cluster (see gpusched replay --help)
   version   print the version
 )";
 
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   }
   std::string_view command = argv[1];
   if (command == "serve") return gpusched::cli::RunServe(argc - 2, argv + 2);
+  if (command == "replay") return gpusched::cli::RunReplay(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     std::printf("gpusched %s\n", GPUSCHED_VERSION);
     return 0;

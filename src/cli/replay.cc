@@ -1,0 +1,194 @@
+#include "cli/replay.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpusched/common/log.h"
+#include "gpusched/replay/grid.h"
+#include "gpusched/replay/report.h"
+
+namespace gpusched::cli {
+namespace {
+
+constexpr std::string_view kUsage = R"(usage: gpusched replay --nodes NODES.csv --pods PODS.csv [--pods ...] [flags]
+
+Replays the Alibaba openb trace the way the FGD paper (USENIX ATC'23) does: seeded shuffle,
+inflation to 130% of GPU capacity, one pod at a time, failed pods dropped.
+
+  --nodes FILE        openb_node_list_gpu_node.csv
+  --pods FILE         a pod list (openb_pod_list_*.csv); repeat for several traces
+  --policy LIST       comma list (default: the paper's six). Known: random, dotprod, packing,
+                      clustering, bestfit, fgd, binpack, spread, softmix, softfill, softfgd
+  --seeds SEEDS       e.g. 42-51 or 42,43 (default 42-51)
+  --out DIR           writes summary.csv, curve.csv and report.html (default: replay-out)
+  --selection MODE    policy (default): best score, ties by a fixed random node order;
+                      rank: through gpusched's 0-10 rank scores; linear: 0-10 linear scores
+                      with kube-scheduler's random tie-break
+  --tune-ratio R      arrived workload as a multiple of GPU capacity (default 1.3)
+  --threads N         parallel runs (default: all hardware threads)
+)";
+
+struct Args {
+  std::string nodes;
+  std::vector<std::string> pods;
+  std::string policy = "random,dotprod,clustering,packing,bestfit,fgd";
+  std::string seeds = "42-51";
+  std::string out = "replay-out";
+  std::string selection = "policy";
+  double tune_ratio = 1.3;
+  int threads = 0;
+};
+
+StatusOr<Args> Parse(int argc, char** argv) {
+  Args a;
+  for (int i = 0; i < argc; ++i) {
+    std::string flag = argv[i];
+    std::string value;
+    if (size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else {
+      if (i + 1 >= argc) return InvalidArgumentError(fmt::format("flag {} needs a value", flag));
+      value = argv[++i];
+    }
+    if (flag == "--nodes") {
+      a.nodes = value;
+    } else if (flag == "--pods") {
+      a.pods.push_back(value);
+    } else if (flag == "--policy") {
+      a.policy = value;
+    } else if (flag == "--seeds") {
+      a.seeds = value;
+    } else if (flag == "--out") {
+      a.out = value;
+    } else if (flag == "--selection") {
+      a.selection = value;
+    } else if (flag == "--tune-ratio") {
+      char* end = nullptr;
+      a.tune_ratio = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || !(a.tune_ratio > 0 && a.tune_ratio <= 10)) {
+        return InvalidArgumentError(fmt::format("--tune-ratio \"{}\": want a number in (0, 10]", value));
+      }
+    } else if (flag == "--threads") {
+      a.threads = std::atoi(value.c_str());
+      if (a.threads < 1 || a.threads > 256) return InvalidArgumentError(fmt::format("--threads \"{}\": want 1-256", value));
+    } else {
+      return InvalidArgumentError(fmt::format("unknown flag {}", flag));
+    }
+  }
+  if (a.nodes.empty()) return InvalidArgumentError("--nodes is required");
+  if (a.pods.empty()) return InvalidArgumentError("--pods is required");
+  return a;
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+void ProgressBar(size_t done, size_t total, std::chrono::steady_clock::time_point start) {
+  constexpr int kWidth = 40;
+  int filled = static_cast<int>(kWidth * done / std::max<size_t>(total, 1));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  std::fprintf(stderr, "\r[%s] %zu/%zu runs, %.1f s", bar.c_str(), done, total, secs);
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int RunReplay(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      std::fputs(kUsage.data(), stdout);
+      return 0;
+    }
+  }
+  StatusOr<Args> args = Parse(argc, argv);
+  if (!args.ok()) {
+    log::Error("{}", args.status().message());
+    std::fputs(kUsage.data(), stderr);
+    return 2;
+  }
+  replay::GridOptions grid{.policies = SplitList(args->policy), .tune_ratio = args->tune_ratio, .threads = args->threads};
+  StatusOr<std::vector<uint64_t>> seeds = replay::ParseSeeds(args->seeds);
+  if (!seeds.ok()) {
+    log::Error("{}", seeds.status().message());
+    return 2;
+  }
+  grid.seeds = *seeds;
+  if (args->selection == "policy") {
+    grid.selection = replay::Selection::kPolicy;
+  } else if (args->selection == "rank") {
+    grid.selection = replay::Selection::kExtenderRank;
+  } else if (args->selection == "linear") {
+    grid.selection = replay::Selection::kExtenderLinear;
+  } else {
+    log::Error("--selection \"{}\": want policy, rank or linear", args->selection);
+    return 2;
+  }
+
+  StatusOr<std::vector<replay::TraceNode>> nodes = replay::LoadNodeCsv(args->nodes);
+  if (!nodes.ok()) {
+    log::Error("{}", nodes.status().message());
+    return 1;
+  }
+  std::vector<replay::NamedTrace> traces;
+  for (const std::string& file : args->pods) {
+    StatusOr<std::vector<replay::TracePod>> pods = replay::LoadPodCsv(file);
+    if (!pods.ok()) {
+      log::Error("{}", pods.status().message());
+      return 1;
+    }
+    StatusOr<replay::PreparedTrace> prepared = replay::PrepareTrace(*nodes, std::move(pods).value());
+    if (!prepared.ok()) {
+      log::Error("{}", prepared.status().message());
+      return 1;
+    }
+    traces.push_back(replay::NamedTrace{replay::TraceName(file), std::move(prepared).value()});
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  bool tty = isatty(STDERR_FILENO) != 0;
+  StatusOr<std::vector<replay::GridRun>> runs = replay::RunGrid(traces, grid, [&](size_t done, size_t total) {
+    if (tty || done == total || done % std::max<size_t>(1, total / 20) == 0) ProgressBar(done, total, start);
+  });
+  if (!runs.ok()) {
+    log::Error("{}", runs.status().message());
+    return 2;
+  }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (Status s = replay::WriteReport(*runs, args->out); !s.ok()) {
+    log::Error("{}", s.message());
+    return 1;
+  }
+  std::printf("%-12s %-11s %8s %7s %6s  %s\n", "trace", "policy", "unalloc%", "sd", "paper", "runs");
+  for (const replay::NamedTrace& t : traces) {
+    for (const std::string& p : grid.policies) {
+      replay::MeanSd m = replay::UnallocatedAt100(*runs, t.name, p);
+      double paper = replay::PaperUnallocatedAt100(t.name, p);
+      std::printf("%-12s %-11s %8.2f %7.2f %6s  %d\n", t.name.c_str(), p.c_str(), m.mean, m.sd,
+                  paper < 0 ? "" : fmt::format("{:.2f}", paper).c_str(), m.n);
+    }
+  }
+  std::printf("%zu runs in %.1f s; wrote %s/summary.csv, curve.csv, report.html\n", runs->size(), wall, args->out.c_str());
+  return 0;
+}
+
+}  // namespace gpusched::cli
