@@ -52,7 +52,8 @@ Resolved Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& s
 template <typename OnFail>
 std::vector<Fit> EvaluateAll(const PodRequest& request, const Resolved& resolved, Planner& planner, OnFail on_fail) {
   for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
-    if (resolved.nodes[pos] == nullptr) on_fail(pos, true, std::string(kUnknownNode));
+    // gpusched knows nothing of the node: evicting pods there cannot be shown to help.
+    if (resolved.nodes[pos] == nullptr) on_fail(pos, false, std::string(kUnknownNode));
   }
   std::vector<Fit> fits;
   fits.reserve(resolved.nodes.size());
@@ -88,8 +89,8 @@ std::string Service::Filter(std::string body) const {
   StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body));
   if (!parsed.ok()) return EncodeFilterError(parsed.status().message());
   const ExtenderArgs& args = **parsed;
-  if (!args.pod.uid.empty()) inventory_->RememberPod(args.pod);
-  if (args.with_nodes) inventory_->UpsertNodes(args.nodes);
+  if (!args.pod.uid.empty()) inventory_->RememberPod(Pod(args.pod));
+  if (args.with_nodes) inventory_->UpsertNodes(std::vector<Node>(args.nodes));
 
   FilterResult result;
   PodRequest request = placement::AnalyzePod(args.pod);
@@ -228,6 +229,7 @@ std::string Service::Bind(std::string_view body) const {
       if (!v.fits) return EncodeBindingResult(fmt::format("bind {} to {} rejected: {}", pod_key, b.node, v.reason));
       placement = std::move(v.placement);
     }
+    if (options_.test_before_commit) options_.test_before_commit();
     last = inventory_->Commit(pod, b.node, placement);
     if (last.ok()) return EncodeBindingResult("");
     if (last.code() != StatusCode::kFailedPrecondition) break;

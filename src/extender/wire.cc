@@ -2,9 +2,21 @@
 
 #include <fmt/format.h>
 
+#include "gpusched/json/json.h"
+
 #include "gpusched/k8s/objects.h"
 
 namespace gpusched::extender {
+
+struct ExtenderArgs::Body {
+  std::string buffer;  // the request body, parsed in place; strings in `doc` point into it
+  rapidjson::Document doc;
+  std::vector<const rapidjson::Value*> node_items;  // with Nodes: the objects as received
+};
+
+ExtenderArgs::ExtenderArgs() : body(std::make_unique<Body>()) {}
+ExtenderArgs::~ExtenderArgs() = default;
+
 namespace {
 
 using rapidjson::Value;
@@ -28,9 +40,9 @@ void FailedMap(std::string* out, std::string_view key, const ExtenderArgs& args,
 
 StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body) {
   auto args = std::make_unique<ExtenderArgs>();
-  args->buffer = std::move(body);
-  GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(&args->buffer, &args->doc));
-  const Value& root = args->doc;
+  args->body->buffer = std::move(body);
+  GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(&args->body->buffer, &args->body->doc));
+  const Value& root = args->body->doc;
   if (!root.IsObject()) return json::WrongType("ExtenderArgs", "object", root);
 
   const Value* pod = json::FindCaseInsensitive(root, "Pod");
@@ -58,7 +70,7 @@ StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body) {
   args->nodes.reserve(items->Size());
   for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
     GPUSCHED_ASSIGN_OR_RETURN(Node node, k8s::DecodeNode((*items)[i], fmt::format("Nodes.items[{}]", i)));
-    args->node_items.push_back(&(*items)[i]);
+    args->body->node_items.push_back(&(*items)[i]);
     args->nodes.push_back(std::move(node));
   }
   for (const Node& n : args->nodes) args->node_names.push_back(n.name);
@@ -72,7 +84,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& res
     out.append(R"({"Nodes":{"metadata":{},"items":[)");
     for (size_t i = 0; i < result.kept.size(); ++i) {
       if (i > 0) out.push_back(',');
-      json::AppendValue(&out, *args.node_items[result.kept[i]]);
+      json::AppendValue(&out, *args.body->node_items[result.kept[i]]);
     }
     out.append(R"(]},"NodeNames":null)");
   } else {

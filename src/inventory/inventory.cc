@@ -15,7 +15,7 @@ Inventory::Inventory(InventoryOptions options) : options_(options) {
   PublishLocked(true);
 }
 
-void Inventory::PutPodLocked(Pod pod) {
+void Inventory::PutPodLocked(Pod&& pod) {
   auto it = pods_.find(pod.uid);
   if (it != pods_.end()) {
     if (!it->second.bound()) --unbound_pods_;
@@ -35,7 +35,11 @@ void Inventory::ErasePodLocked(const std::string& uid) {
   pods_.erase(it);
 }
 
-void Inventory::ObservePodLocked(Pod pod, std::set<std::string>* touched) {
+std::chrono::steady_clock::time_point Inventory::Now() const {
+  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
+}
+
+void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   const Allocation* existing = ledger_.Find(pod.uid);
   placement::PodRequest request = placement::AnalyzePod(pod);
   bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone;
@@ -55,15 +59,23 @@ void Inventory::ObservePodLocked(Pod pod, std::set<std::string>* touched) {
     }
     if (existing != nullptr) touched->insert(existing->node_name);
     touched->insert(observed.node_name);
+    committed_at_.erase(pod.uid);
     ledger_.Put(std::move(observed));
   } else if (existing != nullptr) {
     bool in_flight = existing->origin == AllocationOrigin::kCommitted && !pod.bound() && !pod.terminal();
+    if (in_flight) {
+      auto at = committed_at_.find(pod.uid);
+      in_flight = at != committed_at_.end() && Now() - at->second <= options_.assume_ttl;
+    }
     if (in_flight) {
       // Our bind is ahead of the cluster's copy: keep the booking and what we recorded.
       auto it = pods_.find(pod.uid);
       if (it != pods_.end()) pod = it->second;
     } else {
       touched->insert(ledger_.Release(pod.uid));
+      committed_at_.erase(pod.uid);
+      // A stale booking of ours: the record carries our node and annotations; the source's
+      // copy (unbound) replaces it below.
     }
   }
   PutPodLocked(std::move(pod));
@@ -101,7 +113,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
   snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, std::move(nodes), index_));
 }
 
-void Inventory::ReplaceCluster(ClusterObjects objects) {
+void Inventory::ReplaceCluster(ClusterObjects&& objects) {
   MutexLock lock(&mu_);
   // Bookings of our own binds that the new view may not show yet.
   std::vector<std::pair<Allocation, Pod>> committed;
@@ -127,7 +139,7 @@ void Inventory::ReplaceCluster(ClusterObjects objects) {
   for (Pod& p : pending) PutPodLocked(std::move(p));
   for (auto& [a, pod] : committed) {
     ledger_.Put(a);
-    PutPodLocked(pod);
+    PutPodLocked(Pod(pod));
   }
   std::set<std::string> touched;
   std::set<std::string> seen;
@@ -137,7 +149,10 @@ void Inventory::ReplaceCluster(ClusterObjects objects) {
   }
   // A committed booking on a node that no longer exists cannot be honoured.
   for (auto& [a, pod] : committed) {
-    if (!nodes_.contains(a.node_name) && !seen.contains(a.pod_uid)) ledger_.Release(a.pod_uid);
+    if (!nodes_.contains(a.node_name) && !seen.contains(a.pod_uid)) {
+      ledger_.Release(a.pod_uid);
+      committed_at_.erase(a.pod_uid);
+    }
   }
   dra_ = ClusterObjects{.resource_slices = std::move(objects.resource_slices),
                         .resource_claims = std::move(objects.resource_claims),
@@ -148,7 +163,7 @@ void Inventory::ReplaceCluster(ClusterObjects objects) {
   PublishLocked(true);
 }
 
-size_t Inventory::UpsertNodes(std::vector<Node> nodes) {
+size_t Inventory::UpsertNodes(std::vector<Node>&& nodes) {
   MutexLock lock(&mu_);
   std::set<std::string> touched;
   bool added = false;
@@ -174,7 +189,7 @@ void Inventory::DeleteNode(std::string_view name) {
   PublishLocked(true);
 }
 
-void Inventory::UpsertPod(Pod pod) {
+void Inventory::UpsertPod(Pod&& pod) {
   MutexLock lock(&mu_);
   std::set<std::string> touched;
   ObservePodLocked(std::move(pod), &touched);
@@ -185,12 +200,13 @@ void Inventory::UpsertPod(Pod pod) {
 void Inventory::DeletePod(std::string_view uid) {
   MutexLock lock(&mu_);
   std::string node = ledger_.Release(uid);
+  committed_at_.erase(std::string(uid));
   ErasePodLocked(std::string(uid));
   if (!node.empty()) RebuildLocked({node});
   PublishLocked(false);
 }
 
-void Inventory::RememberPod(Pod pod) {
+void Inventory::RememberPod(Pod&& pod) {
   MutexLock lock(&mu_);
   auto it = pods_.find(pod.uid);
   if (it != pods_.end()) {
@@ -255,6 +271,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
                                                     .mode = ModeServing(placement.kind),
                                                     .placement = placement,
                                                     .origin = AllocationOrigin::kCommitted}));
+    committed_at_[pod.uid] = Now();
   }
   Pod record = pod;
   record.node_name = node;
@@ -268,6 +285,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
 void Inventory::Release(std::string_view uid) {
   MutexLock lock(&mu_);
   std::string node = ledger_.Release(uid);
+  committed_at_.erase(std::string(uid));
   auto it = pods_.find(std::string(uid));
   if (it != pods_.end() && !node.empty()) {
     Pod pod = it->second;

@@ -200,15 +200,19 @@ Status ReadBool(const rapidjson::Value& obj, std::string_view key, std::string_v
 
 Status FindObject(const rapidjson::Value& obj, std::string_view key, std::string_view path,
                   const rapidjson::Value** out) {
-  *out = Find(obj, key);
-  if (*out != nullptr && !(*out)->IsObject()) return WrongType(fmt::format("{}.{}", path, key), "object", **out);
+  const rapidjson::Value* v = Find(obj, key);
+  *out = nullptr;
+  if (v != nullptr && !v->IsObject()) return WrongType(fmt::format("{}.{}", path, key), "object", *v);
+  *out = v;
   return OkStatus();
 }
 
 Status FindArray(const rapidjson::Value& obj, std::string_view key, std::string_view path,
                  const rapidjson::Value** out) {
-  *out = Find(obj, key);
-  if (*out != nullptr && !(*out)->IsArray()) return WrongType(fmt::format("{}.{}", path, key), "array", **out);
+  const rapidjson::Value* v = Find(obj, key);
+  *out = nullptr;
+  if (v != nullptr && !v->IsArray()) return WrongType(fmt::format("{}.{}", path, key), "array", *v);
+  *out = v;
   return OkStatus();
 }
 

@@ -19,26 +19,33 @@ Status ReadGpuResources(const Value& list, std::string_view path, GpuResources* 
   struct Field {
     std::string_view name;
     std::optional<int64_t> GpuResources::*dst;
+    bool plain;  // the mGPU contract counts percent and MiB: no unit suffixes
   };
-  static constexpr Field kFields[] = {{names::kNvidiaGpu, &GpuResources::nvidia_gpus},
-                                      {names::kMgpuCore, &GpuResources::mgpu_core_percent},
-                                      {names::kMgpuMemory, &GpuResources::mgpu_memory_mib}};
+  static constexpr Field kFields[] = {{names::kNvidiaGpu, &GpuResources::nvidia_gpus, false},
+                                      {names::kMgpuCore, &GpuResources::mgpu_core_percent, true},
+                                      {names::kMgpuMemory, &GpuResources::mgpu_memory_mib, true}};
   for (const Field& f : kFields) {
     const Value* v = json::Find(list, f.name);
     if (v == nullptr) continue;
     std::string field = fmt::format("{}[\"{}\"]", path, f.name);
-    if (!v->IsString()) {
+    int64_t value = 0;
+    if (v->IsInt64()) {
       // Quantities are strings on the wire; accept a plain integer too.
-      if (v->IsInt64()) {
-        out->*f.dst = v->GetInt64();
-        continue;
-      }
+      value = v->GetInt64();
+    } else if (!v->IsString()) {
       return json::WrongType(field, "quantity string", *v);
+    } else {
+      std::string_view text = json::View(*v);
+      if (f.plain && (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos)) {
+        return InvalidArgumentError(fmt::format("{}: \"{}\" is not a plain integer ({} counts {})", field, text, f.name,
+                                                f.dst == &GpuResources::mgpu_core_percent ? "percent of one GPU" : "MiB"));
+      }
+      StatusOr<int64_t> q = ParseQuantityWhole(text);
+      if (!q.ok()) return q.status().WithContext(field);
+      value = *q;
     }
-    StatusOr<int64_t> q = ParseQuantityWhole(json::View(*v));
-    if (!q.ok()) return q.status().WithContext(field);
-    if (*q < 0) return InvalidArgumentError(fmt::format("{}: negative quantity \"{}\"", field, json::View(*v)));
-    out->*f.dst = *q;
+    if (value < 0) return InvalidArgumentError(fmt::format("{}: negative quantity {}", field, value));
+    out->*f.dst = value;
   }
   return OkStatus();
 }
@@ -114,6 +121,8 @@ Status AppendObject(const Value& item, std::string_view kind, std::string_view p
     out->nodes.push_back(std::move(node));
   } else if (kind == "Pod") {
     GPUSCHED_ASSIGN_OR_RETURN(Pod pod, DecodePod(item, path));
+    // The ledger is keyed by UID: two pods without one would count as one.
+    if (pod.uid.empty()) return InvalidArgumentError(fmt::format("{}.metadata.uid: missing", path));
     out->pods.push_back(std::move(pod));
   } else if (kind == "ResourceSlice") {
     out->resource_slices.push_back(Compact(item));

@@ -45,24 +45,23 @@ Allocation RecordedAllocation(const Pod& pod, const PodRequest& request) {
                .mode = ModeServing(request.kind),
                .origin = AllocationOrigin::kObserved};
   a.placement.kind = request.kind;
+  if (!request.valid()) {
+    a.problem = fmt::format("pod {}/{} is bound with an invalid GPU request: {}", pod.namespace_name, pod.name,
+                            request.invalid_reason);
+  }
   if (request.kind == RequestKind::kWholeGpu) a.placement.whole_gpus = request.whole_gpus;
   if (request.kind != RequestKind::kMgpu) return a;
   for (const MgpuContainerRequest& c : request.containers) {
     ContainerAssignment ca{.container = c.container, .exclusive = c.whole_card};
     auto it = pod.annotations.find(fmt::format("{}{}", names::kGpuIndexContainerPrefix, c.container));
     if (it != pod.annotations.end()) ca.gpu_indices = ParseGpuIndexList(it->second);
-    // The container's totals split evenly over the GPUs the node agent was told to use.
-    int64_t cards = ca.gpu_indices.empty() ? c.cards : static_cast<int64_t>(ca.gpu_indices.size());
-    if (c.whole_card) {
-      ca.milli_per_gpu = kMilliPerGpu;
-      if (ca.gpu_indices.empty()) ca.milli_per_gpu = kMilliPerGpu * c.cards;  // unassigned: count the total
-    } else {
-      ca.milli_per_gpu = MilliFromCorePercent(c.core_percent) / cards;
-      ca.mib_per_gpu = c.memory_mib / cards;
-      if (ca.gpu_indices.empty()) {
-        ca.milli_per_gpu = MilliFromCorePercent(c.core_percent);
-        ca.mib_per_gpu = c.memory_mib;
-      }
+    // A list that does not name exactly the container's cards cannot say where the rest went.
+    if (static_cast<int>(ca.gpu_indices.size()) != c.cards) ca.gpu_indices.clear();
+    ca.milli_per_gpu = c.milli_per_card;
+    ca.mib_per_gpu = c.mib_per_card;
+    if (ca.gpu_indices.empty()) {  // unassigned: the container's totals count against the node
+      ca.milli_per_gpu *= c.cards;
+      ca.mib_per_gpu *= c.cards;
     }
     a.placement.containers.push_back(std::move(ca));
   }

@@ -184,7 +184,12 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
     return std::tie(a.pod_namespace, a.pod_name, a.pod_uid) < std::tie(b.pod_namespace, b.pod_name, b.pod_uid);
   });
   std::string booking_problem;
+  std::string pod_problem;
   for (const Allocation& a : allocations) {
+    if (!a.problem.empty()) {
+      if (pod_problem.empty()) pod_problem = a.problem;
+      continue;
+    }
     if (a.mode == NodeMode::kNvidia) state.whole_used += a.placement.whole_gpus;
     if (a.mode == NodeMode::kMgpu) {
       std::string p = BookMgpu(a, &state);
@@ -209,6 +214,9 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
     state.condition_reason = fmt::format(
         "node label {}=\"{}\" is not a GPU scheduling mode (want nvidia, nvidia-dra or mgpu); the node takes no GPU pods",
         names::kScheduleModeLabel, state.node.mode_label.value_or(""));
+  } else if (!pod_problem.empty()) {
+    state.condition = NodeCondition::kInconsistent;
+    state.condition_reason = fmt::format("node GPU inventory is inconsistent: {}", pod_problem);
   } else if (!state.blockers.empty()) {
     state.condition = NodeCondition::kSwitching;
     state.condition_reason = SwitchingReason(state);

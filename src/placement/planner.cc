@@ -85,14 +85,11 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
       EvaluateMgpu(request, node, node_policy, gpu_policy, want_placement, &v);
       break;
     case RequestKind::kDra:
-      // Device allocation for claims is kube-scheduler's DynamicResources plugin's (advisory mode);
-      // the extender gates the node by mode only.
-      v.fits = true;
-      v.score = 0.5;
-      v.placement.kind = RequestKind::kDra;
-      break;
     case RequestKind::kNone:
+      // Claims are allocated by kube-scheduler's DynamicResources plugin; the mode gate above is
+      // all the extender adds.
       v.fits = true;
+      v.placement.kind = request.kind;
       break;
   }
   return v;

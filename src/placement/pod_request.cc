@@ -131,8 +131,10 @@ int64_t EffectiveWholeGpus(const Pod& pod, Violations* v) {
   return std::max(app, init_max);
 }
 
+// Returns true if any container sets `field` to more than zero ("0" asks for nothing).
 bool HasAny(const Pod& pod, std::optional<int64_t> GpuResources::*field) {
-  auto has = [&](const Container& c) { return (c.requests.*field).has_value() || (c.limits.*field).has_value(); };
+  auto positive = [](const std::optional<int64_t>& v) { return v.has_value() && *v != 0; };
+  auto has = [&](const Container& c) { return positive(c.requests.*field) || positive(c.limits.*field); };
   return std::any_of(pod.containers.begin(), pod.containers.end(), has) ||
          std::any_of(pod.init_containers.begin(), pod.init_containers.end(), has);
 }
@@ -214,9 +216,10 @@ PodRequest AnalyzePod(const Pod& pod) {
       out.total_mib += c.mib_per_card * c.cards;
     }
     if (out.containers.empty() && v.empty()) out.kind = RequestKind::kNone;
-  } else if (!pod.resource_claims.empty()) {
-    out.kind = RequestKind::kDra;
   }
+  // Pods that only carry spec.resourceClaims are left to kube-scheduler's DynamicResources plugin,
+  // which only places them where ResourceSlices can satisfy the claims. Telling GPU claims from
+  // others (NICs, FPGAs) needs the claims and DeviceClasses resolved: that is the DRA mode's work.
   if (!v.empty()) out.invalid_reason = v.Join();
   return out;
 }

@@ -50,10 +50,10 @@ TEST_F(ServiceTest, PrioritizeAfterFilterEqualsAFreshEvaluation) {
 TEST_F(ServiceTest, MemoIsNotReusedOnceTheInventoryChanged) {
   PodJson pod{.name = "p", .uid = "u", .resource_version = "7", .containers = {WholeGpus("c", 2)}};
   service_.Filter(Body(pod, {"n1", "n4"}));
-  // Another pod takes n4's last free GPUs between filter and prioritize.
-  PodJson other{.name = "o", .uid = "o", .resource_version = "1", .containers = {WholeGpus("c", 4)}};
-  service_.Filter(Body(other, {"n4"}));
-  ASSERT_EQ(service_.Bind(testing::BindJson("o", "default", "o", "n4")), R"({"Error":""})");
+  // Another pod takes n4's last free GPUs between filter and prioritize (booked directly, so the
+  // memo of `pod` stays the last filter's).
+  Pod other{.uid = "o", .namespace_name = "default", .name = "o"};
+  ASSERT_TRUE(inventory_.Commit(other, "n4", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 4}).ok());
   EXPECT_EQ(service_.Prioritize(Body(pod, {"n1", "n4"})), R"([{"Host":"n1","Score":10},{"Host":"n4","Score":0}])");
 }
 

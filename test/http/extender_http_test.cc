@@ -4,7 +4,10 @@
 #include <rapidjson/document.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "cluster_json.h"
@@ -363,6 +366,65 @@ TEST_F(ExtenderHttp, MalformedBodiesAnswerErrorsAndTheServerKeepsServing) {
   EXPECT_THAT(Filter(Pending("w", {WholeGpus("c", 1)}), {"absent"}).names, ElementsAre("absent"));
 }
 
+TEST_F(ExtenderHttp, MalformedNodeObjectsAreAnsweredNotFatal) {
+  // Non-cache filter with Node objects whose GPU fields have the wrong types: those nodes are
+  // refused with the field named, the others still answer, and the server keeps serving.
+  std::string pod = Pending("w", {WholeGpus("c", 1)}).ToJson();
+  std::vector<std::string> nodes = {
+      R"({"metadata":{"name":"bad-status"},"status":[]})",
+      R"({"metadata":{"name":"bad-alloc"},"status":{"allocatable":"8"}})",
+      R"({"metadata":{"name":"bad-quantity"},"status":{"allocatable":{"nvidia.com/gpu":"eight"}}})",
+      NvidiaNode("fresh", 8).ToJson()};
+  FilterReply r = ParseFilter(client_.Post("/filter", ArgsWithNodes(pod, nodes)));
+  EXPECT_THAT(r.names, ElementsAre("fresh"));
+  EXPECT_THAT(r.unresolvable["bad-status"], HasSubstr("Nodes.items[0].status: want object, got array"));
+  EXPECT_THAT(r.unresolvable["bad-alloc"], HasSubstr("Nodes.items[1].status.allocatable: want object, got string"));
+  EXPECT_THAT(r.unresolvable["bad-quantity"], HasSubstr("invalid quantity \"eight\""));
+  // A node without a name is a request error.
+  r = ParseFilter(client_.Post("/filter", ArgsWithNodes(pod, {R"({"metadata":{"labels":{}}})"})));
+  EXPECT_THAT(r.error, HasSubstr("Nodes.items[0].metadata.name: missing"));
+  EXPECT_EQ(client_.Get("/healthz").status, 200);
+}
+
+TEST_F(ExtenderHttp, UnknownNodesAreUnresolvable) {
+  FilterReply r = Filter(Pending("w", {WholeGpus("c", 1)}), {"absent", "not-ours"});
+  EXPECT_EQ(r.unresolvable["not-ours"], "node is not in gpusched's inventory");
+}
+
+TEST_F(ExtenderHttp, SixteenInstancesPerGpuAtMost) {
+  // "burst" has 4 GPUs of 24000 MiB: 64 one-percent instances fit, 16 on each GPU.
+  std::map<std::string, std::string> burst = {{"vke.volcengine.com/mgpu-compute-policy", "native-burst-share"}};
+  for (int i = 0; i < 4 * 16; ++i) {
+    PodJson p = Pending("tiny-" + std::to_string(i), {Mgpu("c", 1, 256)}, burst);
+    ASSERT_THAT(Filter(p, {"burst"}).names, ElementsAre("burst")) << i;
+    ASSERT_EQ(Bind(p, "burst"), "") << i;
+  }
+  rapidjson::Document inv = Inventory("burst");
+  for (const auto& gpu : inv["nodes"][0]["gpus"].GetArray()) {
+    EXPECT_EQ(gpu["instances"].GetInt(), 16);
+    EXPECT_EQ(gpu["usedCorePercent"].GetInt(), 16);  // 84% of each GPU is still free
+  }
+  // The 65th does not fit, whatever is free.
+  FilterReply r = Filter(Pending("seventeenth", {Mgpu("c", 1, 256)}, burst), {"burst"});
+  EXPECT_THAT(r.failed["burst"], HasSubstr("GPU0 16/16 instances, GPU1 16/16 instances, GPU2 16/16 instances, "
+                                           "GPU3 16/16 instances"));
+}
+
+TEST_F(ExtenderHttp, EightCardsPerContainerAtMost) {
+  std::string cluster = ListJson({MgpuNode("big", 8, 16384, "native-burst-share").ToJson()});
+  server_.Reload(cluster);
+  std::map<std::string, std::string> eight = {{"vke.volcengine.com/mgpu-compute-policy", "native-burst-share"},
+                                              {"vke.volcengine.com/container-multiple-gpu", "8"}};
+  PodJson pod = Pending("wide", {Mgpu("c", 400, 8192)}, eight);
+  ASSERT_THAT(Filter(pod, {"big"}).names, ElementsAre("big"));
+  ASSERT_EQ(Bind(pod, "big"), "");
+  rapidjson::Document inv = Inventory("big");
+  EXPECT_EQ(inv["nodes"][0]["allocations"][0]["containers"][0]["gpus"].Size(), 8u);
+  eight["vke.volcengine.com/container-multiple-gpu"] = "9";
+  EXPECT_THAT(Filter(Pending("wider", {Mgpu("c", 900, 9216)}, eight), {"big"}).unresolvable["big"],
+              HasSubstr("9 GPUs per container is outside 1-8"));
+}
+
 TEST_F(ExtenderHttp, PrioritizeRanksFittingNodesByPolicy) {
   PodJson pod = Pending("w", {WholeGpus("c", 1)});
   std::map<std::string, int64_t> s = Prioritize(pod, {"absent", "nvidia", "mgpu", "unknown"});
@@ -427,7 +489,35 @@ TEST_F(ExtenderHttp, BindOfAnUnknownPodIsAnError) {
   EXPECT_THAT(Bind(pod, "unknown-node"), HasSubstr("node is not in gpusched's inventory"));
 }
 
-TEST_F(ExtenderHttp, SixtyFourConcurrentBindsRaceForTheLastSlot) {
+TEST(ExtenderHttpRace, SixtyFourConcurrentBindsRaceForTheLastSlot) {
+  // Every bind waits after planning until the others planned too (or 300 ms passed), so all of
+  // them plan on the same inventory and race for the commit; only the ledger's own check at
+  // commit time keeps the slot from being given out twice.
+  std::mutex mu;
+  std::condition_variable cv;
+  int planned = 0;
+  std::atomic<bool> racing{false};
+  extender::ServiceOptions options;
+  options.test_before_commit = [&] {
+    if (!racing) return;
+    std::unique_lock<std::mutex> lock(mu);
+    ++planned;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return planned >= 16; });
+  };
+  TestServer server_(Cluster(), options, "", http::ServerOptions{.threads = 16});
+  HttpClient client_(server_.port());
+  auto Filter = [&](const PodJson& pod, const std::vector<std::string>& names) {
+    return ParseFilter(client_.Post("/filter", ArgsWithNames(pod.ToJson(), names)));
+  };
+  auto Bind = [&](const PodJson& pod, const std::string& node) {
+    return BindError(client_.Post("/bind", BindJson(pod.name, pod.namespace_name, pod.uid, node)));
+  };
+  auto Inventory = [&](const std::string& node) {
+    rapidjson::Document doc;
+    EXPECT_TRUE(json::Parse(client_.Get("/debug/inventory?node=" + node).body, &doc).ok());
+    return doc;
+  };
   // "mgpu" GPU0 runs a 70% instance; fill GPUs 1-3 whole, then GPU0 to 90%: exactly 10% is left.
   PodJson fill = Pending("fill", {Mgpu("c", 300, std::nullopt)});
   Filter(fill, {"mgpu"});
@@ -443,6 +533,7 @@ TEST_F(ExtenderHttp, SixtyFourConcurrentBindsRaceForTheLastSlot) {
   std::atomic<int> wins{0};
   std::atomic<int> losses{0};
   std::vector<std::thread> threads;
+  racing = true;
   for (int i = 0; i < 64; ++i) {
     threads.emplace_back([&, i] {
       HttpClient client(server_.port());

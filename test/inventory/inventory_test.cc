@@ -54,8 +54,8 @@ TEST(Inventory, APodIsNeverCountedTwice) {
   Pod a = Bound(WholePod(3), "a", "w");
   // The same pod in two snapshot files, then again from an update.
   inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}, .pods = {a, a}});
-  inv.UpsertPod(a);
-  inv.UpsertPod(a);
+  inv.UpsertPod(Pod(a));
+  inv.UpsertPod(Pod(a));
   EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 3);
   EXPECT_EQ(inv.Stats().ledger_size, 1u);
 }
@@ -78,7 +78,7 @@ TEST(Inventory, CommitBooksAndRecordsTheResultOnThePod) {
   Inventory inv;
   inv.ReplaceCluster({.nodes = {SharedNode("s", 2, 10000)}});
   Pod pod = MgpuPod({MgpuC("c", 30, 1024)});
-  inv.RememberPod(pod);
+  inv.RememberPod(Pod(pod));
   ASSERT_TRUE(inv.Commit(pod, "s", SharedPlacement(1, 300, 1024)).ok());
   EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(1)->used_milli, 300);
   std::optional<Pod> record = inv.FindPod("new");
@@ -131,7 +131,7 @@ TEST(Inventory, ReleaseUndoesACommit) {
   Inventory inv;
   inv.ReplaceCluster({.nodes = {SharedNode("s", 1, 10000)}});
   Pod pod = MgpuPod({MgpuC("c", 30, 1024)});
-  inv.RememberPod(pod);
+  inv.RememberPod(Pod(pod));
   ASSERT_TRUE(inv.Commit(pod, "s", SharedPlacement(0, 300, 1024)).ok());
   inv.Release("new");
   EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(0)->used_milli, 0);
@@ -142,11 +142,11 @@ TEST(Inventory, ReleaseUndoesACommit) {
 TEST(Inventory, ReloadKeepsBookingsTheSnapshotDoesNotShowYet) {
   Inventory inv;
   ClusterObjects cluster{.nodes = {SharedNode("s", 1, 10000)}};
-  inv.ReplaceCluster(cluster);
+  inv.ReplaceCluster(ClusterObjects(cluster));
   Pod pod = MgpuPod({MgpuC("c", 30, 1024)});
-  inv.RememberPod(pod);
+  inv.RememberPod(Pod(pod));
   ASSERT_TRUE(inv.Commit(pod, "s", SharedPlacement(0, 300, 1024)).ok());
-  inv.ReplaceCluster(cluster);  // the file predates the bind
+  inv.ReplaceCluster(ClusterObjects(cluster));  // the file predates the bind
   EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(0)->used_milli, 300);
   // The cluster now shows the pod bound, without annotations: the booking keeps its GPU and
   // becomes observed.
@@ -154,7 +154,7 @@ TEST(Inventory, ReloadKeepsBookingsTheSnapshotDoesNotShowYet) {
   seen.node_name = "s";
   seen.phase = PodPhase::kRunning;
   cluster.pods = {seen};
-  inv.ReplaceCluster(cluster);
+  inv.ReplaceCluster(ClusterObjects(cluster));
   auto snap = inv.Snapshot();
   EXPECT_EQ(snap->FindNode("s")->FindGpu(0)->used_milli, 300);
   EXPECT_TRUE(snap->FindNode("s")->ready()) << snap->FindNode("s")->condition_reason;
@@ -162,7 +162,7 @@ TEST(Inventory, ReloadKeepsBookingsTheSnapshotDoesNotShowYet) {
   // Then it finishes.
   seen.phase = PodPhase::kSucceeded;
   cluster.pods = {seen};
-  inv.ReplaceCluster(cluster);
+  inv.ReplaceCluster(ClusterObjects(cluster));
   EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(0)->used_milli, 0);
 }
 
@@ -190,12 +190,42 @@ TEST(Inventory, LabelChangeWithRunningPodsMakesTheNodeSwitching) {
   EXPECT_TRUE(inv.Snapshot()->FindNode("w")->ready());
 }
 
+TEST(Inventory, ABoundPodBreakingTheContractMakesItsNodeInconsistent) {
+  Inventory inv;
+  Pod mixed = WholePod(1);
+  mixed.containers.push_back(MgpuC("m", 30, 1024));
+  inv.ReplaceCluster({.nodes = {SharedNode("s", 2, 10000)}, .pods = {Bound(mixed, "mixed", "s")}});
+  const placement::NodeState* s = inv.Snapshot()->FindNode("s");
+  EXPECT_EQ(s->condition, placement::NodeCondition::kInconsistent);
+  EXPECT_THAT(s->condition_reason, HasSubstr("pod ns/mixed is bound with an invalid GPU request: pod mixes"));
+  inv.DeletePod("mixed");
+  EXPECT_TRUE(inv.Snapshot()->FindNode("s")->ready());
+}
+
+TEST(Inventory, UnconfirmedBindsExpire) {
+  auto now = std::chrono::steady_clock::time_point{};
+  Inventory inv(InventoryOptions{.assume_ttl = std::chrono::seconds(60), .clock = [&] { return now; }});
+  ClusterObjects cluster{.nodes = {WholeNode("w", 8)}};
+  Pod pod = WholePod(2);
+  cluster.pods = {pod};  // the source knows the pod, pending
+  inv.ReplaceCluster(ClusterObjects(cluster));
+  ASSERT_TRUE(inv.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
+  now += std::chrono::seconds(59);
+  inv.ReplaceCluster(ClusterObjects(cluster));  // still pending, within the TTL: kept
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+  now += std::chrono::seconds(2);
+  inv.ReplaceCluster(ClusterObjects(cluster));  // still pending after the TTL: the bind never happened
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 0);
+  EXPECT_FALSE(inv.AllocationOf("new"));
+  EXPECT_FALSE(inv.FindPod("new")->bound());
+}
+
 TEST(Inventory, PendingPodsAreBounded) {
   Inventory inv(InventoryOptions{.max_pending_pods = 3});
   for (int i = 0; i < 10; ++i) {
     Pod p = WholePod(1);
     p.uid = "p" + std::to_string(i);
-    inv.RememberPod(p);
+    inv.RememberPod(Pod(p));
   }
   EXPECT_FALSE(inv.FindPod("p0"));
   EXPECT_TRUE(inv.FindPod("p9"));

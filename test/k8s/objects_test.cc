@@ -55,10 +55,17 @@ TEST(K8sObjects, PodQuantityErrorsNameFieldAndValue) {
   ASSERT_FALSE(pod.ok());
   EXPECT_THAT(pod.status().message(),
               HasSubstr("Pod.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: invalid quantity \"two\""));
-  p.containers = {ContainerJson{.name = "c", .limits = {{"vke.volcengine.com/mgpu-core", "0.5"}}}};
+  p.containers = {ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "0.5"}}}};
   EXPECT_THAT(PodFrom(p.ToJson()).status().message(), HasSubstr("not a whole number"));
+  // The mGPU contract counts percent and MiB: a unit suffix is a mistake, not a conversion.
+  p.containers = {ContainerJson{.name = "c", .limits = {{"vke.volcengine.com/mgpu-memory", "1Gi"}}}};
+  EXPECT_THAT(PodFrom(p.ToJson()).status().message(),
+              HasSubstr("limits[\"vke.volcengine.com/mgpu-memory\"]: \"1Gi\" is not a plain integer "
+                        "(vke.volcengine.com/mgpu-memory counts MiB)"));
+  EXPECT_THAT(PodFrom(R"({"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":-2}}}]}})").status().message(),
+              HasSubstr("negative quantity -2"));
   p.containers = {ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "-1"}}}};
-  EXPECT_THAT(PodFrom(p.ToJson()).status().message(), HasSubstr("negative quantity \"-1\""));
+  EXPECT_THAT(PodFrom(p.ToJson()).status().message(), HasSubstr("negative quantity -1"));
 }
 
 TEST(K8sObjects, PodWrongTypesAreErrorsNotCrashes) {
@@ -114,6 +121,12 @@ TEST(K8sObjects, BadNodeFieldsMarkTheNodeNotTheInput) {
   EXPECT_THAT(node->spec_error,
               HasSubstr("Node.status.allocatable[\"nvidia.com/gpu\"]: invalid quantity \"lots\""));
   EXPECT_THAT(NodeFrom(R"({"metadata":{}})").status().message(), HasSubstr("Node.metadata.name: missing"));
+  for (const char* bad : {R"({"metadata":{"name":"x"},"status":[]})", R"({"metadata":{"name":"x"},"status":{"allocatable":"8"}})",
+                          R"({"metadata":{"name":"x","labels":[]},"status":{"allocatable":{"nvidia.com/gpu":{}}}})"}) {
+    node = NodeFrom(bad);
+    ASSERT_TRUE(node.ok()) << bad;
+    EXPECT_THAT(node->spec_error, HasSubstr("want")) << bad;
+  }
 }
 
 TEST(K8sObjects, GpuDeviceAnnotationRules) {
@@ -138,6 +151,12 @@ TEST(K8sObjects, ReadsKubectlListsAndTypedLists) {
   EXPECT_EQ(out.nodes.size(), 2u);
   ASSERT_TRUE(AppendClusterJson(R"({"kind":"Pod","metadata":{"name":"solo","uid":"s"}})", &out).ok());
   EXPECT_EQ(out.pods.size(), 2u);
+}
+
+TEST(K8sObjects, SnapshotPodsNeedAUid) {
+  ClusterObjects out;
+  EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":[{"kind":"Pod","metadata":{"name":"p"}}]})", &out).message(),
+              HasSubstr("items[0] (Pod).metadata.uid: missing"));
 }
 
 TEST(K8sObjects, ListErrorsNameTheItem) {

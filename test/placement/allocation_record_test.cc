@@ -60,6 +60,17 @@ TEST(AllocationRecord, MissingAnnotationKeepsTheAmountWithoutIndex) {
   EXPECT_EQ(a.placement.containers[0].mib_per_gpu, 1024);
 }
 
+TEST(AllocationRecord, AnIndexListOfTheWrongLengthIsNotTrusted) {
+  // Two cards but one index: the second card could be anywhere.
+  Pod pod = MgpuPod({MgpuC("c", 200, std::nullopt)}, {{"vke.volcengine.com/gpu-index-container-c", "1"}});
+  pod.node_name = "n";
+  Allocation a = RecordedAllocation(pod, AnalyzePod(pod));
+  ASSERT_EQ(a.placement.containers.size(), 1u);
+  EXPECT_TRUE(a.placement.containers[0].gpu_indices.empty());
+  EXPECT_EQ(a.placement.containers[0].milli_per_gpu, 2000);
+  EXPECT_EQ(BuildNodeState(SharedNode("n", 4, 10000), {a}).condition, NodeCondition::kInconsistent);
+}
+
 TEST(AllocationRecord, WholeGpuPodsRecordTheirCount) {
   Pod pod = WholePod(4);
   pod.node_name = "n";

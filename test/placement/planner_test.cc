@@ -260,13 +260,5 @@ TEST(Planner, NodeScoreFollowsNodePolicy) {
   EXPECT_LT(Eval(override, busy).score, Eval(override, empty).score);
 }
 
-TEST(Planner, DraPodsPassDraNodesOnly) {
-  Pod pod = MgpuPod({Container{.name = "c"}});
-  pod.resource_claims = {"gpu"};
-  EXPECT_TRUE(Eval(pod, BuildNodeState(WholeNode("n", 0, "nvidia-dra"), {})).fits);
-  EXPECT_EQ(Eval(pod, BuildNodeState(WholeNode("n", 8), {})).reason,
-            "node mode nvidia; pod requests DRA resource claims");
-}
-
 }  // namespace
 }  // namespace gpusched::placement

@@ -215,10 +215,18 @@ TEST(PodRequest, PolicyOverridesByAnnotation) {
               HasSubstr("gpusched.io/node-policy=\"tetris\": want binpack or spread"));
 }
 
-TEST(PodRequest, ClaimsWithoutExtendedResourcesAreDra) {
+TEST(PodRequest, ClaimsOnlyPodsAreLeftToTheDraPlugin) {
+  // Until claims are resolved to device classes, a claim may be a NIC as well as a GPU.
   Pod pod = PodWith({Container{.name = "c"}});
-  pod.resource_claims = {"gpu"};
-  EXPECT_EQ(AnalyzePod(pod).kind, RequestKind::kDra);
+  pod.resource_claims = {"rdma-nic"};
+  EXPECT_EQ(AnalyzePod(pod).kind, RequestKind::kNone);
+}
+
+TEST(PodRequest, ExplicitZeroIsNoRequest) {
+  Container zero = GpuContainer("a", 0);
+  PodRequest r = AnalyzePod(PodWith({zero, MgpuContainer("b", 100, std::nullopt)}));
+  EXPECT_TRUE(r.valid()) << r.invalid_reason;
+  EXPECT_EQ(r.kind, RequestKind::kMgpu);
 }
 
 TEST(PodRequest, InitContainersWithMgpuArePlacedToo) {

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,6 +40,9 @@ struct ServiceOptions {
   size_t filter_top_k = 0;
   // Commit attempts for one bind when concurrent binds keep changing the node. Default: 16.
   int bind_attempts = 16;
+  // Test only: called by bind after it planned and before it commits, so that a test can make
+  // concurrent binds all plan on the same inventory. Default: none.
+  std::function<void()> test_before_commit;
 };
 
 class Service {

@@ -15,22 +15,26 @@
 #include <vector>
 
 #include "gpusched/common/status.h"
-#include "gpusched/json/json.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
 
 namespace gpusched::extender {
 
-// The body of filter and prioritize. Owns the parsed document: with Nodes, the kept Node objects
-// are echoed back verbatim from it.
+// The body of filter and prioritize. Owns the parsed body: with Nodes, the kept Node objects are
+// echoed back verbatim from it. Not copyable or movable: node_names point into it.
 struct ExtenderArgs {
-  std::string buffer;  // the body, parsed in place; strings in `doc` point into it
-  rapidjson::Document doc;
+  ExtenderArgs();
+  ~ExtenderArgs();
+  ExtenderArgs(const ExtenderArgs&) = delete;
+  ExtenderArgs& operator=(const ExtenderArgs&) = delete;
+
   Pod pod;
-  bool with_nodes = false;                       // request used Nodes (nodeCacheCapable: false)
-  std::vector<Node> nodes;                       // with_nodes: decoded Node objects
-  std::vector<const rapidjson::Value*> node_items;  // with_nodes: the objects as received
-  std::vector<std::string_view> node_names;      // names in request order, either way
+  bool with_nodes = false;                   // request used Nodes (nodeCacheCapable: false)
+  std::vector<Node> nodes;                   // with_nodes: decoded Node objects
+  std::vector<std::string_view> node_names;  // names in request order, either way
+
+  struct Body;                 // the parsed JSON (private to wire.cc)
+  std::unique_ptr<Body> body;
 };
 
 // Parses a filter/prioritize body. Errors: InvalidArgument naming the field.

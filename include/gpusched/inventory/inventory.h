@@ -7,13 +7,16 @@
 // Rebuild rule: a bound, non-terminal GPU pod observed from the cluster books what its requests
 // and result annotations say (AllocationOrigin::kObserved). A pod gpusched bound itself books at
 // Commit (kCommitted) and keeps that booking until the cluster reports the pod bound (it then
-// becomes observed), terminal or deleted. A pod UID holds at most one allocation.
+// becomes observed), terminal or deleted, or still unbound after options.assume_ttl. A pod UID
+// holds at most one allocation.
 //
 // Thread-safe.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <deque>
 #include <map>
 #include <memory>
@@ -48,6 +51,12 @@ struct InventoryOptions {
   // Pods seen in filter and not bound are remembered so that bind (which carries only names and
   // the UID) can be served; the oldest are forgotten beyond this many. Default: 100000.
   size_t max_pending_pods = 100000;
+  // A booking made by bind is kept while the cluster source does not show the pod bound yet; if
+  // the source still reports the pod unbound this long after the bind, the bind did not happen
+  // and the booking is released. Default: 10 minutes.
+  std::chrono::seconds assume_ttl{600};
+  // The clock for assume_ttl; tests inject their own. Default: std::chrono::steady_clock::now.
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 class Inventory {
@@ -62,19 +71,19 @@ class Inventory {
   // Replaces the whole cluster view with `objects` (a snapshot file was (re)read). The ledger is
   // rebuilt from the pods; allocations gpusched committed for pods that `objects` does not show
   // bound elsewhere or finished are kept.
-  void ReplaceCluster(ClusterObjects objects) GPUSCHED_EXCLUDES(mu_);
+  void ReplaceCluster(ClusterObjects&& objects) GPUSCHED_EXCLUDES(mu_);
 
   // Inserts or updates nodes; publishes a new snapshot only if one of them changed.
   // Returns how many nodes changed.
-  size_t UpsertNodes(std::vector<Node> nodes) GPUSCHED_EXCLUDES(mu_);
+  size_t UpsertNodes(std::vector<Node>&& nodes) GPUSCHED_EXCLUDES(mu_);
   void DeleteNode(std::string_view name) GPUSCHED_EXCLUDES(mu_);
 
   // Records a pod as the cluster reports it (bound or not, any phase).
-  void UpsertPod(Pod pod) GPUSCHED_EXCLUDES(mu_);
+  void UpsertPod(Pod&& pod) GPUSCHED_EXCLUDES(mu_);
   void DeletePod(std::string_view uid) GPUSCHED_EXCLUDES(mu_);
 
   // Remembers a pod seen in filter, unless a record of it already says more (bound).
-  void RememberPod(Pod pod) GPUSCHED_EXCLUDES(mu_);
+  void RememberPod(Pod&& pod) GPUSCHED_EXCLUDES(mu_);
 
   // Returns counts of what the inventory holds now.
   InventoryStats Stats() const GPUSCHED_EXCLUDES(mu_);
@@ -100,8 +109,9 @@ class Inventory {
     NodeStatePtr state;
   };
 
-  void ObservePodLocked(Pod pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  void PutPodLocked(Pod pod) GPUSCHED_REQUIRES(mu_);
+  void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  void PutPodLocked(Pod&& pod) GPUSCHED_REQUIRES(mu_);
+  std::chrono::steady_clock::time_point Now() const;
   void ErasePodLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
   void RebuildLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
   void PublishLocked(bool node_set_changed) GPUSCHED_REQUIRES(mu_);
@@ -115,6 +125,8 @@ class Inventory {
   std::deque<std::string> pending_fifo_ GPUSCHED_GUARDED_BY(mu_);
   size_t unbound_pods_ GPUSCHED_GUARDED_BY(mu_) = 0;
   Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);
+  // When each kCommitted booking was made, for assume_ttl.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_ GPUSCHED_GUARDED_BY(mu_);
   ClusterObjects dra_ GPUSCHED_GUARDED_BY(mu_);  // DRA objects only; nodes and pods stay empty
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);

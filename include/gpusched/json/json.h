@@ -46,7 +46,8 @@ Status ReadString(const rapidjson::Value& obj, std::string_view key, std::string
 Status ReadInt64(const rapidjson::Value& obj, std::string_view key, std::string_view path, int64_t* out);
 Status ReadBool(const rapidjson::Value& obj, std::string_view key, std::string_view path, bool* out);
 
-// Returns the member `key` if it is an object (or absent/null: nullptr with OK); wrong type is an error.
+// Sets *out to the member `key` if it is an object; to nullptr if it is absent or null (OK) or of
+// another type (InvalidArgument naming path.key). *out is never left pointing at a wrong type.
 Status FindObject(const rapidjson::Value& obj, std::string_view key, std::string_view path,
                   const rapidjson::Value** out);
 Status FindArray(const rapidjson::Value& obj, std::string_view key, std::string_view path,

@@ -47,6 +47,9 @@ struct Allocation {
   NodeMode mode = NodeMode::kNvidia;  // the mode the pod was placed under
   Placement placement;
   AllocationOrigin origin = AllocationOrigin::kObserved;
+  // Non-empty when what the pod holds cannot be booked exactly (a bound pod whose request breaks
+  // the contract); its node then takes no GPU pods and says why.
+  std::string problem;
 
   bool operator==(const Allocation&) const = default;
 };

@@ -1,7 +1,7 @@
 // File: node.h
 //
 // A Kubernetes Node reduced to what GPU placement needs. This is what the API says, unmodified;
-// the GPU layout and the node's scheduling state are derived from it by placement/node_layout.h.
+// the GPU layout and the node's scheduling state are derived from it by placement/node_state.h.
 #pragma once
 
 #include <cstdint>

@@ -18,8 +18,10 @@ namespace gpusched::placement {
 AnnotationMap ResultAnnotations(const Placement& placement);
 
 // Returns the allocation that the bound, non-terminal `pod` holds on its node, given its analyzed
-// `request`. An mGPU container whose index annotation is missing or malformed keeps its compute
-// and memory but no GPU index (it is then counted against the node, not a GPU).
+// `request`. An mGPU container whose index annotation is missing, malformed or names a different
+// number of GPUs than the container's cards keeps its compute and memory but no GPU index (it is
+// then counted against the node, not a GPU). A pod whose request breaks the contract (bound by
+// someone else) gets Allocation::problem.
 // REQUIRES: pod.bound() and request.kind != kNone.
 Allocation RecordedAllocation(const Pod& pod, const PodRequest& request);
 
