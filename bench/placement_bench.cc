@@ -9,9 +9,11 @@
 #include "cluster_json.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
+#include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
 #include "gpusched/placement/score_mapping.h"
+#include "gpusched/scoring/scorer.h"
 
 namespace gpusched::bench {
 namespace {
@@ -27,7 +29,9 @@ Pod PendingPod(Kind kind) {
   return Pod{.uid = "pending", .namespace_name = "bench", .name = "pending", .containers = {c}};
 }
 
-void BM_PlannerFilterPrioritize(benchmark::State& state) {
+// Filter (every node checked) and prioritize (the fitting nodes scored by `policy` and mapped to
+// 0-10), as the handlers do once the request is parsed.
+void PlannerFilterPrioritize(benchmark::State& state, std::string_view policy) {
   Kind kind = static_cast<Kind>(state.range(0));
   inventory::Inventory inv;
   inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1))));
@@ -41,26 +45,29 @@ void BM_PlannerFilterPrioritize(benchmark::State& state) {
   }
   placement::PodRequest request = placement::AnalyzePod(PendingPod(kind));
   placement::Planner planner(placement::PlacementOptions{});
+  scoring::TargetWorkload workload = placement::ObservedWorkload(nodes);
+  auto scorer = scoring::MakeScorer(policy, &workload);
+  std::vector<uint32_t> order(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
   size_t fits = 0;
   for (auto _ : state) {
-    std::vector<placement::ScoredNode> scored;
-    scored.reserve(nodes.size());
     size_t failed = 0;
-    placement::EvaluateNodes(planner, request, nodes, [&](size_t i, placement::NodeVerdict&& v) {
-      if (v.fits) {
-        scored.push_back({names[i], v.score});
-      } else {
-        ++failed;
-      }
-    });
-    std::vector<int64_t> scores = placement::MapScores(scored, placement::ScoreMapping::kRank);
-    benchmark::DoNotOptimize(scores.data());
+    std::vector<placement::RankedNode> ranked = placement::FilterAndRank(
+        planner, **scorer, request, nodes, order, 42, [&](size_t, placement::NodeVerdict&&) { ++failed; });
+    std::vector<placement::ScoredNode> scored(ranked.size());
+    for (size_t i = 0; i < ranked.size(); ++i) scored[i] = {names[ranked[i].pos], ranked[i].score};
+    std::vector<int64_t> mapped = placement::MapScores(scored, placement::ScoreMapping::kRank);
+    benchmark::DoNotOptimize(mapped.data());
     benchmark::DoNotOptimize(failed);
-    fits = scored.size();
+    fits = ranked.size();
   }
   state.counters["fitting_nodes"] = static_cast<double>(fits);
   state.SetItemsProcessed(state.iterations() * state.range(1));
 }
+
+void BM_PlannerFilterPrioritize(benchmark::State& state) { PlannerFilterPrioritize(state, "binpack"); }
+void BM_PlannerFilterPrioritizeFgd(benchmark::State& state) { PlannerFilterPrioritize(state, "fgd"); }
+void BM_PlannerFilterPrioritizeSoftmix(benchmark::State& state) { PlannerFilterPrioritize(state, "softmix"); }
 
 void BM_ServiceFilterPrioritize(benchmark::State& state) {
   Kind kind = static_cast<Kind>(state.range(0));
@@ -91,6 +98,8 @@ void Sizes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_PlannerFilterPrioritize)->Apply(Sizes);
+BENCHMARK(BM_PlannerFilterPrioritizeFgd)->Apply(Sizes);
+BENCHMARK(BM_PlannerFilterPrioritizeSoftmix)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Sizes);
 
 }  // namespace

@@ -34,7 +34,7 @@ GET /healthz, /readyz, /debug/inventory[?node=NAME].
                          Without a source, the embedded demo cluster is served.
   --path-prefix PATH     path before the verbs, e.g. /gpu (default: none)
   --threads N            worker threads (default 2)
-  --node-policy P        binpack (default) or spread
+  --node-policy P        binpack (default), spread, fgd, softmix, bestfit, ... (gpusched replay --help)
   --gpu-policy P         binpack (default) or spread
   --score-mapping M      rank (default) or linear
   --filter-top-k K       filter keeps only the best K fitting nodes (default 0: all)
@@ -91,13 +91,11 @@ Status ApplyFlags(const Flags& flags, config::Config* c) {
     GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("threads: {}", *v)));
     c->server.threads = parsed.server.threads;
   }
-  for (auto [flag, dst] : {std::pair{"--node-policy", &c->service.placement.node_policy},
-                           std::pair{"--gpu-policy", &c->service.placement.gpu_policy}}) {
-    if (const std::string* v = get(flag)) {
-      auto p = placement::ParsePolicy(*v);
-      if (!p) return InvalidArgumentError(fmt::format("{} \"{}\": want binpack or spread", flag, *v));
-      *dst = *p;
-    }
+  if (const std::string* v = get("--node-policy")) GPUSCHED_RETURN_IF_ERROR(config::SetNodePolicy(*v, "--node-policy", &c->service));
+  if (const std::string* v = get("--gpu-policy")) {
+    auto p = placement::ParsePolicy(*v);
+    if (!p) return InvalidArgumentError(fmt::format("--gpu-policy \"{}\": want binpack or spread", *v));
+    c->service.placement.gpu_policy = *p;
   }
   if (const std::string* v = get("--score-mapping")) {
     auto m = placement::ParseScoreMapping(*v);
@@ -185,7 +183,7 @@ int RunServe(int argc, char** argv) {
   }
   log::Info("gpusched serving on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
             "score mapping {}, filter top-K {})",
-            c.server.host, server.port(), c.path_prefix, placement::PolicyName(c.service.placement.node_policy),
+            c.server.host, server.port(), c.path_prefix, c.service.node_policy,
             placement::PolicyName(c.service.placement.gpu_policy),
             placement::ScoreMappingName(c.service.score_mapping), c.service.filter_top_k);
 

@@ -1,8 +1,11 @@
 #include "gpusched/config/config.h"
 
+#include "gpusched/scoring/scorer.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -62,14 +65,15 @@ Status Apply(const YAML::Node& root, Config* c) {
 
   if (YAML::Node p = root["placement"]) {
     GPUSCHED_RETURN_IF_ERROR(CheckKeys(p, "placement", {"nodePolicy", "gpuPolicy", "searchBudget"}));
-    for (auto [key, dst] : {std::pair{"nodePolicy", &c->service.placement.node_policy},
-                            std::pair{"gpuPolicy", &c->service.placement.gpu_policy}}) {
-      std::string name;
-      GPUSCHED_RETURN_IF_ERROR(Read(p, key, "placement", &name));
-      if (name.empty()) continue;
-      auto policy = placement::ParsePolicy(name);
-      if (!policy) return Bad(fmt::format("placement.{}", key), fmt::format("\"{}\" (want binpack or spread)", name));
-      *dst = *policy;
+    std::string node_policy;
+    GPUSCHED_RETURN_IF_ERROR(Read(p, "nodePolicy", "placement", &node_policy));
+    if (!node_policy.empty()) GPUSCHED_RETURN_IF_ERROR(SetNodePolicy(node_policy, "config placement.nodePolicy", &c->service));
+    std::string gpu_policy;
+    GPUSCHED_RETURN_IF_ERROR(Read(p, "gpuPolicy", "placement", &gpu_policy));
+    if (!gpu_policy.empty()) {
+      auto policy = placement::ParsePolicy(gpu_policy);
+      if (!policy) return Bad("placement.gpuPolicy", fmt::format("\"{}\" (want binpack or spread)", gpu_policy));
+      c->service.placement.gpu_policy = *policy;
     }
     GPUSCHED_RETURN_IF_ERROR(Read(p, "searchBudget", "placement", &c->service.placement.search_budget));
     if (c->service.placement.search_budget < 1) return Bad("placement.searchBudget", "must be positive");
@@ -102,6 +106,15 @@ Status Apply(const YAML::Node& root, Config* c) {
 }
 
 }  // namespace
+
+Status SetNodePolicy(std::string_view name, std::string_view what, extender::ServiceOptions* options) {
+  std::span<const std::string_view> known = scoring::ScorerNames();
+  if (std::find(known.begin(), known.end(), name) == known.end()) {
+    return InvalidArgumentError(fmt::format("{}: \"{}\" (want one of {})", what, name, fmt::join(known, ", ")));
+  }
+  options->node_policy = std::string(name);
+  return OkStatus();
+}
 
 Status ParseListen(std::string_view listen, http::ServerOptions* options) {
   size_t colon = listen.rfind(':');

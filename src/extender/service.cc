@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/extender/wire.h"
+#include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
+#include "gpusched/scoring/scorer.h"
 
 namespace gpusched::extender {
 namespace {
@@ -18,20 +22,17 @@ using placement::PodRequest;
 
 constexpr std::string_view kUnknownNode = "node is not in gpusched's inventory";
 
-constexpr double kNotEvaluated = -2.0;
-constexpr double kNoFit = -1.0;
+// Memo entries besides a policy's score (which is finite, of any sign).
+constexpr double kNotEvaluated = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoFit = -std::numeric_limits<double>::infinity();
 
-// One fitting node of a filter or prioritize call.
-struct Fit {
-  size_t pos;
-  double score;
-};
+using Fit = placement::RankedNode;
 
 // The request's nodes resolved against a snapshot: the NodeState (nullptr if unknown) and its
-// position in the snapshot.
+// position in the snapshot (the tie-break order of the policies: node name order).
 struct Resolved {
   std::vector<const placement::NodeState*> nodes;
-  std::vector<size_t> index;
+  std::vector<uint32_t> index;
 };
 
 Resolved Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) {
@@ -40,31 +41,11 @@ Resolved Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& s
   r.index.reserve(args.node_names.size());
   for (std::string_view name : args.node_names) {
     size_t i = snapshot.FindIndex(name);
-    r.index.push_back(i);
-    r.nodes.push_back(i == inventory::InventorySnapshot::kNoNode ? nullptr : snapshot.nodes()[i].get());
+    bool known = i != inventory::InventorySnapshot::kNoNode;
+    r.index.push_back(known ? static_cast<uint32_t>(i) : 0);
+    r.nodes.push_back(known ? snapshot.nodes()[i].get() : nullptr);
   }
   return r;
-}
-
-// Evaluates `request` on the resolved nodes; calls on_fail(pos, resolvable, reason) for each node
-// that does not fit (unknown nodes included) and returns the ones that do.
-// REQUIRES: request.kind != kNone and request.valid().
-template <typename OnFail>
-std::vector<Fit> EvaluateAll(const PodRequest& request, const Resolved& resolved, Planner& planner, OnFail on_fail) {
-  for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
-    // gpusched knows nothing of the node: evicting pods there cannot be shown to help.
-    if (resolved.nodes[pos] == nullptr) on_fail(pos, false, std::string(kUnknownNode));
-  }
-  std::vector<Fit> fits;
-  fits.reserve(resolved.nodes.size());
-  placement::EvaluateNodes(planner, request, resolved.nodes, [&](size_t pos, NodeVerdict&& v) {
-    if (v.fits) {
-      fits.push_back(Fit{pos, v.score});
-    } else {
-      on_fail(pos, v.resolvable, std::move(v.reason));
-    }
-  });
-  return fits;
 }
 
 // Returns true if a memo for `pod` can be trusted: a pod with a resourceVersion does not change
@@ -78,12 +59,46 @@ std::vector<placement::ScoredNode> Scored(const std::vector<Fit>& fits, const Ex
   return out;
 }
 
-// Returns the policy in force for `request` ("binpack"/"spread"), for reasons.
-std::string_view NodePolicyName(const PodRequest& request, const placement::PlacementOptions& options) {
-  return placement::PolicyName(request.node_policy.value_or(options.node_policy));
+// Returns the node policy in force for `request`.
+std::string_view NodePolicy(const PodRequest& request, const ServiceOptions& options) {
+  return request.node_policy ? std::string_view(*request.node_policy) : std::string_view(options.node_policy);
 }
 
+uint64_t Hash(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return h;
+}
+
+constexpr auto kWorkloadRefresh = std::chrono::seconds(30);
+
 }  // namespace
+
+std::unique_ptr<scoring::Scorer> Service::NodeScorer(const PodRequest& request,
+                                                     const inventory::InventorySnapshot& snapshot,
+                                                     std::shared_ptr<const scoring::TargetWorkload>* workload) const {
+  std::string_view policy = NodePolicy(request, options_);
+  if (scoring::NeedsWorkload(policy)) *workload = Workload(snapshot);
+  // The name was validated when the options or the pod's annotation were read.
+  StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(policy, workload->get());
+  if (!scorer.ok()) return scoring::MakeScorer("binpack", nullptr).value();
+  return std::move(scorer).value();
+}
+
+template <typename OnFail>
+std::vector<placement::RankedNode> Service::Evaluate(const PodRequest& request, const Pod& pod,
+                                                     std::span<const placement::NodeState* const> nodes,
+                                                     std::span<const uint32_t> order,
+                                                     const inventory::InventorySnapshot& snapshot, OnFail&& on_fail) const {
+  for (size_t pos = 0; pos < nodes.size(); ++pos) {
+    // gpusched knows nothing of the node: evicting pods there cannot be shown to help.
+    if (nodes[pos] == nullptr) on_fail(pos, NodeVerdict{.resolvable = false, .reason = std::string(kUnknownNode)});
+  }
+  std::shared_ptr<const scoring::TargetWorkload> workload;
+  std::unique_ptr<scoring::Scorer> scorer = NodeScorer(request, snapshot, &workload);
+  Planner planner(options_.placement);
+  return placement::FilterAndRank(planner, *scorer, request, nodes, order, Hash(pod.uid), on_fail);
+}
 
 std::string Service::Filter(std::string body) const {
   StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body));
@@ -104,10 +119,10 @@ std::string Service::Filter(std::string body) const {
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   Resolved resolved = Resolve(args, *snapshot);
-  Planner planner(options_.placement);
-  std::vector<Fit> fits = EvaluateAll(request, resolved, planner, [&](size_t pos, bool resolvable, std::string reason) {
-    (resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(reason));
-  });
+  std::vector<Fit> fits =
+      Evaluate(request, args.pod, resolved.nodes, resolved.index, *snapshot, [&](size_t pos, NodeVerdict&& v) {
+        (v.resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(v.reason));
+      });
   if (Memoizable(args.pod)) {
     auto memo = std::make_shared<FilterMemo>(FilterMemo{.pod_uid = args.pod.uid,
                                                         .pod_resource_version = args.pod.resource_version,
@@ -130,7 +145,7 @@ std::string Service::Filter(std::string body) const {
   for (size_t i : best) keep[i] = true;
   std::string reason = fmt::format("fits, but filter keeps only the best {} node{} by node policy {}",
                                    options_.filter_top_k, options_.filter_top_k == 1 ? "" : "s",
-                                   NodePolicyName(request, options_.placement));
+                                   NodePolicy(request, options_));
   for (size_t i = 0; i < fits.size(); ++i) {
     if (keep[i]) {
       result.kept.push_back(fits[i].pos);
@@ -139,6 +154,20 @@ std::string Service::Filter(std::string body) const {
     }
   }
   return EncodeFilterResult(args, result);
+}
+
+std::shared_ptr<const scoring::TargetWorkload> Service::Workload(const inventory::InventorySnapshot& snapshot) const {
+  auto now = std::chrono::steady_clock::now();
+  MutexLock lock(&workload_mu_);
+  bool fresh = workload_ != nullptr && (workload_version_ == snapshot.version() || now - workload_time_ < kWorkloadRefresh);
+  if (fresh) return workload_;
+  std::vector<const placement::NodeState*> nodes;
+  nodes.reserve(snapshot.nodes().size());
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
+  workload_ = std::make_shared<const scoring::TargetWorkload>(placement::ObservedWorkload(nodes));
+  workload_version_ = snapshot.version();
+  workload_time_ = now;
+  return workload_;
 }
 
 std::shared_ptr<const Service::FilterMemo> Service::Memo() const {
@@ -163,6 +192,7 @@ std::string Service::Prioritize(std::string body) const {
                memo->pod_resource_version == args.pod.resource_version &&
                memo->snapshot_version == snapshot->version();
   std::vector<Fit> fits;
+  auto ignore = [](size_t, NodeVerdict&&) {};
   if (reuse) {
     // Only nodes the filter did not see are evaluated here.
     Resolved rest;
@@ -170,20 +200,19 @@ std::string Service::Prioritize(std::string body) const {
     for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
       if (resolved.nodes[pos] == nullptr) continue;
       double s = memo->score[resolved.index[pos]];
-      if (s >= 0) {
-        fits.push_back(Fit{pos, s});
-      } else if (s == kNotEvaluated) {
+      if (std::isnan(s)) {
         rest.nodes.push_back(resolved.nodes[pos]);
+        rest.index.push_back(resolved.index[pos]);
         rest_pos.push_back(pos);
+      } else if (s != kNoFit) {
+        fits.push_back(Fit{pos, s});
       }
     }
-    Planner planner(options_.placement);
-    for (const Fit& f : EvaluateAll(request, rest, planner, [](size_t, bool, std::string) {})) {
+    for (Fit f : Evaluate(request, args.pod, rest.nodes, rest.index, *snapshot, ignore)) {
       fits.push_back(Fit{rest_pos[f.pos], f.score});
     }
   } else {
-    Planner planner(options_.placement);
-    fits = EvaluateAll(request, resolved, planner, [](size_t, bool, std::string) {});
+    fits = Evaluate(request, args.pod, resolved.nodes, resolved.index, *snapshot, ignore);
   }
   std::vector<int64_t> scores = placement::MapScores(Scored(fits, args), options_.score_mapping);
   for (size_t i = 0; i < fits.size(); ++i) priorities[fits[i].pos].score = scores[i];

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gpusched/model/names.h"
+#include "gpusched/placement/node_ranking.h"
 
 namespace gpusched::placement {
 namespace {
@@ -208,6 +209,7 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
   }
   state.used_milli += state.unassigned_milli;
   state.used_mib += state.unassigned_mib;
+  state.view = ScoringView(state);
 
   if (state.mode == NodeMode::kInvalid) {
     state.condition = NodeCondition::kInvalid;

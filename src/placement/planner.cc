@@ -11,16 +11,6 @@
 namespace gpusched::placement {
 namespace {
 
-// Utilization in [0, 1] of a capacity after adding `add` to `used`.
-double Fraction(int64_t used, int64_t add, int64_t capacity) {
-  if (capacity <= 0) return 1.0;
-  return std::clamp(static_cast<double>(used + add) / static_cast<double>(capacity), 0.0, 1.0);
-}
-
-double ByPolicy(Policy p, double utilization_after) {
-  return p == Policy::kBinpack ? utilization_after : 1.0 - utilization_after;
-}
-
 // Orders keys so that the preferred one comes first: binpack prefers small keys (tight fits),
 // spread large ones.
 bool Prefer(Policy p, double a, double b) { return p == Policy::kBinpack ? a < b : a > b; }
@@ -75,14 +65,13 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
     v.reason = node.condition_reason;
     return v;
   }
-  Policy node_policy = request.node_policy.value_or(options_.node_policy);
   Policy gpu_policy = request.gpu_policy.value_or(options_.gpu_policy);
   switch (request.kind) {
     case RequestKind::kWholeGpu:
-      EvaluateWhole(request, node, node_policy, &v);
+      EvaluateWhole(request, node, &v);
       break;
     case RequestKind::kMgpu:
-      EvaluateMgpu(request, node, node_policy, gpu_policy, want_placement, &v);
+      EvaluateMgpu(request, node, gpu_policy, want_placement, &v);
       break;
     case RequestKind::kDra:
     case RequestKind::kNone:
@@ -95,7 +84,7 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
   return v;
 }
 
-void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, Policy node_policy, NodeVerdict* v) {
+void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
   int64_t free = node.whole_total - node.whole_used;
   if (request.whole_gpus > free) {
     v->resolvable = request.whole_gpus <= node.whole_total;
@@ -104,13 +93,12 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, Po
     return;
   }
   v->fits = true;
-  v->score = ByPolicy(node_policy, Fraction(node.whole_used, request.whole_gpus, node.whole_total));
   v->placement.kind = RequestKind::kWholeGpu;
   v->placement.whole_gpus = request.whole_gpus;
 }
 
-void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy node_policy, Policy gpu_policy,
-                           bool want_placement, NodeVerdict* v) {
+void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
+                           NodeVerdict* v) {
   if (node.compute_policy != request.compute_policy) {
     v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy,
                             request.compute_policy, node.compute_policy);
@@ -131,12 +119,10 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     return;
   }
 
-  double score = ByPolicy(node_policy, 0.5 * Fraction(node.used_milli, need_milli, node.capacity_milli) +
-                                          0.5 * Fraction(node.used_mib, need_mib, node.capacity_mib));
   const MgpuContainerRequest& first = request.containers.front();
   if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card) {
-    // The common case, one shared slice: a single scan, no search state. The node's score does not
-    // depend on which GPU, so without a placement to return the first fitting GPU settles it.
+    // The common case, one shared slice: a single scan, no search state. Without a placement to
+    // return, the first fitting GPU settles it.
     const GpuSlot* best = nullptr;
     double best_key = 0;
     for (const GpuSlot& s : node.gpus) {
@@ -153,7 +139,6 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     }
     if (best != nullptr) {
       v->fits = true;
-      v->score = score;
       if (!want_placement) return;
       v->placement.kind = RequestKind::kMgpu;
       v->placement.containers.push_back(ContainerAssignment{.container = first.container,
@@ -181,7 +166,6 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     return;
   }
   v->fits = true;
-  v->score = score;
   if (!want_placement) return;
   v->placement.kind = RequestKind::kMgpu;
   for (size_t i = 0; i < request.containers.size(); ++i) {

@@ -7,6 +7,7 @@
 
 #include "gpusched/model/names.h"
 #include "gpusched/model/units.h"
+#include "gpusched/scoring/scorer.h"
 
 namespace gpusched::placement {
 namespace {
@@ -159,14 +160,18 @@ PodRequest AnalyzePod(const Pod& pod) {
     return out;
   }
 
-  auto read_policy = [&](std::string_view key, std::optional<Policy>* dst) {
-    auto it = pod.annotations.find(key);
-    if (it == pod.annotations.end()) return;
-    *dst = ParsePolicy(it->second);
-    if (!*dst) v.Add("annotation {}=\"{}\": want binpack or spread", key, it->second);
-  };
-  read_policy(names::kNodePolicyAnnotation, &out.node_policy);
-  read_policy(names::kGpuPolicyAnnotation, &out.gpu_policy);
+  if (auto it = pod.annotations.find(names::kNodePolicyAnnotation); it != pod.annotations.end()) {
+    std::span<const std::string_view> known = scoring::ScorerNames();
+    if (std::find(known.begin(), known.end(), it->second) != known.end()) {
+      out.node_policy = it->second;
+    } else {
+      v.Add("annotation {}=\"{}\": want one of {}", names::kNodePolicyAnnotation, it->second, fmt::join(known, ", "));
+    }
+  }
+  if (auto it = pod.annotations.find(names::kGpuPolicyAnnotation); it != pod.annotations.end()) {
+    out.gpu_policy = ParsePolicy(it->second);
+    if (!out.gpu_policy) v.Add("annotation {}=\"{}\": want binpack or spread", names::kGpuPolicyAnnotation, it->second);
+  }
 
   if (whole) {
     out.kind = RequestKind::kWholeGpu;

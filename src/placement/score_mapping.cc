@@ -36,9 +36,13 @@ std::string_view ScoreMappingName(ScoreMapping mapping) {
 std::vector<int64_t> MapScores(std::span<const ScoredNode> nodes, ScoreMapping mapping) {
   std::vector<int64_t> out(nodes.size(), 0);
   if (mapping == ScoreMapping::kLinear) {
+    if (nodes.empty()) return out;
+    auto [lo, hi] = std::minmax_element(nodes.begin(), nodes.end(),
+                                        [](const ScoredNode& a, const ScoredNode& b) { return a.score < b.score; });
+    double range = hi->score - lo->score;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      double s = std::clamp(nodes[i].score, 0.0, 1.0);
-      out[i] = static_cast<int64_t>(std::lround(s * kMaxExtenderPriority));
+      double x = range > 0 ? (nodes[i].score - lo->score) / range : 1.0;
+      out[i] = static_cast<int64_t>(std::lround(x * kMaxExtenderPriority));
     }
     return out;
   }

@@ -94,18 +94,7 @@ std::vector<CurvePoint> Curve(const std::vector<Event>& events) {
 size_t PickThroughExtender(std::span<const Candidate> candidates, std::span<const Choice> choices,
                            const std::vector<std::string>& ordered_names, placement::ScoreMapping mapping, Rng& rng) {
   std::vector<placement::ScoredNode> scored(candidates.size());
-  double lo = HUGE_VAL;
-  double hi = -HUGE_VAL;
-  for (const Choice& c : choices) {
-    lo = std::min(lo, c.score);
-    hi = std::max(hi, c.score);
-  }
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    // Linear mapping wants [0, 1]: normalize over the candidates.
-    double s = mapping == placement::ScoreMapping::kLinear ? (hi > lo ? (choices[i].score - lo) / (hi - lo) : 1.0)
-                                                            : choices[i].score;
-    scored[i] = {ordered_names[candidates[i].order], s};
-  }
+  for (size_t i = 0; i < candidates.size(); ++i) scored[i] = {ordered_names[candidates[i].order], choices[i].score};
   std::vector<int64_t> mapped = placement::MapScores(scored, mapping);
   int64_t top = *std::max_element(mapped.begin(), mapped.end());
   std::vector<size_t> tied;

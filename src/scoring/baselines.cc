@@ -18,6 +18,7 @@ bool CpuTracked(const NodeView& n) { return n.cpu_free < kUntracked / 2; }
 class RandomScorer : public Scorer {
  public:
   std::string_view Name() const override { return "random"; }
+  bool Batch() const override { return true; }
   void Score(const PodShape& pod, std::span<const Candidate> candidates, std::span<Choice> out,
              Rng& rng) const override {
     for (Choice& c : out) c = Choice{};
@@ -120,6 +121,7 @@ class ClusteringScorer : public Scorer {
 class BestFitScorer : public Scorer {
  public:
   std::string_view Name() const override { return "bestfit"; }
+  bool Batch() const override { return true; }
   void Score(const PodShape& pod, std::span<const Candidate> candidates, std::span<Choice> out, Rng&) const override {
     int64_t lo = std::numeric_limits<int64_t>::max();
     int64_t hi = std::numeric_limits<int64_t>::min();

@@ -25,6 +25,10 @@ size_t Best(std::span<const Candidate> candidates, std::span<const Choice> choic
 }
 
 std::span<const std::string_view> ScorerNames() { return kNames; }
+
+bool NeedsWorkload(std::string_view name) {
+  return name == "fgd" || name == "softmix" || name == "softfill" || name == "softfgd";
+}
 std::span<const std::string_view> PaperPolicies() { return kPaper; }
 
 StatusOr<std::unique_ptr<Scorer>> MakeScorer(std::string_view name, const TargetWorkload* workload) {
@@ -32,6 +36,7 @@ StatusOr<std::unique_ptr<Scorer>> MakeScorer(std::string_view name, const Target
     if (workload == nullptr) return InvalidArgumentError(fmt::format("policy {} needs a target workload", name));
     return OkStatus();
   };
+  static_assert(std::size(kNames) == 11, "keep NeedsWorkload() in step with the names");
   if (name == "random") return NewRandomScorer();
   if (name == "dotprod") return NewDotProdScorer();
   if (name == "packing") return NewPackingScorer();

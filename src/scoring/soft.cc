@@ -26,6 +26,7 @@ class SoftScorer : public Scorer {
       : name_(name), workload_(workload), w_(w) {}
 
   std::string_view Name() const override { return name_; }
+  bool UsesRank() const override { return w_.lambda != 0; }
   bool HasPotential() const override { return true; }
   double Potential(const NodeView& node) const override {
     double phi = 0;

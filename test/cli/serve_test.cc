@@ -158,7 +158,7 @@ TEST(ServeCommand, BadInputExitsWithAMessage) {
   EXPECT_THAT(flag.Stderr(), HasSubstr("unknown flag --lisen"));
   ServeProcess policy({"serve", "--node-policy", "tetris"});
   EXPECT_EQ(policy.WaitExit(), 2);
-  EXPECT_THAT(policy.Stderr(), HasSubstr("--node-policy \"tetris\": want binpack or spread"));
+  EXPECT_THAT(policy.Stderr(), HasSubstr("--node-policy: \"tetris\" (want one of random, dotprod"));
   std::string bad = TempFile("bad.json", R"({"kind":"List","items":[{"kind":"Pod","spec":{"containers":"x"}}]})");
   ServeProcess snapshot({"serve", "--listen", "127.0.0.1:0", "--snapshot", bad});
   EXPECT_EQ(snapshot.WaitExit(), 1);

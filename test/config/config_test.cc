@@ -15,7 +15,7 @@ TEST(Config, DefaultsWithoutAFile) {
   EXPECT_EQ(c->server.port, 8888);
   EXPECT_GT(c->server.idle_timeout.count(), 90);
   EXPECT_GE(c->server.body_limit, 60u << 20);
-  EXPECT_EQ(c->service.placement.node_policy, placement::Policy::kBinpack);
+  EXPECT_EQ(c->service.node_policy, "binpack");
   EXPECT_EQ(c->service.score_mapping, placement::ScoreMapping::kRank);
 }
 
@@ -26,7 +26,7 @@ pathPrefix: /gpu/
 threads: 4
 bodyLimitBytes: 1048576
 idleTimeoutSeconds: 300
-placement: {nodePolicy: spread, gpuPolicy: spread, searchBudget: 100}
+placement: {nodePolicy: softmix, gpuPolicy: spread, searchBudget: 100}
 scoring: {mapping: linear, filterTopK: 3}
 inventory: {maxPendingPods: 10}
 snapshots: [a.json, b.json]
@@ -38,6 +38,7 @@ snapshotReloadSeconds: 0
   EXPECT_EQ(c->path_prefix, "/gpu");
   EXPECT_EQ(c->server.threads, 4);
   EXPECT_EQ(c->server.idle_timeout.count(), 300);
+  EXPECT_EQ(c->service.node_policy, "softmix");
   EXPECT_EQ(c->service.placement.gpu_policy, placement::Policy::kSpread);
   EXPECT_EQ(c->service.placement.search_budget, 100);
   EXPECT_EQ(c->service.score_mapping, placement::ScoreMapping::kLinear);
@@ -50,7 +51,7 @@ snapshotReloadSeconds: 0
 TEST(Config, ErrorsNameKeyAndValue) {
   EXPECT_THAT(ParseConfig("lisen: x").status().message(), HasSubstr("config lisen: unknown key"));
   EXPECT_THAT(ParseConfig("placement: {nodePolicy: tetris}").status().message(),
-              HasSubstr("placement.nodePolicy: \"tetris\" (want binpack or spread)"));
+              HasSubstr("placement.nodePolicy: \"tetris\" (want one of random, dotprod, packing"));
   EXPECT_THAT(ParseConfig("placement: {nodepolicy: spread}").status().message(),
               HasSubstr("placement.nodepolicy: unknown key"));
   EXPECT_THAT(ParseConfig("idleTimeoutSeconds: 60").status().message(), HasSubstr("60 must exceed 90"));

@@ -248,17 +248,5 @@ TEST(Planner, MultiGpuSetsStayInsideOneNumaNode) {
   EXPECT_EQ(GpusOf(Eval(MgpuPod({MgpuC("c", 400, std::nullopt)}), node)).size(), 4u);
 }
 
-TEST(Planner, NodeScoreFollowsNodePolicy) {
-  NodeState empty = BuildNodeState(WholeNode("a", 8), {});
-  NodeState busy = BuildNodeState(WholeNode("b", 8), {WholeAlloc("x", "b", 6)});
-  Pod pod = WholePod(1);
-  EXPECT_GT(Eval(pod, busy).score, Eval(pod, empty).score);
-  PlacementOptions spread{.node_policy = Policy::kSpread};
-  EXPECT_LT(Eval(pod, busy, spread).score, Eval(pod, empty, spread).score);
-  Pod override = WholePod(1);
-  override.annotations[std::string(names::kNodePolicyAnnotation)] = "spread";
-  EXPECT_LT(Eval(override, busy).score, Eval(override, empty).score);
-}
-
 }  // namespace
 }  // namespace gpusched::placement

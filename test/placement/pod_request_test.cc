@@ -209,10 +209,13 @@ TEST(PodRequest, ListsEveryViolatedRule) {
 TEST(PodRequest, PolicyOverridesByAnnotation) {
   PodRequest r = Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "spread"},
                                     {std::string(names::kGpuPolicyAnnotation), "binpack"}});
-  EXPECT_EQ(r.node_policy, Policy::kSpread);
+  EXPECT_EQ(r.node_policy, "spread");
   EXPECT_EQ(r.gpu_policy, Policy::kBinpack);
+  EXPECT_EQ(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "softmix"}}).node_policy, "softmix");
   EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "tetris"}}).invalid_reason,
-              HasSubstr("gpusched.io/node-policy=\"tetris\": want binpack or spread"));
+              HasSubstr("gpusched.io/node-policy=\"tetris\": want one of random, dotprod"));
+  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kGpuPolicyAnnotation), "fgd"}}).invalid_reason,
+              HasSubstr("gpusched.io/gpu-policy=\"fgd\": want binpack or spread"));
 }
 
 TEST(PodRequest, ClaimsOnlyPodsAreLeftToTheDraPlugin) {

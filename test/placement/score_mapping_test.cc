@@ -22,9 +22,11 @@ TEST(ScoreMapping, RankBreaksTiesByNodeName) {
   EXPECT_THAT(MapScores(nodes, ScoreMapping::kRank), ElementsAre(8, 9, 10));
 }
 
-TEST(ScoreMapping, LinearRoundsAndClamps) {
-  std::vector<ScoredNode> nodes = {{"a", 0.0}, {"b", 0.44}, {"c", 0.46}, {"d", 1.0}, {"e", 7.0}, {"f", -1.0}};
-  EXPECT_THAT(MapScores(nodes, ScoreMapping::kLinear), ElementsAre(0, 4, 5, 10, 10, 0));
+TEST(ScoreMapping, LinearNormalizesThenRounds) {
+  std::vector<ScoredNode> nodes = {{"a", 10.0}, {"b", 14.4}, {"c", 14.6}, {"d", 20.0}};
+  EXPECT_THAT(MapScores(nodes, ScoreMapping::kLinear), ElementsAre(0, 4, 5, 10));
+  std::vector<ScoredNode> equal = {{"a", 3.0}, {"b", 3.0}};
+  EXPECT_THAT(MapScores(equal, ScoreMapping::kLinear), ElementsAre(10, 10));
 }
 
 TEST(ScoreMapping, ScoresStayInRange) {

@@ -9,6 +9,7 @@
 //   bodyLimitBytes: 134217728
 //   idleTimeoutSeconds: 120       # must exceed 90 (Go's client idle timeout)
 //   placement: {nodePolicy: binpack, gpuPolicy: binpack, searchBudget: 4096}
+//                                 # nodePolicy: any scoring policy (fgd, softmix, ...)
 //   scoring: {mapping: rank, filterTopK: 0}
 //   inventory: {maxPendingPods: 100000}
 //   snapshots: [cluster.json]     # Kubernetes List JSON files
@@ -39,6 +40,10 @@ struct Config {
 // Errors: InvalidArgument naming the key and the value.
 StatusOr<Config> ParseConfig(std::string_view text);
 StatusOr<Config> LoadConfigFile(const std::string& path);
+
+// Sets options->node_policy to `name` if it is a known scoring policy; `what` names the setting in
+// the error.
+Status SetNodePolicy(std::string_view name, std::string_view what, extender::ServiceOptions* options);
 
 // Sets options->host and options->port from "HOST:PORT" or "[V6]:PORT".
 Status ParseListen(std::string_view listen, http::ServerOptions* options);

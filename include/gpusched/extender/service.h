@@ -17,8 +17,10 @@
 // prioritize call for the same pod on the same inventory version skip the evaluation.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,13 +29,19 @@
 
 #include "gpusched/common/mutex.h"
 #include "gpusched/inventory/inventory.h"
+#include "gpusched/placement/node_ranking.h"
+#include "gpusched/placement/pod_request.h"
 #include "gpusched/placement/policy.h"
 #include "gpusched/placement/score_mapping.h"
+#include "gpusched/scoring/scorer.h"
+#include "gpusched/scoring/target_workload.h"
 
 namespace gpusched::extender {
 
 struct ServiceOptions {
-  placement::PlacementOptions placement;
+  // Which node a pod goes to: any scoring policy (scoring/scorer.h). Default: binpack.
+  std::string node_policy = "binpack";
+  placement::PlacementOptions placement;  // which GPUs inside the node
   placement::ScoreMapping score_mapping = placement::ScoreMapping::kRank;  // Default: rank.
   // When > 0, filter keeps only the best K fitting nodes (the rest go to FailedNodes with a
   // reason), so the policy's order decides even where 0-10 scores would tie. Default: 0 (off).
@@ -64,15 +72,35 @@ class Service {
     std::string pod_uid;
     std::string pod_resource_version;
     uint64_t snapshot_version = 0;
-    std::vector<double> score;  // kNotEvaluated, kNoFit or a score in [0, 1]
+    std::vector<double> score;  // NaN: not evaluated; -inf: does not fit; else the policy's score
   };
 
   std::shared_ptr<const FilterMemo> Memo() const GPUSCHED_EXCLUDES(memo_mu_);
+  // Returns the scorer of the node policy in force for `request`; fills *workload when it needs M.
+  std::unique_ptr<scoring::Scorer> NodeScorer(const placement::PodRequest& request,
+                                              const inventory::InventorySnapshot& snapshot,
+                                              std::shared_ptr<const scoring::TargetWorkload>* workload) const;
+  // Evaluates and scores `request` on `nodes` (null = unknown node); on_fail(pos, NodeVerdict&&)
+  // for the rest.
+  template <typename OnFail>
+  std::vector<placement::RankedNode> Evaluate(const placement::PodRequest& request, const Pod& pod,
+                                              std::span<const placement::NodeState* const> nodes,
+                                              std::span<const uint32_t> order,
+                                              const inventory::InventorySnapshot& snapshot, OnFail&& on_fail) const;
+  // Returns M as observed on `snapshot`, recomputed at most every workload_refresh.
+  std::shared_ptr<const scoring::TargetWorkload> Workload(const inventory::InventorySnapshot& snapshot) const
+      GPUSCHED_EXCLUDES(workload_mu_);
 
   inventory::Inventory* const inventory_;
   const ServiceOptions options_;
   mutable Mutex memo_mu_;
   mutable std::shared_ptr<const FilterMemo> memo_ GPUSCHED_GUARDED_BY(memo_mu_);
+  // The workload mix fgd and the soft policies plan for: what is booked now. It changes slowly;
+  // it is rebuilt from a newer snapshot at most every 30 s.
+  mutable Mutex workload_mu_;
+  mutable std::shared_ptr<const scoring::TargetWorkload> workload_ GPUSCHED_GUARDED_BY(workload_mu_);
+  mutable uint64_t workload_version_ GPUSCHED_GUARDED_BY(workload_mu_) = 0;
+  mutable std::chrono::steady_clock::time_point workload_time_ GPUSCHED_GUARDED_BY(workload_mu_);
 };
 
 }  // namespace gpusched::extender

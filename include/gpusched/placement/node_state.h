@@ -17,6 +17,7 @@
 #include "gpusched/model/node.h"
 #include "gpusched/model/node_mode.h"
 #include "gpusched/model/units.h"
+#include "gpusched/scoring/node_view.h"
 
 namespace gpusched::placement {
 
@@ -70,6 +71,7 @@ struct NodeState {
   int64_t used_mib = 0;
   std::string compute_policy;  // the node's mGPU compute policy (label, default fixed-share)
   std::vector<GpuSlot> gpus;   // by ascending device index
+  scoring::NodeView view;      // what the node policies score (node_ranking.h)
 
   // Cold: reasons, descriptions and bookkeeping for /debug and failures.
   std::string condition_reason;    // empty when ready

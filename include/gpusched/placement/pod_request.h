@@ -38,7 +38,7 @@ struct PodRequest {
   int64_t total_milli = 0;                        // kMgpu: compute over all containers and cards
   int64_t total_mib = 0;                          // kMgpu: memory over all partial containers
   std::string compute_policy;                     // kMgpu: pod's policy (default fixed-share)
-  std::optional<Policy> node_policy;              // per-pod overrides
+  std::optional<std::string> node_policy;         // per-pod overrides: a scoring policy name
   std::optional<Policy> gpu_policy;
   // Non-empty when the pod breaks a pod-level rule: no node can host it.
   std::string invalid_reason;

@@ -1,8 +1,8 @@
 // File: policy.h
 //
-// Placement policies and the options that carry them. Node level decides which node a pod goes
-// to; GPU level decides which GPUs inside the chosen node. Both default to binpack, which keeps
-// whole idle GPUs and whole idle nodes free for larger pods.
+// GPU-level placement policy and the planner's options. Which node a pod goes to is a scoring
+// policy (scoring/scorer.h); which GPUs inside that node it gets is decided here: binpack (default)
+// keeps whole idle GPUs free for larger pods, spread evens the load.
 #pragma once
 
 #include <optional>
@@ -20,8 +20,7 @@ std::optional<Policy> ParsePolicy(std::string_view name);
 std::string_view PolicyName(Policy policy);
 
 struct PlacementOptions {
-  Policy node_policy = Policy::kBinpack;  // Default: binpack.
-  Policy gpu_policy = Policy::kBinpack;   // Default: binpack.
+  Policy gpu_policy = Policy::kBinpack;  // Default: binpack.
   // Upper bound on GPU choices tried while fitting a multi-container pod onto one node; hitting it
   // is reported as a reason on that node. Default: 4096.
   int search_budget = 4096;

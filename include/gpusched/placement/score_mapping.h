@@ -6,8 +6,8 @@
 //   kRank    nodes are ordered by (internal score desc, node name asc); the best gets 10, the
 //            next 9, ... the 11th and later 0. Every one of the top 10 gets a distinct score, so
 //            the policy's order survives the 0-10 scale (a weight of 12 or more makes it decide).
-//   kLinear  round(10 * score): equal-looking nodes tie and kube-scheduler picks among them at
-//            random; nearby scores collapse.
+//   kLinear  the scores min-max normalized over the nodes, then round(10 * x): nearby scores
+//            collapse, and kube-scheduler picks among equal ones at random.
 //
 // BestK narrows a candidate list to the k best by the same order, for filter's top-K option.
 //
@@ -31,7 +31,7 @@ std::string_view ScoreMappingName(ScoreMapping mapping);
 
 struct ScoredNode {
   std::string_view name;
-  double score = 0;  // internal, in [0, 1]
+  double score = 0;  // the policy's score: any scale, higher is better
 };
 
 // Returns the extender score of each node, in input order, each in [0, kMaxExtenderPriority].

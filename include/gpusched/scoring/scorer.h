@@ -51,6 +51,11 @@ class Scorer {
   virtual ~Scorer() = default;
   virtual std::string_view Name() const = 0;
 
+  // True if a candidate's score depends on the other candidates (Random, BestFit's normalization):
+  // such a scorer must see all candidates in one Score() call. Others may be called in chunks.
+  virtual bool Batch() const { return false; }
+  // True if the scores depend on Candidate::rank (callers may skip computing it otherwise).
+  virtual bool UsesRank() const { return false; }
   // True if Potential() is a per-node quantity worth caching between placements.
   virtual bool HasPotential() const { return false; }
   // Returns the node's potential (e.g. its fragmentation). Pure.
@@ -69,6 +74,9 @@ size_t Best(std::span<const Candidate> candidates, std::span<const Choice> choic
 // Returns the scorer named `name`. `workload` (M) is needed by fgd and the soft policies and must
 // outlive the scorer. Errors: InvalidArgument for an unknown name or a missing workload.
 StatusOr<std::unique_ptr<Scorer>> MakeScorer(std::string_view name, const TargetWorkload* workload);
+
+// Returns true if policy `name` needs a target workload (fgd and the soft policies).
+bool NeedsWorkload(std::string_view name);
 
 // Returns every policy name MakeScorer knows, in the order of the header comment.
 std::span<const std::string_view> ScorerNames();
