@@ -9,7 +9,15 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "gpusched/common/log.h"
+#include "gpusched/config/config.h"
+#include "gpusched/k8s/objects.h"
+#include "gpusched/k8s/snapshot_source.h"
+#include "gpusched/replay/cluster_replay.h"
 #include "gpusched/replay/grid.h"
 #include "gpusched/replay/report.h"
 
@@ -17,9 +25,15 @@ namespace gpusched::cli {
 namespace {
 
 constexpr std::string_view kUsage = R"(usage: gpusched replay --nodes NODES.csv --pods PODS.csv [--pods ...] [flags]
+       gpusched replay --snapshot CLUSTER.json [--snapshot ...] --place PODS.json [flags]
 
-Replays the Alibaba openb trace the way the FGD paper (USENIX ATC'23) does: seeded shuffle,
-inflation to 130% of GPU capacity, one pod at a time, failed pods dropped.
+The first form replays the Alibaba openb trace the way the FGD paper (USENIX ATC'23) does:
+seeded shuffle, inflation to 130% of GPU capacity, one pod at a time, failed pods dropped.
+
+The second loads a recorded cluster (Kubernetes List JSON, as gpusched serve --snapshot) and
+places the Pods of PODS.json, in order, through the extender's own filter, prioritize and bind
+(kube-scheduler's choice: the best score, ties at random); it writes summary.csv and
+placements.csv.
 
   --nodes FILE        openb_node_list_gpu_node.csv
   --pods FILE         a pod list (openb_pod_list_*.csv); repeat for several traces
@@ -32,11 +46,19 @@ inflation to 130% of GPU capacity, one pod at a time, failed pods dropped.
                       with kube-scheduler's random tie-break
   --tune-ratio R      arrived workload as a multiple of GPU capacity (default 1.3)
   --threads N         parallel runs (default: all hardware threads)
+  --snapshot FILE     (second form) the cluster; repeat to merge files
+  --place FILE        (second form) the pods to place, in order
+  --score-mapping M   (second form) rank (default) or linear
+  --filter-top-k K    (second form) filter keeps the best K nodes (default 0: all)
 )";
 
 struct Args {
   std::string nodes;
   std::vector<std::string> pods;
+  std::vector<std::string> snapshots;
+  std::string place;
+  std::string score_mapping = "rank";
+  size_t filter_top_k = 0;
   std::string policy = "random,dotprod,clustering,packing,bestfit,fgd";
   std::string seeds = "42-51";
   std::string out = "replay-out";
@@ -75,12 +97,28 @@ StatusOr<Args> Parse(int argc, char** argv) {
       if (end == value.c_str() || *end != '\0' || !(a.tune_ratio > 0 && a.tune_ratio <= 10)) {
         return InvalidArgumentError(fmt::format("--tune-ratio \"{}\": want a number in (0, 10]", value));
       }
+    } else if (flag == "--snapshot") {
+      a.snapshots.push_back(value);
+    } else if (flag == "--place") {
+      a.place = value;
+    } else if (flag == "--score-mapping") {
+      a.score_mapping = value;
+    } else if (flag == "--filter-top-k") {
+      a.filter_top_k = static_cast<size_t>(std::max(0, std::atoi(value.c_str())));
     } else if (flag == "--threads") {
       a.threads = std::atoi(value.c_str());
       if (a.threads < 1 || a.threads > 256) return InvalidArgumentError(fmt::format("--threads \"{}\": want 1-256", value));
     } else {
       return InvalidArgumentError(fmt::format("unknown flag {}", flag));
     }
+  }
+  bool trace = !a.nodes.empty() || !a.pods.empty();
+  bool cluster = !a.snapshots.empty() || !a.place.empty();
+  if (trace && cluster) return InvalidArgumentError("give either --nodes/--pods or --snapshot/--place, not both");
+  if (cluster) {
+    if (a.snapshots.empty()) return InvalidArgumentError("--snapshot is required with --place");
+    if (a.place.empty()) return InvalidArgumentError("--place is required with --snapshot");
+    return a;
   }
   if (a.nodes.empty()) return InvalidArgumentError("--nodes is required");
   if (a.pods.empty()) return InvalidArgumentError("--pods is required");
@@ -111,6 +149,67 @@ void ProgressBar(size_t done, size_t total, std::chrono::steady_clock::time_poin
   std::fflush(stderr);
 }
 
+int RunClusterMode(const Args& args, const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds) {
+  StatusOr<ClusterObjects> cluster = k8s::LoadSnapshotFiles(args.snapshots);
+  if (!cluster.ok()) {
+    log::Error("{}", cluster.status().message());
+    return 1;
+  }
+  std::ifstream in(args.place, std::ios::binary);
+  if (!in) {
+    log::Error("--place {}: cannot open", args.place);
+    return 1;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  StatusOr<std::vector<std::string>> pods = k8s::ObjectsOfKind(text.str(), "Pod");
+  if (!pods.ok()) {
+    log::Error("--place {}: {}", args.place, pods.status().message());
+    return 1;
+  }
+  auto mapping = placement::ParseScoreMapping(args.score_mapping);
+  if (!mapping) {
+    log::Error("--score-mapping \"{}\": want rank or linear", args.score_mapping);
+    return 2;
+  }
+  std::vector<replay::ClusterReplayOptions> runs;
+  for (const std::string& policy : policies) {
+    for (uint64_t seed : seeds) {
+      replay::ClusterReplayOptions o{.seed = seed};
+      if (Status s = config::SetNodePolicy(policy, "--policy", &o.service); !s.ok()) {
+        log::Error("{}", s.message());
+        return 2;
+      }
+      o.service.score_mapping = *mapping;
+      o.service.filter_top_k = args.filter_top_k;
+      runs.push_back(std::move(o));
+    }
+  }
+  std::vector<replay::ClusterReplayResult> results(runs.size());
+  auto start = std::chrono::steady_clock::now();
+  replay::ParallelFor(
+      runs.size(), args.threads, [&](size_t i) { results[i] = replay::RunClusterReplay(*cluster, *pods, runs[i]); },
+      [&](size_t done, size_t total) { ProgressBar(done, total, start); });
+  std::error_code ec;
+  std::filesystem::create_directories(args.out, ec);
+  for (const auto& [name, content] : {std::pair{"summary.csv", replay::ClusterSummaryCsv(results)},
+                                      std::pair{"placements.csv", replay::PlacementsCsv(results)}}) {
+    std::ofstream out(args.out + "/" + name, std::ios::binary);
+    out << content;
+    if (!out) {
+      log::Error("{}/{}: write failed", args.out, name);
+      return 1;
+    }
+  }
+  std::printf("%-10s %5s %6s %6s %7s %9s %9s\n", "policy", "seed", "placed", "failed", "whole%", "mgpuCore%", "mgpuMem%");
+  for (const replay::ClusterReplayResult& r : results) {
+    std::printf("%-10s %5llu %6d %6d %7.2f %9.2f %9.2f\n", r.policy.c_str(), static_cast<unsigned long long>(r.seed),
+                r.placed, r.failed, r.whole_gpu_used_pct, r.mgpu_core_used_pct, r.mgpu_memory_used_pct);
+  }
+  std::printf("wrote %s/summary.csv, placements.csv\n", args.out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int RunReplay(int argc, char** argv) {
@@ -133,6 +232,7 @@ int RunReplay(int argc, char** argv) {
     return 2;
   }
   grid.seeds = *seeds;
+  if (!args->snapshots.empty()) return RunClusterMode(*args, grid.policies, grid.seeds);
   if (args->selection == "policy") {
     grid.selection = replay::Selection::kPolicy;
   } else if (args->selection == "rank") {

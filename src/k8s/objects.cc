@@ -265,6 +265,30 @@ StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
   return node;
 }
 
+StatusOr<std::vector<std::string>> ObjectsOfKind(std::string_view text, std::string_view kind) {
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));
+  if (!doc.IsObject()) return json::WrongType("document", "object", doc);
+  std::string doc_kind;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(doc, "kind", "document", &doc_kind));
+  std::vector<std::string> out;
+  const Value* items = json::Find(doc, "items");
+  if (items == nullptr) {
+    if (doc_kind == kind) out.push_back(Compact(doc));
+    return out;
+  }
+  if (!items->IsArray()) return json::WrongType("items", "array", *items);
+  std::string list_kind = doc_kind.ends_with("List") && doc_kind != "List" ? doc_kind.substr(0, doc_kind.size() - 4) : "";
+  for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+    const Value& item = (*items)[i];
+    if (!item.IsObject()) return json::WrongType(fmt::format("items[{}]", i), "object", item);
+    std::string k = list_kind;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(item, "kind", fmt::format("items[{}]", i), &k));
+    if (k == kind) out.push_back(Compact(item));
+  }
+  return out;
+}
+
 Status AppendClusterJson(std::string_view text, ClusterObjects* out) {
   rapidjson::Document doc;
   GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));

@@ -80,29 +80,39 @@ StatusOr<std::vector<GridRun>> RunGrid(const std::vector<NamedTrace>& traces, co
     }
   }
   std::vector<GridRun> runs(jobs.size());
+  ParallelFor(
+      jobs.size(), options.threads,
+      [&](size_t j) {
+        const Job& job = jobs[j];
+        ReplayOptions ro{.seed = job.seed, .tune_ratio = options.tune_ratio, .selection = options.selection};
+        runs[j] = GridRun{.trace = traces[job.trace].name,
+                          .selection = options.selection,
+                          .result = RunReplay(traces[job.trace].trace, *scorers[job.trace][job.policy], ro)};
+      },
+      progress);
+  return runs;
+}
+
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn,
+                 const std::function<void(size_t, size_t)>& progress) {
   std::atomic<size_t> next{0};
   std::mutex progress_mu;
   size_t done = 0;
   auto worker = [&] {
     while (true) {
-      size_t j = next.fetch_add(1);
-      if (j >= jobs.size()) return;
-      const Job& job = jobs[j];
-      ReplayOptions ro{.seed = job.seed, .tune_ratio = options.tune_ratio, .selection = options.selection};
-      runs[j] = GridRun{.trace = traces[job.trace].name,
-                        .selection = options.selection,
-                        .result = RunReplay(traces[job.trace].trace, *scorers[job.trace][job.policy], ro)};
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      fn(i);
       std::lock_guard<std::mutex> lock(progress_mu);
       ++done;
-      if (progress) progress(done, jobs.size());
+      if (progress) progress(done, n);
     }
   };
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min<int>(threads, static_cast<int>(std::max<size_t>(1, jobs.size())));
+  int count = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  count = std::min<int>(count, static_cast<int>(std::max<size_t>(1, n)));
   std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (int i = 0; i < count; ++i) pool.emplace_back(worker);
   for (std::thread& t : pool) t.join();
-  return runs;
 }
 
 }  // namespace gpusched::replay

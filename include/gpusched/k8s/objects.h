@@ -30,6 +30,10 @@ StatusOr<Node> DecodeNode(const rapidjson::Value& v, std::string_view path);
 // Returns the GPUs described by the node annotation gpusched.io/gpu-devices.
 StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text);
 
+// Returns the objects of kind `kind` in one JSON document (a List or a single object), each as
+// compact JSON, in document order.
+StatusOr<std::vector<std::string>> ObjectsOfKind(std::string_view text, std::string_view kind);
+
 // Appends the objects of one JSON document to *out: a List (any kind ending in "List") or a single
 // Node, Pod, ResourceSlice, ResourceClaim or DeviceClass. Objects of other kinds are skipped.
 Status AppendClusterJson(std::string_view text, ClusterObjects* out);

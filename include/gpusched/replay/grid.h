@@ -38,6 +38,11 @@ struct GridRun {
 StatusOr<std::vector<GridRun>> RunGrid(const std::vector<NamedTrace>& traces, const GridOptions& options,
                                        const std::function<void(size_t, size_t)>& progress);
 
+// Runs fn(i) for i in [0, n) on `threads` worker threads (0: one per hardware thread), then
+// progress(done, n) after each (serialized).
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn,
+                 const std::function<void(size_t, size_t)>& progress);
+
 // Returns "policy", "rank" or "linear".
 std::string_view SelectionName(Selection s);
 
