@@ -92,29 +92,28 @@ double StableRank(std::string_view name) {
 
 Ranker::Ranker(const scoring::Scorer& scorer, const PodRequest& request, uint64_t seed)
     : scorer_(scorer), batch_(scorer.Batch()), uses_rank_(scorer.UsesRank()), shape_(ScoringShape(request)), rng_(seed) {
-  candidates_.reserve(256);
-  positions_.reserve(256);
+  if (!batch_) ranked_.reserve(256);
 }
 
 void Ranker::Add(size_t pos, const NodeState& node, uint32_t order) {
-  candidates_.push_back(scoring::Candidate{.node = &node.view,
-                                           .order = order,
-                                           .rank = uses_rank_ ? StableRank(node.node.name) : 0.0});
+  scoring::Candidate c{.node = &node.view, .order = order, .rank = uses_rank_ ? StableRank(node.node.name) : 0.0};
+  if (!batch_) {
+    // Scored at once, while the node is in cache.
+    scoring::Choice choice;
+    scorer_.Score(shape_, std::span(&c, 1), std::span(&choice, 1), rng_);
+    ranked_.push_back(RankedNode{pos, choice.score});
+    return;
+  }
+  candidates_.push_back(c);
   positions_.push_back(pos);
-  if (!batch_ && candidates_.size() - scored_ >= kChunk) Flush();
-}
-
-void Ranker::Flush() {
-  choices_.resize(candidates_.size());
-  std::span<const scoring::Candidate> fresh = std::span(candidates_).subspan(scored_);
-  scorer_.Score(shape_, fresh, std::span(choices_).subspan(scored_), rng_);
-  scored_ = candidates_.size();
 }
 
 std::vector<RankedNode> Ranker::Finish() {
-  if (scored_ < candidates_.size()) Flush();
+  if (!batch_) return std::move(ranked_);
+  std::vector<scoring::Choice> choices(candidates_.size());
+  scorer_.Score(shape_, candidates_, choices, rng_);
   std::vector<RankedNode> out(candidates_.size());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = RankedNode{positions_[i], choices_[i].score};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = RankedNode{positions_[i], choices[i].score};
   return out;
 }
 

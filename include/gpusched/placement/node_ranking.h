@@ -44,12 +44,10 @@ struct RankedNode {
   double score = 0;  // the node policy's score; higher is better
 };
 
-// Scores fitting nodes as they are found: every kChunk nodes while they are still in cache, or
-// all at the end for a Batch() scorer. Not thread-safe; one per request.
+// Scores fitting nodes as they are found, while they are still in cache, or all at the end for a
+// Batch() scorer. Not thread-safe; one per request.
 class Ranker {
  public:
-  static constexpr size_t kChunk = 32;
-
   // REQUIRES: `scorer` outlives the ranker. `seed` feeds Random.
   Ranker(const scoring::Scorer& scorer, const PodRequest& request, uint64_t seed);
 
@@ -59,17 +57,14 @@ class Ranker {
   std::vector<RankedNode> Finish();
 
  private:
-  void Flush();
-
   const scoring::Scorer& scorer_;
   const bool batch_;
   const bool uses_rank_;
   const scoring::PodShape shape_;
   Rng rng_;
-  std::vector<scoring::Candidate> candidates_;
+  std::vector<RankedNode> ranked_;               // not Batch(): scored as added
+  std::vector<scoring::Candidate> candidates_;  // Batch(): scored in Finish()
   std::vector<size_t> positions_;
-  std::vector<scoring::Choice> choices_;
-  size_t scored_ = 0;
 };
 
 // Evaluates `request` on each of `nodes` (null entries are skipped) and scores the fitting ones
