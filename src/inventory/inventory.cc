@@ -228,10 +228,12 @@ void Inventory::TrimPendingLocked() {
   }
   // Entries of pods that were bound or deleted meanwhile are stale; drop them when they pile up.
   if (pending_fifo_.size() > 2 * options_.max_pending_pods + 1024) {
-    std::erase_if(pending_fifo_, [&](const std::string& uid) {
+    std::deque<std::string> live;
+    for (std::string& uid : pending_fifo_) {
       auto it = pods_.find(uid);
-      return it == pods_.end() || it->second.bound();
-    });
+      if (it != pods_.end() && !it->second.bound()) live.push_back(std::move(uid));
+    }
+    pending_fifo_ = std::move(live);
   }
 }
 
