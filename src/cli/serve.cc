@@ -38,8 +38,15 @@ GET /healthz, /readyz, /debug/inventory[?node=NAME].
   --gpu-policy P         binpack (default) or spread
   --score-mapping M      rank (default) or linear
   --filter-top-k K       filter keeps only the best K fitting nodes (default 0: all)
+  --tls-cert FILE        serve HTTPS with this certificate (PEM chain) ...
+  --tls-key FILE         ... and key; both are re-read when they change
+  --client-ca FILE       mTLS: refuse clients without a certificate signed by this CA
+  --max-connections N    concurrent connections before new ones get 503 (default 1024)
+  --log-format F         text (default) or json
+  --log-level L          debug, info (default), warning or error
 
-Signals: SIGTERM/SIGINT stop the server; SIGHUP re-reads the snapshot files.
+Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to 20 s) and exit 0;
+SIGHUP re-reads the snapshot files.
 )";
 
 struct Flags {
@@ -51,7 +58,8 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
   static const std::map<std::string, bool> kKnown = {
       {"--config", false},      {"--listen", false},      {"--snapshot", true},      {"--path-prefix", false},
       {"--threads", false},     {"--node-policy", false}, {"--gpu-policy", false},   {"--score-mapping", false},
-      {"--filter-top-k", false}};
+      {"--filter-top-k", false}, {"--tls-cert", false},    {"--tls-key", false},     {"--client-ca", false},
+      {"--log-format", false},  {"--log-level", false},  {"--max-connections", false}};
   Flags flags;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -101,6 +109,21 @@ Status ApplyFlags(const Flags& flags, config::Config* c) {
     auto m = placement::ParseScoreMapping(*v);
     if (!m) return InvalidArgumentError(fmt::format("--score-mapping \"{}\": want rank or linear", *v));
     c->service.score_mapping = *m;
+  }
+  if (const std::string* v = get("--tls-cert")) c->server.tls_cert_file = *v;
+  if (const std::string* v = get("--tls-key")) c->server.tls_key_file = *v;
+  if (const std::string* v = get("--client-ca")) c->server.client_ca_file = *v;
+  if ((c->server.tls_cert_file.empty()) != (c->server.tls_key_file.empty())) {
+    return InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
+  }
+  if (!c->server.client_ca_file.empty() && c->server.tls_cert_file.empty()) {
+    return InvalidArgumentError("--client-ca needs --tls-cert and --tls-key");
+  }
+  if (const std::string* v = get("--log-format")) GPUSCHED_RETURN_IF_ERROR(config::ParseLogFormat(*v, "--log-format", &c->log_format));
+  if (const std::string* v = get("--log-level")) GPUSCHED_RETURN_IF_ERROR(config::ParseLogLevel(*v, "--log-level", &c->log_level));
+  if (const std::string* v = get("--max-connections")) {
+    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("limits: {{maxConnections: {}}}", *v)));
+    c->server.max_connections = parsed.server.max_connections;
   }
   if (const std::string* v = get("--filter-top-k")) {
     GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("scoring: {{filterTopK: {}}}", *v)));
@@ -154,6 +177,8 @@ int RunServe(int argc, char** argv) {
     log::Error("{}", s.message());
     return 2;
   }
+  log::SetFormat(c.log_format);
+  log::SetLevel(c.log_level);
 
   inventory::Inventory inventory(c.inventory);
   StatusOr<ClusterObjects> objects = LoadSource(c);
@@ -174,15 +199,17 @@ int RunServe(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  extender::Service service(&inventory, c.service);
-  http::Router router(&service, &ready, c.path_prefix);
+  extender::Telemetry telemetry(&inventory);
+  extender::Service service(&inventory, c.service, &telemetry);
+  http::Router router(&service, &inventory, &ready, c.path_prefix, &telemetry);
   http::Server server(c.server, &router);
   if (Status s = server.Start(); !s.ok()) {
     log::Error("{}", s.message());
     return 1;
   }
-  log::Info("gpusched serving on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
+  log::Info("gpusched serving {} on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
             "score mapping {}, filter top-K {})",
+            c.server.tls_cert_file.empty() ? "HTTP" : c.server.client_ca_file.empty() ? "HTTPS" : "HTTPS with mTLS",
             c.server.host, server.port(), c.path_prefix, c.service.node_policy,
             placement::PolicyName(c.service.placement.gpu_policy),
             placement::ScoreMappingName(c.service.score_mapping), c.service.filter_top_k);
@@ -193,7 +220,7 @@ int RunServe(int argc, char** argv) {
     timespec timeout{1, 0};
     int sig = sigtimedwait(&signals, nullptr, &timeout);
     if (sig == SIGINT || sig == SIGTERM) {
-      log::Info("signal {}: stopping", sig);
+      log::Info("signal {}: stopping; requests in flight may finish", sig);
       break;
     }
     bool reload = sig == SIGHUP;
@@ -214,7 +241,9 @@ int RunServe(int argc, char** argv) {
     log::Info("snapshots reloaded: {} nodes, {} pods", fresh->nodes.size(), fresh->pods.size());
     inventory.ReplaceCluster(std::move(fresh).value());
   }
-  server.Stop();
+  size_t unfinished = server.Shutdown();
+  if (unfinished > 0) log::Warning("stopped with {} requests unfinished after the grace period", unfinished);
+  log::Info("stopped");
   return 0;
 }
 

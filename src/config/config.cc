@@ -45,7 +45,8 @@ Status Read(const YAML::Node& map, const char* key, std::string_view path, T* ou
 Status Apply(const YAML::Node& root, Config* c) {
   GPUSCHED_RETURN_IF_ERROR(CheckKeys(root, "",
                                      {"listen", "pathPrefix", "threads", "bodyLimitBytes", "idleTimeoutSeconds",
-                                      "placement", "scoring", "inventory", "snapshots", "snapshotReloadSeconds"}));
+                                      "placement", "scoring", "inventory", "snapshots", "snapshotReloadSeconds", "tls",
+                                      "limits", "log"}));
   std::string listen;
   GPUSCHED_RETURN_IF_ERROR(Read(root, "listen", "", &listen));
   if (!listen.empty()) GPUSCHED_RETURN_IF_ERROR(ParseListen(listen, &c->server));
@@ -102,10 +103,66 @@ Status Apply(const YAML::Node& root, Config* c) {
   }
   GPUSCHED_RETURN_IF_ERROR(Read(root, "snapshotReloadSeconds", "", &c->snapshot_reload_seconds));
   if (c->snapshot_reload_seconds < 0) return Bad("snapshotReloadSeconds", "is negative");
+  if (YAML::Node tls = root["tls"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(tls, "tls", {"certFile", "keyFile", "clientCaFile"}));
+    GPUSCHED_RETURN_IF_ERROR(Read(tls, "certFile", "tls", &c->server.tls_cert_file));
+    GPUSCHED_RETURN_IF_ERROR(Read(tls, "keyFile", "tls", &c->server.tls_key_file));
+    GPUSCHED_RETURN_IF_ERROR(Read(tls, "clientCaFile", "tls", &c->server.client_ca_file));
+  }
+  if (YAML::Node limits = root["limits"]) {
+    GPUSCHED_RETURN_IF_ERROR(
+        CheckKeys(limits, "limits", {"headerLimitBytes", "readTimeoutSeconds", "maxConnections", "shutdownGraceSeconds"}));
+    GPUSCHED_RETURN_IF_ERROR(Read(limits, "headerLimitBytes", "limits", &c->server.header_limit));
+    if (c->server.header_limit < 1024) return Bad("limits.headerLimitBytes", "must be at least 1024");
+    GPUSCHED_RETURN_IF_ERROR(Read(limits, "maxConnections", "limits", &c->server.max_connections));
+    if (c->server.max_connections < 1) return Bad("limits.maxConnections", "must be positive");
+    for (auto [key, dst] : {std::pair{"readTimeoutSeconds", &c->server.read_timeout},
+                            std::pair{"shutdownGraceSeconds", &c->server.shutdown_grace}}) {
+      int64_t seconds = dst->count();
+      GPUSCHED_RETURN_IF_ERROR(Read(limits, key, "limits", &seconds));
+      if (seconds < 1) return Bad(fmt::format("limits.{}", key), fmt::format("{} must be positive", seconds));
+      *dst = std::chrono::seconds(seconds);
+    }
+  }
+  if (YAML::Node l = root["log"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(l, "log", {"format", "level"}));
+    std::string text;
+    GPUSCHED_RETURN_IF_ERROR(Read(l, "format", "log", &text));
+    if (!text.empty()) GPUSCHED_RETURN_IF_ERROR(ParseLogFormat(text, "config log.format", &c->log_format));
+    text.clear();
+    GPUSCHED_RETURN_IF_ERROR(Read(l, "level", "log", &text));
+    if (!text.empty()) GPUSCHED_RETURN_IF_ERROR(ParseLogLevel(text, "config log.level", &c->log_level));
+  }
   return OkStatus();
 }
 
 }  // namespace
+
+Status ParseLogFormat(std::string_view text, std::string_view what, log::Format* out) {
+  if (text == "text") {
+    *out = log::Format::kText;
+  } else if (text == "json") {
+    *out = log::Format::kJson;
+  } else {
+    return InvalidArgumentError(fmt::format("{}: \"{}\" (want text or json)", what, text));
+  }
+  return OkStatus();
+}
+
+Status ParseLogLevel(std::string_view text, std::string_view what, log::Level* out) {
+  if (text == "debug") {
+    *out = log::Level::kDebug;
+  } else if (text == "info") {
+    *out = log::Level::kInfo;
+  } else if (text == "warning") {
+    *out = log::Level::kWarning;
+  } else if (text == "error") {
+    *out = log::Level::kError;
+  } else {
+    return InvalidArgumentError(fmt::format("{}: \"{}\" (want debug, info, warning or error)", what, text));
+  }
+  return OkStatus();
+}
 
 Status SetNodePolicy(std::string_view name, std::string_view what, extender::ServiceOptions* options) {
   std::span<const std::string_view> known = scoring::ScorerNames();

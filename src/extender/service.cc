@@ -92,7 +92,9 @@ std::vector<placement::RankedNode> Service::Evaluate(const PodRequest& request, 
                                                      const inventory::InventorySnapshot& snapshot, OnFail&& on_fail) const {
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
     // gpusched knows nothing of the node: evicting pods there cannot be shown to help.
-    if (nodes[pos] == nullptr) on_fail(pos, NodeVerdict{.resolvable = false, .reason = std::string(kUnknownNode)});
+    if (nodes[pos] == nullptr) {
+      on_fail(pos, NodeVerdict{.reject = placement::Reject::kUnknownNode, .resolvable = false, .reason = std::string(kUnknownNode)});
+    }
   }
   std::shared_ptr<const scoring::TargetWorkload> workload;
   std::unique_ptr<scoring::Scorer> scorer = NodeScorer(request, snapshot, &workload);
@@ -100,9 +102,35 @@ std::vector<placement::RankedNode> Service::Evaluate(const PodRequest& request, 
   return placement::FilterAndRank(planner, *scorer, request, nodes, order, Hash(pod.uid), on_fail);
 }
 
+// Decision slots: one per placement::Reject, then these.
+constexpr size_t kFitSlot = 8;
+constexpr size_t kInvalidPodSlot = 9;
+
+void Service::CountDecisions(const std::array<uint64_t, 10>& counts) const {
+  if (telemetry_ == nullptr) return;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] == 0) continue;
+    std::string name = i == kFitSlot          ? "fit"
+                       : i == kInvalidPodSlot ? "invalid_pod"
+                                              : std::string(placement::RejectName(static_cast<placement::Reject>(i)));
+    telemetry_->decisions.With({name}).Inc(counts[i]);
+  }
+}
+
+void Service::CountBind(std::string_view result) const {
+  if (telemetry_ != nullptr) telemetry_->binds.With({std::string(result)}).Inc();
+}
+
+void Service::CountError(std::string_view verb) const {
+  if (telemetry_ != nullptr) telemetry_->extender_errors.With({std::string(verb)}).Inc();
+}
+
 std::string Service::Filter(std::string body) const {
   StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body));
-  if (!parsed.ok()) return EncodeFilterError(parsed.status().message());
+  if (!parsed.ok()) {
+    CountError("filter");
+    return EncodeFilterError(parsed.status().message());
+  }
   const ExtenderArgs& args = **parsed;
   if (!args.pod.uid.empty()) inventory_->RememberPod(Pod(args.pod));
   if (args.with_nodes) inventory_->UpsertNodes(std::vector<Node>(args.nodes));
@@ -113,16 +141,22 @@ std::string Service::Filter(std::string body) const {
     for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.kept.push_back(pos);
     return EncodeFilterResult(args, result);
   }
+  std::array<uint64_t, 10> counts{};
   if (!request.valid()) {
     for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.unresolvable.emplace_back(pos, request.invalid_reason);
+    counts[kInvalidPodSlot] = args.node_names.size();
+    CountDecisions(counts);
     return EncodeFilterResult(args, result);
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   Resolved resolved = Resolve(args, *snapshot);
   std::vector<Fit> fits =
       Evaluate(request, args.pod, resolved.nodes, resolved.index, *snapshot, [&](size_t pos, NodeVerdict&& v) {
+        ++counts[static_cast<size_t>(v.reject)];
         (v.resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(v.reason));
       });
+  counts[kFitSlot] = fits.size();
+  CountDecisions(counts);
   if (Memoizable(args.pod)) {
     auto memo = std::make_shared<FilterMemo>(FilterMemo{.pod_uid = args.pod.uid,
                                                         .pod_resource_version = args.pod.resource_version,
@@ -178,7 +212,10 @@ std::shared_ptr<const Service::FilterMemo> Service::Memo() const {
 std::string Service::Prioritize(std::string body) const {
   StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body));
   // kube-scheduler ignores prioritize errors; an empty list gives no node a score.
-  if (!parsed.ok()) return "[]";
+  if (!parsed.ok()) {
+    CountError("prioritize");
+    return "[]";
+  }
   const ExtenderArgs& args = **parsed;
   std::vector<HostPriority> priorities(args.node_names.size());
   for (size_t pos = 0; pos < args.node_names.size(); ++pos) priorities[pos].host = args.node_names[pos];
@@ -219,21 +256,20 @@ std::string Service::Prioritize(std::string body) const {
   return EncodeHostPriorities(priorities);
 }
 
-std::string Service::Bind(std::string_view body) const {
+std::string Service::BindError(std::string_view body) const {
   StatusOr<BindingArgs> parsed = ParseBindingArgs(body);
-  if (!parsed.ok()) return EncodeBindingResult(parsed.status().message());
+  if (!parsed.ok()) return parsed.status().message();
   const BindingArgs& b = *parsed;
   std::string pod_key = fmt::format("{}/{}", b.pod_namespace, b.pod_name);
 
   std::optional<Pod> found = inventory_->FindPod(b.pod_uid);
   if (!found) {
-    return EncodeBindingResult(
-        fmt::format("bind {} (uid {}): pod unknown to gpusched; it must pass filter first", pod_key, b.pod_uid));
+    return fmt::format("bind {} (uid {}): pod unknown to gpusched; it must pass filter first", pod_key, b.pod_uid);
   }
   Pod pod = std::move(*found);
   if (pod.name != b.pod_name || pod.namespace_name != b.pod_namespace) {
-    return EncodeBindingResult(fmt::format("bind {} (uid {}): uid belongs to pod {}/{}", pod_key, b.pod_uid,
-                                           pod.namespace_name, pod.name));
+    return fmt::format("bind {} (uid {}): uid belongs to pod {}/{}", pod_key, b.pod_uid,
+                                           pod.namespace_name, pod.name);
   }
   auto already = [&]() -> std::optional<std::string> {
     std::optional<Allocation> held = inventory_->AllocationOf(b.pod_uid);
@@ -242,10 +278,10 @@ std::string Service::Bind(std::string_view body) const {
     if (node == b.node) return std::string();  // idempotent: already bound here
     return fmt::format("bind {} to {}: pod is already bound to {}", pod_key, b.node, node);
   };
-  if (auto done = already()) return EncodeBindingResult(*done);
+  if (auto done = already()) return *done;
 
   PodRequest request = placement::AnalyzePod(pod);
-  if (!request.valid()) return EncodeBindingResult(fmt::format("bind {} rejected: {}", pod_key, request.invalid_reason));
+  if (!request.valid()) return fmt::format("bind {} rejected: {}", pod_key, request.invalid_reason);
   Planner planner(options_.placement);
   Status last;
   for (int attempt = 0; attempt < options_.bind_attempts; ++attempt) {
@@ -253,20 +289,26 @@ std::string Service::Bind(std::string_view body) const {
     if (request.kind != RequestKind::kNone) {
       std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
       const placement::NodeState* node = snapshot->FindNode(b.node);
-      if (node == nullptr) return EncodeBindingResult(fmt::format("bind {} to {}: {}", pod_key, b.node, kUnknownNode));
+      if (node == nullptr) return fmt::format("bind {} to {}: {}", pod_key, b.node, kUnknownNode);
       NodeVerdict v = planner.Evaluate(request, *node, /*want_placement=*/true);
-      if (!v.fits) return EncodeBindingResult(fmt::format("bind {} to {} rejected: {}", pod_key, b.node, v.reason));
+      if (!v.fits) return fmt::format("bind {} to {} rejected: {}", pod_key, b.node, v.reason);
       placement = std::move(v.placement);
     }
     if (options_.test_before_commit) options_.test_before_commit();
     last = inventory_->Commit(pod, b.node, placement);
-    if (last.ok()) return EncodeBindingResult("");
+    if (last.ok()) return "";
     if (last.code() != StatusCode::kFailedPrecondition) break;
     // Either another bind changed the node since we planned (plan again), or a concurrent bind
     // of this same pod won.
-    if (auto done = already()) return EncodeBindingResult(*done);
+    if (auto done = already()) return *done;
   }
-  return EncodeBindingResult(fmt::format("bind {} to {} rejected: {}", pod_key, b.node, last.message()));
+  return fmt::format("bind {} to {} rejected: {}", pod_key, b.node, last.message());
+}
+
+std::string Service::Bind(std::string_view body) const {
+  std::string error = BindError(body);
+  CountBind(error.empty() ? "ok" : "rejected");
+  return EncodeBindingResult(error);
 }
 
 std::string Service::DebugInventory(std::string_view node) const {

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
+#include "gpusched/common/log.h"
+#include "gpusched/extender/admission.h"
+
 namespace gpusched::http {
 namespace {
 
@@ -50,28 +55,81 @@ std::string QueryParam(std::string_view target, std::string_view key) {
   return "";
 }
 
+namespace {
+
+// Returns the route name used in metrics and logs, or "" for an unknown path.
+std::string_view VerbOf(std::string_view path, std::string_view prefix) {
+  if (path.starts_with(prefix)) {
+    std::string_view verb = path.substr(prefix.size());
+    if (verb == "/filter") return "filter";
+    if (verb == "/prioritize") return "prioritize";
+    if (verb == "/bind") return "bind";
+  }
+  if (path == "/validate/node") return "validate_node";
+  if (path == "/healthz") return "healthz";
+  if (path == "/readyz") return "readyz";
+  if (path == "/metrics") return "metrics";
+  if (path == "/debug/inventory") return "debug_inventory";
+  return "";
+}
+
+bool IsPostRoute(std::string_view verb) {
+  return verb == "filter" || verb == "prioritize" || verb == "bind" || verb == "validate_node";
+}
+
+}  // namespace
+
 Response Router::Handle(Request request) const {
+  auto start = std::chrono::steady_clock::now();
   std::string_view target = request.target;
-  std::string_view path = target.substr(0, target.find('?'));
+  std::string path(target.substr(0, target.find('?')));
+  std::string verb(VerbOf(path, prefix_));
+  if (request.request_id.empty()) request.request_id = fmt::format("{:x}", next_id_.fetch_add(1));
+  std::string id = request.request_id;
+  std::string method = request.method;
+  Response r = Route(verb, std::move(request));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string route = verb.empty() ? "unknown" : verb;
+  if (telemetry_ != nullptr) {
+    telemetry_->http_requests.With({route, std::to_string(r.status)}).Inc();
+    if (!verb.empty()) telemetry_->http_duration.With({route}).Observe(seconds);
+  }
+  log::Level level = r.status >= 400 ? log::Level::kWarning : verb == "bind" || verb == "validate_node" ? log::Level::kInfo
+                                                                                                         : log::Level::kDebug;
+  if (log::Enabled(level)) {
+    log::Write(level, "request", {{"request_id", id}, {"method", method}, {"path", path}, {"status", std::to_string(r.status)},
+                                  {"duration_us", std::to_string(static_cast<int64_t>(seconds * 1e6))}});
+  }
+  return r;
+}
+
+Response Router::Route(std::string_view verb, Request&& request) const {
   bool get = request.method == "GET" || request.method == "HEAD";
   bool post = request.method == "POST";
-
-  if (path.starts_with(prefix_)) {
-    std::string_view verb = path.substr(prefix_.size());
-    if (verb == "/filter" || verb == "/prioritize" || verb == "/bind") {
-      if (!post) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
-      if (verb == "/filter") return Json(200, service_->Filter(std::move(request.body)));
-      if (verb == "/prioritize") return Json(200, service_->Prioritize(std::move(request.body)));
-      return Json(200, service_->Bind(request.body));
-    }
+  if (verb.empty()) {
+    std::string_view target = request.target;
+    return Text(404, fmt::format("no route for {} {}\n", request.method, target.substr(0, target.find('?'))));
   }
-  if (path == "/healthz" || path == "/readyz" || path == "/debug/inventory") {
-    if (!get) return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
-    if (path == "/healthz") return Text(200, "ok\n");
-    if (path == "/readyz") return ready_->load() ? Text(200, "ok\n") : Text(503, "inventory not synced\n");
-    return Json(200, service_->DebugInventory(QueryParam(target, "node")));
+  if (IsPostRoute(verb) && !post) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
+  if (!IsPostRoute(verb) && !get) {
+    return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
   }
-  return Text(404, fmt::format("no route for {} {}\n", request.method, path));
+  if (verb == "filter") return Json(200, service_->Filter(std::move(request.body)));
+  if (verb == "prioritize") return Json(200, service_->Prioritize(std::move(request.body)));
+  if (verb == "bind") return Json(200, service_->Bind(request.body));
+  if (verb == "validate_node") {
+    StatusOr<std::string> review = extender::ReviewNodeUpdate(request.body, *inventory_->Snapshot());
+    if (!review.ok()) return Text(400, review.status().message() + "\n");
+    return Json(200, std::move(review).value());
+  }
+  if (verb == "healthz") return Text(200, "ok\n");
+  if (verb == "readyz") return ready_->load() ? Text(200, "ok\n") : Text(503, "inventory not synced\n");
+  if (verb == "metrics") {
+    Response r = Text(200, telemetry_ != nullptr ? telemetry_->Render() : "");
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
+  }
+  return Json(200, service_->DebugInventory(QueryParam(request.target, "node")));
 }
 
 }  // namespace gpusched::http

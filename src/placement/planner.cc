@@ -50,18 +50,43 @@ std::string FreePerGpu(const NodeState& node) {
 
 }  // namespace
 
+std::string_view RejectName(Reject r) {
+  switch (r) {
+    case Reject::kNone:
+      return "none";
+    case Reject::kInvalidLabel:
+      return "invalid_label";
+    case Reject::kModeMismatch:
+      return "mode_mismatch";
+    case Reject::kSwitching:
+      return "switching";
+    case Reject::kInconsistent:
+      return "inconsistent";
+    case Reject::kComputePolicy:
+      return "compute_policy";
+    case Reject::kInsufficient:
+      return "insufficient";
+    case Reject::kUnknownNode:
+      return "unknown_node";
+  }
+  return "none";
+}
+
 NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, bool want_placement) {
   NodeVerdict v;
   if (node.condition == NodeCondition::kInvalid) {
+    v.reject = Reject::kInvalidLabel;
     v.reason = node.condition_reason;
     return v;
   }
   NodeMode wanted = ModeServing(request.kind);
   if (node.mode != wanted) {
+    v.reject = Reject::kModeMismatch;
     v.reason = fmt::format("node mode {}; pod requests {}", ModeName(node.mode), RequestKindName(request.kind));
     return v;
   }
   if (!node.ready()) {
+    v.reject = node.condition == NodeCondition::kSwitching ? Reject::kSwitching : Reject::kInconsistent;
     v.reason = node.condition_reason;
     return v;
   }
@@ -87,6 +112,7 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
 void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
   int64_t free = node.whole_total - node.whole_used;
   if (request.whole_gpus > free) {
+    v->reject = Reject::kInsufficient;
     v->resolvable = request.whole_gpus <= node.whole_total;
     v->reason = fmt::format("insufficient {}: pod needs {}, node has {} of {} free", names::kNvidiaGpu,
                             request.whole_gpus, std::max<int64_t>(0, free), node.whole_total);
@@ -100,6 +126,7 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, No
 void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                            NodeVerdict* v) {
   if (node.compute_policy != request.compute_policy) {
+    v->reject = Reject::kComputePolicy;
     v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy,
                             request.compute_policy, node.compute_policy);
     return;
@@ -109,6 +136,7 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
   int64_t free_milli = node.capacity_milli - node.used_milli;
   int64_t free_mib = node.capacity_mib - node.used_mib;
   if (need_milli > free_milli || need_mib > free_mib) {
+    v->reject = Reject::kInsufficient;
     v->resolvable = need_milli <= node.capacity_milli && need_mib <= node.capacity_mib;
     v->reason = need_mib == 0 ? fmt::format("insufficient mGPU: pod needs {} core, node has {} core free",
                                             Percent(need_milli), Percent(std::max<int64_t>(0, free_milli)))
@@ -161,6 +189,7 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
   budget_hit_ = false;
 
   if (!Search(request, 0, gpu_policy)) {
+    v->reject = Reject::kInsufficient;
     v->resolvable = FitsEmptyNode(request, node);
     v->reason = ExplainFailure(request, node, gpu_policy);
     return;

@@ -55,7 +55,7 @@ class ServeProcess {
 
   // Returns the port once "serving on HOST:PORT" was logged, or 0 after a timeout or exit.
   uint16_t WaitForPort() {
-    std::regex serving("serving on [0-9.]+:([0-9]+)");
+    std::regex serving("serving [A-Za-z /]+ on [0-9.]+:([0-9]+)");
     for (int i = 0; i < 200; ++i) {
       Drain();
       std::smatch m;

@@ -13,7 +13,7 @@ class RouterTest : public ::testing::Test {
   inventory::Inventory inventory_;
   extender::Service service_{&inventory_, {}};
   std::atomic<bool> ready_{false};
-  Router router_{&service_, &ready_, "/gpu"};
+  Router router_{&service_, &inventory_, &ready_, "/gpu"};
 };
 
 TEST_F(RouterTest, RoutesVerbsUnderThePrefix) {

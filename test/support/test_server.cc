@@ -9,8 +9,8 @@ namespace gpusched::testing {
 TestServer::TestServer(const std::string& list_json, extender::ServiceOptions options, std::string prefix,
                        http::ServerOptions server_options) {
   Reload(list_json);
-  service_ = std::make_unique<extender::Service>(&inventory_, options);
-  router_ = std::make_unique<http::Router>(service_.get(), &ready_, std::move(prefix));
+  service_ = std::make_unique<extender::Service>(&inventory_, options, &telemetry_);
+  router_ = std::make_unique<http::Router>(service_.get(), &inventory_, &ready_, std::move(prefix), &telemetry_);
   server_options.host = "127.0.0.1";
   server_options.port = 0;
   server_ = std::make_unique<http::Server>(server_options, router_.get());

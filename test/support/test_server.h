@@ -24,11 +24,14 @@ class TestServer {
 
   uint16_t port() const { return server_->port(); }
   inventory::Inventory& inventory() { return inventory_; }
+  extender::Telemetry& telemetry() { return telemetry_; }
+  http::Server& server() { return *server_; }
   // Replaces the cluster view, as a re-read snapshot file would.
   void Reload(const std::string& list_json);
 
  private:
   inventory::Inventory inventory_;
+  extender::Telemetry telemetry_{&inventory_};
   std::atomic<bool> ready_{true};
   std::unique_ptr<extender::Service> service_;
   std::unique_ptr<http::Router> router_;

@@ -14,12 +14,17 @@
 //   inventory: {maxPendingPods: 100000}
 //   snapshots: [cluster.json]     # Kubernetes List JSON files
 //   snapshotReloadSeconds: 2      # re-read snapshots when they change; 0 = only on SIGHUP
+//   tls: {certFile: tls.crt, keyFile: tls.key, clientCaFile: ca.crt}   # HTTPS; mTLS with clientCaFile
+//   limits: {headerLimitBytes: 65536, readTimeoutSeconds: 30, maxConnections: 1024,
+//            shutdownGraceSeconds: 20}
+//   log: {format: text, level: info}                                   # json; debug, warning, error
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpusched/common/log.h"
 #include "gpusched/common/status.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/http/server.h"
@@ -34,7 +39,13 @@ struct Config {
   inventory::InventoryOptions inventory;
   std::vector<std::string> snapshots;
   int snapshot_reload_seconds = 2;  // Default: 2.
+  log::Format log_format = log::Format::kText;  // Default: text.
+  log::Level log_level = log::Level::kInfo;     // Default: info.
 };
+
+// Parse "text"/"json" and "debug"/"info"/"warning"/"error"; `what` names the setting in errors.
+Status ParseLogFormat(std::string_view text, std::string_view what, log::Format* out);
+Status ParseLogLevel(std::string_view text, std::string_view what, log::Level* out);
 
 // Returns the configuration in `text`, on top of the defaults.
 // Errors: InvalidArgument naming the key and the value.

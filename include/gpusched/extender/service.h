@@ -17,6 +17,7 @@
 // prioritize call for the same pod on the same inventory version skip the evaluation.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/telemetry.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/pod_request.h"
@@ -55,7 +57,9 @@ struct ServiceOptions {
 
 class Service {
  public:
-  Service(inventory::Inventory* inventory, ServiceOptions options) : inventory_(inventory), options_(options) {}
+  // REQUIRES: `inventory` (and `telemetry`, if not null) outlive the service.
+  Service(inventory::Inventory* inventory, ServiceOptions options, Telemetry* telemetry = nullptr)
+      : inventory_(inventory), options_(options), telemetry_(telemetry) {}
 
   std::string Filter(std::string body) const;
   std::string Prioritize(std::string body) const;
@@ -91,8 +95,16 @@ class Service {
   std::shared_ptr<const scoring::TargetWorkload> Workload(const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_EXCLUDES(workload_mu_);
 
+  // Returns "" when the bind is booked, else why not.
+  std::string BindError(std::string_view body) const;
+  // Counts one filter's verdicts (telemetry may be null).
+  void CountDecisions(const std::array<uint64_t, 10>& counts) const;
+  void CountBind(std::string_view result) const;
+  void CountError(std::string_view verb) const;
+
   inventory::Inventory* const inventory_;
   const ServiceOptions options_;
+  Telemetry* const telemetry_;
   mutable Mutex memo_mu_;
   mutable std::shared_ptr<const FilterMemo> memo_ GPUSCHED_GUARDED_BY(memo_mu_);
   // The workload mix fgd and the soft policies plan for: what is booked now. It changes slowly;

@@ -4,19 +4,23 @@
 // without a server.
 //
 //   POST <prefix>/filter, <prefix>/prioritize, <prefix>/bind   the extender verbs (always 200)
+//   POST /validate/node                                        the mode-switch admission webhook
 //   GET  /healthz                                              200 while the process serves
 //   GET  /readyz                                               200 once the inventory is synced, else 503
+//   GET  /metrics                                              Prometheus text format
 //   GET  /debug/inventory[?node=NAME]                          the inventory as JSON
 //
-// A known path with the wrong method answers 405; anything else 404.
+// A known path with the wrong method answers 405; anything else 404. Each request is timed,
+// counted and logged with a request id.
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "gpusched/extender/service.h"
+#include "gpusched/extender/telemetry.h"
 
 namespace gpusched::http {
 
@@ -24,6 +28,7 @@ struct Request {
   std::string method;  // "GET", "POST", ...
   std::string target;  // path and query, e.g. "/debug/inventory?node=a"
   std::string body;
+  std::string request_id;  // from X-Request-Id when the client sent one; else the router makes one
 };
 
 struct Response {
@@ -35,17 +40,26 @@ struct Response {
 
 class Router {
  public:
-  // REQUIRES: `service` and `ready` outlive the router. `prefix` is "" or starts with "/".
-  Router(const extender::Service* service, const std::atomic<bool>* ready, std::string prefix)
-      : service_(service), ready_(ready), prefix_(std::move(prefix)) {}
+  // REQUIRES: `service`, `inventory`, `ready` and `telemetry` (if not null) outlive the router.
+  // `prefix` is "" or starts with "/".
+  Router(const extender::Service* service, const inventory::Inventory* inventory, const std::atomic<bool>* ready,
+         std::string prefix, extender::Telemetry* telemetry = nullptr)
+      : service_(service), inventory_(inventory), ready_(ready), prefix_(std::move(prefix)), telemetry_(telemetry) {}
 
   // Returns the response to `request`. Takes the body by value: filter parses it in place.
   Response Handle(Request request) const;
 
+  extender::Telemetry* telemetry() const { return telemetry_; }
+
  private:
+  Response Route(std::string_view verb, Request&& request) const;
+
   const extender::Service* const service_;
+  const inventory::Inventory* const inventory_;
   const std::atomic<bool>* const ready_;
   const std::string prefix_;
+  extender::Telemetry* const telemetry_;
+  mutable std::atomic<uint64_t> next_id_{1};
 };
 
 // Returns the value of query parameter `key` in `target` (percent-decoded), or "".

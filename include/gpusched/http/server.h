@@ -1,11 +1,20 @@
 // File: server.h
 //
 // The HTTP/1.1 server (Boost.Beast) in front of a Router: a listener, one session per connection
-// on its own strand, keep-alive with an idle timeout longer than Go's 90 s client idle timeout, a
-// request body limit large enough for a 5,000-node NodeList, and N worker threads. Beast stays in
-// server.cc; this header has none of it.
+// on its own strand, keep-alive with an idle timeout longer than Go's 90 s client idle timeout,
+// and N worker threads. Beast and OpenSSL stay in server.cc; this header has none of them.
 //
-// Thread-safe: Start/Stop/Wait may be called from any thread; handlers run on worker threads.
+// TLS: with a certificate and key the server speaks HTTPS only; with a client CA too, it refuses
+// connections that do not present a certificate that CA signed (mTLS). ALPN offers only
+// http/1.1, never h2 (Go's client would otherwise try HTTP/2, which Beast does not speak). The
+// files are re-read when they change; new connections use the new ones.
+//
+// Limits, each refusal answered with an HTTP error where the protocol allows and counted in the
+// telemetry: request body size (413), header size (431), malformed requests (400), concurrent
+// connections (503), the time a started request may take to arrive (the connection is closed),
+// and the keep-alive idle time.
+//
+// Thread-safe: Start/Shutdown/Stop/Wait may be called from any thread.
 #pragma once
 
 #include <chrono>
@@ -25,8 +34,21 @@ struct ServerOptions {
   int threads = 2;                 // Default: 2 worker threads.
   // A non-cache filter for 5,000 nodes with 50 images each is about 60 MB. Default: 128 MiB.
   size_t body_limit = 128u << 20;
-  // Keep-alive idle time, and the time a started request may take to arrive. Default: 120 s.
+  size_t header_limit = 64u << 10;  // Default: 64 KiB.
+  // Keep-alive idle time before a request starts. Default: 120 s (Go's client closes at 90 s).
   std::chrono::seconds idle_timeout{120};
+  // Time a request may take to arrive once its first bytes came. Default: 30 s.
+  std::chrono::seconds read_timeout{30};
+  size_t max_connections = 1024;  // Default: 1024 concurrent connections.
+  // How long Shutdown() waits for requests in flight. Default: 20 s.
+  std::chrono::seconds shutdown_grace{20};
+
+  // TLS (all paths; empty = plain HTTP). client_ca_file turns on mTLS.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
+  // How often the TLS files are checked for changes. Default: 10 s.
+  std::chrono::seconds tls_reload_interval{10};
 };
 
 class Server {
@@ -37,14 +59,18 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds, listens and starts the worker threads. Errors: Unavailable if the address cannot be
-  // bound, InvalidArgument for a bad host.
+  // Loads the TLS files, binds, listens and starts the worker threads. Errors: InvalidArgument
+  // for a bad host or TLS file (the message names the file), Unavailable if the address cannot
+  // be bound.
   Status Start();
   // Returns the bound port (the real one when options.port was 0). REQUIRES: Start() succeeded.
   uint16_t port() const;
-  // Stops accepting, closes connections and joins the workers. Idempotent.
+  // Stops accepting, lets requests in flight finish (up to shutdown_grace), then stops.
+  // Returns the number of requests that were still in flight when the grace ran out.
+  size_t Shutdown();
+  // Stops at once, closing every connection. Idempotent.
   void Stop();
-  // Blocks until Stop() was called (from another thread or a signal handler).
+  // Blocks until the server stopped.
   void Wait();
 
  private:

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,24 @@
 
 namespace gpusched::placement {
 
+// Why a node was refused, as a category (metrics); NodeVerdict::reason has the details.
+enum class Reject {
+  kNone,
+  kInvalidLabel,   // the node's mode label is not a mode
+  kModeMismatch,   // the node's mode does not serve the pod's kind of GPU
+  kSwitching,      // pods of the node's old mode still run
+  kInconsistent,   // the node's GPU inventory cannot be trusted
+  kComputePolicy,  // mGPU compute policies differ
+  kInsufficient,   // not enough free GPU (or the search budget ran out)
+  kUnknownNode,    // not in the inventory
+};
+
+// Returns a short snake_case name for `r` ("insufficient", ...).
+std::string_view RejectName(Reject r);
+
 struct NodeVerdict {
   bool fits = false;
+  Reject reject = Reject::kNone;  // when !fits
   // When !fits: false if no change on this node short of relabelling or repairing it can help
   // (kube-scheduler's FailedAndUnresolvableNodes), true if freeing GPUs could (FailedNodes).
   bool resolvable = false;
