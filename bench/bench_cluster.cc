@@ -67,6 +67,34 @@ ClusterObjects MakeCluster(Kind kind, int nodes, double fill, uint32_t seed) {
   return c;
 }
 
+std::string ClusterListJson(const ClusterObjects& cluster) {
+  std::vector<std::string> items;
+  items.reserve(cluster.nodes.size() + cluster.pods.size());
+  for (const Node& n : cluster.nodes) {
+    testing::NodeJson j{.name = n.name, .label = n.mode_label, .compute_policy = n.compute_policy_label};
+    if (n.allocatable.nvidia_gpus > 0) j.nvidia_gpus = n.allocatable.nvidia_gpus;
+    if (n.allocatable.mgpu_core_percent > 0) {
+      j.mgpu_core = n.allocatable.mgpu_core_percent;
+      j.mgpu_memory = n.allocatable.mgpu_memory_mib;
+    }
+    items.push_back(j.ToJson());
+  }
+  for (const Pod& p : cluster.pods) {
+    testing::PodJson j{.name = p.name, .namespace_name = p.namespace_name, .uid = p.uid, .node = p.node_name,
+                       .phase = "Running"};
+    for (const auto& [k, v] : p.annotations) j.annotations[k] = v;
+    for (const Container& c : p.containers) {
+      testing::ContainerJson cj{.name = c.name};
+      if (c.limits.nvidia_gpus) cj.limits["nvidia.com/gpu"] = std::to_string(*c.limits.nvidia_gpus);
+      if (c.limits.mgpu_core_percent) cj.limits["vke.volcengine.com/mgpu-core"] = std::to_string(*c.limits.mgpu_core_percent);
+      if (c.limits.mgpu_memory_mib) cj.limits["vke.volcengine.com/mgpu-memory"] = std::to_string(*c.limits.mgpu_memory_mib);
+      j.containers.push_back(std::move(cj));
+    }
+    items.push_back(j.ToJson());
+  }
+  return testing::ListJson(items);
+}
+
 std::vector<std::string> NodeNames(const ClusterObjects& cluster) {
   std::vector<std::string> out;
   for (const Node& n : cluster.nodes) out.push_back(n.name);

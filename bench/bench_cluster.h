@@ -17,6 +17,9 @@ enum class Kind { kWhole, kMgpu };
 // Returns `nodes` nodes of `kind` with 8 GPUs each and pods bound to about `fill` of their capacity.
 ClusterObjects MakeCluster(Kind kind, int nodes, double fill = 0.6, uint32_t seed = 42);
 
+// Returns `cluster` as Kubernetes List JSON (what gpusched serve --snapshot reads).
+std::string ClusterListJson(const ClusterObjects& cluster);
+
 // Returns the node names of `cluster`.
 std::vector<std::string> NodeNames(const ClusterObjects& cluster);
 

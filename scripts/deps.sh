@@ -6,7 +6,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libboost1.81-dev rapidjson-dev libfmt-dev libyaml-cpp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  curl
+  curl openssl
 )
 
 sudo=""

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "gpusched/common/log.h"
@@ -9,6 +10,8 @@
 
 namespace gpusched::http {
 namespace {
+
+constexpr size_t kMaxRequestIdBytes = 128;
 
 Response Json(int status, std::string body) { return Response{.status = status, .body = std::move(body)}; }
 
@@ -84,10 +87,15 @@ Response Router::Handle(Request request) const {
   std::string_view target = request.target;
   std::string path(target.substr(0, target.find('?')));
   std::string verb(VerbOf(path, prefix_));
-  if (request.request_id.empty()) request.request_id = fmt::format("{:x}", next_id_.fetch_add(1));
+  // A caller's id is kept if it is short and printable (it goes into logs and a response header).
+  bool usable = !request.request_id.empty() && request.request_id.size() <= kMaxRequestIdBytes &&
+                std::all_of(request.request_id.begin(), request.request_id.end(),
+                            [](unsigned char c) { return c > 0x20 && c < 0x7f; });
+  if (!usable) request.request_id = fmt::format("{:x}", next_id_.fetch_add(1));
   std::string id = request.request_id;
   std::string method = request.method;
   Response r = Route(verb, std::move(request));
+  r.request_id = id;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string route = verb.empty() ? "unknown" : verb;
   if (telemetry_ != nullptr) {

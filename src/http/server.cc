@@ -154,6 +154,7 @@ class Session {
     res->set(bhttp::field::server, "gpusched");
     res->set(bhttp::field::content_type, r.content_type);
     if (!r.allow.empty()) res->set(bhttp::field::allow, r.allow);
+    res->set("X-Request-Id", r.request_id);
     res->keep_alive(req.keep_alive() && !shared_.draining.load());
     if (req.method() == bhttp::verb::head) {
       res->content_length(r.body.size());

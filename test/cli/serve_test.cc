@@ -1,9 +1,13 @@
 // The main job as users run it: the gpusched binary, started as a child process.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -126,6 +130,42 @@ TEST(ServeCommand, ServesTheDemoClusterAndStopsOnSigterm) {
   p.Signal(SIGTERM);
   EXPECT_EQ(p.WaitExit(), 0);
   EXPECT_THAT(p.Stderr(), HasSubstr("stopping"));
+}
+
+TEST(ServeCommand, SigtermLetsRequestsInFlightFinish) {
+  ServeProcess p({"serve", "--listen", "127.0.0.1:0"});
+  uint16_t port = p.WaitForPort();
+  ASSERT_NE(port, 0) << p.Stderr();
+  std::string body = ArgsWithNames(PodJson{.name = "w", .uid = "uid-w", .containers = {WholeGpus("c", 1)}}.ToJson(),
+                                   {"gpu-a100-01", "gpu-a100-02"});
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::string head = fmt::format("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n", body.size());
+  std::string first = head + body.substr(0, body.size() / 2);
+  ASSERT_EQ(::send(fd, first.data(), first.size(), MSG_NOSIGNAL), static_cast<ssize_t>(first.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the request is in flight
+  p.Signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // New connections are no longer accepted...
+  HttpClient late(port);
+  EXPECT_NE(late.Get("/healthz").status, 200);
+  // ... but the request in flight completes.
+  std::string rest = body.substr(body.size() / 2);
+  ASSERT_EQ(::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL), static_cast<ssize_t>(rest.size()));
+  std::string reply;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 200 OK"));
+  EXPECT_THAT(reply, HasSubstr(R"("NodeNames":["gpu-a100-01","gpu-a100-02"])"));
+  EXPECT_THAT(reply, HasSubstr("Connection: close"));
+  EXPECT_EQ(p.WaitExit(), 0);
+  EXPECT_THAT(p.Stderr(), HasSubstr("stopped"));
 }
 
 TEST(ServeCommand, RereadsTheSnapshotOnSighup) {

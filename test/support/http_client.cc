@@ -19,9 +19,10 @@ class HttpClient::Impl {
  public:
   explicit Impl(uint16_t port) : port_(port) {}
 
-  HttpReply Send(std::string_view method, std::string_view target, std::string body) {
+  HttpReply Send(std::string_view method, std::string_view target, std::string body, std::string_view request_id) {
     http::request<http::string_body> req(http::string_to_verb(method), std::string(target), 11);
     req.set(http::field::host, "127.0.0.1");
+    if (!request_id.empty()) req.set("X-Request-Id", request_id);
     req.set(http::field::content_type, "application/json");
     req.keep_alive(true);
     req.body() = std::move(body);
@@ -43,6 +44,7 @@ class HttpClient::Impl {
           reply.status = res.result_int();
           reply.body = std::move(res.body());
           reply.content_type = std::string(res[http::field::content_type]);
+          reply.request_id = std::string(res["X-Request-Id"]);
           if (!res.keep_alive()) socket_.reset();
           return reply;
         }
@@ -90,10 +92,13 @@ class HttpClient::Impl {
 
 HttpClient::HttpClient(uint16_t port) : impl_(std::make_unique<Impl>(port)) {}
 HttpClient::~HttpClient() = default;
-HttpReply HttpClient::Post(std::string_view target, std::string body) { return impl_->Send("POST", target, std::move(body)); }
-HttpReply HttpClient::Get(std::string_view target) { return impl_->Send("GET", target, ""); }
-HttpReply HttpClient::Send(std::string_view method, std::string_view target, std::string body) {
-  return impl_->Send(method, target, std::move(body));
+HttpReply HttpClient::Post(std::string_view target, std::string body) {
+  return impl_->Send("POST", target, std::move(body), {});
+}
+HttpReply HttpClient::Get(std::string_view target) { return impl_->Send("GET", target, "", {}); }
+HttpReply HttpClient::Send(std::string_view method, std::string_view target, std::string body,
+                           std::string_view request_id) {
+  return impl_->Send(method, target, std::move(body), request_id);
 }
 HttpReply HttpClient::Raw(std::string_view bytes) { return impl_->Raw(bytes); }
 

@@ -15,6 +15,7 @@ struct HttpReply {
   int status = 0;  // 0 when the request failed at the transport level
   std::string body;
   std::string content_type;
+  std::string request_id;  // the X-Request-Id response header
   std::string error;  // transport error, if any
 };
 
@@ -27,7 +28,8 @@ class HttpClient {
 
   HttpReply Post(std::string_view target, std::string body);
   HttpReply Get(std::string_view target);
-  HttpReply Send(std::string_view method, std::string_view target, std::string body);
+  HttpReply Send(std::string_view method, std::string_view target, std::string body,
+                 std::string_view request_id = {});
   // Writes raw bytes and reads one response (for malformed HTTP).
   HttpReply Raw(std::string_view bytes);
 

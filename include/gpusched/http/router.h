@@ -36,6 +36,7 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::string allow;  // Allow header for 405
+  std::string request_id;  // X-Request-Id: the caller's, or the one the router generated
 };
 
 class Router {

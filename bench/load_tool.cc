@@ -1,0 +1,187 @@
+// gpusched-load: drives a running gpusched with filter, prioritize and bind requests at a target
+// rate over several keep-alive connections for a fixed time, and prints the achieved rate,
+// latency percentiles, errors and the server's RSS before and after.
+//
+//   gpusched-load --write-cluster FILE --nodes 5000 [--kind whole|mgpu]    a cluster to serve
+//   gpusched-load --port P --nodes 5000 --names 500 --rate 2000 --connections 4 --duration 60
+//                 [--kind whole|mgpu] [--prioritize 1] [--bind 0.1] [--pid PID]
+//
+// Latency is measured from each request's scheduled start (open loop), so a slow server cannot
+// hide its queueing: a request that had to wait counts its wait.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_cluster.h"
+#include "cluster_json.h"
+#include "http_client.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  gpusched-load --write-cluster FILE [--nodes 5000] [--kind whole|mgpu]
+      writes the benchmark cluster (Kubernetes List JSON) for gpusched serve --snapshot FILE
+  gpusched-load [--port 8888] [--nodes 5000] [--names N] [--rate 1000] [--connections 4]
+                [--duration 10] [--kind whole|mgpu] [--prioritize 1] [--bind 0] [--pid PID]
+      sends --rate filter requests per second (open loop) with N node names each (0: all),
+      --prioritize and --bind calls per filter, and prints rates, latency percentiles, errors
+      and, with --pid, the server's RSS before and after
+)";
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  uint16_t port = 8888;
+  int nodes = 5000;
+  int names = 0;  // node names per request; 0 = all
+  double rate = 1000;
+  int connections = 4;
+  double duration = 10;
+  double prioritize = 1;  // prioritize calls per filter
+  double bind = 0;        // bind calls per filter
+  std::string kind = "whole";
+  long pid = 0;
+  std::string write_cluster;
+};
+
+long RssKiB(long pid) {
+  if (pid <= 0) return -1;
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return -1;
+}
+
+double Percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  return v[i];
+}
+
+struct Stats {
+  std::mutex mu;
+  std::map<std::string, std::vector<double>> latency_ms;  // by verb
+  std::map<std::string, long> errors;
+};
+
+void Connection(const Options& o, int id, const std::vector<std::string>& names, Clock::time_point start, Stats* stats) {
+  gpusched::testing::HttpClient client(o.port);
+  gpusched::bench::Kind kind = o.kind == "mgpu" ? gpusched::bench::Kind::kMgpu : gpusched::bench::Kind::kWhole;
+  std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919 + 1);
+  std::uniform_real_distribution<double> unit(0, 1);
+  double interval = static_cast<double>(o.connections) / o.rate;  // seconds between this connection's requests
+  std::map<std::string, std::vector<double>> latency;
+  std::map<std::string, long> errors;
+  size_t per = o.names > 0 ? static_cast<size_t>(o.names) : names.size();
+  for (long i = 0;; ++i) {
+    auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i * interval));
+    if (due >= start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration))) break;
+    std::this_thread::sleep_until(due);
+    std::string uid = fmt::format("load-{}-{}", id, i);
+    // A window of the node names, as kube-scheduler samples them.
+    size_t first = static_cast<size_t>(rng() % names.size());
+    std::vector<std::string> window;
+    for (size_t k = 0; k < per; ++k) window.push_back(names[(first + k) % names.size()]);
+    std::string body = gpusched::testing::ArgsWithNames(gpusched::bench::PendingPodJson(kind, uid), window);
+    auto timed = [&](const std::string& verb, const std::string& path, const std::string& payload, auto ok) {
+      gpusched::testing::HttpReply r = client.Post(path, payload);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - due).count();
+      latency[verb].push_back(ms);
+      if (r.status != 200 || !ok(r.body)) ++errors[verb];
+      return r;
+    };
+    gpusched::testing::HttpReply f = timed("filter", "/filter", body, [](const std::string& b) {
+      return b.find(R"("Error":"")") != std::string::npos;
+    });
+    if (unit(rng) < o.prioritize) timed("prioritize", "/prioritize", body, [](const std::string& b) { return !b.empty() && b[0] == '['; });
+    if (unit(rng) < o.bind) {
+      size_t at = f.body.find(R"("NodeNames":[")");
+      if (at != std::string::npos) {
+        size_t begin = at + 14;
+        std::string node = f.body.substr(begin, f.body.find('"', begin) - begin);
+        timed("bind", "/bind", gpusched::testing::BindJson(uid, "bench", uid, node),
+              [](const std::string& b) { return b.find(R"("Error":"")") != std::string::npos; });
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(stats->mu);
+  for (auto& [verb, v] : latency) stats->latency_ms[verb].insert(stats->latency_ms[verb].end(), v.begin(), v.end());
+  for (auto& [verb, n] : errors) stats->errors[verb] += n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h" || i + 1 == argc) {
+      std::fprintf(flag == "--help" || flag == "-h" ? stdout : stderr, "%s", kUsage);
+      return flag == "--help" || flag == "-h" ? 0 : 2;
+    }
+    std::string v = argv[i + 1];
+    if (flag == "--port") o.port = static_cast<uint16_t>(std::atoi(v.c_str()));
+    else if (flag == "--nodes") o.nodes = std::atoi(v.c_str());
+    else if (flag == "--names") o.names = std::atoi(v.c_str());
+    else if (flag == "--rate") o.rate = std::atof(v.c_str());
+    else if (flag == "--connections") o.connections = std::max(1, std::atoi(v.c_str()));
+    else if (flag == "--duration") o.duration = std::atof(v.c_str());
+    else if (flag == "--prioritize") o.prioritize = std::atof(v.c_str());
+    else if (flag == "--bind") o.bind = std::atof(v.c_str());
+    else if (flag == "--kind") o.kind = v;
+    else if (flag == "--pid") o.pid = std::atol(v.c_str());
+    else if (flag == "--write-cluster") o.write_cluster = v;
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  gpusched::bench::Kind kind = o.kind == "mgpu" ? gpusched::bench::Kind::kMgpu : gpusched::bench::Kind::kWhole;
+  gpusched::ClusterObjects cluster = gpusched::bench::MakeCluster(kind, o.nodes);
+  if (!o.write_cluster.empty()) {
+    std::ofstream(o.write_cluster) << gpusched::bench::ClusterListJson(cluster);
+    std::printf("wrote %s: %zu nodes, %zu pods\n", o.write_cluster.c_str(), cluster.nodes.size(), cluster.pods.size());
+    return 0;
+  }
+  std::vector<std::string> names = gpusched::bench::NodeNames(cluster);
+  long rss_before = RssKiB(o.pid);
+  Stats stats;
+  auto start = Clock::now() + std::chrono::milliseconds(100);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < o.connections; ++c) threads.emplace_back(Connection, std::cref(o), c, std::cref(names), start, &stats);
+  for (auto& t : threads) t.join();
+  double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  long rss_after = RssKiB(o.pid);
+  std::printf("%d connections, %.0f s, target %.0f filter/s, %d node names per request, %s cluster of %d nodes\n",
+              o.connections, elapsed, o.rate, o.names > 0 ? o.names : o.nodes, o.kind.c_str(), o.nodes);
+  std::printf("%-11s %9s %9s %9s %9s %9s %7s\n", "verb", "requests", "rate/s", "p50 ms", "p99 ms", "max ms", "errors");
+  for (auto& [verb, v] : stats.latency_ms) {
+    size_t n = v.size();
+    double p50 = Percentile(v, 0.50);
+    double p99 = Percentile(v, 0.99);
+    double max = *std::max_element(v.begin(), v.end());
+    std::printf("%-11s %9zu %9.0f %9.3f %9.3f %9.3f %7ld\n", verb.c_str(), n, static_cast<double>(n) / elapsed, p50, p99, max,
+                stats.errors[verb]);
+  }
+  if (rss_before >= 0) {
+    std::printf("server RSS: %.1f MiB before, %.1f MiB after (%+.1f MiB)\n", rss_before / 1024.0, rss_after / 1024.0,
+                (rss_after - rss_before) / 1024.0);
+  }
+  long errors = 0;
+  for (auto& [verb, n] : stats.errors) errors += n;
+  return errors == 0 ? 0 : 1;
+}
