@@ -15,7 +15,17 @@ using placement::NodeState;
 void Key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
 void Str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
-std::string_view OriginName(AllocationOrigin o) { return o == AllocationOrigin::kObserved ? "observed" : "committed"; }
+std::string_view OriginName(AllocationOrigin o) {
+  switch (o) {
+    case AllocationOrigin::kObserved:
+      return "observed";
+    case AllocationOrigin::kCommitted:
+      return "committed";
+    case AllocationOrigin::kBooked:
+      return "booked";
+  }
+  return "observed";
+}
 
 void WriteAllocation(Writer& w, const Allocation& a) {
   w.StartObject();

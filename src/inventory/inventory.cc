@@ -39,9 +39,23 @@ std::chrono::steady_clock::time_point Inventory::Now() const {
   return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
 }
 
+int64_t Inventory::WallMs() const {
+  if (options_.wall_clock_ms) return options_.wall_clock_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool Inventory::BookingFreshLocked(int64_t booked_at_ms) const {
+  // Either way: a writer whose clock runs ahead must not make a booking live longer.
+  int64_t age = WallMs() - booked_at_ms;
+  int64_t ttl = std::chrono::duration_cast<std::chrono::milliseconds>(options_.booking_ttl).count();
+  return age < ttl && -age < ttl;
+}
+
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   const Allocation* existing = ledger_.Find(pod.uid);
   placement::PodRequest request = placement::AnalyzePod(pod);
+  if (pod.terminal()) gone_[pod.uid] = Now();
   bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone;
   if (holds) {
     Allocation observed = placement::RecordedAllocation(pod, request);
@@ -60,25 +74,67 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
     if (existing != nullptr) touched->insert(existing->node_name);
     touched->insert(observed.node_name);
     committed_at_.erase(pod.uid);
+    booked_at_ms_.erase(pod.uid);
     ledger_.Put(std::move(observed));
   } else if (existing != nullptr) {
-    bool in_flight = existing->origin == AllocationOrigin::kCommitted && !pod.bound() && !pod.terminal();
-    if (in_flight) {
+    bool in_flight = existing->origin != AllocationOrigin::kObserved && !pod.bound() && !pod.terminal();
+    if (in_flight && existing->origin == AllocationOrigin::kCommitted) {
       auto at = committed_at_.find(pod.uid);
       in_flight = at != committed_at_.end() && Now() - at->second <= options_.assume_ttl;
+    } else if (in_flight) {
+      auto at = booked_at_ms_.find(pod.uid);
+      in_flight = at != booked_at_ms_.end() && BookingFreshLocked(at->second);
     }
     if (in_flight) {
-      // Our bind is ahead of the cluster's copy: keep the booking and what we recorded.
+      // A bind is ahead of the cluster's copy: keep the booking and what we recorded.
       auto it = pods_.find(pod.uid);
       if (it != pods_.end()) pod = it->second;
     } else {
       touched->insert(ledger_.Release(pod.uid));
       committed_at_.erase(pod.uid);
-      // A stale booking of ours: the record carries our node and annotations; the source's
-      // copy (unbound) replaces it below.
+      booked_at_ms_.erase(pod.uid);
+      // A stale booking: the record carries its node and annotations; the source's copy
+      // (unbound) replaces it below.
     }
   }
   PutPodLocked(std::move(pod));
+}
+
+void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
+  std::string node = ledger_.Release(uid);
+  if (!node.empty()) touched->insert(std::move(node));
+  committed_at_.erase(uid);
+  booked_at_ms_.erase(uid);
+  ErasePodLocked(uid);
+  gone_[uid] = Now();
+}
+
+void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) {
+  auto it = nodes_.find(node);
+  const std::vector<NodeBooking>* bookings = it == nodes_.end() ? nullptr : &it->second.spec.bookings;
+  std::set<std::string_view> live;
+  if (bookings != nullptr) {
+    for (const NodeBooking& b : *bookings) {
+      const std::string& uid = b.allocation.pod_uid;
+      if (gone_.contains(uid) || !BookingFreshLocked(b.booked_at_ms)) continue;
+      auto pod = pods_.find(uid);
+      if (pod != pods_.end() && (pod->second.terminal() || (pod->second.bound() && pod->second.node_name != node))) continue;
+      live.insert(uid);
+      if (ledger_.Find(uid) != nullptr) continue;  // observed or committed: that allocation counts
+      Allocation a = b.allocation;
+      a.origin = AllocationOrigin::kBooked;
+      a.node_name = node;
+      ledger_.Put(std::move(a));
+      booked_at_ms_[uid] = b.booked_at_ms;
+      touched->insert(node);
+    }
+  }
+  for (const Allocation& a : ledger_.OnNode(node)) {
+    if (a.origin != AllocationOrigin::kBooked || live.contains(a.pod_uid)) continue;
+    ledger_.Release(a.pod_uid);
+    booked_at_ms_.erase(a.pod_uid);
+    touched->insert(node);
+  }
 }
 
 void Inventory::RebuildLocked(const std::set<std::string>& touched) {
@@ -114,97 +170,149 @@ void Inventory::PublishLocked(bool node_set_changed) {
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
-  MutexLock lock(&mu_);
-  // Bookings of our own binds that the new view may not show yet.
-  std::vector<std::pair<Allocation, Pod>> committed;
-  for (const auto& [uid, a] : ledger_.all()) {
-    if (a.origin != AllocationOrigin::kCommitted) continue;
-    auto pod = pods_.find(uid);
-    if (pod != pods_.end()) committed.emplace_back(a, pod->second);
-  }
-  // Pods seen in filter and not bound stay remembered.
-  std::vector<Pod> pending;
-  for (const auto& [uid, pod] : pods_) {
-    if (!pod.bound()) pending.push_back(pod);
-  }
-
-  nodes_.clear();
-  for (Node& n : objects.nodes) {
-    std::string name = n.name;
-    nodes_[name] = NodeEntry{std::move(n), nullptr};
-  }
-  pods_.clear();
-  unbound_pods_ = 0;
-  ledger_ = Ledger();
-  for (Pod& p : pending) PutPodLocked(std::move(p));
-  for (auto& [a, pod] : committed) {
-    ledger_.Put(a);
-    PutPodLocked(Pod(pod));
-  }
-  std::set<std::string> touched;
-  std::set<std::string> seen;
-  for (Pod& p : objects.pods) {
-    seen.insert(p.uid);
-    ObservePodLocked(std::move(p), &touched);
-  }
-  // A committed booking on a node that no longer exists cannot be honoured.
-  for (auto& [a, pod] : committed) {
-    if (!nodes_.contains(a.node_name) && !seen.contains(a.pod_uid)) {
-      ledger_.Release(a.pod_uid);
-      committed_at_.erase(a.pod_uid);
-    }
-  }
-  dra_ = ClusterObjects{.resource_slices = std::move(objects.resource_slices),
-                        .resource_claims = std::move(objects.resource_claims),
-                        .device_classes = std::move(objects.device_classes)};
-  std::set<std::string> all;
-  for (const auto& [name, entry] : nodes_) all.insert(name);
-  RebuildLocked(all);
-  PublishLocked(true);
+  Apply(ClusterDelta{.upsert_nodes = std::move(objects.nodes),
+                     .upsert_pods = std::move(objects.pods),
+                     .all_nodes = true,
+                     .all_pods = true,
+                     .resource_slices = std::move(objects.resource_slices),
+                     .resource_claims = std::move(objects.resource_claims),
+                     .device_classes = std::move(objects.device_classes)});
 }
 
-size_t Inventory::UpsertNodes(std::vector<Node>&& nodes) {
+void Inventory::Apply(ClusterDelta&& delta) {
   MutexLock lock(&mu_);
-  std::set<std::string> touched;
-  bool added = false;
-  for (Node& n : nodes) {
+  std::set<std::string> touched;   // nodes whose state must be rebuilt
+  std::set<std::string> respec;    // nodes whose object changed: their bookings are re-read
+  bool node_set_changed = false;
+  bool changed = false;
+
+  // Nodes.
+  std::set<std::string> deleted(std::make_move_iterator(delta.deleted_nodes.begin()),
+                                std::make_move_iterator(delta.deleted_nodes.end()));
+  if (delta.all_nodes) {
+    std::set<std::string_view> keep;
+    for (const Node& n : delta.upsert_nodes) keep.insert(n.name);
+    for (const auto& [name, entry] : nodes_) {
+      if (!keep.contains(name)) deleted.insert(name);
+    }
+  }
+  for (const std::string& name : deleted) {
+    if (nodes_.erase(name) == 0) continue;
+    node_set_changed = true;
+    // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until
+    // the cluster deletes them.
+    for (const Allocation& a : ledger_.OnNode(name)) {
+      if (a.origin == AllocationOrigin::kObserved) continue;
+      ledger_.Release(a.pod_uid);
+      committed_at_.erase(a.pod_uid);
+      booked_at_ms_.erase(a.pod_uid);
+    }
+  }
+  for (Node& n : delta.upsert_nodes) {
     auto it = nodes_.find(n.name);
     if (it != nodes_.end() && it->second.spec == n) continue;
-    if (it == nodes_.end()) added = true;
+    if (it == nodes_.end()) node_set_changed = true;
     touched.insert(n.name);
+    respec.insert(n.name);
     std::string name = n.name;
     nodes_[name].spec = std::move(n);
   }
-  if (touched.empty()) return 0;
+
+  // Pods.
+  for (const std::string& uid : delta.deleted_pods) {
+    if (pods_.contains(uid) || ledger_.Find(uid) != nullptr) changed = true;
+    ForgetPodLocked(uid, &touched);
+  }
+  if (delta.all_pods) {
+    std::set<std::string_view> listed;
+    for (const Pod& p : delta.upsert_pods) listed.insert(p.uid);
+    std::vector<std::string> vanished;
+    for (const auto& [uid, pod] : pods_) {
+      if (!pod.bound() || listed.contains(uid)) continue;
+      const Allocation* a = ledger_.Find(uid);
+      // Our own bind that the cluster's view does not show yet stays booked (assume_ttl).
+      if (a != nullptr && a->origin == AllocationOrigin::kCommitted) continue;
+      vanished.push_back(uid);
+    }
+    for (const std::string& uid : vanished) ForgetPodLocked(uid, &touched);
+    changed = changed || !vanished.empty();
+  }
+  for (Pod& p : delta.upsert_pods) {
+    changed = true;
+    ObservePodLocked(std::move(p), &touched);
+  }
+
+  // Bookings: re-read on nodes whose object changed; pods that changed may end bookings anywhere.
+  if (changed || !respec.empty()) {
+    std::vector<std::string> booked_nodes;
+    for (const auto& [name, entry] : nodes_) {
+      if (!entry.spec.bookings.empty() || respec.contains(name)) booked_nodes.push_back(name);
+    }
+    for (const std::string& name : booked_nodes) SyncBookingsLocked(name, &touched);
+  }
+
+  // DRA objects.
+  auto replace = [&](std::optional<std::vector<std::string>>& from, std::vector<std::string>& to) {
+    if (!from || *from == to) return;
+    to = std::move(*from);
+    changed = true;
+  };
+  replace(delta.resource_slices, dra_.resource_slices);
+  replace(delta.resource_claims, dra_.resource_claims);
+  replace(delta.device_classes, dra_.device_classes);
+
+  if (touched.empty() && !node_set_changed && !changed) return;
   RebuildLocked(touched);
-  PublishLocked(added);
-  return touched.size();
+  PublishLocked(node_set_changed);
 }
 
-void Inventory::DeleteNode(std::string_view name) {
+size_t Inventory::Expire() {
   MutexLock lock(&mu_);
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return;
-  nodes_.erase(it);
-  PublishLocked(true);
-}
-
-void Inventory::UpsertPod(Pod&& pod) {
-  MutexLock lock(&mu_);
+  auto now = Now();
+  std::vector<std::string> stale;
+  for (const auto& [uid, a] : ledger_.all()) {
+    if (a.origin == AllocationOrigin::kCommitted) {
+      // Still kCommitted: the cluster has not reported the pod bound since our bind.
+      auto at = committed_at_.find(uid);
+      if (at != committed_at_.end() && now - at->second > options_.assume_ttl) stale.push_back(uid);
+    } else if (a.origin == AllocationOrigin::kBooked) {
+      auto at = booked_at_ms_.find(uid);
+      if (at == booked_at_ms_.end() || !BookingFreshLocked(at->second)) stale.push_back(uid);
+    }
+  }
   std::set<std::string> touched;
-  ObservePodLocked(std::move(pod), &touched);
-  RebuildLocked(touched);
-  PublishLocked(false);
+  for (const std::string& uid : stale) {
+    touched.insert(ledger_.Release(uid));
+    committed_at_.erase(uid);
+    booked_at_ms_.erase(uid);
+  }
+  auto keep = 2 * options_.booking_ttl;
+  std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
+  if (!touched.empty()) {
+    RebuildLocked(touched);
+    PublishLocked(false);
+  }
+  return stale.size();
 }
 
-void Inventory::DeletePod(std::string_view uid) {
-  MutexLock lock(&mu_);
-  std::string node = ledger_.Release(uid);
-  committed_at_.erase(std::string(uid));
-  ErasePodLocked(std::string(uid));
-  if (!node.empty()) RebuildLocked({node});
-  PublishLocked(false);
+size_t Inventory::UpsertNodes(std::vector<Node>&& nodes) {
+  size_t changed = 0;
+  {
+    MutexLock lock(&mu_);
+    for (const Node& n : nodes) {
+      auto it = nodes_.find(n.name);
+      if (it == nodes_.end() || !(it->second.spec == n)) ++changed;
+    }
+  }
+  if (changed > 0) Apply(ClusterDelta{.upsert_nodes = std::move(nodes)});
+  return changed;
 }
+
+void Inventory::DeleteNode(std::string_view name) { Apply(ClusterDelta{.deleted_nodes = {std::string(name)}}); }
+
+void Inventory::UpsertPod(Pod&& pod) { Apply(ClusterDelta{.upsert_pods = {std::move(pod)}}); }
+
+void Inventory::DeletePod(std::string_view uid) { Apply(ClusterDelta{.deleted_pods = {std::string(uid)}}); }
 
 void Inventory::RememberPod(Pod&& pod) {
   MutexLock lock(&mu_);
@@ -260,12 +368,13 @@ std::optional<Allocation> Inventory::AllocationOf(std::string_view uid) const {
   return *a;
 }
 
-Status Inventory::Commit(const Pod& pod, const std::string& node, const Placement& placement) {
+Status Inventory::Commit(const Pod& pod, const std::string& node, const Placement& placement, Node* checked) {
   MutexLock lock(&mu_);
   if (placement.kind != RequestKind::kNone) {
     auto it = nodes_.find(node);
     if (it == nodes_.end()) return NotFoundError("node " + node + " is not in the inventory");
     GPUSCHED_RETURN_IF_ERROR(placement::CheckFits(*it->second.state, placement));
+    if (checked != nullptr) *checked = it->second.spec;
     GPUSCHED_RETURN_IF_ERROR(ledger_.Add(Allocation{.pod_uid = pod.uid,
                                                     .pod_namespace = pod.namespace_name,
                                                     .pod_name = pod.name,

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "gpusched/common/quantity.h"
+#include "gpusched/k8s/node_bookings.h"
 #include "gpusched/model/names.h"
 
 namespace gpusched::k8s {
@@ -240,8 +241,18 @@ StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
 
   AnnotationMap annotations;
   note(ReadStringMap(
-      *meta, "annotations", mpath, [](std::string_view k) { return k == names::kGpuDevicesAnnotation; },
+      *meta, "annotations", mpath,
+      [](std::string_view k) { return k == names::kGpuDevicesAnnotation || k == names::kBookingsAnnotation; },
       &annotations));
+  if (auto it = annotations.find(names::kBookingsAnnotation); it != annotations.end()) {
+    // Unreadable bookings leave what is booked here unknown: the node then takes no GPU pods.
+    StatusOr<std::vector<NodeBooking>> bookings = ParseNodeBookings(it->second, node.name);
+    if (bookings.ok()) {
+      node.bookings = std::move(bookings).value();
+    } else {
+      note(bookings.status().WithContext(fmt::format("annotation {}", names::kBookingsAnnotation)));
+    }
+  }
   if (auto it = annotations.find(names::kGpuDevicesAnnotation); it != annotations.end()) {
     StatusOr<std::vector<GpuDevice>> gpus = ParseGpuDevices(it->second);
     if (gpus.ok()) {

@@ -243,5 +243,141 @@ TEST(Inventory, SnapshotsAreImmutable) {
   EXPECT_GT(inv.Snapshot()->version(), before->version());
 }
 
+// A clock pair tests can move: steady for assume_ttl, wall (Unix ms) for bookings.
+struct TestClocks {
+  std::chrono::steady_clock::time_point steady{};
+  int64_t wall_ms = 1'764'470'000'000;
+
+  InventoryOptions Options() {
+    return InventoryOptions{.clock = [this] { return steady; }, .wall_clock_ms = [this] { return wall_ms; }};
+  }
+  void Advance(std::chrono::seconds d) {
+    steady += d;
+    wall_ms += std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+};
+
+NodeBooking Booking(std::string uid, int64_t gpus, int64_t at_ms, std::string node = "w") {
+  return NodeBooking{.allocation = {.pod_uid = uid,
+                                    .pod_namespace = "d",
+                                    .pod_name = uid,
+                                    .node_name = std::move(node),
+                                    .mode = NodeMode::kNvidia,
+                                    .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = gpus},
+                                    .origin = AllocationOrigin::kBooked},
+                     .booked_at_ms = at_ms};
+}
+
+Node WithBookings(Node node, std::vector<NodeBooking> bookings, std::string rv) {
+  node.bookings = std::move(bookings);
+  node.resource_version = std::move(rv);
+  return node;
+}
+
+TEST(InventoryBookings, ANodesBookingCountsUntilThePodIsSeenBound) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}});
+  inv.Apply({.upsert_nodes = {WithBookings(WholeNode("w", 8), {Booking("p", 3, clocks.wall_ms)}, "2")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 3);
+  EXPECT_EQ(inv.AllocationOf("p")->origin, AllocationOrigin::kBooked);
+  // The pod arrives bound: the same UID, counted once, now observed.
+  inv.Apply({.upsert_pods = {Bound(WholePod(3), "p", "w")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 3);
+  EXPECT_EQ(inv.AllocationOf("p")->origin, AllocationOrigin::kObserved);
+  EXPECT_EQ(inv.Stats().ledger_size, 1u);
+  // The annotation dropping the entry changes nothing for a pod seen bound.
+  inv.Apply({.upsert_nodes = {WithBookings(WholeNode("w", 8), {}, "3")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 3);
+}
+
+TEST(InventoryBookings, ABookingDroppedFromTheAnnotationIsReleased) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WithBookings(WholeNode("w", 8), {Booking("p", 2, clocks.wall_ms)}, "1")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+  inv.Apply({.upsert_nodes = {WithBookings(WholeNode("w", 8), {}, "2")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 0);
+  EXPECT_FALSE(inv.AllocationOf("p"));
+}
+
+TEST(InventoryBookings, ABookingExpiresAfterTheTtlIfThePodNeverBinds) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WithBookings(WholeNode("w", 8), {Booking("p", 2, clocks.wall_ms)}, "1")}});
+  clocks.Advance(std::chrono::seconds(299));
+  EXPECT_EQ(inv.Expire(), 0u);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+  clocks.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(inv.Expire(), 1u);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 0);
+  // A stale booking read later (a node object from before) does not count either.
+  inv.Apply({.upsert_nodes = {WithBookings(WholeNode("w", 8), {Booking("p", 2, clocks.wall_ms - 301'000)}, "1b")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 0);
+}
+
+TEST(InventoryBookings, ADeletedOrFinishedPodIsNotBroughtBackByABooking) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}, .pods = {Bound(WholePod(2), "done", "w")}});
+  inv.Apply({.upsert_pods = {Bound(WholePod(2), "done", "w", PodPhase::kSucceeded)}, .deleted_pods = {"gone"}});
+  inv.Apply({.upsert_nodes = {WithBookings(WholeNode("w", 8),
+                                           {Booking("gone", 1, clocks.wall_ms), Booking("done", 2, clocks.wall_ms),
+                                            Booking("live", 4, clocks.wall_ms)},
+                                           "2")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 4);
+  EXPECT_FALSE(inv.AllocationOf("gone"));
+  EXPECT_FALSE(inv.AllocationOf("done"));
+}
+
+TEST(InventoryBookings, ABookingOfAPodBoundElsewhereDoesNotCount) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8), WholeNode("v", 8)}, .pods = {Bound(WholePod(2), "p", "v")}});
+  inv.Apply({.upsert_nodes = {WithBookings(WholeNode("w", 8), {Booking("p", 2, clocks.wall_ms)}, "2")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 0);
+  EXPECT_EQ(inv.Snapshot()->FindNode("v")->whole_used, 2);
+}
+
+TEST(InventoryBookings, CommitChecksAgainstBookingsAndReportsTheNodeItChecked) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WithBookings(WholeNode("w", 4), {Booking("peer", 3, clocks.wall_ms)}, "7")}});
+  Pod pod = WholePod(2);
+  pod.uid = "mine";
+  Node checked;
+  Status s = inv.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}, &checked);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(inv.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 1}, &checked).ok());
+  EXPECT_EQ(checked.resource_version, "7");
+  ASSERT_EQ(checked.bookings.size(), 1u);
+  // Our own booking, once the annotation lists it too, is still one allocation.
+  inv.Apply({.upsert_nodes = {WithBookings(WholeNode("w", 4),
+                                           {Booking("peer", 3, clocks.wall_ms), Booking("mine", 1, clocks.wall_ms)},
+                                           "8")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 4);
+  EXPECT_EQ(inv.AllocationOf("mine")->origin, AllocationOrigin::kCommitted);
+}
+
+TEST(InventoryApply, ARelistDeletesWhatItNoLongerHoldsAndKeepsOurBindsInFlight) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8), WholeNode("old", 8)},
+                      .pods = {Bound(WholePod(2), "a", "w"), Bound(WholePod(1), "b", "w")}});
+  Pod mine = WholePod(3);
+  mine.uid = "mine";
+  ASSERT_TRUE(inv.Commit(mine, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 3}).ok());
+  inv.Apply({.upsert_nodes = {WholeNode("w", 8)}, .upsert_pods = {Bound(WholePod(2), "a", "w")}, .all_nodes = true,
+             .all_pods = true});
+  auto snap = inv.Snapshot();
+  EXPECT_EQ(snap->FindNode("old"), nullptr);
+  EXPECT_EQ(snap->FindNode("w")->whole_used, 5);  // a (2) + mine (3); b is gone
+  EXPECT_FALSE(inv.FindPod("b"));
+  // Our bind not yet seen after assume_ttl: Expire releases it.
+  clocks.Advance(std::chrono::seconds(601));
+  EXPECT_EQ(inv.Expire(), 1u);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+}
+
 }  // namespace
 }  // namespace gpusched::inventory

@@ -7,8 +7,11 @@
 // Rebuild rule: a bound, non-terminal GPU pod observed from the cluster books what its requests
 // and result annotations say (AllocationOrigin::kObserved). A pod gpusched bound itself books at
 // Commit (kCommitted) and keeps that booking until the cluster reports the pod bound (it then
-// becomes observed), terminal or deleted, or still unbound after options.assume_ttl. A pod UID
-// holds at most one allocation.
+// becomes observed), terminal or deleted, or still unbound after options.assume_ttl. A node's
+// bookings annotation (Node::bookings, written by any gpusched replica before it binds) books
+// each listed pod that holds nothing else here (kBooked) until the pod is seen bound, finished or
+// deleted, the annotation drops it, or it is older than options.booking_ttl. A pod UID holds at
+// most one allocation.
 //
 // Thread-safe.
 #pragma once
@@ -55,8 +58,14 @@ struct InventoryOptions {
   // the source still reports the pod unbound this long after the bind, the bind did not happen
   // and the booking is released. Default: 10 minutes.
   std::chrono::seconds assume_ttl{600};
+  // How long a node's booking counts without the pod being seen bound. It must exceed the time
+  // from a booking to the pod's bind event reaching every replica. Default: 5 minutes.
+  std::chrono::seconds booking_ttl{300};
   // The clock for assume_ttl; tests inject their own. Default: std::chrono::steady_clock::now.
   std::function<std::chrono::steady_clock::time_point()> clock;
+  // Wall clock in Unix milliseconds, for booking_ttl (bookings carry the writer's wall time).
+  // Default: std::chrono::system_clock.
+  std::function<int64_t()> wall_clock_ms;
 };
 
 class Inventory {
@@ -72,6 +81,15 @@ class Inventory {
   // rebuilt from the pods; allocations gpusched committed for pods that `objects` does not show
   // bound elsewhere or finished are kept.
   void ReplaceCluster(ClusterObjects&& objects) GPUSCHED_EXCLUDES(mu_);
+
+  // Applies the changes of a watching cluster source atomically; publishes one snapshot if
+  // anything changed.
+  void Apply(ClusterDelta&& delta) GPUSCHED_EXCLUDES(mu_);
+
+  // Releases bookings past their TTL (kCommitted past assume_ttl with the pod not seen bound,
+  // kBooked past booking_ttl) and forgets old deletions. Returns how many bookings it released.
+  // A live cluster source calls it every few seconds.
+  size_t Expire() GPUSCHED_EXCLUDES(mu_);
 
   // Inserts or updates nodes; publishes a new snapshot only if one of them changed.
   // Returns how many nodes changed.
@@ -94,11 +112,13 @@ class Inventory {
   std::optional<Allocation> AllocationOf(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
 
   // Books `placement` for `pod` on `node`, atomically, after checking that it still fits the
-  // node as it is now; records the node name and result annotations on the pod record.
+  // node as it is now; records the node name and result annotations on the pod record. If
+  // `checked` is not null, it receives the node object the check was made against (its
+  // resourceVersion and bookings are the precondition of a replica-safe bind).
   // Errors: NotFound (unknown node), FailedPrecondition (it no longer fits, or the pod already
   // holds an allocation).
-  [[nodiscard]] Status Commit(const Pod& pod, const std::string& node, const Placement& placement)
-      GPUSCHED_EXCLUDES(mu_);
+  [[nodiscard]] Status Commit(const Pod& pod, const std::string& node, const Placement& placement,
+                              Node* checked = nullptr) GPUSCHED_EXCLUDES(mu_);
 
   // Drops the allocation of `uid` (a bind that failed after Commit). OK if there was none.
   void Release(std::string_view uid) GPUSCHED_EXCLUDES(mu_);
@@ -110,6 +130,12 @@ class Inventory {
   };
 
   void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
+  void ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Makes the kBooked allocations on `node` match its bookings annotation.
+  void SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  bool BookingFreshLocked(int64_t booked_at_ms) const;
+  int64_t WallMs() const;
   void PutPodLocked(Pod&& pod) GPUSCHED_REQUIRES(mu_);
   std::chrono::steady_clock::time_point Now() const;
   void ErasePodLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
@@ -127,6 +153,10 @@ class Inventory {
   Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);
   // When each kCommitted booking was made, for assume_ttl.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_ GPUSCHED_GUARDED_BY(mu_);
+  // When each kBooked booking was made (the writer's wall clock, Unix ms), for booking_ttl.
+  std::unordered_map<std::string, int64_t> booked_at_ms_ GPUSCHED_GUARDED_BY(mu_);
+  // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
   ClusterObjects dra_ GPUSCHED_GUARDED_BY(mu_);  // DRA objects only; nodes and pods stay empty
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);

@@ -37,6 +37,8 @@ struct Placement {
 enum class AllocationOrigin {
   kObserved,   // rebuilt from a pod bound in the cluster (annotations, requests)
   kCommitted,  // booked by gpusched's own bind and not yet seen bound in the cluster
+  kBooked,     // listed in the node's bookings annotation by a gpusched replica (this one or
+               // another) that is binding the pod, and not yet seen bound
 };
 
 struct Allocation {

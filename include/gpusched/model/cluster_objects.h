@@ -3,6 +3,7 @@
 // Everything a cluster source (snapshot file, API watch, replay) hands the inventory in one go.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,23 @@ struct ClusterObjects {
   std::vector<std::string> resource_slices;
   std::vector<std::string> resource_claims;
   std::vector<std::string> device_classes;
+};
+
+// Changes a watching cluster source hands the inventory in one go: the events of one read of a
+// watch stream, or a relist.
+struct ClusterDelta {
+  std::vector<Node> upsert_nodes;
+  std::vector<std::string> deleted_nodes;  // names
+  std::vector<Pod> upsert_pods;
+  std::vector<std::string> deleted_pods;  // UIDs
+  // Set after a relist: upsert_nodes (upsert_pods) is then the complete set of its kind, and
+  // the nodes (bound pods) it does not hold are deleted.
+  bool all_nodes = false;
+  bool all_pods = false;
+  // When set, the complete current set of that DRA kind (compact JSON each).
+  std::optional<std::vector<std::string>> resource_slices;
+  std::optional<std::vector<std::string>> resource_claims;
+  std::optional<std::vector<std::string>> device_classes;
 };
 
 }  // namespace gpusched

@@ -34,6 +34,11 @@ inline constexpr std::string_view kAssumed = "vke.volcengine.com/assumed";
 // [{"index":0,"uuid":"GPU-...","model":"NVIDIA-A10","memoryMiB":23028,"numa":0,"health":"Healthy"}]
 inline constexpr std::string_view kGpuDevicesAnnotation = "gpusched.io/gpu-devices";
 
+// gpusched's own node annotation: the placements replicas booked on the node before binding the
+// pods, a JSON object keyed by pod UID (format in k8s/objects.h). Written only with the node's
+// resourceVersion as precondition, it makes two replicas' binds on one node serialize.
+inline constexpr std::string_view kBookingsAnnotation = "gpusched.io/bookings";
+
 // Per-pod placement policy overrides: "binpack" or "spread".
 inline constexpr std::string_view kNodePolicyAnnotation = "gpusched.io/node-policy";
 inline constexpr std::string_view kGpuPolicyAnnotation = "gpusched.io/gpu-policy";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/model/allocation.h"
 #include "gpusched/model/gpu.h"
 
 namespace gpusched {
@@ -21,6 +22,17 @@ struct NodeAllocatable {
   bool operator==(const NodeAllocatable&) const = default;
 };
 
+// A placement that a gpusched replica booked on a node (in the node annotation
+// gpusched.io/bookings, written with the node's resourceVersion as precondition) before it bound
+// the pod. Every replica counts a booking until it sees the pod bound, finished or deleted, or
+// until the booking is older than the booking TTL.
+struct NodeBooking {
+  Allocation allocation;     // origin kBooked
+  int64_t booked_at_ms = 0;  // Unix time of the booking, in milliseconds
+
+  bool operator==(const NodeBooking&) const = default;
+};
+
 struct Node {
   std::string name;
   std::string uid;
@@ -31,6 +43,8 @@ struct Node {
   NodeAllocatable allocatable;
   // Per-GPU description from the annotation gpusched.io/gpu-devices, when published.
   std::optional<std::vector<GpuDevice>> published_gpus;
+  // The annotation gpusched.io/bookings: pods being bound here by some gpusched replica.
+  std::vector<NodeBooking> bookings;
   // Non-empty when the node's GPU description could not be read (a malformed allocatable value or
   // annotation). Such a node takes no GPU pods; the text says which field and value.
   std::string spec_error;
