@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "gpusched/json/json.h"
 
@@ -89,10 +90,10 @@ StatusOr<std::vector<NodeBooking>> ParseNodeBookings(std::string_view text, std:
   GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));
   if (!doc.IsObject()) return json::WrongType("bookings", "object", doc);
   std::vector<NodeBooking> out;
-  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-    std::string_view uid = json::View(it->name);
+  for (const auto& member : std::as_const(doc).GetObject()) {
+    std::string_view uid = json::View(member.name);
     if (uid.empty()) return InvalidArgumentError("bookings: empty pod UID");
-    GPUSCHED_ASSIGN_OR_RETURN(NodeBooking b, DecodeBooking(it->value, uid, node_name));
+    GPUSCHED_ASSIGN_OR_RETURN(NodeBooking b, DecodeBooking(member.value, uid, node_name));
     out.push_back(std::move(b));
   }
   std::sort(out.begin(), out.end(),

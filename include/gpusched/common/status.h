@@ -30,6 +30,9 @@ enum class StatusCode {
   kResourceExhausted,
   kUnavailable,
   kInternal,
+  kAborted,           // a concurrent change won (a conflict); retrying on fresh state may succeed
+  kCancelled,         // the caller cancelled the operation
+  kDeadlineExceeded,  // the operation ran out of time
 };
 
 // Returns the canonical name of `code`, e.g. "INVALID_ARGUMENT".
@@ -70,6 +73,11 @@ inline Status ResourceExhaustedError(std::string msg) {
 }
 inline Status UnavailableError(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
 inline Status InternalError(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+inline Status AbortedError(std::string msg) { return {StatusCode::kAborted, std::move(msg)}; }
+inline Status CancelledError(std::string msg) { return {StatusCode::kCancelled, std::move(msg)}; }
+inline Status DeadlineExceededError(std::string msg) {
+  return {StatusCode::kDeadlineExceeded, std::move(msg)};
+}
 
 // Either a T or a non-OK Status.
 template <typename T>

@@ -1,0 +1,42 @@
+// File: token_bucket.h
+//
+// A token bucket: `rate` tokens per second up to `burst` banked, as client-go's QPS/burst limiter
+// and the event budget use it.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+
+namespace gpusched {
+
+class TokenBucket {
+ public:
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+
+  // rate <= 0: unlimited. The bucket starts full. `clock` defaults to steady_clock::now.
+  TokenBucket(double rate, double burst, Clock clock = {});
+
+  // Takes a token if one is banked now; returns false otherwise (nothing taken).
+  bool TryTake();
+  // Takes a token, possibly from the future; returns how long the caller must wait before using
+  // it (zero if one was banked).
+  std::chrono::nanoseconds Reserve();
+  // Reserve(), then sleeps the wait.
+  void Take();
+
+ private:
+  std::chrono::steady_clock::time_point Now() const;
+  void RefillLocked(std::chrono::steady_clock::time_point now);
+
+  const double rate_;
+  const double burst_;
+  const Clock clock_;
+  std::mutex mu_;
+  double tokens_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace gpusched

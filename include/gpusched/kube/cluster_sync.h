@@ -1,0 +1,65 @@
+// File: cluster_sync.h
+//
+// Keeps an Inventory in sync with a live cluster: one Reflector each for nodes, pods that are
+// bound and not finished (fieldSelector spec.nodeName!=,status.phase!=Succeeded,
+// status.phase!=Failed: a pod leaving that set arrives as DELETED), and the DRA objects
+// (resourceslices, resourceclaims, deviceclasses of resource.k8s.io/v1). Objects that fail to
+// decode are logged and skipped. Every few seconds it lets the inventory expire old bookings.
+//
+// Every replica of gpusched runs its own ClusterSync; after the first full sync its inventory is
+// complete, so a replica that becomes leader answers correctly at once.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kube/api_client.h"
+#include "gpusched/kube/reflector.h"
+
+namespace gpusched::kube {
+
+struct ClusterSyncOptions {
+  ReflectorOptions reflector;
+  bool watch_dra = true;  // also watch resource.k8s.io/v1 objects
+  std::chrono::milliseconds expire_interval{5000};
+};
+
+class ClusterSync {
+ public:
+  // REQUIRES: `client` and `inventory` outlive this object.
+  ClusterSync(ApiClient* client, inventory::Inventory* inventory, ClusterSyncOptions options = {});
+  ~ClusterSync();  // Stop()s.
+  ClusterSync(const ClusterSync&) = delete;
+  ClusterSync& operator=(const ClusterSync&) = delete;
+
+  void Start();
+  void Stop();
+
+  // True once every reflector has listed once.
+  bool synced() const;
+  // Waits until synced() or `timeout`; returns synced().
+  bool WaitSynced(std::chrono::milliseconds timeout) const;
+  std::vector<std::pair<std::string, ReflectorStats>> stats() const;
+
+ private:
+  class Handler;
+
+  inventory::Inventory* const inventory_;
+  const ClusterSyncOptions options_;
+  std::vector<std::unique_ptr<Handler>> handlers_;
+  std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::thread expirer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+};
+
+}  // namespace gpusched::kube

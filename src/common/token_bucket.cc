@@ -1,0 +1,45 @@
+#include "gpusched/common/token_bucket.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace gpusched {
+
+TokenBucket::TokenBucket(double rate, double burst, Clock clock)
+    : rate_(rate), burst_(std::max(1.0, burst)), clock_(std::move(clock)), tokens_(burst_), last_(Now()) {}
+
+std::chrono::steady_clock::time_point TokenBucket::Now() const {
+  return clock_ ? clock_() : std::chrono::steady_clock::now();
+}
+
+void TokenBucket::RefillLocked(std::chrono::steady_clock::time_point now) {
+  if (now > last_) {
+    tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+}
+
+bool TokenBucket::TryTake() {
+  if (rate_ <= 0) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  RefillLocked(Now());
+  if (tokens_ < 1) return false;
+  tokens_ -= 1;
+  return true;
+}
+
+std::chrono::nanoseconds TokenBucket::Reserve() {
+  if (rate_ <= 0) return std::chrono::nanoseconds(0);
+  std::lock_guard<std::mutex> lock(mu_);
+  RefillLocked(Now());
+  tokens_ -= 1;
+  if (tokens_ >= 0) return std::chrono::nanoseconds(0);
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(-tokens_ / rate_));
+}
+
+void TokenBucket::Take() {
+  std::chrono::nanoseconds wait = Reserve();
+  if (wait.count() > 0) std::this_thread::sleep_for(wait);
+}
+
+}  // namespace gpusched

@@ -1,0 +1,187 @@
+#include "gpusched/kube/cluster_sync.h"
+
+#include <fmt/format.h>
+
+#include "gpusched/common/log.h"
+#include "gpusched/json/json.h"
+#include "gpusched/k8s/objects.h"
+
+namespace gpusched::kube {
+namespace {
+
+enum class Kind { kNode, kPod, kResourceSlice, kResourceClaim, kDeviceClass };
+
+std::string Compact(const rapidjson::Value& v) {
+  std::string out;
+  json::AppendValue(&out, v);
+  return out;
+}
+
+// The key of a DRA object: namespace/name (or name).
+std::string KeyOf(const rapidjson::Value& v) {
+  std::string name, ns;
+  const rapidjson::Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
+  if (meta != nullptr && meta->IsObject()) {
+    (void)json::ReadString(*meta, "name", "", &name);
+    (void)json::ReadString(*meta, "namespace", "", &ns);
+  }
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+void Skip(std::string_view kind, const Status& s) {
+  log::Write(log::Level::kWarning, "object skipped", {{"kind", std::string(kind)}, {"error", s.message()}});
+}
+
+}  // namespace
+
+class ClusterSync::Handler : public ReflectorHandler {
+ public:
+  Handler(Kind kind, inventory::Inventory* inventory) : kind_(kind), inventory_(inventory) {}
+
+  void Replace(const std::vector<const rapidjson::Value*>& items) override {
+    ClusterDelta delta;
+    if (kind_ == Kind::kNode) delta.all_nodes = true;
+    if (kind_ == Kind::kPod) delta.all_pods = true;
+    dra_.clear();
+    for (const rapidjson::Value* item : items) Add(*item, &delta);
+    Finish(&delta);
+  }
+
+  void Apply(const std::vector<const WatchEvent*>& events) override {
+    ClusterDelta delta;
+    for (const WatchEvent* e : events) {
+      if (e->type == WatchEventType::kDeleted) {
+        Delete(e->object(), &delta);
+      } else {
+        Add(e->object(), &delta);
+      }
+    }
+    Finish(&delta);
+  }
+
+ private:
+  void Add(const rapidjson::Value& v, ClusterDelta* delta) {
+    switch (kind_) {
+      case Kind::kNode: {
+        StatusOr<Node> node = k8s::DecodeNode(v, "Node");
+        if (!node.ok()) return Skip("Node", node.status());
+        delta->upsert_nodes.push_back(std::move(node).value());
+        return;
+      }
+      case Kind::kPod: {
+        StatusOr<Pod> pod = k8s::DecodePod(v, "Pod");
+        if (!pod.ok()) return Skip("Pod", pod.status());
+        if (pod->uid.empty()) return Skip("Pod", InvalidArgumentError("Pod.metadata.uid: missing"));
+        delta->upsert_pods.push_back(std::move(pod).value());
+        return;
+      }
+      default:
+        dra_[KeyOf(v)] = Compact(v);
+    }
+  }
+
+  void Delete(const rapidjson::Value& v, ClusterDelta* delta) {
+    switch (kind_) {
+      case Kind::kNode: {
+        std::string name = KeyOf(v);
+        if (!name.empty()) delta->deleted_nodes.push_back(name);
+        return;
+      }
+      case Kind::kPod: {
+        std::string uid;
+        const rapidjson::Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
+        if (meta != nullptr && meta->IsObject()) (void)json::ReadString(*meta, "uid", "", &uid);
+        if (!uid.empty()) delta->deleted_pods.push_back(uid);
+        return;
+      }
+      default:
+        dra_.erase(KeyOf(v));
+    }
+  }
+
+  void Finish(ClusterDelta* delta) {
+    if (kind_ == Kind::kResourceSlice || kind_ == Kind::kResourceClaim || kind_ == Kind::kDeviceClass) {
+      std::vector<std::string> all;
+      all.reserve(dra_.size());
+      for (const auto& [key, json] : dra_) all.push_back(json);
+      if (kind_ == Kind::kResourceSlice) delta->resource_slices = std::move(all);
+      if (kind_ == Kind::kResourceClaim) delta->resource_claims = std::move(all);
+      if (kind_ == Kind::kDeviceClass) delta->device_classes = std::move(all);
+    }
+    inventory_->Apply(std::move(*delta));
+  }
+
+  const Kind kind_;
+  inventory::Inventory* const inventory_;
+  std::map<std::string, std::string> dra_;  // DRA objects by key, compact JSON
+};
+
+ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, ClusterSyncOptions options)
+    : inventory_(inventory), options_(options) {
+  struct Spec {
+    Kind kind;
+    ResourceType type;
+  };
+  std::vector<Spec> specs = {
+      {Kind::kNode, {"nodes", "/api/v1/nodes", ""}},
+      {Kind::kPod, {"pods", "/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"}},
+  };
+  if (options_.watch_dra) {
+    specs.push_back({Kind::kResourceSlice, {"resourceslices", "/apis/resource.k8s.io/v1/resourceslices", ""}});
+    specs.push_back({Kind::kResourceClaim, {"resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims", ""}});
+    specs.push_back({Kind::kDeviceClass, {"deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses", ""}});
+  }
+  for (Spec& s : specs) {
+    handlers_.push_back(std::make_unique<Handler>(s.kind, inventory_));
+    reflectors_.push_back(std::make_unique<Reflector>(client, std::move(s.type), handlers_.back().get(), options_.reflector));
+  }
+}
+
+ClusterSync::~ClusterSync() { Stop(); }
+
+void ClusterSync::Start() {
+  for (auto& r : reflectors_) r->Start();
+  expirer_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, options_.expire_interval, [this] { return stopping_; })) {
+      lock.unlock();
+      size_t released = inventory_->Expire();
+      if (released > 0) log::Info("released {} expired booking(s)", released);
+      lock.lock();
+    }
+  });
+}
+
+void ClusterSync::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& r : reflectors_) r->Stop();
+  if (expirer_.joinable()) expirer_.join();
+}
+
+bool ClusterSync::synced() const {
+  for (const auto& r : reflectors_) {
+    if (!r->synced()) return false;
+  }
+  return true;
+}
+
+bool ClusterSync::WaitSynced(std::chrono::milliseconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!synced()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, ReflectorStats>> ClusterSync::stats() const {
+  std::vector<std::pair<std::string, ReflectorStats>> out;
+  for (const auto& r : reflectors_) out.emplace_back(r->type().name, r->stats());
+  return out;
+}
+
+}  // namespace gpusched::kube

@@ -1,0 +1,90 @@
+// File: fake_apiserver.h
+//
+// An in-process Kubernetes API server for tests, speaking the real protocol on a real socket
+// (HTTP or HTTPS on 127.0.0.1, port 0): LIST with limit/continue and the list's resourceVersion,
+// WATCH as a chunked stream of JSON lines from a resourceVersion (with bookmarks, field selectors
+// on spec.nodeName and status.phase, and 410 for compacted history), GET, JSON merge PATCH with
+// resourceVersion and UID preconditions (409), pods/binding with the registry's rules (UID
+// precondition, "already assigned", annotations merged), and events. Tests inject faults: status
+// codes for the next matching requests, slow answers, watch streams ended, expired or dropped, and
+// watch events cut into chunks at arbitrary byte boundaries. Every request is recorded.
+//
+// Resources: nodes, pods, events (core/v1); resourceslices, resourceclaims, deviceclasses
+// (resource.k8s.io/v1).
+//
+// Thread-safe. Beast stays in fake_apiserver.cc.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusched::testing {
+
+struct RecordedRequest {
+  std::string method;
+  std::string target;
+  std::string content_type;
+  std::string authorization;
+  std::string body;
+};
+
+struct FakeApiServerOptions {
+  std::string cert_file;  // HTTPS when set (with key_file)
+  std::string key_file;
+  std::string token;  // when set, a request without "Authorization: Bearer <token>" gets 401
+  // > 0: watch output is written in chunks of 1..watch_piece_max bytes, cut anywhere (seeded).
+  size_t watch_piece_max = 0;
+  uint32_t seed = 1;
+};
+
+class FakeApiServer {
+ public:
+  explicit FakeApiServer(FakeApiServerOptions options = {});
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  uint16_t port() const;
+  std::string url() const;
+
+  // Creates or replaces an object (JSON without kind needed). Sets metadata.resourceVersion, and
+  // metadata.uid when missing; records the watch event. Returns the stored object.
+  std::string Put(std::string_view resource, std::string_view json);
+  // Deletes an object; records the DELETED event. False if there was none.
+  bool Remove(std::string_view resource, std::string_view ns, std::string_view name);
+  std::optional<std::string> Get(std::string_view resource, std::string_view ns, std::string_view name) const;
+  std::vector<std::string> Objects(std::string_view resource) const;
+  std::string resource_version() const;
+
+  // The next `count` requests whose method matches and whose path starts with `path_prefix`
+  // are answered with `status` and a Status body (after `delay`, if any).
+  void FailNext(std::string method, std::string path_prefix, int status, int count = 1,
+                std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  // Requests whose path starts with `path_prefix` are answered `delay` late.
+  void SetDelay(std::string path_prefix, std::chrono::milliseconds delay);
+  // Forgets the watch history: a watch from an older resourceVersion gets 410 Gone.
+  void CompactHistory();
+  // Open watches: send an in-stream ERROR 410 and end / send a BOOKMARK / end cleanly / reset the
+  // connection in the middle of the stream.
+  void ExpireWatches();
+  void Bookmark();
+  void EndWatches();
+  void DropWatches();
+  // Continue tokens handed out so far answer 410 Gone.
+  void ExpireContinueTokens();
+  int open_watches() const;
+
+  std::vector<RecordedRequest> Requests() const;
+  void ClearRequests();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpusched::testing
