@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <limits>
 #include <vector>
 
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/extender/wire.h"
+#include "gpusched/placement/allocation_record.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
@@ -15,6 +18,23 @@
 
 namespace gpusched::extender {
 namespace {
+
+// "0/12 nodes fit: 8 insufficient ...; 4 node mode mgpu; ..." with the most common reasons first.
+std::string UnschedulableMessage(const FilterResult& result, size_t nodes) {
+  std::map<std::string_view, size_t> by_reason;
+  for (const auto& [pos, reason] : result.failed) ++by_reason[reason];
+  for (const auto& [pos, reason] : result.unresolvable) ++by_reason[reason];
+  std::vector<std::pair<size_t, std::string_view>> sorted;
+  for (const auto& [reason, n] : by_reason) sorted.emplace_back(n, reason);
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out = fmt::format("0/{} nodes fit the GPU request:", nodes);
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < sorted.size() && i < kShown; ++i) {
+    out += fmt::format("{} {}x {}", i == 0 ? "" : ";", sorted[i].first, sorted[i].second);
+  }
+  if (sorted.size() > kShown) out += fmt::format("; and {} other reasons", sorted.size() - kShown);
+  return out;
+}
 
 using placement::NodeVerdict;
 using placement::Planner;
@@ -146,6 +166,7 @@ std::string Service::Filter(std::string body) const {
     for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.unresolvable.emplace_back(pos, request.invalid_reason);
     counts[kInvalidPodSlot] = args.node_names.size();
     CountDecisions(counts);
+    if (options_.events != nullptr && !args.pod.uid.empty()) options_.events->Unschedulable(args.pod, request.invalid_reason);
     return EncodeFilterResult(args, result);
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
@@ -157,6 +178,9 @@ std::string Service::Filter(std::string body) const {
       });
   counts[kFitSlot] = fits.size();
   CountDecisions(counts);
+  if (fits.empty() && options_.events != nullptr && !args.pod.uid.empty()) {
+    options_.events->Unschedulable(args.pod, UnschedulableMessage(result, args.node_names.size()));
+  }
   if (Memoizable(args.pod)) {
     auto memo = std::make_shared<FilterMemo>(FilterMemo{.pod_uid = args.pod.uid,
                                                         .pod_resource_version = args.pod.resource_version,
@@ -278,6 +302,22 @@ std::string Service::BindError(std::string_view body) const {
     if (node == b.node) return std::string();  // idempotent: already bound here
     return fmt::format("bind {} to {}: pod is already bound to {}", pod_key, b.node, node);
   };
+  if (std::optional<Allocation> held = inventory_->AllocationOf(b.pod_uid);
+      held && held->origin == AllocationOrigin::kCommitted && held->node_name == b.node && options_.binder != nullptr) {
+    // A bind of ours whose outcome was unknown: finish it (the binding call is idempotent).
+    std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+    const placement::NodeState* node = snapshot->FindNode(b.node);
+    if (node == nullptr) return fmt::format("bind {} to {}: {}", pod_key, b.node, kUnknownNode);
+    AnnotationMap annotations = placement::ResultAnnotations(held->placement);
+    Status s = options_.binder->Bind(
+        extender::BindTarget{.pod = pod, .node = node->node, .allocation = *held, .annotations = annotations});
+    if (s.ok()) return "";
+    if (s.code() == StatusCode::kDeadlineExceeded) return fmt::format("bind {} to {}: {}", pod_key, b.node, s.message());
+    inventory_->Release(pod.uid);
+    if (s.code() != StatusCode::kAborted) return fmt::format("bind {} to {} failed: {}", pod_key, b.node, s.message());
+    found = inventory_->FindPod(b.pod_uid);  // plan afresh below
+    if (found) pod = std::move(*found);
+  }
   if (auto done = already()) return *done;
 
   PodRequest request = placement::AnalyzePod(pod);
@@ -295,8 +335,28 @@ std::string Service::BindError(std::string_view body) const {
       placement = std::move(v.placement);
     }
     if (options_.test_before_commit) options_.test_before_commit();
-    last = inventory_->Commit(pod, b.node, placement);
-    if (last.ok()) return "";
+    Node checked;
+    last = inventory_->Commit(pod, b.node, placement, options_.binder != nullptr ? &checked : nullptr);
+    if (last.ok()) {
+      if (options_.binder == nullptr) return "";
+      Allocation booked{.pod_uid = pod.uid,
+                        .pod_namespace = pod.namespace_name,
+                        .pod_name = pod.name,
+                        .node_name = b.node,
+                        .mode = ModeServing(placement.kind),
+                        .placement = placement,
+                        .origin = AllocationOrigin::kCommitted};
+      AnnotationMap annotations = placement::ResultAnnotations(placement);
+      last = options_.binder->Bind(
+          extender::BindTarget{.pod = pod, .node = checked, .allocation = booked, .annotations = annotations});
+      if (last.ok()) return "";
+      if (last.code() == StatusCode::kDeadlineExceeded) {
+        return fmt::format("bind {} to {}: {}", pod_key, b.node, last.message());
+      }
+      inventory_->Release(pod.uid);
+      if (last.code() == StatusCode::kAborted) continue;  // the node changed under us: plan again
+      return fmt::format("bind {} to {} failed: {}", pod_key, b.node, last.message());
+    }
     if (last.code() != StatusCode::kFailedPrecondition) break;
     // Either another bind changed the node since we planned (plan again), or a concurrent bind
     // of this same pod won.

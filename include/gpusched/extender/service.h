@@ -8,7 +8,8 @@
 //               FailedAndUnresolvableNodes (mode, label, switching, pod rules); optionally keep
 //               only the best K fitting nodes.
 //   prioritize  score the fitting nodes 0-10 (score_mapping.h); non-fitting nodes get 0.
-//   bind        re-plan on the current inventory and commit atomically; on success the pod
+//   bind        re-plan on the current inventory and commit atomically; then, with a binder,
+//               make it real in the cluster (released again if that fails). On success the pod
 //               record carries the node and result annotations. A bind that no longer fits
 //               answers Error and changes nothing.
 //
@@ -29,6 +30,8 @@
 #include <vector>
 
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/event_sink.h"
+#include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/telemetry.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/node_ranking.h"
@@ -50,6 +53,11 @@ struct ServiceOptions {
   size_t filter_top_k = 0;
   // Commit attempts for one bind when concurrent binds keep changing the node. Default: 16.
   int bind_attempts = 16;
+  // Makes a booked bind real in the cluster; null: bind books in memory only (snapshot mode).
+  // Not owned; must outlive the service.
+  PodBinder* binder = nullptr;
+  // Told about pods that fit no node; null: nobody. Not owned; must outlive the service.
+  EventSink* events = nullptr;
   // Test only: called by bind after it planned and before it commits, so that a test can make
   // concurrent binds all plan on the same inventory. Default: none.
   std::function<void()> test_before_commit;

@@ -1,0 +1,56 @@
+// File: api_binder.h
+//
+// The live bind, in three writes to the API server:
+//
+//   1. book: merge-PATCH the node's gpusched.io/bookings annotation, adding this pod's placement,
+//      with the node's resourceVersion (the one the inventory checked the placement against) as
+//      precondition. A 409 means the node changed, perhaps because another replica booked it:
+//      the fresh node goes into the inventory and the bind is Aborted, to be planned again.
+//      Every replica counts bookings, so two replicas can never both book the last GPU.
+//   2. annotate: merge-PATCH the pod's result annotations with the pod's UID as precondition
+//      (a recreated pod of the same name is never annotated). Skipped when there are none.
+//   3. bind: POST pods/binding with the UID precondition, the same annotations and the node. A
+//      409 "already assigned" to this very node is success (a retried bind).
+//
+// If 2 or 3 fail, the booking is taken out of the node's annotation again (best effort; if that
+// fails too, it expires after the booking TTL). When the Binding's outcome is unknown (transport
+// error, 5xx), both bookings stay until the watch shows the pod bound or they expire. Expired
+// bookings are pruned at every booking.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "gpusched/extender/pod_binder.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kube/api_client.h"
+
+namespace gpusched::kube {
+
+struct ApiBinderOptions {
+  // Bookings older than this are pruned; must equal the inventories' booking_ttl. Default: 5 min.
+  std::chrono::seconds booking_ttl{300};
+  // Unix milliseconds; default: the system clock.
+  std::function<int64_t()> wall_clock_ms;
+};
+
+class ApiBinder : public extender::PodBinder {
+ public:
+  // REQUIRES: `client` and `inventory` outlive the binder.
+  ApiBinder(ApiClient* client, inventory::Inventory* inventory, ApiBinderOptions options = {});
+
+  Status Bind(const extender::BindTarget& target) override;
+
+ private:
+  Status Book(const extender::BindTarget& target);
+  Status Unbook(const std::string& node, const std::string& pod_uid);
+  int64_t NowMs() const;
+
+  ApiClient* const client_;
+  inventory::Inventory* const inventory_;
+  const ApiBinderOptions options_;
+};
+
+}  // namespace gpusched::kube

@@ -1,0 +1,79 @@
+// File: event_recorder.h
+//
+// Posts Warning Events (core/v1, reason FailedGPUPlacement) on pods that fit no node, from a
+// thread of its own so that filter never waits for the API server. Rate-limited twice: at most one
+// Event per pod per per_pod_interval, and a token bucket over all pods; what exceeds either, or
+// finds the queue full, is dropped and counted.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "gpusched/common/token_bucket.h"
+#include "gpusched/extender/event_sink.h"
+#include "gpusched/kube/api_client.h"
+
+namespace gpusched::kube {
+
+struct EventRecorderOptions {
+  std::chrono::seconds per_pod_interval{60};
+  double qps = 1;  // Events per second over all pods, with a burst
+  double burst = 10;
+  size_t max_queue = 1000;
+  std::string component = "gpusched";
+  std::string host;  // source.host; default: the hostname
+  // Unix milliseconds; default: the system clock.
+  std::function<int64_t()> wall_clock_ms;
+};
+
+struct EventRecorderStats {
+  uint64_t posted = 0;
+  uint64_t dropped = 0;  // rate-limited, queue full, or the API refused
+};
+
+class EventRecorder : public extender::EventSink {
+ public:
+  // REQUIRES: `client` outlives the recorder.
+  EventRecorder(ApiClient* client, EventRecorderOptions options = {});
+  ~EventRecorder() override;  // Posts nothing more; joins.
+
+  void Unschedulable(const Pod& pod, std::string message) override;
+
+  // Waits until the queue is empty and nothing is being posted, or `timeout`.
+  bool WaitIdle(std::chrono::milliseconds timeout);
+  EventRecorderStats stats() const;
+
+ private:
+  struct Pending {
+    Pod pod;
+    std::string message;
+    int64_t at_ms;
+  };
+
+  void Run();
+  void Post(const Pending& p);
+  int64_t NowMs() const;
+
+  ApiClient* const client_;
+  const EventRecorderOptions options_;
+  TokenBucket bucket_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  std::unordered_map<std::string, int64_t> last_by_uid_;  // when each pod's last Event was queued
+  bool busy_ = false;
+  bool stopping_ = false;
+  EventRecorderStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace gpusched::kube

@@ -1,0 +1,59 @@
+// File: live_replica.h
+//
+// One gpusched replica wired to an API server the way `gpusched serve --kubeconfig` wires it:
+// an inventory kept in sync by watches, the live binder and the event recorder behind the
+// extender's service. For tests that drive the service in process.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "gpusched/extender/service.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kube/api_binder.h"
+#include "gpusched/kube/api_client.h"
+#include "gpusched/kube/cluster_sync.h"
+#include "gpusched/kube/event_recorder.h"
+
+namespace gpusched::testing {
+
+struct LiveReplica {
+  explicit LiveReplica(const std::string& url, extender::ServiceOptions service_options = {},
+                       inventory::InventoryOptions inventory_options = {}, kube::ApiBinderOptions binder_options = {}) {
+    kube::ApiConfig config;
+    if (!kube::ParseServerUrl(url, &config).ok()) std::abort();
+    client = std::move(kube::ApiClient::Create(config)).value();
+    inventory = std::make_unique<inventory::Inventory>(inventory_options);
+    sync = std::make_unique<kube::ClusterSync>(
+        client.get(), inventory.get(),
+        kube::ClusterSyncOptions{.reflector = {.backoff_initial = std::chrono::milliseconds(10),
+                                               .backoff_max = std::chrono::milliseconds(100)}});
+    binder = std::make_unique<kube::ApiBinder>(client.get(), inventory.get(), binder_options);
+    events = std::make_unique<kube::EventRecorder>(client.get(), kube::EventRecorderOptions{.host = "test-host"});
+    service_options.binder = binder.get();
+    service_options.events = events.get();
+    service = std::make_unique<extender::Service>(inventory.get(), service_options);
+    sync->Start();
+  }
+  ~LiveReplica() { sync->Stop(); }
+
+  std::unique_ptr<kube::ApiClient> client;
+  std::unique_ptr<inventory::Inventory> inventory;
+  std::unique_ptr<kube::ClusterSync> sync;
+  std::unique_ptr<kube::ApiBinder> binder;
+  std::unique_ptr<kube::EventRecorder> events;
+  std::unique_ptr<extender::Service> service;
+};
+
+// Polls `done` every 10 ms for up to 10 s.
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 1000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+}  // namespace gpusched::testing
