@@ -9,6 +9,7 @@
 #include "gpusched/common/quantity.h"
 #include "gpusched/k8s/node_bookings.h"
 #include "gpusched/model/names.h"
+#include "gpusched/model/units.h"
 
 namespace gpusched::k8s {
 namespace {
@@ -46,6 +47,9 @@ Status ReadGpuResources(const Value& list, std::string_view path, GpuResources* 
       value = *q;
     }
     if (value < 0) return InvalidArgumentError(fmt::format("{}: negative quantity {}", field, value));
+    if (value > kMaxGpuQuantity) {
+      return InvalidArgumentError(fmt::format("{}: {} is above the largest accepted quantity {}", field, value, kMaxGpuQuantity));
+    }
     out->*f.dst = value;
   }
   return OkStatus();
@@ -198,7 +202,9 @@ StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text) {
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "uuid", path, &d.uuid));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "model", path, &d.model));
     GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "memoryMiB", path, &d.memory_mib));
-    if (d.memory_mib < 0) return InvalidArgumentError(fmt::format("{}.memoryMiB: {} is negative", path, d.memory_mib));
+    if (d.memory_mib < 0 || d.memory_mib > kMaxGpuQuantity) {
+      return InvalidArgumentError(fmt::format("{}.memoryMiB: {} is outside 0-{}", path, d.memory_mib, kMaxGpuQuantity));
+    }
     int64_t numa = -1;
     GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "numa", path, &numa));
     d.numa_node = static_cast<int>(std::clamp<int64_t>(numa, -1, 1 << 16));

@@ -129,6 +129,25 @@ TEST(K8sObjects, BadNodeFieldsMarkTheNodeNotTheInput) {
   }
 }
 
+// Found by fuzz_snapshot: a node offering 20014032008353940 MiB overflowed the scoring view's
+// free-memory share. Quantities beyond 2^32 are refused where they are read.
+TEST(K8sObjects, QuantitiesBeyondTwoToThe32AreRefusedNamingTheField) {
+  StatusOr<Node> node = NodeFrom(
+      R"({"metadata":{"name":"m","labels":{"vke.node.gpu.schedule":"mgpu"}},)"
+      R"("status":{"allocatable":{"vke.volcengine.com/mgpu-core":"200","vke.volcengine.com/mgpu-memory":"000000020014032008353940"}}})");
+  ASSERT_TRUE(node.ok());
+  EXPECT_THAT(node->spec_error, HasSubstr("Node.status.allocatable[\"vke.volcengine.com/mgpu-memory\"]: 20014032008353940 is "
+                                          "above the largest accepted quantity 4294967296"));
+  EXPECT_THAT(ParseGpuDevices(R"([{"index":0,"memoryMiB":9999999999999}])").status().message(),
+              HasSubstr("[0].memoryMiB: 9999999999999 is outside 0-4294967296"));
+  ClusterObjects objects;
+  EXPECT_THAT(AppendClusterJson(R"({"kind":"Pod","metadata":{"name":"p","uid":"u"},"spec":{"containers":[{"name":"c",)"
+                                R"("resources":{"limits":{"nvidia.com/gpu":"5e12"}}}]}})",
+                                &objects)
+                  .message(),
+              HasSubstr("above the largest accepted quantity"));
+}
+
 TEST(K8sObjects, GpuDeviceAnnotationRules) {
   EXPECT_TRUE(ParseGpuDevices("[]").ok());
   EXPECT_THAT(ParseGpuDevices(R"([{"memoryMiB":1}])").status().message(), HasSubstr("[0].index: missing"));

@@ -20,6 +20,10 @@ inline constexpr int kMaxCardsPerContainer = 8;
 inline constexpr int64_t kMinPerCardMemoryMib = 1024;
 inline constexpr int64_t kMaxPerCardMemoryMib = 81920;
 
+// Largest GPU quantity gpusched accepts from an object (a GPU count, core percent or MiB): 2^32.
+// Products with kMilliPerGpu and sums over a whole cluster then stay far inside int64.
+inline constexpr int64_t kMaxGpuQuantity = int64_t{1} << 32;
+
 inline constexpr int64_t MilliFromCorePercent(int64_t percent) { return percent * kMilliPerCorePercent; }
 inline constexpr int64_t CorePercentFromMilli(int64_t milli) { return milli / kMilliPerCorePercent; }
 
