@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/k8s/objects.h"
 #include "gpusched/k8s/snapshot_source.h"
+#include "gpusched/kube/api_binder.h"
+#include "gpusched/kube/api_client.h"
+#include "gpusched/kube/cluster_sync.h"
+#include "gpusched/kube/event_recorder.h"
 
 namespace gpusched::cli {
 namespace {
@@ -32,6 +38,9 @@ GET /healthz, /readyz, /debug/inventory[?node=NAME].
   --listen HOST:PORT     address to listen on (default 127.0.0.1:8888)
   --snapshot FILE        Kubernetes List JSON (kubectl get nodes,pods -A -o json); repeatable.
                          Without a source, the embedded demo cluster is served.
+  --kubeconfig FILE      a live cluster: watch it and bind through its API server
+  --context NAME         the kubeconfig context (default: current-context)
+  --in-cluster           a live cluster through the pod's service account
   --path-prefix PATH     path before the verbs, e.g. /gpu (default: none)
   --threads N            worker threads (default 2)
   --node-policy P        binpack (default), spread, fgd, softmix, bestfit, ... (gpusched replay --help)
@@ -44,6 +53,9 @@ GET /healthz, /readyz, /debug/inventory[?node=NAME].
   --max-connections N    concurrent connections before new ones get 503 (default 1024)
   --log-format F         text (default) or json
   --log-level L          debug, info (default), warning or error
+
+With a live cluster, /readyz answers 503 until the first full sync of nodes, pods and DRA
+objects; bind books the node, annotates the pod and POSTs its Binding (README: Live cluster).
 
 Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to 20 s) and exit 0;
 SIGHUP re-reads the snapshot files.
@@ -59,7 +71,9 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
       {"--config", false},      {"--listen", false},      {"--snapshot", true},      {"--path-prefix", false},
       {"--threads", false},     {"--node-policy", false}, {"--gpu-policy", false},   {"--score-mapping", false},
       {"--filter-top-k", false}, {"--tls-cert", false},    {"--tls-key", false},     {"--client-ca", false},
-      {"--log-format", false},  {"--log-level", false},  {"--max-connections", false}};
+      {"--log-format", false},  {"--log-level", false},  {"--max-connections", false}, {"--kubeconfig", false},
+      {"--context", false},     {"--in-cluster", false}};
+  static const std::set<std::string> kSwitches = {"--in-cluster"};
   Flags flags;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -68,6 +82,8 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
+    } else if (kSwitches.contains(arg)) {
+      value = "true";
     } else if (kKnown.contains(arg)) {
       if (i + 1 >= argc) return InvalidArgumentError(fmt::format("flag {} needs a value", arg));
       value = argv[++i];
@@ -125,6 +141,15 @@ Status ApplyFlags(const Flags& flags, config::Config* c) {
     GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("limits: {{maxConnections: {}}}", *v)));
     c->server.max_connections = parsed.server.max_connections;
   }
+  if (const std::string* v = get("--kubeconfig")) c->cluster.kubeconfig = *v;
+  if (const std::string* v = get("--context")) c->cluster.context = *v;
+  if (get("--in-cluster") != nullptr) c->cluster.in_cluster = true;
+  if (c->cluster.in_cluster && !c->cluster.kubeconfig.empty()) {
+    return InvalidArgumentError("--in-cluster and --kubeconfig exclude each other");
+  }
+  if (c->cluster.live() && !c->snapshots.empty()) {
+    return InvalidArgumentError("a live cluster (--kubeconfig, --in-cluster) and --snapshot exclude each other");
+  }
   if (const std::string* v = get("--filter-top-k")) {
     GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("scoring: {{filterTopK: {}}}", *v)));
     c->service.filter_top_k = parsed.service.filter_top_k;
@@ -151,6 +176,46 @@ std::vector<int64_t> ModTimes(const std::vector<std::string>& files) {
   }
   return out;
 }
+
+// A live cluster behind the extender: API client, watches, the live binder and events.
+class LiveCluster {
+ public:
+  static StatusOr<std::unique_ptr<LiveCluster>> Start(const config::Config& c, inventory::Inventory* inventory) {
+    StatusOr<kube::ApiConfig> api = c.cluster.in_cluster ? kube::InClusterConfig()
+                                                         : kube::LoadKubeconfig(c.cluster.kubeconfig, c.cluster.context);
+    if (!api.ok()) return api.status();
+    std::string url = api->Url();
+    StatusOr<std::unique_ptr<kube::ApiClient>> client =
+        kube::ApiClient::Create(std::move(api).value(), kube::ApiClientOptions{.qps = c.cluster.qps,
+                                                                              .burst = c.cluster.burst,
+                                                                              .user_agent = "gpusched/" GPUSCHED_VERSION});
+    if (!client.ok()) return client.status();
+    auto live = std::unique_ptr<LiveCluster>(new LiveCluster());
+    live->client_ = std::move(client).value();
+    live->sync_ = std::make_unique<kube::ClusterSync>(live->client_.get(), inventory,
+                                                      kube::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra});
+    live->binder_ = std::make_unique<kube::ApiBinder>(live->client_.get(), inventory,
+                                                      kube::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
+    if (c.cluster.events) live->events_ = std::make_unique<kube::EventRecorder>(live->client_.get());
+    live->sync_->Start();
+    log::Info("watching the cluster at {}", url);
+    return live;
+  }
+  ~LiveCluster() {
+    if (sync_) sync_->Stop();
+  }
+
+  bool synced() const { return sync_->synced(); }
+  extender::PodBinder* binder() { return binder_.get(); }
+  extender::EventSink* events() { return events_.get(); }
+
+ private:
+  LiveCluster() = default;
+  std::unique_ptr<kube::ApiClient> client_;
+  std::unique_ptr<kube::ClusterSync> sync_;
+  std::unique_ptr<kube::ApiBinder> binder_;
+  std::unique_ptr<kube::EventRecorder> events_;
+};
 
 }  // namespace
 
@@ -181,15 +246,28 @@ int RunServe(int argc, char** argv) {
   log::SetLevel(c.log_level);
 
   inventory::Inventory inventory(c.inventory);
-  StatusOr<ClusterObjects> objects = LoadSource(c);
-  if (!objects.ok()) {
-    log::Error("{}", objects.status().message());
-    return 1;
-  }
-  log::Info("loaded {}: {} nodes, {} pods", c.snapshots.empty() ? "embedded demo cluster" : "snapshots",
-            objects->nodes.size(), objects->pods.size());
-  inventory.ReplaceCluster(std::move(objects).value());
   std::atomic<bool> ready{true};
+  std::unique_ptr<LiveCluster> live;
+  if (c.cluster.live()) {
+    StatusOr<std::unique_ptr<LiveCluster>> started = LiveCluster::Start(c, &inventory);
+    if (!started.ok()) {
+      log::Error("{}", started.status().message());
+      return 1;
+    }
+    live = std::move(started).value();
+    c.service.binder = live->binder();
+    c.service.events = live->events();
+    ready.store(false);  // until the first full sync
+  } else {
+    StatusOr<ClusterObjects> objects = LoadSource(c);
+    if (!objects.ok()) {
+      log::Error("{}", objects.status().message());
+      return 1;
+    }
+    log::Info("loaded {}: {} nodes, {} pods", c.snapshots.empty() ? "embedded demo cluster" : "snapshots",
+              objects->nodes.size(), objects->pods.size());
+    inventory.ReplaceCluster(std::move(objects).value());
+  }
 
   // Signals are taken synchronously by this thread; workers inherit the blocked mask.
   sigset_t signals;
@@ -217,11 +295,19 @@ int RunServe(int argc, char** argv) {
   std::vector<int64_t> mtimes = ModTimes(c.snapshots);
   auto last_check = std::chrono::steady_clock::now();
   while (true) {
-    timespec timeout{1, 0};
+    timespec timeout = live != nullptr && !ready.load() ? timespec{0, 50'000'000} : timespec{1, 0};
     int sig = sigtimedwait(&signals, nullptr, &timeout);
     if (sig == SIGINT || sig == SIGTERM) {
       log::Info("signal {}: stopping; requests in flight may finish", sig);
       break;
+    }
+    if (live != nullptr) {
+      if (!ready.load() && live->synced()) {
+        inventory::InventoryStats stats = inventory.Stats();
+        log::Info("cluster synced: {} nodes, {} allocations; ready", inventory.Snapshot()->nodes().size(), stats.ledger_size);
+        ready.store(true);
+      }
+      continue;
     }
     bool reload = sig == SIGHUP;
     auto now = std::chrono::steady_clock::now();
@@ -243,6 +329,7 @@ int RunServe(int argc, char** argv) {
   }
   size_t unfinished = server.Shutdown();
   if (unfinished > 0) log::Warning("stopped with {} requests unfinished after the grace period", unfinished);
+  live.reset();
   log::Info("stopped");
   return 0;
 }

@@ -37,7 +37,10 @@ Status Read(const YAML::Node& map, const char* key, std::string_view path, T* ou
     *out = v.as<T>();
   } catch (const YAML::Exception&) {
     return Bad(path.empty() ? key : fmt::format("{}.{}", path, key),
-               fmt::format("cannot read \"{}\" as {}", YAML::Dump(v), std::is_same_v<T, std::string> ? "a string" : "a number"));
+               fmt::format("cannot read \"{}\" as {}", YAML::Dump(v),
+                           std::is_same_v<T, std::string> ? "a string"
+                           : std::is_same_v<T, bool>      ? "true or false"
+                                                          : "a number"));
   }
   return OkStatus();
 }
@@ -46,7 +49,7 @@ Status Apply(const YAML::Node& root, Config* c) {
   GPUSCHED_RETURN_IF_ERROR(CheckKeys(root, "",
                                      {"listen", "pathPrefix", "threads", "bodyLimitBytes", "idleTimeoutSeconds",
                                       "placement", "scoring", "inventory", "snapshots", "snapshotReloadSeconds", "tls",
-                                      "limits", "log"}));
+                                      "limits", "log", "cluster"}));
   std::string listen;
   GPUSCHED_RETURN_IF_ERROR(Read(root, "listen", "", &listen));
   if (!listen.empty()) GPUSCHED_RETURN_IF_ERROR(ParseListen(listen, &c->server));
@@ -94,8 +97,27 @@ Status Apply(const YAML::Node& root, Config* c) {
     c->service.filter_top_k = static_cast<size_t>(k);
   }
   if (YAML::Node inv = root["inventory"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(inv, "inventory", {"maxPendingPods"}));
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(inv, "inventory", {"maxPendingPods", "assumeTtlSeconds", "bookingTtlSeconds"}));
     GPUSCHED_RETURN_IF_ERROR(Read(inv, "maxPendingPods", "inventory", &c->inventory.max_pending_pods));
+    for (auto [key, dst] : {std::pair{"assumeTtlSeconds", &c->inventory.assume_ttl},
+                            std::pair{"bookingTtlSeconds", &c->inventory.booking_ttl}}) {
+      int64_t seconds = dst->count();
+      GPUSCHED_RETURN_IF_ERROR(Read(inv, key, "inventory", &seconds));
+      if (seconds < 1) return Bad(fmt::format("inventory.{}", key), fmt::format("{} must be positive", seconds));
+      *dst = std::chrono::seconds(seconds);
+    }
+  }
+  if (YAML::Node k = root["cluster"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(k, "cluster", {"kubeconfig", "context", "inCluster", "qps", "burst", "events", "watchDra"}));
+    GPUSCHED_RETURN_IF_ERROR(Read(k, "kubeconfig", "cluster", &c->cluster.kubeconfig));
+    GPUSCHED_RETURN_IF_ERROR(Read(k, "context", "cluster", &c->cluster.context));
+    GPUSCHED_RETURN_IF_ERROR(Read(k, "inCluster", "cluster", &c->cluster.in_cluster));
+    GPUSCHED_RETURN_IF_ERROR(Read(k, "qps", "cluster", &c->cluster.qps));
+    if (c->cluster.qps < 0) return Bad("cluster.qps", "is negative");
+    GPUSCHED_RETURN_IF_ERROR(Read(k, "burst", "cluster", &c->cluster.burst));
+    if (c->cluster.burst < 1) return Bad("cluster.burst", "must be positive");
+    GPUSCHED_RETURN_IF_ERROR(Read(k, "events", "cluster", &c->cluster.events));
+    GPUSCHED_RETURN_IF_ERROR(Read(k, "watchDra", "cluster", &c->cluster.watch_dra));
   }
   if (YAML::Node snaps = root["snapshots"]) {
     if (!snaps.IsSequence()) return Bad("snapshots", "want a list of file names");

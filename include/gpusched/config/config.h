@@ -32,6 +32,19 @@
 
 namespace gpusched::config {
 
+// Where the inventory comes from when it is a live cluster (otherwise: snapshots or the demo).
+struct ClusterSource {
+  std::string kubeconfig;  // a kubeconfig file
+  std::string context;     // its context; "" = current-context
+  bool in_cluster = false;  // the pod's service account
+  double qps = 50;          // client-side rate limit of API requests (watches excluded)
+  int burst = 100;
+  bool events = true;     // post FailedGPUPlacement Events on pods that fit no node
+  bool watch_dra = true;  // also watch resource.k8s.io/v1 objects
+
+  bool live() const { return in_cluster || !kubeconfig.empty(); }
+};
+
 struct Config {
   http::ServerOptions server;
   std::string path_prefix;  // Default: "" (verbs at /filter, /prioritize, /bind).
@@ -39,6 +52,7 @@ struct Config {
   inventory::InventoryOptions inventory;
   std::vector<std::string> snapshots;
   int snapshot_reload_seconds = 2;  // Default: 2.
+  ClusterSource cluster;
   log::Format log_format = log::Format::kText;  // Default: text.
   log::Level log_level = log::Level::kInfo;     // Default: info.
 };
