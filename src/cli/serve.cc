@@ -50,6 +50,9 @@ GET /healthz, /readyz, /debug/inventory[?node=NAME].
   --tls-cert FILE        serve HTTPS with this certificate (PEM chain) ...
   --tls-key FILE         ... and key; both are re-read when they change
   --client-ca FILE       mTLS: refuse clients without a certificate signed by this CA
+  --webhook-listen H:P   also serve the admission webhook (POST /validate/node only) over HTTPS
+  --webhook-cert FILE    ... with this certificate
+  --webhook-key FILE     ... and key
   --max-connections N    concurrent connections before new ones get 503 (default 1024)
   --log-format F         text (default) or json
   --log-level L          debug, info (default), warning or error
@@ -72,7 +75,8 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
       {"--threads", false},     {"--node-policy", false}, {"--gpu-policy", false},   {"--score-mapping", false},
       {"--filter-top-k", false}, {"--tls-cert", false},    {"--tls-key", false},     {"--client-ca", false},
       {"--log-format", false},  {"--log-level", false},  {"--max-connections", false}, {"--kubeconfig", false},
-      {"--context", false},     {"--in-cluster", false}};
+      {"--context", false},     {"--in-cluster", false},  {"--webhook-listen", false}, {"--webhook-cert", false},
+      {"--webhook-key", false}};
   static const std::set<std::string> kSwitches = {"--in-cluster"};
   Flags flags;
   for (int i = 0; i < argc; ++i) {
@@ -140,6 +144,12 @@ Status ApplyFlags(const Flags& flags, config::Config* c) {
   if (const std::string* v = get("--max-connections")) {
     GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("limits: {{maxConnections: {}}}", *v)));
     c->server.max_connections = parsed.server.max_connections;
+  }
+  if (const std::string* v = get("--webhook-listen")) c->webhook.listen = *v;
+  if (const std::string* v = get("--webhook-cert")) c->webhook.cert_file = *v;
+  if (const std::string* v = get("--webhook-key")) c->webhook.key_file = *v;
+  if (!c->webhook.listen.empty() && (c->webhook.cert_file.empty() || c->webhook.key_file.empty())) {
+    return InvalidArgumentError("the webhook listener needs a certificate and key (--webhook-cert, --webhook-key)");
   }
   if (const std::string* v = get("--kubeconfig")) c->cluster.kubeconfig = *v;
   if (const std::string* v = get("--context")) c->cluster.context = *v;
@@ -285,6 +295,27 @@ int RunServe(int argc, char** argv) {
     log::Error("{}", s.message());
     return 1;
   }
+  std::unique_ptr<http::Router> webhook_router;
+  std::unique_ptr<http::Server> webhook_server;
+  if (!c.webhook.listen.empty()) {
+    http::ServerOptions options = c.server;
+    options.threads = 1;
+    options.tls_cert_file = c.webhook.cert_file;
+    options.tls_key_file = c.webhook.key_file;
+    options.client_ca_file.clear();
+    if (Status s = config::ParseListen(c.webhook.listen, &options); !s.ok()) {
+      log::Error("webhook: {}", s.message());
+      return 2;
+    }
+    webhook_router = std::make_unique<http::Router>(&service, &inventory, &ready, "", &telemetry,
+                                                    http::RouterScope::kAdmissionOnly);
+    webhook_server = std::make_unique<http::Server>(options, webhook_router.get());
+    if (Status s = webhook_server->Start(); !s.ok()) {
+      log::Error("webhook: {}", s.message());
+      return 1;
+    }
+    log::Info("admission webhook on {}:{} (HTTPS: /validate/node, probes, metrics)", options.host, webhook_server->port());
+  }
   log::Info("gpusched serving {} on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
             "score mapping {}, filter top-K {})",
             c.server.tls_cert_file.empty() ? "HTTP" : c.server.client_ca_file.empty() ? "HTTPS" : "HTTPS with mTLS",
@@ -327,6 +358,7 @@ int RunServe(int argc, char** argv) {
     log::Info("snapshots reloaded: {} nodes, {} pods", fresh->nodes.size(), fresh->pods.size());
     inventory.ReplaceCluster(std::move(fresh).value());
   }
+  if (webhook_server) webhook_server->Shutdown();
   size_t unfinished = server.Shutdown();
   if (unfinished > 0) log::Warning("stopped with {} requests unfinished after the grace period", unfinished);
   live.reset();

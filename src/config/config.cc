@@ -49,7 +49,7 @@ Status Apply(const YAML::Node& root, Config* c) {
   GPUSCHED_RETURN_IF_ERROR(CheckKeys(root, "",
                                      {"listen", "pathPrefix", "threads", "bodyLimitBytes", "idleTimeoutSeconds",
                                       "placement", "scoring", "inventory", "snapshots", "snapshotReloadSeconds", "tls",
-                                      "limits", "log", "cluster"}));
+                                      "limits", "log", "cluster", "webhook"}));
   std::string listen;
   GPUSCHED_RETURN_IF_ERROR(Read(root, "listen", "", &listen));
   if (!listen.empty()) GPUSCHED_RETURN_IF_ERROR(ParseListen(listen, &c->server));
@@ -106,6 +106,12 @@ Status Apply(const YAML::Node& root, Config* c) {
       if (seconds < 1) return Bad(fmt::format("inventory.{}", key), fmt::format("{} must be positive", seconds));
       *dst = std::chrono::seconds(seconds);
     }
+  }
+  if (YAML::Node w = root["webhook"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(w, "webhook", {"listen", "certFile", "keyFile"}));
+    GPUSCHED_RETURN_IF_ERROR(Read(w, "listen", "webhook", &c->webhook.listen));
+    GPUSCHED_RETURN_IF_ERROR(Read(w, "certFile", "webhook", &c->webhook.cert_file));
+    GPUSCHED_RETURN_IF_ERROR(Read(w, "keyFile", "webhook", &c->webhook.key_file));
   }
   if (YAML::Node k = root["cluster"]) {
     GPUSCHED_RETURN_IF_ERROR(CheckKeys(k, "cluster", {"kubeconfig", "context", "inCluster", "qps", "burst", "events", "watchDra"}));

@@ -114,7 +114,9 @@ Response Router::Handle(Request request) const {
 Response Router::Route(std::string_view verb, Request&& request) const {
   bool get = request.method == "GET" || request.method == "HEAD";
   bool post = request.method == "POST";
-  if (verb.empty()) {
+  bool in_scope = scope_ == RouterScope::kAll || verb == "validate_node" || verb == "healthz" || verb == "readyz" ||
+                  verb == "metrics";
+  if (verb.empty() || !in_scope) {
     std::string_view target = request.target;
     return Text(404, fmt::format("no route for {} {}\n", request.method, target.substr(0, target.find('?'))));
   }

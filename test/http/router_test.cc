@@ -41,6 +41,22 @@ TEST_F(RouterTest, UnknownPathIs404) {
   EXPECT_EQ(router_.Handle({.method = "GET", .target = "/nope"}).status, 404);
 }
 
+TEST_F(RouterTest, TheAdmissionScopeAnswersOnlyTheWebhookAndProbes) {
+  Router admission(&service_, &inventory_, &ready_, "", nullptr, RouterScope::kAdmissionOnly);
+  for (const char* target : {"/filter", "/prioritize", "/bind", "/debug/inventory"}) {
+    EXPECT_EQ(admission.Handle({.method = "POST", .target = target, .body = "{}"}).status, 404) << target;
+    EXPECT_EQ(admission.Handle({.method = "GET", .target = target}).status, 404) << target;
+  }
+  EXPECT_EQ(admission.Handle({.method = "GET", .target = "/healthz"}).status, 200);
+  EXPECT_EQ(admission.Handle({.method = "GET", .target = "/metrics"}).status, 200);
+  Response r = admission.Handle({.method = "POST",
+                                 .target = "/validate/node",
+                                 .body = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                                         R"("request":{"uid":"r1","operation":"CREATE"}})"});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_THAT(r.body, HasSubstr(R"("allowed":true)"));
+}
+
 TEST(QueryParam, DecodesValues) {
   EXPECT_EQ(QueryParam("/debug/inventory?node=gpu%2D1&x=y", "node"), "gpu-1");
   EXPECT_EQ(QueryParam("/debug/inventory?a=1&node=b", "node"), "b");

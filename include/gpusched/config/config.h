@@ -45,6 +45,14 @@ struct ClusterSource {
   bool live() const { return in_cluster || !kubeconfig.empty(); }
 };
 
+// The admission webhook's own HTTPS listener (POST /validate/node only), reachable by the API
+// server while the extender verbs stay on loopback. Off unless `listen` is set.
+struct WebhookListener {
+  std::string listen;  // HOST:PORT
+  std::string cert_file;
+  std::string key_file;
+};
+
 struct Config {
   http::ServerOptions server;
   std::string path_prefix;  // Default: "" (verbs at /filter, /prioritize, /bind).
@@ -53,6 +61,7 @@ struct Config {
   std::vector<std::string> snapshots;
   int snapshot_reload_seconds = 2;  // Default: 2.
   ClusterSource cluster;
+  WebhookListener webhook;
   log::Format log_format = log::Format::kText;  // Default: text.
   log::Level log_level = log::Level::kInfo;     // Default: info.
 };

@@ -39,13 +39,23 @@ struct Response {
   std::string request_id;  // X-Request-Id: the caller's, or the one the router generated
 };
 
+// What a router answers: everything, or (on a listener exposed beyond the pod, such as the
+// admission webhook's) only POST /validate/node and GET /healthz, /readyz and /metrics, so that
+// nothing outside the pod can filter, prioritize or bind; the rest is 404.
+enum class RouterScope { kAll, kAdmissionOnly };
+
 class Router {
  public:
   // REQUIRES: `service`, `inventory`, `ready` and `telemetry` (if not null) outlive the router.
   // `prefix` is "" or starts with "/".
   Router(const extender::Service* service, const inventory::Inventory* inventory, const std::atomic<bool>* ready,
-         std::string prefix, extender::Telemetry* telemetry = nullptr)
-      : service_(service), inventory_(inventory), ready_(ready), prefix_(std::move(prefix)), telemetry_(telemetry) {}
+         std::string prefix, extender::Telemetry* telemetry = nullptr, RouterScope scope = RouterScope::kAll)
+      : service_(service),
+        inventory_(inventory),
+        ready_(ready),
+        prefix_(std::move(prefix)),
+        telemetry_(telemetry),
+        scope_(scope) {}
 
   // Returns the response to `request`. Takes the body by value: filter parses it in place.
   Response Handle(Request request) const;
@@ -60,6 +70,7 @@ class Router {
   const std::atomic<bool>* const ready_;
   const std::string prefix_;
   extender::Telemetry* const telemetry_;
+  const RouterScope scope_;
   mutable std::atomic<uint64_t> next_id_{1};
 };
 
