@@ -395,6 +395,9 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
 
 void Inventory::Release(std::string_view uid) {
   MutexLock lock(&mu_);
+  const Allocation* held = ledger_.Find(uid);
+  // Once the cluster reported the pod bound, that allocation is the truth, whatever our bind did.
+  if (held == nullptr || held->origin != AllocationOrigin::kCommitted) return;
   std::string node = ledger_.Release(uid);
   committed_at_.erase(std::string(uid));
   auto it = pods_.find(std::string(uid));

@@ -146,8 +146,14 @@ Status ApiBinder::Bind(const extender::BindTarget& t) {
 
   std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", pod.namespace_name, pod.name);
   if (!t.annotations.empty()) {
+    // The UID, and the resourceVersion kube-scheduler saw, as preconditions: a pod recreated, or
+    // bound (annotated) meanwhile by another replica, is left alone.
     std::string patch = R"({"metadata":{"uid":)";
     json::AppendString(&patch, pod.uid);
+    if (!pod.resource_version.empty()) {
+      patch += R"(,"resourceVersion":)";
+      json::AppendString(&patch, pod.resource_version);
+    }
     patch += R"(,"annotations":)";
     AppendAnnotations(&patch, t.annotations);
     patch += "}}";

@@ -95,6 +95,7 @@ class Conn {
                              });
     }, nullptr);
     if (ec) return Fail("resolve", ec);
+    if (close_requested_) return CancelledError("stream cancelled");
     if (tls_ctx_ != nullptr) {
       tls_.emplace(ioc_, *tls_ctx_);
     } else {
@@ -194,9 +195,12 @@ class Conn {
     }, nullptr);
   }
 
-  // Closes the socket from any thread: the operation in progress (or the next) fails.
+  // Closes the socket from any thread: the operation in progress (or the next) fails. Before the
+  // socket exists (while resolving), Connect sees the request and gives up.
   void CloseFromAnyThread() {
     net::post(ioc_, [this] {
+      close_requested_ = true;
+      if (!plain_ && !tls_) return;
       beast::error_code ec;
       lowest().socket().close(ec);
     });
@@ -216,6 +220,7 @@ class Conn {
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
   beast::flat_buffer buffer_;
   bool connected_ = false;
+  bool close_requested_ = false;  // touched only by handlers run on the calling thread
 };
 
 std::chrono::seconds RetryAfter(std::string_view value) {

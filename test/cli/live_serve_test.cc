@@ -179,5 +179,50 @@ TEST(LiveServe, AKillDuringABurstOfBindsLosesNothingAndCountsNothingTwice) {
   ASSERT_TRUE(Eventually([&] { return Ledger(port) == BoundInApi(api); }));
 }
 
+TEST(LiveServe, TwoServersOnOneApiServerStayInSyncAndNeverShareAGpu) {
+  FakeApiServer api;
+  api.Put("nodes", NvidiaNode("w0", 4).ToJson());
+  api.Put("nodes", NvidiaNode("w1", 4).ToJson());
+  constexpr int kPods = 24;  // 1-3 GPUs each, for 8 GPUs
+  for (int i = 0; i < kPods; ++i) api.Put("pods", PendingPod(i));
+  std::string kubeconfig = Kubeconfig(api);
+  ServeProcess a({"serve", "--kubeconfig", kubeconfig, "--listen", "127.0.0.1:0", "--threads", "4"});
+  ServeProcess b({"serve", "--kubeconfig", kubeconfig, "--listen", "127.0.0.1:0", "--threads", "4"});
+  uint16_t pa = a.WaitForPort();
+  uint16_t pb = b.WaitForPort();
+  ASSERT_NE(pa, 0) << a.Stderr();
+  ASSERT_NE(pb, 0) << b.Stderr();
+  ASSERT_TRUE(Eventually([&] { return HttpClient(pa).Get("/readyz").status == 200 && HttpClient(pb).Get("/readyz").status == 200; }));
+
+  // Every pod is offered to both servers at once (two schedulers that each think they lead).
+  std::atomic<int> next{0};
+  std::atomic<int> wins{0};
+  auto schedule = [&](uint16_t port, int seat) {
+    HttpClient client(port);
+    for (int i = next++; i < 2 * kPods; i = next++) {
+      int pod = i / 2;
+      std::string json = PendingPod(pod);
+      HttpReply f = client.Post("/filter", ArgsWithNames(json, {"w0", "w1"}));
+      rapidjson::Document d;
+      d.Parse(f.body.c_str());
+      if (!d.HasMember("NodeNames") || !d["NodeNames"].IsArray() || d["NodeNames"].Empty()) continue;
+      std::string node = d["NodeNames"][seat % d["NodeNames"].Size()].GetString();
+      HttpReply r = client.Post("/bind", BindJson(fmt::format("job-{}", pod), "ml", fmt::format("u-{}", pod), node));
+      if (r.body.find(R"("Error":"")") != std::string::npos) ++wins;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(schedule, t % 2 ? pa : pb, t);
+  for (std::thread& t : threads) t.join();
+
+  std::map<std::string, int> used;
+  for (const auto& [uid, node] : BoundInApi(api)) used[node] += 1 + std::stoi(uid.substr(2)) % 3;
+  for (const auto& [node, gpus] : used) EXPECT_LE(gpus, 4) << node;
+  EXPECT_GE(used["w0"] + used["w1"], 6);
+  // Both servers converge on the API server's truth.
+  ASSERT_TRUE(Eventually([&] { return Ledger(pa) == BoundInApi(api) && Ledger(pb) == BoundInApi(api); }))
+      << Ledger(pa).size() << " " << Ledger(pb).size() << " " << BoundInApi(api).size();
+}
+
 }  // namespace
 }  // namespace gpusched::testing

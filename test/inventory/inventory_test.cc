@@ -139,6 +139,19 @@ TEST(Inventory, ReleaseUndoesACommit) {
   EXPECT_FALSE(inv.FindPod("new")->annotations.contains("vke.volcengine.com/assumed"));
 }
 
+TEST(Inventory, ReleaseLeavesAnAllocationTheClusterReportedMeanwhile) {
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}});
+  Pod pod = WholePod(2);
+  pod.uid = "p";
+  ASSERT_TRUE(inv.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
+  // The watch shows the pod bound (another replica's bind won) before our failed bind undoes.
+  inv.UpsertPod(Bound(WholePod(2), "p", "w"));
+  inv.Release("p");
+  EXPECT_EQ(inv.AllocationOf("p")->origin, AllocationOrigin::kObserved);
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+}
+
 TEST(Inventory, ReloadKeepsBookingsTheSnapshotDoesNotShowYet) {
   Inventory inv;
   ClusterObjects cluster{.nodes = {SharedNode("s", 1, 10000)}};

@@ -57,8 +57,8 @@ std::vector<testing::RecordedRequest> Writes(const FakeApiServer& api) {
 TEST(LiveBind, BooksTheNodeAnnotatesThePodThenBindsIt) {
   Fixture f;
   f.api.Put("nodes", testing::MgpuNode("m1", 2, 24576).ToJson());
-  std::string pod = PendingPod("train", "u-train", testing::Mgpu("main", 30, 8192));
-  f.api.Put("pods", pod);
+  std::string pod = f.api.Put("pods", PendingPod("train", "u-train", testing::Mgpu("main", 30, 8192)));
+  std::string pod_rv = f.api.resource_version();  // kube-scheduler sends the pod as stored
   f.Start();
   std::string node_rv = f.replica->inventory->Snapshot()->FindNode("m1")->node.resource_version;
   ASSERT_FALSE(node_rv.empty());
@@ -78,7 +78,7 @@ TEST(LiveBind, BooksTheNodeAnnotatesThePodThenBindsIt) {
   EXPECT_EQ(w[1].method, "PATCH");
   EXPECT_EQ(w[1].target, "/api/v1/namespaces/ml/pods/train");
   EXPECT_EQ(w[1].body,
-            R"({"metadata":{"uid":"u-train","annotations":{"vke.volcengine.com/assumed":"true",)"
+            R"({"metadata":{"uid":"u-train","resourceVersion":")" + pod_rv + R"(","annotations":{"vke.volcengine.com/assumed":"true",)"
             R"("vke.volcengine.com/gpu-index-container-main":"0"}}})");
   EXPECT_EQ(w[2].method, "POST");
   EXPECT_EQ(w[2].target, "/api/v1/namespaces/ml/pods/train/binding");
@@ -155,10 +155,38 @@ TEST(LiveBind, ARecreatedPodOfTheSameNameIsNeverBound) {
   f.Start();
   f.replica->service->Filter(testing::ArgsWithNames(old_pod, {"m1"}));
   std::string error = BindError(f.replica->service->Bind(BindJson("p", "ml", "u-old", "m1")));
-  EXPECT_THAT(error, HasSubstr("Precondition failed: UID in precondition: u-old, UID in object meta: u-new"));
+  EXPECT_THAT(error, HasSubstr("bind ml/p to m1 failed: annotating the pod: 409"));
   for (const auto& r : f.api.Requests()) EXPECT_THAT(r.target, ::testing::Not(HasSubstr("/binding")));
   EXPECT_THAT(*f.api.Get("pods", "ml", "p"), ::testing::Not(HasSubstr("nodeName")));
   EXPECT_FALSE(f.replica->inventory->AllocationOf("u-old"));
+}
+
+TEST(LiveBind, APodAnotherReplicaBoundMeanwhileKeepsItsAnnotations) {
+  Fixture f;
+  f.api.Put("nodes", testing::MgpuNode("m1", 2, 24576).ToJson());
+  std::string pod = f.api.Put("pods", PendingPod("p", "u-p", testing::Mgpu("main", 50, 4096)));
+  std::string seen = PodJson{.name = "p", .namespace_name = "ml", .uid = "u-p", .resource_version = f.api.resource_version(),
+                             .containers = {testing::Mgpu("main", 50, 4096)}}
+                         .ToJson();
+  f.Start();
+  f.replica->service->Filter(testing::ArgsWithNames(seen, {"m1"}));
+  // Another replica bound it to GPU 1 after kube-scheduler read it.
+  f.api.Put("pods", PodJson{.name = "p", .namespace_name = "ml", .uid = "u-p", .node = "m1", .phase = "Pending",
+                            .containers = {testing::Mgpu("main", 50, 4096)},
+                            .annotations = {{"vke.volcengine.com/gpu-index-container-main", "1"},
+                                            {"vke.volcengine.com/assumed", "true"}}}
+                        .ToJson());
+  // Either the watch already showed it bound to m1 (bind answers success: it is bound there) or
+  // the annotation's preconditions refuse to touch it.
+  std::string error = BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "m1")));
+  if (!error.empty()) {
+    EXPECT_THAT(error, HasSubstr("annotating the pod: 409"));
+  }
+  EXPECT_THAT(*f.api.Get("pods", "ml", "p"), HasSubstr(R"("vke.volcengine.com/gpu-index-container-main":"1")"));
+  ASSERT_TRUE(Eventually([&] {
+    auto a = f.replica->inventory->AllocationOf("u-p");
+    return a && a->origin == AllocationOrigin::kObserved && a->placement.containers[0].gpu_indices == std::vector<int>{1};
+  }));
 }
 
 TEST(LiveBind, AnUnknownOutcomeKeepsTheBookingAndTheRetryFinishesTheBind) {

@@ -120,7 +120,8 @@ class Inventory {
   [[nodiscard]] Status Commit(const Pod& pod, const std::string& node, const Placement& placement,
                               Node* checked = nullptr) GPUSCHED_EXCLUDES(mu_);
 
-  // Drops the allocation of `uid` (a bind that failed after Commit). OK if there was none.
+  // Drops the booking Commit made for `uid` (a bind that failed after Commit). An allocation the
+  // cluster has reported since (the pod seen bound) stays. OK if there was none.
   void Release(std::string_view uid) GPUSCHED_EXCLUDES(mu_);
 
  private:

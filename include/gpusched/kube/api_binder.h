@@ -7,8 +7,9 @@
 //      precondition. A 409 means the node changed, perhaps because another replica booked it:
 //      the fresh node goes into the inventory and the bind is Aborted, to be planned again.
 //      Every replica counts bookings, so two replicas can never both book the last GPU.
-//   2. annotate: merge-PATCH the pod's result annotations with the pod's UID as precondition
-//      (a recreated pod of the same name is never annotated). Skipped when there are none.
+//   2. annotate: merge-PATCH the pod's result annotations with the pod's UID and the
+//      resourceVersion kube-scheduler saw as preconditions (a recreated pod, or one another
+//      replica bound meanwhile, is never annotated). Skipped when there are none.
 //   3. bind: POST pods/binding with the UID precondition, the same annotations and the node. A
 //      409 "already assigned" to this very node is success (a retried bind).
 //
