@@ -215,7 +215,7 @@ class LiveCluster {
     if (sync_) sync_->Stop();
   }
 
-  bool synced() const { return sync_->synced(); }
+  bool healthy() const { return sync_->healthy(); }
   extender::PodBinder* binder() { return binder_.get(); }
   extender::EventSink* events() { return events_.get(); }
 
@@ -255,6 +255,15 @@ int RunServe(int argc, char** argv) {
   log::SetFormat(c.log_format);
   log::SetLevel(c.log_level);
 
+  // Signals are taken synchronously by this thread; every thread started from here on (watches,
+  // events, HTTP workers) inherits the blocked mask, so none of them dies of SIGTERM.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
   inventory::Inventory inventory(c.inventory);
   std::atomic<bool> ready{true};
   std::unique_ptr<LiveCluster> live;
@@ -279,13 +288,6 @@ int RunServe(int argc, char** argv) {
     inventory.ReplaceCluster(std::move(objects).value());
   }
 
-  // Signals are taken synchronously by this thread; workers inherit the blocked mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   extender::Telemetry telemetry(&inventory);
   extender::Service service(&inventory, c.service, &telemetry);
@@ -333,11 +335,14 @@ int RunServe(int argc, char** argv) {
       break;
     }
     if (live != nullptr) {
-      if (!ready.load() && live->synced()) {
+      bool healthy = live->healthy();
+      if (healthy && !ready.load()) {
         inventory::InventoryStats stats = inventory.Stats();
         log::Info("cluster synced: {} nodes, {} allocations; ready", inventory.Snapshot()->nodes().size(), stats.ledger_size);
-        ready.store(true);
+      } else if (!healthy && ready.load()) {
+        log::Warning("a watch has been failing for over a minute: not ready, filter and bind refused until it recovers");
       }
+      ready.store(healthy);
       continue;
     }
     bool reload = sig == SIGHUP;

@@ -286,6 +286,25 @@ std::string Service::BindError(std::string_view body) const {
   const BindingArgs& b = *parsed;
   std::string pod_key = fmt::format("{}/{}", b.pod_namespace, b.pod_name);
 
+  // One bind of a pod at a time: a retry that arrives while the first attempt still runs (say,
+  // after kube-scheduler's timeout) must not undo what that attempt is doing.
+  struct InFlight {
+    const Service* service;
+    std::string uid;
+    bool acquired;
+    ~InFlight() {
+      if (!acquired) return;
+      MutexLock lock(&service->binding_mu_);
+      service->binding_.erase(uid);
+    }
+  } in_flight{this, b.pod_uid, false};
+  {
+    MutexLock lock(&binding_mu_);
+    in_flight.acquired = binding_.insert(b.pod_uid).second;
+  }
+  if (!in_flight.acquired) return fmt::format("bind {} to {}: a bind of this pod is already in progress", pod_key, b.node);
+  auto deadline = std::chrono::steady_clock::now() + options_.bind_deadline;
+
   std::optional<Pod> found = inventory_->FindPod(b.pod_uid);
   if (!found) {
     return fmt::format("bind {} (uid {}): pod unknown to gpusched; it must pass filter first", pod_key, b.pod_uid);
@@ -295,9 +314,20 @@ std::string Service::BindError(std::string_view body) const {
     return fmt::format("bind {} (uid {}): uid belongs to pod {}/{}", pod_key, b.pod_uid,
                                            pod.namespace_name, pod.name);
   }
+  // Returns the answer if the pod is bound already: only the cluster's word (an observed
+  // allocation, or a bound record of a pod without GPUs) or, without a binder, our own in-memory
+  // booking counts. A booking in flight (ours or another replica's) does not.
   auto already = [&]() -> std::optional<std::string> {
     std::optional<Allocation> held = inventory_->AllocationOf(b.pod_uid);
-    std::string node = held ? held->node_name : pod.node_name;
+    std::string node;
+    if (held) {
+      bool bound = held->origin == AllocationOrigin::kObserved ||
+                   (held->origin == AllocationOrigin::kCommitted && options_.binder == nullptr);
+      if (!bound) return std::nullopt;
+      node = held->node_name;
+    } else if (std::optional<Pod> record = inventory_->FindPod(b.pod_uid); record && record->bound()) {
+      node = record->node_name;
+    }
     if (node.empty()) return std::nullopt;
     if (node == b.node) return std::string();  // idempotent: already bound here
     return fmt::format("bind {} to {}: pod is already bound to {}", pod_key, b.node, node);
@@ -325,6 +355,10 @@ std::string Service::BindError(std::string_view body) const {
   Planner planner(options_.placement);
   Status last;
   for (int attempt = 0; attempt < options_.bind_attempts; ++attempt) {
+    if (attempt > 0 && std::chrono::steady_clock::now() > deadline) {
+      return fmt::format("bind {} to {}: gave up after {} attempts in {} s: {}", pod_key, b.node, attempt,
+                         options_.bind_deadline.count(), last.message());
+    }
     Placement placement;
     if (request.kind != RequestKind::kNone) {
       std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();

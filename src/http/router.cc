@@ -7,6 +7,7 @@
 
 #include "gpusched/common/log.h"
 #include "gpusched/extender/admission.h"
+#include "gpusched/extender/wire.h"
 
 namespace gpusched::http {
 namespace {
@@ -123,6 +124,14 @@ Response Router::Route(std::string_view verb, Request&& request) const {
   if (IsPostRoute(verb) && !post) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
   if (!IsPostRoute(verb) && !get) {
     return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
+  }
+  if (!ready_->load()) {
+    // Until the inventory is complete (a live cluster's first sync, or a sync that went stale), no
+    // decision is safe: GPUs of pods not yet seen would look free.
+    constexpr std::string_view kNotReady = "gpusched's inventory is not in sync with the cluster yet; retry";
+    if (verb == "filter") return Json(200, extender::EncodeFilterError(kNotReady));
+    if (verb == "bind") return Json(200, extender::EncodeBindingResult(kNotReady));
+    if (verb == "prioritize" || verb == "validate_node") return Text(503, std::string(kNotReady) + "\n");
   }
   if (verb == "filter") return Json(200, service_->Filter(std::move(request.body)));
   if (verb == "prioritize") return Json(200, service_->Prioritize(std::move(request.body)));

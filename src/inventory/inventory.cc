@@ -110,31 +110,56 @@ void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* t
 }
 
 void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) {
+  bool changed = false;
   auto it = nodes_.find(node);
   const std::vector<NodeBooking>* bookings = it == nodes_.end() ? nullptr : &it->second.spec.bookings;
   std::set<std::string_view> live;
+  std::vector<Allocation> extra;
   if (bookings != nullptr) {
     for (const NodeBooking& b : *bookings) {
       const std::string& uid = b.allocation.pod_uid;
       if (gone_.contains(uid) || !BookingFreshLocked(b.booked_at_ms)) continue;
       auto pod = pods_.find(uid);
-      if (pod != pods_.end() && (pod->second.terminal() || (pod->second.bound() && pod->second.node_name != node))) continue;
+      if (pod != pods_.end() && pod->second.terminal()) continue;
+      const Allocation* held = ledger_.Find(uid);
+      // Only the cluster's word ends a booking elsewhere: an observed allocation, or a pod seen
+      // bound without one. Our own bind in flight (kCommitted, which marks the pod record bound)
+      // may still lose to the attempt that booked here.
+      if (held != nullptr ? held->origin == AllocationOrigin::kObserved && held->node_name != node
+                          : pod != pods_.end() && pod->second.bound() && pod->second.node_name != node) {
+        continue;
+      }
       live.insert(uid);
-      if (ledger_.Find(uid) != nullptr) continue;  // observed or committed: that allocation counts
       Allocation a = b.allocation;
       a.origin = AllocationOrigin::kBooked;
       a.node_name = node;
+      if (held != nullptr) {
+        // Observed or booked here: that allocation counts. Booked on another node too: two attempts
+        // to bind the pod are in flight and either may win, so this one counts as well.
+        if (held->node_name != node) extra.push_back(std::move(a));
+        continue;
+      }
       ledger_.Put(std::move(a));
       booked_at_ms_[uid] = b.booked_at_ms;
-      touched->insert(node);
+      changed = true;
     }
   }
   for (const Allocation& a : ledger_.OnNode(node)) {
     if (a.origin != AllocationOrigin::kBooked || live.contains(a.pod_uid)) continue;
     ledger_.Release(a.pod_uid);
     booked_at_ms_.erase(a.pod_uid);
-    touched->insert(node);
+    changed = true;
   }
+  auto slot = extra_bookings_.find(node);
+  if (slot == extra_bookings_.end() ? !extra.empty() : slot->second != extra) {
+    if (extra.empty()) {
+      extra_bookings_.erase(slot);
+    } else {
+      extra_bookings_[node] = std::move(extra);
+    }
+    changed = true;
+  }
+  if (changed && touched != nullptr) touched->insert(node);
 }
 
 void Inventory::RebuildLocked(const std::set<std::string>& touched) {
@@ -143,7 +168,11 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   for (const std::string& name : touched) {
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
-    built.emplace_back(&it->second, placement::BuildNodeState(it->second.spec, ledger_.OnNode(name)));
+    std::vector<Allocation> allocations = ledger_.OnNode(name);
+    if (auto extra = extra_bookings_.find(name); extra != extra_bookings_.end()) {
+      allocations.insert(allocations.end(), extra->second.begin(), extra->second.end());
+    }
+    built.emplace_back(&it->second, placement::BuildNodeState(it->second.spec, std::move(allocations)));
   }
   // Allocated back to back, after everything the builds allocated, the states and their GPU arrays
   // of a large rebuild sit close together in memory: a filter scan over thousands of nodes then
@@ -197,15 +226,13 @@ void Inventory::Apply(ClusterDelta&& delta) {
     }
   }
   for (const std::string& name : deleted) {
+    extra_bookings_.erase(name);
     if (nodes_.erase(name) == 0) continue;
     node_set_changed = true;
     // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until
     // the cluster deletes them.
     for (const Allocation& a : ledger_.OnNode(name)) {
-      if (a.origin == AllocationOrigin::kObserved) continue;
-      ledger_.Release(a.pod_uid);
-      committed_at_.erase(a.pod_uid);
-      booked_at_ms_.erase(a.pod_uid);
+      if (a.origin != AllocationOrigin::kObserved) UnbookLocked(a.pod_uid);
     }
   }
   for (Node& n : delta.upsert_nodes) {
@@ -246,7 +273,9 @@ void Inventory::Apply(ClusterDelta&& delta) {
   if (changed || !respec.empty()) {
     std::vector<std::string> booked_nodes;
     for (const auto& [name, entry] : nodes_) {
-      if (!entry.spec.bookings.empty() || respec.contains(name)) booked_nodes.push_back(name);
+      if (!entry.spec.bookings.empty() || respec.contains(name) || extra_bookings_.contains(name)) {
+        booked_nodes.push_back(name);
+      }
     }
     for (const std::string& name : booked_nodes) SyncBookingsLocked(name, &touched);
   }
@@ -281,10 +310,9 @@ size_t Inventory::Expire() {
     }
   }
   std::set<std::string> touched;
-  for (const std::string& uid : stale) {
-    touched.insert(ledger_.Release(uid));
-    committed_at_.erase(uid);
-    booked_at_ms_.erase(uid);
+  for (const std::string& uid : stale) touched.insert(UnbookLocked(uid));
+  for (const auto& [name, entry] : nodes_) {
+    if (!entry.spec.bookings.empty() || extra_bookings_.contains(name)) SyncBookingsLocked(name, &touched);
   }
   auto keep = 2 * options_.booking_ttl;
   std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
@@ -370,25 +398,49 @@ std::optional<Allocation> Inventory::AllocationOf(std::string_view uid) const {
 
 Status Inventory::Commit(const Pod& pod, const std::string& node, const Placement& placement, Node* checked) {
   MutexLock lock(&mu_);
+  std::set<std::string> touched;
   if (placement.kind != RequestKind::kNone) {
     auto it = nodes_.find(node);
     if (it == nodes_.end()) return NotFoundError("node " + node + " is not in the inventory");
-    GPUSCHED_RETURN_IF_ERROR(placement::CheckFits(*it->second.state, placement));
+    // A booking of an earlier attempt to bind this pod (ours before a restart, or another
+    // replica's) is replaced by this bind; should this one not fit, it is put back.
+    std::string replaced;
+    if (const Allocation* held = ledger_.Find(pod.uid); held != nullptr && held->origin == AllocationOrigin::kBooked) {
+      replaced = UnbookLocked(pod.uid);
+      RebuildLocked({replaced});
+    }
+    Status fits = placement::CheckFits(*it->second.state, placement);
+    if (fits.ok()) {
+      fits = ledger_.Add(Allocation{.pod_uid = pod.uid,
+                                    .pod_namespace = pod.namespace_name,
+                                    .pod_name = pod.name,
+                                    .node_name = node,
+                                    .mode = ModeServing(placement.kind),
+                                    .placement = placement,
+                                    .origin = AllocationOrigin::kCommitted});
+    }
+    // The replaced booking: gone if on this node (this bind supersedes it), an extra booking if
+    // on another (either attempt may still win there), back in the ledger if this one failed.
+    if (!replaced.empty()) {
+      SyncBookingsLocked(replaced, &touched);
+      touched.insert(replaced);
+    }
+    if (!fits.ok()) {
+      if (!touched.empty()) {
+        RebuildLocked(touched);
+        PublishLocked(false);
+      }
+      return fits;
+    }
     if (checked != nullptr) *checked = it->second.spec;
-    GPUSCHED_RETURN_IF_ERROR(ledger_.Add(Allocation{.pod_uid = pod.uid,
-                                                    .pod_namespace = pod.namespace_name,
-                                                    .pod_name = pod.name,
-                                                    .node_name = node,
-                                                    .mode = ModeServing(placement.kind),
-                                                    .placement = placement,
-                                                    .origin = AllocationOrigin::kCommitted}));
     committed_at_[pod.uid] = Now();
+    touched.insert(node);
   }
   Pod record = pod;
   record.node_name = node;
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
   PutPodLocked(std::move(record));
-  if (placement.kind != RequestKind::kNone) RebuildLocked({node});
+  RebuildLocked(touched);
   PublishLocked(false);
   return OkStatus();
 }
@@ -398,10 +450,20 @@ void Inventory::Release(std::string_view uid) {
   const Allocation* held = ledger_.Find(uid);
   // Once the cluster reported the pod bound, that allocation is the truth, whatever our bind did.
   if (held == nullptr || held->origin != AllocationOrigin::kCommitted) return;
+  std::string node = UnbookLocked(std::string(uid));
+  RebuildLocked({node});
+  PublishLocked(false);
+}
+
+std::string Inventory::UnbookLocked(const std::string& uid) {
+  const Allocation* held = ledger_.Find(uid);
+  bool ours = held != nullptr && held->origin == AllocationOrigin::kCommitted;
   std::string node = ledger_.Release(uid);
-  committed_at_.erase(std::string(uid));
-  auto it = pods_.find(std::string(uid));
-  if (it != pods_.end() && !node.empty()) {
+  committed_at_.erase(uid);
+  booked_at_ms_.erase(uid);
+  auto it = pods_.find(uid);
+  if (ours && it != pods_.end()) {
+    // Commit recorded the node and result annotations on the pod record: take them back.
     Pod pod = it->second;
     pod.node_name.clear();
     std::erase_if(pod.annotations, [](const auto& kv) {
@@ -409,8 +471,7 @@ void Inventory::Release(std::string_view uid) {
     });
     PutPodLocked(std::move(pod));
   }
-  if (!node.empty()) RebuildLocked({node});
-  PublishLocked(false);
+  return node;
 }
 
 }  // namespace gpusched::inventory

@@ -83,33 +83,44 @@ Status ApiBinder::Book(const extender::BindTarget& t) {
   mine.allocation.node_name = node.name;
   bookings.push_back(std::move(mine));
 
-  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client_->Send("PATCH", NodePath(node.name),
-                                                         BookingsPatch(node.resource_version, bookings), kMergePatch));
-  if (r.status == 200) return OkStatus();
-  if (r.status == 409) {
+  StatusOr<ApiResponse> r = client_->Send("PATCH", NodePath(node.name), BookingsPatch(node.resource_version, bookings),
+                                          kMergePatch, options_.request_timeout);
+  if (!r.ok() || r->status >= 500) {
+    // The booking may or may not have been stored: take it out again (best effort; else it expires).
+    Status undo = Unbook(node.name, t.pod.uid);
+    if (!undo.ok()) log::Warning("booking of pod {} on node {} left to expire: {}", t.pod.uid, node.name, undo.message());
+    return UnavailableError(r.ok() ? ApiError(fmt::format("booking on node {}", node.name), *r) : r.status().message());
+  }
+  if (r->status == 200) {
+    // The node as it is now, our booking included: later binds on it check against this.
+    StoreNode(r->body);
+    return OkStatus();
+  }
+  if (r->status == 409) {
     // Someone changed the node since it was checked: take the fresh object in, then plan again.
-    GPUSCHED_ASSIGN_OR_RETURN(ApiResponse fresh, client_->Send("GET", NodePath(node.name)));
-    std::string seen = "unknown";
-    if (fresh.status == 200) {
-      rapidjson::Document d;
-      if (json::Parse(fresh.body, &d).ok()) {
-        StatusOr<Node> decoded = k8s::DecodeNode(d, "Node");
-        if (decoded.ok()) {
-          seen = decoded->resource_version;
-          inventory_->UpsertNodes({std::move(decoded).value()});
-        }
-      }
-    }
+    StatusOr<ApiResponse> fresh = client_->Send("GET", NodePath(node.name), {}, "application/json", options_.request_timeout);
+    std::string seen = fresh.ok() && fresh->status == 200 ? StoreNode(fresh->body) : "unknown";
     return AbortedError(fmt::format("node {} changed since it was checked (resourceVersion {} is now {})", node.name,
                                     node.resource_version, seen));
   }
-  if (r.status == 404) return NotFoundError(fmt::format("node {} is gone", node.name));
-  return UnavailableError(ApiError(fmt::format("booking on node {}", node.name), r));
+  if (r->status == 404) return NotFoundError(fmt::format("node {} is gone", node.name));
+  return FailedPreconditionError(ApiError(fmt::format("booking on node {}", node.name), *r));
+}
+
+std::string ApiBinder::StoreNode(const std::string& body) {
+  rapidjson::Document d;
+  if (!json::Parse(body, &d).ok()) return "unknown";
+  StatusOr<Node> decoded = k8s::DecodeNode(d, "Node");
+  if (!decoded.ok()) return "unknown";
+  std::string rv = decoded->resource_version;
+  inventory_->UpsertNodes({std::move(decoded).value()});
+  return rv;
 }
 
 Status ApiBinder::Unbook(const std::string& node, const std::string& pod_uid) {
   for (int attempt = 0; attempt < kUnbookAttempts; ++attempt) {
-    GPUSCHED_ASSIGN_OR_RETURN(ApiResponse got, client_->Send("GET", NodePath(node)));
+    GPUSCHED_ASSIGN_OR_RETURN(ApiResponse got,
+                              client_->Send("GET", NodePath(node), {}, "application/json", options_.request_timeout));
     if (got.status == 404) return OkStatus();
     if (got.status != 200) return UnavailableError(ApiError("reading node " + node, got));
     rapidjson::Document d;
@@ -120,8 +131,8 @@ Status ApiBinder::Unbook(const std::string& node, const std::string& pod_uid) {
       if (b.allocation.pod_uid != pod_uid) kept.push_back(b);
     }
     if (kept.size() == current.bookings.size()) return OkStatus();
-    GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client_->Send("PATCH", NodePath(node),
-                                                           BookingsPatch(current.resource_version, kept), kMergePatch));
+    GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client_->Send("PATCH", NodePath(node), BookingsPatch(current.resource_version, kept),
+                                                           kMergePatch, options_.request_timeout));
     if (r.status == 200) return OkStatus();
     if (r.status != 409) return UnavailableError(ApiError("unbooking on node " + node, r));
   }
@@ -157,10 +168,10 @@ Status ApiBinder::Bind(const extender::BindTarget& t) {
     patch += R"(,"annotations":)";
     AppendAnnotations(&patch, t.annotations);
     patch += "}}";
-    StatusOr<ApiResponse> r = client_->Send("PATCH", pod_path, patch, kMergePatch);
+    StatusOr<ApiResponse> r = client_->Send("PATCH", pod_path, patch, kMergePatch, options_.request_timeout);
     if (!r.ok()) return undo(r.status());
     if (r->status == 404) return undo(NotFoundError(fmt::format("pod {}/{} is gone", pod.namespace_name, pod.name)));
-    if (r->status == 409) return undo(FailedPreconditionError(ApiError("annotating the pod", *r)));
+    if (r->status == 409 || r->status == 422) return undo(FailedPreconditionError(ApiError("annotating the pod", *r)));
     if (r->status != 200) return undo(UnavailableError(ApiError("annotating the pod", *r)));
   }
 
@@ -177,7 +188,7 @@ Status ApiBinder::Bind(const extender::BindTarget& t) {
   binding += R"(},"target":{"apiVersion":"v1","kind":"Node","name":)";
   json::AppendString(&binding, t.node.name);
   binding += "}}";
-  StatusOr<ApiResponse> r = client_->Send("POST", pod_path + "/binding", binding);
+  StatusOr<ApiResponse> r = client_->Send("POST", pod_path + "/binding", binding, "application/json", options_.request_timeout);
   if (!r.ok() || r->status >= 500) {
     // The Binding may have been stored: keep the bookings until the watch shows the pod bound or
     // they expire.

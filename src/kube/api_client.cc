@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -87,6 +89,14 @@ class Conn {
   Status Connect(Clock::time_point deadline) {
     tcp::resolver resolver(ioc_);
     tcp::resolver::results_type endpoints;
+    // The resolver has no deadline of its own: a timer cancels it.
+    net::steady_timer timer(ioc_);
+    bool timer_done = false;
+    timer.expires_at(deadline);
+    timer.async_wait([&](beast::error_code e) {
+      timer_done = true;
+      if (!e) resolver.cancel();
+    });
     beast::error_code ec = Run([&](auto handler) {
       resolver.async_resolve(config_.host, config_.port,
                              [&, handler](beast::error_code e, tcp::resolver::results_type r) mutable {
@@ -94,6 +104,10 @@ class Conn {
                                handler(e);
                              });
     }, nullptr);
+    timer.cancel();
+    while (!timer_done && ioc_.run_one() > 0) {
+    }
+    if (ec == net::error::operation_aborted && Clock::now() >= deadline) ec = beast::error::timeout;
     if (ec) return Fail("resolve", ec);
     if (close_requested_) return CancelledError("stream cancelled");
     if (tls_ctx_ != nullptr) {
@@ -180,6 +194,14 @@ class Conn {
         http::async_read(*plain_, buffer_, p, handler);
       }
     }, nullptr);
+  }
+
+  // Returns false if the server closed this idle connection (or sent something unasked): an
+  // idle HTTP/1.1 connection has nothing to read.
+  bool LooksAlive() {
+    if (!plain_ && !tls_) return false;
+    pollfd p{.fd = lowest().socket().native_handle(), .events = POLLIN, .revents = 0};
+    return ::poll(&p, 1, 0) == 0;
   }
 
   // Reads what has arrived (at least one byte of the message) into the parser.
@@ -286,18 +308,19 @@ class ApiClient::Impl {
   }
 
   StatusOr<ApiResponse> Send(std::string_view method, std::string_view target, std::string_view body,
-                             std::string_view content_type) {
+                             std::string_view content_type, std::chrono::milliseconds timeout) {
     http::verb verb = http::string_to_verb(method);
     if (verb == http::verb::unknown) return InvalidArgumentError(fmt::format("HTTP method \"{}\"", method));
+    // Only a read may be sent twice; a write is retried only if it never left.
+    bool idempotent = verb == http::verb::get || verb == http::verb::head;
     limiter_.Take();
-    Clock::time_point deadline = Clock::now() + options_.request_timeout;
+    Clock::time_point deadline = Clock::now() + (timeout.count() > 0 ? timeout : options_.request_timeout);
     bool retried_auth = false;
     for (int attempt = 0; attempt < 3; ++attempt) {
-      bool reused = false;
       std::unique_ptr<Conn> conn = TakeIdle();
-      if (conn) {
-        reused = true;
-      } else {
+      if (conn && !conn->LooksAlive()) conn.reset();  // closed by the server while idle
+      bool reused = conn != nullptr;
+      if (!conn) {
         conn = std::make_unique<Conn>(config_, tls_ctx_ ? &*tls_ctx_ : nullptr);
         GPUSCHED_RETURN_IF_ERROR(conn->Connect(deadline).WithContext(fmt::format("{} {}", method, target)));
       }
@@ -309,12 +332,16 @@ class ApiClient::Impl {
       }
       req.prepare_payload();
       beast::error_code ec = conn->Write(req, deadline);
+      bool written = !ec;
       http::response_parser<http::string_body> parser;
       parser.body_limit(kMaxResponseBody);
       if (!ec) ec = conn->Read(parser, deadline);
       if (ec) {
-        // A kept-alive connection the server closed: once more on a fresh one.
-        if (reused && ec != beast::error::timeout) continue;
+        if (reused && ec != beast::error::timeout && (!written || idempotent)) {
+          // The kept-alive connection was dead: so are its idle siblings, most likely.
+          DropIdle();
+          continue;
+        }
         return conn->Fail(fmt::format("{} {}", method, target), ec);
       }
       http::response<http::string_body> res = parser.release();
@@ -332,7 +359,8 @@ class ApiClient::Impl {
   }
 
   StatusOr<ApiResponse> Stream(std::string_view target, std::chrono::seconds idle_timeout,
-                               const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel) {
+                               const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel,
+                               const std::function<void(int)>& on_header) {
     auto conn = std::make_unique<Conn>(config_, tls_ctx_ ? &*tls_ctx_ : nullptr);
     if (cancel != nullptr) cancel->SetHook([c = conn.get()] { c->CloseFromAnyThread(); });
     struct Unhook {
@@ -356,6 +384,7 @@ class ApiClient::Impl {
     ApiResponse out{.status = static_cast<int>(parser.get().result_int())};
     out.retry_after = RetryAfter(parser.get()[http::field::retry_after]);
     if (out.status == 401 && tokens_.from_file()) tokens_.Invalidate();
+    if (on_header) on_header(out.status);
 
     std::vector<char> piece(64 * 1024);
     while (!parser.is_done()) {
@@ -405,6 +434,11 @@ class ApiClient::Impl {
     return c;
   }
 
+  void DropIdle() {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    idle_.clear();
+  }
+
   void ReturnIdle(std::unique_ptr<Conn> c) {
     std::lock_guard<std::mutex> lock(pool_mu_);
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(c));
@@ -429,13 +463,14 @@ ApiClient::ApiClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ApiClient::~ApiClient() = default;
 
 StatusOr<ApiResponse> ApiClient::Send(std::string_view method, std::string_view target, std::string_view body,
-                                      std::string_view content_type) {
-  return impl_->Send(method, target, body, content_type);
+                                      std::string_view content_type, std::chrono::milliseconds timeout) {
+  return impl_->Send(method, target, body, content_type, timeout);
 }
 
 StatusOr<ApiResponse> ApiClient::Stream(std::string_view target, std::chrono::seconds idle_timeout,
-                                        const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel) {
-  return impl_->Stream(target, idle_timeout, on_data, cancel);
+                                        const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel,
+                                        const std::function<void(int)>& on_header) {
+  return impl_->Stream(target, idle_timeout, on_data, cancel, on_header);
 }
 
 const ApiConfig& ApiClient::config() const { return impl_->config(); }

@@ -145,7 +145,8 @@ void ClusterSync::Start() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!cv_.wait_for(lock, options_.expire_interval, [this] { return stopping_; })) {
       lock.unlock();
-      size_t released = inventory_->Expire();
+      // A stale view could expire bookings of pods it has not seen bound: wait for health.
+      size_t released = healthy() ? inventory_->Expire() : 0;
       if (released > 0) log::Info("released {} expired booking(s)", released);
       lock.lock();
     }
@@ -165,6 +166,16 @@ void ClusterSync::Stop() {
 bool ClusterSync::synced() const {
   for (const auto& r : reflectors_) {
     if (!r->synced()) return false;
+  }
+  return true;
+}
+
+bool ClusterSync::healthy() const {
+  if (!synced()) return false;
+  auto now = std::chrono::steady_clock::now();
+  for (const auto& r : reflectors_) {
+    ReflectorStats s = r->stats();
+    if (s.failing_since && now - *s.failing_since > options_.unhealthy_after) return false;
   }
   return true;
 }

@@ -81,6 +81,12 @@ void Reflector::Fail(const Status& s) {
   std::lock_guard<std::mutex> lock(stats_mu_);
   ++stats_.errors;
   stats_.last_error = s.message();
+  if (!stats_.failing_since) stats_.failing_since = std::chrono::steady_clock::now();
+}
+
+void Reflector::Succeeded() {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.failing_since.reset();
 }
 
 void Reflector::Run() {
@@ -146,8 +152,19 @@ Status Reflector::List(bool consistent) {
                             {"resourceVersion", consistent || !token.empty() ? "" : "0"},
                             {"continue", token},
                             {"fieldSelector", type_.field_selector}});
-    StatusOr<ApiResponse> r = client_->Send("GET", target);
+    // Streamed, so that a large list (an unpaged one from the watch cache can be 100 MB) is only
+    // given up when it stalls, and Stop() can cancel it.
+    if (stopping_.load()) return CancelledError("stopping");
+    std::string body;
+    cancel_.Reset();
+    StatusOr<ApiResponse> r = client_->Stream(target, options_.list_idle_timeout,
+                                              [&](std::string_view data) {
+                                                body.append(data);
+                                                return true;
+                                              },
+                                              &cancel_);
     if (!r.ok()) return r.status();
+    if (r->status == 200) r->body = std::move(body);
     if (r->status == 410 && !token.empty()) {
       // The continue token expired mid-list: start over, consistently.
       consistent = true;
@@ -187,6 +204,7 @@ Status Reflector::List(bool consistent) {
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.synced = true;
   stats_.served = true;
+  stats_.failing_since.reset();
   ++stats_.lists;
   stats_.resource_version = resource_version_;
   return OkStatus();
@@ -248,8 +266,11 @@ StatusOr<Reflector::Next> Reflector::Watch() {
   };
   cancel_.Reset();
   if (stopping_.load()) return CancelledError("stopping");
-  StatusOr<ApiResponse> r =
-      client_->Stream(target, std::chrono::seconds(timeout) + options_.watch_idle_slack, on_data, &cancel_);
+  // An open watch is a healthy one, even while it has nothing to say.
+  StatusOr<ApiResponse> r = client_->Stream(target, std::chrono::seconds(timeout) + options_.watch_idle_slack, on_data,
+                                            &cancel_, [this](int status) {
+                                              if (status == 200) Succeeded();
+                                            });
   if (!r.ok()) return r.status();
   if (r->status == 410) return Next::kRelist;
   if (r->status != 200) {
@@ -258,6 +279,7 @@ StatusOr<Reflector::Next> Reflector::Watch() {
   }
   if (relist) return Next::kRelist;
   GPUSCHED_RETURN_IF_ERROR(stream_error);
+  Succeeded();  // ended cleanly (its timeout)
   return Next::kWatch;
 }
 

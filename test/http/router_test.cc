@@ -12,7 +12,7 @@ class RouterTest : public ::testing::Test {
  protected:
   inventory::Inventory inventory_;
   extender::Service service_{&inventory_, {}};
-  std::atomic<bool> ready_{false};
+  std::atomic<bool> ready_{true};
   Router router_{&service_, &inventory_, &ready_, "/gpu"};
 };
 
@@ -31,10 +31,21 @@ TEST_F(RouterTest, WrongMethodIs405) {
 }
 
 TEST_F(RouterTest, ReadyzFollowsTheFlag) {
+  ready_ = false;
   EXPECT_EQ(router_.Handle({.method = "GET", .target = "/healthz"}).status, 200);
   EXPECT_EQ(router_.Handle({.method = "GET", .target = "/readyz"}).status, 503);
   ready_ = true;
   EXPECT_EQ(router_.Handle({.method = "GET", .target = "/readyz"}).status, 200);
+}
+
+TEST_F(RouterTest, NoDecisionIsMadeBeforeTheInventoryIsReady) {
+  ready_ = false;
+  Response filter = router_.Handle({.method = "POST", .target = "/gpu/filter", .body = "{}"});
+  EXPECT_EQ(filter.status, 200);
+  EXPECT_THAT(filter.body, HasSubstr("not in sync with the cluster yet"));
+  EXPECT_THAT(router_.Handle({.method = "POST", .target = "/gpu/bind", .body = "{}"}).body, HasSubstr("not in sync"));
+  EXPECT_EQ(router_.Handle({.method = "POST", .target = "/gpu/prioritize", .body = "{}"}).status, 503);
+  EXPECT_EQ(router_.Handle({.method = "GET", .target = "/debug/inventory"}).status, 200);
 }
 
 TEST_F(RouterTest, UnknownPathIs404) {

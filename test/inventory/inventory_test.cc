@@ -372,6 +372,64 @@ TEST(InventoryBookings, CommitChecksAgainstBookingsAndReportsTheNodeItChecked) {
   EXPECT_EQ(inv.AllocationOf("mine")->origin, AllocationOrigin::kCommitted);
 }
 
+TEST(InventoryBookings, APodBookedOnTwoNodesCountsOnBothUntilItIsSeen) {
+  // Two attempts to bind one pod in flight (a replica that lost leadership and the new leader):
+  // either may win, so both nodes keep the GPUs booked.
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WithBookings(WholeNode("a", 2), {Booking("p", 2, clocks.wall_ms, "a")}, "1"),
+                                WithBookings(WholeNode("b", 2), {Booking("p", 2, clocks.wall_ms + 5, "b")}, "1")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("a")->whole_used, 2);
+  EXPECT_EQ(inv.Snapshot()->FindNode("b")->whole_used, 2);
+  EXPECT_EQ(inv.Stats().ledger_size, 1u);
+  // b won.
+  inv.Apply({.upsert_pods = {Bound(WholePod(2), "p", "b")}});
+  EXPECT_EQ(inv.Snapshot()->FindNode("a")->whole_used, 0);
+  EXPECT_EQ(inv.Snapshot()->FindNode("b")->whole_used, 2);
+}
+
+TEST(InventoryBookings, OurOwnCommitElsewhereDoesNotHideAnotherReplicasBooking) {
+  // Another replica booked p on a; we commit p on b and bind. Until the cluster says where p
+  // runs, a keeps p's GPUs: our in-flight bind is not the cluster's word, whatever the node
+  // object does next.
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WithBookings(WholeNode("a", 4), {Booking("p", 2, clocks.wall_ms, "a")}, "1"),
+                                WholeNode("b", 4)}});
+  Pod pod = WholePod(2);
+  pod.uid = "p";
+  pod.namespace_name = "default";
+  ASSERT_TRUE(inv.Commit(pod, "b", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
+  EXPECT_EQ(inv.Snapshot()->FindNode("a")->whole_used, 2);
+  // The node object changes (another booking lands): a is re-read and p still counts there.
+  inv.UpsertNodes({WithBookings(WholeNode("a", 4),
+                                {Booking("p", 2, clocks.wall_ms, "a"), Booking("q", 1, clocks.wall_ms, "a")}, "2")});
+  EXPECT_EQ(inv.Snapshot()->FindNode("a")->whole_used, 3);
+  // Our bind lost: released, p's booking on a is the only one and still counts.
+  inv.Release("p");
+  inv.UpsertNodes({WithBookings(WholeNode("a", 4),
+                                {Booking("p", 2, clocks.wall_ms, "a"), Booking("q", 1, clocks.wall_ms, "a")}, "3")});
+  EXPECT_EQ(inv.Snapshot()->FindNode("a")->whole_used, 3);
+  EXPECT_EQ(inv.Snapshot()->FindNode("b")->whole_used, 0);
+}
+
+TEST(InventoryBookings, CommitReplacesALeftoverBookingOfTheSamePod) {
+  TestClocks clocks;
+  Inventory inv(clocks.Options());
+  inv.ReplaceCluster({.nodes = {WithBookings(WholeNode("w", 2), {Booking("p", 2, clocks.wall_ms)}, "1")}});
+  Pod pod = WholePod(2);
+  pod.uid = "p";
+  ASSERT_TRUE(inv.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+  EXPECT_EQ(inv.AllocationOf("p")->origin, AllocationOrigin::kCommitted);
+  // A commit that does not fit puts the leftover back.
+  Inventory other(clocks.Options());
+  other.ReplaceCluster({.nodes = {WithBookings(WholeNode("w", 2), {Booking("p", 1, clocks.wall_ms)}, "1")}});
+  EXPECT_FALSE(other.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 3}).ok());
+  EXPECT_EQ(other.AllocationOf("p")->origin, AllocationOrigin::kBooked);
+  EXPECT_EQ(other.Snapshot()->FindNode("w")->whole_used, 1);
+}
+
 TEST(InventoryApply, ARelistDeletesWhatItNoLongerHoldsAndKeepsOurBindsInFlight) {
   TestClocks clocks;
   Inventory inv(clocks.Options());

@@ -94,6 +94,48 @@ TEST(ApiClient, ReusesConnectionsAndRetriesOneTheServerClosed) {
   EXPECT_THAT(missing->body, HasSubstr(R"("reason":"NotFound")"));
 }
 
+TEST(ApiClient, APatchThatMayHaveArrivedIsNeverSentTwice) {
+  FakeApiServer server;
+  server.Put("nodes", R"({"metadata":{"name":"n1"}})");
+  auto client = ApiClient::Create(PlainConfig(server));
+  ASSERT_TRUE(client.ok());
+  ASSERT_EQ((*client)->Send("GET", "/api/v1/nodes")->status, 200);  // a kept-alive connection
+  server.Inject({.method = "PATCH", .path_prefix = "/api/v1/nodes/n1", .status = 0, .apply_first = true});
+  StatusOr<ApiResponse> r =
+      (*client)->Send("PATCH", "/api/v1/nodes/n1", R"({"metadata":{"labels":{"x":"1"}}})", "application/merge-patch+json");
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  int patches = 0;
+  for (const auto& req : server.Requests()) patches += req.method == "PATCH";
+  EXPECT_EQ(patches, 1);
+  EXPECT_THAT(*server.Get("nodes", "", "n1"), HasSubstr(R"("x":"1")"));  // it did arrive
+}
+
+TEST(ApiClient, AGetOnADeadConnectionIsSentAgainOnAFreshOne) {
+  FakeApiServer server;
+  auto client = ApiClient::Create(PlainConfig(server));
+  ASSERT_TRUE(client.ok());
+  ASSERT_EQ((*client)->Send("GET", "/api/v1/nodes")->status, 200);
+  server.Inject({.method = "GET", .path_prefix = "/api/v1/nodes", .status = 0});
+  StatusOr<ApiResponse> r = (*client)->Send("GET", "/api/v1/nodes");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(server.Requests().size(), 3u);
+}
+
+TEST(ApiClient, IdleConnectionsTheServerClosedAreNotReused) {
+  FakeApiServer server;
+  server.Put("nodes", R"({"metadata":{"name":"n1"}})");
+  auto client = ApiClient::Create(PlainConfig(server));
+  ASSERT_TRUE(client.ok());
+  ASSERT_EQ((*client)->Send("GET", "/api/v1/nodes")->status, 200);
+  server.CloseIdleConnections();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the FIN arrive
+  StatusOr<ApiResponse> r =
+      (*client)->Send("PATCH", "/api/v1/nodes/n1", R"({"metadata":{"labels":{"x":"2"}}})", "application/merge-patch+json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+}
+
 TEST(ApiClient, AnUnreachableServerIsUnavailable) {
   ApiConfig c;
   ASSERT_TRUE(ParseServerUrl("http://127.0.0.1:1", &c).ok());

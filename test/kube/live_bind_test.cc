@@ -9,6 +9,7 @@
 #include "cluster_json.h"
 #include "fake_apiserver.h"
 #include "gpusched/json/json.h"
+#include "gpusched/k8s/node_bookings.h"
 #include "live_replica.h"
 
 namespace gpusched {
@@ -34,10 +35,22 @@ struct Fixture {
                                             kube::ApiBinderOptions{.wall_clock_ms = [] { return kNow; }});
     ASSERT_TRUE(replica->sync->WaitSynced(std::chrono::seconds(10)));
   }
+
+  // Node w1 with `node_gpus` whole GPUs, pod ml/p (uid u-p) asking for `pod_gpus` (stored in the
+  // API server unless `stored` is false), synced and filtered: ready for bind.
+  void StartWithPodP(int node_gpus, int pod_gpus, bool stored = true);
 };
 
 std::string PendingPod(const std::string& name, const std::string& uid, testing::ContainerJson c) {
   return PodJson{.name = name, .namespace_name = "ml", .uid = uid, .resource_version = "5", .containers = {std::move(c)}}.ToJson();
+}
+
+void Fixture::StartWithPodP(int node_gpus, int pod_gpus, bool stored) {
+  api.Put("nodes", testing::NvidiaNode("w1", node_gpus).ToJson());
+  std::string pod = PendingPod("p", "u-p", testing::WholeGpus("c", pod_gpus));
+  if (stored) api.Put("pods", pod);
+  Start();
+  replica->service->Filter(testing::ArgsWithNames(pod, {"w1"}));
 }
 
 std::string BindError(const std::string& reply) {
@@ -114,11 +127,7 @@ TEST(LiveBind, AWholeGpuPodIsBookedAndBoundWithoutAnAnnotationPatch) {
 
 TEST(LiveBind, ANodeThatChangedIsReadAgainAndTheBindPlannedAgain) {
   Fixture f;
-  f.api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
-  std::string pod = PendingPod("p", "u-p", testing::WholeGpus("c", 1));
-  f.api.Put("pods", pod);
-  f.Start();
-  f.replica->service->Filter(testing::ArgsWithNames(pod, {"w1"}));
+  f.StartWithPodP(8, 1);
   f.api.FailNext("PATCH", "/api/v1/nodes/w1", 409);
   f.api.ClearRequests();
   EXPECT_EQ(BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1"))), "");
@@ -132,11 +141,7 @@ TEST(LiveBind, ANodeThatChangedIsReadAgainAndTheBindPlannedAgain) {
 
 TEST(LiveBind, ARefusedBindingReleasesTheLedgerAndTheNodesBooking) {
   Fixture f;
-  f.api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
-  std::string pod = PendingPod("p", "u-p", testing::WholeGpus("c", 4));
-  f.api.Put("pods", pod);
-  f.Start();
-  f.replica->service->Filter(testing::ArgsWithNames(pod, {"w1"}));
+  f.StartWithPodP(8, 4);
   f.api.FailNext("POST", "/api/v1/namespaces/ml/pods/p/binding", 409);
   std::string error = BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1")));
   EXPECT_THAT(error, HasSubstr("bind ml/p to w1 failed: binding: 409 injected fault"));
@@ -191,11 +196,7 @@ TEST(LiveBind, APodAnotherReplicaBoundMeanwhileKeepsItsAnnotations) {
 
 TEST(LiveBind, AnUnknownOutcomeKeepsTheBookingAndTheRetryFinishesTheBind) {
   Fixture f;
-  f.api.Put("nodes", testing::NvidiaNode("w1", 2).ToJson());
-  std::string pod = PendingPod("p", "u-p", testing::WholeGpus("c", 2));
-  f.api.Put("pods", pod);
-  f.Start();
-  f.replica->service->Filter(testing::ArgsWithNames(pod, {"w1"}));
+  f.StartWithPodP(2, 2);
   f.api.FailNext("POST", "/api/v1/namespaces/ml/pods/p/binding", 503);
   EXPECT_THAT(BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1"))), HasSubstr("outcome unknown"));
   // Still booked: another pod cannot take the GPUs meanwhile.
@@ -204,6 +205,53 @@ TEST(LiveBind, AnUnknownOutcomeKeepsTheBookingAndTheRetryFinishesTheBind) {
   // kube-scheduler retries the bind: it goes through.
   EXPECT_EQ(BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1"))), "");
   EXPECT_THAT(*f.api.Get("pods", "ml", "p"), HasSubstr(R"("nodeName":"w1")"));
+}
+
+TEST(LiveBind, ABookingWhoseAnswerWasLostIsTakenBackAndTheBindFails) {
+  Fixture f;
+  f.StartWithPodP(8, 2, /*stored=*/false);
+  f.api.Inject({.method = "PATCH", .path_prefix = "/api/v1/nodes/w1", .status = 0, .apply_first = true});
+  EXPECT_THAT(BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1"))), HasSubstr("bind ml/p to w1 failed"));
+  EXPECT_THAT(*f.api.Get("nodes", "", "w1"), HasSubstr(R"("gpusched.io/bookings":"{}")"));
+  EXPECT_FALSE(f.replica->inventory->AllocationOf("u-p"));
+  ASSERT_TRUE(Eventually([&] { return f.replica->inventory->Snapshot()->FindNode("w1")->node.bookings.empty(); }));
+  EXPECT_EQ(f.replica->inventory->Snapshot()->FindNode("w1")->whole_used, 0);
+}
+
+TEST(LiveBind, ABindingStoredButAnswered503IsSeenBoundAndNotDoubleCounted) {
+  Fixture f;
+  f.StartWithPodP(2, 2);
+  f.api.Inject({.method = "POST", .path_prefix = "/api/v1/namespaces/ml/pods/p/binding", .status = 503, .apply_first = true});
+  EXPECT_THAT(BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1"))), HasSubstr("outcome unknown"));
+  ASSERT_TRUE(Eventually([&] {
+    auto a = f.replica->inventory->AllocationOf("u-p");
+    return a && a->origin == AllocationOrigin::kObserved;
+  }));
+  EXPECT_EQ(f.replica->inventory->Snapshot()->FindNode("w1")->whole_used, 2);
+  // kube-scheduler's retry: the pod is bound there.
+  EXPECT_EQ(BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1"))), "");
+}
+
+TEST(LiveBind, ALeftoverBookingOfThePodDoesNotPassForABind) {
+  // A booking of this very pod, left by an attempt that died (another replica, or ours before a
+  // restart), must not make bind answer success without a Binding.
+  Fixture f;
+  NodeBooking left{.allocation = {.pod_uid = "u-p", .pod_namespace = "ml", .pod_name = "p", .node_name = "w1",
+                                  .mode = NodeMode::kNvidia, .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = 1},
+                                  .origin = AllocationOrigin::kBooked},
+                   .booked_at_ms = kNow - 1000};
+  testing::NodeJson w1 = testing::NvidiaNode("w1", 8);
+  w1.extra_annotations["gpusched.io/bookings"] = k8s::EncodeNodeBookings({left});
+  f.api.Put("nodes", w1.ToJson());
+  std::string pod = PendingPod("p", "u-p", testing::WholeGpus("c", 1));
+  f.api.Put("pods", pod);
+  f.Start();
+  ASSERT_EQ(f.replica->inventory->AllocationOf("u-p")->origin, AllocationOrigin::kBooked);
+  f.replica->service->Filter(testing::ArgsWithNames(pod, {"w1"}));
+  EXPECT_EQ(BindError(f.replica->service->Bind(BindJson("p", "ml", "u-p", "w1"))), "");
+  EXPECT_THAT(*f.api.Get("pods", "ml", "p"), HasSubstr(R"("nodeName":"w1")"));
+  ASSERT_TRUE(Eventually([&] { return f.replica->inventory->AllocationOf("u-p")->origin == AllocationOrigin::kObserved; }));
+  EXPECT_EQ(f.replica->inventory->Snapshot()->FindNode("w1")->whole_used, 1);
 }
 
 TEST(LiveBind, TwoReplicasRacingForTheLastGpuBindOnlyOnePod) {

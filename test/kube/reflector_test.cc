@@ -117,6 +117,18 @@ TEST(Reflector, ListsEveryPageThenWatchesFromTheListsResourceVersion) {
   EXPECT_EQ(r.stats().lists, 1u);
 }
 
+TEST(Reflector, AnUnpagedListFromTheWatchCacheIsTakenWhole) {
+  FakeApiServer server(FakeApiServerOptions{.unpaged_rv0 = true});
+  for (int i = 0; i < 7; ++i) server.Put("nodes", NodeJson("n" + std::to_string(i)));
+  auto client = Client(server);
+  Mirror mirror;
+  Reflector r(client.get(), {"nodes", "/api/v1/nodes", ""}, &mirror, Fast());
+  r.Start();
+  ASSERT_TRUE(Eventually([&] { return server.open_watches() == 1; }));
+  EXPECT_EQ(mirror.objects().size(), 7u);
+  EXPECT_EQ(Targets(server).size(), 2u);  // one LIST (limit ignored), one WATCH
+}
+
 TEST(Reflector, EventsCutAtArbitraryByteBoundariesArriveWhole) {
   FakeApiServer server(FakeApiServerOptions{.watch_piece_max = 3, .seed = 11});
   auto client = Client(server);

@@ -246,14 +246,6 @@ struct HistoryEvent {
   std::string old_object;  // MODIFIED: the state before
 };
 
-struct Fault {
-  std::string method;
-  std::string prefix;
-  int status;
-  int count;
-  std::chrono::milliseconds delay;
-};
-
 struct ContinueState {
   std::string resource_version;
   std::vector<std::string> rest;  // items not yet served
@@ -347,9 +339,17 @@ class FakeApiServer::Impl {
     return std::to_string(rv_);
   }
 
-  void FailNext(std::string method, std::string prefix, int status, int count, std::chrono::milliseconds delay) {
+  void Inject(Fault fault) {
     std::lock_guard<std::mutex> lock(mu_);
-    faults_.push_back({std::move(method), std::move(prefix), status, count, delay});
+    faults_.push_back(std::move(fault));
+  }
+  void ClearFaults() {
+    std::lock_guard<std::mutex> lock(mu_);
+    faults_.clear();
+  }
+  void CloseIdleConnections() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : idle_fds_) ::shutdown(fd, SHUT_RDWR);
   }
   void SetDelay(std::string prefix, std::chrono::milliseconds delay) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -458,7 +458,15 @@ class FakeApiServer::Impl {
       http::request_parser<http::string_body> parser;
       parser.body_limit(64u << 20);
       beast::error_code ec;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        idle_fds_.insert(fd);
+      }
       http::read(stream, buffer, parser, ec);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        idle_fds_.erase(fd);
+      }
       if (ec) return;
       http::request<http::string_body> req = parser.release();
       std::string method(req.method_string());
@@ -471,7 +479,7 @@ class FakeApiServer::Impl {
                              std::string(req[http::field::authorization]), req.body()});
         std::string path = target.substr(0, target.find('?'));
         for (Fault& f : faults_) {
-          if (f.count > 0 && f.method == method && path.starts_with(f.prefix)) {
+          if (f.count > 0 && f.method == method && path.starts_with(f.path_prefix)) {
             --f.count;
             fault = f;
             break;
@@ -486,6 +494,11 @@ class FakeApiServer::Impl {
       Reply reply;
       Target t = ParseTarget(target);
       bool watch = t.query.contains("watch") && (t.query["watch"] == "1" || t.query["watch"] == "true");
+      if (fault && fault->apply_first) (void)Handle(method, t, req.body());
+      if (fault && fault->status == 0) {
+        ::shutdown(fd, SHUT_RDWR);
+        return;
+      }
       if (fault) {
         reply = {fault->status, StatusJson(fault->status, ReasonOf(fault->status), "injected fault")};
       } else if (!options_.token.empty() && req[http::field::authorization] != "Bearer " + options_.token) {
@@ -594,6 +607,7 @@ class FakeApiServer::Impl {
       list_rv = std::to_string(rv_);
     }
     size_t limit = t.query["limit"].empty() ? 0 : std::stoul(t.query["limit"]);
+    if (options_.unpaged_rv0 && t.query["resourceVersion"] == "0") limit = 0;
     std::string token;
     if (limit > 0 && items.size() > limit) {
       token = fmt::format("c{}", ++uids_);
@@ -825,6 +839,7 @@ class FakeApiServer::Impl {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::set<int> open_fds_;
+  std::set<int> idle_fds_;  // connections waiting for their next request
   std::vector<std::thread> threads_;
   uint64_t rv_ = 100;
   uint64_t compacted_ = 0;
@@ -856,8 +871,12 @@ std::vector<std::string> FakeApiServer::Objects(std::string_view resource) const
 std::string FakeApiServer::resource_version() const { return impl_->resource_version(); }
 void FakeApiServer::FailNext(std::string method, std::string path_prefix, int status, int count,
                              std::chrono::milliseconds delay) {
-  impl_->FailNext(std::move(method), std::move(path_prefix), status, count, delay);
+  impl_->Inject(Fault{.method = std::move(method), .path_prefix = std::move(path_prefix), .status = status, .count = count,
+                      .delay = delay});
 }
+void FakeApiServer::Inject(Fault fault) { impl_->Inject(std::move(fault)); }
+void FakeApiServer::ClearFaults() { impl_->ClearFaults(); }
+void FakeApiServer::CloseIdleConnections() { impl_->CloseIdleConnections(); }
 void FakeApiServer::SetDelay(std::string path_prefix, std::chrono::milliseconds delay) {
   impl_->SetDelay(std::move(path_prefix), delay);
 }

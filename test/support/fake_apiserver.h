@@ -40,6 +40,17 @@ struct FakeApiServerOptions {
   // > 0: watch output is written in chunks of 1..watch_piece_max bytes, cut anywhere (seeded).
   size_t watch_piece_max = 0;
   uint32_t seed = 1;
+  // As the real watch cache: a LIST with resourceVersion=0 ignores limit and answers everything.
+  bool unpaged_rv0 = false;
+};
+
+struct Fault {
+  std::string method;
+  std::string path_prefix;
+  int status = 500;  // 0: close the connection without an answer
+  int count = 1;
+  std::chrono::milliseconds delay{0};
+  bool apply_first = false;  // carry the request out, then fail (the outcome is lost)
 };
 
 class FakeApiServer {
@@ -65,6 +76,10 @@ class FakeApiServer {
   // are answered with `status` and a Status body (after `delay`, if any).
   void FailNext(std::string method, std::string path_prefix, int status, int count = 1,
                 std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  void Inject(Fault fault);
+  void ClearFaults();
+  // Closes every kept-alive connection that waits for its next request (watches stay).
+  void CloseIdleConnections();
   // Requests whose path starts with `path_prefix` are answered `delay` late.
   void SetDelay(std::string path_prefix, std::chrono::milliseconds delay);
   // Forgets the watch history: a watch from an older resourceVersion gets 410 Gone.

@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "gpusched/common/mutex.h"
@@ -53,6 +54,9 @@ struct ServiceOptions {
   size_t filter_top_k = 0;
   // Commit attempts for one bind when concurrent binds keep changing the node. Default: 16.
   int bind_attempts = 16;
+  // No new attempt starts after this long (keep it below kube-scheduler's httpTimeout, 10 s in
+  // scheduler-config/). Default: 6 s.
+  std::chrono::seconds bind_deadline{6};
   // Makes a booked bind real in the cluster; null: bind books in memory only (snapshot mode).
   // Not owned; must outlive the service.
   PodBinder* binder = nullptr;
@@ -117,6 +121,10 @@ class Service {
   mutable std::shared_ptr<const FilterMemo> memo_ GPUSCHED_GUARDED_BY(memo_mu_);
   // The workload mix fgd and the soft policies plan for: what is booked now. It changes slowly;
   // it is rebuilt from a newer snapshot at most every 30 s.
+  // UIDs of pods whose bind is running (one at a time per pod).
+  mutable Mutex binding_mu_;
+  mutable std::unordered_set<std::string> binding_ GPUSCHED_GUARDED_BY(binding_mu_);
+
   mutable Mutex workload_mu_;
   mutable std::shared_ptr<const scoring::TargetWorkload> workload_ GPUSCHED_GUARDED_BY(workload_mu_);
   mutable uint64_t workload_version_ GPUSCHED_GUARDED_BY(workload_mu_) = 0;

@@ -58,6 +58,7 @@ class Router {
         scope_(scope) {}
 
   // Returns the response to `request`. Takes the body by value: filter parses it in place.
+  // While *ready is false, filter and bind answer Error, prioritize and validate_node 503.
   Response Handle(Request request) const;
 
   extender::Telemetry* telemetry() const { return telemetry_; }

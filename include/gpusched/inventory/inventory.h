@@ -133,6 +133,9 @@ class Inventory {
   void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
   void ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Drops the allocation of `uid` with its timestamps; if it was our own booking (kCommitted), the
+  // pod record loses the node and result annotations Commit gave it. Returns the node.
+  std::string UnbookLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
   // Makes the kBooked allocations on `node` match its bookings annotation.
   void SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   bool BookingFreshLocked(int64_t booked_at_ms) const;
@@ -156,6 +159,9 @@ class Inventory {
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_ GPUSCHED_GUARDED_BY(mu_);
   // When each kBooked booking was made (the writer's wall clock, Unix ms), for booking_ttl.
   std::unordered_map<std::string, int64_t> booked_at_ms_ GPUSCHED_GUARDED_BY(mu_);
+  // Bookings of pods whose ledger entry is a booking on another node (two bind attempts in
+  // flight): counted on their node too, outside the ledger. By node.
+  std::map<std::string, std::vector<Allocation>, std::less<>> extra_bookings_ GPUSCHED_GUARDED_BY(mu_);
   // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
   ClusterObjects dra_ GPUSCHED_GUARDED_BY(mu_);  // DRA objects only; nodes and pods stay empty

@@ -13,8 +13,8 @@
 //   3. bind: POST pods/binding with the UID precondition, the same annotations and the node. A
 //      409 "already assigned" to this very node is success (a retried bind).
 //
-// If 2 or 3 fail, the booking is taken out of the node's annotation again (best effort; if that
-// fails too, it expires after the booking TTL). When the Binding's outcome is unknown (transport
+// If 1's outcome is unknown, or 2 or 3 fail, the booking is taken out of the node's annotation
+// again (best effort; if that fails too, it expires after the booking TTL). When the Binding's outcome is unknown (transport
 // error, 5xx), both bookings stay until the watch shows the pod bound or they expire. Expired
 // bookings are pruned at every booking.
 //
@@ -35,6 +35,8 @@ struct ApiBinderOptions {
   std::chrono::seconds booking_ttl{300};
   // Unix milliseconds; default: the system clock.
   std::function<int64_t()> wall_clock_ms;
+  // Each write's time limit; the whole bind stays within the service's bind_deadline plus one.
+  std::chrono::milliseconds request_timeout{3000};
 };
 
 class ApiBinder : public extender::PodBinder {
@@ -47,6 +49,8 @@ class ApiBinder : public extender::PodBinder {
  private:
   Status Book(const extender::BindTarget& target);
   Status Unbook(const std::string& node, const std::string& pod_uid);
+  // Puts the node in `body` (a Node object) into the inventory; returns its resourceVersion.
+  std::string StoreNode(const std::string& body);
   int64_t NowMs() const;
 
   ApiClient* const client_;

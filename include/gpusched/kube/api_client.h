@@ -65,18 +65,23 @@ class ApiClient {
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
 
-  // Sends one request and returns the response, whatever its HTTP status. A kept-alive connection
-  // the server closed meanwhile is retried once on a fresh one.
+  // Sends one request and returns the response, whatever its HTTP status, within `timeout`
+  // (0: options.request_timeout). Idle connections the server closed are not reused; a request
+  // that fails on a kept-alive connection is sent again on a fresh one if it is a GET, or if it
+  // could not be written at all (a PATCH or POST that may have arrived is never repeated).
   // Errors: Unavailable (connect, TLS, transport or timeout), naming the target.
   StatusOr<ApiResponse> Send(std::string_view method, std::string_view target, std::string_view body = {},
-                             std::string_view content_type = "application/json");
+                             std::string_view content_type = "application/json",
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // GETs `target` and, on 200, hands every piece of the body to on_data as it arrives, until the
   // server ends the body (OK), on_data returns false (OK), `cancel` fires (Cancelled), or no
   // byte arrives for idle_timeout (DeadlineExceeded). On another status, returns that response
   // with its body and does not call on_data. Pieces do not follow any framing of the content.
+  // on_header, if set, hears the status as soon as the response header arrived.
   StatusOr<ApiResponse> Stream(std::string_view target, std::chrono::seconds idle_timeout,
-                               const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel);
+                               const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel,
+                               const std::function<void(int)>& on_header = nullptr);
 
   const ApiConfig& config() const;
 

@@ -30,6 +30,9 @@ struct ClusterSyncOptions {
   ReflectorOptions reflector;
   bool watch_dra = true;  // also watch resource.k8s.io/v1 objects
   std::chrono::milliseconds expire_interval{5000};
+  // A reflector failing this long (LIST or WATCH refused, timing out, ...) makes the sync
+  // unhealthy. Default: 60 s.
+  std::chrono::seconds unhealthy_after{60};
 };
 
 class ClusterSync {
@@ -45,6 +48,9 @@ class ClusterSync {
 
   // True once every reflector has listed once.
   bool synced() const;
+  // True when synced() and no reflector has been failing for longer than unhealthy_after: the
+  // inventory can be trusted for decisions. While false, bookings are not expired either.
+  bool healthy() const;
   // Waits until synced() or `timeout`; returns synced().
   bool WaitSynced(std::chrono::milliseconds timeout) const;
   std::vector<std::pair<std::string, ReflectorStats>> stats() const;

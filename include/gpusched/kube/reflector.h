@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +49,9 @@ class ReflectorHandler {
 
 struct ReflectorOptions {
   int64_t page_size = 500;
+  // A LIST page that sends nothing for this long is given up (there is no limit on its total
+  // time: a big unpaged list may take long). Default: 60 s.
+  std::chrono::seconds list_idle_timeout{60};
   // Watches ask for timeoutSeconds drawn from [min_watch_timeout, 2 * min_watch_timeout), so that
   // reconnects spread out (client-go: 5 min).
   std::chrono::seconds min_watch_timeout{300};
@@ -67,6 +71,9 @@ struct ReflectorStats {
   uint64_t watches = 0;  // watch requests made
   uint64_t events = 0;   // ADDED/MODIFIED/DELETED applied
   uint64_t errors = 0;   // failures that led to a backoff
+  // Since when every attempt has failed (no list completed, no watch opened); nullopt while the
+  // last attempt succeeded or its watch is open.
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
   std::string resource_version;  // where the next watch starts
   std::string last_error;
 };
@@ -97,6 +104,7 @@ class Reflector {
   // Sleeps `d` unless Stop() comes first; returns false if stopping.
   bool Sleep(std::chrono::milliseconds d);
   void Fail(const Status& s);
+  void Succeeded();
 
   ApiClient* const client_;
   const ResourceType type_;
