@@ -19,6 +19,7 @@
 #include "gpusched/http/router.h"
 #include "gpusched/http/server.h"
 #include "gpusched/inventory/inventory.h"
+#include "gpusched/k8s/dra_objects.h"
 #include "gpusched/k8s/objects.h"
 #include "gpusched/k8s/snapshot_source.h"
 #include "gpusched/kube/api_binder.h"
@@ -264,7 +265,9 @@ int RunServe(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  inventory::Inventory inventory(c.inventory);
+  inventory::InventoryOptions inventory_options = c.inventory;
+  inventory_options.dra_decoder = k8s::DecodeDraObjects;
+  inventory::Inventory inventory(inventory_options);
   std::atomic<bool> ready{true};
   std::unique_ptr<LiveCluster> live;
   if (c.cluster.live()) {

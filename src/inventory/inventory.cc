@@ -12,6 +12,8 @@ namespace gpusched::inventory {
 
 Inventory::Inventory(InventoryOptions options) : options_(options) {
   MutexLock lock(&mu_);
+  dra_state_ = std::make_shared<const dra::ClusterState>(std::vector<dra::ResourceSlice>{}, std::vector<dra::DeviceClass>{},
+                                                         std::vector<dra::ResourceClaim>{}, std::vector<std::string>{});
   PublishLocked(true);
 }
 
@@ -57,8 +59,24 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   placement::PodRequest request = placement::AnalyzePod(pod);
   if (pod.terminal()) gone_[pod.uid] = Now();
   bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone;
+  std::vector<std::string> dra_devices;
+  if (!holds && pod.bound() && !pod.terminal() && !pod.resource_claims.empty()) {
+    // A pod holding GPUs through its claims: a GPU pod of the nvidia-dra mode.
+    for (std::string& d : dra_state_->DevicesOf(pod)) {
+      std::string_view driver = std::string_view(d).substr(0, d.find('/'));
+      if (std::find(options_.dra_gpu_drivers.begin(), options_.dra_gpu_drivers.end(), driver) != options_.dra_gpu_drivers.end()) {
+        dra_devices.push_back(std::move(d));
+      }
+    }
+    holds = !dra_devices.empty();
+  }
   if (holds) {
     Allocation observed = placement::RecordedAllocation(pod, request);
+    if (!dra_devices.empty()) {
+      observed.mode = NodeMode::kNvidiaDra;
+      observed.placement.kind = RequestKind::kDra;
+      observed.placement.devices = std::move(dra_devices);
+    }
     if (existing != nullptr && existing->node_name == observed.node_name) {
       // The cluster caught up with a bind of ours. If its copy of the pod lacks the result
       // annotations (a snapshot taken before the bind), our booking knows the GPUs.
@@ -195,7 +213,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
     for (const auto& [name, entry] : nodes_) index->emplace(name, i++);
     index_ = std::move(index);
   }
-  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, std::move(nodes), index_));
+  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, std::move(nodes), index_, dra_state_));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
@@ -286,9 +304,26 @@ void Inventory::Apply(ClusterDelta&& delta) {
     to = std::move(*from);
     changed = true;
   };
-  replace(delta.resource_slices, dra_.resource_slices);
-  replace(delta.resource_claims, dra_.resource_claims);
-  replace(delta.device_classes, dra_.device_classes);
+  bool dra_changed = false;
+  auto replace_dra = [&](std::optional<std::vector<std::string>>& from, std::vector<std::string>& to) {
+    bool was = changed;
+    changed = false;
+    replace(from, to);
+    dra_changed = dra_changed || changed;
+    changed = changed || was;
+  };
+  replace_dra(delta.resource_slices, dra_.resource_slices);
+  replace_dra(delta.resource_claims, dra_.resource_claims);
+  replace_dra(delta.device_classes, dra_.device_classes);
+  if (dra_changed && options_.dra_decoder) {
+    dra_state_ = options_.dra_decoder(dra_);
+    // Claims decide what pods with claims hold: observe them again.
+    std::vector<Pod> with_claims;
+    for (const auto& [uid, pod] : pods_) {
+      if (!pod.resource_claims.empty() && pod.bound()) with_claims.push_back(pod);
+    }
+    for (Pod& p : with_claims) ObservePodLocked(std::move(p), &touched);
+  }
 
   if (touched.empty() && !node_set_changed && !changed) return;
   RebuildLocked(touched);

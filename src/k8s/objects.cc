@@ -168,9 +168,16 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
         const Value& c = (*claims)[i];
         std::string cpath = fmt::format("{}.resourceClaims[{}]", spath, i);
         if (!c.IsObject()) return json::WrongType(cpath, "object", c);
-        std::string name;
-        GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &name));
-        pod.resource_claims.push_back(std::move(name));
+        dra::PodClaimRef ref;
+        GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &ref.name));
+        GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &ref.claim_name));
+        GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimTemplateName", cpath, &ref.template_name));
+        if (ref.name.empty()) return InvalidArgumentError(cpath + ".name: missing");
+        if (ref.claim_name.empty() == ref.template_name.empty()) {
+          return InvalidArgumentError(
+              fmt::format("{}: exactly one of resourceClaimName and resourceClaimTemplateName must be set", cpath));
+        }
+        pod.resource_claims.push_back(std::move(ref));
       }
     }
   }
@@ -180,6 +187,19 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     std::string phase;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*status, "phase", fmt::format("{}.status", path), &phase));
     pod.phase = ParsePhase(phase);
+    const Value* claim_statuses = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*status, "resourceClaimStatuses", fmt::format("{}.status", path), &claim_statuses));
+    for (rapidjson::SizeType i = 0; claim_statuses != nullptr && i < claim_statuses->Size(); ++i) {
+      const Value& c = (*claim_statuses)[i];
+      std::string cpath = fmt::format("{}.status.resourceClaimStatuses[{}]", path, i);
+      if (!c.IsObject()) return json::WrongType(cpath, "object", c);
+      std::string name, generated;
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &name));
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &generated));
+      for (dra::PodClaimRef& ref : pod.resource_claims) {
+        if (ref.name == name) ref.generated = generated;
+      }
+    }
   }
   return pod;
 }

@@ -45,7 +45,8 @@ TEST(K8sObjects, DecodesAPod) {
   EXPECT_EQ(pod->containers[1].requests.mgpu_memory_mib, 4096);
   EXPECT_EQ(pod->init_containers[0].limits.nvidia_gpus, 1);
   EXPECT_EQ(pod->annotations.size(), 1u);  // only tracked annotations are kept
-  EXPECT_EQ(pod->resource_claims, std::vector<std::string>{"gpu-claim"});
+  ASSERT_EQ(pod->resource_claims.size(), 1u);
+  EXPECT_EQ(pod->resource_claims[0], (dra::PodClaimRef{.name = "gpu-claim", .claim_name = "gpu-claim"}));
 }
 
 TEST(K8sObjects, PodQuantityErrorsNameFieldAndValue) {

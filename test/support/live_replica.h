@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "gpusched/k8s/dra_objects.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kube/api_binder.h"
@@ -24,6 +25,7 @@ struct LiveReplica {
     kube::ApiConfig config;
     if (!kube::ParseServerUrl(url, &config).ok()) std::abort();
     client = std::move(kube::ApiClient::Create(config)).value();
+    inventory_options.dra_decoder = k8s::DecodeDraObjects;
     inventory = std::make_unique<inventory::Inventory>(inventory_options);
     sync = std::make_unique<kube::ClusterSync>(
         client.get(), inventory.get(),

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "gpusched/k8s/dra_objects.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/http/router.h"
 #include "gpusched/http/server.h"
@@ -30,7 +31,7 @@ class TestServer {
   void Reload(const std::string& list_json);
 
  private:
-  inventory::Inventory inventory_;
+  inventory::Inventory inventory_{inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects}};
   extender::Telemetry telemetry_{&inventory_};
   std::atomic<bool> ready_{true};
   std::unique_ptr<extender::Service> service_;

@@ -66,6 +66,13 @@ struct InventoryOptions {
   // Wall clock in Unix milliseconds, for booking_ttl (bookings carry the writer's wall time).
   // Default: std::chrono::system_clock.
   std::function<int64_t()> wall_clock_ms;
+  // Decodes the DRA objects (ResourceSlices, DeviceClasses, ResourceClaims as JSON) into the
+  // state the allocator reads. The core does not parse JSON: the k8s layer supplies
+  // k8s::DecodeDraObjects. Default: none; DRA objects are then held but not used.
+  std::function<dra::ClusterStatePtr(const ClusterObjects&)> dra_decoder;
+  // DRA drivers whose devices are GPUs: a bound pod holding such devices through its claims is
+  // a GPU pod of the nvidia-dra mode (in the ledger, and blocking a mode switch of its node).
+  std::vector<std::string> dra_gpu_drivers = {"gpu.nvidia.com"};
 };
 
 class Inventory {
@@ -165,6 +172,7 @@ class Inventory {
   // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
   ClusterObjects dra_ GPUSCHED_GUARDED_BY(mu_);  // DRA objects only; nodes and pods stay empty
+  dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // decoded dra_
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);
 

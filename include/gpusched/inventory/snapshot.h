@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpusched/dra/cluster_state.h"
 #include "gpusched/placement/node_state.h"
 
 namespace gpusched::inventory {
@@ -29,8 +30,9 @@ using NodeStatePtr = std::shared_ptr<const placement::NodeState>;
 class InventorySnapshot {
  public:
   // REQUIRES: `nodes` sorted by name; `index` maps each node name to its position in `nodes`.
-  InventorySnapshot(uint64_t version, std::vector<NodeStatePtr> nodes, std::shared_ptr<const NameIndex> index)
-      : version_(version), nodes_(std::move(nodes)), index_(std::move(index)) {}
+  InventorySnapshot(uint64_t version, std::vector<NodeStatePtr> nodes, std::shared_ptr<const NameIndex> index,
+                    dra::ClusterStatePtr dra)
+      : version_(version), nodes_(std::move(nodes)), index_(std::move(index)), dra_(std::move(dra)) {}
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
@@ -48,11 +50,15 @@ class InventorySnapshot {
   }
   // Returns every node, sorted by name.
   const std::vector<NodeStatePtr>& nodes() const { return nodes_; }
+  // Returns the cluster's DRA objects as of this snapshot. Never null.
+  const dra::ClusterState& dra() const { return *dra_; }
+  const dra::ClusterStatePtr& dra_ptr() const { return dra_; }
 
  private:
   const uint64_t version_;
   const std::vector<NodeStatePtr> nodes_;
   const std::shared_ptr<const NameIndex> index_;
+  const dra::ClusterStatePtr dra_;
 };
 
 }  // namespace gpusched::inventory

@@ -29,6 +29,7 @@ struct Placement {
   RequestKind kind = RequestKind::kNone;
   int64_t whole_gpus = 0;                      // kWholeGpu: count; the device plugin picks devices
   std::vector<ContainerAssignment> containers;  // kMgpu: one entry per mGPU container
+  std::vector<std::string> devices;             // kDra: "driver/pool/device" held through claims
 
   bool operator==(const Placement&) const = default;
 };

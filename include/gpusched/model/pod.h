@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/dra/types.h"
+
 namespace gpusched {
 
 enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
@@ -45,7 +47,8 @@ struct Pod {
   PodPhase phase = PodPhase::kPending;
   std::vector<Container> containers;
   std::vector<Container> init_containers;
-  std::vector<std::string> resource_claims;  // names of spec.resourceClaims entries
+  // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.
+  std::vector<dra::PodClaimRef> resource_claims;
   // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
   AnnotationMap annotations;
 

@@ -1,0 +1,65 @@
+// File: cluster_state.h
+//
+// The cluster's DRA objects, decoded and indexed: ResourceSlices (for per-node gathering),
+// DeviceClasses, ResourceClaims, and the devices their allocations hold. Immutable once built;
+// the inventory publishes a new one with every change of the DRA objects, so a snapshot's
+// allocator inputs are consistent. Objects that failed to decode are listed in errors() and
+// otherwise ignored (one bad object cannot take DRA down).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpusched/dra/allocator.h"
+#include "gpusched/dra/types.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::dra {
+
+class ClusterState {
+ public:
+  ClusterState(std::vector<ResourceSlice> slices, std::vector<DeviceClass> classes, std::vector<ResourceClaim> claims,
+               std::vector<std::string> errors);
+
+  const SliceIndex& slices() const { return slices_; }
+  const std::map<std::string, DeviceClass, std::less<>>& classes() const { return classes_; }
+  const AllocatedDevices& allocated() const { return allocated_; }
+  const std::vector<std::string>& errors() const { return errors_; }
+  const std::map<std::pair<std::string, std::string>, ResourceClaim>& claims() const { return claims_; }
+
+  // Returns the claim `namespace_name`/`name`, or nullptr.
+  const ResourceClaim* FindClaim(const std::string& namespace_name, const std::string& name) const;
+  // Returns which allocated claim holds `id` (namespace/name), or "".
+  std::string Holder(const DeviceId& id) const;
+
+  // The pod's claims resolved as kube-scheduler resolves them (resourceclaim.Name): a named claim
+  // as is, a template claim through pod.status.resourceClaimStatuses (and it must be owned by the
+  // pod). `problem` says why the pod cannot be scheduled yet; `claims` skips entries whose
+  // generated name is empty (nothing to allocate).
+  struct PodClaims {
+    std::vector<const ResourceClaim*> claims;
+    std::string problem;
+  };
+  PodClaims Resolve(const Pod& pod) const;
+
+  // Devices a pod holds through its allocated claims ("driver/pool/device"), for the ledger.
+  std::vector<std::string> DevicesOf(const Pod& pod) const;
+
+ private:
+  SliceIndex slices_;
+  std::map<std::string, DeviceClass, std::less<>> classes_;
+  std::map<std::pair<std::string, std::string>, ResourceClaim> claims_;
+  AllocatedDevices allocated_;
+  std::map<DeviceId, std::string> holders_;
+  std::vector<std::string> errors_;
+};
+
+using ClusterStatePtr = std::shared_ptr<const ClusterState>;
+
+// Returns "driver/pool/device".
+std::string DeviceName(const DeviceId& id);
+
+}  // namespace gpusched::dra

@@ -1,0 +1,82 @@
+#include "gpusched/dra/cluster_state.h"
+
+#include <fmt/format.h>
+
+namespace gpusched::dra {
+
+std::string DeviceName(const DeviceId& id) { return fmt::format("{}/{}/{}", id.driver, id.pool, id.device); }
+
+ClusterState::ClusterState(std::vector<ResourceSlice> slices, std::vector<DeviceClass> classes,
+                           std::vector<ResourceClaim> claims, std::vector<std::string> errors)
+    : slices_(std::move(slices)), errors_(std::move(errors)) {
+  for (DeviceClass& c : classes) {
+    std::string name = c.name;
+    classes_.emplace(std::move(name), std::move(c));
+  }
+  for (ResourceClaim& c : claims) {
+    if (c.allocation) {
+      allocated_.Add(*c.allocation);
+      for (const DeviceResult& r : c.allocation->results) {
+        if (!r.admin_access) holders_.emplace(r.id, fmt::format("{}/{}", c.namespace_name, c.name));
+      }
+    }
+    auto key = std::make_pair(c.namespace_name, c.name);
+    claims_.emplace(std::move(key), std::move(c));
+  }
+}
+
+const ResourceClaim* ClusterState::FindClaim(const std::string& namespace_name, const std::string& name) const {
+  auto it = claims_.find({namespace_name, name});
+  return it == claims_.end() ? nullptr : &it->second;
+}
+
+std::string ClusterState::Holder(const DeviceId& id) const {
+  auto it = holders_.find(id);
+  return it == holders_.end() ? "" : it->second;
+}
+
+ClusterState::PodClaims ClusterState::Resolve(const Pod& pod) const {
+  PodClaims out;
+  for (const PodClaimRef& ref : pod.resource_claims) {
+    std::string name = ref.claim_name;
+    if (!ref.template_name.empty()) {
+      if (!ref.generated) {
+        out.problem = fmt::format("pod {}/{}: claim {} from template {} is not created yet "
+                                  "(no entry in status.resourceClaimStatuses)",
+                                  pod.namespace_name, pod.name, ref.name, ref.template_name);
+        return out;
+      }
+      if (ref.generated->empty()) continue;  // the controller decided no claim is needed
+      name = *ref.generated;
+    }
+    const ResourceClaim* claim = FindClaim(pod.namespace_name, name);
+    if (claim == nullptr) {
+      out.problem = fmt::format("pod {}/{}: resourceclaim {}/{} (claim {}) not found", pod.namespace_name, pod.name,
+                                pod.namespace_name, name, ref.name);
+      return out;
+    }
+    if (claim->deleting) {
+      out.problem = fmt::format("pod {}/{}: resourceclaim {}/{} is being deleted", pod.namespace_name, pod.name,
+                                pod.namespace_name, name);
+      return out;
+    }
+    if (!ref.template_name.empty() && !claim->owner_pod_uid.empty() && !pod.uid.empty() && claim->owner_pod_uid != pod.uid) {
+      out.problem = fmt::format("pod {}/{}: resourceclaim {}/{} was not created for the pod", pod.namespace_name, pod.name,
+                                pod.namespace_name, name);
+      return out;
+    }
+    out.claims.push_back(claim);
+  }
+  return out;
+}
+
+std::vector<std::string> ClusterState::DevicesOf(const Pod& pod) const {
+  std::vector<std::string> out;
+  for (const ResourceClaim* c : Resolve(pod).claims) {
+    if (!c->allocation) continue;
+    for (const DeviceResult& r : c->allocation->results) out.push_back(DeviceName(r.id));
+  }
+  return out;
+}
+
+}  // namespace gpusched::dra

@@ -1,0 +1,659 @@
+#include "gpusched/k8s/dra_objects.h"
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+
+#include "gpusched/common/quantity.h"
+
+namespace gpusched::k8s {
+namespace {
+
+using rapidjson::Value;
+using namespace gpusched::dra;
+
+std::string Compact(const Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  v.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// Reads a quantity (a string; a plain integer is accepted too) in milli-units.
+Status ReadQuantity(const Value& v, std::string_view path, int64_t* out, std::string* text = nullptr) {
+  if (v.IsInt64()) {
+    if (__builtin_mul_overflow(v.GetInt64(), int64_t{1000}, out)) {
+      return InvalidArgumentError(fmt::format("{}: {} is out of range", path, v.GetInt64()));
+    }
+    if (text != nullptr) *text = std::to_string(v.GetInt64());
+    return OkStatus();
+  }
+  if (!v.IsString()) return json::WrongType(path, "quantity string", v);
+  StatusOr<int64_t> q = ParseQuantityMilli(json::View(v));
+  if (!q.ok()) return q.status().WithContext(std::string(path));
+  *out = *q;
+  if (text != nullptr) *text = std::string(json::View(v));
+  return OkStatus();
+}
+
+Status ReadStrings(const Value& obj, std::string_view key, std::string_view path, std::vector<std::string>* out) {
+  const Value* a = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, key, path, &a));
+  if (a == nullptr) return OkStatus();
+  for (rapidjson::SizeType i = 0; i < a->Size(); ++i) {
+    if (!(*a)[i].IsString()) return json::WrongType(fmt::format("{}.{}[{}]", path, key, i), "string", (*a)[i]);
+    out->emplace_back(json::View((*a)[i]));
+  }
+  return OkStatus();
+}
+
+Status DecodeRequirements(const Value& term, std::string_view key, std::string_view path,
+                          std::vector<NodeSelectorRequirement>* out) {
+  const Value* a = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(term, key, path, &a));
+  if (a == nullptr) return OkStatus();
+  for (rapidjson::SizeType i = 0; i < a->Size(); ++i) {
+    std::string rpath = fmt::format("{}.{}[{}]", path, key, i);
+    const Value& r = (*a)[i];
+    if (!r.IsObject()) return json::WrongType(rpath, "object", r);
+    NodeSelectorRequirement req;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "key", rpath, &req.key));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "operator", rpath, &req.op));
+    GPUSCHED_RETURN_IF_ERROR(ReadStrings(r, "values", rpath, &req.values));
+    static constexpr std::string_view kOps[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    if (std::find(std::begin(kOps), std::end(kOps), req.op) == std::end(kOps)) {
+      return InvalidArgumentError(fmt::format("{}.operator: \"{}\" is not a node selector operator", rpath, req.op));
+    }
+    out->push_back(std::move(req));
+  }
+  return OkStatus();
+}
+
+Status DecodeNodeSelector(const Value& obj, std::string_view key, std::string_view path, std::optional<NodeSelector>* out) {
+  const Value* s = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(obj, key, path, &s));
+  if (s == nullptr) return OkStatus();
+  std::string spath = fmt::format("{}.{}", path, key);
+  const Value* terms = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(*s, "nodeSelectorTerms", spath, &terms));
+  NodeSelector sel;
+  for (rapidjson::SizeType i = 0; terms != nullptr && i < terms->Size(); ++i) {
+    std::string tpath = fmt::format("{}.nodeSelectorTerms[{}]", spath, i);
+    const Value& t = (*terms)[i];
+    if (!t.IsObject()) return json::WrongType(tpath, "object", t);
+    NodeSelectorTerm term;
+    GPUSCHED_RETURN_IF_ERROR(DecodeRequirements(t, "matchExpressions", tpath, &term.match_expressions));
+    GPUSCHED_RETURN_IF_ERROR(DecodeRequirements(t, "matchFields", tpath, &term.match_fields));
+    sel.terms.push_back(std::move(term));
+  }
+  *out = std::move(sel);
+  return OkStatus();
+}
+
+Status DecodeCounters(const Value& obj, std::string_view path, std::map<std::string, int64_t>* out) {
+  const Value* counters = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(obj, "counters", path, &counters));
+  if (counters == nullptr) return OkStatus();
+  for (auto it = counters->MemberBegin(); it != counters->MemberEnd(); ++it) {
+    std::string name(json::View(it->name));
+    std::string cpath = fmt::format("{}.counters[\"{}\"]", path, name);
+    if (!it->value.IsObject()) return json::WrongType(cpath, "object", it->value);
+    const Value* value = json::Find(it->value, "value");
+    if (value == nullptr) return InvalidArgumentError(cpath + ".value: missing");
+    GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*value, cpath + ".value", &(*out)[name]));
+  }
+  return OkStatus();
+}
+
+Status DecodeTolerations(const Value& obj, std::string_view path, std::vector<DeviceToleration>* out) {
+  const Value* a = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, "tolerations", path, &a));
+  for (rapidjson::SizeType i = 0; a != nullptr && i < a->Size(); ++i) {
+    std::string tpath = fmt::format("{}.tolerations[{}]", path, i);
+    const Value& t = (*a)[i];
+    if (!t.IsObject()) return json::WrongType(tpath, "object", t);
+    DeviceToleration tol;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "key", tpath, &tol.key));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "operator", tpath, &tol.op));
+    if (tol.op.empty()) tol.op = "Equal";
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "value", tpath, &tol.value));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "effect", tpath, &tol.effect));
+    if (const Value* s = json::Find(t, "tolerationSeconds"); s != nullptr) {
+      if (!s->IsInt64()) return json::WrongType(tpath + ".tolerationSeconds", "integer", *s);
+      tol.toleration_seconds = s->GetInt64();
+    }
+    out->push_back(std::move(tol));
+  }
+  return OkStatus();
+}
+
+Status DecodeDevice(const Value& d, std::string_view path, Device* out) {
+  if (!d.IsObject()) return json::WrongType(path, "object", d);
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(d, "name", path, &out->name));
+  if (out->name.empty()) return InvalidArgumentError(fmt::format("{}.name: missing", path));
+  const Value* attrs = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(d, "attributes", path, &attrs));
+  for (auto it = attrs == nullptr ? Value::ConstMemberIterator() : attrs->MemberBegin(); attrs && it != attrs->MemberEnd(); ++it) {
+    std::string key(json::View(it->name));
+    std::string apath = fmt::format("{}.attributes[\"{}\"]", path, key);
+    if (!it->value.IsObject()) return json::WrongType(apath, "object", it->value);
+    AttributeValue a;  // no known key: kUnsupported, an error only when a selector looks at the device
+    if (const Value* v = json::Find(it->value, "int")) {
+      if (!v->IsInt64()) return json::WrongType(apath + ".int", "integer", *v);
+      a = {.kind = AttributeValue::Kind::kInt, .int_value = v->GetInt64()};
+    } else if (const Value* v = json::Find(it->value, "bool")) {
+      if (!v->IsBool()) return json::WrongType(apath + ".bool", "boolean", *v);
+      a = {.kind = AttributeValue::Kind::kBool, .bool_value = v->GetBool()};
+    } else if (const Value* v = json::Find(it->value, "string")) {
+      if (!v->IsString()) return json::WrongType(apath + ".string", "string", *v);
+      a = {.kind = AttributeValue::Kind::kString, .text = std::string(json::View(*v))};
+    } else if (const Value* v = json::Find(it->value, "version")) {
+      if (!v->IsString()) return json::WrongType(apath + ".version", "string", *v);
+      a = {.kind = AttributeValue::Kind::kVersion, .text = std::string(json::View(*v))};
+    }
+    out->attributes[key] = std::move(a);
+  }
+  const Value* caps = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(d, "capacity", path, &caps));
+  for (auto it = caps == nullptr ? Value::ConstMemberIterator() : caps->MemberBegin(); caps && it != caps->MemberEnd(); ++it) {
+    std::string key(json::View(it->name));
+    std::string cpath = fmt::format("{}.capacity[\"{}\"]", path, key);
+    if (!it->value.IsObject()) return json::WrongType(cpath, "object", it->value);
+    Capacity cap;
+    const Value* value = json::Find(it->value, "value");
+    if (value == nullptr) return InvalidArgumentError(cpath + ".value: missing");
+    GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*value, cpath + ".value", &cap.value_milli, &cap.text));
+    const Value* policy = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(it->value, "requestPolicy", cpath, &policy));
+    if (policy != nullptr) {
+      std::string ppath = cpath + ".requestPolicy";
+      if (const Value* def = json::Find(*policy, "default")) {
+        cap.policy.default_milli.emplace();
+        GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*def, ppath + ".default", &*cap.policy.default_milli));
+      }
+      const Value* valid = nullptr;
+      GPUSCHED_RETURN_IF_ERROR(json::FindArray(*policy, "validValues", ppath, &valid));
+      for (rapidjson::SizeType i = 0; valid != nullptr && i < valid->Size(); ++i) {
+        int64_t milli = 0;
+        GPUSCHED_RETURN_IF_ERROR(ReadQuantity((*valid)[i], fmt::format("{}.validValues[{}]", ppath, i), &milli));
+        cap.policy.valid_values_milli.push_back(milli);
+      }
+      std::sort(cap.policy.valid_values_milli.begin(), cap.policy.valid_values_milli.end());
+      const Value* range = nullptr;
+      GPUSCHED_RETURN_IF_ERROR(json::FindObject(*policy, "validRange", ppath, &range));
+      if (range != nullptr) {
+        std::string rpath = ppath + ".validRange";
+        std::pair<const char*, std::optional<int64_t>*> fields[] = {{"min", &cap.policy.range_min_milli},
+                                                                   {"max", &cap.policy.range_max_milli},
+                                                                   {"step", &cap.policy.range_step_milli}};
+        for (auto& [name, dst] : fields) {
+          if (const Value* q = json::Find(*range, name)) {
+            dst->emplace();
+            GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*q, fmt::format("{}.{}", rpath, name), &**dst));
+          }
+        }
+      }
+    }
+    out->capacity[key] = std::move(cap);
+  }
+  const Value* consumes = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(d, "consumesCounters", path, &consumes));
+  for (rapidjson::SizeType i = 0; consumes != nullptr && i < consumes->Size(); ++i) {
+    std::string cpath = fmt::format("{}.consumesCounters[{}]", path, i);
+    const Value& c = (*consumes)[i];
+    if (!c.IsObject()) return json::WrongType(cpath, "object", c);
+    CounterConsumption cc;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "counterSet", cpath, &cc.counter_set));
+    GPUSCHED_RETURN_IF_ERROR(DecodeCounters(c, cpath, &cc.counters_milli));
+    out->consumes_counters.push_back(std::move(cc));
+  }
+  const Value* taints = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(d, "taints", path, &taints));
+  for (rapidjson::SizeType i = 0; taints != nullptr && i < taints->Size(); ++i) {
+    std::string tpath = fmt::format("{}.taints[{}]", path, i);
+    const Value& t = (*taints)[i];
+    if (!t.IsObject()) return json::WrongType(tpath, "object", t);
+    DeviceTaint taint;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "key", tpath, &taint.key));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "value", tpath, &taint.value));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "effect", tpath, &taint.effect));
+    out->taints.push_back(std::move(taint));
+  }
+  GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "allowMultipleAllocations", path, &out->allow_multiple_allocations));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "bindsToNode", path, &out->binds_to_node));
+  GPUSCHED_RETURN_IF_ERROR(ReadStrings(d, "bindingConditions", path, &out->binding_conditions));
+  GPUSCHED_RETURN_IF_ERROR(ReadStrings(d, "bindingFailureConditions", path, &out->binding_failure_conditions));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(d, "nodeName", path, &out->node_name));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "allNodes", path, &out->all_nodes));
+  return DecodeNodeSelector(d, "nodeSelector", path, &out->node_selector);
+}
+
+Status ReadMeta(const Value& v, std::string_view kind, std::string* name, std::string* ns, std::string* path) {
+  if (!v.IsObject()) return json::WrongType(kind, "object", v);
+  const Value* meta = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "metadata", kind, &meta));
+  if (meta == nullptr) return InvalidArgumentError(fmt::format("{}.metadata: missing", kind));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "name", fmt::format("{}.metadata", kind), name));
+  if (name->empty()) return InvalidArgumentError(fmt::format("{}.metadata.name: missing", kind));
+  if (ns != nullptr) GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "namespace", fmt::format("{}.metadata", kind), ns));
+  *path = ns != nullptr && !ns->empty() ? fmt::format("{} {}/{}", kind, *ns, *name) : fmt::format("{} {}", kind, *name);
+  return OkStatus();
+}
+
+Status DecodeExact(const Value& r, std::string_view path, bool sub, ExactRequest* out) {
+  if (!r.IsObject()) return json::WrongType(path, "object", r);
+  if (sub) GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", path, &out->name));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "deviceClassName", path, &out->device_class));
+  const Value* selectors = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(r, "selectors", path, &selectors));
+  for (rapidjson::SizeType i = 0; selectors != nullptr && i < selectors->Size(); ++i) {
+    std::string spath = fmt::format("{}.selectors[{}]", path, i);
+    const Value& s = (*selectors)[i];
+    if (!s.IsObject()) return json::WrongType(spath, "object", s);
+    const Value* cel = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(s, "cel", spath, &cel));
+    std::string expr;
+    if (cel != nullptr) GPUSCHED_RETURN_IF_ERROR(json::ReadString(*cel, "expression", spath + ".cel", &expr));
+    out->selectors.push_back(std::move(expr));
+  }
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "allocationMode", path, &out->allocation_mode));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(r, "count", path, &out->count));
+  if (const Value* a = json::Find(r, "adminAccess")) {
+    if (!a->IsBool()) return json::WrongType(std::string(path) + ".adminAccess", "boolean", *a);
+    out->admin_access = a->GetBool();
+  }
+  GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(r, path, &out->tolerations));
+  const Value* capacity = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(r, "capacity", path, &capacity));
+  if (capacity != nullptr) {
+    const Value* requests = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(*capacity, "requests", std::string(path) + ".capacity", &requests));
+    for (auto it = requests == nullptr ? Value::ConstMemberIterator() : requests->MemberBegin(); requests && it != requests->MemberEnd(); ++it) {
+      std::string key(json::View(it->name));
+      GPUSCHED_RETURN_IF_ERROR(ReadQuantity(it->value, fmt::format("{}.capacity.requests[\"{}\"]", path, key),
+                                            &out->capacity_requests_milli[key]));
+    }
+  }
+  return OkStatus();
+}
+
+Status DecodeOpaque(const Value& c, std::string_view path, OpaqueConfig* out) {
+  const Value* opaque = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(c, "opaque", path, &opaque));
+  if (opaque == nullptr) return InvalidArgumentError(fmt::format("{}.opaque: missing", path));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*opaque, "driver", std::string(path) + ".opaque", &out->driver));
+  if (const Value* p = json::Find(*opaque, "parameters")) out->parameters_json = Compact(*p);
+  return OkStatus();
+}
+
+template <typename T>
+StatusOr<T> ParseWith(std::string_view text, StatusOr<T> (*decode)(const Value&)) {
+  rapidjson::Document d;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &d));
+  return decode(d);
+}
+
+}  // namespace
+
+StatusOr<ResourceSlice> DecodeResourceSlice(const Value& v) {
+  ResourceSlice s;
+  std::string path;
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "ResourceSlice", &s.name, nullptr, &path));
+  const Value* spec = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
+  if (spec == nullptr) return InvalidArgumentError(path + ".spec: missing");
+  std::string sp = path + ".spec";
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*spec, "driver", sp, &s.driver));
+  if (s.driver.empty()) return InvalidArgumentError(sp + ".driver: missing");
+  const Value* pool = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "pool", sp, &pool));
+  if (pool == nullptr) return InvalidArgumentError(sp + ".pool: missing");
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*pool, "name", sp + ".pool", &s.pool));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(*pool, "generation", sp + ".pool", &s.generation));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(*pool, "resourceSliceCount", sp + ".pool", &s.slice_count));
+  if (s.pool.empty()) return InvalidArgumentError(sp + ".pool.name: missing");
+  if (s.slice_count <= 0) {
+    return InvalidArgumentError(fmt::format("{}.pool.resourceSliceCount: {} must be positive", sp, s.slice_count));
+  }
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*spec, "nodeName", sp, &s.node_name));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadBool(*spec, "allNodes", sp, &s.all_nodes));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadBool(*spec, "perDeviceNodeSelection", sp, &s.per_device_node_selection));
+  GPUSCHED_RETURN_IF_ERROR(DecodeNodeSelector(*spec, "nodeSelector", sp, &s.node_selector));
+  int selections = !s.node_name.empty() + s.all_nodes + s.per_device_node_selection + s.node_selector.has_value();
+  if (selections > 1) {
+    return InvalidArgumentError(fmt::format("{}: exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection "
+                                            "may be set, {} are",
+                                            sp, selections));
+  }
+  const Value* devices = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(*spec, "devices", sp, &devices));
+  for (rapidjson::SizeType i = 0; devices != nullptr && i < devices->Size(); ++i) {
+    Device d;
+    GPUSCHED_RETURN_IF_ERROR(DecodeDevice((*devices)[i], fmt::format("{}.devices[{}]", sp, i), &d));
+    s.devices.push_back(std::move(d));
+  }
+  const Value* counters = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(*spec, "sharedCounters", sp, &counters));
+  for (rapidjson::SizeType i = 0; counters != nullptr && i < counters->Size(); ++i) {
+    std::string cpath = fmt::format("{}.sharedCounters[{}]", sp, i);
+    const Value& c = (*counters)[i];
+    if (!c.IsObject()) return json::WrongType(cpath, "object", c);
+    CounterSet set;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &set.name));
+    GPUSCHED_RETURN_IF_ERROR(DecodeCounters(c, cpath, &set.counters_milli));
+    s.shared_counters.push_back(std::move(set));
+  }
+  return s;
+}
+
+StatusOr<DeviceClass> DecodeDeviceClass(const Value& v) {
+  DeviceClass c;
+  std::string path;
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "DeviceClass", &c.name, nullptr, &path));
+  const Value* spec = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
+  if (spec == nullptr) return c;
+  std::string sp = path + ".spec";
+  ExactRequest selectors;  // the same selector shape as a request's
+  GPUSCHED_RETURN_IF_ERROR(DecodeExact(*spec, sp, false, &selectors));
+  c.selectors = std::move(selectors.selectors);
+  const Value* config = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(*spec, "config", sp, &config));
+  for (rapidjson::SizeType i = 0; config != nullptr && i < config->Size(); ++i) {
+    OpaqueConfig o;
+    GPUSCHED_RETURN_IF_ERROR(DecodeOpaque((*config)[i], fmt::format("{}.config[{}]", sp, i), &o));
+    c.configs.push_back(std::move(o));
+  }
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*spec, "extendedResourceName", sp, &c.extended_resource_name));
+  return c;
+}
+
+StatusOr<AllocationResult> DecodeAllocationResult(const Value& a, std::string_view path) {
+  if (!a.IsObject()) return json::WrongType(path, "object", a);
+  AllocationResult out;
+  const Value* devices = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(a, "devices", path, &devices));
+  std::string dpath = fmt::format("{}.devices", path);
+  const Value* results = nullptr;
+  if (devices != nullptr) GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "results", dpath, &results));
+  for (rapidjson::SizeType i = 0; results != nullptr && i < results->Size(); ++i) {
+    std::string rpath = fmt::format("{}.results[{}]", dpath, i);
+    const Value& r = (*results)[i];
+    if (!r.IsObject()) return json::WrongType(rpath, "object", r);
+    DeviceResult d;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "request", rpath, &d.request));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "driver", rpath, &d.id.driver));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "pool", rpath, &d.id.pool));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "device", rpath, &d.id.device));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadBool(r, "adminAccess", rpath, &d.admin_access));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "shareID", rpath, &d.share_id));
+    GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(r, rpath, &d.tolerations));
+    const Value* consumed = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(r, "consumedCapacity", rpath, &consumed));
+    for (auto it = consumed == nullptr ? Value::ConstMemberIterator() : consumed->MemberBegin(); consumed && it != consumed->MemberEnd(); ++it) {
+      std::string key(json::View(it->name));
+      GPUSCHED_RETURN_IF_ERROR(ReadQuantity(it->value, fmt::format("{}.consumedCapacity[\"{}\"]", rpath, key),
+                                            &d.consumed_capacity_milli[key]));
+    }
+    if (d.id.driver.empty() || d.id.pool.empty() || d.id.device.empty()) {
+      return InvalidArgumentError(fmt::format("{}: driver, pool and device are required", rpath));
+    }
+    out.results.push_back(std::move(d));
+  }
+  GPUSCHED_RETURN_IF_ERROR(DecodeNodeSelector(a, "nodeSelector", path, &out.node_selector));
+  return out;
+}
+
+StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
+  ResourceClaim c;
+  std::string path;
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "ResourceClaim", &c.name, &c.namespace_name, &path));
+  const Value& meta = v["metadata"];
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "uid", path + ".metadata", &c.uid));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "resourceVersion", path + ".metadata", &c.resource_version));
+  c.deleting = json::Find(meta, "deletionTimestamp") != nullptr;
+  const Value* owners = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(meta, "ownerReferences", path + ".metadata", &owners));
+  for (rapidjson::SizeType i = 0; owners != nullptr && i < owners->Size(); ++i) {
+    const Value& o = (*owners)[i];
+    if (!o.IsObject()) continue;
+    std::string kind, uid;
+    bool controller = false;
+    std::string opath = fmt::format("{}.metadata.ownerReferences[{}]", path, i);
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(o, "kind", opath, &kind));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(o, "uid", opath, &uid));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadBool(o, "controller", opath, &controller));
+    if (kind == "Pod" && controller) c.owner_pod_uid = uid;
+  }
+  const Value* spec = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
+  const Value* devices = nullptr;
+  std::string dp = path + ".spec.devices";
+  if (spec != nullptr) GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "devices", path + ".spec", &devices));
+  if (devices != nullptr) {
+    const Value* requests = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "requests", dp, &requests));
+    for (rapidjson::SizeType i = 0; requests != nullptr && i < requests->Size(); ++i) {
+      std::string rpath = fmt::format("{}.requests[{}]", dp, i);
+      const Value& r = (*requests)[i];
+      if (!r.IsObject()) return json::WrongType(rpath, "object", r);
+      DeviceRequest req;
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", rpath, &req.name));
+      const Value* exactly = nullptr;
+      GPUSCHED_RETURN_IF_ERROR(json::FindObject(r, "exactly", rpath, &exactly));
+      if (exactly != nullptr) {
+        req.exactly.emplace();
+        GPUSCHED_RETURN_IF_ERROR(DecodeExact(*exactly, rpath + ".exactly", false, &*req.exactly));
+      }
+      const Value* first = nullptr;
+      GPUSCHED_RETURN_IF_ERROR(json::FindArray(r, "firstAvailable", rpath, &first));
+      for (rapidjson::SizeType k = 0; first != nullptr && k < first->Size(); ++k) {
+        ExactRequest sub;
+        GPUSCHED_RETURN_IF_ERROR(DecodeExact((*first)[k], fmt::format("{}.firstAvailable[{}]", rpath, k), true, &sub));
+        req.first_available.push_back(std::move(sub));
+      }
+      if (req.exactly.has_value() == !req.first_available.empty()) {
+        return InvalidArgumentError(fmt::format("{}: exactly one of exactly and firstAvailable must be set", rpath));
+      }
+      c.requests.push_back(std::move(req));
+    }
+    const Value* constraints = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "constraints", dp, &constraints));
+    for (rapidjson::SizeType i = 0; constraints != nullptr && i < constraints->Size(); ++i) {
+      std::string kpath = fmt::format("{}.constraints[{}]", dp, i);
+      const Value& k = (*constraints)[i];
+      if (!k.IsObject()) return json::WrongType(kpath, "object", k);
+      DeviceConstraint dc;
+      GPUSCHED_RETURN_IF_ERROR(ReadStrings(k, "requests", kpath, &dc.requests));
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "matchAttribute", kpath, &dc.match_attribute));
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "distinctAttribute", kpath, &dc.distinct_attribute));
+      c.constraints.push_back(std::move(dc));
+    }
+    const Value* config = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "config", dp, &config));
+    for (rapidjson::SizeType i = 0; config != nullptr && i < config->Size(); ++i) {
+      std::string cpath = fmt::format("{}.config[{}]", dp, i);
+      ClaimConfig cc;
+      if (!(*config)[i].IsObject()) return json::WrongType(cpath, "object", (*config)[i]);
+      GPUSCHED_RETURN_IF_ERROR(ReadStrings((*config)[i], "requests", cpath, &cc.requests));
+      GPUSCHED_RETURN_IF_ERROR(DecodeOpaque((*config)[i], cpath, &cc.opaque));
+      c.configs.push_back(std::move(cc));
+    }
+  }
+  const Value* status = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "status", path, &status));
+  if (status != nullptr) {
+    const Value* allocation = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(*status, "allocation", path + ".status", &allocation));
+    if (allocation != nullptr) {
+      GPUSCHED_ASSIGN_OR_RETURN(AllocationResult a, DecodeAllocationResult(*allocation, path + ".status.allocation"));
+      c.allocation = std::move(a);
+    }
+    const Value* reserved = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*status, "reservedFor", path + ".status", &reserved));
+    for (rapidjson::SizeType i = 0; reserved != nullptr && i < reserved->Size(); ++i) {
+      std::string rpath = fmt::format("{}.status.reservedFor[{}]", path, i);
+      const Value& r = (*reserved)[i];
+      if (!r.IsObject()) return json::WrongType(rpath, "object", r);
+      ConsumerRef ref;
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "resource", rpath, &ref.resource));
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", rpath, &ref.name));
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "uid", rpath, &ref.uid));
+      c.reserved_for.push_back(std::move(ref));
+    }
+  }
+  return c;
+}
+
+StatusOr<ResourceSlice> ParseResourceSlice(std::string_view text) { return ParseWith(text, &DecodeResourceSlice); }
+StatusOr<DeviceClass> ParseDeviceClass(std::string_view text) { return ParseWith(text, &DecodeDeviceClass); }
+StatusOr<ResourceClaim> ParseResourceClaim(std::string_view text) { return ParseWith(text, &DecodeResourceClaim); }
+
+dra::ClusterStatePtr DecodeDraObjects(const ClusterObjects& objects) {
+  std::vector<std::string> errors;
+  auto all = [&](const std::vector<std::string>& texts, auto parse) {
+    std::vector<std::remove_cvref_t<decltype(*parse(std::string_view()))>> out;
+    for (const std::string& text : texts) {
+      auto decoded = parse(text);
+      if (decoded.ok()) {
+        out.push_back(std::move(decoded).value());
+      } else {
+        errors.emplace_back(decoded.status().message());
+      }
+    }
+    return out;
+  };
+  auto slices = all(objects.resource_slices, [](std::string_view t) { return ParseResourceSlice(t); });
+  auto classes = all(objects.device_classes, [](std::string_view t) { return ParseDeviceClass(t); });
+  auto claims = all(objects.resource_claims, [](std::string_view t) { return ParseResourceClaim(t); });
+  return std::make_shared<const dra::ClusterState>(std::move(slices), std::move(classes), std::move(claims), std::move(errors));
+}
+
+std::string FormatMilli(int64_t milli) {
+  if (milli % 1000 == 0) return std::to_string(milli / 1000);
+  return fmt::format("{}m", milli);
+}
+
+void AppendNodeSelector(std::string* out, const NodeSelector& s) {
+  auto requirements = [&](std::string_view key, const std::vector<NodeSelectorRequirement>& rs) {
+    *out += fmt::format(R"("{}":[)", key);
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (i > 0) *out += ',';
+      *out += R"({"key":)";
+      json::AppendString(out, rs[i].key);
+      *out += R"(,"operator":)";
+      json::AppendString(out, rs[i].op);
+      if (!rs[i].values.empty()) {
+        *out += R"(,"values":[)";
+        for (size_t k = 0; k < rs[i].values.size(); ++k) {
+          if (k > 0) *out += ',';
+          json::AppendString(out, rs[i].values[k]);
+        }
+        *out += ']';
+      }
+      *out += '}';
+    }
+    *out += ']';
+  };
+  *out += R"({"nodeSelectorTerms":[)";
+  for (size_t i = 0; i < s.terms.size(); ++i) {
+    if (i > 0) *out += ',';
+    *out += '{';
+    bool exprs = !s.terms[i].match_expressions.empty();
+    if (exprs) requirements("matchExpressions", s.terms[i].match_expressions);
+    if (!s.terms[i].match_fields.empty()) {
+      if (exprs) *out += ',';
+      requirements("matchFields", s.terms[i].match_fields);
+    }
+    *out += '}';
+  }
+  *out += "]}";
+}
+
+void AppendAllocationResult(std::string* out, const AllocationResult& r) {
+  *out += R"({"devices":{"results":[)";
+  for (size_t i = 0; i < r.results.size(); ++i) {
+    const DeviceResult& d = r.results[i];
+    if (i > 0) *out += ',';
+    *out += R"({"request":)";
+    json::AppendString(out, d.request);
+    *out += R"(,"driver":)";
+    json::AppendString(out, d.id.driver);
+    *out += R"(,"pool":)";
+    json::AppendString(out, d.id.pool);
+    *out += R"(,"device":)";
+    json::AppendString(out, d.id.device);
+    if (d.admin_access) *out += R"(,"adminAccess":true)";
+    if (!d.tolerations.empty()) {
+      *out += R"(,"tolerations":[)";
+      for (size_t k = 0; k < d.tolerations.size(); ++k) {
+        const DeviceToleration& t = d.tolerations[k];
+        if (k > 0) *out += ',';
+        *out += '{';
+        bool first = true;
+        for (auto [key, value] : {std::pair<std::string_view, const std::string*>{"key", &t.key}, {"operator", &t.op},
+                                  {"value", &t.value}, {"effect", &t.effect}}) {
+          if (value->empty()) continue;
+          if (!first) *out += ',';
+          first = false;
+          json::AppendString(out, key);
+          *out += ':';
+          json::AppendString(out, *value);
+        }
+        if (t.toleration_seconds) *out += fmt::format(R"({}"tolerationSeconds":{})", first ? "" : ",", *t.toleration_seconds);
+        *out += '}';
+      }
+      *out += ']';
+    }
+    if (!d.share_id.empty()) {
+      *out += R"(,"shareID":)";
+      json::AppendString(out, d.share_id);
+    }
+    if (!d.consumed_capacity_milli.empty()) {
+      *out += R"(,"consumedCapacity":{)";
+      bool first = true;
+      for (const auto& [name, milli] : d.consumed_capacity_milli) {
+        if (!first) *out += ',';
+        first = false;
+        json::AppendString(out, name);
+        *out += ':';
+        json::AppendString(out, FormatMilli(milli));
+      }
+      *out += '}';
+    }
+    *out += '}';
+  }
+  *out += ']';
+  if (!r.config.empty()) {
+    *out += R"(,"config":[)";
+    for (size_t i = 0; i < r.config.size(); ++i) {
+      const ResultConfig& c = r.config[i];
+      if (i > 0) *out += ',';
+      *out += R"({"source":)";
+      json::AppendString(out, c.source);
+      if (!c.requests.empty()) {
+        *out += R"(,"requests":[)";
+        for (size_t k = 0; k < c.requests.size(); ++k) {
+          if (k > 0) *out += ',';
+          json::AppendString(out, c.requests[k]);
+        }
+        *out += ']';
+      }
+      *out += R"(,"opaque":{"driver":)";
+      json::AppendString(out, c.opaque.driver);
+      if (!c.opaque.parameters_json.empty()) *out += R"(,"parameters":)" + c.opaque.parameters_json;
+      *out += "}}";
+    }
+    *out += ']';
+  }
+  *out += '}';
+  if (r.node_selector) {
+    *out += R"(,"nodeSelector":)";
+    AppendNodeSelector(out, *r.node_selector);
+  }
+  *out += '}';
+}
+
+}  // namespace gpusched::k8s
