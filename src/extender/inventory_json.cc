@@ -3,6 +3,7 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include "gpusched/k8s/dra_objects.h"
 #include "gpusched/model/units.h"
 #include "gpusched/placement/node_state.h"
 
@@ -40,6 +41,12 @@ void WriteAllocation(Writer& w, const Allocation& a) {
   if (a.placement.kind == RequestKind::kWholeGpu) {
     Key(w, "wholeGpus");
     w.Int64(a.placement.whole_gpus);
+  }
+  if (a.placement.kind == RequestKind::kDra) {
+    Key(w, "devices");
+    w.StartArray();
+    for (const std::string& d : a.placement.devices) Str(w, d);
+    w.EndArray();
   }
   if (a.placement.kind == RequestKind::kMgpu) {
     Key(w, "containers");
@@ -163,10 +170,75 @@ void WriteNode(Writer& w, const NodeState& n) {
   w.EndObject();
 }
 
+void WriteResults(Writer& w, const std::vector<dra::AllocationResult>& results) {
+  w.StartArray();
+  for (const dra::AllocationResult& r : results) {
+    std::string json;
+    k8s::AppendAllocationResult(&json, r);
+    w.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+  }
+  w.EndArray();
+}
+
+// DRA: per node its devices (node-local slices) and who holds them; decoding errors; the last
+// decisions with the upstream-compatible and the ranked device choice.
+void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, const std::vector<DraDecisionView>& decisions) {
+  Key(w, "dra");
+  w.StartObject();
+  Key(w, "errors");
+  w.StartArray();
+  for (const std::string& e : dra.errors()) Str(w, e);
+  w.EndArray();
+  Key(w, "nodes");
+  w.StartObject();
+  std::map<std::string_view, std::vector<const dra::IndexedSlice*>> by_node;
+  for (const auto& s : dra.slices().all()) {
+    if (!s->slice().node_name.empty() && (node.empty() || s->slice().node_name == node)) by_node[s->slice().node_name].push_back(s.get());
+  }
+  for (const auto& [name, slices] : by_node) {
+    Key(w, name);
+    w.StartArray();
+    for (const dra::IndexedSlice* s : slices) {
+      for (const dra::Device& d : s->slice().devices) {
+        dra::DeviceId id{s->slice().driver, s->slice().pool, d.name};
+        w.StartObject();
+        Key(w, "device");
+        Str(w, dra::DeviceName(id));
+        Key(w, "heldBy");
+        Str(w, dra.Holder(id));
+        w.EndObject();
+      }
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  Key(w, "decisions");
+  w.StartArray();
+  for (const DraDecisionView& d : decisions) {
+    if (!node.empty() && d.node != node) continue;
+    w.StartObject();
+    Key(w, "pod");
+    Str(w, d.pod);
+    Key(w, "node");
+    Str(w, d.node);
+    Key(w, "score");
+    w.Double(d.verdict->score);
+    Key(w, "topologyAligned");
+    w.Bool(d.verdict->topology_aligned);
+    Key(w, "upstreamChoice");
+    WriteResults(w, d.verdict->compat);
+    Key(w, "rankedChoice");
+    WriteResults(w, d.verdict->ranked);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
-                            std::string_view node) {
+                            std::string_view node, const std::vector<DraDecisionView>& dra_decisions) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.SetIndent(' ', 2);
@@ -188,6 +260,7 @@ std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const 
     WriteNode(w, *n);
   }
   w.EndArray();
+  WriteDra(w, snapshot.dra(), node, dra_decisions);
   w.EndObject();
   return std::string(b.GetString(), b.GetSize());
 }

@@ -157,6 +157,7 @@ std::string Service::Filter(std::string body) const {
 
   FilterResult result;
   PodRequest request = placement::AnalyzePod(args.pod);
+  if (request.kind == RequestKind::kNone && !args.pod.resource_claims.empty()) return FilterDra(args, *inventory_->Snapshot());
   if (request.kind == RequestKind::kNone) {
     for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.kept.push_back(pos);
     return EncodeFilterResult(args, result);
@@ -245,6 +246,7 @@ std::string Service::Prioritize(std::string body) const {
   for (size_t pos = 0; pos < args.node_names.size(); ++pos) priorities[pos].host = args.node_names[pos];
 
   PodRequest request = placement::AnalyzePod(args.pod);
+  if (request.kind == RequestKind::kNone && !args.pod.resource_claims.empty()) return PrioritizeDra(args, *inventory_->Snapshot());
   if (request.kind == RequestKind::kNone || !request.valid()) return EncodeHostPriorities(priorities);
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   Resolved resolved = Resolve(args, *snapshot);
@@ -278,6 +280,70 @@ std::string Service::Prioritize(std::string body) const {
   std::vector<int64_t> scores = placement::MapScores(Scored(fits, args), options_.score_mapping);
   for (size_t i = 0; i < fits.size(); ++i) priorities[fits[i].pos].score = scores[i];
   return EncodeHostPriorities(priorities);
+}
+
+std::string Service::FilterDra(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) const {
+  placement::DraPlanner planner(snapshot.dra(), args.pod, &programs_, options_.dra);
+  std::array<uint64_t, 10> counts{};
+  if (!planner.problem().empty()) {
+    // The pod cannot be placed anywhere until its claims exist: kube-scheduler retries it later.
+    counts[kInvalidPodSlot] = args.node_names.size();
+    CountDecisions(counts);
+    return EncodeFilterError(planner.problem());
+  }
+  FilterResult result;
+  for (size_t pos = 0; pos < args.node_names.size(); ++pos) {
+    const placement::NodeState* node = snapshot.FindNode(args.node_names[pos]);
+    if (node == nullptr) {
+      result.unresolvable.emplace_back(pos, std::string(kUnknownNode));
+      ++counts[static_cast<size_t>(placement::Reject::kUnknownNode)];
+      continue;
+    }
+    placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/false);
+    if (v.kind == placement::DraVerdict::Kind::kError) {
+      // As upstream: a hard error (bad CEL, unknown class) aborts the pod's scheduling attempt.
+      CountError("filter");
+      return EncodeFilterError(v.reason);
+    }
+    if (v.kind == placement::DraVerdict::Kind::kFits) {
+      result.kept.push_back(pos);
+      ++counts[kFitSlot];
+    } else {
+      result.failed.emplace_back(pos, std::move(v.reason));
+      ++counts[static_cast<size_t>(placement::Reject::kInsufficient)];
+    }
+  }
+  CountDecisions(counts);
+  if (result.kept.empty() && options_.events != nullptr && !args.pod.uid.empty()) {
+    options_.events->Unschedulable(args.pod, UnschedulableMessage(result, args.node_names.size()));
+  }
+  return EncodeFilterResult(args, result);
+}
+
+std::string Service::PrioritizeDra(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) const {
+  std::vector<HostPriority> priorities(args.node_names.size());
+  for (size_t pos = 0; pos < args.node_names.size(); ++pos) priorities[pos].host = args.node_names[pos];
+  placement::DraPlanner planner(snapshot.dra(), args.pod, &programs_, options_.dra);
+  if (!planner.problem().empty()) return EncodeHostPriorities(priorities);
+  std::vector<Fit> fits;
+  for (size_t pos = 0; pos < args.node_names.size(); ++pos) {
+    const placement::NodeState* node = snapshot.FindNode(args.node_names[pos]);
+    if (node == nullptr) continue;
+    placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
+    if (v.kind != placement::DraVerdict::Kind::kFits) continue;
+    fits.push_back(Fit{pos, v.score});
+    RecordDra(args.pod, node->node.name, v);
+  }
+  std::vector<int64_t> scores = placement::MapScores(Scored(fits, args), options_.score_mapping);
+  for (size_t i = 0; i < fits.size(); ++i) priorities[fits[i].pos].score = scores[i];
+  return EncodeHostPriorities(priorities);
+}
+
+void Service::RecordDra(const Pod& pod, const std::string& node, const placement::DraVerdict& v) const {
+  constexpr size_t kKept = 64;
+  MutexLock lock(&dra_mu_);
+  dra_decisions_.push_back(DraDecision{fmt::format("{}/{}", pod.namespace_name, pod.name), node, v});
+  while (dra_decisions_.size() > kKept) dra_decisions_.pop_front();
 }
 
 std::string Service::BindError(std::string_view body) const {
@@ -406,7 +472,10 @@ std::string Service::Bind(std::string_view body) const {
 }
 
 std::string Service::DebugInventory(std::string_view node) const {
-  return EncodeInventory(*inventory_->Snapshot(), inventory_->Stats(), node);
+  MutexLock lock(&dra_mu_);
+  std::vector<DraDecisionView> decisions;
+  for (const DraDecision& d : dra_decisions_) decisions.push_back(DraDecisionView{d.pod, d.node, &d.verdict});
+  return EncodeInventory(*inventory_->Snapshot(), inventory_->Stats(), node, decisions);
 }
 
 }  // namespace gpusched::extender

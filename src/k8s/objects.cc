@@ -254,13 +254,8 @@ StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
   };
   note(json::ReadString(*meta, "uid", mpath, &node.uid));
   note(json::ReadString(*meta, "resourceVersion", mpath, &node.resource_version));
-  AnnotationMap labels;
-  note(ReadStringMap(
-      *meta, "labels", mpath,
-      [](std::string_view k) {
-        return k == names::kScheduleModeLabel || k == names::kComputePolicy || k == "nvidia.com/gpu.product";
-      },
-      &labels));
+  AnnotationMap& labels = node.labels;  // all of them: DRA node selectors match on any label
+  note(ReadStringMap(*meta, "labels", mpath, [](std::string_view) { return true; }, &labels));
   if (auto it = labels.find(names::kScheduleModeLabel); it != labels.end()) node.mode_label = it->second;
   if (auto it = labels.find(names::kComputePolicy); it != labels.end()) node.compute_policy_label = it->second;
   if (auto it = labels.find("nvidia.com/gpu.product"); it != labels.end()) node.gpu_product = it->second;

@@ -6,14 +6,23 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/inventory/snapshot.h"
+#include "gpusched/placement/dra_planner.h"
 
 namespace gpusched::extender {
 
+// One recent DRA decision: a fitting node's upstream-compatible and ranked device choice.
+struct DraDecisionView {
+  std::string pod;
+  std::string node;
+  const placement::DraVerdict* verdict = nullptr;
+};
+
 // Returns the inventory document for `snapshot`; only node `node` when it is non-empty.
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& stats,
-                            std::string_view node);
+                            std::string_view node, const std::vector<DraDecisionView>& dra_decisions = {});
 
 }  // namespace gpusched::extender

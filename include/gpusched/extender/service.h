@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <functional>
 #include <memory>
@@ -34,7 +35,9 @@
 #include "gpusched/extender/event_sink.h"
 #include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/telemetry.h"
+#include "gpusched/extender/wire.h"
 #include "gpusched/inventory/inventory.h"
+#include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/pod_request.h"
 #include "gpusched/placement/policy.h"
@@ -62,6 +65,8 @@ struct ServiceOptions {
   PodBinder* binder = nullptr;
   // Told about pods that fit no node; null: nobody. Not owned; must outlive the service.
   EventSink* events = nullptr;
+  // DRA placement (gpu drivers, search bound, topology attribute).
+  placement::DraOptions dra;
   // Test only: called by bind after it planned and before it commits, so that a test can make
   // concurrent binds all plan on the same inventory. Default: none.
   std::function<void()> test_before_commit;
@@ -107,6 +112,12 @@ class Service {
   std::shared_ptr<const scoring::TargetWorkload> Workload(const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_EXCLUDES(workload_mu_);
 
+  // filter and prioritize for a pod with ResourceClaims (and no device-plugin GPU request).
+  std::string FilterDra(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) const;
+  std::string PrioritizeDra(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) const;
+  // Remembers the last DRA decisions for /debug/inventory.
+  void RecordDra(const Pod& pod, const std::string& node, const placement::DraVerdict& v) const GPUSCHED_EXCLUDES(dra_mu_);
+
   // Returns "" when the bind is booked, else why not.
   std::string BindError(std::string_view body) const;
   // Counts one filter's verdicts (telemetry may be null).
@@ -124,6 +135,16 @@ class Service {
   // UIDs of pods whose bind is running (one at a time per pod).
   mutable Mutex binding_mu_;
   mutable std::unordered_set<std::string> binding_ GPUSCHED_GUARDED_BY(binding_mu_);
+
+  // Compiled CEL selectors, shared by every DRA decision.
+  mutable dra::cel::ProgramCache programs_;
+  struct DraDecision {
+    std::string pod;
+    std::string node;
+    placement::DraVerdict verdict;
+  };
+  mutable Mutex dra_mu_;
+  mutable std::deque<DraDecision> dra_decisions_ GPUSCHED_GUARDED_BY(dra_mu_);
 
   mutable Mutex workload_mu_;
   mutable std::shared_ptr<const scoring::TargetWorkload> workload_ GPUSCHED_GUARDED_BY(workload_mu_);

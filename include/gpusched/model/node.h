@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct Node {
   std::optional<std::string> mode_label;            // vke.node.gpu.schedule; nullopt = absent
   std::optional<std::string> compute_policy_label;  // vke.volcengine.com/mgpu-compute-policy
   std::string gpu_product;                          // label nvidia.com/gpu.product, informational
+  std::map<std::string, std::string, std::less<>> labels;  // every label (DRA node selectors)
   NodeAllocatable allocatable;
   // Per-GPU description from the annotation gpusched.io/gpu-devices, when published.
   std::optional<std::vector<GpuDevice>> published_gpus;

@@ -1,0 +1,68 @@
+// File: dra_planner.h
+//
+// Placement of a pod with ResourceClaims (DRA) on one node: the structured allocator's answer
+// (the device set kube-scheduler's DynamicResources plugin would pick: the compatible choice), a
+// ranked choice (the same rules plus topology: each multi-device request inside one PCIe root
+// when the node allows it), and a node score for prioritize (topology first, then packing:
+// fewer whole idle GPUs left behind).
+//
+// Mode rules: a device set holding devices of a GPU driver (DraOptions::gpu_drivers) is only
+// placed on nodes in mode nvidia-dra that are ready; claims for other devices (NICs, FPGAs) are
+// judged by the allocator alone, as upstream does.
+//
+// Pure: reads an immutable dra::ClusterState and NodeState; thread-safe to call concurrently.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpusched/dra/allocator.h"
+#include "gpusched/dra/cel.h"
+#include "gpusched/dra/cluster_state.h"
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/node_state.h"
+
+namespace gpusched::placement {
+
+struct DraOptions {
+  std::vector<std::string> gpu_drivers = {"gpu.nvidia.com"};
+  int64_t max_steps = 200'000;  // allocator steps per claim set and node
+  std::string topology_attribute = "resource.kubernetes.io/pcieRoot";
+};
+
+struct DraVerdict {
+  enum class Kind { kFits, kNoFit, kError };
+  Kind kind = Kind::kNoFit;
+  std::string reason;                        // kNoFit / kError
+  std::vector<dra::AllocationResult> compat;  // kFits: what kube-scheduler would allocate
+  std::vector<dra::AllocationResult> ranked;  // kFits, when ranked: gpusched's choice
+  bool topology_aligned = false;             // ranked keeps every multi-device request in one root
+  double score = 0;                          // kFits, when ranked: higher is better
+  int64_t steps = 0;
+};
+
+class DraPlanner {
+ public:
+  // REQUIRES: state, pod and programs outlive the planner.
+  DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options = {});
+
+  // Why the pod cannot be placed anywhere yet (a claim missing or not generated), or "".
+  const std::string& problem() const { return problem_; }
+
+  // The verdict on `node`; with `rank`, also the ranked choice and the score.
+  DraVerdict Evaluate(const NodeState& node, bool rank) const;
+
+ private:
+  bool IsGpu(const dra::DeviceId& id) const;
+
+  const dra::ClusterState& state_;
+  const Pod& pod_;
+  dra::cel::ProgramCache* programs_;
+  DraOptions options_;
+  std::string problem_;
+  std::vector<const dra::ResourceClaim*> allocated_;    // claims already allocated
+  std::vector<const dra::ResourceClaim*> to_allocate_;  // in pod order
+  std::vector<dra::ResourceClaim> aligned_;              // to_allocate_ plus topology constraints
+};
+
+}  // namespace gpusched::placement

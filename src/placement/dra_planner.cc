@@ -1,0 +1,129 @@
+#include "gpusched/placement/dra_planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace gpusched::placement {
+
+DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options)
+    : state_(state), pod_(pod), programs_(programs), options_(std::move(options)) {
+  dra::ClusterState::PodClaims resolved = state_.Resolve(pod_);
+  problem_ = std::move(resolved.problem);
+  for (const dra::ResourceClaim* c : resolved.claims) {
+    (c->allocation ? allocated_ : to_allocate_).push_back(c);
+  }
+  // The ranked variant: every request for two or more devices stays under one PCIe root.
+  for (const dra::ResourceClaim* c : to_allocate_) {
+    dra::ResourceClaim copy = *c;
+    for (const dra::DeviceRequest& r : c->requests) {
+      bool multi = r.exactly ? (r.exactly->allocation_mode == "ExactCount" && r.exactly->count > 1)
+                             : std::any_of(r.first_available.begin(), r.first_available.end(),
+                                           [](const dra::ExactRequest& s) { return s.allocation_mode == "ExactCount" && s.count > 1; });
+      if (multi) copy.constraints.push_back(dra::DeviceConstraint{.requests = {r.name}, .match_attribute = options_.topology_attribute});
+    }
+    aligned_.push_back(std::move(copy));
+  }
+}
+
+bool DraPlanner::IsGpu(const dra::DeviceId& id) const {
+  return std::find(options_.gpu_drivers.begin(), options_.gpu_drivers.end(), id.driver) != options_.gpu_drivers.end();
+}
+
+DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
+  DraVerdict v;
+  if (!problem_.empty()) {
+    v.kind = DraVerdict::Kind::kError;
+    v.reason = problem_;
+    return v;
+  }
+  dra::NodeInfo info{.name = node.node.name, .labels = node.node.labels};
+  // Claims already allocated (shared claims, or allocated for this pod earlier) only need a node
+  // that can use their devices.
+  for (const dra::ResourceClaim* c : allocated_) {
+    if (c->allocation->node_selector && !dra::NodeSelectorMatches(*c->allocation->node_selector, info)) {
+      v.reason = fmt::format("claim {}/{} is allocated to devices this node cannot use (its allocation's nodeSelector)",
+                             c->namespace_name, c->name);
+      return v;
+    }
+    bool reserved = std::any_of(c->reserved_for.begin(), c->reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == pod_.uid; });
+    if (!reserved && c->reserved_for.size() >= 256) {
+      v.reason = fmt::format("claim {}/{} is already reserved for 256 consumers", c->namespace_name, c->name);
+      return v;
+    }
+  }
+  auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
+    dra::AllocatorInput in{.node = &info,
+                           .claims = claims,
+                           .slices = &state_.slices(),
+                           .classes = &state_.classes(),
+                           .allocated = &state_.allocated(),
+                           .programs = programs_,
+                           .max_steps = options_.max_steps};
+    return dra::Allocate(in);
+  };
+  dra::AllocatorOutcome compat = run(to_allocate_);
+  v.steps = compat.steps;
+  if (compat.kind == dra::AllocatorOutcome::Kind::kError) {
+    v.kind = DraVerdict::Kind::kError;
+    v.reason = std::move(compat.reason);
+    return v;
+  }
+  if (compat.kind != dra::AllocatorOutcome::Kind::kAllocated) {
+    v.reason = std::move(compat.reason);
+    return v;
+  }
+  // GPUs through DRA only where the node says so.
+  bool gpus = false;
+  for (const dra::ResourceClaim* c : allocated_) {
+    for (const dra::DeviceResult& r : c->allocation->results) gpus = gpus || IsGpu(r.id);
+  }
+  for (const dra::AllocationResult& a : compat.results) {
+    for (const dra::DeviceResult& r : a.results) gpus = gpus || IsGpu(r.id);
+  }
+  if (gpus && node.mode != NodeMode::kNvidiaDra) {
+    v.reason = fmt::format("node mode {}; pod claims GPUs through DRA, which only nodes labelled {}=nvidia-dra serve",
+                           ModeName(node.mode), "vke.node.gpu.schedule");
+    return v;
+  }
+  if (gpus && !node.ready()) {
+    v.reason = node.condition_reason;
+    return v;
+  }
+  v.kind = DraVerdict::Kind::kFits;
+  v.compat = std::move(compat.results);
+  if (!rank) return v;
+
+  // Ranked: topology-aligned if possible, else the compatible choice.
+  std::vector<const dra::ResourceClaim*> aligned;
+  for (const dra::ResourceClaim& c : aligned_) aligned.push_back(&c);
+  dra::AllocatorOutcome ranked = aligned_.empty() ? dra::AllocatorOutcome{} : run(aligned);
+  v.steps += ranked.steps;
+  bool multi = false;  // some request asked for several devices, so alignment means something
+  for (size_t i = 0; i < aligned_.size(); ++i) multi = multi || aligned_[i].constraints.size() > to_allocate_[i]->constraints.size();
+  if (ranked.kind == dra::AllocatorOutcome::Kind::kAllocated) {
+    v.ranked = std::move(ranked.results);
+    v.topology_aligned = multi;
+  } else {
+    v.ranked = v.compat;
+  }
+  // Packing: the node's GPU devices left free after this pod, fewer is better.
+  int64_t total = 0, free = 0;
+  for (const dra::IndexedSlice* s : state_.slices().Candidates(node.node.name)) {
+    if (s->slice().node_name != node.node.name || !IsGpu(dra::DeviceId{s->slice().driver, "", ""})) continue;
+    for (const dra::Device& d : s->slice().devices) {
+      ++total;
+      if (!state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, d.name})) ++free;
+    }
+  }
+  int64_t used = 0;
+  for (const dra::AllocationResult& a : v.ranked) {
+    for (const dra::DeviceResult& r : a.results) used += IsGpu(r.id) ? 1 : 0;
+  }
+  double left = total > 0 ? static_cast<double>(std::max<int64_t>(free - used, 0)) / static_cast<double>(total) : 0;
+  v.score = (v.topology_aligned ? 10.0 : 0.0) + 5.0 * (1.0 - left);
+  return v;
+}
+
+}  // namespace gpusched::placement
