@@ -19,9 +19,20 @@ IndexedSlice::Verdicts* IndexedSlice::VerdictsFor(const cel::Program* program) c
   return verdicts_.back().second.get();
 }
 
+void IndexedSlice::MarkHeld(const AllocatedDevices& allocated) {
+  held_.assign(slice_.devices.size(), 0);
+  for (size_t i = 0; i < slice_.devices.size(); ++i) {
+    DeviceId id{slice_.driver, slice_.pool, slice_.devices[i].name};
+    if (allocated.exclusive.contains(id)) held_[i] |= kHeldExclusive;
+    if (allocated.shared.contains(id) || allocated.consumed_capacity_milli.contains(id)) held_[i] |= kHeldShared;
+  }
+  held_for_ = &allocated;
+}
+
 SliceIndex::SliceIndex(std::vector<ResourceSlice> slices) {
   slices_.reserve(slices.size());
   for (ResourceSlice& s : slices) slices_.push_back(std::make_unique<IndexedSlice>(std::move(s)));
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<IndexedSlice*>> by_pool;
   for (const auto& entry : slices_) {
     const ResourceSlice& s = entry->slice();
     if (!s.node_name.empty()) {
@@ -29,20 +40,18 @@ SliceIndex::SliceIndex(std::vector<ResourceSlice> slices) {
     } else {
       unpinned_.push_back(entry.get());
     }
-    by_pool_[{s.driver, s.pool}].push_back(entry.get());
+    by_pool[{s.driver, s.pool}].push_back(entry.get());
+  }
+  for (auto& [key, members] : by_pool) {
+    for (IndexedSlice* s : members) s->pool_id_ = pools_.size();
+    pools_.emplace_back(members.begin(), members.end());
   }
 }
 
-std::vector<const IndexedSlice*> SliceIndex::Candidates(const std::string& node) const {
+std::vector<const IndexedSlice*> SliceIndex::Candidates(std::string_view node) const {
   std::vector<const IndexedSlice*> out = unpinned_;
   if (auto it = by_node_.find(node); it != by_node_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
-}
-
-const std::vector<const IndexedSlice*>& SliceIndex::Pool(const std::string& driver, const std::string& pool) const {
-  static const std::vector<const IndexedSlice*> kNone;
-  auto it = by_pool_.find({driver, pool});
-  return it == by_pool_.end() ? kNone : it->second;
 }
 
 void AllocatedDevices::Add(const AllocationResult& result) {
@@ -87,11 +96,16 @@ bool NodeSelectorMatches(const NodeSelector& selector, const NodeInfo& node) {
     if (term.match_expressions.empty() && term.match_fields.empty()) continue;  // an empty term matches nothing
     bool all = true;
     for (const NodeSelectorRequirement& r : term.match_expressions) {
-      auto it = node.labels.find(r.key);
-      if (!RequirementMatches(r, it == node.labels.end() ? nullptr : &it->second)) all = false;
+      const std::string* value = nullptr;
+      if (node.labels != nullptr) {
+        auto it = node.labels->find(r.key);
+        if (it != node.labels->end()) value = &it->second;
+      }
+      if (!RequirementMatches(r, value)) all = false;
     }
+    std::string name(node.name);
     for (const NodeSelectorRequirement& r : term.match_fields) {
-      if (r.key != "metadata.name" || !RequirementMatches(r, &node.name)) all = false;
+      if (r.key != "metadata.name" || !RequirementMatches(r, &name)) all = false;
     }
     if (all) return true;
   }
@@ -108,24 +122,23 @@ bool ToleratesTaint(const DeviceToleration& t, const DeviceTaint& taint) {
 
 namespace {
 
-NodeSelector LocalNode(const std::string& node) {
+NodeSelector LocalNode(std::string_view node) {
   return NodeSelector{.terms = {NodeSelectorTerm{
-                          .match_fields = {NodeSelectorRequirement{.key = "metadata.name", .op = "In", .values = {node}}}}}};
+                          .match_fields = {NodeSelectorRequirement{.key = "metadata.name", .op = "In", .values = {std::string(node)}}}}}};
 }
 
 // ---------------------------------------------------------------------------------------------
 // Pools.
 
 struct PoolData {
-  std::string driver;
-  std::string name;
+  std::string_view driver;
+  std::string_view name;
   bool incomplete = false;
   bool invalid = false;
   std::string invalid_reason;
   std::vector<const IndexedSlice*> slices;     // relevant slices with devices, by name
   std::vector<const IndexedSlice*> all_slices;  // every slice of the pool's generation, any node
   std::map<std::string, std::map<std::string, int64_t>> counter_sets;
-  std::optional<std::map<std::string, std::map<std::string, int64_t>>> available;  // lazily
 };
 
 struct Candidate {
@@ -135,6 +148,16 @@ struct Candidate {
   const Device* device;
   DeviceId id;
 };
+
+}  // namespace
+
+struct NodePools {
+  std::vector<PoolData> pools;
+  std::vector<Candidate> candidates;  // devices of complete, valid pools, in canonical order
+  bool invalid_pools = false;
+};
+
+namespace {
 
 bool DeviceNodeMatches(const Device& d, const NodeInfo& node) {
   if (!d.node_name.empty()) return d.node_name == node.name;
@@ -157,11 +180,12 @@ bool SliceRelevant(const ResourceSlice& s, const NodeInfo& node, const Features&
 // Gathers the pools visible from the node (dra.md §2.2): newest generation only, completeness
 // counted cluster-wide, validity checked, sorted by (driver, pool) and slices by name.
 std::vector<PoolData> GatherPools(const AllocatorInput& in) {
-  std::map<std::pair<std::string, std::string>, std::pair<int64_t, std::vector<const IndexedSlice*>>> gathered;
+  // By pool id, which follows (driver, pool) order: the canonical pool order.
+  std::map<size_t, std::pair<int64_t, std::vector<const IndexedSlice*>>> gathered;
   for (const IndexedSlice* entry : in.slices->Candidates(in.node->name)) {
     const ResourceSlice& s = entry->slice();
     if (!SliceRelevant(s, *in.node, in.features)) continue;
-    auto& [generation, slices] = gathered[{s.driver, s.pool}];
+    auto& [generation, slices] = gathered[entry->pool_id()];
     if (slices.empty() || s.generation > generation) {
       generation = s.generation;
       slices = {entry};
@@ -170,10 +194,10 @@ std::vector<PoolData> GatherPools(const AllocatorInput& in) {
     }
   }
   std::vector<PoolData> pools;
-  for (auto& [key, value] : gathered) {
+  for (auto& [id, value] : gathered) {
     auto& [generation, slices] = value;
-    PoolData pool{.driver = key.first, .name = key.second};
-    const auto& everywhere = in.slices->Pool(key.first, key.second);
+    PoolData pool{.driver = slices.front()->slice().driver, .name = slices.front()->slice().pool};
+    const auto& everywhere = in.slices->PoolOf(*slices.front());
     bool obsolete = false;
     int64_t wanted = slices.front()->slice().slice_count;
     for (const IndexedSlice* s : everywhere) {
@@ -190,7 +214,10 @@ std::vector<PoolData> GatherPools(const AllocatorInput& in) {
               [](const IndexedSlice* a, const IndexedSlice* b) { return a->slice().name < b->slice().name; });
     // Validation: unique device names, unique counter sets, consumption of known counters.
     std::set<std::string> names;
-    for (const IndexedSlice* s : pool.all_slices) {
+    bool simple = pool.all_slices.size() == 1 && pool.all_slices[0]->slice().shared_counters.empty() &&
+                  std::none_of(pool.all_slices[0]->slice().devices.begin(), pool.all_slices[0]->slice().devices.end(),
+                               [](const Device& d) { return !d.consumes_counters.empty(); });
+    for (const IndexedSlice* s : simple ? std::vector<const IndexedSlice*>{} : pool.all_slices) {
       for (const CounterSet& set : s->slice().shared_counters) {
         if (!pool.counter_sets.emplace(set.name, set.counters_milli).second && !pool.invalid) {
           pool.invalid = true;
@@ -198,7 +225,8 @@ std::vector<PoolData> GatherPools(const AllocatorInput& in) {
         }
       }
     }
-    for (const IndexedSlice* s : pool.all_slices) {
+    // One slice: its device names are unique (API validation) and nothing consumes counters.
+    for (const IndexedSlice* s : simple ? std::vector<const IndexedSlice*>{} : pool.all_slices) {
       for (const Device& d : s->slice().devices) {
         if (!names.insert(d.name).second && !pool.invalid) {
           pool.invalid = true;
@@ -301,22 +329,13 @@ enum class Result { kSuccess, kFail, kMaxSize, kError, kBound };
 
 class Search {
  public:
-  explicit Search(const AllocatorInput& in) : in_(in) {}
+  Search(const AllocatorInput& in, const NodePools& pools)
+      : in_(in), np_(pools), pools_(pools.pools), candidates_(pools.candidates) {}
 
   AllocatorOutcome Run() {
     AllocatorOutcome out;
-    pools_ = GatherPools(in_);
-    for (size_t p = 0; p < pools_.size(); ++p) {
-      if (pools_[p].invalid) out.invalid_pools = true;
-      if (pools_[p].invalid || pools_[p].incomplete) continue;
-      for (const IndexedSlice* s : pools_[p].slices) {
-        for (size_t i = 0; i < s->slice().devices.size(); ++i) {
-          const Device& d = s->slice().devices[i];
-          candidates_.push_back(Candidate{.pool = p, .slice = s, .index = i, .device = &d,
-                                          .id = DeviceId{s->slice().driver, s->slice().pool, d.name}});
-        }
-      }
-    }
+    out.invalid_pools = np_.invalid_pools;
+    available_.resize(pools_.size());
     allocating_.assign(candidates_.size(), {});
     capacity_allocating_.assign(candidates_.size(), {});
     Status prepared = Prepare();
@@ -326,6 +345,7 @@ class Search {
       return out;
     }
     results_.assign(claims_.size(), {});
+    result_cands_.assign(claims_.size(), {});
     for (const ClaimData& c : claims_) {
       std::vector<Constraint> cs;
       for (const DeviceConstraint& dc : c.claim->constraints) cs.emplace_back(dc);
@@ -336,7 +356,12 @@ class Search {
     switch (r) {
       case Result::kSuccess:
         out.kind = AllocatorOutcome::Kind::kAllocated;
-        for (size_t c = 0; c < claims_.size(); ++c) out.results.push_back(BuildResult(c));
+        if (in_.want_results) {
+          for (size_t c = 0; c < claims_.size(); ++c) out.results.push_back(BuildResult(c));
+        }
+        for (const std::vector<size_t>& cands : result_cands_) {
+          for (size_t i : cands) out.drivers.insert(candidates_[i].slice->slice().driver);
+        }
         return out;
       case Result::kError:
         out.kind = AllocatorOutcome::Kind::kError;
@@ -554,31 +579,42 @@ class Search {
     return want;
   }
 
+  // What the cluster's allocated claims hold of candidate `i` (IndexedSlice::kHeld* bits).
+  uint8_t Held(size_t i) const {
+    const Candidate& c = candidates_[i];
+    if (const std::vector<uint8_t>* marks = c.slice->HeldBy(in_.allocated)) return (*marks)[c.index];
+    uint8_t held = in_.allocated->exclusive.contains(c.id) ? IndexedSlice::kHeldExclusive : 0;
+    if (in_.allocated->shared.contains(c.id) || in_.allocated->consumed_capacity_milli.contains(c.id)) {
+      held |= IndexedSlice::kHeldShared;
+    }
+    return held;
+  }
+
   bool InUse(const RequestData& rd, size_t c_index, size_t i) const {
     const Candidate& c = candidates_[i];
     bool multi = c.device->allow_multiple_allocations && in_.features.consumable_capacity;
     if (rd.admin && !multi) {
       return std::find(allocating_[i].begin(), allocating_[i].end(), c_index) != allocating_[i].end();
     }
-    if (multi) return in_.allocated->exclusive.contains(c.id);
-    return in_.allocated->Holds(c.id) || !allocating_[i].empty();
+    if (multi) return (Held(i) & IndexedSlice::kHeldExclusive) != 0;
+    return Held(i) != 0 || !allocating_[i].empty();
   }
 
   const std::map<std::string, std::map<std::string, int64_t>>& Available(size_t p) {
-    PoolData& pool = pools_[p];
-    if (!pool.available) {
+    const PoolData& pool = pools_[p];
+    if (!available_[p]) {
       auto avail = pool.counter_sets;
       for (const IndexedSlice* s : pool.all_slices) {
         for (const Device& d : s->slice().devices) {
-          if (!in_.allocated->Holds(DeviceId{pool.driver, pool.name, d.name})) continue;
+          if (!in_.allocated->Holds(DeviceId{std::string(pool.driver), std::string(pool.name), d.name})) continue;
           for (const CounterConsumption& cc : d.consumes_counters) {
             for (const auto& [counter, milli] : cc.counters_milli) avail[cc.counter_set][counter] -= milli;
           }
         }
       }
-      pool.available = std::move(avail);
+      available_[p] = std::move(avail);
     }
-    return *pool.available;
+    return *available_[p];
   }
 
   struct Undo {
@@ -598,7 +634,7 @@ class Search {
     if (InUse(rd, c, i)) return false;
     if (!d.consumes_counters.empty() && !in_.features.partitionable_devices) return false;
     // Counters.
-    bool partially_consumed = multi && (in_.allocated->shared.contains(cand.id) || !capacity_allocating_[i].empty());
+    bool partially_consumed = multi && ((Held(i) & IndexedSlice::kHeldShared) != 0 || !capacity_allocating_[i].empty());
     if (!d.consumes_counters.empty() && !partially_consumed) {
       auto& consumed = consumed_counters_[cand.pool];
       for (const CounterConsumption& cc : d.consumes_counters) {
@@ -688,7 +724,7 @@ class Search {
       r.consumed_capacity_milli = undo->consumed;
     }
     results_[c].push_back(std::move(r));
-    result_candidates_.push_back(i);
+    result_cands_[c].push_back(i);
     return true;
   }
 
@@ -712,7 +748,7 @@ class Search {
 
   void Deallocate(size_t c, size_t i, Undo* undo) {
     results_[c].pop_back();
-    result_candidates_.pop_back();
+    result_cands_[c].pop_back();
     RollBack(c, i, undo);
   }
 
@@ -825,12 +861,8 @@ class Search {
         if (std::find(into->begin(), into->end(), r) == into->end()) into->push_back(r);
       }
     };
-    for (const DeviceResult& r : out.results) {
-      const Candidate* cand = nullptr;
-      for (const Candidate& x : candidates_) {
-        if (x.id == r.id) cand = &x;
-      }
-      if (cand == nullptr) continue;
+    for (size_t k = 0; k < out.results.size(); ++k) {
+      const Candidate* cand = &candidates_[result_cands_[c][k]];
       const ResourceSlice& s = cand->slice->slice();
       const Device& d = *cand->device;
       const std::optional<NodeSelector>* sel = nullptr;
@@ -871,7 +903,7 @@ class Search {
             ++matching;
             const Candidate& c = candidates_[i];
             bool multi = c.device->allow_multiple_allocations && in_.features.consumable_capacity;
-            if (rd.admin ? false : multi ? in_.allocated->exclusive.contains(c.id) : in_.allocated->Holds(c.id)) continue;
+            if (rd.admin ? false : multi ? (Held(i) & IndexedSlice::kHeldExclusive) != 0 : Held(i) != 0) continue;
             ++free;
             bool blocked = false;
             if (in_.features.device_taints) {
@@ -927,12 +959,14 @@ class Search {
   static constexpr int64_t kMaxResults = 32;
 
   const AllocatorInput& in_;
-  std::vector<PoolData> pools_;
-  std::vector<Candidate> candidates_;
+  const NodePools& np_;
+  const std::vector<PoolData>& pools_;
+  const std::vector<Candidate>& candidates_;
+  std::vector<std::optional<std::map<std::string, std::map<std::string, int64_t>>>> available_;  // lazily, per pool
+  std::vector<std::vector<size_t>> result_cands_;  // per claim: the candidate of each result
   std::vector<ClaimData> claims_;
   std::vector<std::vector<Constraint>> constraints_;
   std::vector<std::vector<DeviceResult>> results_;
-  std::vector<size_t> result_candidates_;
   std::vector<std::vector<size_t>> allocating_;  // claim indices per candidate
   std::vector<std::map<std::string, int64_t>> capacity_allocating_;
   std::map<size_t, std::map<std::string, std::map<std::string, int64_t>>> consumed_counters_;
@@ -942,8 +976,33 @@ class Search {
 
 }  // namespace
 
+NodePoolsPtr GatherNodePools(const SliceIndex& slices, const NodeInfo& node, const Features& features) {
+  AllocatorInput in{.node = &node, .slices = &slices, .features = features};
+  auto out = std::make_shared<NodePools>();
+  out->pools = GatherPools(in);
+  for (size_t p = 0; p < out->pools.size(); ++p) {
+    const PoolData& pool = out->pools[p];
+    if (pool.invalid) out->invalid_pools = true;
+    if (pool.invalid || pool.incomplete) continue;
+    for (const IndexedSlice* s : pool.slices) {
+      for (size_t i = 0; i < s->slice().devices.size(); ++i) {
+        const Device& d = s->slice().devices[i];
+        out->candidates.push_back(Candidate{.pool = p, .slice = s, .index = i, .device = &d,
+                                            .id = DeviceId{s->slice().driver, s->slice().pool, d.name}});
+      }
+    }
+  }
+  return out;
+}
+
 AllocatorOutcome Allocate(const AllocatorInput& input) {
-  Search search(input);
+  NodePoolsPtr gathered;
+  const NodePools* pools = input.pools;
+  if (pools == nullptr) {
+    gathered = GatherNodePools(*input.slices, *input.node, input.features);
+    pools = gathered.get();
+  }
+  Search search(input, *pools);
   return search.Run();
 }
 

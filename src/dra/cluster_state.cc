@@ -23,6 +23,7 @@ ClusterState::ClusterState(std::vector<ResourceSlice> slices, std::vector<Device
     auto key = std::make_pair(c.namespace_name, c.name);
     claims_.emplace(std::move(key), std::move(c));
   }
+  for (const auto& s : slices_.all()) s->MarkHeld(allocated_);
 }
 
 const ResourceClaim* ClusterState::FindClaim(const std::string& namespace_name, const std::string& name) const {
@@ -68,6 +69,17 @@ ClusterState::PodClaims ClusterState::Resolve(const Pod& pod) const {
     out.claims.push_back(claim);
   }
   return out;
+}
+
+NodePoolsPtr ClusterState::PoolsFor(const NodeInfo& node) const {
+  if (slices_.has_unpinned()) return GatherNodePools(slices_, node, Features{});
+  {
+    MutexLock lock(&pools_mu_);
+    if (auto it = pools_.find(node.name); it != pools_.end()) return it->second;
+  }
+  NodePoolsPtr gathered = GatherNodePools(slices_, node, Features{});
+  MutexLock lock(&pools_mu_);
+  return pools_.emplace(std::string(node.name), std::move(gathered)).first->second;
 }
 
 std::vector<std::string> ClusterState::DevicesOf(const Pod& pod) const {

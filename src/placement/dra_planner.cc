@@ -38,7 +38,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
     v.reason = problem_;
     return v;
   }
-  dra::NodeInfo info{.name = node.node.name, .labels = node.node.labels};
+  dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
   // Claims already allocated (shared claims, or allocated for this pod earlier) only need a node
   // that can use their devices.
   for (const dra::ResourceClaim* c : allocated_) {
@@ -53,6 +53,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
       return v;
     }
   }
+  dra::NodePoolsPtr pools = state_.PoolsFor(info);
   auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
     dra::AllocatorInput in{.node = &info,
                            .claims = claims,
@@ -60,7 +61,9 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
                            .classes = &state_.classes(),
                            .allocated = &state_.allocated(),
                            .programs = programs_,
-                           .max_steps = options_.max_steps};
+                           .max_steps = options_.max_steps,
+                           .pools = pools.get(),
+                           .want_results = rank};
     return dra::Allocate(in);
   };
   dra::AllocatorOutcome compat = run(to_allocate_);
@@ -79,9 +82,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
   for (const dra::ResourceClaim* c : allocated_) {
     for (const dra::DeviceResult& r : c->allocation->results) gpus = gpus || IsGpu(r.id);
   }
-  for (const dra::AllocationResult& a : compat.results) {
-    for (const dra::DeviceResult& r : a.results) gpus = gpus || IsGpu(r.id);
-  }
+  for (const std::string& driver : compat.drivers) gpus = gpus || IsGpu(dra::DeviceId{driver, "", ""});
   if (gpus && node.mode != NodeMode::kNvidiaDra) {
     v.reason = fmt::format("node mode {}; pod claims GPUs through DRA, which only nodes labelled {}=nvidia-dra serve",
                            ModeName(node.mode), "vke.node.gpu.schedule");

@@ -62,7 +62,8 @@ struct Case {
   std::vector<DeviceClass> classes = {Class("class-a", "driver-a"), Class("class-b", "driver-b")};
   std::vector<ResourceClaim> claims;
   AllocatedDevices allocated;
-  NodeInfo node{.name = "node-1", .labels = {{"region", "region-1"}, {"planet", "earth"}}};
+  std::map<std::string, std::string, std::less<>> labels = {{"region", "region-1"}, {"planet", "earth"}};
+  NodeInfo node{.name = "node-1", .labels = &labels};
   Features features;
   int64_t max_steps = 200'000;
 
@@ -248,7 +249,7 @@ TEST(DraAllocatorExamples, E8ManyNetworkAttachedDevices) {
   // unsuccessful-allocation-network-attached-device: the selector does not match this node.
   Case other;
   other.slices = {s1};
-  other.node.labels["region"] = "region-2";
+  other.labels["region"] = "region-2";
   other.claims = {Claim("claim-0", {Req("req-0", "class-a", 1)})};
   EXPECT_EQ(other.Run().kind, Kind::kUnschedulable);
 }

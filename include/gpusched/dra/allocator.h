@@ -21,6 +21,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusched/common/mutex.h"
@@ -47,9 +48,24 @@ class IndexedSlice {
     std::map<size_t, std::string> errors GPUSCHED_GUARDED_BY(mu);
   };
   Verdicts* VerdictsFor(const cel::Program* program) const;
+  // Pools numbered in (driver, pool name) order by the SliceIndex that holds the slice.
+  size_t pool_id() const { return pool_id_; }
+
+  // What `allocated` holds of this slice's devices, precomputed (a bitmap beats a set of
+  // strings on the hot path): kHeldExclusive / kHeldShared per device index.
+  static constexpr uint8_t kHeldExclusive = 1, kHeldShared = 2;
+  void MarkHeld(const struct AllocatedDevices& allocated);
+  // Returns the marks if they were computed for `allocated`, else nullptr.
+  const std::vector<uint8_t>* HeldBy(const struct AllocatedDevices* allocated) const {
+    return held_for_ == allocated ? &held_ : nullptr;
+  }
 
  private:
   ResourceSlice slice_;
+  friend class SliceIndex;
+  size_t pool_id_ = 0;
+  const struct AllocatedDevices* held_for_ = nullptr;
+  std::vector<uint8_t> held_;
   mutable Mutex mu_;
   mutable std::vector<std::pair<const cel::Program*, std::unique_ptr<Verdicts>>> verdicts_ GPUSCHED_GUARDED_BY(mu_);
 };
@@ -61,16 +77,18 @@ class SliceIndex {
 
   // Slices that may be relevant for `node`: its own (spec.nodeName) and every slice that selects
   // nodes otherwise (allNodes, nodeSelector, perDeviceNodeSelection).
-  std::vector<const IndexedSlice*> Candidates(const std::string& node) const;
-  // Every slice of pool (driver, pool), on any node.
-  const std::vector<const IndexedSlice*>& Pool(const std::string& driver, const std::string& pool) const;
+  std::vector<const IndexedSlice*> Candidates(std::string_view node) const;
+  // Every slice of the slice's pool (driver, pool), on any node.
+  const std::vector<const IndexedSlice*>& PoolOf(const IndexedSlice& slice) const { return pools_[slice.pool_id()]; }
   const std::vector<std::unique_ptr<IndexedSlice>>& all() const { return slices_; }
+  // True if some slice selects nodes by label (allNodes, nodeSelector, per device).
+  bool has_unpinned() const { return !unpinned_.empty(); }
 
  private:
   std::vector<std::unique_ptr<IndexedSlice>> slices_;
   std::map<std::string, std::vector<const IndexedSlice*>, std::less<>> by_node_;
   std::vector<const IndexedSlice*> unpinned_;
-  std::map<std::pair<std::string, std::string>, std::vector<const IndexedSlice*>> by_pool_;
+  std::vector<std::vector<const IndexedSlice*>> pools_;  // by pool id: ids follow (driver, pool) order
 };
 
 // Devices held by the cluster's allocated claims (and allocations in flight).
@@ -93,10 +111,17 @@ struct Features {
   bool binding_conditions = true;
 };
 
+// The node being judged. REQUIRES: what the pointers and views refer to outlives the use.
 struct NodeInfo {
-  std::string name;
-  std::map<std::string, std::string, std::less<>> labels;
+  std::string_view name;
+  const std::map<std::string, std::string, std::less<>>* labels = nullptr;  // null: no labels
 };
+
+// The pools and candidate devices visible from one node (dra.md §2.2), in canonical order. Pure
+// function of the slices, the node and the features: computed once per node and reused.
+struct NodePools;
+using NodePoolsPtr = std::shared_ptr<const NodePools>;
+NodePoolsPtr GatherNodePools(const SliceIndex& slices, const NodeInfo& node, const Features& features);
 
 struct AllocatorInput {
   const NodeInfo* node = nullptr;
@@ -109,6 +134,11 @@ struct AllocatorInput {
   const std::set<std::string, std::less<>>* admin_namespaces = nullptr;
   Features features;
   int64_t max_steps = 200'000;  // allocateOne calls before giving up
+  // The node's pools, from GatherNodePools with the same slices, node and features; null: gathered
+  // by Allocate.
+  const NodePools* pools = nullptr;
+  // False: only whether the claims fit matters (filter); results are left empty.
+  bool want_results = true;
   // Share IDs for consumable-capacity results; default: a counter-derived UUID.
   std::function<std::string()> new_share_id;
 };
@@ -116,7 +146,8 @@ struct AllocatorInput {
 struct AllocatorOutcome {
   enum class Kind { kAllocated, kUnschedulable, kError };
   Kind kind = Kind::kUnschedulable;
-  std::vector<AllocationResult> results;  // per claim, when kAllocated
+  std::vector<AllocationResult> results;  // per claim, when kAllocated and want_results
+  std::set<std::string> drivers;           // kAllocated: the drivers of the allocated devices
   std::string reason;                      // kUnschedulable: why no device set fits; kError: the error
   int64_t steps = 0;                       // allocateOne invocations, as upstream counts them
   bool invalid_pools = false;              // invalid pools were seen on the node

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/common/mutex.h"
 #include "gpusched/dra/allocator.h"
 #include "gpusched/dra/types.h"
 #include "gpusched/model/pod.h"
@@ -45,6 +46,10 @@ class ClusterState {
   };
   PodClaims Resolve(const Pod& pod) const;
 
+  // The pools and candidates visible from `node` with default features, cached per node name
+  // when no slice selects nodes by label (then labels cannot change the answer). Thread-safe.
+  NodePoolsPtr PoolsFor(const NodeInfo& node) const;
+
   // Devices a pod holds through its allocated claims ("driver/pool/device"), for the ledger.
   std::vector<std::string> DevicesOf(const Pod& pod) const;
 
@@ -55,6 +60,8 @@ class ClusterState {
   AllocatedDevices allocated_;
   std::map<DeviceId, std::string> holders_;
   std::vector<std::string> errors_;
+  mutable Mutex pools_mu_;
+  mutable std::map<std::string, NodePoolsPtr, std::less<>> pools_ GPUSCHED_GUARDED_BY(pools_mu_);
 };
 
 using ClusterStatePtr = std::shared_ptr<const ClusterState>;

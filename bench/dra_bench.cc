@@ -1,0 +1,145 @@
+// DRA filter for a pod with one claim for 2 GPUs, selected by productName and memory, over 500
+// nvidia-dra nodes of 8 GPUs each with half of them allocated (issue 3's yardstick; upstream
+// kube-scheduler's DynamicResources plugin manages 50-80 pods/s at 500 nodes in scheduler_perf).
+//
+//   BM_DraPlannerFilter    the decision core: the allocator on every node
+//   BM_DraPlannerRank      the same with the ranked (topology-aligned) choice and the score
+//   BM_DraServiceFilter    the extender's filter in process: JSON body in, JSON reply out
+//   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "cluster_json.h"
+#include "gpusched/extender/service.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/k8s/dra_objects.h"
+#include "gpusched/k8s/objects.h"
+#include "gpusched/placement/dra_planner.h"
+
+namespace gpusched::bench {
+namespace {
+
+constexpr std::string_view kSelector =
+    "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3' && "
+    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0";
+
+// The cluster as Kubernetes JSON: nodes, one slice each, the NVIDIA class, the pending pod's
+// claim and, for every node, a claim allocated to GPUs 0-3 (half the GPUs).
+ClusterObjects DraCluster(int nodes) {
+  ClusterObjects c;
+  for (int n = 0; n < nodes; ++n) {
+    std::string node = fmt::format("dra-{:04}", n);
+    std::string text = fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}}}})", node);
+    rapidjson::Document d;
+    d.Parse(text.c_str());
+    c.nodes.push_back(k8s::DecodeNode(d, "Node").value());
+    std::string devices;
+    for (int i = 0; i < 8; ++i) {
+      devices += fmt::format(R"({}{{"name":"gpu-{}","attributes":{{"type":{{"string":"gpu"}},"productName":{{"string":"NVIDIA H100 80GB HBM3"}},
+        "resource.kubernetes.io/pcieRoot":{{"string":"pci0000:{}"}}}},"capacity":{{"memory":{{"value":"81559Mi"}}}}}})",
+                             i ? "," : "", i, i / 2);
+    }
+    c.resource_slices.push_back(fmt::format(
+        R"({{"kind":"ResourceSlice","metadata":{{"name":"{0}-gpu"}},"spec":{{"driver":"gpu.nvidia.com","nodeName":"{0}",
+        "pool":{{"name":"{0}","generation":1,"resourceSliceCount":1}},"devices":[{1}]}}}})",
+        node, devices));
+    std::string results;
+    for (int i = 0; i < 4; ++i) {
+      results += fmt::format(R"({}{{"request":"gpus","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})", i ? "," : "", node, i);
+    }
+    c.resource_claims.push_back(fmt::format(
+        R"({{"kind":"ResourceClaim","metadata":{{"name":"busy-{0}","namespace":"ml"}},
+        "spec":{{"devices":{{"requests":[{{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":4}}}}]}}}},
+        "status":{{"allocation":{{"devices":{{"results":[{1}]}}}}}}}})",
+        node, results));
+  }
+  c.device_classes.push_back(R"({"kind":"DeviceClass","metadata":{"name":"gpu.nvidia.com"},"spec":{"selectors":[{"cel":{"expression":
+    "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}})");
+  std::string selector;
+  json::AppendString(&selector, kSelector);
+  c.resource_claims.push_back(fmt::format(
+      R"({{"kind":"ResourceClaim","metadata":{{"name":"train","namespace":"ml"}},"spec":{{"devices":{{"requests":[{{"name":"gpus",
+      "exactly":{{"deviceClassName":"gpu.nvidia.com","count":2,"selectors":[{{"cel":{{"expression":{}}}}}]}}}}]}}}}}})",
+      selector));
+  return c;
+}
+
+std::string PodJson() {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"trainer","namespace":"ml","uid":"trainer"},
+    "spec":{"containers":[{"name":"main"}],"resourceClaims":[{"name":"gpus","resourceClaimName":"train"}]}})";
+}
+
+Pod PendingPod() {
+  rapidjson::Document d;
+  d.Parse(PodJson().c_str());
+  return k8s::DecodePod(d, "Pod").value();
+}
+
+void PlannerFilter(benchmark::State& state, bool rank) {
+  inventory::Inventory inv(inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects});
+  inv.ReplaceCluster(DraCluster(static_cast<int>(state.range(0))));
+  auto snapshot = inv.Snapshot();
+  Pod pod = PendingPod();
+  dra::cel::ProgramCache programs;
+  size_t fits = 0;
+  int64_t steps = 0;
+  for (auto _ : state) {
+    placement::DraPlanner planner(snapshot->dra(), pod, &programs);
+    fits = 0;
+    steps = 0;
+    for (const inventory::NodeStatePtr& node : snapshot->nodes()) {
+      placement::DraVerdict v = planner.Evaluate(*node, rank);
+      fits += v.kind == placement::DraVerdict::Kind::kFits;
+      steps += v.steps;
+      benchmark::DoNotOptimize(v);
+    }
+  }
+  state.counters["fitting_nodes"] = static_cast<double>(fits);
+  state.counters["allocator_steps"] = static_cast<double>(steps);
+}
+
+void BM_DraPlannerFilter(benchmark::State& state) { PlannerFilter(state, false); }
+void BM_DraPlannerRank(benchmark::State& state) { PlannerFilter(state, true); }
+
+void BM_DraServiceFilter(benchmark::State& state) {
+  inventory::Inventory inv(inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects});
+  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
+  std::vector<std::string> names;
+  for (const Node& n : cluster.nodes) names.push_back(n.name);
+  inv.ReplaceCluster(std::move(cluster));
+  extender::Service service(&inv, extender::ServiceOptions{});
+  std::string body = testing::ArgsWithNames(PodJson(), names);
+  size_t reply = 0;
+  for (auto _ : state) {
+    std::string out = service.Filter(body);
+    reply = out.size();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["reply_bytes"] = static_cast<double>(reply);
+}
+
+void BM_DraAllocatorColdCel(benchmark::State& state) {
+  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
+  Pod pod = PendingPod();
+  for (auto _ : state) {
+    state.PauseTiming();
+    dra::ClusterStatePtr dra = k8s::DecodeDraObjects(cluster);  // fresh slices: empty verdict caches
+    dra::cel::ProgramCache programs;
+    state.ResumeTiming();
+    placement::DraPlanner planner(*dra, pod, &programs);
+    for (const Node& n : cluster.nodes) {
+      placement::NodeState node = placement::BuildNodeState(n, {});
+      benchmark::DoNotOptimize(planner.Evaluate(node, false));
+    }
+  }
+}
+
+BENCHMARK(BM_DraPlannerFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraPlannerRank)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraAllocatorColdCel)->Arg(500)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace gpusched::bench
+
+BENCHMARK_MAIN();
