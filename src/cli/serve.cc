@@ -22,7 +22,9 @@
 #include "gpusched/k8s/dra_objects.h"
 #include "gpusched/k8s/objects.h"
 #include "gpusched/k8s/snapshot_source.h"
+#include "gpusched/extender/inventory_claim_writer.h"
 #include "gpusched/kube/api_binder.h"
+#include "gpusched/kube/api_claim_writer.h"
 #include "gpusched/kube/api_client.h"
 #include "gpusched/kube/cluster_sync.h"
 #include "gpusched/kube/event_recorder.h"
@@ -207,6 +209,7 @@ class LiveCluster {
                                                       kube::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra});
     live->binder_ = std::make_unique<kube::ApiBinder>(live->client_.get(), inventory,
                                                       kube::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
+    if (c.dra_owner) live->claim_writer_ = std::make_unique<kube::ApiClaimWriter>(live->client_.get());
     if (c.cluster.events) live->events_ = std::make_unique<kube::EventRecorder>(live->client_.get());
     live->sync_->Start();
     log::Info("watching the cluster at {}", url);
@@ -218,6 +221,7 @@ class LiveCluster {
 
   bool healthy() const { return sync_->healthy(); }
   extender::PodBinder* binder() { return binder_.get(); }
+  extender::ClaimWriter* claim_writer() { return claim_writer_.get(); }
   extender::EventSink* events() { return events_.get(); }
 
  private:
@@ -225,6 +229,7 @@ class LiveCluster {
   std::unique_ptr<kube::ApiClient> client_;
   std::unique_ptr<kube::ClusterSync> sync_;
   std::unique_ptr<kube::ApiBinder> binder_;
+  std::unique_ptr<kube::ApiClaimWriter> claim_writer_;
   std::unique_ptr<kube::EventRecorder> events_;
 };
 
@@ -279,6 +284,7 @@ int RunServe(int argc, char** argv) {
     live = std::move(started).value();
     c.service.binder = live->binder();
     c.service.events = live->events();
+    c.service.claim_writer = live->claim_writer();
     ready.store(false);  // until the first full sync
   } else {
     StatusOr<ClusterObjects> objects = LoadSource(c);
@@ -290,6 +296,8 @@ int RunServe(int argc, char** argv) {
               objects->nodes.size(), objects->pods.size());
     inventory.ReplaceCluster(std::move(objects).value());
   }
+  extender::InventoryClaimWriter memory_claims(&inventory);
+  if (c.dra_owner && !live) c.service.claim_writer = &memory_claims;
 
 
   extender::Telemetry telemetry(&inventory);

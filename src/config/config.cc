@@ -49,7 +49,7 @@ Status Apply(const YAML::Node& root, Config* c) {
   GPUSCHED_RETURN_IF_ERROR(CheckKeys(root, "",
                                      {"listen", "pathPrefix", "threads", "bodyLimitBytes", "idleTimeoutSeconds",
                                       "placement", "scoring", "inventory", "snapshots", "snapshotReloadSeconds", "tls",
-                                      "limits", "log", "cluster", "webhook"}));
+                                      "limits", "log", "cluster", "webhook", "dra"}));
   std::string listen;
   GPUSCHED_RETURN_IF_ERROR(Read(root, "listen", "", &listen));
   if (!listen.empty()) GPUSCHED_RETURN_IF_ERROR(ParseListen(listen, &c->server));
@@ -106,6 +106,23 @@ Status Apply(const YAML::Node& root, Config* c) {
       if (seconds < 1) return Bad(fmt::format("inventory.{}", key), fmt::format("{} must be positive", seconds));
       *dst = std::chrono::seconds(seconds);
     }
+  }
+  if (YAML::Node d = root["dra"]) {
+    GPUSCHED_RETURN_IF_ERROR(CheckKeys(d, "dra", {"mode", "gpuDrivers", "searchSteps"}));
+    std::string mode;
+    GPUSCHED_RETURN_IF_ERROR(Read(d, "mode", "dra", &mode));
+    if (!mode.empty() && mode != "advisory" && mode != "owner") {
+      return Bad("dra.mode", fmt::format("\"{}\" (want advisory or owner)", mode));
+    }
+    if (!mode.empty()) c->dra_owner = mode == "owner";
+    if (YAML::Node drivers = d["gpuDrivers"]) {
+      if (!drivers.IsSequence()) return Bad("dra.gpuDrivers", "want a list of driver names");
+      c->service.dra.gpu_drivers.clear();
+      for (const YAML::Node& n : drivers) c->service.dra.gpu_drivers.push_back(n.as<std::string>());
+      c->inventory.dra_gpu_drivers = c->service.dra.gpu_drivers;
+    }
+    GPUSCHED_RETURN_IF_ERROR(Read(d, "searchSteps", "dra", &c->service.dra.max_steps));
+    if (c->service.dra.max_steps < 1) return Bad("dra.searchSteps", "must be positive");
   }
   if (YAML::Node w = root["webhook"]) {
     GPUSCHED_RETURN_IF_ERROR(CheckKeys(w, "webhook", {"listen", "certFile", "keyFile"}));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "gpusched/extender/inventory_json.h"
@@ -339,6 +340,54 @@ std::string Service::PrioritizeDra(const ExtenderArgs& args, const inventory::In
   return EncodeHostPriorities(priorities);
 }
 
+std::string Service::AllocateClaims(const Pod& pod, const std::string& node_name) const {
+  MutexLock lock(&dra_bind_mu_);
+  constexpr int kAttempts = 4;
+  std::string last;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+    const dra::ClusterState& state = snapshot->dra();
+    // Assumed allocations the cluster now shows are no longer needed.
+    dra::AllocatedDevices assumed;
+    std::erase_if(dra_assumed_, [&](const auto& kv) {
+      for (const auto& [key, claim] : state.claims()) {
+        if (claim.uid == kv.first) return claim.allocation.has_value();
+      }
+      return true;  // the claim is gone
+    });
+    for (const auto& [uid, result] : dra_assumed_) assumed.Add(result);
+    placement::DraOptions options = options_.dra;
+    options.also_allocated = &assumed;
+    placement::DraPlanner planner(state, pod, &programs_, options);
+    if (!planner.problem().empty()) return planner.problem();
+    const placement::NodeState* node = snapshot->FindNode(node_name);
+    if (node == nullptr) return std::string(kUnknownNode);
+    placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
+    if (v.kind != placement::DraVerdict::Kind::kFits) return v.reason;
+    Status s;
+    for (size_t i = 0; i < planner.to_allocate().size() && s.ok(); ++i) {
+      const dra::ResourceClaim& claim = *planner.to_allocate()[i];
+      s = options_.claim_writer->Write(claim, &v.ranked[i], pod);
+      if (s.ok()) dra_assumed_[claim.uid] = v.ranked[i];
+    }
+    for (const dra::ResourceClaim* claim : planner.allocated()) {
+      if (!s.ok()) break;
+      bool reserved = std::any_of(claim->reserved_for.begin(), claim->reserved_for.end(),
+                                  [&](const dra::ConsumerRef& r) { return r.uid == pod.uid; });
+      if (!reserved) s = options_.claim_writer->Write(*claim, nullptr, pod);
+    }
+    if (s.ok()) {
+      RecordDra(pod, node_name, v);
+      return "";
+    }
+    last = std::string(s.message());
+    if (s.code() != StatusCode::kAborted) return last;
+    // Someone changed a claim: give the watch a moment to bring the change, then plan again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50) * (attempt + 1));
+  }
+  return fmt::format("claims kept changing: {}", last);
+}
+
 void Service::RecordDra(const Pod& pod, const std::string& node, const placement::DraVerdict& v) const {
   constexpr size_t kKept = 64;
   MutexLock lock(&dra_mu_);
@@ -417,6 +466,10 @@ std::string Service::BindError(std::string_view body) const {
   if (auto done = already()) return *done;
 
   PodRequest request = placement::AnalyzePod(pod);
+  if (options_.claim_writer != nullptr && request.kind == RequestKind::kNone && !pod.resource_claims.empty()) {
+    std::string error = AllocateClaims(pod, b.node);
+    if (!error.empty()) return fmt::format("bind {} to {} failed: {}", pod_key, b.node, error);
+  }
   if (!request.valid()) return fmt::format("bind {} rejected: {}", pod_key, request.invalid_reason);
   Planner planner(options_.placement);
   Status last;

@@ -228,6 +228,10 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
 
 void Inventory::Apply(ClusterDelta&& delta) {
   MutexLock lock(&mu_);
+  ApplyLocked(std::move(delta));
+}
+
+void Inventory::ApplyLocked(ClusterDelta&& delta) {
   std::set<std::string> touched;   // nodes whose state must be rebuilt
   std::set<std::string> respec;    // nodes whose object changed: their bookings are re-read
   bool node_set_changed = false;
@@ -328,6 +332,16 @@ void Inventory::Apply(ClusterDelta&& delta) {
   if (touched.empty() && !node_set_changed && !changed) return;
   RebuildLocked(touched);
   PublishLocked(node_set_changed);
+}
+
+Status Inventory::ReplaceDraClaim(const std::string& old_json, std::string new_json) {
+  MutexLock lock(&mu_);
+  auto it = std::find(dra_.resource_claims.begin(), dra_.resource_claims.end(), old_json);
+  if (it == dra_.resource_claims.end()) return AbortedError("the claim changed since it was read");
+  std::vector<std::string> claims = dra_.resource_claims;
+  claims[static_cast<size_t>(it - dra_.resource_claims.begin())] = std::move(new_json);
+  ApplyLocked(ClusterDelta{.resource_claims = std::move(claims)});
+  return OkStatus();
 }
 
 size_t Inventory::Expire() {
@@ -470,11 +484,23 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
     if (checked != nullptr) *checked = it->second.spec;
     committed_at_[pod.uid] = Now();
     touched.insert(node);
+  } else if (checked != nullptr) {
+    // Nothing to book: the node as known (or just its name) is what the bind targets.
+    auto it = nodes_.find(node);
+    if (it != nodes_.end()) {
+      *checked = it->second.spec;
+    } else {
+      *checked = Node{.name = node};
+    }
   }
   Pod record = pod;
   record.node_name = node;
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
-  PutPodLocked(std::move(record));
+  if (placement.kind == RequestKind::kNone && !record.resource_claims.empty()) {
+    ObservePodLocked(std::move(record), &touched);  // holds what its (allocated) claims hold
+  } else {
+    PutPodLocked(std::move(record));
+  }
   RebuildLocked(touched);
   PublishLocked(false);
   return OkStatus();

@@ -54,12 +54,23 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
     }
   }
   dra::NodePoolsPtr pools = state_.PoolsFor(info);
+  dra::AllocatedDevices merged;
+  const dra::AllocatedDevices* allocated = &state_.allocated();
+  if (options_.also_allocated != nullptr) {
+    merged = state_.allocated();
+    merged.exclusive.insert(options_.also_allocated->exclusive.begin(), options_.also_allocated->exclusive.end());
+    merged.shared.insert(options_.also_allocated->shared.begin(), options_.also_allocated->shared.end());
+    for (const auto& [id, caps] : options_.also_allocated->consumed_capacity_milli) {
+      for (const auto& [name, milli] : caps) merged.consumed_capacity_milli[id][name] += milli;
+    }
+    allocated = &merged;
+  }
   auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
     dra::AllocatorInput in{.node = &info,
                            .claims = claims,
                            .slices = &state_.slices(),
                            .classes = &state_.classes(),
-                           .allocated = &state_.allocated(),
+                           .allocated = allocated,
                            .programs = programs_,
                            .max_steps = options_.max_steps,
                            .pools = pools.get(),

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "fake_apiserver.h"
 #include "gpusched/config/config.h"
 #include "live_replica.h"
@@ -209,7 +210,8 @@ const std::map<std::string, std::set<std::string>> kResources = {
     {"", {"pods", "pods/binding", "bindings", "nodes", "events", "configmaps", "secrets", "services"}},
     {"events.k8s.io", {"events"}},
     {"coordination.k8s.io", {"leases"}},
-    {"resource.k8s.io", {"resourceslices", "resourceclaims", "deviceclasses", "resourceclaimtemplates"}},
+    {"resource.k8s.io",
+     {"resourceslices", "resourceclaims", "resourceclaims/status", "resourceclaims/binding", "deviceclasses", "resourceclaimtemplates"}},
 };
 const std::set<std::string> kVerbs = {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"};
 
@@ -336,6 +338,47 @@ Permission PermissionOf(const testing::RecordedRequest& r) {
                      : r.method == "PUT"   ? "update"
                                            : "delete";
   return {group, resource, verb};
+}
+
+std::set<Permission> Granted(const std::string& role) {
+  std::set<Permission> granted;
+  for (const YAML::Node& d : Documents("deploy/rbac.yaml")) {
+    if (d["kind"].as<std::string>() != "ClusterRole" || d["metadata"]["name"].as<std::string>() != role) continue;
+    for (const YAML::Node& rule : d["rules"]) {
+      for (const YAML::Node& g : rule["apiGroups"]) {
+        for (const YAML::Node& r : rule["resources"]) {
+          for (const YAML::Node& v : rule["verbs"]) granted.insert({g.as<std::string>(), r.as<std::string>(), v.as<std::string>()});
+        }
+      }
+    }
+  }
+  return granted;
+}
+
+TEST(Manifests, TheDraOwnerRoleGrantsExactlyWhatOwnerModeAddsToTheBaseRole) {
+  std::set<Permission> base = Granted("gpusched");
+  std::set<Permission> owner = Granted("gpusched-dra-owner");
+  ASSERT_FALSE(owner.empty());
+  testing::FakeApiServer api;
+  api.Put("nodes", testing::DraNode("dra-a"));
+  api.Put("resourceslices", testing::GpuSlice("dra-a", 2));
+  api.Put("deviceclasses", std::string(testing::kGpuClass));
+  api.Put("resourceclaims", testing::Claim("train", testing::ClaimSpec(1, "")));
+  std::string pod = api.Put("pods", testing::ClaimPod("trainer", "train"));
+  testing::LiveReplica replica(api.url(), {}, {}, {}, /*dra_owner=*/true);
+  ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
+  ASSERT_TRUE(testing::Eventually([&] { return replica.inventory->Snapshot()->dra().FindClaim("ml", "train") != nullptr; }));
+  replica.service->Filter(testing::ArgsWithNames(pod, {"dra-a"}));
+  EXPECT_THAT(replica.service->Bind(testing::BindJson("trainer", "ml", "trainer", "dra-a")), HasSubstr(R"("Error":"")"));
+  std::set<Permission> used;
+  for (const testing::RecordedRequest& r : api.Requests()) used.insert(PermissionOf(r));
+  for (const Permission& p : used) {
+    EXPECT_TRUE(base.contains(p) || owner.contains(p)) << "used but not granted: " << std::get<1>(p) << " " << std::get<2>(p);
+  }
+  for (const Permission& p : owner) {
+    if (std::get<1>(p) == "resourceclaims/binding") continue;  // checked by the API server, never requested
+    EXPECT_TRUE(used.contains(p)) << "granted but never used: " << std::get<1>(p) << " " << std::get<2>(p);
+  }
 }
 
 TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {

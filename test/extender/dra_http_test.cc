@@ -9,6 +9,8 @@
 #include <set>
 
 #include "cluster_json.h"
+#include "dra_json.h"
+#include "gpusched/extender/inventory_claim_writer.h"
 #include "gpusched/json/json.h"
 #include "http_client.h"
 #include "test_server.h"
@@ -18,81 +20,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-constexpr std::string_view kGpuClass = R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"gpu.nvidia.com"},
-  "spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}],
-          "extendedResourceName":"nvidia.com/gpu"}})";
-
-std::string DraNode(const std::string& name, const std::string& mode = "nvidia-dra") {
-  return fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"{}",
-    "topology.kubernetes.io/zone":"z1"}}}},"status":{{"allocatable":{{"cpu":"64"}}}}}})",
-                     name, mode);
-}
-
-// A node's slice of `n` GPUs of `product`, two per PCIe root, as the NVIDIA driver publishes it.
-std::string GpuSlice(const std::string& node, int n, const std::string& product = "NVIDIA H100 80GB HBM3") {
-  std::string devices;
-  for (int i = 0; i < n; ++i) {
-    if (i > 0) devices += ',';
-    devices += fmt::format(R"({{"name":"gpu-{0}","attributes":{{"type":{{"string":"gpu"}},"productName":{{"string":"{1}"}},
-      "uuid":{{"string":"GPU-{2}-{0}"}},"driverVersion":{{"version":"570.124.6"}},
-      "resource.kubernetes.io/pcieRoot":{{"string":"pci0000:{3}"}}}},"capacity":{{"memory":{{"value":"81559Mi"}}}}}})",
-                           i, product, node, 10 + i / 2);
-  }
-  return fmt::format(R"({{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{{"name":"{0}-gpu.nvidia.com-x"}},
-    "spec":{{"driver":"gpu.nvidia.com","nodeName":"{0}","pool":{{"name":"{0}","generation":1,"resourceSliceCount":1}},
-    "devices":[{1}]}}}})",
-                     node, devices);
-}
-
-std::string ClaimSpec(int count, const std::string& selector) {
-  std::string selectors = selector.empty() ? "" : fmt::format(R"(,"selectors":[{{"cel":{{"expression":{}}}}}])", selector);
-  return fmt::format(R"({{"devices":{{"requests":[{{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":{}{}}}}}]}}}})",
-                     count, selectors);
-}
-
-std::string Quoted(std::string_view s) {
-  std::string out;
-  json::AppendString(&out, s);
-  return out;
-}
-
-const std::string kH100Selector = Quoted(
-    "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3' && "
-    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0");
-
-// A claim; `allocated` lists "node/gpu-i" devices of its status.allocation, `reserved` pod uids.
-std::string Claim(const std::string& name, const std::string& spec, const std::vector<std::string>& allocated = {},
-                  const std::vector<std::string>& reserved = {}) {
-  std::string status;
-  if (!allocated.empty()) {
-    std::string results, node;
-    for (size_t i = 0; i < allocated.size(); ++i) {
-      node = allocated[i].substr(0, allocated[i].find('/'));
-      std::string device = allocated[i].substr(allocated[i].find('/') + 1);
-      results += fmt::format(R"({}{{"request":"gpus","driver":"gpu.nvidia.com","pool":"{}","device":"{}"}})", i ? "," : "", node, device);
-    }
-    std::string reserved_for;
-    for (size_t i = 0; i < reserved.size(); ++i) {
-      reserved_for += fmt::format(R"({}{{"resource":"pods","name":"p-{}","uid":"{}"}})", i ? "," : "", reserved[i], reserved[i]);
-    }
-    status = fmt::format(R"(,"status":{{"allocation":{{"devices":{{"results":[{}]}},
-      "nodeSelector":{{"nodeSelectorTerms":[{{"matchFields":[{{"key":"metadata.name","operator":"In","values":["{}"]}}]}}]}}}},
-      "reservedFor":[{}]}})",
-                         results, node, reserved_for);
-  }
-  return fmt::format(R"({{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{{"name":"{}","namespace":"ml",
-    "uid":"uid-{}"}},"spec":{}{}}})",
-                     name, name, spec, status);
-}
-
-// A pod with one named claim ("gpus" → `claim`), pending or bound to `node`.
-std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& node = "") {
-  return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{0}","namespace":"ml","uid":"{0}","resourceVersion":"7"}},
-    "spec":{{{1}"containers":[{{"name":"main","resources":{{"claims":[{{"name":"gpus"}}]}}}}],
-    "resourceClaims":[{{"name":"gpus","resourceClaimName":"{2}"}}]}},"status":{{"phase":"{3}"}}}})",
-                     name, node.empty() ? "" : fmt::format(R"("nodeName":"{}",)", node), claim, node.empty() ? "Pending" : "Running");
-}
 
 struct Filtered {
   std::vector<std::string> kept;
@@ -227,6 +154,85 @@ TEST(DraHttp, BoundPodsHoldTheirClaimsDevicesInTheLedgerAndBlockAModeSwitch) {
   server.Reload(cluster("mgpu"));
   debug = HttpClient(server.port()).Get("/debug/inventory?node=dra-a");
   EXPECT_THAT(debug.body, HasSubstr("node is switching from nvidia-dra to mgpu: 1 GPU pod of the old mode still runs (ml/trainer)"));
+}
+
+
+// Owner mode in snapshot mode: the writer applies allocations to the in-memory claims. The
+// writer needs the server's inventory, which exists only once the server does.
+struct LateClaimWriter : extender::ClaimWriter {
+  std::unique_ptr<extender::InventoryClaimWriter> target;
+  Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override {
+    return target->Write(claim, result, pod);
+  }
+};
+
+std::string BindError(uint16_t port, const std::string& pod, const std::string& node) {
+  HttpReply r = HttpClient(port).Post("/bind", BindJson(pod, "ml", pod, node));
+  rapidjson::Document d;
+  EXPECT_TRUE(json::Parse(r.body, &d).ok()) << r.body;
+  return d["Error"].GetString();
+}
+
+TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice) {
+  LateClaimWriter writer;
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 8), std::string(kGpuClass),
+                              Claim("busy", ClaimSpec(1, ""), {"dra-a/gpu-0"}, {"b"}), Claim("train", ClaimSpec(2, kH100Selector)),
+                              Claim("big", ClaimSpec(6, "")), Claim("rest", ClaimSpec(5, ""))}),
+                    extender::ServiceOptions{.claim_writer = &writer});
+  writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
+  std::string trainer = ClaimPod("trainer", "train");
+  ASSERT_THAT(Filter(server.port(), trainer, {"dra-a"}).kept, ElementsAre("dra-a"));
+  EXPECT_EQ(BindError(server.port(), "trainer", "dra-a"), "");
+
+  // The claim now carries the allocation (the topology-aligned pair), the finalizer and the pod.
+  const dra::ResourceClaim* claim = server.inventory().Snapshot()->dra().FindClaim("ml", "train");
+  ASSERT_NE(claim, nullptr);
+  ASSERT_TRUE(claim->allocation.has_value());
+  std::vector<std::string> devices;
+  for (const dra::DeviceResult& r : claim->allocation->results) devices.push_back(r.id.device);
+  EXPECT_THAT(devices, ElementsAre("gpu-2", "gpu-3"));
+  EXPECT_THAT(claim->finalizers, ElementsAre("resource.kubernetes.io/delete-protection"));
+  ASSERT_EQ(claim->reserved_for.size(), 1u);
+  EXPECT_EQ(claim->reserved_for[0].uid, "trainer");
+  // The ledger books the pod's devices under nvidia-dra.
+  std::optional<Allocation> held = server.inventory().AllocationOf("trainer");
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->mode, NodeMode::kNvidiaDra);
+  EXPECT_THAT(held->placement.devices, ElementsAre("gpu.nvidia.com/dra-a/gpu-2", "gpu.nvidia.com/dra-a/gpu-3"));
+
+  // 5 GPUs are left: a claim for 6 no longer fits, one for 5 does.
+  EXPECT_THAT(Filter(server.port(), ClaimPod("huge", "big"), {"dra-a"}).failed["dra-a"], HasSubstr("5 of 6 devices available"));
+  EXPECT_THAT(BindError(server.port(), "huge", "dra-a"), HasSubstr("bind ml/huge to dra-a failed: claim ml/big: request gpus: 5 of 6"));
+  ASSERT_THAT(Filter(server.port(), ClaimPod("filler", "rest"), {"dra-a"}).kept, ElementsAre("dra-a"));
+  EXPECT_EQ(BindError(server.port(), "filler", "dra-a"), "");
+  // Every GPU is held once: 1 + 2 + 5 = 8 distinct devices.
+  std::set<std::string> held_devices;
+  size_t results = 0;
+  for (const auto& [key, c] : server.inventory().Snapshot()->dra().claims()) {
+    if (!c.allocation) continue;
+    for (const dra::DeviceResult& r : c.allocation->results) {
+      held_devices.insert(r.id.device);
+      ++results;
+    }
+  }
+  EXPECT_EQ(held_devices.size(), 8u);
+  EXPECT_EQ(results, 8u);
+}
+
+TEST(DraOwner, ASecondPodOfASharedClaimIsOnlyAddedToReservedFor) {
+  LateClaimWriter writer;
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), Claim("shared", ClaimSpec(2, ""))}),
+                    extender::ServiceOptions{.claim_writer = &writer});
+  writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
+  ASSERT_THAT(Filter(server.port(), ClaimPod("first", "shared"), {"dra-a"}).kept, ElementsAre("dra-a"));
+  EXPECT_EQ(BindError(server.port(), "first", "dra-a"), "");
+  ASSERT_THAT(Filter(server.port(), ClaimPod("second", "shared"), {"dra-a"}).kept, ElementsAre("dra-a"));
+  EXPECT_EQ(BindError(server.port(), "second", "dra-a"), "");
+  const dra::ResourceClaim* claim = server.inventory().Snapshot()->dra().FindClaim("ml", "shared");
+  ASSERT_TRUE(claim->allocation.has_value());
+  EXPECT_EQ(claim->allocation->results.size(), 2u);
+  ASSERT_EQ(claim->reserved_for.size(), 2u);
+  EXPECT_EQ(claim->reserved_for[1].uid, "second");
 }
 
 }  // namespace

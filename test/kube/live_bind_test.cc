@@ -317,5 +317,18 @@ TEST(LiveBind, APodThatFitsNowhereGetsOneEventPerInterval) {
   EXPECT_THAT(Writes(f.api).back().target, "/api/v1/namespaces/ml/events");
 }
 
+
+TEST(LiveBind, APodWithoutGpusIsBoundToTheNodeKubeSchedulerChose) {
+  // Nothing to book: the Binding still names the node (it once went out with an empty target).
+  Fixture f;
+  f.api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  std::string pod = PendingPod("web", "u-web", testing::ContainerJson{.name = "c"});
+  f.api.Put("pods", pod);
+  f.Start();
+  f.replica->service->Filter(testing::ArgsWithNames(pod, {"w1"}));
+  EXPECT_EQ(BindError(f.replica->service->Bind(BindJson("web", "ml", "u-web", "w1"))), "");
+  EXPECT_THAT(*f.api.Get("pods", "ml", "web"), HasSubstr(R"("nodeName":"w1")"));
+}
+
 }  // namespace
 }  // namespace gpusched

@@ -556,7 +556,9 @@ class FakeApiServer::Impl {
       if (it == objects.end()) return NotFound(resource, name);
       return {200, WithKind(resource, it->second)};
     }
-    if (method == "PATCH" && sub.empty()) return PatchLocked(resource, ns, name, body);
+    if (method == "PATCH" && (sub.empty() || (sub == "status" && resource == "resourceclaims"))) {
+      return PatchLocked(resource, ns, name, body, sub);
+    }
     if (method == "POST" && resource == "pods" && sub == "binding") return BindLocked(ns, name, body);
     if (method == "POST" && resource == "events" && name.empty()) {
       Document d;
@@ -626,7 +628,10 @@ class FakeApiServer::Impl {
     return {200, out};
   }
 
-  Reply PatchLocked(const std::string& resource, const std::string& ns, const std::string& name, const std::string& body) {
+  // A merge patch. As the API server does for resources with a status subresource (here:
+  // resourceclaims), the main resource ignores status and /status changes only status.
+  Reply PatchLocked(const std::string& resource, const std::string& ns, const std::string& name, const std::string& body,
+                    const std::string& sub = "") {
     auto& objects = objects_[resource];
     auto it = objects.find(Key(resource, ns, name));
     if (it == objects.end()) return NotFound(resource, name);
@@ -647,6 +652,23 @@ class FakeApiServer::Impl {
     if (!want_uid.empty() && want_uid != uid) {
       return {409, StatusJson(409, "Conflict",
                               fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}", want_uid, uid))};
+    }
+    if (resource == "resourceclaims") {
+      if (sub == "status") {
+        for (auto it = patch.MemberBegin(); it != patch.MemberEnd();) {
+          std::string key = it->name.GetString();
+          it = key == "status" || key == "metadata" ? it + 1 : patch.EraseMember(it);
+        }
+        if (patch.HasMember("metadata")) {
+          Value& meta = patch["metadata"];
+          for (auto it = meta.MemberBegin(); it != meta.MemberEnd();) {
+            std::string key = it->name.GetString();
+            it = key == "resourceVersion" || key == "uid" ? it + 1 : meta.EraseMember(it);
+          }
+        }
+      } else {
+        patch.RemoveMember("status");
+      }
     }
     MergePatch(current, patch, current.GetAllocator());
     return {200, WithKind(resource, StoreLocked(resource, current))};

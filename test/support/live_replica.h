@@ -13,6 +13,7 @@
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kube/api_binder.h"
+#include "gpusched/kube/api_claim_writer.h"
 #include "gpusched/kube/api_client.h"
 #include "gpusched/kube/cluster_sync.h"
 #include "gpusched/kube/event_recorder.h"
@@ -21,7 +22,8 @@ namespace gpusched::testing {
 
 struct LiveReplica {
   explicit LiveReplica(const std::string& url, extender::ServiceOptions service_options = {},
-                       inventory::InventoryOptions inventory_options = {}, kube::ApiBinderOptions binder_options = {}) {
+                       inventory::InventoryOptions inventory_options = {}, kube::ApiBinderOptions binder_options = {},
+                       bool dra_owner = false) {
     kube::ApiConfig config;
     if (!kube::ParseServerUrl(url, &config).ok()) std::abort();
     client = std::move(kube::ApiClient::Create(config)).value();
@@ -33,6 +35,10 @@ struct LiveReplica {
                                                .backoff_max = std::chrono::milliseconds(100)}});
     binder = std::make_unique<kube::ApiBinder>(client.get(), inventory.get(), binder_options);
     events = std::make_unique<kube::EventRecorder>(client.get(), kube::EventRecorderOptions{.host = "test-host"});
+    if (dra_owner) {
+      claim_writer = std::make_unique<kube::ApiClaimWriter>(client.get());
+      service_options.claim_writer = claim_writer.get();
+    }
     service_options.binder = binder.get();
     service_options.events = events.get();
     service = std::make_unique<extender::Service>(inventory.get(), service_options);
@@ -44,6 +50,7 @@ struct LiveReplica {
   std::unique_ptr<inventory::Inventory> inventory;
   std::unique_ptr<kube::ClusterSync> sync;
   std::unique_ptr<kube::ApiBinder> binder;
+  std::unique_ptr<kube::ApiClaimWriter> claim_writer;
   std::unique_ptr<kube::EventRecorder> events;
   std::unique_ptr<extender::Service> service;
 };

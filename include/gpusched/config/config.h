@@ -18,6 +18,8 @@
 //   limits: {headerLimitBytes: 65536, readTimeoutSeconds: 30, maxConnections: 1024,
 //            shutdownGraceSeconds: 20}
 //   log: {format: text, level: info}                                   # json; debug, warning, error
+//   dra: {mode: advisory, gpuDrivers: [gpu.nvidia.com], searchSteps: 200000}
+//                                 # owner: bind allocates claims (dra.md §5.3 C)
 #pragma once
 
 #include <string>
@@ -62,6 +64,7 @@ struct Config {
   int snapshot_reload_seconds = 2;  // Default: 2.
   ClusterSource cluster;
   WebhookListener webhook;
+  bool dra_owner = false;  // dra.mode: owner; Default: advisory.
   log::Format log_format = log::Format::kText;  // Default: text.
   log::Level log_level = log::Level::kInfo;     // Default: info.
 };

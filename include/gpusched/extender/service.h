@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <span>
 #include <functional>
 #include <memory>
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/claim_writer.h"
 #include "gpusched/extender/event_sink.h"
 #include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/telemetry.h"
@@ -67,6 +69,10 @@ struct ServiceOptions {
   EventSink* events = nullptr;
   // DRA placement (gpu drivers, search bound, topology attribute).
   placement::DraOptions dra;
+  // DRA owner mode (dra.md §5.3 C): bind allocates the pod's claims (the ranked choice) through
+  // this writer before binding. Null: advisory mode, kube-scheduler's plugin allocates.
+  // Not owned; must outlive the service.
+  ClaimWriter* claim_writer = nullptr;
   // Test only: called by bind after it planned and before it commits, so that a test can make
   // concurrent binds all plan on the same inventory. Default: none.
   std::function<void()> test_before_commit;
@@ -115,6 +121,8 @@ class Service {
   // filter and prioritize for a pod with ResourceClaims (and no device-plugin GPU request).
   std::string FilterDra(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) const;
   std::string PrioritizeDra(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) const;
+  // Owner mode: allocates and reserves the pod's claims for `node`. Returns "" or why not.
+  std::string AllocateClaims(const Pod& pod, const std::string& node) const GPUSCHED_EXCLUDES(dra_bind_mu_);
   // Remembers the last DRA decisions for /debug/inventory.
   void RecordDra(const Pod& pod, const std::string& node, const placement::DraVerdict& v) const GPUSCHED_EXCLUDES(dra_mu_);
 
@@ -143,6 +151,10 @@ class Service {
     std::string node;
     placement::DraVerdict verdict;
   };
+  // Owner mode: one claim allocation at a time, and the allocations written but not yet seen
+  // (claim UID -> result), which count as allocated until the cluster shows them.
+  mutable Mutex dra_bind_mu_;
+  mutable std::map<std::string, dra::AllocationResult> dra_assumed_ GPUSCHED_GUARDED_BY(dra_bind_mu_);
   mutable Mutex dra_mu_;
   mutable std::deque<DraDecision> dra_decisions_ GPUSCHED_GUARDED_BY(dra_mu_);
 

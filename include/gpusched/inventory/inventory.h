@@ -81,6 +81,11 @@ class Inventory {
   Inventory(const Inventory&) = delete;
   Inventory& operator=(const Inventory&) = delete;
 
+  // Replaces the DRA object `old_json` (a ResourceClaim as held) with `new_json`: owner mode's
+  // claim writes in snapshot mode. Errors: Aborted if `old_json` is no longer held (the claim
+  // changed meanwhile).
+  Status ReplaceDraClaim(const std::string& old_json, std::string new_json) GPUSCHED_EXCLUDES(mu_);
+
   // Returns the current snapshot. Never null.
   std::shared_ptr<const InventorySnapshot> Snapshot() const { return snapshot_.load(); }
 
@@ -137,6 +142,7 @@ class Inventory {
     NodeStatePtr state;
   };
 
+  void ApplyLocked(ClusterDelta&& delta) GPUSCHED_REQUIRES(mu_);
   void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
   void ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);

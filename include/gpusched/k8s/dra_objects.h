@@ -30,6 +30,12 @@ StatusOr<dra::ResourceClaim> ParseResourceClaim(std::string_view text);
 // Objects that fail to decode are left out and listed in the state's errors().
 dra::ClusterStatePtr DecodeDraObjects(const ClusterObjects& objects);
 
+// Returns `claim_json` with the finalizer resource.kubernetes.io/delete-protection, `result` (if
+// not null) as status.allocation, and `consumer` appended to status.reservedFor: what
+// kube-scheduler's PreBind writes, for owner mode in snapshot mode.
+StatusOr<std::string> ClaimWithAllocation(std::string_view claim_json, const dra::AllocationResult* result,
+                                          const dra::ConsumerRef& consumer);
+
 // Appends `r` as a ResourceClaimStatus.allocation object (results, config, nodeSelector).
 void AppendAllocationResult(std::string* out, const dra::AllocationResult& r);
 void AppendNodeSelector(std::string* out, const dra::NodeSelector& s);

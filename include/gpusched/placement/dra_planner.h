@@ -28,6 +28,9 @@ struct DraOptions {
   std::vector<std::string> gpu_drivers = {"gpu.nvidia.com"};
   int64_t max_steps = 200'000;  // allocator steps per claim set and node
   std::string topology_attribute = "resource.kubernetes.io/pcieRoot";
+  // Devices held besides the ClusterState's allocated claims (owner mode's writes that the
+  // cluster does not show yet); null: none.
+  const dra::AllocatedDevices* also_allocated = nullptr;
 };
 
 struct DraVerdict {
@@ -51,6 +54,11 @@ class DraPlanner {
 
   // The verdict on `node`; with `rank`, also the ranked choice and the score.
   DraVerdict Evaluate(const NodeState& node, bool rank) const;
+
+  // The pod's claims: those to allocate (in pod order, as DraVerdict's results) and those
+  // allocated already.
+  const std::vector<const dra::ResourceClaim*>& to_allocate() const { return to_allocate_; }
+  const std::vector<const dra::ResourceClaim*>& allocated() const { return allocated_; }
 
  private:
   bool IsGpu(const dra::DeviceId& id) const;

@@ -1,0 +1,22 @@
+// File: inventory_claim_writer.h
+//
+// Owner mode in snapshot mode: claim allocations are applied to the inventory's in-memory
+// ResourceClaims (there is no API server to write to).
+#pragma once
+
+#include "gpusched/extender/claim_writer.h"
+#include "gpusched/inventory/inventory.h"
+
+namespace gpusched::extender {
+
+class InventoryClaimWriter : public ClaimWriter {
+ public:
+  // REQUIRES: `inventory` outlives the writer.
+  explicit InventoryClaimWriter(inventory::Inventory* inventory) : inventory_(inventory) {}
+  Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+
+ private:
+  inventory::Inventory* const inventory_;
+};
+
+}  // namespace gpusched::extender

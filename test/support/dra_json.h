@@ -1,0 +1,31 @@
+// File: dra_json.h
+//
+// Real-shaped DRA objects for tests: nvidia-dra nodes, ResourceSlices as the NVIDIA driver
+// publishes them, the gpu.nvidia.com DeviceClass, ResourceClaims and pods that use them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusched::testing {
+
+extern const std::string_view kGpuClass;
+// A selector for H100s with at least 79Gi, as a quoted JSON string.
+extern const std::string kH100Selector;
+
+std::string DraNode(const std::string& name, const std::string& mode = "nvidia-dra");
+// A node's slice of `n` GPUs of `product`, two per PCIe root, as the NVIDIA driver publishes it.
+std::string GpuSlice(const std::string& node, int n, const std::string& product = "NVIDIA H100 80GB HBM3");
+// A claim spec with one request "gpus" for `count` devices of class gpu.nvidia.com; `selector`
+// is a quoted JSON string or empty.
+std::string ClaimSpec(int count, const std::string& selector);
+std::string Quoted(std::string_view s);
+// A claim in namespace ml; `allocated` lists "node/gpu-i" devices of its status.allocation,
+// `reserved` pod uids of its reservedFor.
+std::string Claim(const std::string& name, const std::string& spec, const std::vector<std::string>& allocated = {},
+                  const std::vector<std::string>& reserved = {});
+// A pod (uid = name) with one named claim ("gpus" -> `claim`), pending or bound to `node`.
+std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& node = "");
+
+}  // namespace gpusched::testing
