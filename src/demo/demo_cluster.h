@@ -7,7 +7,8 @@
 //   mgpu-a10-01   mgpu, fixed-share      4 x A10 24 GiB, shared: GPU0 two instances, GPU2 whole card
 //   mgpu-mixed-01 mgpu, native-burst     published per-GPU description: A100 80 GiB, A100 40 GiB,
 //                                        index 2 missing (lost), T4 15 GiB; one multi-card pod
-//   dra-h200-01   nvidia-dra             DRA node (claims are kube-scheduler's)
+//   dra-h200-01   nvidia-dra             4 x H200 in a ResourceSlice (two PCIe roots); GPU 0 held by
+//                                        claim ml/serve-a-gpu of pod serve-a; claim ml/infer-pair pending
 //   gpu-badlabel-01 mgpu-v2              invalid label: takes no GPU pods
 //   gpu-switch-01 mgpu                   switching: a whole-GPU pod from its nvidia days still runs
 #pragma once

@@ -891,6 +891,10 @@ class Search {
   // Why no device set was found: the first request that lacks devices on its own, counted as the
   // allocator sees them, or else the claim's combination rules.
   std::string Diagnose() {
+    if (candidates_.empty() && !claims_.empty()) {
+      return fmt::format("claim {}/{}: no ResourceSlice offers devices on this node", claims_[0].claim->namespace_name,
+                         claims_[0].claim->name);
+    }
     for (ClaimData& cd : claims_) {
       for (size_t r = 0; r < cd.requests.size(); ++r) {
         std::vector<std::string> why;
