@@ -207,11 +207,10 @@ void Inventory::PublishLocked(bool node_set_changed) {
   nodes.reserve(nodes_.size());
   for (const auto& [name, entry] : nodes_) nodes.push_back(entry.state);
   if (node_set_changed || index_ == nullptr) {
-    auto index = std::make_shared<NameIndex>();
-    index->reserve(nodes_.size());
-    size_t i = 0;
-    for (const auto& [name, entry] : nodes_) index->emplace(name, i++);
-    index_ = std::move(index);
+    std::vector<std::string_view> names;
+    names.reserve(nodes_.size());
+    for (const auto& [name, entry] : nodes_) names.push_back(name);
+    index_ = std::make_shared<const NameIndex>(names);
   }
   snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, std::move(nodes), index_, dra_state_));
 }

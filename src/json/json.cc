@@ -77,12 +77,34 @@ struct StringOut {
 
 bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
 
+// Returns the position of the first byte of `s` that needs escaping, or s.size(). Eight bytes at
+// a time: node names, the bulk of every reply, have none.
+size_t FirstToEscape(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    uint64_t quote = w ^ (kOnes * '"'), backslash = w ^ (kOnes * '\\');
+    uint64_t special = ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash);
+    if ((special & kHigh) != 0) break;  // (may be a false alarm: the bytes are checked one by one)
+  }
+  while (i < s.size() && !NeedsEscape(static_cast<unsigned char>(s[i]))) ++i;
+  return i;
+}
+
 }  // namespace
 
 void AppendString(std::string* out, std::string_view s) {
   out->push_back('"');
+  size_t first = FirstToEscape(s);
+  if (first == s.size()) {
+    out->append(s);
+    out->push_back('"');
+    return;
+  }
   size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = first; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (!NeedsEscape(c)) continue;
     out->append(s.data() + start, i - start);

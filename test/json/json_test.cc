@@ -82,4 +82,24 @@ TEST(Json, AppendValueWritesCompactJson) {
 }
 
 }  // namespace
+
+TEST(Json, AppendStringEscapesEverySpecialByteWhereverItIs) {
+  // The fast path scans eight bytes at a time: a special byte at any offset must still be found,
+  // and UTF-8 bytes (>= 0x80) must pass untouched.
+  const std::pair<char, std::string> specials[] = {{'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"}, {'\x1f', "\\u001f"}};
+  for (const auto& [c, escaped] : specials) {
+    for (size_t at = 0; at < 21; ++at) {
+      std::string in(21, 'a');
+      in[at] = c;
+      std::string want = "\"" + in.substr(0, at) + escaped + in.substr(at + 1) + "\"";
+      std::string out;
+      json::AppendString(&out, in);
+      EXPECT_EQ(out, want) << "special " << int(c) << " at " << at;
+    }
+  }
+  std::string out;
+  json::AppendString(&out, "gpu-node-\xc3\xa9t\xc3\xa9-0123456789");
+  EXPECT_EQ(out, "\"gpu-node-\xc3\xa9t\xc3\xa9-0123456789\"");
+}
+
 }  // namespace gpusched::json

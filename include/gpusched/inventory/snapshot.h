@@ -15,16 +15,11 @@
 #include <vector>
 
 #include "gpusched/dra/cluster_state.h"
+#include "gpusched/inventory/name_index.h"
 #include "gpusched/placement/node_state.h"
 
 namespace gpusched::inventory {
 
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-using NameIndex = std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>;
 using NodeStatePtr = std::shared_ptr<const placement::NodeState>;
 
 class InventorySnapshot {
@@ -40,8 +35,8 @@ class InventorySnapshot {
 
   // Returns the position of node `name` in nodes(), or kNoNode.
   size_t FindIndex(std::string_view name) const {
-    auto it = index_->find(name);
-    return it == index_->end() ? kNoNode : it->second;
+    size_t i = index_->Find(name);
+    return i == NameIndex::kNone ? kNoNode : i;
   }
   // Returns the node named `name`, or nullptr. Valid as long as this snapshot is alive.
   const placement::NodeState* FindNode(std::string_view name) const {
