@@ -548,5 +548,40 @@ TEST(DraAllocatorCases, TheSearchIsBoundedAndSaysSo) {
   EXPECT_THAT(out.reason, HasSubstr("gave up after 5001 allocation steps"));
 }
 
+
+TEST(DraAllocatorCases, BindingConditionsAreCopiedAndBindsToNodePinsTheNode) {
+  // device-binding-conditions / node-restriction (category 11).
+  Case c;
+  Device d = Dev("device-1");
+  d.binding_conditions = {"attached"};
+  d.binding_failure_conditions = {"failed"};
+  d.binds_to_node = true;
+  ResourceSlice s = Slice("slice-1", "", "pool-1", "driver-a", {d});
+  s.all_nodes = true;
+  c.slices = {s};
+  c.claims = {Claim("claim-0", {Req("req-0", "class-a", 1)})};
+  AllocatorOutcome out = c.Run();
+  ASSERT_EQ(out.kind, Kind::kAllocated) << out.reason;
+  EXPECT_EQ(out.results[0].results[0].binding_conditions, std::vector<std::string>{"attached"});
+  EXPECT_EQ(out.results[0].results[0].binding_failure_conditions, std::vector<std::string>{"failed"});
+  EXPECT_EQ(out.results[0].node_selector, Local("node-1"));  // allNodes, but bindsToNode pins it
+  // binding-conditions-without-feature-gate: such a device is not selectable.
+  c.features.binding_conditions = false;
+  EXPECT_EQ(c.Run().kind, Kind::kUnschedulable);
+}
+
+TEST(DraAllocatorCases, ListTypedAttributesAreUnsupportedValuesAsWithTheGateOff) {
+  // list-attributes-disabled-* (category 14, Kubernetes 1.36 with DRAListTypeAttributes off): a
+  // device publishing a list attribute makes any selector on it an error.
+  Case c;
+  Device d = Dev("device-1");
+  d.attributes["models"] = AttributeValue{};  // {"strings": [...]}: no scalar value key
+  c.slices = {Slice("slice-1", "node-1", "pool-1", "driver-a", {d})};
+  c.claims = {Claim("claim-0", {Req("req-0", "class-a", 1)})};
+  AllocatorOutcome out = c.Run();
+  EXPECT_EQ(out.kind, Kind::kError);
+  EXPECT_THAT(out.reason, HasSubstr("unsupported attribute value"));
+}
+
 }  // namespace
 }  // namespace gpusched::dra
