@@ -380,36 +380,51 @@ class Search {
   }
 
  private:
+  // The program of `expr` from the caller's memo (by the string's address), or nullptr.
+  const cel::Program* Compiled(const std::string& expr) const {
+    if (in_.compiled == nullptr) return nullptr;
+    auto it = in_.compiled->find(&expr);
+    return it == in_.compiled->end() ? nullptr : it->second;
+  }
+
   Status CheckRequest(const ClaimData& cd, const ExactRequest& r, const std::string& name, bool is_sub, RequestData* rd) {
     const ResourceClaim& claim = *cd.claim;
-    std::string where = fmt::format("claim {}/{}, request {}", claim.namespace_name, claim.name, name);
+    auto where = [&] { return fmt::format("claim {}/{}, request {}", claim.namespace_name, claim.name, name); };
     if (!r.capacity_requests_milli.empty() && !in_.features.consumable_capacity) {
-      return InvalidArgumentError(where + ": capacity requests need the DRAConsumableCapacity feature");
+      return InvalidArgumentError(where() + ": capacity requests need the DRAConsumableCapacity feature");
     }
     if (r.admin_access && !in_.features.admin_access) {
-      return InvalidArgumentError(where + ": adminAccess needs the DRAAdminAccess feature");
+      return InvalidArgumentError(where() + ": adminAccess needs the DRAAdminAccess feature");
     }
     if (r.admin_access.value_or(false) && in_.admin_namespaces != nullptr && !in_.admin_namespaces->contains(claim.namespace_name)) {
       return InvalidArgumentError(fmt::format("{}: adminAccess requires namespace {} to be labelled "
                                               "resource.kubernetes.io/admin-access=true",
-                                              where, claim.namespace_name));
+                                              where(), claim.namespace_name));
     }
-    if (r.device_class.empty()) return InvalidArgumentError(where + ": deviceClassName is empty");
+    if (r.device_class.empty()) return InvalidArgumentError(where() + ": deviceClassName is empty");
     auto cls = in_.classes->find(r.device_class);
     if (cls == in_.classes->end()) {
-      return NotFoundError(fmt::format("{}: could not retrieve device class {}", where, r.device_class));
+      return NotFoundError(fmt::format("{}: could not retrieve device class {}", where(), r.device_class));
     }
     rd->device_class = &cls->second;
     for (size_t i = 0; i < cls->second.selectors.size(); ++i) {
       const std::string& expr = cls->second.selectors[i];
       if (expr.empty()) return InvalidArgumentError(fmt::format("class {}: selector #{}: CEL expression empty (unsupported selector type?)", r.device_class, i));
+      if (const cel::Program* known = Compiled(expr)) {
+        rd->class_programs.push_back(known);
+        continue;
+      }
       StatusOr<cel::ProgramPtr> p = in_.programs->Get(expr);
       if (!p.ok()) return InvalidArgumentError(fmt::format("class {}: selector #{}: CEL compile error: {}", r.device_class, i, p.status().message()));
       rd->class_programs.push_back(p->get());
     }
     for (size_t i = 0; i < r.selectors.size(); ++i) {
       const std::string& expr = r.selectors[i];
-      if (expr.empty()) return InvalidArgumentError(fmt::format("{}: selector #{}: CEL expression empty (unsupported selector type?)", where, i));
+      if (expr.empty()) return InvalidArgumentError(fmt::format("{}: selector #{}: CEL expression empty (unsupported selector type?)", where(), i));
+      if (const cel::Program* known = Compiled(expr)) {
+        rd->request_programs.push_back(known);
+        continue;
+      }
       StatusOr<cel::ProgramPtr> p = in_.programs->Get(expr);
       if (!p.ok()) {
         return InvalidArgumentError(fmt::format("claim {}/{}: selector #{}: CEL compile error: {}", claim.namespace_name,
@@ -422,12 +437,12 @@ class Search {
     rd->is_sub = is_sub;
     rd->admin = r.admin_access.value_or(false);
     if (r.allocation_mode == "ExactCount") {
-      if (r.count <= 0) return InvalidArgumentError(fmt::format("{}: count {} must be positive", where, r.count));
+      if (r.count <= 0) return InvalidArgumentError(fmt::format("{}: count {} must be positive", where(), r.count));
       rd->num_devices = r.count;
     } else if (r.allocation_mode == "All") {
       rd->all_mode = true;
     } else {
-      return InvalidArgumentError(fmt::format("{}: unsupported count mode {}", where, r.allocation_mode));
+      return InvalidArgumentError(fmt::format("{}: unsupported count mode {}", where(), r.allocation_mode));
     }
     return OkStatus();
   }
@@ -714,16 +729,18 @@ class Search {
       allocating_[i].push_back(c);
       undo->allocating = true;
     }
-    DeviceResult r{.request = rd.name, .id = cand.id, .admin_access = rd.admin, .tolerations = rd.req->tolerations};
-    if (in_.features.binding_conditions) {
-      r.binding_conditions = d.binding_conditions;
-      r.binding_failure_conditions = d.binding_failure_conditions;
+    if (in_.want_results) {
+      DeviceResult r{.request = rd.name, .id = cand.id, .admin_access = rd.admin, .tolerations = rd.req->tolerations};
+      if (in_.features.binding_conditions) {
+        r.binding_conditions = d.binding_conditions;
+        r.binding_failure_conditions = d.binding_failure_conditions;
+      }
+      if (multi) {
+        r.share_id = in_.new_share_id ? in_.new_share_id() : NewShareId();
+        r.consumed_capacity_milli = undo->consumed;
+      }
+      results_[c].push_back(std::move(r));
     }
-    if (multi) {
-      r.share_id = in_.new_share_id ? in_.new_share_id() : NewShareId();
-      r.consumed_capacity_milli = undo->consumed;
-    }
-    results_[c].push_back(std::move(r));
     result_cands_[c].push_back(i);
     return true;
   }
@@ -747,7 +764,7 @@ class Search {
   }
 
   void Deallocate(size_t c, size_t i, Undo* undo) {
-    results_[c].pop_back();
+    if (in_.want_results) results_[c].pop_back();
     result_cands_[c].pop_back();
     RollBack(c, i, undo);
   }
@@ -783,7 +800,7 @@ class Search {
       if (res == Result::kSuccess && rd.is_sub) cd.chosen_sub[r] = s;
       return res;
     }
-    if (static_cast<int64_t>(results_[c].size()) + rd.num_devices - k > kMaxResults) return Result::kMaxSize;
+    if (static_cast<int64_t>(result_cands_[c].size()) + rd.num_devices - k > kMaxResults) return Result::kMaxSize;
     if (rd.all_mode) {
       size_t i = rd.all_devices[static_cast<size_t>(k)];
       Undo undo;

@@ -25,6 +25,26 @@ DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel:
     }
     aligned_.push_back(std::move(copy));
   }
+  auto compile = [&](const std::string& expr) {
+    StatusOr<dra::cel::ProgramPtr> p = programs_->Get(expr);
+    if (!p.ok()) return;  // the allocator reports it, where upstream would
+    compiled_[&expr] = p->get();
+    keep_.push_back(*p);
+  };
+  auto requests = [&](const dra::ResourceClaim& c) {
+    auto one = [&](const dra::ExactRequest& r) {
+      for (const std::string& e : r.selectors) compile(e);
+      if (auto cls = state_.classes().find(r.device_class); cls != state_.classes().end()) {
+        for (const std::string& e : cls->second.selectors) compile(e);
+      }
+    };
+    for (const dra::DeviceRequest& r : c.requests) {
+      if (r.exactly) one(*r.exactly);
+      for (const dra::ExactRequest& sub : r.first_available) one(sub);
+    }
+  };
+  for (const dra::ResourceClaim* c : to_allocate_) requests(*c);
+  for (const dra::ResourceClaim& c : aligned_) requests(c);
 }
 
 bool DraPlanner::IsGpu(const dra::DeviceId& id) const {
@@ -72,6 +92,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
                            .classes = &state_.classes(),
                            .allocated = allocated,
                            .programs = programs_,
+                           .compiled = &compiled_,
                            .max_steps = options_.max_steps,
                            .pools = pools.get(),
                            .want_results = rank};

@@ -22,6 +22,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusched/common/mutex.h"
@@ -130,6 +131,9 @@ struct AllocatorInput {
   const std::map<std::string, DeviceClass, std::less<>>* classes = nullptr;
   const AllocatedDevices* allocated = nullptr;
   cel::ProgramCache* programs = nullptr;
+  // Programs already compiled, by the address of their expression string in `claims` and
+  // `classes` (a caller allocating the same claims on many nodes fills it once); optional.
+  const std::unordered_map<const std::string*, const cel::Program*>* compiled = nullptr;
   // Namespaces labelled resource.kubernetes.io/admin-access=true (admission's rule for adminAccess).
   const std::set<std::string, std::less<>>* admin_namespaces = nullptr;
   Features features;

@@ -11,6 +11,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusched/common/mutex.h"
@@ -61,7 +63,11 @@ class ClusterState {
   std::map<DeviceId, std::string> holders_;
   std::vector<std::string> errors_;
   mutable Mutex pools_mu_;
-  mutable std::map<std::string, NodePoolsPtr, std::less<>> pools_ GPUSCHED_GUARDED_BY(pools_mu_);
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  mutable std::unordered_map<std::string, NodePoolsPtr, NameHash, std::equal_to<>> pools_ GPUSCHED_GUARDED_BY(pools_mu_);
 };
 
 using ClusterStatePtr = std::shared_ptr<const ClusterState>;

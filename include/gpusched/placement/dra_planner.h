@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusched/dra/allocator.h"
@@ -71,6 +72,9 @@ class DraPlanner {
   std::vector<const dra::ResourceClaim*> allocated_;    // claims already allocated
   std::vector<const dra::ResourceClaim*> to_allocate_;  // in pod order
   std::vector<dra::ResourceClaim> aligned_;              // to_allocate_ plus topology constraints
+  // Every selector of the claims above and of their classes, compiled once for all nodes.
+  std::unordered_map<const std::string*, const dra::cel::Program*> compiled_;
+  std::vector<dra::cel::ProgramPtr> keep_;  // owners of compiled_'s programs
 };
 
 }  // namespace gpusched::placement
