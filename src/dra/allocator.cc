@@ -197,16 +197,23 @@ std::vector<PoolData> GatherPools(const AllocatorInput& in) {
   for (auto& [id, value] : gathered) {
     auto& [generation, slices] = value;
     PoolData pool{.driver = slices.front()->slice().driver, .name = slices.front()->slice().pool};
-    const auto& everywhere = in.slices->PoolOf(*slices.front());
-    bool obsolete = false;
     int64_t wanted = slices.front()->slice().slice_count;
-    for (const IndexedSlice* s : everywhere) {
-      if (!in.features.partitionable_devices && (s->slice().per_device_node_selection || !s->slice().shared_counters.empty())) continue;
-      if (s->slice().generation > generation) obsolete = true;
-      if (s->slice().generation == generation) pool.all_slices.push_back(s);
+    pool.all_slices = slices;
+    if (static_cast<int64_t>(slices.size()) != wanted) {
+      // Locally short (checkSlicesInPool): the rest may target other nodes, or the pool may be
+      // mid-update. Count the pool's slices of this generation everywhere; a newer generation
+      // anywhere makes the pool obsolete. Counter-only slices come back this way too.
+      const auto& everywhere = in.slices->PoolOf(*slices.front());
+      bool obsolete = false;
+      pool.all_slices.clear();
+      for (const IndexedSlice* s : everywhere) {
+        if (!in.features.partitionable_devices && (s->slice().per_device_node_selection || !s->slice().shared_counters.empty())) continue;
+        if (s->slice().generation > generation) obsolete = true;
+        if (s->slice().generation == generation) pool.all_slices.push_back(s);
+      }
+      if (obsolete) continue;
+      pool.incomplete = static_cast<int64_t>(pool.all_slices.size()) != wanted;
     }
-    if (obsolete) continue;
-    pool.incomplete = static_cast<int64_t>(pool.all_slices.size()) != wanted;
     for (const IndexedSlice* s : slices) {
       if (!s->slice().devices.empty()) pool.slices.push_back(s);
     }
@@ -225,13 +232,18 @@ std::vector<PoolData> GatherPools(const AllocatorInput& in) {
         }
       }
     }
-    // One slice: its device names are unique (API validation) and nothing consumes counters.
-    for (const IndexedSlice* s : simple ? std::vector<const IndexedSlice*>{} : pool.all_slices) {
+    // Device names must be unique among the slices for this node (one slice: API validation
+    // guarantees it); counter references are checked across the whole pool.
+    for (const IndexedSlice* s : pool.slices.size() > 1 ? pool.slices : std::vector<const IndexedSlice*>{}) {
       for (const Device& d : s->slice().devices) {
         if (!names.insert(d.name).second && !pool.invalid) {
           pool.invalid = true;
           pool.invalid_reason = fmt::format("duplicate device name {}", d.name);
         }
+      }
+    }
+    for (const IndexedSlice* s : simple ? std::vector<const IndexedSlice*>{} : pool.all_slices) {
+      for (const Device& d : s->slice().devices) {
         for (const CounterConsumption& c : d.consumes_counters) {
           auto set = pool.counter_sets.find(c.counter_set);
           for (const auto& [counter, unused] : c.counters_milli) {
@@ -257,8 +269,10 @@ struct RequestData {
   const ExactRequest* req = nullptr;
   bool is_sub = false;
   const DeviceClass* device_class = nullptr;
-  std::vector<const cel::Program*> class_programs;
+  std::vector<const cel::Program*> class_programs;    // null: did not compile (error below)
   std::vector<const cel::Program*> request_programs;
+  std::vector<std::string> class_errors;
+  std::vector<std::string> request_errors;
   bool all_mode = false;
   int64_t num_devices = 0;
   std::vector<size_t> all_devices;  // candidate indices, All mode
@@ -412,25 +426,28 @@ class Search {
       if (expr.empty()) return InvalidArgumentError(fmt::format("class {}: selector #{}: CEL expression empty (unsupported selector type?)", r.device_class, i));
       if (const cel::Program* known = Compiled(expr)) {
         rd->class_programs.push_back(known);
+        rd->class_errors.emplace_back();
         continue;
       }
       StatusOr<cel::ProgramPtr> p = in_.programs->Get(expr);
-      if (!p.ok()) return InvalidArgumentError(fmt::format("class {}: selector #{}: CEL compile error: {}", r.device_class, i, p.status().message()));
-      rd->class_programs.push_back(p->get());
+      // A selector that does not compile fails when the search first tests a device with it,
+      // as upstream's does (never, if no device gets that far).
+      rd->class_programs.push_back(p.ok() ? p->get() : nullptr);
+      rd->class_errors.push_back(p.ok() ? "" : fmt::format("class {}: selector #{}: CEL compile error: {}", r.device_class, i,
+                                                          p.status().message()));
     }
     for (size_t i = 0; i < r.selectors.size(); ++i) {
       const std::string& expr = r.selectors[i];
       if (expr.empty()) return InvalidArgumentError(fmt::format("{}: selector #{}: CEL expression empty (unsupported selector type?)", where(), i));
       if (const cel::Program* known = Compiled(expr)) {
         rd->request_programs.push_back(known);
+        rd->request_errors.emplace_back();
         continue;
       }
       StatusOr<cel::ProgramPtr> p = in_.programs->Get(expr);
-      if (!p.ok()) {
-        return InvalidArgumentError(fmt::format("claim {}/{}: selector #{}: CEL compile error: {}", claim.namespace_name,
-                                                claim.name, i, p.status().message()));
-      }
-      rd->request_programs.push_back(p->get());
+      rd->request_programs.push_back(p.ok() ? p->get() : nullptr);
+      rd->request_errors.push_back(p.ok() ? "" : fmt::format("claim {}/{}: selector #{}: CEL compile error: {}", claim.namespace_name,
+                                                            claim.name, i, p.status().message()));
     }
     rd->req = &r;
     rd->name = name;
@@ -542,6 +559,7 @@ class Search {
     const Candidate& c = candidates_[i];
     if (!c.device->binding_conditions.empty() && !in_.features.binding_conditions) return false;
     for (size_t k = 0; k < rd.class_programs.size(); ++k) {
+      if (rd.class_programs[k] == nullptr) return InvalidArgumentError(rd.class_errors[k]);
       StatusOr<bool> v = Verdict(rd.class_programs[k], c);
       if (!v.ok()) {
         return InvalidArgumentError(fmt::format("class {}: selector #{}: CEL runtime error: {}", rd.device_class->name, k,
@@ -550,6 +568,7 @@ class Search {
       if (!*v) return false;
     }
     for (size_t k = 0; k < rd.request_programs.size(); ++k) {
+      if (rd.request_programs[k] == nullptr) return InvalidArgumentError(rd.request_errors[k]);
       StatusOr<bool> v = Verdict(rd.request_programs[k], c);
       if (!v.ok()) {
         return InvalidArgumentError(fmt::format("claim {}/{}: selector #{}: CEL runtime error: {}", cd.claim->namespace_name,
@@ -562,12 +581,14 @@ class Search {
   }
 
   // Devices without allowMultipleAllocations: capacity requests are a filter.
+  // The request's capacities fit the device's static capacity, after the request policy's
+  // rounding (CmpRequestOverCapacity); a request the policy forbids does not fit.
   bool StaticCapacityFits(const RequestData& rd, const Candidate& c) const {
     for (const auto& [name, milli] : rd.req->capacity_requests_milli) {
       auto it = c.device->capacity.find(name);
       if (it == c.device->capacity.end()) return false;
-      if (!c.device->allow_multiple_allocations && it->second.value_milli < milli) return false;
-      if (c.device->allow_multiple_allocations && it->second.value_milli < milli) return false;
+      std::optional<int64_t> want = Consumed(it->second, milli);
+      if (!want || *want > it->second.value_milli) return false;
     }
     return true;
   }
@@ -608,8 +629,9 @@ class Search {
   bool InUse(const RequestData& rd, size_t c_index, size_t i) const {
     const Candidate& c = candidates_[i];
     bool multi = c.device->allow_multiple_allocations && in_.features.consumable_capacity;
-    if (rd.admin && !multi) {
-      return std::find(allocating_[i].begin(), allocating_[i].end(), c_index) != allocating_[i].end();
+    if (rd.admin) {
+      // Only this claim's own use counts; multi-allocation devices never enter allocating_.
+      return !multi && std::find(allocating_[i].begin(), allocating_[i].end(), c_index) != allocating_[i].end();
     }
     if (multi) return (Held(i) & IndexedSlice::kHeldExclusive) != 0;
     return Held(i) != 0 || !allocating_[i].empty();
@@ -656,15 +678,16 @@ class Search {
         for (const auto& [counter, milli] : cc.counters_milli) consumed[cc.counter_set][counter] += milli;
       }
       undo->counters = true;
+      // Every counter of every set of the pool: one over-committed set blocks the pool.
       const auto& available = Available(cand.pool);
       bool fits = true;
-      for (const auto& [set, counters] : consumed) {
-        auto avail_set = available.find(set);
-        for (const auto& [counter, milli] : counters) {
-          int64_t have = 0;
-          if (avail_set != available.end()) {
-            auto it = avail_set->second.find(counter);
-            if (it != avail_set->second.end()) have = it->second;
+      for (const auto& [set, counters] : available) {
+        auto used_set = consumed.find(set);
+        for (const auto& [counter, have] : counters) {
+          int64_t milli = 0;
+          if (used_set != consumed.end()) {
+            auto it = used_set->second.find(counter);
+            if (it != used_set->second.end()) milli = it->second;
           }
           if (milli > have) fits = false;
         }
@@ -1001,6 +1024,15 @@ NodePoolsPtr GatherNodePools(const SliceIndex& slices, const NodeInfo& node, con
   AllocatorInput in{.node = &node, .slices = &slices, .features = features};
   auto out = std::make_shared<NodePools>();
   out->pools = GatherPools(in);
+  if (features.binding_conditions) {
+    // Pools with devices that have binding conditions go after all others (incubating, 1.36).
+    std::stable_partition(out->pools.begin(), out->pools.end(), [](const PoolData& p) {
+      return std::none_of(p.slices.begin(), p.slices.end(), [](const IndexedSlice* s) {
+        return std::any_of(s->slice().devices.begin(), s->slice().devices.end(),
+                           [](const Device& d) { return !d.binding_conditions.empty(); });
+      });
+    });
+  }
   for (size_t p = 0; p < out->pools.size(); ++p) {
     const PoolData& pool = out->pools[p];
     if (pool.invalid) out->invalid_pools = true;

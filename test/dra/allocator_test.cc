@@ -583,5 +583,64 @@ TEST(DraAllocatorCases, ListTypedAttributesAreUnsupportedValuesAsWithTheGateOff)
   EXPECT_THAT(out.reason, HasSubstr("unsupported attribute value"));
 }
 
+
+// Cases from an independent review against upstream's code.
+TEST(DraAllocatorCases, APoolCompleteOnThisNodeIgnoresTheOtherNodesSlices) {
+  Case c;
+  ResourceSlice mine = Slice("slice-1", "node-1", "pool-1", "driver-a", {Dev("device-1")});
+  ResourceSlice theirs = Slice("slice-2", "node-2", "pool-1", "driver-a", {Dev("device-1")});
+  theirs.generation = 2;  // a newer generation elsewhere: upstream only looks when short locally
+  c.slices = {mine, theirs};
+  c.claims = {Claim("claim-0", {Req("req-0", "class-a", 1)})};
+  AllocatorOutcome out = c.Run();
+  ASSERT_EQ(out.kind, Kind::kAllocated) << out.reason;
+  EXPECT_THAT(Picks(out.results[0]), ::testing::ElementsAre("req-0 -> pool-1/device-1"));
+}
+
+TEST(DraAllocatorCases, PoolsWithBindingConditionsComeLast) {
+  Case c;
+  Device waits = Dev("device-1");
+  waits.binding_conditions = {"attached"};
+  c.slices = {Slice("slice-a", "node-1", "pool-a", "driver-a", {waits}), Slice("slice-b", "node-1", "pool-b", "driver-a", {Dev("device-1")})};
+  c.claims = {Claim("claim-0", {Req("req-0", "class-a", 1)})};
+  EXPECT_THAT(Picks(c.Run().results[0]), ::testing::ElementsAre("req-0 -> pool-b/device-1"));
+}
+
+TEST(DraAllocatorCases, AnOverCommittedCounterSetBlocksThePool) {
+  Case c;
+  ResourceSlice s = Slice("slice-1", "node-1", "pool-1", "driver-a", {Consuming("device-1", 1, "set-a"), Consuming("device-2", 6, "set-b")});
+  s.shared_counters = {CounterSet{.name = "set-a", .counters_milli = {{"memory", 4 * kGi * 1000}}},
+                       CounterSet{.name = "set-b", .counters_milli = {{"memory", 4 * kGi * 1000}}}};
+  c.slices = {s};
+  c.allocated.exclusive.insert(DeviceId{"driver-a", "pool-1", "device-2"});  // set-b: 6 of 4 used
+  c.claims = {Claim("claim-0", {Req("req-0", "class-a", 1)})};
+  EXPECT_EQ(c.Run().kind, Kind::kUnschedulable);
+}
+
+TEST(DraAllocatorCases, ASelectorThatDoesNotCompileFailsOnlyWhenADeviceIsTested) {
+  Case c;
+  c.slices = {Slice("slice-1", "node-1", "pool-1", "driver-a", {Dev("device-1")})};
+  c.allocated.exclusive.insert(DeviceId{"driver-a", "pool-1", "device-1"});  // nothing gets tested
+  c.claims = {Claim("claim-0", {Req("req-0", "class-a", 1, {"device.driver =="})})};
+  EXPECT_EQ(c.Run().kind, Kind::kUnschedulable);
+  c.allocated = {};
+  EXPECT_EQ(c.Run().kind, Kind::kError);
+}
+
+TEST(DraAllocatorCases, AllModeLeavesOutDevicesWhosePolicyForbidsTheRequest) {
+  Case c;
+  Device shared{.name = "device-1", .allow_multiple_allocations = true};
+  shared.capacity["mem"] = Capacity{.value_milli = 10000, .policy = {.range_min_milli = 2000, .range_max_milli = 4000, .range_step_milli = 2000}};
+  Device plain{.name = "device-2"};
+  plain.capacity["mem"] = Capacity{.value_milli = 10000};
+  c.slices = {Slice("slice-1", "node-1", "pool-1", "driver-a", {shared, plain})};
+  DeviceRequest all = AllOf("req-0", "class-a");
+  all.exactly->capacity_requests_milli = {{"mem", 6000}};
+  c.claims = {Claim("claim-0", {all})};
+  AllocatorOutcome out = c.Run();
+  ASSERT_EQ(out.kind, Kind::kAllocated) << out.reason;
+  EXPECT_THAT(Picks(out.results[0]), ::testing::ElementsAre("req-0 -> pool-1/device-2"));
+}
+
 }  // namespace
 }  // namespace gpusched::dra
