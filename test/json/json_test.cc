@@ -102,4 +102,15 @@ TEST(Json, AppendStringEscapesEverySpecialByteWhereverItIs) {
   EXPECT_EQ(out, "\"gpu-node-\xc3\xa9t\xc3\xa9-0123456789\"");
 }
 
+
+TEST(Json, AMultiByteSequenceCutOffAtTheEndIsAnErrorNotAnOverRead) {
+  // Found by AddressSanitizer: RapidJSON's UTF-8 check read past the end of such input.
+  for (std::string text : {std::string("{\"a\":\"\xF0"), std::string("[\"\xE2\x82"), std::string("\"\xC3")}) {
+    rapidjson::Document d;
+    EXPECT_FALSE(json::Parse(text, &d).ok()) << text;
+    std::string insitu = text;
+    EXPECT_FALSE(json::ParseInsitu(&insitu, &d).ok()) << text;
+  }
+}
+
 }  // namespace gpusched::json

@@ -25,7 +25,8 @@ inline constexpr int kMaxDepth = 64;
 Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth = kMaxDepth);
 
 // Parses `*buffer` in place: strings in `doc` point into `*buffer`, which must outlive `doc` and
-// stay unmodified. Faster than Parse for large bodies. Same errors.
+// stay unmodified. Four NUL bytes are appended to *buffer first (see json.cc). Faster than Parse
+// for large bodies. Same errors.
 Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth = kMaxDepth);
 
 // Returns "object", "array", "string", "number", "boolean" or "null".
