@@ -49,6 +49,9 @@ class DraPlanner {
  public:
   // REQUIRES: state, pod and programs outlive the planner.
   DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options = {});
+  // Not copyable: compiled_ is keyed by addresses inside aligned_.
+  DraPlanner(const DraPlanner&) = delete;
+  DraPlanner& operator=(const DraPlanner&) = delete;
 
   // Why the pod cannot be placed anywhere yet (a claim missing or not generated), or "".
   const std::string& problem() const { return problem_; }
