@@ -352,6 +352,7 @@ class Search {
     available_.resize(pools_.size());
     allocating_.assign(candidates_.size(), {});
     capacity_allocating_.assign(candidates_.size(), {});
+    shares_.assign(candidates_.size(), 0);
     Status prepared = Prepare();
     if (!prepared.ok()) {
       out.kind = AllocatorOutcome::Kind::kError;
@@ -671,7 +672,8 @@ class Search {
     if (InUse(rd, c, i)) return false;
     if (!d.consumes_counters.empty() && !in_.features.partitionable_devices) return false;
     // Counters.
-    bool partially_consumed = multi && ((Held(i) & IndexedSlice::kHeldShared) != 0 || !capacity_allocating_[i].empty());
+    // A shared device's counters are consumed once, by its first share (in the cluster or here).
+    bool partially_consumed = multi && ((Held(i) & IndexedSlice::kHeldShared) != 0 || shares_[i] > 0);
     if (!d.consumes_counters.empty() && !partially_consumed) {
       auto& consumed = consumed_counters_[cand.pool];
       for (const CounterConsumption& cc : d.consumes_counters) {
@@ -745,6 +747,7 @@ class Search {
         undo->consumed[name] = *want;
       }
       for (const auto& [name, milli] : undo->consumed) capacity_allocating_[i][name] += milli;
+      ++shares_[i];
       undo->capacity = true;
     } else if (!StaticCapacityFits(rd, cand)) {
       return reject();
@@ -782,6 +785,7 @@ class Search {
     if (undo->capacity) {
       for (const auto& [name, milli] : undo->consumed) capacity_allocating_[i][name] -= milli;
       std::erase_if(capacity_allocating_[i], [](const auto& kv) { return kv.second == 0; });
+      --shares_[i];
     }
     *undo = Undo{};
   }
@@ -1013,6 +1017,7 @@ class Search {
   std::vector<std::vector<DeviceResult>> results_;
   std::vector<std::vector<size_t>> allocating_;  // claim indices per candidate
   std::vector<std::map<std::string, int64_t>> capacity_allocating_;
+  std::vector<int> shares_;  // per candidate: shares allocated in this attempt
   std::map<size_t, std::map<std::string, std::map<std::string, int64_t>>> consumed_counters_;
   int64_t steps_ = 0;
   std::string error_;

@@ -642,5 +642,20 @@ TEST(DraAllocatorCases, AllModeLeavesOutDevicesWhosePolicyForbidsTheRequest) {
   EXPECT_THAT(Picks(out.results[0]), ::testing::ElementsAre("req-0 -> pool-1/device-2"));
 }
 
+
+TEST(DraAllocatorCases, ASharedDeviceWithoutCapacitiesConsumesItsCountersOnce) {
+  Case c;
+  c.classes = {Class("class-a", "driver-a", " && device.allowMultipleAllocations == true")};
+  Device d{.name = "device-1", .allow_multiple_allocations = true};
+  d.consumes_counters = {CounterConsumption{.counter_set = "set", .counters_milli = {{"slots", 4000}}}};
+  ResourceSlice s = Slice("slice-1", "node-1", "pool-1", "driver-a", {d});
+  s.shared_counters = {CounterSet{.name = "set", .counters_milli = {{"slots", 4000}}}};
+  c.slices = {s};
+  c.claims = {Claim("claim-0", {Req("req-0", "class-a", 1)}), Claim("claim-1", {Req("req-0", "class-a", 1)})};
+  AllocatorOutcome out = c.Run();
+  ASSERT_EQ(out.kind, Kind::kAllocated) << out.reason;
+  EXPECT_EQ(out.results[1].results[0].id.device, "device-1");
+}
+
 }  // namespace
 }  // namespace gpusched::dra
