@@ -157,6 +157,24 @@ TEST(DraHttp, BoundPodsHoldTheirClaimsDevicesInTheLedgerAndBlockAModeSwitch) {
 }
 
 
+TEST(DraHttp, EveryOtherReasonANodeIsRefusedIsNamed) {
+  // A claim already reserved for 256 consumers takes no 257th; a switching nvidia-dra node takes
+  // no DRA GPU pod; a node without any ResourceSlice says so.
+  std::vector<std::string> consumers;
+  for (int i = 0; i < 256; ++i) consumers.push_back(fmt::format("c{}", i));
+  std::string old_pod = PodJson{.name = "legacy", .namespace_name = "ml", .uid = "legacy", .node = "dra-s", .phase = "Running",
+                                .containers = {WholeGpus("c", 1)}}
+                            .ToJson();
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), DraNode("dra-s"), GpuSlice("dra-s", 2), DraNode("bare"),
+                              std::string(kGpuClass), Claim("full", ClaimSpec(1, ""), {"dra-a/gpu-0"}, consumers),
+                              Claim("train", ClaimSpec(1, "")), old_pod}));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("late", "full"), {"dra-a"}).failed["dra-a"],
+              HasSubstr("claim ml/full is already reserved for 256 consumers"));
+  Filtered f = Filter(server.port(), ClaimPod("trainer", "train"), {"dra-s", "bare"});
+  EXPECT_THAT(f.failed["dra-s"], HasSubstr("node is switching from nvidia to nvidia-dra: 1 GPU pod of the old mode still runs (ml/legacy)"));
+  EXPECT_EQ(f.failed["bare"], "claim ml/train: no ResourceSlice offers devices on this node");
+}
+
 // Owner mode in snapshot mode: the writer applies allocations to the in-memory claims. The
 // writer needs the server's inventory, which exists only once the server does.
 struct LateClaimWriter : extender::ClaimWriter {
