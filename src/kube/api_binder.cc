@@ -14,18 +14,8 @@ namespace {
 constexpr std::string_view kMergePatch = "application/merge-patch+json";
 constexpr int kUnbookAttempts = 3;
 
-// The Status message of an API error body, or its start.
-std::string Message(const ApiResponse& r) {
-  rapidjson::Document d;
-  if (json::Parse(r.body, &d).ok() && d.IsObject()) {
-    std::string message;
-    if (json::ReadString(d, "message", "Status", &message).ok() && !message.empty()) return message;
-  }
-  return r.body.substr(0, 200);
-}
-
 std::string ApiError(std::string_view what, const ApiResponse& r) {
-  return fmt::format("{}: {} {}", what, r.status, Message(r));
+  return fmt::format("{}: {} {}", what, r.status, StatusMessage(r));
 }
 
 void AppendAnnotations(std::string* out, const AnnotationMap& annotations) {
@@ -196,7 +186,7 @@ Status ApiBinder::Bind(const extender::BindTarget& t) {
     return DeadlineExceededError(fmt::format("outcome unknown ({}); the GPUs stay booked until the pod is seen", why));
   }
   if (r->status == 201 || r->status == 200) return OkStatus();
-  std::string message = Message(*r);
+  std::string message = StatusMessage(*r);
   if (r->status == 409 && message.find(fmt::format("is already assigned to node \"{}\"", t.node.name)) != std::string::npos) {
     return OkStatus();  // a retry of a bind that went through
   }

@@ -30,7 +30,7 @@ std::string ResourceVersionOf(const std::string& body) {
 Status Check(const StatusOr<ApiResponse>& r, std::string_view what, const dra::ResourceClaim& claim) {
   if (!r.ok()) return UnavailableError(fmt::format("{} of claim {}/{}: {}", what, claim.namespace_name, claim.name, r.status().message()));
   if (r->status == 200) return OkStatus();
-  std::string message = fmt::format("{} of claim {}/{}: {} {}", what, claim.namespace_name, claim.name, r->status, r->body.substr(0, 200));
+  std::string message = fmt::format("{} of claim {}/{}: {} {}", what, claim.namespace_name, claim.name, r->status, StatusMessage(*r));
   if (r->status == 409) return AbortedError(std::move(message));
   if (r->status == 404) return NotFoundError(std::move(message));
   return UnavailableError(std::move(message));

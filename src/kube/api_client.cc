@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gpusched/common/token_bucket.h"
+#include "gpusched/json/json.h"
 
 namespace gpusched::kube {
 namespace {
@@ -474,5 +475,14 @@ StatusOr<ApiResponse> ApiClient::Stream(std::string_view target, std::chrono::se
 }
 
 const ApiConfig& ApiClient::config() const { return impl_->config(); }
+
+std::string StatusMessage(const ApiResponse& r) {
+  rapidjson::Document d;
+  if (json::Parse(r.body, &d).ok() && d.IsObject()) {
+    std::string message;
+    if (json::ReadString(d, "message", "Status", &message).ok() && !message.empty()) return message;
+  }
+  return r.body.substr(0, 200);
+}
 
 }  // namespace gpusched::kube

@@ -11,15 +11,6 @@
 namespace gpusched::kube {
 namespace {
 
-std::string Message(const ApiResponse& r) {
-  rapidjson::Document d;
-  if (json::Parse(r.body, &d).ok() && d.IsObject()) {
-    std::string message;
-    if (json::ReadString(d, "message", "Status", &message).ok() && !message.empty()) return message;
-  }
-  return r.body.substr(0, 200);
-}
-
 // Percent-encodes everything but RFC 3986's unreserved characters.
 std::string Escape(std::string_view v) {
   std::string out;
@@ -173,10 +164,10 @@ Status Reflector::List(bool consistent) {
       items.clear();
       continue;
     }
-    if (r->status == 404) return NotFoundError(fmt::format("LIST {}: 404 {}", type_.path, Message(*r)));
+    if (r->status == 404) return NotFoundError(fmt::format("LIST {}: 404 {}", type_.path, StatusMessage(*r)));
     if (r->status != 200) {
       retry_after_ = r->retry_after;
-      return UnavailableError(fmt::format("LIST {}: {} {}", type_.path, r->status, Message(*r)));
+      return UnavailableError(fmt::format("LIST {}: {} {}", type_.path, r->status, StatusMessage(*r)));
     }
     rapidjson::Document& doc = pages.emplace_back();
     GPUSCHED_RETURN_IF_ERROR(json::Parse(r->body, &doc).WithContext(fmt::format("LIST {}", type_.path)));
@@ -275,7 +266,7 @@ StatusOr<Reflector::Next> Reflector::Watch() {
   if (r->status == 410) return Next::kRelist;
   if (r->status != 200) {
     retry_after_ = r->retry_after;
-    return UnavailableError(fmt::format("WATCH {}: {} {}", type_.path, r->status, Message(*r)));
+    return UnavailableError(fmt::format("WATCH {}: {} {}", type_.path, r->status, StatusMessage(*r)));
   }
   if (relist) return Next::kRelist;
   GPUSCHED_RETURN_IF_ERROR(stream_error);

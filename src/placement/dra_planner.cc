@@ -47,8 +47,8 @@ DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel:
   for (const dra::ResourceClaim& c : aligned_) requests(c);
 }
 
-bool DraPlanner::IsGpu(const dra::DeviceId& id) const {
-  return std::find(options_.gpu_drivers.begin(), options_.gpu_drivers.end(), id.driver) != options_.gpu_drivers.end();
+bool DraPlanner::IsGpu(std::string_view driver) const {
+  return std::find(options_.gpu_drivers.begin(), options_.gpu_drivers.end(), driver) != options_.gpu_drivers.end();
 }
 
 DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
@@ -112,9 +112,9 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
   // GPUs through DRA only where the node says so.
   bool gpus = false;
   for (const dra::ResourceClaim* c : allocated_) {
-    for (const dra::DeviceResult& r : c->allocation->results) gpus = gpus || IsGpu(r.id);
+    for (const dra::DeviceResult& r : c->allocation->results) gpus = gpus || IsGpu(r.id.driver);
   }
-  for (const std::string& driver : compat.drivers) gpus = gpus || IsGpu(dra::DeviceId{driver, "", ""});
+  for (const std::string& driver : compat.drivers) gpus = gpus || IsGpu(driver);
   if (gpus && node.mode != NodeMode::kNvidiaDra) {
     v.reason = fmt::format("node mode {}; pod claims GPUs through DRA, which only nodes labelled {}=nvidia-dra serve",
                            ModeName(node.mode), "vke.node.gpu.schedule");
@@ -144,7 +144,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
   // Packing: the node's GPU devices left free after this pod, fewer is better.
   int64_t total = 0, free = 0;
   for (const dra::IndexedSlice* s : state_.slices().Candidates(node.node.name)) {
-    if (s->slice().node_name != node.node.name || !IsGpu(dra::DeviceId{s->slice().driver, "", ""})) continue;
+    if (s->slice().node_name != node.node.name || !IsGpu(s->slice().driver)) continue;
     for (const dra::Device& d : s->slice().devices) {
       ++total;
       if (!state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, d.name})) ++free;
@@ -152,7 +152,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
   }
   int64_t used = 0;
   for (const dra::AllocationResult& a : v.ranked) {
-    for (const dra::DeviceResult& r : a.results) used += IsGpu(r.id) ? 1 : 0;
+    for (const dra::DeviceResult& r : a.results) used += IsGpu(r.id.driver) ? 1 : 0;
   }
   double left = total > 0 ? static_cast<double>(std::max<int64_t>(free - used, 0)) / static_cast<double>(total) : 0;
   v.score = (v.topology_aligned ? 10.0 : 0.0) + 5.0 * (1.0 - left);

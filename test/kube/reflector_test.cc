@@ -9,12 +9,14 @@
 #include <mutex>
 #include <thread>
 
+#include "eventually.h"
 #include "fake_apiserver.h"
 #include "gpusched/json/json.h"
 
 namespace gpusched::kube {
 namespace {
 
+using testing::Eventually;
 using testing::FakeApiServer;
 using testing::FakeApiServerOptions;
 using ::testing::HasSubstr;
@@ -57,16 +59,6 @@ class Mirror : public ReflectorHandler {
   int replaces_ = 0;
   int events_ = 0;
 };
-
-// Polls `done` for up to 10 s.
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 std::unique_ptr<ApiClient> Client(const FakeApiServer& server) {
   ApiConfig c;

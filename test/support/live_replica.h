@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "eventually.h"
 #include "gpusched/k8s/dra_objects.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
@@ -55,14 +56,5 @@ struct LiveReplica {
   std::unique_ptr<extender::Service> service;
 };
 
-// Polls `done` every 10 ms for up to 10 s.
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 }  // namespace gpusched::testing

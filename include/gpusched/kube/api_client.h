@@ -41,6 +41,9 @@ struct ApiResponse {
   std::chrono::seconds retry_after{0};  // from a Retry-After header, if any
 };
 
+// Returns the message of the Status object in an API error body, or the body's first 200 bytes.
+std::string StatusMessage(const ApiResponse& r);
+
 // Cancels a Stream from another thread. One per stream at a time.
 class StreamCancel {
  public:

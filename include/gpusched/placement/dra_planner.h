@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -65,7 +66,7 @@ class DraPlanner {
   const std::vector<const dra::ResourceClaim*>& allocated() const { return allocated_; }
 
  private:
-  bool IsGpu(const dra::DeviceId& id) const;
+  bool IsGpu(std::string_view driver) const;
 
   const dra::ClusterState& state_;
   const Pod& pod_;
