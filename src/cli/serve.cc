@@ -170,6 +170,17 @@ Status ApplyFlags(const Flags& flags, config::Config* c) {
   return OkStatus();
 }
 
+// Logs each object of a load that could not be read; they are in /debug/inventory "errors" too.
+void LogUnreadable(const ClusterObjects& objects) {
+  for (const std::string& e : objects.errors) log::Warning("snapshot object left out: {}", e);
+  for (const Node& n : objects.nodes) {
+    if (!n.spec_error.empty()) log::Warning("node {} takes no GPU pods: {}", n.name, n.spec_error);
+  }
+  for (const Pod& p : objects.pods) {
+    if (!p.spec_error.empty()) log::Warning("pod {}/{} cannot be read: {}", p.namespace_name, p.name, p.spec_error);
+  }
+}
+
 StatusOr<ClusterObjects> LoadSource(const config::Config& c) {
   if (c.snapshots.empty()) {
     ClusterObjects objects;
@@ -294,6 +305,7 @@ int RunServe(int argc, char** argv) {
     }
     log::Info("loaded {}: {} nodes, {} pods", c.snapshots.empty() ? "embedded demo cluster" : "snapshots",
               objects->nodes.size(), objects->pods.size());
+    LogUnreadable(*objects);
     inventory.ReplaceCluster(std::move(objects).value());
   }
   extender::InventoryClaimWriter memory_claims(&inventory);
@@ -368,11 +380,16 @@ int RunServe(int argc, char** argv) {
     if (!reload || c.snapshots.empty()) continue;
     StatusOr<ClusterObjects> fresh = k8s::LoadSnapshotFiles(c.snapshots);
     if (!fresh.ok()) {
-      log::Error("snapshot reload failed, keeping the previous view: {}", fresh.status().message());
+      // The view on hand may be stale: binding on it could over-book. Not ready until a reload works.
+      log::Error("snapshot reload failed, keeping the previous view; not ready until a reload succeeds: {}",
+                 fresh.status().message());
+      ready.store(false);
       continue;
     }
     log::Info("snapshots reloaded: {} nodes, {} pods", fresh->nodes.size(), fresh->pods.size());
+    LogUnreadable(*fresh);
     inventory.ReplaceCluster(std::move(fresh).value());
+    ready.store(true);
   }
   if (webhook_server) webhook_server->Shutdown();
   size_t unfinished = server.Shutdown();

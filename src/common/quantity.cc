@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace gpusched {
@@ -9,15 +10,11 @@ namespace {
 
 using Int128 = __int128;
 
-// An exact decimal value: sign * mantissa * 10^exp10 * 2^exp2.
-struct Decimal {
-  bool negative = false;
-  Int128 mantissa = 0;
-  int exp10 = 0;
-  int exp2 = 0;
-};
-
-constexpr int kMaxDigits = 36;  // 10^36 < 2^127: the mantissa never overflows.
+constexpr Int128 kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kNanoPerUnit = 1'000'000'000;
+constexpr int64_t kNanoPerMilli = 1'000'000;
+// Above this many nano units a value exceeds int64 in every unit we return (2^63 * 10^9 < 10^28).
+constexpr int kMaxNanoDigits = 28;
 
 Status Malformed(std::string_view text, std::string_view why) {
   return InvalidArgumentError(fmt::format("invalid quantity \"{}\": {}", text, why));
@@ -25,146 +22,199 @@ Status Malformed(std::string_view text, std::string_view why) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-StatusOr<Decimal> ParseDecimal(std::string_view text) {
-  Decimal d;
-  size_t i = 0;
-  if (text.empty()) return Malformed(text, "empty");
-  if (text[i] == '+' || text[i] == '-') {
-    d.negative = text[i] == '-';
-    ++i;
-  }
-  int digits = 0;
-  int significant = 0;
-  bool seen_digit = false;
-  auto take_digit = [&](char c, bool fraction) -> Status {
-    seen_digit = true;
-    if (significant == 0 && c == '0') {
-      if (fraction) --d.exp10;
-      return OkStatus();
-    }
-    if (significant >= kMaxDigits) {
-      // Extra integer digits scale the value; extra fraction digits only matter if non-zero.
-      if (!fraction) {
-        ++d.exp10;
-        if (c != '0') return Malformed(text, "too many significant digits");
-      } else if (c != '0') {
-        return Malformed(text, "too many significant digits");
-      }
-      return OkStatus();
-    }
-    d.mantissa = d.mantissa * 10 + (c - '0');
-    ++significant;
-    if (fraction) --d.exp10;
-    return OkStatus();
-  };
-  while (i < text.size() && IsDigit(text[i])) {
-    GPUSCHED_RETURN_IF_ERROR(take_digit(text[i], false));
-    ++i;
-    ++digits;
-  }
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    while (i < text.size() && IsDigit(text[i])) {
-      GPUSCHED_RETURN_IF_ERROR(take_digit(text[i], true));
-      ++i;
-      ++digits;
-    }
-  }
-  if (!seen_digit) return Malformed(text, "no digits");
+// A quantity taken apart: sign * digits * 10^exp10 * 2^exp2, digits without leading zeros.
+struct Parts {
+  QuantityFormat format = QuantityFormat::kDecimalSI;
+  bool negative = false;
+  std::string digits;
+  int64_t exp10 = 0;
+  int exp2 = 0;
+};
 
-  std::string_view suffix = text.substr(i);
-  if (suffix.empty()) return d;
+// Reads "[+-]<number>" from the front of *text; returns false if there is no digit.
+bool TakeNumber(std::string_view* text, Parts* p) {
+  std::string_view s = *text;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) p->negative = s[i++] == '-';
+  bool any = false;
+  for (; i < s.size() && IsDigit(s[i]); ++i, any = true) {
+    if (!p->digits.empty() || s[i] != '0') p->digits.push_back(s[i]);
+  }
+  if (i < s.size() && s[i] == '.') {
+    for (++i; i < s.size() && IsDigit(s[i]); ++i, any = true) {
+      if (!p->digits.empty() || s[i] != '0') p->digits.push_back(s[i]);
+      --p->exp10;
+    }
+  }
+  text->remove_prefix(i);
+  return any;
+}
+
+// Applies the suffix to *p. Returns false if it is not one of the grammar's suffixes.
+bool TakeSuffix(std::string_view suffix, Parts* p) {
+  if (suffix.empty()) return true;
   if (suffix.size() == 2 && suffix[1] == 'i') {
     static constexpr std::string_view kBinary = "KMGTPE";
     size_t pos = kBinary.find(suffix[0]);
-    if (pos == std::string_view::npos) return Malformed(text, fmt::format("unknown suffix \"{}\"", suffix));
-    d.exp2 = 10 * static_cast<int>(pos + 1);
-    return d;
+    if (pos == std::string_view::npos) return false;
+    p->exp2 = 10 * static_cast<int>(pos + 1);
+    p->format = QuantityFormat::kBinarySI;
+    return true;
   }
   if (suffix.size() == 1) {
-    switch (suffix[0]) {
-      case 'n': d.exp10 -= 9; return d;
-      case 'u': d.exp10 -= 6; return d;
-      case 'm': d.exp10 -= 3; return d;
-      case 'k': d.exp10 += 3; return d;
-      case 'M': d.exp10 += 6; return d;
-      case 'G': d.exp10 += 9; return d;
-      case 'T': d.exp10 += 12; return d;
-      case 'P': d.exp10 += 15; return d;
-      case 'E': d.exp10 += 18; return d;
-      default: break;
-    }
+    static constexpr std::string_view kDecimal = "numkMGTPE";
+    static constexpr int kExp[] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
+    size_t pos = kDecimal.find(suffix[0]);
+    if (pos == std::string_view::npos) return false;
+    p->exp10 += kExp[pos];
+    return true;
   }
-  if (suffix[0] == 'e' || suffix[0] == 'E') {
-    std::string_view exp = suffix.substr(1);
-    bool neg = false;
-    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) {
-      neg = exp[0] == '-';
-      exp.remove_prefix(1);
-    }
-    if (exp.empty() || exp.size() > 4) return Malformed(text, "bad exponent");
-    int e = 0;
-    for (char c : exp) {
-      if (!IsDigit(c)) return Malformed(text, "bad exponent");
-      e = e * 10 + (c - '0');
-    }
-    d.exp10 += neg ? -e : e;
-    return d;
+  if (suffix[0] != 'e' && suffix[0] != 'E') return false;
+  p->format = QuantityFormat::kDecimalExponent;
+  // An exponent: a signed integer. Its size only matters up to where any value over- or
+  // underflows, so it saturates there.
+  std::string_view e = suffix.substr(1);
+  bool negative = false;
+  if (!e.empty() && (e[0] == '+' || e[0] == '-')) {
+    negative = e[0] == '-';
+    e.remove_prefix(1);
   }
-  return Malformed(text, fmt::format("unknown suffix \"{}\"", suffix));
+  if (e.empty()) return false;
+  int64_t value = 0;
+  for (char c : e) {
+    if (!IsDigit(c)) return false;
+    value = std::min<int64_t>(value * 10 + (c - '0'), int64_t{1} << 40);
+  }
+  p->exp10 += negative ? -value : value;
+  return true;
 }
 
-constexpr Int128 kInt64Max = std::numeric_limits<int64_t>::max();
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
-// Returns ceil(|d| * 10^shift) as a non-negative Int128, or -1 if it exceeds int64.
-// `exact` reports whether no rounding happened.
-Int128 ScaleMagnitude(const Decimal& d, int shift, bool* exact) {
-  *exact = true;
-  Int128 m = d.mantissa;
-  if (m == 0) return 0;
-  for (int k = 0; k < d.exp2; ++k) {
-    m *= 2;
-    if (m > kInt64Max * 1000000000LL) return -1;
+StatusOr<Parts> Split(std::string_view text) {
+  // Quantity.UnmarshalJSON trims surrounding white space before it parses.
+  std::string_view s = text;
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  if (s.empty()) return Malformed(text, "empty");
+  Parts p;
+  if (!TakeNumber(&s, &p)) return Malformed(text, "no digits");
+  if (!TakeSuffix(s, &p)) return Malformed(text, fmt::format("unknown suffix \"{}\"", s));
+  // Trailing zeros move into the exponent: digits is then short for round values ("8000" = 8e3).
+  while (!p.digits.empty() && p.digits.back() == '0') {
+    p.digits.pop_back();
+    ++p.exp10;
   }
-  int e = d.exp10 + shift;
-  for (; e > 0; --e) {
-    m *= 10;
-    if (m > kInt64Max) return -1;
-  }
-  for (; e < 0; ++e) {
-    Int128 q = m / 10;
-    if (q * 10 != m) *exact = false;
-    m = q;
-    if (m == 0) break;
-  }
-  if (!*exact) m += 1;  // ceil for the magnitude
-  if (m > kInt64Max) return -1;
-  return m;
+  return p;
 }
 
-StatusOr<int64_t> Finish(std::string_view text, const Decimal& d, int shift, bool require_exact) {
-  bool exact = true;
-  Int128 m = ScaleMagnitude(d, shift, &exact);
-  if (m < 0) return Malformed(text, "out of range");
-  if (require_exact && !exact) return Malformed(text, "not a whole number");
-  if (d.negative) {
-    // Ceil of a negative value truncates toward zero: undo the +1 of the magnitude.
-    if (!exact) m -= 1;
-    return static_cast<int64_t>(-m);
+// Returns ceil(|value| * 10^9): the value in nano units, rounded up as apimachinery rounds, or
+// -1 when that exceeds 10^28 (no unit we return can hold it).
+Int128 MagnitudeNano(const Parts& p) {
+  if (p.digits.empty()) return 0;
+  // Exact decimal digits of digits * 2^exp2, least significant first.
+  std::string d(p.digits.rbegin(), p.digits.rend());
+  for (int k = 0; k < p.exp2; ++k) {
+    int carry = 0;
+    for (char& c : d) {
+      int v = (c - '0') * 2 + carry;
+      c = static_cast<char>('0' + v % 10);
+      carry = v / 10;
+    }
+    if (carry != 0) d.push_back(static_cast<char>('0' + carry));
   }
-  return static_cast<int64_t>(m);
+  // The value is d * 10^shift nano units.
+  int64_t shift = p.exp10 + 9;
+  int64_t integer_digits = static_cast<int64_t>(d.size()) + shift;
+  if (integer_digits > kMaxNanoDigits) return -1;
+  if (integer_digits <= 0) return 1;  // below one nano unit: rounds up to one
+  Int128 out = 0;
+  bool fraction = false;
+  for (int64_t i = static_cast<int64_t>(d.size()) - 1; i >= 0; --i) {
+    if (i + shift >= 0) {
+      out = out * 10 + (d[static_cast<size_t>(i)] - '0');
+    } else if (d[static_cast<size_t>(i)] != '0') {
+      fraction = true;
+    }
+  }
+  for (int64_t z = 0; z < shift; ++z) out *= 10;
+  return fraction ? out + 1 : out;
+}
+
+// Returns the quantity's value in nano units (rounded up away from zero), or an error. Like
+// apimachinery, a DecimalSI or BinarySI magnitude above 2^63-1 is capped there.
+StatusOr<Int128> ParseNano(std::string_view text) {
+  GPUSCHED_ASSIGN_OR_RETURN(Parts p, Split(text));
+  Int128 nano = MagnitudeNano(p);
+  constexpr Int128 kCap = kInt64Max * kNanoPerUnit;
+  if (p.format != QuantityFormat::kDecimalExponent && (nano < 0 || nano > kCap)) nano = kCap;
+  if (nano < 0) return Malformed(text, "out of range");
+  return p.negative ? -nano : nano;
+}
+
+// Returns ceil(nano / divisor) toward +infinity.
+Int128 CeilDiv(Int128 nano, int64_t divisor) {
+  Int128 q = nano / divisor;
+  return nano % divisor > 0 ? q + 1 : q;
+}
+
+// Returns the decimal text of nano / 10^9, without trailing zeros ("1.5").
+std::string DecimalText(Int128 nano) {
+  bool negative = nano < 0;
+  Int128 m = negative ? -nano : nano;
+  auto whole = static_cast<uint64_t>(m / kNanoPerUnit);
+  auto frac = static_cast<uint64_t>(m % kNanoPerUnit);
+  std::string out = fmt::format("{}{}", negative ? "-" : "", whole);
+  if (frac == 0) return out;
+  std::string f = fmt::format("{:09}", frac);
+  while (f.back() == '0') f.pop_back();
+  return out + "." + f;
 }
 
 }  // namespace
 
 StatusOr<int64_t> ParseQuantityMilli(std::string_view text) {
-  GPUSCHED_ASSIGN_OR_RETURN(Decimal d, ParseDecimal(text));
-  return Finish(text, d, 3, false);
+  GPUSCHED_ASSIGN_OR_RETURN(Int128 nano, ParseNano(text));
+  Int128 milli = CeilDiv(nano, kNanoPerMilli);
+  if (milli > kInt64Max || milli < -kInt64Max) return Malformed(text, "out of range");
+  return static_cast<int64_t>(milli);
 }
 
 StatusOr<int64_t> ParseQuantityWhole(std::string_view text) {
-  GPUSCHED_ASSIGN_OR_RETURN(Decimal d, ParseDecimal(text));
-  return Finish(text, d, 0, true);
+  GPUSCHED_ASSIGN_OR_RETURN(Int128 nano, ParseNano(text));
+  Int128 milli = CeilDiv(nano, kNanoPerMilli);
+  if (milli % 1000 != 0) {
+    return Malformed(text, fmt::format("{} is not a whole number", DecimalText(nano)));
+  }
+  Int128 whole = milli / 1000;
+  if (whole > kInt64Max || whole < -kInt64Max) return Malformed(text, "out of range");
+  return static_cast<int64_t>(whole);
+}
+
+std::string FormatQuantity(int64_t value, QuantityFormat format) {
+  if (value == 0) return "0";
+  // Magnitude as unsigned: INT64_MIN has no positive int64.
+  uint64_t m = value < 0 ? uint64_t{0} - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  std::string_view sign = value < 0 ? "-" : "";
+  if (format == QuantityFormat::kBinarySI && m >= 1024 && m % 1024 == 0) {
+    static constexpr std::string_view kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    int k = 0;
+    while (k < 6 && m % 1024 == 0) {
+      m /= 1024;
+      ++k;
+    }
+    return fmt::format("{}{}{}", sign, m, kBinary[k]);
+  }
+  int k = 0;
+  while (k < 6 && m % 1000 == 0) {
+    m /= 1000;
+    ++k;
+  }
+  if (format == QuantityFormat::kDecimalExponent) {
+    return k == 0 ? fmt::format("{}{}", sign, m) : fmt::format("{}{}e{}", sign, m, 3 * k);
+  }
+  static constexpr std::string_view kDecimal[] = {"", "k", "M", "G", "T", "P", "E"};
+  return fmt::format("{}{}{}", sign, m, kDecimal[k]);
 }
 
 }  // namespace gpusched

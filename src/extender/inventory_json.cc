@@ -38,6 +38,14 @@ void WriteAllocation(Writer& w, const Allocation& a) {
   Str(w, ModeName(a.mode));
   Key(w, "origin");
   Str(w, OriginName(a.origin));
+  if (!a.problem.empty()) {
+    Key(w, "problem");
+    Str(w, a.problem);
+  }
+  if (!a.warning.empty()) {
+    Key(w, "warning");
+    Str(w, a.warning);
+  }
   if (a.placement.kind == RequestKind::kWholeGpu) {
     Key(w, "wholeGpus");
     w.Int64(a.placement.whole_gpus);
@@ -238,7 +246,8 @@ void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, co
 }  // namespace
 
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
-                            std::string_view node, const std::vector<DraDecisionView>& dra_decisions) {
+                            std::string_view node, const std::vector<DraDecisionView>& dra_decisions,
+                            const std::vector<std::string>& errors) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.SetIndent(' ', 2);
@@ -253,6 +262,10 @@ std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const 
   w.Uint64(s.pending_pods);
   Key(w, "draObjects");
   w.Uint64(s.dra_objects);
+  Key(w, "errors");
+  w.StartArray();
+  for (const std::string& e : errors) Str(w, e);
+  w.EndArray();
   Key(w, "nodes");
   w.StartArray();
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {

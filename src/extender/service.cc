@@ -164,11 +164,12 @@ std::string Service::Filter(std::string body) const {
     return EncodeFilterResult(args, result);
   }
   std::array<uint64_t, 10> counts{};
-  if (!request.valid()) {
-    for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.unresolvable.emplace_back(pos, request.invalid_reason);
+  if (!request.schedulable()) {
+    std::string reason = request.RefusalReason();
+    for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.unresolvable.emplace_back(pos, reason);
     counts[kInvalidPodSlot] = args.node_names.size();
     CountDecisions(counts);
-    if (options_.events != nullptr && !args.pod.uid.empty()) options_.events->Unschedulable(args.pod, request.invalid_reason);
+    if (options_.events != nullptr && !args.pod.uid.empty()) options_.events->Unschedulable(args.pod, reason);
     return EncodeFilterResult(args, result);
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
@@ -248,7 +249,7 @@ std::string Service::Prioritize(std::string body) const {
 
   PodRequest request = placement::AnalyzePod(args.pod);
   if (request.kind == RequestKind::kNone && !args.pod.resource_claims.empty()) return PrioritizeDra(args, *inventory_->Snapshot());
-  if (request.kind == RequestKind::kNone || !request.valid()) return EncodeHostPriorities(priorities);
+  if (request.kind == RequestKind::kNone || !request.schedulable()) return EncodeHostPriorities(priorities);
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   Resolved resolved = Resolve(args, *snapshot);
   std::shared_ptr<const FilterMemo> memo = Memo();
@@ -470,7 +471,7 @@ std::string Service::BindError(std::string_view body) const {
     std::string error = AllocateClaims(pod, b.node);
     if (!error.empty()) return fmt::format("bind {} to {} failed: {}", pod_key, b.node, error);
   }
-  if (!request.valid()) return fmt::format("bind {} rejected: {}", pod_key, request.invalid_reason);
+  if (!request.schedulable()) return fmt::format("bind {} rejected: {}", pod_key, request.RefusalReason());
   Planner planner(options_.placement);
   Status last;
   for (int attempt = 0; attempt < options_.bind_attempts; ++attempt) {
@@ -528,7 +529,7 @@ std::string Service::DebugInventory(std::string_view node) const {
   MutexLock lock(&dra_mu_);
   std::vector<DraDecisionView> decisions;
   for (const DraDecision& d : dra_decisions_) decisions.push_back(DraDecisionView{d.pod, d.node, &d.verdict});
-  return EncodeInventory(*inventory_->Snapshot(), inventory_->Stats(), node, decisions);
+  return EncodeInventory(*inventory_->Snapshot(), inventory_->Stats(), node, decisions, inventory_->Errors());
 }
 
 }  // namespace gpusched::extender

@@ -29,6 +29,10 @@ void CollectInventory(const inventory::Inventory& inventory, std::string* out) {
   Gauge(out, "gpusched_pods_known", {}, {}, static_cast<double>(stats.pods_known));
   metrics::AppendHeader(out, "gpusched_pods_pending", "pods seen in filter and not bound", "gauge");
   Gauge(out, "gpusched_pods_pending", {}, {}, static_cast<double>(stats.pending_pods));
+  metrics::AppendHeader(out, "gpusched_unreadable_objects",
+                        "nodes, pods and snapshot items with a field that could not be read (/debug/inventory errors)",
+                        "gauge");
+  Gauge(out, "gpusched_unreadable_objects", {}, {}, static_cast<double>(stats.unreadable));
   metrics::AppendHeader(out, "gpusched_inventory_version", "version of the published inventory snapshot", "gauge");
   Gauge(out, "gpusched_inventory_version", {}, {}, static_cast<double>(snapshot->version()));
 

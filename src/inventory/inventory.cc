@@ -1,5 +1,7 @@
 #include "gpusched/inventory/inventory.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "gpusched/model/names.h"
@@ -18,6 +20,11 @@ Inventory::Inventory(InventoryOptions options) : options_(options) {
 }
 
 void Inventory::PutPodLocked(Pod&& pod) {
+  if (pod.spec_error.empty()) {
+    unreadable_pods_.erase(pod.uid);
+  } else {
+    unreadable_pods_[pod.uid] = fmt::format("pod {}/{} ({}): {}", pod.namespace_name, pod.name, pod.uid, pod.spec_error);
+  }
   auto it = pods_.find(pod.uid);
   if (it != pods_.end()) {
     if (!it->second.bound()) --unbound_pods_;
@@ -31,6 +38,7 @@ void Inventory::PutPodLocked(Pod&& pod) {
 }
 
 void Inventory::ErasePodLocked(const std::string& uid) {
+  unreadable_pods_.erase(uid);
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
   if (!it->second.bound()) --unbound_pods_;
@@ -216,6 +224,10 @@ void Inventory::PublishLocked(bool node_set_changed) {
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
+  {
+    MutexLock lock(&mu_);
+    load_errors_ = std::move(objects.errors);
+  }
   Apply(ClusterDelta{.upsert_nodes = std::move(objects.nodes),
                      .upsert_pods = std::move(objects.pods),
                      .all_nodes = true,
@@ -427,7 +439,22 @@ InventoryStats Inventory::Stats() const {
                         .pods_known = pods_.size(),
                         .pending_pods = unbound_pods_,
                         .dra_objects =
-                            dra_.resource_slices.size() + dra_.resource_claims.size() + dra_.device_classes.size()};
+                            dra_.resource_slices.size() + dra_.resource_claims.size() + dra_.device_classes.size(),
+                        .unreadable = load_errors_.size() + unreadable_pods_.size() +
+                                      static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const auto& kv) {
+                                        return !kv.second.spec.spec_error.empty();
+                                      }))};
+}
+
+std::vector<std::string> Inventory::Errors() const {
+  MutexLock lock(&mu_);
+  std::vector<std::string> out = load_errors_;
+  for (const auto& [name, entry] : nodes_) {
+    if (!entry.spec.spec_error.empty()) out.push_back(fmt::format("node {}: {}", name, entry.spec.spec_error));
+  }
+  for (const auto& [uid, message] : unreadable_pods_) out.push_back(message);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::optional<Pod> Inventory::FindPod(std::string_view uid) const {

@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "gpusched/common/quantity.h"
 #include "gpusched/k8s/node_bookings.h"
@@ -16,41 +17,48 @@ namespace {
 
 using rapidjson::Value;
 
-// Reads one of the three GPU resources from a ResourceList object.
+// The text of a quantity member: the API server writes strings; a JSON number is read by its
+// shortest decimal form, as Quantity.UnmarshalJSON reads the raw number.
+StatusOr<std::string> QuantityText(const Value& v, std::string_view field) {
+  if (v.IsString()) return std::string(json::View(v));
+  if (v.IsInt64()) return std::to_string(v.GetInt64());
+  if (v.IsUint64()) return std::to_string(v.GetUint64());
+  if (v.IsNumber()) {
+    // A whole number too large for uint64 stays a plain number (DecimalSI), as its JSON text is.
+    double d = v.GetDouble();
+    return std::trunc(d) == d && std::fabs(d) < 1e300 ? fmt::format("{:.0f}", d) : fmt::format("{}", d);
+  }
+  return json::WrongType(field, "quantity string", v);
+}
+
+// Reads the three GPU resources from a ResourceList object. Extended resources are integers in
+// their own unit; every spelling apimachinery accepts is read ("8k" is 8000 MiB of mgpu-memory).
 Status ReadGpuResources(const Value& list, std::string_view path, GpuResources* out) {
   struct Field {
     std::string_view name;
     std::optional<int64_t> GpuResources::*dst;
-    bool plain;  // the mGPU contract counts percent and MiB: no unit suffixes
+    std::string_view unit;
   };
-  static constexpr Field kFields[] = {{names::kNvidiaGpu, &GpuResources::nvidia_gpus, false},
-                                      {names::kMgpuCore, &GpuResources::mgpu_core_percent, true},
-                                      {names::kMgpuMemory, &GpuResources::mgpu_memory_mib, true}};
+  static constexpr Field kFields[] = {{names::kNvidiaGpu, &GpuResources::nvidia_gpus, "GPUs"},
+                                      {names::kMgpuCore, &GpuResources::mgpu_core_percent, "percent of one GPU"},
+                                      {names::kMgpuMemory, &GpuResources::mgpu_memory_mib, "MiB"}};
   for (const Field& f : kFields) {
     const Value* v = json::Find(list, f.name);
     if (v == nullptr) continue;
     std::string field = fmt::format("{}[\"{}\"]", path, f.name);
-    int64_t value = 0;
-    if (v->IsInt64()) {
-      // Quantities are strings on the wire; accept a plain integer too.
-      value = v->GetInt64();
-    } else if (!v->IsString()) {
-      return json::WrongType(field, "quantity string", *v);
-    } else {
-      std::string_view text = json::View(*v);
-      if (f.plain && (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos)) {
-        return InvalidArgumentError(fmt::format("{}: \"{}\" is not a plain integer ({} counts {})", field, text, f.name,
-                                                f.dst == &GpuResources::mgpu_core_percent ? "percent of one GPU" : "MiB"));
-      }
-      StatusOr<int64_t> q = ParseQuantityWhole(text);
-      if (!q.ok()) return q.status().WithContext(field);
-      value = *q;
+    GPUSCHED_ASSIGN_OR_RETURN(std::string text, QuantityText(*v, field));
+    StatusOr<int64_t> q = ParseQuantityWhole(text);
+    if (!q.ok()) {
+      return InvalidArgumentError(fmt::format("{}: {} ({} counts {}; extended resources are integers)", field,
+                                              q.status().message(), f.name, f.unit));
     }
-    if (value < 0) return InvalidArgumentError(fmt::format("{}: negative quantity {}", field, value));
-    if (value > kMaxGpuQuantity) {
-      return InvalidArgumentError(fmt::format("{}: {} is above the largest accepted quantity {}", field, value, kMaxGpuQuantity));
+    if (*q < 0) return InvalidArgumentError(fmt::format("{}: \"{}\" is negative", field, text));
+    if (*q > kMaxGpuQuantity) {
+      return InvalidArgumentError(fmt::format("{}: \"{}\" is {} {}, above the largest quantity gpusched accepts ({})",
+                                              field, text, *q, f.unit, kMaxGpuQuantity));
     }
-    out->*f.dst = value;
+    out->*f.dst = *q;
+    if (text != std::to_string(*q)) out->spelling.insert_or_assign(std::string(f.name), std::move(text));
   }
   return OkStatus();
 }
@@ -113,6 +121,56 @@ PodPhase ParsePhase(std::string_view phase) {
   return PodPhase::kPending;
 }
 
+// Reads spec.resourceClaims (Kubernetes 1.31 and later: the claim name or template name sits on
+// the entry itself).
+Status DecodePodClaims(const Value& spec, std::string_view spath, std::vector<dra::PodClaimRef>* out) {
+  const Value* claims = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(spec, "resourceClaims", spath, &claims));
+  for (rapidjson::SizeType i = 0; claims != nullptr && i < claims->Size(); ++i) {
+    const Value& c = (*claims)[i];
+    std::string cpath = fmt::format("{}.resourceClaims[{}]", spath, i);
+    if (!c.IsObject()) return json::WrongType(cpath, "object", c);
+    dra::PodClaimRef ref;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &ref.name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &ref.claim_name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimTemplateName", cpath, &ref.template_name));
+    if (ref.name.empty()) return InvalidArgumentError(cpath + ".name: missing");
+    if (json::Find(c, "source") != nullptr && ref.claim_name.empty() && ref.template_name.empty()) {
+      return InvalidArgumentError(fmt::format(
+          "{}.source: the claim reference of Kubernetes 1.30 and older (DRA resource.k8s.io/v1alpha2), which "
+          "gpusched does not support; since 1.31 resourceClaimName or resourceClaimTemplateName sit on the entry",
+          cpath));
+    }
+    if (ref.claim_name.empty() == ref.template_name.empty()) {
+      return InvalidArgumentError(
+          fmt::format("{}: exactly one of resourceClaimName and resourceClaimTemplateName must be set", cpath));
+    }
+    out->push_back(std::move(ref));
+  }
+  return OkStatus();
+}
+
+// Reads status.phase and the generated claim names of status.resourceClaimStatuses.
+Status DecodePodStatus(const Value& status, std::string_view path, Pod* pod) {
+  std::string phase;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(status, "phase", path, &phase));
+  pod->phase = ParsePhase(phase);
+  const Value* claim_statuses = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(status, "resourceClaimStatuses", path, &claim_statuses));
+  for (rapidjson::SizeType i = 0; claim_statuses != nullptr && i < claim_statuses->Size(); ++i) {
+    const Value& c = (*claim_statuses)[i];
+    std::string cpath = fmt::format("{}.resourceClaimStatuses[{}]", path, i);
+    if (!c.IsObject()) return json::WrongType(cpath, "object", c);
+    std::string name, generated;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &generated));
+    for (dra::PodClaimRef& ref : pod->resource_claims) {
+      if (ref.name == name) ref.generated = generated;
+    }
+  }
+  return OkStatus();
+}
+
 std::string Compact(const Value& v) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -120,15 +178,29 @@ std::string Compact(const Value& v) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-Status AppendObject(const Value& item, std::string_view kind, std::string_view path, ClusterObjects* out) {
+// Returns the uid a pod without one is recorded under: a bound pod must stay counted on its node
+// even when it cannot be keyed by the API server's UID (a hand-written file).
+std::string StandInUid(const Pod& pod) { return fmt::format("(no uid) {}/{}", pod.namespace_name, pod.name); }
+
+// Appends one object. An object that cannot be identified is listed in out->errors and skipped; a
+// node or pod that can be is kept, with its spec_error when a field of it cannot be read.
+void AppendObject(const Value& item, std::string_view kind, std::string_view path, ClusterObjects* out) {
+  auto fail = [&](const Status& s) { out->errors.push_back(s.message()); };
   if (kind == "Node") {
-    GPUSCHED_ASSIGN_OR_RETURN(Node node, DecodeNode(item, path));
-    out->nodes.push_back(std::move(node));
+    StatusOr<Node> node = DecodeNode(item, path);
+    if (!node.ok()) return fail(node.status());
+    out->nodes.push_back(std::move(node).value());
   } else if (kind == "Pod") {
-    GPUSCHED_ASSIGN_OR_RETURN(Pod pod, DecodePod(item, path));
-    // The ledger is keyed by UID: two pods without one would count as one.
-    if (pod.uid.empty()) return InvalidArgumentError(fmt::format("{}.metadata.uid: missing", path));
-    out->pods.push_back(std::move(pod));
+    StatusOr<Pod> pod = DecodePod(item, path);
+    if (!pod.ok()) return fail(pod.status());
+    if (pod->uid.empty()) {
+      // The ledger is keyed by UID: two pods without one would count as one.
+      fail(InvalidArgumentError(fmt::format("{}.metadata.uid: missing (pod {}/{})", path, pod->namespace_name, pod->name)));
+      if (!pod->bound() || pod->terminal()) return;
+      pod->uid = StandInUid(*pod);
+      if (pod->spec_error.empty()) pod->spec_error = fmt::format("{}.metadata.uid: missing", path);
+    }
+    out->pods.push_back(std::move(pod).value());
   } else if (kind == "ResourceSlice") {
     out->resource_slices.push_back(Compact(item));
   } else if (kind == "ResourceClaim") {
@@ -136,7 +208,6 @@ Status AppendObject(const Value& item, std::string_view kind, std::string_view p
   } else if (kind == "DeviceClass") {
     out->device_classes.push_back(Compact(item));
   }
-  return OkStatus();
 }
 
 }  // namespace
@@ -151,56 +222,28 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "name", mpath, &pod.name));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "namespace", mpath, &pod.namespace_name));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "uid", mpath, &pod.uid));
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "resourceVersion", mpath, &pod.resource_version));
-    GPUSCHED_RETURN_IF_ERROR(ReadStringMap(*meta, "annotations", mpath, IsTrackedAnnotation, &pod.annotations));
+  }
+  // From here on, a field that cannot be read marks the pod (Pod::spec_error), so that a bound
+  // pod is still known, and counted, on its node.
+  auto note = [&](const Status& s) {
+    if (!s.ok() && pod.spec_error.empty()) pod.spec_error = s.message();
+  };
+  if (meta != nullptr) {
+    note(json::ReadString(*meta, "resourceVersion", mpath, &pod.resource_version));
+    note(ReadStringMap(*meta, "annotations", mpath, IsTrackedAnnotation, &pod.annotations));
   }
   const Value* spec = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
+  note(json::FindObject(v, "spec", path, &spec));
   if (spec != nullptr) {
     std::string spath = fmt::format("{}.spec", path);
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*spec, "nodeName", spath, &pod.node_name));
-    GPUSCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
-    GPUSCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
-    const Value* claims = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*spec, "resourceClaims", spath, &claims));
-    if (claims != nullptr) {
-      for (rapidjson::SizeType i = 0; i < claims->Size(); ++i) {
-        const Value& c = (*claims)[i];
-        std::string cpath = fmt::format("{}.resourceClaims[{}]", spath, i);
-        if (!c.IsObject()) return json::WrongType(cpath, "object", c);
-        dra::PodClaimRef ref;
-        GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &ref.name));
-        GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &ref.claim_name));
-        GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimTemplateName", cpath, &ref.template_name));
-        if (ref.name.empty()) return InvalidArgumentError(cpath + ".name: missing");
-        if (ref.claim_name.empty() == ref.template_name.empty()) {
-          return InvalidArgumentError(
-              fmt::format("{}: exactly one of resourceClaimName and resourceClaimTemplateName must be set", cpath));
-        }
-        pod.resource_claims.push_back(std::move(ref));
-      }
-    }
+    note(json::ReadString(*spec, "nodeName", spath, &pod.node_name));
+    note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
+    note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
+    note(DecodePodClaims(*spec, spath, &pod.resource_claims));
   }
   const Value* status = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "status", path, &status));
-  if (status != nullptr) {
-    std::string phase;
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*status, "phase", fmt::format("{}.status", path), &phase));
-    pod.phase = ParsePhase(phase);
-    const Value* claim_statuses = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*status, "resourceClaimStatuses", fmt::format("{}.status", path), &claim_statuses));
-    for (rapidjson::SizeType i = 0; claim_statuses != nullptr && i < claim_statuses->Size(); ++i) {
-      const Value& c = (*claim_statuses)[i];
-      std::string cpath = fmt::format("{}.status.resourceClaimStatuses[{}]", path, i);
-      if (!c.IsObject()) return json::WrongType(cpath, "object", c);
-      std::string name, generated;
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &name));
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &generated));
-      for (dra::PodClaimRef& ref : pod.resource_claims) {
-        if (ref.name == name) ref.generated = generated;
-      }
-    }
-  }
+  note(json::FindObject(v, "status", path, &status));
+  if (status != nullptr) note(DecodePodStatus(*status, fmt::format("{}.status", path), &pod));
   return pod;
 }
 
@@ -335,16 +378,24 @@ Status AppendClusterJson(std::string_view text, ClusterObjects* out) {
     for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
       const Value& item = (*items)[i];
       std::string path = fmt::format("items[{}]", i);
-      if (!item.IsObject()) return json::WrongType(path, "object", item);
+      if (!item.IsObject()) {
+        out->errors.push_back(json::WrongType(path, "object", item).message());
+        continue;
+      }
       std::string k = item_kind;
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(item, "kind", path, &k));
-      if (k.empty()) return InvalidArgumentError(path + ".kind: missing");
-      GPUSCHED_RETURN_IF_ERROR(AppendObject(item, k, fmt::format("{} ({})", path, k), out));
+      Status s = json::ReadString(item, "kind", path, &k);
+      if (s.ok() && k.empty()) s = InvalidArgumentError(path + ".kind: missing");
+      if (!s.ok()) {
+        out->errors.push_back(s.message());
+        continue;
+      }
+      AppendObject(item, k, fmt::format("{} ({})", path, k), out);
     }
     return OkStatus();
   }
   if (kind.empty()) return InvalidArgumentError("document.kind: missing");
-  return AppendObject(doc, kind, kind, out);
+  AppendObject(doc, kind, kind, out);
+  return OkStatus();
 }
 
 }  // namespace gpusched::k8s

@@ -49,6 +49,7 @@ Allocation RecordedAllocation(const Pod& pod, const PodRequest& request) {
     a.problem = fmt::format("pod {}/{} is bound with an invalid GPU request: {}", pod.namespace_name, pod.name,
                             request.invalid_reason);
   }
+  if (!request.preference_reason.empty()) a.warning = fmt::format("ignored: {}", request.preference_reason);
   if (request.kind == RequestKind::kWholeGpu) a.placement.whole_gpus = request.whole_gpus;
   if (request.kind != RequestKind::kMgpu) return a;
   for (const MgpuContainerRequest& c : request.containers) {

@@ -7,6 +7,7 @@
 
 #include "gpusched/model/names.h"
 #include "gpusched/placement/node_ranking.h"
+#include "gpusched/placement/pod_request.h"
 
 namespace gpusched::placement {
 namespace {
@@ -216,6 +217,12 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
     state.condition_reason = fmt::format(
         "node label {}=\"{}\" is not a GPU scheduling mode (want nvidia, nvidia-dra or mgpu); the node takes no GPU pods",
         names::kScheduleModeLabel, state.node.mode_label.value_or(""));
+  } else if (state.mode == NodeMode::kMgpu && !IsComputePolicy(state.compute_policy)) {
+    state.condition = NodeCondition::kInvalid;
+    state.condition_reason = fmt::format(
+        "node label {}=\"{}\" is not an mGPU compute policy (want {}, {} or {}); the node takes no GPU pods",
+        names::kComputePolicy, state.compute_policy, names::kPolicyFixedShare, names::kPolicyGuaranteedBurstShare,
+        names::kPolicyNativeBurstShare);
   } else if (!pod_problem.empty()) {
     state.condition = NodeCondition::kInconsistent;
     state.condition_reason = fmt::format("node GPU inventory is inconsistent: {}", pod_problem);

@@ -91,6 +91,17 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
     return v;
   }
   Policy gpu_policy = request.gpu_policy.value_or(options_.gpu_policy);
+  EvaluateKind(request, node, gpu_policy, want_placement, &v);
+  // More than the node could ever give: show how the pod spelled the number ("1Gi" of MiB).
+  if (v.reject == Reject::kInsufficient && !v.resolvable && !request.quantity_note.empty()) {
+    v.reason = fmt::format("{} ({})", v.reason, request.quantity_note);
+  }
+  return v;
+}
+
+void Planner::EvaluateKind(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
+                           NodeVerdict* out) {
+  NodeVerdict& v = *out;
   switch (request.kind) {
     case RequestKind::kWholeGpu:
       EvaluateWhole(request, node, &v);
@@ -106,7 +117,6 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
       v.placement.kind = request.kind;
       break;
   }
-  return v;
 }
 
 void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
@@ -125,7 +135,7 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, No
 
 void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                            NodeVerdict* v) {
-  if (node.compute_policy != request.compute_policy) {
+  if (!request.any_compute_policy && node.compute_policy != request.compute_policy) {
     v->reject = Reject::kComputePolicy;
     v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy,
                             request.compute_policy, node.compute_policy);

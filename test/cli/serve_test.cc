@@ -117,13 +117,70 @@ TEST(ServeCommand, BadInputExitsWithAMessage) {
   ServeProcess policy({"serve", "--node-policy", "tetris"});
   EXPECT_EQ(policy.WaitExit(), 2);
   EXPECT_THAT(policy.Stderr(), HasSubstr("--node-policy: \"tetris\" (want one of random, dotprod"));
-  std::string bad = TempFile("bad.json", R"({"kind":"List","items":[{"kind":"Pod","spec":{"containers":"x"}}]})");
+  std::string bad = TempFile("bad.json", R"({"kind":"List","items":{}})");
   ServeProcess snapshot({"serve", "--listen", "127.0.0.1:0", "--snapshot", bad});
   EXPECT_EQ(snapshot.WaitExit(), 1);
-  EXPECT_THAT(snapshot.Stderr(), HasSubstr("snapshot " + bad + ": items[0] (Pod).spec.containers: want array, got string"));
+  EXPECT_THAT(snapshot.Stderr(), HasSubstr("snapshot " + bad + ": items: want array, got object"));
   ServeProcess missing({"serve", "--snapshot", "/nonexistent.json"});
   EXPECT_EQ(missing.WaitExit(), 1);
   EXPECT_THAT(missing.Stderr(), HasSubstr("snapshot /nonexistent.json: cannot open"));
+}
+
+// Issue "Real cluster input" §5: a pod the API server accepts (5e9 GPUs) or a 1.30 pod claim
+// made serve exit at start; now each is isolated, listed and counted, and the rest is served.
+TEST(ServeCommand, OneUnreadableObjectNeverStopsTheOthers) {
+  std::string huge = PodJson{.name = "huge", .uid = "uid-huge", .node = "n1", .phase = "Running",
+                             .containers = {WholeGpus("c", 5000000000)}}.ToJson();
+  std::string old_claim = R"({"kind":"Pod","metadata":{"name":"old-claim","namespace":"ml","uid":"uid-oc"},)"
+                          R"("spec":{"nodeName":"n2","containers":[{"name":"c"}],"resourceClaims":[)"
+                          R"({"name":"gpu","source":{"resourceClaimName":"c1"}}]},"status":{"phase":"Running"}})";
+  std::string file = TempFile("unreadable.json", ListJson({NvidiaNode("n1", 8, "nvidia").ToJson(),
+                                                           NvidiaNode("n2", 8, "nvidia").ToJson(),
+                                                           NvidiaNode("n3", 8, "nvidia").ToJson(), huge, old_claim}));
+  ServeProcess p({"serve", "--listen", "127.0.0.1:0", "--snapshot", file});
+  uint16_t port = p.WaitForPort();
+  ASSERT_NE(port, 0) << p.Stderr();
+  HttpClient client(port);
+  EXPECT_EQ(client.Get("/readyz").status, 200);
+  std::string inv = client.Get("/debug/inventory").body;
+  EXPECT_THAT(inv, HasSubstr("pod default/huge (uid-huge): items[3] (Pod).spec.containers[0].resources"));
+  EXPECT_THAT(inv, HasSubstr("is 5000000000 GPUs, above the largest quantity gpusched accepts"));
+  EXPECT_THAT(inv, HasSubstr("pod ml/old-claim (uid-oc): items[4] (Pod).spec.resourceClaims[0].source"));
+  EXPECT_THAT(client.Get("/metrics").body, HasSubstr("gpusched_unreadable_objects 2"));
+  // The nodes holding them are inconsistent and say which pod; the third node serves.
+  std::string body = ArgsWithNames(PodJson{.name = "w", .uid = "uid-w", .containers = {WholeGpus("c", 1)}}.ToJson(),
+                                   {"n1", "n2", "n3"});
+  std::string reply = client.Post("/filter", body).body;
+  EXPECT_THAT(reply, HasSubstr("pod default/huge is bound with an invalid GPU request"));
+  EXPECT_THAT(reply, HasSubstr(R"("NodeNames":["n3"])"));
+  p.Signal(SIGTERM);
+  EXPECT_EQ(p.WaitExit(), 0);
+  EXPECT_THAT(p.Stderr(), HasSubstr("pod default/huge cannot be read"));
+}
+
+TEST(ServeCommand, AFailedReloadMakesReadyzFailUntilAGoodOne) {
+  std::string good = ListJson({NvidiaNode("n1", 8, "nvidia").ToJson()});
+  std::string file = TempFile("reload.json", good);
+  ServeProcess p({"serve", "--listen", "127.0.0.1:0", "--snapshot", file});
+  uint16_t port = p.WaitForPort();
+  ASSERT_NE(port, 0) << p.Stderr();
+  HttpClient client(port);
+  EXPECT_EQ(client.Get("/readyz").status, 200);
+  auto readyz_becomes = [&](int status) {
+    for (int i = 0; i < 200 && client.Get("/readyz").status != status; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return client.Get("/readyz").status;
+  };
+  std::ofstream(file) << "{\"kind\":\"List\",\"items\":[";
+  p.Signal(SIGHUP);
+  EXPECT_EQ(readyz_becomes(503), 503);
+  EXPECT_THAT(p.Stderr(), HasSubstr("snapshot reload failed, keeping the previous view; not ready"));
+  std::ofstream(file) << good;
+  p.Signal(SIGHUP);
+  EXPECT_EQ(readyz_becomes(200), 200);
+  p.Signal(SIGTERM);
+  EXPECT_EQ(p.WaitExit(), 0);
 }
 
 TEST(ServeCommand, ReadsTheConfigFile) {

@@ -156,7 +156,7 @@ TEST(Hostile, BodiesAreAnsweredWithErrors) {
   };
   std::vector<Case> cases = {
       {pod + R"(1e999}}}]}},"NodeNames":["n1"]})", "malformed JSON"},
-      {pod + R"(99999999999999999999}}}]}},"NodeNames":["n1"]})", "want quantity string, got number"},
+      {pod + R"(99999999999999999999}}}]}},"NodeNames":["n1"]})", "above the largest quantity gpusched accepts"},
       {pod + R"("1"}}}]}},"NodeNames":["n1"],"NodeNames":7})", R"("NodeNames":["n1"])"},  // the first key wins
       {std::string(200000, '[') + std::string(200000, ']'), "nests deeper than 64 levels"},
       {"{\"Pod\":{},\"NodeNames\":[\"\xc3\x28\"]}", "malformed JSON"},

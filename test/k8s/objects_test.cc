@@ -8,6 +8,7 @@
 namespace gpusched::k8s {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::ContainerJson;
 using testing::NodeJson;
@@ -49,39 +50,81 @@ TEST(K8sObjects, DecodesAPod) {
   EXPECT_EQ(pod->resource_claims[0], (dra::PodClaimRef{.name = "gpu-claim", .claim_name = "gpu-claim"}));
 }
 
-TEST(K8sObjects, PodQuantityErrorsNameFieldAndValue) {
+// Returns the spec_error of the pod in `json` (which must decode).
+std::string SpecError(const std::string& json) {
+  StatusOr<Pod> pod = PodFrom(json);
+  EXPECT_TRUE(pod.ok()) << pod.status().ToString();
+  return pod.ok() ? pod->spec_error : "";
+}
+
+TEST(K8sObjects, ReadsCanonicalQuantitiesAsTheApiServerWritesThem) {
+  PodJson p{.name = "x", .uid = "u"};
+  p.containers = {ContainerJson{.name = "c",
+                                .limits = {{"vke.volcengine.com/mgpu-core", "1k"}, {"vke.volcengine.com/mgpu-memory", "8k"}}},
+                  ContainerJson{.name = "d", .limits = {{"nvidia.com/gpu", "2e0"}}}};
+  StatusOr<Pod> pod = PodFrom(p.ToJson());
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(pod->spec_error, "");
+  EXPECT_EQ(pod->containers[0].limits.mgpu_core_percent, 1000);
+  EXPECT_EQ(pod->containers[0].limits.mgpu_memory_mib, 8000);
+  EXPECT_EQ(pod->containers[0].limits.spelling.at("vke.volcengine.com/mgpu-memory"), "8k");
+  EXPECT_EQ(pod->containers[1].limits.nvidia_gpus, 2);
+  // A JSON number is read as Quantity.UnmarshalJSON reads it.
+  pod = PodFrom(R"({"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":2}}}]}})");
+  EXPECT_EQ(pod->containers[0].limits.nvidia_gpus, 2);
+  EXPECT_TRUE(pod->containers[0].limits.spelling.empty());
+  StatusOr<Node> node = NodeFrom(
+      R"({"metadata":{"name":"m"},"status":{"allocatable":{"vke.volcengine.com/mgpu-core":"400","vke.volcengine.com/mgpu-memory":"96k"}}})");
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ(node->spec_error, "");
+  EXPECT_EQ(node->allocatable.mgpu_memory_mib, 96000);
+}
+
+TEST(K8sObjects, PodQuantityErrorsNameFieldValueAndUnit) {
   PodJson p{.name = "x", .uid = "u"};
   p.containers = {ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "two"}}}};
-  StatusOr<Pod> pod = PodFrom(p.ToJson());
-  ASSERT_FALSE(pod.ok());
-  EXPECT_THAT(pod.status().message(),
+  EXPECT_THAT(SpecError(p.ToJson()),
               HasSubstr("Pod.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: invalid quantity \"two\""));
-  p.containers = {ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "0.5"}}}};
-  EXPECT_THAT(PodFrom(p.ToJson()).status().message(), HasSubstr("not a whole number"));
-  // The mGPU contract counts percent and MiB: a unit suffix is a mistake, not a conversion.
-  p.containers = {ContainerJson{.name = "c", .limits = {{"vke.volcengine.com/mgpu-memory", "1Gi"}}}};
-  EXPECT_THAT(PodFrom(p.ToJson()).status().message(),
-              HasSubstr("limits[\"vke.volcengine.com/mgpu-memory\"]: \"1Gi\" is not a plain integer "
-                        "(vke.volcengine.com/mgpu-memory counts MiB)"));
-  EXPECT_THAT(PodFrom(R"({"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":-2}}}]}})").status().message(),
-              HasSubstr("negative quantity -2"));
+  p.containers = {ContainerJson{.name = "c", .limits = {{"vke.volcengine.com/mgpu-memory", "1500m"}}}};
+  EXPECT_THAT(SpecError(p.ToJson()),
+              HasSubstr("limits[\"vke.volcengine.com/mgpu-memory\"]: invalid quantity \"1500m\": 1.5 is not a whole "
+                        "number (vke.volcengine.com/mgpu-memory counts MiB; extended resources are integers)"));
+  p.containers = {ContainerJson{.name = "c", .limits = {{"vke.volcengine.com/mgpu-core", "0.5"}}}};
+  EXPECT_THAT(SpecError(p.ToJson()), HasSubstr("counts percent of one GPU"));
+  EXPECT_THAT(SpecError(R"({"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":-2}}}]}})"),
+              HasSubstr("\"-2\" is negative"));
   p.containers = {ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "-1"}}}};
-  EXPECT_THAT(PodFrom(p.ToJson()).status().message(), HasSubstr("negative quantity -1"));
+  EXPECT_THAT(SpecError(p.ToJson()), HasSubstr("\"-1\" is negative"));
+}
+
+TEST(K8sObjects, AnUnreadablePodKeepsItsIdentity) {
+  StatusOr<Pod> pod = PodFrom(
+      R"({"metadata":{"name":"p","namespace":"ml","uid":"u1"},"spec":{"nodeName":"n1","containers":[)"
+      R"({"name":"c","resources":{"limits":{"nvidia.com/gpu":"1500m"}}}]},"status":{"phase":"Running"}})");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(pod->uid, "u1");
+  EXPECT_EQ(pod->node_name, "n1");
+  EXPECT_EQ(pod->phase, PodPhase::kRunning);
+  EXPECT_THAT(pod->spec_error, HasSubstr("not a whole number"));
 }
 
 TEST(K8sObjects, PodWrongTypesAreErrorsNotCrashes) {
   EXPECT_THAT(PodFrom(R"({"metadata": []})").status().message(), HasSubstr("Pod.metadata: want object, got array"));
   EXPECT_THAT(PodFrom(R"({"metadata": {"name": 5}})").status().message(),
               HasSubstr("Pod.metadata.name: want string, got number"));
-  EXPECT_THAT(PodFrom(R"({"spec": {"containers": {}}})").status().message(),
-              HasSubstr("Pod.spec.containers: want array, got object"));
-  EXPECT_THAT(PodFrom(R"({"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": true}}}]}})")
-                  .status()
-                  .message(),
+  EXPECT_THAT(SpecError(R"({"spec": {"containers": {}}})"), HasSubstr("Pod.spec.containers: want array, got object"));
+  EXPECT_THAT(SpecError(R"({"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": true}}}]}})"),
               HasSubstr("want quantity string, got boolean"));
-  EXPECT_THAT(PodFrom(R"({"metadata": {"annotations": {"vke.volcengine.com/assumed": 1}}})").status().message(),
+  EXPECT_THAT(SpecError(R"({"metadata": {"annotations": {"vke.volcengine.com/assumed": 1}}})"),
               HasSubstr("want string, got number"));
   EXPECT_THAT(PodFrom("[]").status().message(), HasSubstr("Pod: want object, got array"));
+}
+
+// Kubernetes 1.30 and older wrote {name, source: {...}}; such a pod is refused, not fatal.
+TEST(K8sObjects, PreOneThirtyOnePodClaimsAreNamedNotFatal) {
+  EXPECT_THAT(SpecError(R"({"metadata":{"name":"p","uid":"u"},"spec":{"resourceClaims":[)"
+                        R"({"name":"gpu","source":{"resourceClaimName":"c"}}]}})"),
+              HasSubstr("Pod.spec.resourceClaims[0].source: the claim reference of Kubernetes 1.30 and older"));
 }
 
 TEST(K8sObjects, DecodesANodeWithLabelAndAllocatable) {
@@ -137,16 +180,19 @@ TEST(K8sObjects, QuantitiesBeyondTwoToThe32AreRefusedNamingTheField) {
       R"({"metadata":{"name":"m","labels":{"vke.node.gpu.schedule":"mgpu"}},)"
       R"("status":{"allocatable":{"vke.volcengine.com/mgpu-core":"200","vke.volcengine.com/mgpu-memory":"000000020014032008353940"}}})");
   ASSERT_TRUE(node.ok());
-  EXPECT_THAT(node->spec_error, HasSubstr("Node.status.allocatable[\"vke.volcengine.com/mgpu-memory\"]: 20014032008353940 is "
-                                          "above the largest accepted quantity 4294967296"));
+  EXPECT_THAT(node->spec_error, HasSubstr("Node.status.allocatable[\"vke.volcengine.com/mgpu-memory\"]: "
+                                          "\"000000020014032008353940\" is 20014032008353940 MiB, above the largest "
+                                          "quantity gpusched accepts (4294967296)"));
   EXPECT_THAT(ParseGpuDevices(R"([{"index":0,"memoryMiB":9999999999999}])").status().message(),
               HasSubstr("[0].memoryMiB: 9999999999999 is outside 0-4294967296"));
   ClusterObjects objects;
-  EXPECT_THAT(AppendClusterJson(R"({"kind":"Pod","metadata":{"name":"p","uid":"u"},"spec":{"containers":[{"name":"c",)"
+  ASSERT_TRUE(AppendClusterJson(R"({"kind":"Pod","metadata":{"name":"p","uid":"u"},"spec":{"containers":[{"name":"c",)"
                                 R"("resources":{"limits":{"nvidia.com/gpu":"5e12"}}}]}})",
                                 &objects)
-                  .message(),
-              HasSubstr("above the largest accepted quantity"));
+                  .ok());
+  ASSERT_EQ(objects.pods.size(), 1u);
+  EXPECT_THAT(objects.pods[0].spec_error, HasSubstr("\"5e12\" is 5000000000000 GPUs, above the largest quantity"));
+  EXPECT_THAT(objects.errors, ElementsAre());
 }
 
 TEST(K8sObjects, GpuDeviceAnnotationRules) {
@@ -173,18 +219,34 @@ TEST(K8sObjects, ReadsKubectlListsAndTypedLists) {
   EXPECT_EQ(out.pods.size(), 2u);
 }
 
-TEST(K8sObjects, SnapshotPodsNeedAUid) {
+TEST(K8sObjects, SnapshotPodsWithoutAUidAreListedAndStillCountedWhenBound) {
   ClusterObjects out;
-  EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":[{"kind":"Pod","metadata":{"name":"p"}}]})", &out).message(),
-              HasSubstr("items[0] (Pod).metadata.uid: missing"));
+  ASSERT_TRUE(AppendClusterJson(R"({"kind":"List","items":[{"kind":"Pod","metadata":{"name":"p"}},)"
+                                R"({"kind":"Pod","metadata":{"name":"q","namespace":"ml"},"spec":{"nodeName":"n1"}}]})",
+                                &out)
+                  .ok());
+  EXPECT_THAT(out.errors, ElementsAre(HasSubstr("items[0] (Pod).metadata.uid: missing (pod /p)"),
+                                      HasSubstr("items[1] (Pod).metadata.uid: missing (pod ml/q)")));
+  // The pending one is dropped; the bound one stays, under a stand-in uid, marked.
+  ASSERT_EQ(out.pods.size(), 1u);
+  EXPECT_EQ(out.pods[0].uid, "(no uid) ml/q");
+  EXPECT_THAT(out.pods[0].spec_error, HasSubstr("metadata.uid: missing"));
 }
 
-TEST(K8sObjects, ListErrorsNameTheItem) {
+TEST(K8sObjects, OneBadItemNeverStopsTheOthers) {
   ClusterObjects out;
-  EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":[{"metadata":{}}]})", &out).message(),
-              HasSubstr("items[0].kind: missing"));
-  EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":[{"kind":"Pod","spec":[]}]})", &out).message(),
-              HasSubstr("items[0] (Pod).spec: want object, got array"));
+  ASSERT_TRUE(AppendClusterJson(R"({"kind":"List","items":[{"metadata":{}},{"kind":"Pod","spec":[]},7,)"
+                                R"({"kind":"Node","metadata":{"name":"good"}}]})",
+                                &out)
+                  .ok());
+  EXPECT_THAT(out.errors, ElementsAre(HasSubstr("items[0].kind: missing"), HasSubstr("items[1] (Pod).metadata.uid: missing"),
+                                      HasSubstr("items[2]: want object, got number")));
+  ASSERT_EQ(out.nodes.size(), 1u);
+  EXPECT_EQ(out.nodes[0].name, "good");
+}
+
+TEST(K8sObjects, OnlyADocumentThatIsNoListFails) {
+  ClusterObjects out;
   EXPECT_THAT(AppendClusterJson(R"({"kind":"List","items":{}})", &out).message(), HasSubstr("items: want array"));
   EXPECT_THAT(AppendClusterJson("{", &out).message(), HasSubstr("malformed JSON"));
 }

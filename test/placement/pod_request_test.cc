@@ -33,6 +33,11 @@ PodRequest Analyze(std::optional<int64_t> core, std::optional<int64_t> mem, Anno
   return AnalyzePod(PodWith({MgpuContainer("c", core, mem)}, std::move(a)));
 }
 
+AnnotationMap MultiGpu(std::string cards, std::string policy = "native-burst-share") {
+  return {{std::string(names::kContainerMultipleGpu), std::move(cards)},
+          {std::string(names::kComputePolicy), std::move(policy)}};
+}
+
 TEST(PodRequest, PodWithoutGpuAsksForNothing) {
   PodRequest r = AnalyzePod(PodWith({Container{.name = "web"}}));
   EXPECT_EQ(r.kind, RequestKind::kNone);
@@ -55,6 +60,98 @@ TEST(PodRequest, WholeGpusSumOverContainersAndTakeInitMax) {
   sidecar.sidecar = true;
   pod.init_containers = {sidecar};
   EXPECT_EQ(AnalyzePod(pod).whole_gpus, 4);
+}
+
+// Upstream's own cases (k8s.io/component-helpers/resource/helpers_test.go, TestPodResourceRequests
+// "restartable init container", "multiple restartable init containers", "multiple restartable
+// and regular init containers", "restartable-init, init and regular"), as nvidia.com/gpu.
+TEST(PodRequest, WholeGpusAggregateSidecarsAsKubernetesDoes) {
+  auto sidecar = [](std::string name, int64_t n) {
+    Container c = GpuContainer(std::move(name), n);
+    c.sidecar = true;
+    return c;
+  };
+  struct Case {
+    std::vector<Container> init;
+    int64_t app;
+    int64_t want;
+  };
+  std::vector<Case> cases = {
+      {{sidecar("sc", 1)}, 1, 2},
+      {{GpuContainer("init", 5), sidecar("sc1", 1), sidecar("sc2", 2), sidecar("sc3", 3)}, 1, 7},
+      {{GpuContainer("init1", 5), sidecar("sc1", 1), sidecar("sc2", 2), GpuContainer("init2", 5), sidecar("sc3", 3)}, 1, 8},
+      {{sidecar("sc", 10), GpuContainer("init", 200)}, 100, 210},
+      // Issue "Real cluster input" §5: a sidecar before an init container runs while it runs.
+      {{sidecar("sc", 1), GpuContainer("init", 2)}, 0, 3},
+      {{GpuContainer("init", 2), sidecar("sc", 1)}, 0, 2},
+  };
+  for (const Case& c : cases) {
+    Pod pod = PodWith({GpuContainer("app", c.app)});
+    pod.init_containers = c.init;
+    EXPECT_EQ(AnalyzePod(pod).whole_gpus, c.want) << c.init.size() << " init containers, app " << c.app;
+  }
+}
+
+// isFullCardGPUPod (VKE utils.go): whole cards only, no container-multiple-gpu: exempt from the
+// compute-policy match.
+TEST(PodRequest, WholeCardPodsTakeAnyComputePolicy) {
+  EXPECT_TRUE(Analyze(100, std::nullopt).any_compute_policy);
+  EXPECT_TRUE(Analyze(300, std::nullopt).any_compute_policy);
+  EXPECT_FALSE(Analyze(30, 1024).any_compute_policy);
+  EXPECT_FALSE(AnalyzePod(PodWith({MgpuContainer("a", 100, std::nullopt), MgpuContainer("b", 30, 1024)})).any_compute_policy);
+  // With container-multiple-gpu the multi-card rule comes first (checkNodeMGPUSharingPredicate).
+  EXPECT_FALSE(Analyze(200, std::nullopt, MultiGpu("2")).any_compute_policy);
+}
+
+// validateContainerMultipleMGPUPod: core = 100 * k with entry k and no memory takes k idle GPUs.
+TEST(PodRequest, MultiCardWholeCards) {
+  PodRequest r = Analyze(200, std::nullopt, MultiGpu("2"));
+  ASSERT_TRUE(r.valid()) << r.invalid_reason;
+  EXPECT_TRUE(r.containers[0].whole_card);
+  EXPECT_EQ(r.containers[0].cards, 2);
+  EXPECT_THAT(Analyze(200, std::nullopt, MultiGpu("2", "fixed-share")).invalid_reason,
+              HasSubstr("needs compute policy native-burst-share"));
+  EXPECT_THAT(Analyze(200, 8192, MultiGpu("2")).invalid_reason, HasSubstr("whole-card request and must not set"));
+}
+
+// validateContainerMultipleMGPUPod: an entry of 0 marks a container without GPUs.
+TEST(PodRequest, MultiCardEntryZeroIsAContainerWithoutGpus) {
+  Pod pod = PodWith({MgpuContainer("a", 100, 2048), Container{.name = "log"}, MgpuContainer("b", 50, 1024)},
+                    MultiGpu("2,0,1"));
+  PodRequest r = AnalyzePod(pod);
+  ASSERT_TRUE(r.valid()) << r.invalid_reason;
+  ASSERT_EQ(r.containers.size(), 2u);
+  EXPECT_EQ(r.containers[0].container, "a");
+  EXPECT_EQ(r.containers[1].container, "b");
+  pod.containers[1] = MgpuContainer("log", 10, 1024);
+  EXPECT_THAT(AnalyzePod(pod).invalid_reason, HasSubstr("container log: annotation vke.volcengine.com/container-multiple-gpu "
+                                                        "entry 0 marks a container without GPUs"));
+  pod.containers[1] = Container{.name = "log"};
+  pod.annotations[std::string(names::kContainerMultipleGpu)] = "2,1,1";
+  EXPECT_THAT(AnalyzePod(pod).invalid_reason, HasSubstr("container log: annotation vke.volcengine.com/container-multiple-gpu "
+                                                        "gives it 1 GPUs but it sets no vke.volcengine.com/mgpu-core"));
+}
+
+// validateContainerMultipleMGPUPod: mgpu-memory / count >= 1024 MiB, whatever the count.
+TEST(PodRequest, MultiCardNeeds1024MiBPerCardEvenForOne) {
+  EXPECT_THAT(Analyze(30, 512, MultiGpu("1")).invalid_reason, HasSubstr("in [1024, 81920] MiB (got 512/1)"));
+  EXPECT_TRUE(Analyze(30, 1024, MultiGpu("1")).valid());
+}
+
+TEST(PodRequest, AnUnreadablePodIsRefusedNamingTheField) {
+  Pod pod = PodWith({GpuContainer("c", 1)});
+  pod.spec_error = "Pod.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: invalid quantity \"1500m\"";
+  PodRequest r = AnalyzePod(pod);
+  EXPECT_NE(r.kind, RequestKind::kNone);
+  EXPECT_THAT(r.invalid_reason, HasSubstr("pod cannot be read: Pod.spec.containers[0]"));
+}
+
+TEST(PodRequest, QuantityNoteShowsSpellingNumberAndUnit) {
+  Container c = MgpuContainer("main", 50, 1073741824);
+  c.limits.spelling["vke.volcengine.com/mgpu-memory"] = "1Gi";
+  PodRequest r = AnalyzePod(PodWith({c}));
+  EXPECT_EQ(r.quantity_note, "container main: vke.volcengine.com/mgpu-memory \"1Gi\" = 1073741824 MiB");
+  EXPECT_EQ(Analyze(30, 1024).quantity_note, "");
 }
 
 TEST(PodRequest, RejectsMixedWholeAndMgpu) {
@@ -117,11 +214,13 @@ TEST(PodRequest, WholeCardMustNotSetMemory) {
                         "vke.volcengine.com/mgpu-memory (4096 MiB)"));
 }
 
-TEST(PodRequest, CoreOf100WithMemoryIsAPartialInstance) {
-  PodRequest r = Analyze(100, 2048);
-  ASSERT_TRUE(r.valid());
-  EXPECT_FALSE(r.containers[0].whole_card);
-  EXPECT_EQ(r.containers[0].milli_per_card, 1000);
+// validateNormalMGPUPod (VKE admission): core a multiple of 100 with mgpu-memory set is refused,
+// not taken as a partial instance; "0" counts as set.
+TEST(PodRequest, CoreOf100WithMemoryIsRefused) {
+  EXPECT_THAT(Analyze(100, 2048).invalid_reason,
+              HasSubstr("vke.volcengine.com/mgpu-core 100 is a whole-card request and must not set "
+                        "vke.volcengine.com/mgpu-memory (2048 MiB)"));
+  EXPECT_FALSE(Analyze(100, 0).valid());
 }
 
 TEST(PodRequest, CoreAbove100MustBeMultipleOf100) {
@@ -134,20 +233,17 @@ TEST(PodRequest, CoreAbove100MustBeMultipleOf100) {
 TEST(PodRequest, ComputePolicyDefaultsAndMustBeKnown) {
   EXPECT_EQ(Analyze(30, 1024, {{std::string(names::kComputePolicy), "guaranteed-burst-share"}}).compute_policy,
             "guaranteed-burst-share");
-  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kComputePolicy), "turbo"}}).invalid_reason,
-              HasSubstr("vke.volcengine.com/mgpu-compute-policy=\"turbo\""));
-}
-
-AnnotationMap MultiGpu(std::string cards, std::string policy = "native-burst-share") {
-  return {{std::string(names::kContainerMultipleGpu), std::move(cards)},
-          {std::string(names::kComputePolicy), std::move(policy)}};
+  PodRequest r = Analyze(30, 1024, {{std::string(names::kComputePolicy), "turbo"}});
+  EXPECT_TRUE(r.valid());
+  EXPECT_FALSE(r.schedulable());
+  EXPECT_THAT(r.preference_reason, HasSubstr("vke.volcengine.com/mgpu-compute-policy=\"turbo\""));
 }
 
 TEST(PodRequest, MultipleGpuSplitsEvenly) {
-  PodRequest r = Analyze(200, 8192, MultiGpu("2"));
+  PodRequest r = Analyze(100, 8192, MultiGpu("2"));
   ASSERT_TRUE(r.valid()) << r.invalid_reason;
   EXPECT_EQ(r.containers[0].cards, 2);
-  EXPECT_EQ(r.containers[0].milli_per_card, 1000);
+  EXPECT_EQ(r.containers[0].milli_per_card, 500);
   EXPECT_EQ(r.containers[0].mib_per_card, 4096);
   EXPECT_FALSE(r.containers[0].whole_card);
 }
@@ -162,10 +258,10 @@ TEST(PodRequest, MultipleGpuNeedsNativeBurstShare) {
       HasSubstr("needs compute policy native-burst-share, pod has fixed-share"));
 }
 
-TEST(PodRequest, MultipleGpuCardsBetween1And8) {
-  EXPECT_TRUE(Analyze(800, 8192, MultiGpu("8")).valid());
-  EXPECT_THAT(Analyze(900, 9216, MultiGpu("9")).invalid_reason, HasSubstr("9 GPUs per container is outside 1-8"));
-  EXPECT_THAT(Analyze(30, 1024, MultiGpu("0")).invalid_reason, HasSubstr("0 GPUs per container is outside 1-8"));
+TEST(PodRequest, MultipleGpuCardsBetween0And8) {
+  EXPECT_TRUE(Analyze(400, 8192, MultiGpu("8")).valid());
+  EXPECT_THAT(Analyze(450, 9216, MultiGpu("9")).invalid_reason, HasSubstr("9 GPUs per container is outside 0-8"));
+  EXPECT_THAT(Analyze(30, 1024, MultiGpu("-1")).invalid_reason, HasSubstr("-1 GPUs per container is outside 0-8"));
 }
 
 TEST(PodRequest, MultipleGpuPerCardCoreIsIntegerAtMost100) {
@@ -185,7 +281,7 @@ TEST(PodRequest, MultipleGpuPerCardMemoryBetween1024And81920) {
 }
 
 TEST(PodRequest, MultipleGpuOneEntryPerContainer) {
-  Pod pod = PodWith({MgpuContainer("a", 100, 2048), MgpuContainer("b", 30, 1024), MgpuContainer("c", 300, 3072)},
+  Pod pod = PodWith({MgpuContainer("a", 100, 2048), MgpuContainer("b", 30, 1024), MgpuContainer("c", 150, 3072)},
                     MultiGpu("2,1,3"));
   PodRequest r = AnalyzePod(pod);
   ASSERT_TRUE(r.valid()) << r.invalid_reason;
@@ -212,10 +308,12 @@ TEST(PodRequest, PolicyOverridesByAnnotation) {
   EXPECT_EQ(r.node_policy, "spread");
   EXPECT_EQ(r.gpu_policy, Policy::kBinpack);
   EXPECT_EQ(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "softmix"}}).node_policy, "softmix");
-  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "tetris"}}).invalid_reason,
+  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "tetris"}}).RefusalReason(),
               HasSubstr("gpusched.io/node-policy=\"tetris\": want one of random, dotprod"));
-  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kGpuPolicyAnnotation), "fgd"}}).invalid_reason,
+  EXPECT_THAT(Analyze(30, 1024, {{std::string(names::kGpuPolicyAnnotation), "fgd"}}).RefusalReason(),
               HasSubstr("gpusched.io/gpu-policy=\"fgd\": want binpack or spread"));
+  // A wrong preference does not break the contract: once bound, the pod's booking stands.
+  EXPECT_TRUE(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "Binpack"}}).valid());
 }
 
 TEST(PodRequest, ClaimsOnlyPodsAreLeftToTheDraPlugin) {

@@ -21,8 +21,10 @@ struct DraDecisionView {
   const placement::DraVerdict* verdict = nullptr;
 };
 
-// Returns the inventory document for `snapshot`; only node `node` when it is non-empty.
+// Returns the inventory document for `snapshot`; only node `node` when it is non-empty. `errors`
+// are the objects that could not be read (Inventory::Errors()).
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& stats,
-                            std::string_view node, const std::vector<DraDecisionView>& dra_decisions = {});
+                            std::string_view node, const std::vector<DraDecisionView>& dra_decisions = {},
+                            const std::vector<std::string>& errors = {});
 
 }  // namespace gpusched::extender

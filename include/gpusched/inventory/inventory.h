@@ -46,6 +46,7 @@ struct InventoryStats {
   size_t pods_known = 0;    // pod records (bound and pending)
   size_t pending_pods = 0;  // pods seen in filter and not bound
   size_t dra_objects = 0;   // ResourceSlices, ResourceClaims and DeviceClasses held for DRA
+  size_t unreadable = 0;    // entries of Errors(): objects with a field that could not be read
 
   bool operator==(const InventoryStats&) const = default;
 };
@@ -118,6 +119,10 @@ class Inventory {
   // Returns counts of what the inventory holds now.
   InventoryStats Stats() const GPUSCHED_EXCLUDES(mu_);
 
+  // Returns the objects that could not be read, each naming the object, the field and the value:
+  // those a snapshot left out, nodes with a spec_error, pods with a spec_error. Sorted.
+  std::vector<std::string> Errors() const GPUSCHED_EXCLUDES(mu_);
+
   // Returns the pod record for `uid`, or nullopt.
   std::optional<Pod> FindPod(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
   // Returns the allocation `uid` holds, or nullopt.
@@ -165,6 +170,10 @@ class Inventory {
   mutable Mutex mu_;
   std::map<std::string, NodeEntry, std::less<>> nodes_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, Pod> pods_ GPUSCHED_GUARDED_BY(mu_);
+  // Pods in pods_ with a spec_error: uid -> "pod ns/name: error".
+  std::map<std::string, std::string> unreadable_pods_ GPUSCHED_GUARDED_BY(mu_);
+  // ClusterObjects::errors of the last ReplaceCluster.
+  std::vector<std::string> load_errors_ GPUSCHED_GUARDED_BY(mu_);
   std::deque<std::string> pending_fifo_ GPUSCHED_GUARDED_BY(mu_);
   size_t unbound_pods_ GPUSCHED_GUARDED_BY(mu_) = 0;
   Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);

@@ -4,9 +4,9 @@
 // Node, and Lists of them (kubectl get nodes,pods,... -A -o json). Quantities are parsed here,
 // once. Errors name the field path and the value.
 //
-// A pod whose GPU fields are malformed is an error (the request about it cannot be answered). A
-// node whose GPU fields are malformed still decodes, with Node::spec_error set, so that one bad
-// node cannot take the others down.
+// A pod or node whose GPU fields are malformed still decodes, with spec_error set (the field and
+// the value), so that one bad object cannot take the others down and a bound pod that cannot be
+// read is still known on its node.
 #pragma once
 
 #include <string_view>
@@ -21,7 +21,9 @@
 
 namespace gpusched::k8s {
 
-// Returns the Pod in `v`; `path` prefixes error messages (e.g. "Pod").
+// Returns the Pod in `v`; `path` prefixes error messages (e.g. "Pod"). Errors only for a
+// non-object or unreadable identity (metadata name, namespace, uid); any other field that cannot
+// be read sets Pod::spec_error.
 StatusOr<Pod> DecodePod(const rapidjson::Value& v, std::string_view path);
 
 // Returns the Node in `v`. Errors only for a non-object or a missing metadata.name.
@@ -35,7 +37,10 @@ StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text);
 StatusOr<std::vector<std::string>> ObjectsOfKind(std::string_view text, std::string_view kind);
 
 // Appends the objects of one JSON document to *out: a List (any kind ending in "List") or a single
-// Node, Pod, ResourceSlice, ResourceClaim or DeviceClass. Objects of other kinds are skipped.
+// Node, Pod, ResourceSlice, ResourceClaim or DeviceClass. Objects of other kinds are skipped. One
+// object that cannot be read never stops the others: a node or pod that can be identified is
+// kept, marked with its spec_error; anything else is listed in out->errors. Errors: only a
+// document that is not JSON or not a Kubernetes object or List.
 Status AppendClusterJson(std::string_view text, ClusterObjects* out);
 
 }  // namespace gpusched::k8s

@@ -53,6 +53,9 @@ struct Allocation {
   // Non-empty when what the pod holds cannot be booked exactly (a bound pod whose request breaks
   // the contract); its node then takes no GPU pods and says why.
   std::string problem;
+  // Non-empty when something about the pod was ignored (an unknown policy annotation on a pod
+  // already bound: it steers placement, which is done). Shown in /debug/inventory.
+  std::string warning;
 
   bool operator==(const Allocation&) const = default;
 };

@@ -19,6 +19,10 @@ struct ClusterObjects {
   std::vector<std::string> resource_slices;
   std::vector<std::string> resource_claims;
   std::vector<std::string> device_classes;
+  // Objects that were left out because they could not be identified (no kind, name or uid), each
+  // naming the object and the field. Nodes and pods that were identified are above, with their
+  // spec_error when a field of theirs could not be read.
+  std::vector<std::string> errors;
 };
 
 // Changes a watching cluster source hands the inventory in one go: the events of one read of a

@@ -22,6 +22,9 @@ struct GpuResources {
   std::optional<int64_t> nvidia_gpus;
   std::optional<int64_t> mgpu_core_percent;
   std::optional<int64_t> mgpu_memory_mib;
+  // How the object spelled a value above when that is not its plain decimal ("8k", "1Gi"), by
+  // resource name: reasons about the value show both.
+  std::map<std::string, std::string, std::less<>> spelling;
 
   bool empty() const { return !nvidia_gpus && !mgpu_core_percent && !mgpu_memory_mib; }
   bool operator==(const GpuResources&) const = default;
@@ -51,6 +54,11 @@ struct Pod {
   std::vector<dra::PodClaimRef> resource_claims;
   // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
   AnnotationMap annotations;
+  // Non-empty when a field gpusched needs could not be read (a GPU quantity that is not a whole
+  // number, a claim in a shape no supported Kubernetes writes); the text names the field and the
+  // value. Such a pod is refused on every node, and while bound it makes its node inconsistent:
+  // what it holds there is unknown, so it is never treated as holding nothing.
+  std::string spec_error;
 
   // Returns true once the pod can no longer hold devices (Succeeded or Failed).
   bool terminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }

@@ -78,6 +78,9 @@ class Planner {
     double key;
   };
 
+  // Evaluate's fit check for the request's kind, on a node already known to be of its mode.
+  void EvaluateKind(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
+                    NodeVerdict* v);
   void EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v);
   void EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                     NodeVerdict* v);

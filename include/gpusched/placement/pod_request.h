@@ -38,12 +38,27 @@ struct PodRequest {
   int64_t total_milli = 0;                        // kMgpu: compute over all containers and cards
   int64_t total_mib = 0;                          // kMgpu: memory over all partial containers
   std::string compute_policy;                     // kMgpu: pod's policy (default fixed-share)
+  // kMgpu: whole cards only and no container-multiple-gpu: the pod takes idle GPUs on a node of
+  // any compute policy (VKE isFullCardGPUPod).
+  bool any_compute_policy = false;
   std::optional<std::string> node_policy;         // per-pod overrides: a scoring policy name
   std::optional<Policy> gpu_policy;
-  // Non-empty when the pod breaks a pod-level rule: no node can host it.
+  // Non-empty when the pod breaks a rule of its contract, or cannot be read: no node can host it,
+  // and a bound pod of this kind makes its node inconsistent.
   std::string invalid_reason;
+  // Non-empty when an annotation that only steers placement is wrong (gpusched.io/node-policy,
+  // gpusched.io/gpu-policy, the compute policy): a pending pod is refused with it; for a pod
+  // already bound it is a warning, since what the pod holds does not depend on it.
+  std::string preference_reason;
+  // How the pod spelled GPU quantities that are not plain numbers ("8k", "1Gi"), with their values
+  // and units; reasons for a pod that fits no node show it.
+  std::string quantity_note;
 
   bool valid() const { return invalid_reason.empty(); }
+  // Returns true if a pending pod with this request may be placed at all.
+  bool schedulable() const { return valid() && preference_reason.empty(); }
+  // Returns why a pending pod cannot be placed anywhere; "" when schedulable().
+  std::string RefusalReason() const;
 };
 
 // Returns the pod's GPU request. Never fails: rule violations land in invalid_reason.
