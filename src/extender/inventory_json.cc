@@ -73,6 +73,8 @@ void WriteAllocation(Writer& w, const Allocation& a) {
       w.Int64(c.mib_per_gpu);
       Key(w, "wholeCard");
       w.Bool(c.exclusive);
+      Key(w, "runs");
+      Str(w, c.init_position == 0 ? "app" : c.sidecar ? "sidecar" : "init");
       w.EndObject();
     }
     w.EndArray();

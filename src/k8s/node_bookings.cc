@@ -15,6 +15,7 @@ using rapidjson::Value;
 // Largest index and amounts a booking may name: anything beyond is not a placement gpusched made.
 constexpr int64_t kMaxGpuIndex = 1023;
 constexpr int64_t kMaxAmount = int64_t{1} << 40;
+constexpr int64_t kMaxContainers = 1 << 16;  // init positions
 
 Status ReadBounded(const Value& obj, std::string_view key, std::string_view path, int64_t max, int64_t* out) {
   GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(obj, key, path, out));
@@ -39,6 +40,10 @@ Status DecodeContainer(const Value& c, const std::string& path, ContainerAssignm
   GPUSCHED_RETURN_IF_ERROR(ReadBounded(c, "milli", path, 1000, &out->milli_per_gpu));
   GPUSCHED_RETURN_IF_ERROR(ReadBounded(c, "mib", path, kMaxAmount, &out->mib_per_gpu));
   GPUSCHED_RETURN_IF_ERROR(json::ReadBool(c, "exclusive", path, &out->exclusive));
+  int64_t init = 0;
+  GPUSCHED_RETURN_IF_ERROR(ReadBounded(c, "init", path, kMaxContainers, &init));
+  out->init_position = static_cast<int>(init);
+  GPUSCHED_RETURN_IF_ERROR(json::ReadBool(c, "sidecar", path, &out->sidecar));
   return OkStatus();
 }
 
@@ -132,6 +137,8 @@ std::string EncodeNodeBookings(const std::vector<NodeBooking>& bookings) {
       out += fmt::format(",\"gpus\":[{}],\"milli\":{},\"mib\":{}", fmt::join(c.gpu_indices, ","), c.milli_per_gpu,
                          c.mib_per_gpu);
       if (c.exclusive) out += ",\"exclusive\":true";
+      if (c.init_position > 0) out += fmt::format(",\"init\":{}", c.init_position);
+      if (c.sidecar) out += ",\"sidecar\":true";
       out += '}';
     }
     out += "]}";

@@ -49,11 +49,14 @@ Allocation RecordedAllocation(const Pod& pod, const PodRequest& request) {
     a.problem = fmt::format("pod {}/{} is bound with an invalid GPU request: {}", pod.namespace_name, pod.name,
                             request.invalid_reason);
   }
-  if (!request.preference_reason.empty()) a.warning = fmt::format("ignored: {}", request.preference_reason);
+  if (!request.unplaceable_reason.empty()) a.warning = fmt::format("ignored: {}", request.unplaceable_reason);
   if (request.kind == RequestKind::kWholeGpu) a.placement.whole_gpus = request.whole_gpus;
   if (request.kind != RequestKind::kMgpu) return a;
   for (const MgpuContainerRequest& c : request.containers) {
-    ContainerAssignment ca{.container = c.container, .exclusive = c.whole_card};
+    ContainerAssignment ca{.container = c.container,
+                           .exclusive = c.whole_card,
+                           .init_position = c.init_position,
+                           .sidecar = c.sidecar};
     auto it = pod.annotations.find(fmt::format("{}{}", names::kGpuIndexContainerPrefix, c.container));
     if (it != pod.annotations.end()) ca.gpu_indices = ParseGpuIndexList(it->second);
     // A list that does not name exactly the container's cards cannot say where the rest went.

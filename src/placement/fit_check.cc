@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpusched/model/names.h"
+#include "gpusched/placement/pod_gpu_use.h"
 
 namespace gpusched::placement {
 
@@ -26,39 +27,34 @@ Status CheckFits(const NodeState& node, const Placement& placement) {
   }
   if (placement.kind != RequestKind::kMgpu) return OkStatus();
 
-  std::vector<GpuSlot> after = node.gpus;
   for (const ContainerAssignment& c : placement.containers) {
     if (c.gpu_indices.empty()) {
       return FailedPreconditionError(fmt::format("container {} has no GPU assigned", c.container));
     }
-    for (int index : c.gpu_indices) {
-      auto it = std::find_if(after.begin(), after.end(), [&](const GpuSlot& s) { return s.index == index; });
-      if (it == after.end()) return FailedPreconditionError(fmt::format("GPU{} does not exist on the node", index));
-      GpuSlot& s = *it;
-      if (!s.healthy) return FailedPreconditionError(fmt::format("GPU{} is unhealthy", index));
-      if (s.exclusive) return FailedPreconditionError(fmt::format("GPU{} is held whole by another container", index));
-      if (c.exclusive) {
-        if (!s.idle()) {
-          return FailedPreconditionError(fmt::format("GPU{} is not idle ({} instances)", index, s.instances));
-        }
-        s.exclusive = true;
-        s.instances = 1;
-        s.used_milli = kMilliPerGpu;
-        s.used_mib = s.memory_mib;
-        continue;
+  }
+  for (const GpuUse& use : PodGpuUse(placement.containers)) {
+    const GpuSlot* s = node.FindGpu(use.index);
+    if (s == nullptr) return FailedPreconditionError(fmt::format("GPU{} does not exist on the node", use.index));
+    if (!s->healthy) return FailedPreconditionError(fmt::format("GPU{} is unhealthy", use.index));
+    if (s->exclusive) return FailedPreconditionError(fmt::format("GPU{} is held whole by another container", use.index));
+    if (use.conflict) {
+      return FailedPreconditionError(
+          fmt::format("GPU{} is held whole by one of the pod's containers and shared with another", use.index));
+    }
+    if (use.exclusive) {
+      if (!s->idle()) {
+        return FailedPreconditionError(fmt::format("GPU{} is not idle ({} instances)", use.index, s->instances));
       }
-      if (s.instances >= kMaxInstancesPerGpu) {
-        return FailedPreconditionError(
-            fmt::format("GPU{} already runs {} mGPU instances (max {})", index, s.instances, kMaxInstancesPerGpu));
-      }
-      if (s.free_milli() < c.milli_per_gpu || s.free_mib() < c.mib_per_gpu) {
-        return FailedPreconditionError(fmt::format("GPU{} has {}% core and {} MiB free, container {} needs {}% and {} MiB",
-                                                   index, CorePercentFromMilli(s.free_milli()), s.free_mib(),
-                                                   c.container, CorePercentFromMilli(c.milli_per_gpu), c.mib_per_gpu));
-      }
-      s.instances += 1;
-      s.used_milli += c.milli_per_gpu;
-      s.used_mib += c.mib_per_gpu;
+      continue;
+    }
+    if (s->instances + use.instances > kMaxInstancesPerGpu) {
+      return FailedPreconditionError(fmt::format("GPU{} already runs {} mGPU instances, the pod adds {} (max {})",
+                                                 use.index, s->instances, use.instances, kMaxInstancesPerGpu));
+    }
+    if (s->free_milli() < use.milli || s->free_mib() < use.mib) {
+      return FailedPreconditionError(fmt::format("GPU{} has {}% core and {} MiB free, the pod needs {}% and {} MiB there",
+                                                 use.index, CorePercentFromMilli(s->free_milli()), s->free_mib(),
+                                                 CorePercentFromMilli(use.milli), use.mib));
     }
   }
   return OkStatus();

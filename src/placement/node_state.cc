@@ -7,6 +7,7 @@
 
 #include "gpusched/model/names.h"
 #include "gpusched/placement/node_ranking.h"
+#include "gpusched/placement/pod_gpu_use.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::placement {
@@ -101,40 +102,56 @@ auto FindSlot(Slots& gpus, int index) -> decltype(&gpus[0]) {
   return it != gpus.end() && it->index == index ? &*it : nullptr;
 }
 
+// Books what one pod uses of one GPU. Returns false if the node has no GPU `use.index`.
+bool BookOnGpu(const GpuUse& use, NodeState* state) {
+  GpuSlot* slot = FindSlot(state->gpus, use.index);
+  if (slot == nullptr) {
+    state->unassigned_milli += use.milli;
+    state->unassigned_mib += use.mib;
+    return false;
+  }
+  slot->instances += use.instances;
+  if (use.exclusive) {
+    slot->exclusive = true;
+    slot->used_milli += kMilliPerGpu;
+    slot->used_mib += slot->memory_mib;
+  } else {
+    slot->used_milli += use.milli;
+    slot->used_mib += use.mib;
+  }
+  return true;
+}
+
 // Books an mGPU allocation's containers onto the GPUs. Returns a reason if an index is unknown.
 std::string BookMgpu(const Allocation& a, NodeState* state) {
   std::string problem;
+  bool phases = false;
   for (const ContainerAssignment& c : a.placement.containers) {
-    if (c.gpu_indices.empty()) {
-      // Recorded without a GPU index (no or a malformed result annotation): the node agent's choice
-      // is unknown, so no GPU of this node can be trusted to be free.
-      state->unassigned_milli += c.milli_per_gpu;
-      state->unassigned_mib += c.mib_per_gpu;
-      if (problem.empty()) {
-        problem = fmt::format("pod {} container {} has no valid {}{} annotation; its GPUs are unknown", PodKey(a),
-                              c.container, names::kGpuIndexContainerPrefix, c.container);
-      }
-      continue;
+    phases = phases || c.transient();
+    if (!c.gpu_indices.empty()) continue;
+    // Recorded without a GPU index (no or a malformed result annotation): the node agent's choice
+    // is unknown, so no GPU of this node can be trusted to be free.
+    state->unassigned_milli += c.milli_per_gpu;
+    state->unassigned_mib += c.mib_per_gpu;
+    if (problem.empty()) {
+      problem = fmt::format("pod {} container {} has no valid {}{} annotation; its GPUs are unknown", PodKey(a),
+                            c.container, names::kGpuIndexContainerPrefix, c.container);
     }
+  }
+  auto book = [&](const GpuUse& use) {
+    if (!BookOnGpu(use, state) && problem.empty()) {
+      problem = fmt::format("pod {} holds GPU index {} which the node does not have", PodKey(a), use.index);
+    }
+  };
+  if (phases) {
+    for (const GpuUse& use : PodGpuUse(a.placement.containers)) book(use);
+    return problem;
+  }
+  // One phase: the containers' shares add up (the common case, without building a map).
+  for (const ContainerAssignment& c : a.placement.containers) {
     for (int index : c.gpu_indices) {
-      GpuSlot* slot = FindSlot(state->gpus, index);
-      if (slot == nullptr) {
-        state->unassigned_milli += c.milli_per_gpu;
-        state->unassigned_mib += c.mib_per_gpu;
-        if (problem.empty()) {
-          problem = fmt::format("pod {} holds GPU index {} which the node does not have", PodKey(a), index);
-        }
-        continue;
-      }
-      slot->instances += 1;
-      if (c.exclusive) {
-        slot->exclusive = true;
-        slot->used_milli += kMilliPerGpu;
-        slot->used_mib += slot->memory_mib;
-      } else {
-        slot->used_milli += c.milli_per_gpu;
-        slot->used_mib += c.mib_per_gpu;
-      }
+      book(GpuUse{.index = index, .milli = c.milli_per_gpu, .mib = c.mib_per_gpu, .instances = 1,
+                  .exclusive = c.exclusive});
     }
   }
   return problem;

@@ -182,7 +182,9 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
       v->placement.containers.push_back(ContainerAssignment{.container = first.container,
                                                             .gpu_indices = {best->index},
                                                             .milli_per_gpu = first.milli_per_card,
-                                                            .mib_per_gpu = first.mib_per_card});
+                                                            .mib_per_gpu = first.mib_per_card,
+                                                            .init_position = first.init_position,
+                                                            .sidecar = first.sidecar});
       return;
     }
   }
@@ -192,9 +194,11 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     work_.push_back(Work{s.index, s.numa_node, s.healthy, s.exclusive, s.instances,
                          s.free_milli(), s.free_mib(), s.memory_mib});
   }
+  base_ = work_;
   option_pool_.clear();
   if (options_by_depth_.size() < request.containers.size()) options_by_depth_.resize(request.containers.size());
   chosen_.resize(request.containers.size());
+  transient_slots_.resize(request.containers.size());
   steps_ = 0;
   budget_hit_ = false;
 
@@ -209,14 +213,17 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
   v->placement.kind = RequestKind::kMgpu;
   for (size_t i = 0; i < request.containers.size(); ++i) {
     const MgpuContainerRequest& c = request.containers[i];
-    const Option& o = chosen_[i];
     ContainerAssignment a{.container = c.container,
                           .milli_per_gpu = c.milli_per_card,
                           .mib_per_gpu = c.mib_per_card,
-                          .exclusive = c.whole_card};
-    for (int k = 0; k < o.count; ++k) {
-      const Work& w = work_[option_pool_[o.begin + k]];
-      a.gpu_indices.push_back(w.index);
+                          .exclusive = c.whole_card,
+                          .init_position = c.init_position,
+                          .sidecar = c.sidecar};
+    if (c.transient()) {
+      for (int p : transient_slots_[i]) a.gpu_indices.push_back(work_[p].index);
+    } else {
+      const Option& o = chosen_[i];
+      for (int k = 0; k < o.count; ++k) a.gpu_indices.push_back(work_[option_pool_[o.begin + k]].index);
     }
     v->placement.containers.push_back(std::move(a));
   }
@@ -308,8 +315,10 @@ void Planner::Apply(const MgpuContainerRequest& c, const Option& o, int sign) {
 }
 
 bool Planner::Search(const PodRequest& request, size_t next, Policy gpu_policy) {
-  if (next == request.containers.size()) return true;
+  if (next == request.containers.size()) return PlaceTransient(request, gpu_policy);
   const MgpuContainerRequest& c = request.containers[next];
+  // Regular init containers run in phases of their own: placed once the rest is.
+  if (c.transient()) return Search(request, next + 1, gpu_policy);
   size_t pool_mark = option_pool_.size();
   std::vector<Option>& options = options_by_depth_[next];
   CollectOptions(c, gpu_policy, &options);
@@ -325,6 +334,53 @@ bool Planner::Search(const PodRequest& request, size_t next, Policy gpu_policy) 
   }
   option_pool_.resize(pool_mark);
   return false;
+}
+
+bool Planner::PlaceTransient(const PodRequest& request, Policy gpu_policy) {
+  // The pod's own use of each GPU by its long-running containers: all, and the sidecars alone.
+  struct Share {
+    int64_t milli = 0, mib = 0;
+    int instances = 0;
+  };
+  for (size_t t = 0; t < request.containers.size(); ++t) {
+    const MgpuContainerRequest& init = request.containers[t];
+    if (!init.transient()) continue;
+    std::vector<Share> pod(work_.size()), sidecars(work_.size());
+    for (size_t i = 0; i < request.containers.size(); ++i) {
+      const MgpuContainerRequest& c = request.containers[i];
+      if (c.transient()) continue;
+      bool before = c.sidecar && c.init_position < init.init_position;
+      for (int k = 0; k < chosen_[i].count; ++k) {
+        int p = option_pool_[chosen_[i].begin + k];
+        int64_t milli = c.whole_card ? kMilliPerGpu : c.milli_per_card;
+        int64_t mib = c.whole_card ? base_[p].memory_mib : c.mib_per_card;
+        pod[p] = {pod[p].milli + milli, pod[p].mib + mib, pod[p].instances + 1};
+        if (before) sidecars[p] = {sidecars[p].milli + milli, sidecars[p].mib + mib, sidecars[p].instances + 1};
+      }
+    }
+    // During its phase the init container meets the other pods (base_) and the sidecars before it.
+    std::vector<std::pair<double, int>> fits;
+    for (int p = 0; p < static_cast<int>(base_.size()); ++p) {
+      const Work& b = base_[p];
+      if (!b.healthy || b.exclusive) continue;
+      bool ok = init.whole_card ? b.instances == 0 && sidecars[p].instances == 0
+                                : b.instances + sidecars[p].instances < kMaxInstancesPerGpu &&
+                                      b.free_milli - sidecars[p].milli >= init.milli_per_card &&
+                                      b.free_mib - sidecars[p].mib >= init.mib_per_card;
+      if (!ok) continue;
+      // Prefer GPUs where the pod already holds as much: the booking grows least there.
+      int64_t need = init.whole_card ? kMilliPerGpu : sidecars[p].milli + init.milli_per_card;
+      double growth = static_cast<double>(std::max<int64_t>(0, need - pod[p].milli));
+      double fit = Leftover(b.free_milli - sidecars[p].milli, b.free_mib - sidecars[p].mib, b.memory_mib,
+                            init.milli_per_card, init.mib_per_card);
+      fits.emplace_back(growth * 4 + (gpu_policy == Policy::kBinpack ? fit : 1 - fit), p);
+    }
+    if (static_cast<int>(fits.size()) < init.cards) return false;
+    std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    transient_slots_[t].clear();
+    for (int k = 0; k < init.cards; ++k) transient_slots_[t].push_back(fits[k].second);
+  }
+  return true;
 }
 
 std::string Planner::ExplainFailure(const PodRequest& request, const NodeState& node, Policy gpu_policy) {

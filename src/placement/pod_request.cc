@@ -12,6 +12,9 @@
 namespace gpusched::placement {
 namespace {
 
+// The longest name part of an annotation key (after the '/'), apimachinery IsQualifiedName.
+constexpr size_t kMaxAnnotationNameLength = 63;
+
 // Collects every violated rule; the reason lists them all.
 class Violations {
  public:
@@ -193,15 +196,40 @@ void ReadPlacementPreferences(const Pod& pod, PodRequest* out, Violations* v) {
   }
 }
 
+// Sets request->total_milli and total_mib as Kubernetes aggregates a pod's requests: app
+// containers and sidecars together, or one regular init container with the sidecars before it,
+// whichever is larger.
+void SetMgpuTotals(PodRequest* request) {
+  int64_t milli = 0, mib = 0, peak_milli = 0, peak_mib = 0;
+  for (const MgpuContainerRequest& c : request->containers) {
+    if (c.transient()) continue;
+    milli += c.milli_per_card * c.cards;
+    mib += c.mib_per_card * c.cards;
+  }
+  for (const MgpuContainerRequest& init : request->containers) {
+    if (!init.transient()) continue;
+    int64_t phase_milli = init.milli_per_card * init.cards, phase_mib = init.mib_per_card * init.cards;
+    for (const MgpuContainerRequest& c : request->containers) {
+      if (!c.sidecar || c.init_position >= init.init_position) continue;
+      phase_milli += c.milli_per_card * c.cards;
+      phase_mib += c.mib_per_card * c.cards;
+    }
+    peak_milli = std::max(peak_milli, phase_milli);
+    peak_mib = std::max(peak_mib, phase_mib);
+  }
+  request->total_milli = std::max(milli, peak_milli);
+  request->total_mib = std::max(mib, peak_mib);
+}
+
 // Fills the mGPU request: the compute policy, the container-multiple-gpu entries and each
 // container's rules. An unknown compute policy only matters for where the pod may go: it lands
-// in *preferences.
-void AnalyzeMgpuPod(const Pod& pod, PodRequest* out, Violations* v, Violations* preferences) {
+// in *unplaceable.
+void AnalyzeMgpuPod(const Pod& pod, PodRequest* out, Violations* v, Violations* unplaceable) {
   out->kind = RequestKind::kMgpu;
   auto policy_it = pod.annotations.find(names::kComputePolicy);
   out->compute_policy = policy_it == pod.annotations.end() ? std::string(names::kPolicyFixedShare) : policy_it->second;
   if (!IsComputePolicy(out->compute_policy)) {
-    preferences->Add("annotation {}=\"{}\": want {}, {} or {}", names::kComputePolicy, out->compute_policy,
+    unplaceable->Add("annotation {}=\"{}\": want {}, {} or {}", names::kComputePolicy, out->compute_policy,
                      names::kPolicyFixedShare, names::kPolicyGuaranteedBurstShare, names::kPolicyNativeBurstShare);
   }
   std::vector<int> cards;
@@ -227,15 +255,29 @@ void AnalyzeMgpuPod(const Pod& pod, PodRequest* out, Violations* v, Violations* 
     }
   }
   // Init containers first: they start first. VKE itself reads only spec.containers.
-  for (const Container& c : pod.init_containers) AnalyzeMgpuContainer(c, std::nullopt, out, v);
+  for (size_t i = 0; i < pod.init_containers.size(); ++i) {
+    size_t before = out->containers.size();
+    AnalyzeMgpuContainer(pod.init_containers[i], std::nullopt, out, v);
+    if (out->containers.size() == before) continue;
+    out->containers.back().init_position = static_cast<int>(i) + 1;
+    out->containers.back().sidecar = pod.init_containers[i].sidecar;
+  }
   for (size_t i = 0; i < pod.containers.size(); ++i) {
     std::optional<int> entry;
     if (multi) entry = i < cards.size() ? std::clamp(cards[i], 0, kMaxCardsPerContainer) : 1;
     AnalyzeMgpuContainer(pod.containers[i], entry, out, v);
   }
+  SetMgpuTotals(out);
   for (const MgpuContainerRequest& c : out->containers) {
-    out->total_milli += c.milli_per_card * c.cards;
-    out->total_mib += c.mib_per_card * c.cards;
+    // Bind writes vke.volcengine.com/gpu-index-container-<name>: the part after the '/' must stay
+    // within the API server's 63 characters (apimachinery IsQualifiedName), or every bind fails.
+    size_t key_name = names::kGpuIndexContainerPrefix.size() - names::kGpuIndexContainerPrefix.find('/') - 1;
+    if (key_name + c.container.size() > kMaxAnnotationNameLength) {
+      unplaceable->Add("container {}: its name has {} characters; the result annotation {}{} would exceed the API "
+                       "server's {}-character limit (container names of at most {} characters can be placed)",
+                       c.container, c.container.size(), names::kGpuIndexContainerPrefix, c.container,
+                       kMaxAnnotationNameLength, kMaxAnnotationNameLength - key_name);
+    }
   }
   // isFullCardGPUPod: whole cards only, without container-multiple-gpu, take idle GPUs on a node
   // of any compute policy.
@@ -268,9 +310,9 @@ std::string QuantityNote(const Pod& pod) {
 }  // namespace
 
 std::string PodRequest::RefusalReason() const {
-  if (invalid_reason.empty()) return preference_reason;
-  if (preference_reason.empty()) return invalid_reason;
-  return invalid_reason + "; " + preference_reason;
+  if (invalid_reason.empty()) return unplaceable_reason;
+  if (unplaceable_reason.empty()) return invalid_reason;
+  return invalid_reason + "; " + unplaceable_reason;
 }
 
 bool IsComputePolicy(std::string_view policy) {
@@ -295,19 +337,19 @@ PodRequest AnalyzePod(const Pod& pod) {
                                      names::kNvidiaGpu);
     return out;
   }
-  Violations preferences;
-  ReadPlacementPreferences(pod, &out, &preferences);
+  Violations unplaceable;
+  ReadPlacementPreferences(pod, &out, &unplaceable);
   if (whole) {
     out.kind = RequestKind::kWholeGpu;
     out.whole_gpus = EffectiveWholeGpus(pod, &v);
     if (out.whole_gpus == 0 && v.empty()) out.kind = RequestKind::kNone;
   } else if (mgpu) {
-    AnalyzeMgpuPod(pod, &out, &v, &preferences);
+    AnalyzeMgpuPod(pod, &out, &v, &unplaceable);
   }
   // Pods that only carry spec.resourceClaims are classified by the DRA planner, which resolves
   // their claims and DeviceClasses (a claim may be a NIC as well as a GPU).
   if (!v.empty()) out.invalid_reason = v.Join();
-  if (!preferences.empty()) out.preference_reason = preferences.Join();
+  if (!unplaceable.empty()) out.unplaceable_reason = unplaceable.Join();
   out.quantity_note = QuantityNote(pod);
   return out;
 }

@@ -48,6 +48,19 @@ TEST(NodeBookings, RoundTripsWholeAndSharedPlacementsInUidOrder) {
   EXPECT_EQ(EncodeNodeBookings({}), "{}");
 }
 
+TEST(NodeBookings, RoundTripsInitContainersAndSidecars) {
+  NodeBooking b = Shared("u3", 1764470000200);
+  b.allocation.placement.containers[0].init_position = 2;
+  b.allocation.placement.containers[1].init_position = 1;
+  b.allocation.placement.containers[1].sidecar = true;
+  std::string text = EncodeNodeBookings({b});
+  EXPECT_THAT(text, ::testing::HasSubstr(R"("mib":8192,"init":2})"));
+  EXPECT_THAT(text, ::testing::HasSubstr(R"("exclusive":true,"init":1,"sidecar":true})"));
+  StatusOr<std::vector<NodeBooking>> out = ParseNodeBookings(text, "n1");
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ((*out)[0], b);
+}
+
 TEST(NodeBookings, MalformedEntriesNameThePodAndField) {
   struct Case {
     std::string text;

@@ -248,5 +248,57 @@ TEST(Planner, MultiGpuSetsStayInsideOneNumaNode) {
   EXPECT_EQ(GpusOf(Eval(MgpuPod({MgpuC("c", 400, std::nullopt)}), node)).size(), 4u);
 }
 
+// Issue "Real cluster input" §5: a regular init container runs before the app containers, so
+// Kubernetes counts the larger of the two, not their sum.
+TEST(Planner, InitContainerAndAppContainerShareAnIdleGpuInTurn) {
+  Pod pod = MgpuPod({MgpuC("app", 60, 6144)});
+  pod.init_containers = {MgpuC("init", 60, 6144)};
+  NodeState node = BuildNodeState(SharedNode("n", 1, 10000), {});
+  NodeVerdict v = Eval(pod, node);
+  ASSERT_TRUE(v.fits) << v.reason;
+  EXPECT_THAT(GpusOf(v, 0), ElementsAre(0));
+  EXPECT_THAT(GpusOf(v, 1), ElementsAre(0));
+  EXPECT_TRUE(v.placement.containers[0].transient());
+  // Booked, the pod holds 60% of the GPU, not 120%.
+  Allocation a{.pod_uid = "new", .pod_namespace = "ns", .pod_name = "new", .node_name = "n", .mode = NodeMode::kMgpu,
+               .placement = v.placement};
+  NodeState booked = BuildNodeState(SharedNode("n", 1, 10000), {a});
+  EXPECT_TRUE(booked.ready()) << booked.condition_reason;
+  EXPECT_EQ(booked.gpus[0].used_milli, 600);
+  EXPECT_EQ(booked.gpus[0].used_mib, 6144);
+  EXPECT_EQ(booked.gpus[0].instances, 1);
+}
+
+// A sidecar declared before an init container runs beside it: 30% + 60% in the init phase.
+TEST(Planner, SidecarsBeforeAnInitContainerRunBesideIt) {
+  Container sidecar = MgpuC("proxy", 30, 1024);
+  sidecar.sidecar = true;
+  Pod pod = MgpuPod({MgpuC("app", 50, 2048)});
+  pod.init_containers = {sidecar, MgpuC("init", 60, 2048)};
+  NodeVerdict v = Eval(pod, BuildNodeState(SharedNode("n", 1, 10000), {}));
+  ASSERT_TRUE(v.fits) << v.reason;
+  Allocation a{.pod_uid = "new", .pod_namespace = "ns", .pod_name = "new", .node_name = "n", .mode = NodeMode::kMgpu,
+               .placement = v.placement};
+  EXPECT_EQ(BuildNodeState(SharedNode("n", 1, 10000), {a}).gpus[0].used_milli, 900);
+  // With 20% taken by another pod the init phase (90%) no longer fits one GPU.
+  NodeState busy = BuildNodeState(SharedNode("n", 1, 10000), {SharedAlloc("other", "n", {0}, 200, 1024)});
+  EXPECT_FALSE(Eval(pod, busy).fits);
+  // Declared after the init container, the sidecar is not running yet: 80% and 60%.
+  pod.init_containers = {MgpuC("init", 60, 2048), sidecar};
+  EXPECT_TRUE(Eval(pod, busy).fits);
+}
+
+TEST(Planner, InitContainersGoWhereThePodAlreadyHoldsTheMost) {
+  // GPU0 is half used by another pod, GPU1 idle; the app takes GPU0 (binpack). The init
+  // container fits either; on GPU0 the pod's booking does not grow.
+  NodeState node = BuildNodeState(SharedNode("n", 2, 10000), {SharedAlloc("other", "n", {0}, 500, 2048)});
+  Pod pod = MgpuPod({MgpuC("app", 40, 2048)});
+  pod.init_containers = {MgpuC("init", 30, 1024)};
+  NodeVerdict v = Eval(pod, node);
+  ASSERT_TRUE(v.fits) << v.reason;
+  EXPECT_THAT(GpusOf(v, 1), ElementsAre(0));
+  EXPECT_THAT(GpusOf(v, 0), ElementsAre(0));
+}
+
 }  // namespace
 }  // namespace gpusched::placement

@@ -236,7 +236,7 @@ TEST(PodRequest, ComputePolicyDefaultsAndMustBeKnown) {
   PodRequest r = Analyze(30, 1024, {{std::string(names::kComputePolicy), "turbo"}});
   EXPECT_TRUE(r.valid());
   EXPECT_FALSE(r.schedulable());
-  EXPECT_THAT(r.preference_reason, HasSubstr("vke.volcengine.com/mgpu-compute-policy=\"turbo\""));
+  EXPECT_THAT(r.unplaceable_reason, HasSubstr("vke.volcengine.com/mgpu-compute-policy=\"turbo\""));
 }
 
 TEST(PodRequest, MultipleGpuSplitsEvenly) {
@@ -336,8 +336,33 @@ TEST(PodRequest, InitContainersWithMgpuArePlacedToo) {
   PodRequest r = AnalyzePod(pod);
   ASSERT_EQ(r.containers.size(), 2u);
   EXPECT_EQ(r.containers[0].container, "warmup");
-  EXPECT_EQ(r.total_milli, 400);
-  EXPECT_EQ(r.total_mib, 1536);
+  EXPECT_EQ(r.containers[0].init_position, 1);
+  EXPECT_TRUE(r.containers[0].transient());
+  // Kubernetes takes the larger phase, not the sum.
+  EXPECT_EQ(r.total_milli, 300);
+  EXPECT_EQ(r.total_mib, 1024);
+  pod.init_containers = {MgpuContainer("warmup", 60, 4096)};
+  r = AnalyzePod(pod);
+  EXPECT_EQ(r.total_milli, 600);
+  EXPECT_EQ(r.total_mib, 4096);
+  // A sidecar runs with everything after it.
+  pod.init_containers[0].sidecar = true;
+  r = AnalyzePod(pod);
+  EXPECT_EQ(r.total_milli, 900);
+  EXPECT_FALSE(r.containers[0].transient());
+}
+
+// A result annotation key's name part is at most 63 characters (apimachinery IsQualifiedName):
+// "gpu-index-container-" leaves 43 for the container name. Refused at filter, never at bind.
+TEST(PodRequest, ContainerNamesTooLongForTheResultAnnotationAreRefused) {
+  std::string name43(43, 'a');
+  EXPECT_TRUE(AnalyzePod(PodWith({MgpuContainer(name43, 30, 1024)})).schedulable());
+  PodRequest r = AnalyzePod(PodWith({MgpuContainer(name43 + "b", 30, 1024)}));
+  EXPECT_TRUE(r.valid());
+  EXPECT_FALSE(r.schedulable());
+  EXPECT_THAT(r.unplaceable_reason, HasSubstr("its name has 44 characters; the result annotation "
+                                              "vke.volcengine.com/gpu-index-container-"));
+  EXPECT_THAT(r.unplaceable_reason, HasSubstr("at most 43 characters"));
 }
 
 }  // namespace

@@ -7,8 +7,9 @@
 //    "<pod uid>": {"pod": "...", "at": ..., "mode": "mgpu",
 //                  "containers": [{"name": "main", "gpus": [0, 1], "milli": 500, "mib": 8192}]}}
 //
-// ("exclusive": true marks whole cards of an mGPU pod). Keys are written in sorted order, so equal
-// bookings give equal text.
+// ("exclusive": true marks whole cards of an mGPU pod; "init": k an init container, the k-th of
+// spec.initContainers counting from 1, with "sidecar": true when it is restartable). Keys are
+// written in sorted order, so equal bookings give equal text.
 #pragma once
 
 #include <string>

@@ -21,7 +21,16 @@ struct ContainerAssignment {
   int64_t milli_per_gpu = 0;     // compute on each GPU (1000 = whole GPU)
   int64_t mib_per_gpu = 0;       // memory on each GPU; 0 for exclusive cards
   bool exclusive = false;        // whole-card: no other container may share these GPUs
+  // When the container runs, in Kubernetes' order: 0 for an app container, 1 + its index in
+  // spec.initContainers for an init container. App containers and sidecars (init containers with
+  // restartPolicy Always) run together for the pod's life; a regular init container runs before
+  // them, beside the sidecars declared before it, so the pod holds on each GPU the most that any
+  // of these phases uses there (pod_gpu_use.h).
+  int init_position = 0;
+  bool sidecar = false;
 
+  // Returns true for a regular init container: one that has exited before the app containers start.
+  bool transient() const { return init_position > 0 && !sidecar; }
   bool operator==(const ContainerAssignment&) const = default;
 };
 

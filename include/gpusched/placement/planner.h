@@ -87,6 +87,10 @@ class Planner {
   // Appends the options for container `c` on the current work_ state to option_pool_/options.
   void CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options);
   bool Search(const PodRequest& request, size_t next, Policy gpu_policy);
+  // Places each regular init container for its own phase, beside the other pods and the sidecars
+  // declared before it, on the GPUs where the pod's booking grows least. Returns false if one
+  // does not fit. REQUIRES: chosen_ holds the other containers' GPUs.
+  bool PlaceTransient(const PodRequest& request, Policy gpu_policy);
   void Apply(const MgpuContainerRequest& c, const Option& o, int sign);
   static bool FitsEmptyNode(const PodRequest& request, const NodeState& node);
   std::string ExplainFailure(const PodRequest& request, const NodeState& node, Policy gpu_policy);
@@ -94,6 +98,8 @@ class Planner {
   PlacementOptions options_;
   // Scratch, reused across Evaluate calls.
   std::vector<Work> work_;
+  std::vector<Work> base_;  // work_ before the pod: the other pods' use
+  std::vector<std::vector<int>> transient_slots_;  // by container: positions in work_
   std::vector<int> option_pool_;
   std::vector<std::vector<Option>> options_by_depth_;
   std::vector<Option> chosen_;

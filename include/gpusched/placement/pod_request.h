@@ -27,7 +27,13 @@ struct MgpuContainerRequest {
   bool whole_card = false;    // takes `cards` idle GPUs exclusively
   int64_t milli_per_card = 0;
   int64_t mib_per_card = 0;   // 0 for whole cards (they take the card's memory)
+  // When it runs (ContainerAssignment::init_position): 0 for app containers, 1 + the index in
+  // spec.initContainers for init containers; sidecar for those with restartPolicy Always.
+  int init_position = 0;
+  bool sidecar = false;
 
+  // Returns true for a regular init container, which has exited before the app containers start.
+  bool transient() const { return init_position > 0 && !sidecar; }
   bool operator==(const MgpuContainerRequest&) const = default;
 };
 
@@ -35,8 +41,10 @@ struct PodRequest {
   RequestKind kind = RequestKind::kNone;
   int64_t whole_gpus = 0;                         // kWholeGpu: effective nvidia.com/gpu
   std::vector<MgpuContainerRequest> containers;   // kMgpu: in spec order, init containers first
-  int64_t total_milli = 0;                        // kMgpu: compute over all containers and cards
-  int64_t total_mib = 0;                          // kMgpu: memory over all partial containers
+  // kMgpu: compute and memory over all containers and cards, aggregated as Kubernetes does
+  // (the larger of the app phase and any init container's phase).
+  int64_t total_milli = 0;
+  int64_t total_mib = 0;
   std::string compute_policy;                     // kMgpu: pod's policy (default fixed-share)
   // kMgpu: whole cards only and no container-multiple-gpu: the pod takes idle GPUs on a node of
   // any compute policy (VKE isFullCardGPUPod).
@@ -46,17 +54,19 @@ struct PodRequest {
   // Non-empty when the pod breaks a rule of its contract, or cannot be read: no node can host it,
   // and a bound pod of this kind makes its node inconsistent.
   std::string invalid_reason;
-  // Non-empty when an annotation that only steers placement is wrong (gpusched.io/node-policy,
-  // gpusched.io/gpu-policy, the compute policy): a pending pod is refused with it; for a pod
-  // already bound it is a warning, since what the pod holds does not depend on it.
-  std::string preference_reason;
+  // Non-empty when the pod's request is valid but gpusched cannot place it: an annotation that
+  // only steers placement is wrong (gpusched.io/node-policy, gpusched.io/gpu-policy, the compute
+  // policy), or a result annotation key would break the API server's 63-character limit. A
+  // pending pod is refused with it; for a pod already bound it is a warning, since what the pod
+  // holds does not depend on it.
+  std::string unplaceable_reason;
   // How the pod spelled GPU quantities that are not plain numbers ("8k", "1Gi"), with their values
   // and units; reasons for a pod that fits no node show it.
   std::string quantity_note;
 
   bool valid() const { return invalid_reason.empty(); }
   // Returns true if a pending pod with this request may be placed at all.
-  bool schedulable() const { return valid() && preference_reason.empty(); }
+  bool schedulable() const { return valid() && unplaceable_reason.empty(); }
   // Returns why a pending pod cannot be placed anywhere; "" when schedulable().
   std::string RefusalReason() const;
 };
