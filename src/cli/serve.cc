@@ -223,6 +223,12 @@ class LiveCluster {
     if (c.dra_owner) live->claim_writer_ = std::make_unique<kube::ApiClaimWriter>(live->client_.get());
     if (c.cluster.events) live->events_ = std::make_unique<kube::EventRecorder>(live->client_.get());
     live->sync_->Start();
+    if (c.dra_owner && live->sync_->dra_version() != "v1") {
+      // Owner mode writes claim status in the v1 shape; 1.32 and 1.33 clusters are advisory only.
+      return FailedPreconditionError(fmt::format(
+          "dra.mode owner needs resource.k8s.io/v1 watched (Kubernetes 1.34 or later); gpusched watches {}",
+          live->sync_->dra_version().empty() ? "no resource.k8s.io" : "resource.k8s.io/" + live->sync_->dra_version()));
+    }
     log::Info("watching the cluster at {}", url);
     return live;
   }

@@ -131,10 +131,21 @@ Status DecodeTolerations(const Value& obj, std::string_view path, std::vector<De
   return OkStatus();
 }
 
+Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out);
+
+// Reads one device. resource.k8s.io/v1beta1 (Kubernetes 1.32) nests every field but the name under
+// "basic"; v1beta2 and v1 put them on the device.
 Status DecodeDevice(const Value& d, std::string_view path, Device* out) {
   if (!d.IsObject()) return json::WrongType(path, "object", d);
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(d, "name", path, &out->name));
   if (out->name.empty()) return InvalidArgumentError(fmt::format("{}.name: missing", path));
+  const Value* basic = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(d, "basic", path, &basic));
+  if (basic != nullptr) return DecodeDeviceFields(*basic, fmt::format("{}.basic", path), out);
+  return DecodeDeviceFields(d, path, out);
+}
+
+Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
   const Value* attrs = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(d, "attributes", path, &attrs));
   for (auto it = attrs == nullptr ? Value::ConstMemberIterator() : attrs->MemberBegin(); attrs && it != attrs->MemberEnd(); ++it) {
@@ -232,6 +243,21 @@ Status DecodeDevice(const Value& d, std::string_view path, Device* out) {
   return DecodeNodeSelector(d, "nodeSelector", path, &out->node_selector);
 }
 
+constexpr std::string_view kV1beta1 = "resource.k8s.io/v1beta1";
+
+// Reads apiVersion into *version ("" when absent). Errors: a resource.k8s.io version gpusched does
+// not read (v1alpha2 of 1.30, v1alpha3 of 1.31).
+Status ReadDraVersion(const Value& v, std::string_view path, std::string* version) {
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(v, "apiVersion", path, version));
+  if (version->empty() || *version == "resource.k8s.io/v1" || *version == "resource.k8s.io/v1beta2" ||
+      *version == kV1beta1) {
+    return OkStatus();
+  }
+  return InvalidArgumentError(fmt::format("{}.apiVersion: \"{}\" is not supported (gpusched reads resource.k8s.io/v1, "
+                                          "v1beta2 and v1beta1: Kubernetes 1.32 and later)",
+                                          path, *version));
+}
+
 Status ReadMeta(const Value& v, std::string_view kind, std::string* name, std::string* ns, std::string* path) {
   if (!v.IsObject()) return json::WrongType(kind, "object", v);
   const Value* meta = nullptr;
@@ -303,6 +329,8 @@ StatusOr<ResourceSlice> DecodeResourceSlice(const Value& v) {
   ResourceSlice s;
   std::string path;
   GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "ResourceSlice", &s.name, nullptr, &path));
+  std::string version;
+  GPUSCHED_RETURN_IF_ERROR(ReadDraVersion(v, path, &version));
   const Value* spec = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
   if (spec == nullptr) return InvalidArgumentError(path + ".spec: missing");
@@ -354,6 +382,8 @@ StatusOr<DeviceClass> DecodeDeviceClass(const Value& v) {
   DeviceClass c;
   std::string path;
   GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "DeviceClass", &c.name, nullptr, &path));
+  std::string version;
+  GPUSCHED_RETURN_IF_ERROR(ReadDraVersion(v, path, &version));
   const Value* spec = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
   if (spec == nullptr) return c;
@@ -412,6 +442,8 @@ StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
   ResourceClaim c;
   std::string path;
   GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "ResourceClaim", &c.name, &c.namespace_name, &path));
+  std::string version;
+  GPUSCHED_RETURN_IF_ERROR(ReadDraVersion(v, path, &version));
   const Value& meta = v["metadata"];
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "uid", path + ".metadata", &c.uid));
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "resourceVersion", path + ".metadata", &c.resource_version));
@@ -456,6 +488,13 @@ StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
         ExactRequest sub;
         GPUSCHED_RETURN_IF_ERROR(DecodeExact((*first)[k], fmt::format("{}.firstAvailable[{}]", rpath, k), true, &sub));
         req.first_available.push_back(std::move(sub));
+      }
+      // resource.k8s.io/v1beta1 (Kubernetes 1.32, 1.33) has the exact request's fields on the
+      // request itself; v1beta2 and v1 nest them under "exactly".
+      bool flat = version == kV1beta1 || (version.empty() && json::Find(r, "deviceClassName") != nullptr);
+      if (flat && exactly == nullptr && first == nullptr) {
+        req.exactly.emplace();
+        GPUSCHED_RETURN_IF_ERROR(DecodeExact(r, rpath, false, &*req.exactly));
       }
       if (req.exactly.has_value() == !req.first_available.empty()) {
         return InvalidArgumentError(fmt::format("{}: exactly one of exactly and firstAvailable must be set", rpath));

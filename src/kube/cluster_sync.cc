@@ -2,14 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <thread>
+
 #include "gpusched/common/log.h"
 #include "gpusched/json/json.h"
 #include "gpusched/k8s/objects.h"
 
 namespace gpusched::kube {
-namespace {
 
-enum class Kind { kNode, kPod, kResourceSlice, kResourceClaim, kDeviceClass };
+enum class ClusterSync::Kind { kNode, kPod, kResourceSlice, kResourceClaim, kDeviceClass };
+
+namespace {
 
 std::string Compact(const rapidjson::Value& v) {
   std::string out;
@@ -116,30 +120,62 @@ class ClusterSync::Handler : public ReflectorHandler {
   std::map<std::string, std::string> dra_;  // DRA objects by key, compact JSON
 };
 
+StatusOr<std::string> DiscoverDraVersion(ApiClient* client) {
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", "/apis/resource.k8s.io", {}, "application/json", std::chrono::seconds(10)));
+  if (r.status == 404) return std::string();
+  if (r.status != 200) return UnavailableError(fmt::format("GET /apis/resource.k8s.io: {} {}", r.status, StatusMessage(r)));
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(r.body, &doc));
+  const rapidjson::Value* versions = doc.IsObject() ? json::Find(doc, "versions") : nullptr;
+  std::set<std::string> served;
+  for (rapidjson::SizeType i = 0; versions != nullptr && versions->IsArray() && i < versions->Size(); ++i) {
+    std::string v;
+    if ((*versions)[i].IsObject() && json::ReadString((*versions)[i], "version", "", &v).ok()) served.insert(v);
+  }
+  for (const char* v : {"v1", "v1beta2", "v1beta1"}) {
+    if (served.contains(v)) return std::string(v);
+  }
+  return std::string();
+}
+
 ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, ClusterSyncOptions options)
-    : inventory_(inventory), options_(options) {
-  struct Spec {
-    Kind kind;
-    ResourceType type;
-  };
-  std::vector<Spec> specs = {
-      {Kind::kNode, {"nodes", "/api/v1/nodes", ""}},
-      {Kind::kPod, {"pods", "/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"}},
-  };
-  if (options_.watch_dra) {
-    specs.push_back({Kind::kResourceSlice, {"resourceslices", "/apis/resource.k8s.io/v1/resourceslices", ""}});
-    specs.push_back({Kind::kResourceClaim, {"resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims", ""}});
-    specs.push_back({Kind::kDeviceClass, {"deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses", ""}});
-  }
-  for (Spec& s : specs) {
-    handlers_.push_back(std::make_unique<Handler>(s.kind, inventory_));
-    reflectors_.push_back(std::make_unique<Reflector>(client, std::move(s.type), handlers_.back().get(), options_.reflector));
-  }
+    : client_(client), inventory_(inventory), options_(options) {
+  AddReflector(Kind::kNode, {"nodes", "/api/v1/nodes", ""});
+  AddReflector(Kind::kPod, {"pods", "/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"});
+}
+
+void ClusterSync::AddReflector(Kind kind, ResourceType type) {
+  handlers_.push_back(std::make_unique<Handler>(kind, inventory_));
+  reflectors_.push_back(std::make_unique<Reflector>(client_, std::move(type), handlers_.back().get(), options_.reflector));
 }
 
 ClusterSync::~ClusterSync() { Stop(); }
 
+void ClusterSync::AddDraReflectors() {
+  // The newest version the cluster serves: v1 from 1.34, v1beta2 in 1.33, v1beta1 in 1.32.
+  StatusOr<std::string> version = DiscoverDraVersion(client_);
+  for (int attempt = 1; !version.ok() && attempt < 3; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    version = DiscoverDraVersion(client_);
+  }
+  if (!version.ok()) {
+    log::Warning("DRA version discovery failed, watching resource.k8s.io/v1: {}", version.status().message());
+    version = std::string("v1");
+  }
+  if (version->empty()) {
+    log::Info("the cluster does not serve resource.k8s.io: DRA objects are not watched");
+    return;
+  }
+  dra_version_ = *version;
+  log::Info("watching DRA objects at resource.k8s.io/{}", dra_version_);
+  std::string base = "/apis/resource.k8s.io/" + dra_version_ + "/";
+  AddReflector(Kind::kResourceSlice, {"resourceslices", base + "resourceslices", ""});
+  AddReflector(Kind::kResourceClaim, {"resourceclaims", base + "resourceclaims", ""});
+  AddReflector(Kind::kDeviceClass, {"deviceclasses", base + "deviceclasses", ""});
+}
+
 void ClusterSync::Start() {
+  if (options_.watch_dra) AddDraReflectors();
   for (auto& r : reflectors_) r->Start();
   expirer_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);

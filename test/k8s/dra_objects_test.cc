@@ -50,6 +50,50 @@ TEST(DraObjects, AClaimWithEveryRequestShapeDecodes) {
   EXPECT_EQ(*again, *c->allocation);
 }
 
+// Kubernetes 1.32 serves resource.k8s.io/v1beta1 only: device fields under "basic", exact request
+// fields on the request (k8s.io/api resource/v1beta1 types.go: Device.Basic, DeviceRequest).
+TEST(DraObjects, ReadsTheV1beta1ShapesOfKubernetes132) {
+  StatusOr<dra::ResourceSlice> s = ParseResourceSlice(R"({"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceSlice",
+    "metadata":{"name":"n1-gpu"},"spec":{"driver":"gpu.nvidia.com","nodeName":"n1","pool":{"name":"n1","generation":1,
+    "resourceSliceCount":1},"devices":[{"name":"gpu-0","basic":{"attributes":{"productName":{"string":"H200"}},
+    "capacity":{"memory":{"value":"141Gi"}}}}]}})");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->devices.size(), 1u);
+  EXPECT_EQ(s->devices[0].attributes.at("productName").text, "H200");
+  EXPECT_EQ(s->devices[0].capacity.at("memory").value_milli, (int64_t{141} << 30) * 1000);
+  StatusOr<dra::ResourceClaim> c = ParseResourceClaim(R"({"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceClaim",
+    "metadata":{"name":"one","namespace":"ml"},"spec":{"devices":{"requests":[{"name":"gpu",
+    "deviceClassName":"gpu.nvidia.com","allocationMode":"ExactCount","count":2,
+    "selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}]}]}}})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->requests[0].exactly.has_value());
+  EXPECT_EQ(c->requests[0].exactly->device_class, "gpu.nvidia.com");
+  EXPECT_EQ(c->requests[0].exactly->count, 2);
+  EXPECT_EQ(c->requests[0].exactly->selectors.size(), 1u);
+}
+
+// 1.33 adds v1beta2, whose shapes are v1's.
+TEST(DraObjects, ReadsV1beta2AsV1) {
+  StatusOr<dra::ResourceClaim> c = ParseResourceClaim(R"({"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaim",
+    "metadata":{"name":"one","namespace":"ml"},"spec":{"devices":{"requests":[{"name":"gpu",
+    "exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->requests[0].exactly->device_class, "gpu.nvidia.com");
+}
+
+TEST(DraObjects, RefusesVersionsBefore132NamingThem) {
+  EXPECT_THAT(ParseResourceSlice(R"({"apiVersion":"resource.k8s.io/v1alpha3","metadata":{"name":"s"},"spec":{}})")
+                  .status()
+                  .message(),
+              HasSubstr("ResourceSlice s.apiVersion: \"resource.k8s.io/v1alpha3\" is not supported"));
+  // A v1 claim with a v1beta1-shaped request is an error, not a silently empty request.
+  EXPECT_THAT(ParseResourceClaim(R"({"apiVersion":"resource.k8s.io/v1","metadata":{"name":"c","namespace":"ml"},
+    "spec":{"devices":{"requests":[{"name":"r","deviceClassName":"gpu.nvidia.com"}]}}})")
+                  .status()
+                  .message(),
+              HasSubstr("exactly one of exactly and firstAvailable must be set"));
+}
+
 TEST(DraObjects, MalformedObjectsNameTheFieldAndTheValue) {
   EXPECT_THAT(ParseResourceSlice(R"({"metadata":{"name":"s"},"spec":{"driver":"d","pool":{"name":"p","resourceSliceCount":1},
     "nodeName":"n","devices":[{"name":"a","capacity":{"memory":{"value":"12 apples"}}}]}})").status().message(),

@@ -4,7 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cluster_json.h"
+#include "gpusched/k8s/dra_objects.h"
 #include "fake_apiserver.h"
 #include "live_replica.h"
 
@@ -81,6 +84,84 @@ TEST(ClusterSync, AWatchFailingForLongMakesItUnhealthyUntilItRecovers) {
   EXPECT_TRUE(sync.synced());  // it did sync once; it is the present view that is in doubt
   api.ClearFaults();  // the pods reflector gets through again
   ASSERT_TRUE(Eventually([&] { return sync.healthy(); }));
+}
+
+// Issue "Real cluster input": live sync dropped a bound pod it could not read, so its GPUs looked
+// free. It is kept, and its node is inconsistent, naming it, until it is fixed.
+TEST(ClusterSync, AnUnreadableBoundPodFencesItsNodeInsteadOfVanishing) {
+  FakeApiServer api;
+  api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  PodJson odd{.name = "odd", .namespace_name = "ml", .uid = "u-odd", .node = "w1", .phase = "Running",
+              .containers = {testing::ContainerJson{.name = "c", .limits = {{"nvidia.com/gpu", "1500m"}}}}};
+  api.Put("pods", odd.ToJson());
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  const placement::NodeState* w1 = inv.Snapshot()->FindNode("w1");
+  EXPECT_EQ(w1->condition, placement::NodeCondition::kInconsistent);
+  EXPECT_THAT(w1->condition_reason, ::testing::HasSubstr("pod ml/odd is bound with an invalid GPU request"));
+  EXPECT_THAT(w1->condition_reason, ::testing::HasSubstr("\"1500m\": 1.5 is not a whole number"));
+  EXPECT_EQ(inv.Stats().unreadable, 1u);
+  // Fixed (the pod is replaced): the node serves again and the pod's GPUs are counted.
+  odd.containers = {testing::WholeGpus("c", 2)};
+  api.Put("pods", odd.ToJson());
+  ASSERT_TRUE(Eventually([&] { return inv.Snapshot()->FindNode("w1")->ready(); }));
+  EXPECT_EQ(inv.Snapshot()->FindNode("w1")->whole_used, 2);
+  EXPECT_EQ(inv.Stats().unreadable, 0u);
+}
+
+TEST(ClusterSync, CanonicalQuantitiesAreCounted) {
+  FakeApiServer api;
+  api.Put("nodes", R"({"metadata":{"name":"m1","labels":{"vke.node.gpu.schedule":"mgpu"}},"status":{"allocatable":)"
+                   R"({"vke.volcengine.com/mgpu-core":"400","vke.volcengine.com/mgpu-memory":"96k"}}})");
+  api.Put("pods", PodJson{.name = "s", .namespace_name = "ml", .uid = "u-s", .node = "m1", .phase = "Running",
+                          .containers = {testing::ContainerJson{.name = "c",
+                                                                .limits = {{"vke.volcengine.com/mgpu-core", "50"},
+                                                                           {"vke.volcengine.com/mgpu-memory", "8k"}}}},
+                          .annotations = {{"vke.volcengine.com/gpu-index-container-c", "1"}}}
+                      .ToJson());
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  const placement::NodeState* m1 = inv.Snapshot()->FindNode("m1");
+  ASSERT_TRUE(m1->ready()) << m1->condition_reason;
+  EXPECT_EQ(m1->capacity_mib, 96000);
+  EXPECT_EQ(m1->gpus[1].used_mib, 8000);
+}
+
+// Kubernetes 1.32 serves resource.k8s.io/v1beta1 only, 1.33 adds v1beta2: gpusched watches the
+// newest the cluster serves, and a cluster without the group at all still syncs.
+TEST(ClusterSync, WatchesDraAtTheVersionTheClusterServes) {
+  FakeApiServer api(testing::FakeApiServerOptions{.dra_version = "v1beta1"});
+  api.Put("nodes", testing::NvidiaNode("d1", 0, "nvidia-dra").ToJson());
+  api.Put("resourceslices", R"({"metadata":{"name":"d1-gpu"},"spec":{"driver":"gpu.nvidia.com","nodeName":"d1",)"
+                            R"("pool":{"name":"d1","generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0",)"
+                            R"("basic":{"attributes":{"index":{"int":0}},"capacity":{"memory":{"value":"80Gi"}}}}]}})");
+  auto client = Client(api);
+  inventory::Inventory inv(inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects});
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_EQ(sync.dra_version(), "v1beta1");
+  ASSERT_TRUE(Eventually([&] { return inv.Stats().dra_objects == 1; }));
+  EXPECT_THAT(inv.Snapshot()->dra().errors(), ::testing::IsEmpty());
+  EXPECT_TRUE(std::any_of(api.Requests().begin(), api.Requests().end(), [](const testing::RecordedRequest& r) {
+    return r.target.starts_with("/apis/resource.k8s.io/v1beta1/resourceslices");
+  }));
+
+  FakeApiServer none(testing::FakeApiServerOptions{.dra_version = ""});
+  none.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  auto none_client = Client(none);
+  inventory::Inventory none_inv;
+  ClusterSync none_sync(none_client.get(), &none_inv, Fast());
+  none_sync.Start();
+  ASSERT_TRUE(none_sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_EQ(none_sync.dra_version(), "");
+  EXPECT_EQ(none_inv.Snapshot()->nodes().size(), 1u);
 }
 
 }  // namespace

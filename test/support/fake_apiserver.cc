@@ -521,12 +521,12 @@ class FakeApiServer::Impl {
   }
 
   // Resolves the resource and object of a path; returns the resource name ("" if unknown).
-  static std::string Route(const Target& t, std::string* ns, std::string* name, std::string* sub) {
+  std::string Route(const Target& t, std::string* ns, std::string* name, std::string* sub) const {
     const auto& s = t.segments;
     size_t i = 0;
     if (s.size() >= 2 && s[0] == "api" && s[1] == "v1") {
       i = 2;
-    } else if (s.size() >= 3 && s[0] == "apis" && s[1] == "resource.k8s.io" && s[2] == "v1") {
+    } else if (s.size() >= 3 && s[0] == "apis" && s[1] == "resource.k8s.io" && s[2] == options_.dra_version) {
       i = 3;
     } else {
       return "";
@@ -545,6 +545,9 @@ class FakeApiServer::Impl {
   }
 
   Reply Handle(const std::string& method, Target& t, const std::string& body) {
+    if (method == "GET" && t.segments.size() == 2 && t.segments[0] == "apis" && t.segments[1] == "resource.k8s.io") {
+      return DraDiscovery();
+    }
     std::string ns, name, sub;
     std::string resource = Route(t, &ns, &name, &sub);
     if (resource.empty()) return {404, StatusJson(404, "NotFound", "the server could not find the requested resource")};
@@ -576,15 +579,34 @@ class FakeApiServer::Impl {
     return {404, StatusJson(404, "NotFound", fmt::format("{} \"{}\" not found", resource, name))};
   }
 
-  static std::string WithKind(const std::string& resource, const std::string& json) {
+  // The apiVersion objects of `resource` are served at: DRA kinds at options_.dra_version.
+  // GET /apis/resource.k8s.io: the APIGroup document, listing options_.dra_version (404 when
+  // it is empty: a cluster without DRA).
+  Reply DraDiscovery() const {
+    if (options_.dra_version.empty()) {
+      return {404, StatusJson(404, "NotFound", "the server could not find the requested resource")};
+    }
+    std::string gv = "resource.k8s.io/" + options_.dra_version;
+    return {200, fmt::format(R"({{"kind":"APIGroup","apiVersion":"v1","name":"resource.k8s.io","versions":[)"
+                             R"({{"groupVersion":"{}","version":"{}"}}],"preferredVersion":{{"groupVersion":"{}","version":"{}"}}}})",
+                             gv, options_.dra_version, gv, options_.dra_version)};
+  }
+
+  std::string ApiVersion(const std::string& resource) const {
+    const std::string& v = Resources().at(resource).api_version;
+    return v.starts_with("resource.k8s.io/") ? "resource.k8s.io/" + options_.dra_version : v;
+  }
+
+  std::string WithKind(const std::string& resource, const std::string& json) const {
     Document d;
     d.Parse(json.c_str());
     const ResourceInfo& info = Resources().at(resource);
     auto& a = d.GetAllocator();
     d.RemoveMember("kind");
     d.RemoveMember("apiVersion");
+    std::string version = ApiVersion(resource);
     d.AddMember("kind", Value(info.kind.c_str(), a), a);
-    d.AddMember("apiVersion", Value(info.api_version.c_str(), a), a);
+    d.AddMember("apiVersion", Value(version.c_str(), a), a);
     return Dump(d);
   }
 
@@ -617,7 +639,7 @@ class FakeApiServer::Impl {
       items.resize(limit);
     }
     std::string out = fmt::format(R"({{"kind":"{}List","apiVersion":"{}","metadata":{{"resourceVersion":"{}")", info.kind,
-                                  info.api_version, list_rv);
+                                  ApiVersion(resource), list_rv);
     if (!token.empty()) out += fmt::format(R"(,"continue":"{}")", token);
     out += R"(},"items":[)";
     for (size_t i = 0; i < items.size(); ++i) {
@@ -813,7 +835,7 @@ class FakeApiServer::Impl {
         bookmark = bookmark_gen_;
         if (bookmarks) {
           out += fmt::format(R"({{"type":"BOOKMARK","object":{{"kind":"{}","apiVersion":"{}","metadata":{{"resourceVersion":"{}"}}}}}})",
-                             info.kind, info.api_version, rv_) + "\n";
+                             info.kind, ApiVersion(resource), rv_) + "\n";
         }
       }
       if (expire != expire_gen_) {

@@ -42,6 +42,10 @@ struct FakeApiServerOptions {
   uint32_t seed = 1;
   // As the real watch cache: a LIST with resourceVersion=0 ignores limit and answers everything.
   bool unpaged_rv0 = false;
+  // The resource.k8s.io version served (GET /apis/resource.k8s.io lists it; objects are served
+  // as stored, with this apiVersion): "v1" (1.34+), "v1beta2" (1.33), "v1beta1" (1.32), or ""
+  // for a cluster that does not serve the group.
+  std::string dra_version = "v1";
 };
 
 struct Fault {

@@ -3,8 +3,10 @@
 // Keeps an Inventory in sync with a live cluster: one Reflector each for nodes, pods that are
 // bound and not finished (fieldSelector spec.nodeName!=,status.phase!=Succeeded,
 // status.phase!=Failed: a pod leaving that set arrives as DELETED), and the DRA objects
-// (resourceslices, resourceclaims, deviceclasses of resource.k8s.io/v1). Objects that fail to
-// decode are logged and skipped. Every few seconds it lets the inventory expire old bookings.
+// (resourceslices, resourceclaims, deviceclasses of resource.k8s.io at the newest version the
+// cluster serves of v1, v1beta2 and v1beta1, found at Start). Nodes and pods with a field that
+// cannot be read are kept, marked (their spec_error); objects that cannot be identified are
+// logged and skipped. Every few seconds it lets the inventory expire old bookings.
 //
 // Every replica of gpusched runs its own ClusterSync; after the first full sync its inventory is
 // complete, so a replica that becomes leader answers correctly at once.
@@ -28,7 +30,7 @@ namespace gpusched::kube {
 
 struct ClusterSyncOptions {
   ReflectorOptions reflector;
-  bool watch_dra = true;  // also watch resource.k8s.io/v1 objects
+  bool watch_dra = true;  // also watch resource.k8s.io objects
   std::chrono::milliseconds expire_interval{5000};
   // A reflector failing this long (LIST or WATCH refused, timing out, ...) makes the sync
   // unhealthy. Default: 60 s.
@@ -43,8 +45,12 @@ class ClusterSync {
   ClusterSync(const ClusterSync&) = delete;
   ClusterSync& operator=(const ClusterSync&) = delete;
 
+  // Discovers the DRA version (GET /apis/resource.k8s.io; a few seconds at most) and starts the
+  // reflectors.
   void Start();
   void Stop();
+  // The resource.k8s.io version watched ("v1", "v1beta2", "v1beta1"), "" if none. Set by Start.
+  const std::string& dra_version() const { return dra_version_; }
 
   // True once every reflector has listed once.
   bool synced() const;
@@ -57,7 +63,12 @@ class ClusterSync {
 
  private:
   class Handler;
+  enum class Kind;
 
+  void AddReflector(Kind kind, ResourceType type);
+  void AddDraReflectors();
+
+  ApiClient* const client_;
   inventory::Inventory* const inventory_;
   const ClusterSyncOptions options_;
   std::vector<std::unique_ptr<Handler>> handlers_;
@@ -66,6 +77,12 @@ class ClusterSync {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  std::string dra_version_;
 };
+
+// Returns the newest resource.k8s.io version gpusched reads that the API server serves ("v1",
+// "v1beta2", "v1beta1"), or "" if it serves none (404 or no supported version).
+// Errors: Unavailable when the discovery request fails.
+StatusOr<std::string> DiscoverDraVersion(ApiClient* client);
 
 }  // namespace gpusched::kube
