@@ -90,6 +90,30 @@ void BM_ServiceFilterPrioritize(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(1));
 }
 
+// A pod without GPUs, as every pod of the GPU scheduler reaches gpusched (no managedResources):
+// filter keeps every node, prioritize answers [].
+void BM_ServicePassThrough(benchmark::State& state) {
+  inventory::Inventory inv;
+  ClusterObjects cluster = MakeCluster(Kind::kMgpu, static_cast<int>(state.range(0)));
+  std::vector<std::string> names = NodeNames(cluster);
+  inv.ReplaceCluster(std::move(cluster));
+  extender::Service service(&inv, extender::ServiceOptions{});
+  testing::PodJson pod{.name = "web", .namespace_name = "bench", .uid = "web", .resource_version = "81240002",
+                       .containers = {testing::ContainerJson{.name = "c", .requests = {{"cpu", "500m"}}}}};
+  std::string body = testing::ArgsWithNames(pod.ToJson(), names);
+  size_t reply_bytes = 0;
+  for (auto _ : state) {
+    std::string filtered = service.Filter(body);
+    std::string scores = service.Prioritize(body);
+    benchmark::DoNotOptimize(filtered.data());
+    benchmark::DoNotOptimize(scores.data());
+    reply_bytes = filtered.size() + scores.size();
+  }
+  state.counters["request_bytes"] = static_cast<double>(body.size());
+  state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   for (int kind : {0, 1}) {
     for (int nodes : {500, 5000}) b->Args({kind, nodes});
@@ -101,6 +125,7 @@ BENCHMARK(BM_PlannerFilterPrioritize)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeFgd)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmix)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Sizes);
+BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpusched::bench

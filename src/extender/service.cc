@@ -244,12 +244,14 @@ std::string Service::Prioritize(std::string body) const {
     return "[]";
   }
   const ExtenderArgs& args = **parsed;
-  std::vector<HostPriority> priorities(args.node_names.size());
-  for (size_t pos = 0; pos < args.node_names.size(); ++pos) priorities[pos].host = args.node_names[pos];
-
   PodRequest request = placement::AnalyzePod(args.pod);
   if (request.kind == RequestKind::kNone && !args.pod.resource_claims.empty()) return PrioritizeDra(args, *inventory_->Snapshot());
-  if (request.kind == RequestKind::kNone || !request.schedulable()) return EncodeHostPriorities(priorities);
+  // A pod without GPUs gets no score: kube-scheduler adds an extender's score only for the hosts
+  // it answers, so the empty list is the pass-through.
+  if (request.kind == RequestKind::kNone) return "[]";
+  std::vector<HostPriority> priorities(args.node_names.size());
+  for (size_t pos = 0; pos < args.node_names.size(); ++pos) priorities[pos].host = args.node_names[pos];
+  if (!request.schedulable()) return EncodeHostPriorities(priorities);
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   Resolved resolved = Resolve(args, *snapshot);
   std::shared_ptr<const FilterMemo> memo = Memo();
@@ -311,8 +313,9 @@ std::string Service::FilterDra(const ExtenderArgs& args, const inventory::Invent
       result.kept.push_back(pos);
       ++counts[kFitSlot];
     } else {
-      result.failed.emplace_back(pos, std::move(v.reason));
-      ++counts[static_cast<size_t>(placement::Reject::kInsufficient)];
+      bool resolvable = v.reject == placement::Reject::kInsufficient;
+      (resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(v.reason));
+      ++counts[static_cast<size_t>(v.reject)];
     }
   }
   CountDecisions(counts);

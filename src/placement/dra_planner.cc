@@ -58,6 +58,11 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
     v.reason = problem_;
     return v;
   }
+  if (node.condition == NodeCondition::kInvalid) {
+    v.reject = Reject::kInvalidLabel;
+    v.reason = node.condition_reason;
+    return v;
+  }
   dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
   // Claims already allocated (shared claims, or allocated for this pod earlier) only need a node
   // that can use their devices.
@@ -65,6 +70,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
     if (c->allocation->node_selector && !dra::NodeSelectorMatches(*c->allocation->node_selector, info)) {
       v.reason = fmt::format("claim {}/{} is allocated to devices this node cannot use (its allocation's nodeSelector)",
                              c->namespace_name, c->name);
+      v.reject = Reject::kModeMismatch;
       return v;
     }
     bool reserved = std::any_of(c->reserved_for.begin(), c->reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == pod_.uid; });
@@ -118,10 +124,12 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
   if (gpus && node.mode != NodeMode::kNvidiaDra) {
     v.reason = fmt::format("node mode {}; pod claims GPUs through DRA, which only nodes labelled {}=nvidia-dra serve",
                            ModeName(node.mode), "vke.node.gpu.schedule");
+    v.reject = Reject::kModeMismatch;
     return v;
   }
   if (gpus && !node.ready()) {
     v.reason = node.condition_reason;
+    v.reject = node.condition == NodeCondition::kSwitching ? Reject::kSwitching : Reject::kInconsistent;
     return v;
   }
   v.kind = DraVerdict::Kind::kFits;

@@ -81,8 +81,12 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
   }
   NodeMode wanted = ModeServing(request.kind);
   if (node.mode != wanted) {
-    v.reject = Reject::kModeMismatch;
-    v.reason = fmt::format("node mode {}; pod requests {}", ModeName(node.mode), RequestKindName(request.kind));
+    // A pod of the mode the node is leaving: the switch is the fact that refuses it.
+    bool leaving = node.condition == NodeCondition::kSwitching &&
+                   std::any_of(node.blockers.begin(), node.blockers.end(), [&](const Blocker& b) { return b.mode == wanted; });
+    v.reject = leaving ? Reject::kSwitching : Reject::kModeMismatch;
+    v.reason = leaving ? node.condition_reason
+                       : fmt::format("node mode {}; pod requests {}", ModeName(node.mode), RequestKindName(request.kind));
     return v;
   }
   if (!node.ready()) {

@@ -219,7 +219,8 @@ std::vector<YAML::Node> AllManifests() {
   std::vector<YAML::Node> out;
   for (const char* f : {"deploy/rbac.yaml", "deploy/configmap.yaml", "deploy/deployment.yaml",
                         "deploy/validating-webhook.yaml", "deploy/kustomization.yaml",
-                        "scheduler-config/kube-scheduler-config.yaml"}) {
+                        "scheduler-config/kube-scheduler-config.yaml",
+                        "scheduler-config/kube-scheduler-config-dra-owner.yaml"}) {
     std::vector<YAML::Node> docs = Documents(f);
     EXPECT_FALSE(docs.empty()) << f;
     out.insert(out.end(), docs.begin(), docs.end());

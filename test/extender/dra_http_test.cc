@@ -23,7 +23,8 @@ using ::testing::HasSubstr;
 
 struct Filtered {
   std::vector<std::string> kept;
-  std::map<std::string, std::string> failed;
+  std::map<std::string, std::string> failed;  // FailedNodes and FailedAndUnresolvableNodes
+  std::set<std::string> unresolvable;         // the nodes of FailedAndUnresolvableNodes
   std::string error;
 };
 
@@ -38,7 +39,10 @@ Filtered Filter(uint16_t port, const std::string& pod, const std::vector<std::st
   }
   for (const char* key : {"FailedNodes", "FailedAndUnresolvableNodes"}) {
     if (!d[key].IsObject()) continue;
-    for (auto it = d[key].MemberBegin(); it != d[key].MemberEnd(); ++it) out.failed[it->name.GetString()] = it->value.GetString();
+    for (auto it = d[key].MemberBegin(); it != d[key].MemberEnd(); ++it) {
+      out.failed[it->name.GetString()] = it->value.GetString();
+      if (std::string_view(key) == "FailedAndUnresolvableNodes") out.unresolvable.insert(it->name.GetString());
+    }
   }
   out.error = d["Error"].GetString();
   return out;
@@ -68,6 +72,16 @@ TEST(DraHttp, FilterKeepsNodesWhereTheClaimFitsAndSaysWhyElsewhere) {
   EXPECT_THAT(f.failed["dra-c"], HasSubstr("request gpus: 0 of 2 devices available (0 of 8 devices match"));
   EXPECT_THAT(f.failed["whole-1"], HasSubstr("node mode nvidia; pod claims GPUs through DRA"));
   EXPECT_EQ(f.failed["nowhere"], "node is not in gpusched's inventory");
+  // Preemption cannot help where the mode refuses: those are unresolvable, as in the other modes.
+  EXPECT_THAT(f.unresolvable, ElementsAre("nowhere", "whole-1"));
+}
+
+TEST(DraHttp, AnInvalidLabelRefusesClaimPodsUnresolvably) {
+  TestServer server(ListJson({DraNode("odd", "nvidia_dra"), GpuSlice("odd", 2), std::string(kGpuClass),
+                              Claim("one", ClaimSpec(1, ""))}));
+  Filtered f = Filter(server.port(), ClaimPod("p", "one"), {"odd"});
+  EXPECT_THAT(f.failed["odd"], HasSubstr("node label vke.node.gpu.schedule=\"nvidia_dra\" is not a GPU scheduling mode"));
+  EXPECT_THAT(f.unresolvable, ElementsAre("odd"));
 }
 
 TEST(DraHttp, PrioritizeRanksTopologyAndPackingAndDebugShowsBothChoices) {

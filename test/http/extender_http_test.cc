@@ -301,8 +301,12 @@ TEST_F(ExtenderHttp, LabelChangeInANewSnapshotMakesTheNodeSwitching) {
   server_.Reload(cluster);
   FilterReply r = Filter(Pending("m", {Mgpu("c", 10, 1024)}), {"nvidia"});
   EXPECT_THAT(r.unresolvable["nvidia"], HasSubstr("switching from nvidia to mgpu: 1 GPU pod of the old mode still runs (default/train)"));
+  // A pod of the mode the node is leaving is told about the switch, the fact it needs.
   r = Filter(Pending("w", {WholeGpus("c", 1)}), {"nvidia"});
-  EXPECT_EQ(r.unresolvable["nvidia"], "node mode mgpu; pod requests nvidia.com/gpu");
+  EXPECT_THAT(r.unresolvable["nvidia"], HasSubstr("node is switching from nvidia to mgpu"));
+  // A pod of a third mode is told the mode.
+  r = Filter(Pending("d", {}), {"nvidia"});
+  EXPECT_THAT(r.names, ElementsAre("nvidia"));  // no GPUs: passed through
 }
 
 TEST_F(ExtenderHttp, LabelChangeArrivingInNonCacheFilterIsApplied) {
@@ -313,7 +317,7 @@ TEST_F(ExtenderHttp, LabelChangeArrivingInNonCacheFilterIsApplied) {
   EXPECT_THAT(r.unresolvable["nvidia"], HasSubstr("switching from nvidia to mgpu"));
   // And the change sticks for cache-mode calls too.
   EXPECT_THAT(Filter(Pending("w", {WholeGpus("c", 1)}), {"nvidia"}).unresolvable["nvidia"],
-              HasSubstr("node mode mgpu"));
+              HasSubstr("node is switching from nvidia to mgpu"));
 }
 
 TEST_F(ExtenderHttp, RepliesMirrorNodesOrNodeNames) {

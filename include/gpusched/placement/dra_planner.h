@@ -23,6 +23,7 @@
 #include "gpusched/dra/cluster_state.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/node_state.h"
+#include "gpusched/placement/planner.h"
 
 namespace gpusched::placement {
 
@@ -39,6 +40,9 @@ struct DraVerdict {
   enum class Kind { kFits, kNoFit, kError };
   Kind kind = Kind::kNoFit;
   std::string reason;                        // kNoFit / kError
+  // kNoFit: why, as a category. Only kInsufficient (devices in use) can be helped by evicting
+  // pods on this node; a label, mode, switch, inconsistency or a claim bound elsewhere cannot.
+  Reject reject = Reject::kInsufficient;
   std::vector<dra::AllocationResult> compat;  // kFits: what kube-scheduler would allocate
   std::vector<dra::AllocationResult> ranked;  // kFits, when ranked: gpusched's choice
   bool topology_aligned = false;             // ranked keeps every multi-device request in one root
