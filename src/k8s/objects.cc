@@ -58,7 +58,11 @@ Status ReadGpuResources(const Value& list, std::string_view path, GpuResources* 
                                               field, text, *q, f.unit, kMaxGpuQuantity));
     }
     out->*f.dst = *q;
-    if (text != std::to_string(*q)) out->spelling.insert_or_assign(std::string(f.name), std::move(text));
+    // A spelling the API server would not have made of a plain number ("1Gi", "1e3") is kept for
+    // reasons: it is likely a unit mistake. Its canonical decimal form ("8k") is not.
+    if (text != std::to_string(*q) && text != FormatQuantity(*q)) {
+      out->spelling.insert_or_assign(std::string(f.name), std::move(text));
+    }
   }
   return OkStatus();
 }

@@ -594,5 +594,103 @@ TEST(ExtenderHttpPrefix, VerbsLiveUnderTheConfiguredPrefix) {
   EXPECT_EQ(client.Post("/filter", "{}").status, 404);
 }
 
+// Issue "Real cluster input": what a real API server sends, over a real socket.
+TEST_F(ExtenderHttp, CanonicalQuantitiesScheduleLikePlainOnes) {
+  ContainerJson c{.name = "c", .limits = {{"vke.volcengine.com/mgpu-core", "30"}, {"vke.volcengine.com/mgpu-memory", "8k"}}};
+  c.requests = c.limits;
+  FilterReply r = Filter(Pending("canon", {c}), {"mgpu", "nvidia"});
+  EXPECT_THAT(r.names, ElementsAre("mgpu"));
+  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(Bind(Pending("canon", {c}), "mgpu"), "");
+  rapidjson::Document inv = Inventory("mgpu");
+  bool found = false;
+  for (const auto& a : inv["nodes"][0]["allocations"].GetArray()) {
+    if (std::string(a["pod"].GetString()) != "default/canon") continue;
+    found = true;
+    EXPECT_EQ(a["containers"][0]["memoryMiBPerGpu"].GetInt64(), 8000);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ExtenderHttp, AnAbsurdButLegalQuantitySimplyDoesNotFitAndSaysWhy) {
+  // mgpu-memory: 1Gi is 1,073,741,824 MiB to Kubernetes, not a gibibyte.
+  ContainerJson c{.name = "main", .limits = {{"vke.volcengine.com/mgpu-core", "50"}, {"vke.volcengine.com/mgpu-memory", "1Gi"}}};
+  FilterReply r = Filter(Pending("gib", {c}), {"mgpu", "burst"});
+  EXPECT_EQ(r.error, "");
+  EXPECT_THAT(r.names, IsEmpty());
+  EXPECT_THAT(r.unresolvable["mgpu"], HasSubstr("pod needs 50% core and 1073741824 MiB"));
+  EXPECT_THAT(r.unresolvable["mgpu"],
+              HasSubstr("container main: vke.volcengine.com/mgpu-memory \"1Gi\" = 1073741824 MiB"));
+}
+
+TEST_F(ExtenderHttp, AFractionalExtendedResourceIsRefusedNamingFieldValueAndUnit) {
+  ContainerJson c{.name = "c", .limits = {{"nvidia.com/gpu", "1500m"}}};
+  FilterReply r = Filter(Pending("frac", {c}), {"nvidia", "absent"});
+  EXPECT_EQ(r.error, "");
+  EXPECT_THAT(r.names, IsEmpty());
+  EXPECT_THAT(r.unresolvable["nvidia"],
+              HasSubstr("Pod.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: invalid quantity \"1500m\": 1.5 is "
+                        "not a whole number (nvidia.com/gpu counts GPUs; extended resources are integers)"));
+  EXPECT_THAT(Prioritize(Pending("frac", {c}), {"nvidia"}), ElementsAre(std::pair{std::string("nvidia"), int64_t{0}}));
+  EXPECT_NE(Bind(Pending("frac", {c}), "nvidia"), "");
+  // A malformed quantity, the same.
+  c.limits = {{"nvidia.com/gpu", "1x"}};
+  EXPECT_THAT(Filter(Pending("typo", {c}), {"nvidia"}).unresolvable["nvidia"], HasSubstr("invalid quantity \"1x\""));
+}
+
+// A wrong per-pod preference is that pod's problem: refused while pending, a warning once bound.
+TEST_F(ExtenderHttp, ABoundPodsWrongPreferenceDoesNotFenceItsNode) {
+  std::string cluster = ListJson({NvidiaNode("n1", 8, "nvidia").ToJson(),
+                                  Running("odd", "n1", {WholeGpus("c", 2)}, {{"gpusched.io/node-policy", "Binpack"}}).ToJson()});
+  server_.Reload(cluster);
+  FilterReply r = Filter(Pending("w", {WholeGpus("c", 1)}), {"n1"});
+  EXPECT_THAT(r.names, ElementsAre("n1"));
+  rapidjson::Document inv = Inventory("n1");
+  EXPECT_STREQ(inv["nodes"][0]["state"].GetString(), "ready");
+  EXPECT_THAT(inv["nodes"][0]["allocations"][0]["warning"].GetString(),
+              HasSubstr("ignored: annotation gpusched.io/node-policy=\"Binpack\""));
+  EXPECT_EQ(inv["nodes"][0]["wholeGpus"]["used"].GetInt64(), 2);
+  r = Filter(Pending("p", {WholeGpus("c", 1)}, {{"gpusched.io/node-policy", "Binpack"}}), {"n1"});
+  EXPECT_THAT(r.unresolvable["n1"], HasSubstr("annotation gpusched.io/node-policy=\"Binpack\": want one of"));
+}
+
+TEST_F(ExtenderHttp, InitAndAppContainersTakeTurnsOnOneIdleGpu) {
+  std::string cluster = ListJson({MgpuNode("one", 1, 24000).ToJson()});
+  server_.Reload(cluster);
+  PodJson pod = Pending("turns", {Mgpu("app", 60, 12000)});
+  pod.init_containers = {Mgpu("warmup", 60, 12000)};
+  ASSERT_THAT(Filter(pod, {"one"}).names, ElementsAre("one"));
+  EXPECT_EQ(Bind(pod, "one"), "");
+  rapidjson::Document inv = Inventory("one");
+  EXPECT_EQ(inv["nodes"][0]["gpus"][0]["usedCorePercent"].GetInt64(), 60);
+  EXPECT_EQ(inv["nodes"][0]["gpus"][0]["usedMemoryMiB"].GetInt64(), 12000);
+  EXPECT_STREQ(inv["nodes"][0]["allocations"][0]["containers"][0]["runs"].GetString(), "init");
+  // 60% of the GPU is still free for another 40% pod.
+  EXPECT_THAT(Filter(Pending("more", {Mgpu("c", 40, 12000)}), {"one"}).names, ElementsAre("one"));
+}
+
+TEST_F(ExtenderHttp, ContainerNamesTooLongForTheResultAnnotationAreRefusedAtFilter) {
+  FilterReply r = Filter(Pending("long", {Mgpu(std::string(44, 'x'), 30, 1024)}), {"mgpu"});
+  EXPECT_THAT(r.unresolvable["mgpu"], HasSubstr("would exceed the API server's 63-character limit"));
+  EXPECT_THAT(Filter(Pending("ok", {Mgpu(std::string(43, 'x'), 30, 1024)}), {"mgpu"}).names, ElementsAre("mgpu"));
+}
+
+TEST_F(ExtenderHttp, AnUnknownComputePolicyLabelIsNamedInEveryAnswer) {
+  server_.Reload(ListJson({MgpuNode("turbo", 4, 24000, "turbo-share").ToJson()}));
+  for (const PodJson& pod : {Pending("part", {Mgpu("c", 30, 1024)}), Pending("whole", {Mgpu("c", 100, std::nullopt)})}) {
+    EXPECT_THAT(Filter(pod, {"turbo"}).unresolvable["turbo"],
+                HasSubstr("node label vke.volcengine.com/mgpu-compute-policy=\"turbo-share\" is not an mGPU compute "
+                          "policy"));
+  }
+  EXPECT_STREQ(Inventory("turbo")["nodes"][0]["state"].GetString(), "invalid");
+}
+
+// isFullCardGPUPod: whole cards without container-multiple-gpu take idle GPUs whatever the policy.
+TEST_F(ExtenderHttp, WholeCardPodsIgnoreTheComputePolicy) {
+  EXPECT_THAT(Filter(Pending("cards", {Mgpu("c", 200, std::nullopt)}), {"burst"}).names, ElementsAre("burst"));
+  EXPECT_THAT(Filter(Pending("part", {Mgpu("c", 30, 1024)}), {"burst"}).unresolvable["burst"],
+              HasSubstr("compute policy vke.volcengine.com/mgpu-compute-policy: pod has fixed-share, node has native-burst-share"));
+}
+
 }  // namespace
 }  // namespace gpusched::testing

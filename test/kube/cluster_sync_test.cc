@@ -149,7 +149,8 @@ TEST(ClusterSync, WatchesDraAtTheVersionTheClusterServes) {
   EXPECT_EQ(sync.dra_version(), "v1beta1");
   ASSERT_TRUE(Eventually([&] { return inv.Stats().dra_objects == 1; }));
   EXPECT_THAT(inv.Snapshot()->dra().errors(), ::testing::IsEmpty());
-  EXPECT_TRUE(std::any_of(api.Requests().begin(), api.Requests().end(), [](const testing::RecordedRequest& r) {
+  std::vector<testing::RecordedRequest> requests = api.Requests();
+  EXPECT_TRUE(std::any_of(requests.begin(), requests.end(), [](const testing::RecordedRequest& r) {
     return r.target.starts_with("/apis/resource.k8s.io/v1beta1/resourceslices");
   }));
 

@@ -20,6 +20,8 @@
 #include <set>
 #include <thread>
 
+#include "canonical_quantities.h"
+
 namespace gpusched::testing {
 namespace {
 
@@ -405,6 +407,8 @@ class FakeApiServer::Impl {
     auto& a = d.GetAllocator();
     d.RemoveMember("kind");
     d.RemoveMember("apiVersion");
+    // As the real API server: quantities are stored, and served, in canonical form ("8000": "8k").
+    CanonicalizeObject(Resources().at(resource).kind, &d, a);
     Value& meta = Meta(d);
     std::string name = Str(d, "metadata", "name");
     std::string ns = Str(d, "metadata", "namespace");

@@ -22,8 +22,9 @@ struct GpuResources {
   std::optional<int64_t> nvidia_gpus;
   std::optional<int64_t> mgpu_core_percent;
   std::optional<int64_t> mgpu_memory_mib;
-  // How the object spelled a value above when that is not its plain decimal ("8k", "1Gi"), by
-  // resource name: reasons about the value show both.
+  // How the object spelled a value above when the API server would not have written it so for a
+  // plain number ("1Gi", "1e3"; not "8k", the canonical form of 8000), by resource name: reasons
+  // about the value show both.
   std::map<std::string, std::string, std::less<>> spelling;
 
   bool empty() const { return !nvidia_gpus && !mgpu_core_percent && !mgpu_memory_mib; }

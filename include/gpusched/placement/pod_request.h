@@ -60,8 +60,8 @@ struct PodRequest {
   // pending pod is refused with it; for a pod already bound it is a warning, since what the pod
   // holds does not depend on it.
   std::string unplaceable_reason;
-  // How the pod spelled GPU quantities that are not plain numbers ("8k", "1Gi"), with their values
-  // and units; reasons for a pod that fits no node show it.
+  // How the pod spelled GPU quantities in a form the API server would not make of a plain number
+  // ("1Gi", "1e3"), with their values and units; reasons for a pod that fits no node show it.
   std::string quantity_note;
 
   bool valid() const { return invalid_reason.empty(); }
