@@ -152,10 +152,12 @@ StatusOr<Int128> ParseNano(std::string_view text) {
   return p.negative ? -nano : nano;
 }
 
-// Returns ceil(nano / divisor) toward +infinity.
-Int128 CeilDiv(Int128 nano, int64_t divisor) {
+// Returns nano / divisor rounded away from zero, as apimachinery's ScaledValue rounds
+// (negativeScaleInt64: "if not exact, is rounded away from zero").
+Int128 RoundAway(Int128 nano, int64_t divisor) {
   Int128 q = nano / divisor;
-  return nano % divisor > 0 ? q + 1 : q;
+  if (nano % divisor == 0) return q;
+  return nano > 0 ? q + 1 : q - 1;
 }
 
 // Returns the decimal text of nano / 10^9, without trailing zeros ("1.5").
@@ -175,14 +177,14 @@ std::string DecimalText(Int128 nano) {
 
 StatusOr<int64_t> ParseQuantityMilli(std::string_view text) {
   GPUSCHED_ASSIGN_OR_RETURN(Int128 nano, ParseNano(text));
-  Int128 milli = CeilDiv(nano, kNanoPerMilli);
+  Int128 milli = RoundAway(nano, kNanoPerMilli);
   if (milli > kInt64Max || milli < -kInt64Max) return Malformed(text, "out of range");
   return static_cast<int64_t>(milli);
 }
 
 StatusOr<int64_t> ParseQuantityWhole(std::string_view text) {
   GPUSCHED_ASSIGN_OR_RETURN(Int128 nano, ParseNano(text));
-  Int128 milli = CeilDiv(nano, kNanoPerMilli);
+  Int128 milli = RoundAway(nano, kNanoPerMilli);
   if (milli % 1000 != 0) {
     return Malformed(text, fmt::format("{} is not a whole number", DecimalText(nano)));
   }

@@ -71,6 +71,15 @@ TEST(Quantity, MatchesApimachineryOnItsOwnVectors) {
   }
 }
 
+// negativeScaleInt64: "if not exact, is rounded away from zero" (found by fuzz_quantity: "-0.0001"
+// read as whole 0 while "0.0001" was not whole).
+TEST(Quantity, NegativeValuesRoundAwayFromZeroAsPositiveOnes) {
+  EXPECT_EQ(*ParseQuantityMilli("-0.0001"), -1);
+  EXPECT_EQ(*ParseQuantityMilli("-1.0001"), -1001);
+  EXPECT_FALSE(ParseQuantityWhole("-0.0001").ok());
+  EXPECT_EQ(*ParseQuantityWhole("-0.9999999"), -1);
+}
+
 TEST(Quantity, MilliValueRoundsUp) {
   EXPECT_EQ(*ParseQuantityMilli("1n"), 1);
   EXPECT_EQ(*ParseQuantityMilli("1.0001"), 1001);

@@ -10,9 +10,9 @@
 //                    | Ki | Mi | Gi | Ti | Pi | Ei                    (powers of 1024)
 //                    | (e|E) <sign> <digits>                          (a power of ten)
 //
-// A value is first rounded up (away from zero) to a whole number of nano units, as
-// apimachinery does ("if you want some resources, you should get some"); every later step is
-// exact integer arithmetic. No floating point anywhere.
+// A value is first rounded away from zero to a whole number of nano units, as apimachinery does
+// ("if you want some resources, you should get some"), and so is every scaling after that; all
+// of it exact integer arithmetic. No floating point anywhere.
 //
 // The API server writes quantities in canonical form (FormatQuantity): "8000" comes back as "8k",
 // "1024Mi" as "1Gi". Every spelling of a value parses to the same number.
@@ -26,7 +26,7 @@
 
 namespace gpusched {
 
-// Returns ceil(q * 1000), as resource.Quantity.MilliValue does.
+// Returns q * 1000 rounded away from zero, as resource.Quantity.MilliValue does.
 // Errors: InvalidArgument for text outside the grammar or a result outside int64.
 StatusOr<int64_t> ParseQuantityMilli(std::string_view text);
 
