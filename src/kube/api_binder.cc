@@ -145,26 +145,10 @@ Status ApiBinder::Bind(const extender::BindTarget& t) {
     return failure;
   };
 
+  // The Binding carries the result annotations: the API server's binding storage merges them
+  // into the pod in the same write that sets spec.nodeName (setPodHostAndAnnotations), so no
+  // separate pod PATCH, and no pod patch permission, is needed.
   std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", pod.namespace_name, pod.name);
-  if (!t.annotations.empty()) {
-    // The UID, and the resourceVersion kube-scheduler saw, as preconditions: a pod recreated, or
-    // bound (annotated) meanwhile by another replica, is left alone.
-    std::string patch = R"({"metadata":{"uid":)";
-    json::AppendString(&patch, pod.uid);
-    if (!pod.resource_version.empty()) {
-      patch += R"(,"resourceVersion":)";
-      json::AppendString(&patch, pod.resource_version);
-    }
-    patch += R"(,"annotations":)";
-    AppendAnnotations(&patch, t.annotations);
-    patch += "}}";
-    StatusOr<ApiResponse> r = client_->Send("PATCH", pod_path, patch, kMergePatch, options_.request_timeout);
-    if (!r.ok()) return undo(r.status());
-    if (r->status == 404) return undo(NotFoundError(fmt::format("pod {}/{} is gone", pod.namespace_name, pod.name)));
-    if (r->status == 409 || r->status == 422) return undo(FailedPreconditionError(ApiError("annotating the pod", *r)));
-    if (r->status != 200) return undo(UnavailableError(ApiError("annotating the pod", *r)));
-  }
-
   std::string binding = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)";
   json::AppendString(&binding, pod.name);
   binding += R"(,"namespace":)";

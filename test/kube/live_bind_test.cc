@@ -67,7 +67,7 @@ std::vector<testing::RecordedRequest> Writes(const FakeApiServer& api) {
   return out;
 }
 
-TEST(LiveBind, BooksTheNodeAnnotatesThePodThenBindsIt) {
+TEST(LiveBind, BooksTheNodeThenBindsWithTheAnnotations) {
   Fixture f;
   f.api.Put("nodes", testing::MgpuNode("m1", 2, 24576).ToJson());
   std::string pod = f.api.Put("pods", PendingPod("train", "u-train", testing::Mgpu("main", 30, 8192)));
@@ -80,7 +80,7 @@ TEST(LiveBind, BooksTheNodeAnnotatesThePodThenBindsIt) {
   EXPECT_EQ(BindError(f.replica->service->Bind(BindJson("train", "ml", "u-train", "m1"))), "");
 
   std::vector<testing::RecordedRequest> w = Writes(f.api);
-  ASSERT_EQ(w.size(), 3u);
+  ASSERT_EQ(w.size(), 2u);  // no pod PATCH: the Binding carries the annotations
   EXPECT_EQ(w[0].method, "PATCH");
   EXPECT_EQ(w[0].target, "/api/v1/nodes/m1");
   EXPECT_EQ(w[0].content_type, "application/merge-patch+json");
@@ -88,14 +88,9 @@ TEST(LiveBind, BooksTheNodeAnnotatesThePodThenBindsIt) {
             R"({"metadata":{"resourceVersion":")" + node_rv +
                 R"(","annotations":{"gpusched.io/bookings":"{\"u-train\":{\"pod\":\"ml/train\",\"at\":1764470000000,)"
                 R"(\"mode\":\"mgpu\",\"containers\":[{\"name\":\"main\",\"gpus\":[0],\"milli\":300,\"mib\":8192}]}}"}}})");
-  EXPECT_EQ(w[1].method, "PATCH");
-  EXPECT_EQ(w[1].target, "/api/v1/namespaces/ml/pods/train");
+  EXPECT_EQ(w[1].method, "POST");
+  EXPECT_EQ(w[1].target, "/api/v1/namespaces/ml/pods/train/binding");
   EXPECT_EQ(w[1].body,
-            R"({"metadata":{"uid":"u-train","resourceVersion":")" + pod_rv + R"(","annotations":{"vke.volcengine.com/assumed":"true",)"
-            R"("vke.volcengine.com/gpu-index-container-main":"0"}}})");
-  EXPECT_EQ(w[2].method, "POST");
-  EXPECT_EQ(w[2].target, "/api/v1/namespaces/ml/pods/train/binding");
-  EXPECT_EQ(w[2].body,
             R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"train","namespace":"ml","uid":"u-train",)"
             R"("annotations":{"vke.volcengine.com/assumed":"true","vke.volcengine.com/gpu-index-container-main":"0"}},)"
             R"("target":{"apiVersion":"v1","kind":"Node","name":"m1"}})");
@@ -160,9 +155,11 @@ TEST(LiveBind, ARecreatedPodOfTheSameNameIsNeverBound) {
   f.Start();
   f.replica->service->Filter(testing::ArgsWithNames(old_pod, {"m1"}));
   std::string error = BindError(f.replica->service->Bind(BindJson("p", "ml", "u-old", "m1")));
-  EXPECT_THAT(error, HasSubstr("bind ml/p to m1 failed: annotating the pod: 409"));
-  for (const auto& r : f.api.Requests()) EXPECT_THAT(r.target, ::testing::Not(HasSubstr("/binding")));
+  // The Binding's UID precondition refuses the new pod of the same name: not bound, not annotated.
+  EXPECT_THAT(error, HasSubstr("bind ml/p to m1 failed: binding: 409"));
+  EXPECT_THAT(error, HasSubstr("Precondition failed: UID in precondition: u-old, UID in object meta: u-new"));
   EXPECT_THAT(*f.api.Get("pods", "ml", "p"), ::testing::Not(HasSubstr("nodeName")));
+  EXPECT_THAT(*f.api.Get("pods", "ml", "p"), ::testing::Not(HasSubstr("gpu-index-container")));
   EXPECT_FALSE(f.replica->inventory->AllocationOf("u-old"));
 }
 

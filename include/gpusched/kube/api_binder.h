@@ -1,22 +1,22 @@
 // File: api_binder.h
 //
-// The live bind, in three writes to the API server:
+// The live bind, in two writes to the API server:
 //
 //   1. book: merge-PATCH the node's gpusched.io/bookings annotation, adding this pod's placement,
 //      with the node's resourceVersion (the one the inventory checked the placement against) as
 //      precondition. A 409 means the node changed, perhaps because another replica booked it:
 //      the fresh node goes into the inventory and the bind is Aborted, to be planned again.
 //      Every replica counts bookings, so two replicas can never both book the last GPU.
-//   2. annotate: merge-PATCH the pod's result annotations with the pod's UID and the
-//      resourceVersion kube-scheduler saw as preconditions (a recreated pod, or one another
-//      replica bound meanwhile, is never annotated). Skipped when there are none.
-//   3. bind: POST pods/binding with the UID precondition, the same annotations and the node. A
-//      409 "already assigned" to this very node is success (a retried bind).
+//   2. bind: POST pods/binding with the pod's UID as precondition, the result annotations and the
+//      node. The API server's binding storage sets spec.nodeName and merges the Binding's
+//      annotations into the pod in one write, and refuses a pod already assigned (409), so a pod
+//      recreated or bound meanwhile by another replica is never annotated. A 409 "already
+//      assigned" to this very node is success (a retried bind).
 //
-// If 1's outcome is unknown, or 2 or 3 fail, the booking is taken out of the node's annotation
-// again (best effort; if that fails too, it expires after the booking TTL). When the Binding's outcome is unknown (transport
-// error, 5xx), both bookings stay until the watch shows the pod bound or they expire. Expired
-// bookings are pruned at every booking.
+// If 1's outcome is unknown, or 2 is refused, the booking is taken out of the node's annotation
+// again (best effort; if that fails too, it expires after the booking TTL). When the Binding's
+// outcome is unknown (transport error, 5xx), both bookings stay until the watch shows the pod
+// bound or they expire. Expired bookings are pruned at every booking.
 //
 // Thread-safe.
 #pragma once
