@@ -1,13 +1,16 @@
 // deploy/ and scheduler-config/: every document parses, names only kinds, fields, resources and
-// verbs that exist, and the pieces agree with each other and with what gpusched really does.
+// verbs that exist (KubeSchedulerConfigurations also with the right types), and the pieces agree
+// with each other and with what gpusched really does.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <openssl/sha.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -23,15 +26,30 @@ namespace {
 using ::testing::HasSubstr;
 
 const std::string kRoot = GPUSCHED_SOURCE_DIR;
+const std::vector<std::string> kVariants = {"cache", "mtls", "dra-owner"};
 
-std::vector<YAML::Node> Documents(const std::string& relative) {
-  std::ifstream in(kRoot + "/" + relative);
+std::string Read(const std::string& relative) {
+  std::ifstream in(kRoot + "/" + relative, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<YAML::Node> Documents(const std::string& relative) {
   std::vector<YAML::Node> out;
-  for (YAML::Node& d : YAML::LoadAll(s.str())) {
+  for (YAML::Node& d : YAML::LoadAll(Read(relative))) {
     if (d && !d.IsNull()) out.push_back(d);
   }
+  return out;
+}
+
+// Every YAML file under `dir` (relative to the source root), sorted.
+std::vector<std::string> YamlFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(kRoot + "/" + dir)) {
+    if (e.path().extension() == ".yaml") out.push_back(std::filesystem::relative(e.path(), kRoot).string());
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -52,6 +70,7 @@ container: &container
   name: ~
   image: ~
   imagePullPolicy: ~
+  restartPolicy: ~
   command: ~
   args: ~
   env: [{name: ~, value: ~}]
@@ -69,8 +88,8 @@ container: &container
   volumeMounts: [{name: ~, mountPath: ~, subPath: ~, readOnly: ~}]
 podspec: &podspec
   serviceAccountName: ~
-  priorityClassName: ~
   automountServiceAccountToken: ~
+  priorityClassName: ~
   terminationGracePeriodSeconds: ~
   nodeSelector: "*"
   tolerations: "*"
@@ -84,16 +103,24 @@ podspec: &podspec
     podAntiAffinity:
       requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: *selector, topologyKey: ~}]
       preferredDuringSchedulingIgnoredDuringExecution: "*"
+  initContainers: [*container]
   containers: [*container]
   volumes:
   - name: ~
     configMap: {name: ~, items: "*"}
     secret: {secretName: ~, items: "*"}
+    projected:
+      sources:
+      - serviceAccountToken: {path: ~, expirationSeconds: ~, audience: ~}
+        configMap: {name: ~, items: [{key: ~, path: ~}]}
+        downwardAPI: {items: [{path: ~, fieldRef: {fieldPath: ~}}]}
 rule: &rule {apiGroups: ~, resources: ~, resourceNames: ~, verbs: ~}
 ref: &ref {apiGroup: ~, kind: ~, name: ~}
 subject: &subject {kind: ~, name: ~, namespace: ~, apiGroup: ~}
+resourcerule: &resourcerule {apiGroups: ~, apiVersions: ~, operations: ~, resources: ~, resourceNames: ~, scope: ~}
 kinds:
-  v1/ServiceAccount: {apiVersion: ~, kind: ~, metadata: *meta}
+  v1/ServiceAccount: {apiVersion: ~, kind: ~, metadata: *meta, automountServiceAccountToken: ~}
+  v1/Secret: {apiVersion: ~, kind: ~, metadata: *meta, type: ~, data: "*", stringData: "*"}
   v1/ConfigMap: {apiVersion: ~, kind: ~, metadata: *meta, data: "*"}
   v1/Service:
     apiVersion: ~
@@ -112,13 +139,22 @@ kinds:
       replicas: ~
       revisionHistoryLimit: ~
       selector: *selector
-      strategy: "*"
+      strategy: {type: ~, rollingUpdate: {maxSurge: ~, maxUnavailable: ~}}
       template: {metadata: *meta, spec: *podspec}
   policy/v1/PodDisruptionBudget:
     apiVersion: ~
     kind: ~
     metadata: *meta
     spec: {minAvailable: ~, maxUnavailable: ~, selector: *selector}
+  networking.k8s.io/v1/NetworkPolicy:
+    apiVersion: ~
+    kind: ~
+    metadata: *meta
+    spec:
+      podSelector: *selector
+      policyTypes: ~
+      ingress: [{ports: [{protocol: ~, port: ~, endPort: ~}], from: "*"}]
+      egress: "*"
   admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration:
     apiVersion: ~
     kind: ~
@@ -130,7 +166,7 @@ kinds:
       failurePolicy: ~
       timeoutSeconds: ~
       matchPolicy: ~
-      rules: [{apiGroups: ~, apiVersions: ~, operations: ~, resources: ~, scope: ~}]
+      rules: [*resourcerule]
       matchConditions: [{name: ~, expression: ~}]
       objectSelector: *selector
       namespaceSelector: *selector
@@ -138,38 +174,138 @@ kinds:
         url: ~
         caBundle: ~
         service: {namespace: ~, name: ~, path: ~, port: ~}
-  kustomize.config.k8s.io/v1beta1/Kustomization: {apiVersion: ~, kind: ~, resources: ~, namespace: ~}
-  kubescheduler.config.k8s.io/v1/KubeSchedulerConfiguration:
+  # staging/src/k8s.io/api/admissionregistration/v1/types.go (GA in 1.30)
+  admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy:
     apiVersion: ~
     kind: ~
-    parallelism: ~
-    percentageOfNodesToScore: ~
-    podInitialBackoffSeconds: ~
-    podMaxBackoffSeconds: ~
-    clientConnection: {kubeconfig: ~, acceptContentTypes: ~, contentType: ~, qps: ~, burst: ~}
-    leaderElection:
-      leaderElect: ~
-      leaseDuration: ~
-      renewDeadline: ~
-      retryPeriod: ~
-      resourceLock: ~
-      resourceName: ~
-      resourceNamespace: ~
-    profiles: [{schedulerName: ~, percentageOfNodesToScore: ~, plugins: "*", pluginConfig: "*"}]
-    extenders:
-    - urlPrefix: ~
-      filterVerb: ~
-      preemptVerb: ~
-      prioritizeVerb: ~
-      weight: ~
-      bindVerb: ~
-      enableHTTPS: ~
-      tlsConfig: {insecure: ~, serverName: ~, certFile: ~, keyFile: ~, caFile: ~, certData: ~, keyData: ~, caData: ~}
-      httpTimeout: ~
-      nodeCacheCapable: ~
-      managedResources: [{name: ~, ignoredByScheduler: ~}]
-      ignorable: ~
+    metadata: *meta
+    spec:
+      paramKind: {apiVersion: ~, kind: ~}
+      matchConstraints:
+        namespaceSelector: *selector
+        objectSelector: *selector
+        resourceRules: [*resourcerule]
+        excludeResourceRules: [*resourcerule]
+        matchPolicy: ~
+      validations: [{expression: ~, message: ~, reason: ~, messageExpression: ~}]
+      failurePolicy: ~
+      auditAnnotations: [{key: ~, valueExpression: ~}]
+      matchConditions: [{name: ~, expression: ~}]
+      variables: [{name: ~, expression: ~}]
+  admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding:
+    apiVersion: ~
+    kind: ~
+    metadata: *meta
+    spec: {policyName: ~, paramRef: "*", matchResources: "*", validationActions: ~}
+  cert-manager.io/v1/Issuer: {apiVersion: ~, kind: ~, metadata: *meta, spec: {selfSigned: "*", ca: {secretName: ~}}}
+  cert-manager.io/v1/Certificate:
+    apiVersion: ~
+    kind: ~
+    metadata: *meta
+    spec: {secretName: ~, dnsNames: ~, commonName: ~, duration: ~, renewBefore: ~, isCA: ~, issuerRef: {kind: ~, name: ~, group: ~}}
+  kustomize.config.k8s.io/v1beta1/Kustomization:
+    {apiVersion: ~, kind: ~, resources: ~, namespace: ~, images: [{name: ~, newName: ~, newTag: ~, digest: ~}]}
 )";
+
+// KubeSchedulerConfiguration v1, field by field with its Go type, from
+// staging/src/k8s.io/kube-scheduler/config/v1/types.go and the component-base
+// LeaderElectionConfiguration / ClientConnectionConfiguration it embeds. Types: bool, int (int32
+// and int64), float (float32), string, duration (metav1.Duration: "10s"), bytes ([]byte: base64),
+// "*" (runtime.RawExtension: any object); a list holds its elements' schema.
+constexpr const char* kSchedulerSchema = R"(
+pluginset: &pluginset {enabled: [{name: string, weight: int}], disabled: [{name: string, weight: int}]}
+config:
+  apiVersion: string
+  kind: string
+  parallelism: int
+  leaderElection:
+    leaderElect: bool
+    leaseDuration: duration
+    renewDeadline: duration
+    retryPeriod: duration
+    resourceLock: string
+    resourceName: string
+    resourceNamespace: string
+  clientConnection: {kubeconfig: string, acceptContentTypes: string, contentType: string, qps: float, burst: int}
+  enableProfiling: bool
+  enableContentionProfiling: bool
+  percentageOfNodesToScore: int
+  podInitialBackoffSeconds: int
+  podMaxBackoffSeconds: int
+  delayCacheUntilActive: bool
+  profiles:
+  - schedulerName: string
+    percentageOfNodesToScore: int
+    plugins:
+      preEnqueue: *pluginset
+      queueSort: *pluginset
+      preFilter: *pluginset
+      filter: *pluginset
+      postFilter: *pluginset
+      preScore: *pluginset
+      score: *pluginset
+      reserve: *pluginset
+      permit: *pluginset
+      preBind: *pluginset
+      bind: *pluginset
+      postBind: *pluginset
+      multiPoint: *pluginset
+    pluginConfig: [{name: string, args: "*"}]
+  extenders:
+  - urlPrefix: string
+    filterVerb: string
+    preemptVerb: string
+    prioritizeVerb: string
+    weight: int
+    bindVerb: string
+    enableHTTPS: bool
+    tlsConfig:
+      {insecure: bool, serverName: string, certFile: string, keyFile: string, caFile: string, certData: bytes,
+       keyData: bytes, caData: bytes}
+    httpTimeout: duration
+    nodeCacheCapable: bool
+    managedResources: [{name: string, ignoredByScheduler: bool}]
+    ignorable: bool
+)";
+
+// Returns the first field of `doc` that `schema` does not have, or whose value has the wrong type.
+std::string SchedulerFieldProblem(const YAML::Node& doc, const YAML::Node& schema, const std::string& path) {
+  if (schema.IsScalar()) {
+    std::string type = schema.as<std::string>();
+    if (type == "*") return "";
+    if (!doc.IsScalar()) return path + " (want a " + type + ")";
+    std::string v = doc.as<std::string>();
+    static const std::map<std::string, std::regex> kTypes = {
+        {"bool", std::regex("true|false")},
+        {"int", std::regex("-?[0-9]+")},
+        {"float", std::regex("-?[0-9]+(\\.[0-9]+)?")},
+        {"string", std::regex("[\\s\\S]*")},
+        {"duration", std::regex("([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+")},
+        {"bytes", std::regex("[A-Za-z0-9+/]*=*")}};
+    return std::regex_match(v, kTypes.at(type)) ? "" : fmt::format("{}: \"{}\" is not a {}", path, v, type);
+  }
+  if (schema.IsSequence()) {
+    if (!doc.IsSequence()) return path + " (want a list)";
+    for (size_t i = 0; i < doc.size(); ++i) {
+      std::string bad = SchedulerFieldProblem(doc[i], schema[0], fmt::format("{}[{}]", path, i));
+      if (!bad.empty()) return bad;
+    }
+    return "";
+  }
+  if (!doc.IsMap()) return path + " (want a mapping)";
+  for (const auto& kv : doc) {
+    std::string key = kv.first.as<std::string>();
+    if (!schema[key].IsDefined()) return path + "." + key + " (no such field)";
+    std::string bad = SchedulerFieldProblem(kv.second, schema[key], path + "." + key);
+    if (!bad.empty()) return bad;
+  }
+  return "";
+}
+
+std::string CheckSchedulerConfig(const YAML::Node& doc) {
+  static const YAML::Node schema = YAML::Load(kSchedulerSchema)["config"];
+  return SchedulerFieldProblem(doc, schema, "KubeSchedulerConfiguration");
+}
 
 // Returns the first field of `doc` that `schema` does not have, as a path, or "".
 std::string UnknownField(const YAML::Node& doc, const YAML::Node& schema, const std::string& path) {
@@ -200,6 +336,7 @@ std::string Check(const YAML::Node& doc) {
   static const YAML::Node schema = YAML::Load(kSchema);
   std::string api = doc["apiVersion"].as<std::string>("");
   std::string kind = doc["kind"].as<std::string>("");
+  if (api == "kubescheduler.config.k8s.io/v1" && kind == "KubeSchedulerConfiguration") return CheckSchedulerConfig(doc);
   YAML::Node s = schema["kinds"][api + "/" + kind];
   if (!s.IsDefined()) return fmt::format("unknown kind {}/{}", api, kind);
   return UnknownField(doc, s, kind);
@@ -215,15 +352,38 @@ const std::map<std::string, std::set<std::string>> kResources = {
 };
 const std::set<std::string> kVerbs = {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"};
 
+// Every Kubernetes object shipped: deploy/ (all variants) and the KubeSchedulerConfigurations of
+// scheduler-config/ (its gpusched*.yaml are gpusched's own configuration, checked below).
 std::vector<YAML::Node> AllManifests() {
+  std::vector<std::string> files = YamlFiles("deploy");
+  for (const std::string& f : YamlFiles("scheduler-config")) {
+    if (f.find("kube-scheduler-config") != std::string::npos) files.push_back(f);
+  }
   std::vector<YAML::Node> out;
-  for (const char* f : {"deploy/rbac.yaml", "deploy/configmap.yaml", "deploy/deployment.yaml",
-                        "deploy/validating-webhook.yaml", "deploy/kustomization.yaml",
-                        "scheduler-config/kube-scheduler-config.yaml",
-                        "scheduler-config/kube-scheduler-config-dra-owner.yaml"}) {
+  for (const std::string& f : files) {
     std::vector<YAML::Node> docs = Documents(f);
     EXPECT_FALSE(docs.empty()) << f;
+    // kube-scheduler reads one document from --config: one configuration per file.
+    if (f.starts_with("scheduler-config/")) {
+      EXPECT_EQ(docs.size(), 1u) << f;
+    }
     out.insert(out.end(), docs.begin(), docs.end());
+  }
+  return out;
+}
+
+// The documents of one variant: deploy/common plus deploy/<variant>, as its kustomization lists.
+std::vector<YAML::Node> VariantManifests(const std::string& variant) {
+  std::vector<YAML::Node> out;
+  for (const std::string& dir : {std::string("deploy/common"), "deploy/" + variant}) {
+    YAML::Node k = Documents(dir + "/kustomization.yaml")[0];
+    for (const YAML::Node& r : k["resources"]) {
+      std::string name = r.as<std::string>();
+      if (name == "../common") continue;
+      std::vector<YAML::Node> docs = Documents(dir + "/" + name);
+      EXPECT_FALSE(docs.empty()) << dir << "/" << name;
+      out.insert(out.end(), docs.begin(), docs.end());
+    }
   }
   return out;
 }
@@ -235,14 +395,33 @@ const YAML::Node* Find(const std::vector<YAML::Node>& docs, const std::string& k
   return nullptr;
 }
 
+std::string Sha256(const std::string& bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  std::string out;
+  for (unsigned char c : digest) out += fmt::format("{:02x}", c);
+  return out;
+}
+
 TEST(Manifests, EveryDocumentNamesOnlyKindsAndFieldsThatExist) {
   std::vector<YAML::Node> docs = AllManifests();
-  EXPECT_GE(docs.size(), 14u);
+  EXPECT_GE(docs.size(), 30u);
   for (const YAML::Node& d : docs) EXPECT_EQ(Check(d), "") << YAML::Dump(d).substr(0, 200);
-  // The schema check itself catches a misspelt field.
-  YAML::Node bad = YAML::Clone(*Find(docs, "Deployment", "gpu-scheduler"));
+  // The schema checks themselves catch a misspelt field and a wrong type.
+  std::vector<YAML::Node> cache = VariantManifests("cache");
+  YAML::Node bad = YAML::Clone(*Find(cache, "Deployment", "gpu-scheduler"));
   bad["spec"]["template"]["spec"]["containers"][0]["readinessProbes"] = "x";
   EXPECT_EQ(Check(bad), "Deployment.spec.template.spec.containers[0].readinessProbes");
+  YAML::Node ks = YAML::Load(Read("scheduler-config/kube-scheduler-config.yaml"));
+  YAML::Node typo = YAML::Clone(ks);
+  typo["extenders"][0]["nodeCacheCapabel"] = true;
+  EXPECT_EQ(Check(typo), "KubeSchedulerConfiguration.extenders[0].nodeCacheCapabel (no such field)");
+  YAML::Node wrong = YAML::Clone(ks);
+  wrong["extenders"][0]["httpTimeout"] = 10;
+  EXPECT_EQ(Check(wrong), "KubeSchedulerConfiguration.extenders[0].httpTimeout: \"10\" is not a duration");
+  wrong = YAML::Clone(ks);
+  wrong["leaderElection"]["leaderElect"] = "yes";
+  EXPECT_EQ(Check(wrong), "KubeSchedulerConfiguration.leaderElection.leaderElect: \"yes\" is not a bool");
 }
 
 TEST(Manifests, RbacNamesRealResourcesAndVerbs) {
@@ -260,57 +439,178 @@ TEST(Manifests, RbacNamesRealResourcesAndVerbs) {
   }
 }
 
-TEST(Manifests, TheConfigsAgreeWithEachOtherAndParse) {
-  std::vector<YAML::Node> docs = AllManifests();
-  const YAML::Node* cm = Find(docs, "ConfigMap", "gpu-scheduler-config");
-  ASSERT_NE(cm, nullptr);
-  // gpusched's own configuration is read by gpusched's own parser.
-  StatusOr<config::Config> c = config::ParseConfig((*cm)["data"]["gpusched.yaml"].as<std::string>());
-  ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_TRUE(c->cluster.in_cluster);
-  // kube-scheduler's configuration: valid fields, and the extender is this gpusched.
-  YAML::Node ks = YAML::Load((*cm)["data"]["kube-scheduler-config.yaml"].as<std::string>());
-  EXPECT_EQ(Check(ks), "");
-  auto check_extender = [](const YAML::Node& k, const config::Config& gpusched) {
-    const YAML::Node& e = k["extenders"][0];
-    EXPECT_EQ(e["urlPrefix"].as<std::string>(),
-              fmt::format("http://{}:{}{}", gpusched.server.host, gpusched.server.port, gpusched.path_prefix));
+// Every KubeSchedulerConfiguration shipped elects its leader on a lease of its own: without
+// leaderElection.resourceName it would default to kube-scheduler and fight the default scheduler.
+TEST(Manifests, EverySchedulerConfigHasItsOwnLeaseAndNoManagedResources) {
+  int configs = 0;
+  for (const YAML::Node& d : AllManifests()) {
+    if (d["kind"].as<std::string>("") != "KubeSchedulerConfiguration") continue;
+    ++configs;
+    EXPECT_TRUE(d["leaderElection"]["leaderElect"].as<bool>());
+    EXPECT_EQ(d["leaderElection"]["resourceName"].as<std::string>(""), "gpu-scheduler");
+    EXPECT_EQ(d["leaderElection"]["resourceNamespace"].as<std::string>(""), "kube-system");
+    for (const YAML::Node& e : d["extenders"]) {
+      EXPECT_FALSE(e["managedResources"]) << "claims-only pods would never reach gpusched";
+      EXPECT_TRUE(e["filterVerb"] && e["prioritizeVerb"] && e["bindVerb"]);
+      EXPECT_FALSE(e["ignorable"].as<bool>());
+    }
+  }
+  EXPECT_EQ(configs, 4);
+}
+
+// gpusched's own configurations parse with gpusched's parser.
+TEST(Manifests, TheDocumentedGpuschedConfigsParse) {
+  for (const std::string& f : YamlFiles("scheduler-config")) {
+    if (f.find("gpusched") == std::string::npos) continue;
+    StatusOr<config::Config> c = config::ParseConfig(Read(f));
+    EXPECT_TRUE(c.ok()) << f << ": " << c.status().message();
+  }
+}
+
+// Each variant: the ConfigMap embeds its scheduler-config file verbatim; kube-scheduler's
+// extender is this gpusched (address, path, TLS); the Deployment mounts what the configurations
+// name, carries the ConfigMap's checksum, runs gpusched as a native sidecar gated on /readyz, and
+// the two containers hold different identities.
+TEST(Manifests, EachVariantsPiecesAgree) {
+  const std::map<std::string, std::string> files = {{"cache", "kube-scheduler-config.yaml"},
+                                                    {"mtls", "kube-scheduler-config-mtls.yaml"},
+                                                    {"dra-owner", "kube-scheduler-config-dra-owner.yaml"}};
+  for (const std::string& v : kVariants) {
+    SCOPED_TRACE(v);
+    std::vector<YAML::Node> docs = VariantManifests(v);
+    const YAML::Node* cm = Find(docs, "ConfigMap", "gpu-scheduler-config");
+    ASSERT_NE(cm, nullptr);
+    std::string ks_text = (*cm)["data"]["kube-scheduler-config.yaml"].as<std::string>();
+    EXPECT_EQ(ks_text, Read("scheduler-config/" + files.at(v)));
+    YAML::Node ks = YAML::Load(ks_text);
+    StatusOr<config::Config> c = config::ParseConfig((*cm)["data"]["gpusched.yaml"].as<std::string>());
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_TRUE(c->cluster.in_cluster);
+    EXPECT_EQ(c->dra_owner, v == "dra-owner");
+    const YAML::Node& e = ks["extenders"][0];
+    bool tls = !c->server.tls_cert_file.empty();
+    EXPECT_EQ(e["urlPrefix"].as<std::string>(), fmt::format("{}://{}:{}{}", tls ? "https" : "http", c->server.host,
+                                                             c->server.port, c->path_prefix));
+    EXPECT_EQ(c->server.host, "127.0.0.1");  // verbs on loopback: the same pod's kube-scheduler only
+    EXPECT_EQ(tls, v == "mtls");
+    EXPECT_EQ(e["enableHTTPS"].as<bool>(false), tls);
+    EXPECT_NE(c->server.port, 8443) << "the webhook listener's port";
     EXPECT_GT(e["weight"].as<int>(), 0);  // required with prioritizeVerb
     EXPECT_TRUE(e["nodeCacheCapable"].as<bool>());
-    EXPECT_FALSE(e["ignorable"].as<bool>());
-    EXPECT_EQ(k["leaderElection"]["resourceName"].as<std::string>(), "gpu-scheduler");
-  };
-  check_extender(ks, *c);
-  for (const YAML::Node& d : Documents("scheduler-config/kube-scheduler-config.yaml")) {
-    int binders = 0;
-    for (const YAML::Node& e : d["extenders"]) binders += e["bindVerb"] ? 1 : 0;
-    EXPECT_LE(binders, 1);
-    EXPECT_EQ(d["profiles"][0]["percentageOfNodesToScore"].as<int>(), 100);
-  }
-  // The documented gpusched.yaml parses too.
-  std::ifstream in(kRoot + "/scheduler-config/gpusched.yaml");
-  std::stringstream s;
-  s << in.rdbuf();
-  StatusOr<config::Config> documented = config::ParseConfig(s.str());
-  ASSERT_TRUE(documented.ok()) << documented.status().message();
-  check_extender(Documents("scheduler-config/kube-scheduler-config.yaml")[0], *documented);
 
-  // The Deployment mounts what the configs name, as the ServiceAccount the RBAC grants.
+    const YAML::Node& deployment = *Find(docs, "Deployment", "gpu-scheduler");
+    EXPECT_EQ(deployment["spec"]["template"]["metadata"]["annotations"]["gpusched.io/config-sha256"].as<std::string>(),
+              Sha256(Read("deploy/" + v + "/configmap.yaml")));
+    EXPECT_GE(deployment["spec"]["replicas"].as<int>(), 2);
+    EXPECT_EQ(deployment["spec"]["strategy"]["rollingUpdate"]["maxSurge"].as<int>(), 0);
+    const YAML::Node& pod = deployment["spec"]["template"]["spec"];
+    EXPECT_FALSE(pod["automountServiceAccountToken"].as<bool>(true));
+    const YAML::Node* sa = Find(docs, "ServiceAccount", pod["serviceAccountName"].as<std::string>());
+    ASSERT_NE(sa, nullptr);
+    std::map<std::string, YAML::Node> volumes;
+    for (const YAML::Node& vol : pod["volumes"]) volumes[vol["name"].as<std::string>()] = vol;
+    // Mount path of `volume` in `container`, or "".
+    auto mount = [&](const YAML::Node& container, const std::string& volume) {
+      for (const YAML::Node& m : container["volumeMounts"]) {
+        if (m["name"].as<std::string>() == volume) {
+          EXPECT_FALSE(m["subPath"]) << volume << ": a subPath mount never sees updates";
+          return m["mountPath"].as<std::string>();
+        }
+      }
+      return std::string();
+    };
+    // gpusched: a native sidecar that kube-scheduler waits for, with the pod's token alone.
+    ASSERT_EQ(pod["initContainers"].size(), 1u);
+    const YAML::Node& gpusched = pod["initContainers"][0];
+    EXPECT_EQ(gpusched["restartPolicy"].as<std::string>(), "Always");
+    EXPECT_EQ(gpusched["startupProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
+    EXPECT_THAT(c->webhook.listen, ::testing::EndsWith(":" + gpusched["startupProbe"]["httpGet"]["port"].as<std::string>()));
+    EXPECT_EQ(gpusched["image"].as<std::string>().substr(0, 8), "gpusched");  // kustomization images: sets it
+    std::string config_dir = mount(gpusched, "config");
+    EXPECT_THAT(gpusched["args"][1].as<std::string>(), HasSubstr(config_dir + "/gpusched.yaml"));
+    EXPECT_EQ(c->webhook.cert_file, mount(gpusched, "webhook-tls") + "/tls.crt");
+    EXPECT_EQ(mount(gpusched, "gpusched-token"), "/var/run/secrets/kubernetes.io/serviceaccount");
+    EXPECT_TRUE(volumes["gpusched-token"]["projected"].IsDefined());
+    if (tls) {
+      EXPECT_EQ(c->server.tls_cert_file, mount(gpusched, "extender-mtls") + "/tls.crt");
+      EXPECT_EQ(c->server.client_ca_file, mount(gpusched, "extender-mtls") + "/ca.crt");
+    }
+    // kube-scheduler: its config and its own identity.
+    ASSERT_EQ(pod["containers"].size(), 1u);
+    const YAML::Node& scheduler = pod["containers"][0];
+    EXPECT_EQ(mount(scheduler, "gpusched-token"), "") << "kube-scheduler must not hold gpusched's token";
+    std::string ks_dir = mount(scheduler, "config");
+    EXPECT_EQ(scheduler["command"][1].as<std::string>(), "--config=" + ks_dir + "/kube-scheduler-config.yaml");
+    EXPECT_EQ(ks["clientConnection"]["kubeconfig"].as<std::string>(), ks_dir + "/kube-scheduler.kubeconfig");
+    YAML::Node kubeconfig = YAML::Load((*cm)["data"]["kube-scheduler.kubeconfig"].as<std::string>());
+    std::string token_dir = mount(scheduler, "kube-scheduler-token");
+    EXPECT_EQ(kubeconfig["users"][0]["user"]["tokenFile"].as<std::string>(), token_dir + "/token");
+    EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["certificate-authority"].as<std::string>(), token_dir + "/ca.crt");
+    std::string secret = volumes["kube-scheduler-token"]["secret"]["secretName"].as<std::string>();
+    const YAML::Node* token = Find(docs, "Secret", secret);
+    ASSERT_NE(token, nullptr);
+    EXPECT_EQ((*token)["type"].as<std::string>(), "kubernetes.io/service-account-token");
+    std::string scheduler_sa = (*token)["metadata"]["annotations"]["kubernetes.io/service-account.name"].as<std::string>();
+    EXPECT_NE(scheduler_sa, pod["serviceAccountName"].as<std::string>());
+    if (tls) {
+      std::string dir = mount(scheduler, "kube-scheduler-mtls");
+      EXPECT_EQ(e["tlsConfig"]["certFile"].as<std::string>(), dir + "/client.crt");
+      EXPECT_EQ(e["tlsConfig"]["caFile"].as<std::string>(), dir + "/ca.crt");
+    }
+    // The webhook's Service reaches the webhook listener on the pods.
+    const YAML::Node* svc = Find(docs, "Service", "gpusched-webhook");
+    ASSERT_NE(svc, nullptr);
+    EXPECT_EQ((*svc)["spec"]["selector"]["app"].as<std::string>(),
+              deployment["spec"]["template"]["metadata"]["labels"]["app"].as<std::string>());
+    EXPECT_THAT(c->webhook.listen, ::testing::EndsWith(":" + (*svc)["spec"]["ports"][0]["targetPort"].as<std::string>()));
+    const YAML::Node* hook = Find(docs, "ValidatingWebhookConfiguration", "gpusched-node-mode-guard");
+    ASSERT_NE(hook, nullptr);
+    EXPECT_EQ((*hook)["webhooks"][0]["clientConfig"]["service"]["path"].as<std::string>(), "/validate/node");
+    EXPECT_EQ((*hook)["webhooks"][0]["failurePolicy"].as<std::string>(), "Fail");
+    // The owner role is bound in the owner variant only.
+    EXPECT_EQ(Find(docs, "ClusterRoleBinding", "gpusched-dra-owner") != nullptr, v == "dra-owner");
+  }
+}
+
+// The admission policy that narrows gpusched's node patches names gpusched's ServiceAccount.
+TEST(Manifests, NodePatchesAreLimitedToTheBookingsAnnotation) {
+  std::vector<YAML::Node> docs = VariantManifests("cache");
+  const YAML::Node* policy = Find(docs, "ValidatingAdmissionPolicy", "gpusched-node-bookings-only");
+  ASSERT_NE(policy, nullptr);
   const YAML::Node& pod = (*Find(docs, "Deployment", "gpu-scheduler"))["spec"]["template"]["spec"];
-  EXPECT_NE(Find(docs, "ServiceAccount", pod["serviceAccountName"].as<std::string>()), nullptr);
-  EXPECT_EQ(pod["volumes"][0]["configMap"]["name"].as<std::string>(), "gpu-scheduler-config");
-  EXPECT_GE((*Find(docs, "Deployment", "gpu-scheduler"))["spec"]["replicas"].as<int>(), 2);
-  std::string tls_dir = pod["containers"][1]["volumeMounts"][1]["mountPath"].as<std::string>();
-  EXPECT_EQ(c->webhook.cert_file, tls_dir + "/tls.crt");
-  // The webhook's Service reaches the webhook listener on the pods.
-  const YAML::Node* svc = Find(docs, "Service", "gpusched-webhook");
-  ASSERT_NE(svc, nullptr);
-  EXPECT_EQ((*svc)["spec"]["selector"]["app"].as<std::string>(),
-            (*Find(docs, "Deployment", "gpu-scheduler"))["spec"]["template"]["metadata"]["labels"]["app"].as<std::string>());
-  EXPECT_THAT(c->webhook.listen, ::testing::EndsWith(":" + (*svc)["spec"]["ports"][0]["targetPort"].as<std::string>()));
-  const YAML::Node* hook = Find(docs, "ValidatingWebhookConfiguration", "gpusched-node-mode-guard");
-  ASSERT_NE(hook, nullptr);
-  EXPECT_EQ((*hook)["webhooks"][0]["clientConfig"]["service"]["path"].as<std::string>(), "/validate/node");
+  EXPECT_THAT((*policy)["spec"]["matchConditions"][0]["expression"].as<std::string>(),
+              HasSubstr(fmt::format("system:serviceaccount:kube-system:{}", pod["serviceAccountName"].as<std::string>())));
+  EXPECT_THAT((*policy)["spec"]["validations"][0]["expression"].as<std::string>(), HasSubstr("gpusched.io/bookings"));
+  const YAML::Node* binding = Find(docs, "ValidatingAdmissionPolicyBinding", "gpusched-node-bookings-only");
+  ASSERT_NE(binding, nullptr);
+  EXPECT_EQ((*binding)["spec"]["policyName"].as<std::string>(), "gpusched-node-bookings-only");
+}
+
+// The Dockerfile builds with exactly the packages scripts/deps.sh installs for the build, each
+// pinned to a version; the runtime image has no shell or package manager (distroless) and exposes
+// only the webhook listener.
+TEST(Manifests, TheDockerfilePinsTheDepsScriptsPackages) {
+  std::string docker = Read("Dockerfile");
+  std::string deps = Read("scripts/deps.sh");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(deps, m, std::regex("packages=\\(([^)]*)\\)")));
+  std::set<std::string> build_packages;
+  std::istringstream words(m[1].str());
+  for (std::string w; words >> w;) build_packages.insert(w);
+  std::set<std::string> pinned;
+  std::regex pin("([a-z0-9.+-]+)=([0-9][^ \\\n]*)");
+  for (auto it = std::sregex_iterator(docker.begin(), docker.end(), pin); it != std::sregex_iterator(); ++it) {
+    pinned.insert((*it)[1].str());
+  }
+  // The deps script also installs test-only packages (gtest, benchmark, curl, openssl, ...).
+  for (const char* p : {"g++", "cmake", "ninja-build", "pkg-config", "libboost1.81-dev", "rapidjson-dev", "libfmt-dev",
+                        "libyaml-cpp-dev", "libssl-dev", "libre2-dev"}) {
+    EXPECT_TRUE(build_packages.contains(p)) << p << " is not in scripts/deps.sh";
+    EXPECT_TRUE(pinned.contains(p)) << p << " is not pinned in the Dockerfile";
+  }
+  EXPECT_THAT(docker, HasSubstr("FROM gcr.io/distroless/cc-debian12"));
+  EXPECT_THAT(docker, HasSubstr("EXPOSE 8443\n"));
+  EXPECT_THAT(docker, ::testing::Not(HasSubstr("EXPOSE 8888")));
 }
 
 // Every request gpusched makes, as an RBAC (group, resource, verb); the ClusterRole must grant
@@ -350,7 +650,7 @@ Permission PermissionOf(const testing::RecordedRequest& r) {
 
 std::set<Permission> Granted(const std::string& role) {
   std::set<Permission> granted;
-  for (const YAML::Node& d : Documents("deploy/rbac.yaml")) {
+  for (const YAML::Node& d : Documents("deploy/common/rbac.yaml")) {
     if (d["kind"].as<std::string>() != "ClusterRole" || d["metadata"]["name"].as<std::string>() != role) continue;
     for (const YAML::Node& rule : d["rules"]) {
       for (const YAML::Node& g : rule["apiGroups"]) {
@@ -393,7 +693,7 @@ TEST(Manifests, TheDraOwnerRoleGrantsExactlyWhatOwnerModeAddsToTheBaseRole) {
 
 TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   std::set<Permission> granted;
-  for (const YAML::Node& d : Documents("deploy/rbac.yaml")) {
+  for (const YAML::Node& d : Documents("deploy/common/rbac.yaml")) {
     if (d["kind"].as<std::string>() != "ClusterRole" || d["metadata"]["name"].as<std::string>() != "gpusched") continue;
     for (const YAML::Node& rule : d["rules"]) {
       for (const YAML::Node& g : rule["apiGroups"]) {

@@ -50,8 +50,8 @@ std::string Read(const std::string& relative) {
   return s.str();
 }
 
-// Every KubeSchedulerConfiguration shipped: the files in scheduler-config/ and the one the
-// Deployment mounts from deploy/configmap.yaml. Named "<file>#<document>".
+// Every KubeSchedulerConfiguration shipped: the files in scheduler-config/ and those the
+// Deployments mount from deploy/<variant>/configmap.yaml. Named "<file>#<document>".
 std::vector<std::pair<std::string, YAML::Node>> ShippedSchedulerConfigs() {
   std::vector<std::pair<std::string, YAML::Node>> out;
   for (const auto& entry : std::filesystem::directory_iterator(kRoot + "/scheduler-config")) {
@@ -62,9 +62,12 @@ std::vector<std::pair<std::string, YAML::Node>> ShippedSchedulerConfigs() {
       ++i;
     }
   }
-  for (const YAML::Node& d : YAML::LoadAll(Read("deploy/configmap.yaml"))) {
-    if (d["data"] && d["data"]["kube-scheduler-config.yaml"]) {
-      out.emplace_back("deploy/configmap.yaml", YAML::Load(d["data"]["kube-scheduler-config.yaml"].as<std::string>()));
+  for (const char* variant : {"cache", "mtls", "dra-owner"}) {
+    std::string file = fmt::format("deploy/{}/configmap.yaml", variant);
+    for (const YAML::Node& d : YAML::LoadAll(Read(file))) {
+      if (d["data"] && d["data"]["kube-scheduler-config.yaml"]) {
+        out.emplace_back(file, YAML::Load(d["data"]["kube-scheduler-config.yaml"].as<std::string>()));
+      }
     }
   }
   return out;
@@ -75,7 +78,7 @@ TEST(Routing, EveryShippedConfigSendsEveryGpuPodToGpusched) {
                                     {"nvidia.com/gpu", {"nvidia.com/gpu"}},
                                     {"mGPU", {"vke.volcengine.com/mgpu-core", "vke.volcengine.com/mgpu-memory"}}};
   std::vector<std::pair<std::string, YAML::Node>> configs = ShippedSchedulerConfigs();
-  ASSERT_GE(configs.size(), 5u);
+  ASSERT_EQ(configs.size(), 7u);
   for (const auto& [name, config] : configs) {
     ASSERT_TRUE(config["extenders"]) << name;
     for (const YAML::Node& e : config["extenders"]) {
@@ -106,12 +109,12 @@ TEST(Routing, DraOwnerModeIsAnInstanceOfItsOwnWithoutTheDynamicResourcesPlugin) 
     EXPECT_THAT(name, HasSubstr("dra-owner")) << name;
     EXPECT_EQ(config["profiles"].size(), 1u) << name;
   }
-  EXPECT_EQ(owners, 1);
+  EXPECT_EQ(owners, 2);  // scheduler-config/ and the ConfigMap of deploy/dra-owner
 }
 
 // The verbs at the URLs the shipped config names, for the three kinds of pod that reach them.
 TEST(Routing, TheShippedVerbsServeClaimsOnlyWholeGpuAndGpuLessPods) {
-  YAML::Node e = YAML::LoadAll(Read("scheduler-config/kube-scheduler-config.yaml"))[0]["extenders"][0];
+  YAML::Node e = YAML::Load(Read("scheduler-config/kube-scheduler-config.yaml"))["extenders"][0];
   std::string url = e["urlPrefix"].as<std::string>();
   std::string prefix = url.substr(url.find('/', url.find("//") + 2));
   auto at = [&](const char* verb) { return prefix + "/" + e[verb].as<std::string>(); };
