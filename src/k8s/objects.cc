@@ -127,14 +127,14 @@ PodPhase ParsePhase(std::string_view phase) {
 
 // Reads spec.resourceClaims (Kubernetes 1.31 and later: the claim name or template name sits on
 // the entry itself).
-Status DecodePodClaims(const Value& spec, std::string_view spath, std::vector<dra::PodClaimRef>* out) {
+Status DecodePodClaims(const Value& spec, std::string_view spath, std::vector<PodClaimRef>* out) {
   const Value* claims = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(spec, "resourceClaims", spath, &claims));
   for (rapidjson::SizeType i = 0; claims != nullptr && i < claims->Size(); ++i) {
     const Value& c = (*claims)[i];
     std::string cpath = fmt::format("{}.resourceClaims[{}]", spath, i);
     if (!c.IsObject()) return json::WrongType(cpath, "object", c);
-    dra::PodClaimRef ref;
+    PodClaimRef ref;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &ref.name));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &ref.claim_name));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimTemplateName", cpath, &ref.template_name));
@@ -168,7 +168,7 @@ Status DecodePodStatus(const Value& status, std::string_view path, Pod* pod) {
     std::string name, generated;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &name));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &generated));
-    for (dra::PodClaimRef& ref : pod->resource_claims) {
+    for (PodClaimRef& ref : pod->resource_claims) {
       if (ref.name == name) ref.generated = generated;
     }
   }

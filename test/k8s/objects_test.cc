@@ -47,7 +47,7 @@ TEST(K8sObjects, DecodesAPod) {
   EXPECT_EQ(pod->init_containers[0].limits.nvidia_gpus, 1);
   EXPECT_EQ(pod->annotations.size(), 1u);  // only tracked annotations are kept
   ASSERT_EQ(pod->resource_claims.size(), 1u);
-  EXPECT_EQ(pod->resource_claims[0], (dra::PodClaimRef{.name = "gpu-claim", .claim_name = "gpu-claim"}));
+  EXPECT_EQ(pod->resource_claims[0], (PodClaimRef{.name = "gpu-claim", .claim_name = "gpu-claim"}));
 }
 
 // Returns the spec_error of the pod in `json` (which must decode).

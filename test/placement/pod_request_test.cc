@@ -319,7 +319,7 @@ TEST(PodRequest, PolicyOverridesByAnnotation) {
 TEST(PodRequest, ClaimsOnlyPodsAreLeftToTheDraPlugin) {
   // Until claims are resolved to device classes, a claim may be a NIC as well as a GPU.
   Pod pod = PodWith({Container{.name = "c"}});
-  pod.resource_claims = {dra::PodClaimRef{.name = "rdma-nic", .claim_name = "rdma-nic"}};
+  pod.resource_claims = {PodClaimRef{.name = "rdma-nic", .claim_name = "rdma-nic"}};
   EXPECT_EQ(AnalyzePod(pod).kind, RequestKind::kNone);
 }
 

@@ -231,13 +231,4 @@ struct ResourceClaim {
   bool operator==(const ResourceClaim&) const = default;
 };
 
-// One entry of pod.spec.resourceClaims with what pod.status.resourceClaimStatuses says of it.
-struct PodClaimRef {
-  std::string name;
-  std::string claim_name;      // resourceClaimName
-  std::string template_name;   // resourceClaimTemplateName
-  std::optional<std::string> generated;  // status: name of the generated claim ("" = none needed)
-  bool operator==(const PodClaimRef&) const = default;
-};
-
 }  // namespace gpusched::dra

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "gpusched/dra/types.h"
 
 namespace gpusched {
 
@@ -42,6 +41,15 @@ struct Container {
 
 using AnnotationMap = std::map<std::string, std::string, std::less<>>;
 
+// One entry of pod.spec.resourceClaims with what pod.status.resourceClaimStatuses says of it.
+struct PodClaimRef {
+  std::string name;
+  std::string claim_name;      // resourceClaimName
+  std::string template_name;   // resourceClaimTemplateName
+  std::optional<std::string> generated;  // status: name of the generated claim ("" = none needed)
+  bool operator==(const PodClaimRef&) const = default;
+};
+
 struct Pod {
   std::string uid;
   std::string namespace_name;
@@ -52,7 +60,7 @@ struct Pod {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.
-  std::vector<dra::PodClaimRef> resource_claims;
+  std::vector<PodClaimRef> resource_claims;
   // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
   AnnotationMap annotations;
   // Non-empty when a field gpusched needs could not be read (a GPU quantity that is not a whole
