@@ -7,6 +7,7 @@ packages=(
   libboost1.81-dev rapidjson-dev libfmt-dev libyaml-cpp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
   curl openssl
+  clang   # scripts/thread-safety.sh: clang's -Wthread-safety analysis
 )
 
 sudo=""

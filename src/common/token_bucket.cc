@@ -21,7 +21,7 @@ void TokenBucket::RefillLocked(std::chrono::steady_clock::time_point now) {
 
 bool TokenBucket::TryTake() {
   if (rate_ <= 0) return true;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   RefillLocked(Now());
   if (tokens_ < 1) return false;
   tokens_ -= 1;
@@ -30,7 +30,7 @@ bool TokenBucket::TryTake() {
 
 std::chrono::nanoseconds TokenBucket::Reserve() {
   if (rate_ <= 0) return std::chrono::nanoseconds(0);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   RefillLocked(Now());
   tokens_ -= 1;
   if (tokens_ >= 0) return std::chrono::nanoseconds(0);

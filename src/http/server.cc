@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpusched/common/log.h"
+#include "gpusched/common/mutex.h"
 
 namespace gpusched::http {
 namespace {
@@ -336,9 +337,9 @@ class Server::Impl {
     return left;
   }
 
-  void Stop() {
+  void Stop() GPUSCHED_EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (stopped_) return;
       stopped_ = true;
     }
@@ -351,12 +352,12 @@ class Server::Impl {
     for (std::thread& t : threads_) {
       if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return stopped_; });
+  void Wait() GPUSCHED_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (!stopped_) cv_.Wait();
   }
 
  private:
@@ -366,12 +367,12 @@ class Server::Impl {
     return {ModTime(options_.tls_cert_file), ModTime(options_.tls_key_file), ModTime(options_.client_ca_file)};
   }
 
-  std::shared_ptr<ssl::context> Context() {
-    std::lock_guard<std::mutex> lock(ctx_mu_);
+  std::shared_ptr<ssl::context> Context() GPUSCHED_EXCLUDES(ctx_mu_) {
+    MutexLock lock(&ctx_mu_);
     return ctx_;
   }
-  void SetContext(std::shared_ptr<ssl::context> ctx) {
-    std::lock_guard<std::mutex> lock(ctx_mu_);
+  void SetContext(std::shared_ptr<ssl::context> ctx) GPUSCHED_EXCLUDES(ctx_mu_) {
+    MutexLock lock(&ctx_mu_);
     ctx_ = std::move(ctx);
   }
 
@@ -419,13 +420,13 @@ class Server::Impl {
   tcp::acceptor acceptor_;
   net::steady_timer reload_timer_;
   std::array<int64_t, 3> tls_mtimes_{};
-  std::mutex ctx_mu_;
-  std::shared_ptr<ssl::context> ctx_;
+  Mutex ctx_mu_;
+  std::shared_ptr<ssl::context> ctx_ GPUSCHED_GUARDED_BY(ctx_mu_);
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopped_ = false;
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
 };
 
 Server::Server(ServerOptions options, const Router* router)

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <vector>
 
+#include "gpusched/common/mutex.h"
 #include "gpusched/common/token_bucket.h"
 #include "gpusched/json/json.h"
 
@@ -49,8 +50,8 @@ class TokenSource {
   TokenSource(std::string token, std::string file, std::chrono::seconds refresh)
       : token_(std::move(token)), file_(std::move(file)), refresh_(refresh) {}
 
-  std::string Get() {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::string Get() GPUSCHED_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (file_.empty()) return token_;
     Clock::time_point now = Clock::now();
     if (!read_ || now - read_at_ >= refresh_) {
@@ -67,18 +68,18 @@ class TokenSource {
     return token_;
   }
   bool from_file() const { return !file_.empty(); }
-  void Invalidate() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Invalidate() GPUSCHED_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     read_ = false;
   }
 
  private:
-  std::mutex mu_;
-  std::string token_;
+  Mutex mu_;
+  std::string token_ GPUSCHED_GUARDED_BY(mu_);
   const std::string file_;
   const std::chrono::seconds refresh_;
-  bool read_ = false;
-  Clock::time_point read_at_;
+  bool read_ GPUSCHED_GUARDED_BY(mu_) = false;
+  Clock::time_point read_at_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 // One connection with its own io_context: every operation runs the context on the calling
@@ -257,7 +258,7 @@ std::chrono::seconds RetryAfter(std::string_view value) {
 
 void StreamCancel::Cancel() {
   cancelled_.store(true);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (hook_) hook_();
 }
 
@@ -267,7 +268,7 @@ void StreamCancel::Reset() {
 }
 
 void StreamCancel::SetHook(std::function<void()> hook) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   hook_ = std::move(hook);
 }
 
@@ -427,21 +428,21 @@ class ApiClient::Impl {
     req.keep_alive(true);
   }
 
-  std::unique_ptr<Conn> TakeIdle() {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+  std::unique_ptr<Conn> TakeIdle() GPUSCHED_EXCLUDES(pool_mu_) {
+    MutexLock lock(&pool_mu_);
     if (idle_.empty()) return nullptr;
     std::unique_ptr<Conn> c = std::move(idle_.back());
     idle_.pop_back();
     return c;
   }
 
-  void DropIdle() {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+  void DropIdle() GPUSCHED_EXCLUDES(pool_mu_) {
+    MutexLock lock(&pool_mu_);
     idle_.clear();
   }
 
-  void ReturnIdle(std::unique_ptr<Conn> c) {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+  void ReturnIdle(std::unique_ptr<Conn> c) GPUSCHED_EXCLUDES(pool_mu_) {
+    MutexLock lock(&pool_mu_);
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(c));
   }
 
@@ -450,8 +451,8 @@ class ApiClient::Impl {
   std::optional<ssl::context> tls_ctx_;
   TokenSource tokens_;
   TokenBucket limiter_;
-  std::mutex pool_mu_;
-  std::vector<std::unique_ptr<Conn>> idle_;
+  Mutex pool_mu_;
+  std::vector<std::unique_ptr<Conn>> idle_ GPUSCHED_GUARDED_BY(pool_mu_);
 };
 
 StatusOr<std::unique_ptr<ApiClient>> ApiClient::Create(ApiConfig config, ApiClientOptions options) {

@@ -178,23 +178,31 @@ void ClusterSync::Start() {
   if (options_.watch_dra) AddDraReflectors();
   for (auto& r : reflectors_) r->Start();
   expirer_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, options_.expire_interval, [this] { return stopping_; })) {
-      lock.unlock();
+    while (!SleepUnlessStopping(options_.expire_interval)) {
       // A stale view could expire bookings of pods it has not seen bound: wait for health.
       size_t released = healthy() ? inventory_->Expire() : 0;
       if (released > 0) log::Info("released {} expired booking(s)", released);
-      lock.lock();
     }
   });
 }
 
+bool ClusterSync::SleepUnlessStopping(std::chrono::milliseconds interval) {
+  auto deadline = std::chrono::steady_clock::now() + interval;
+  MutexLock lock(&mu_);
+  while (!stopping_) {
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    cv_.WaitFor(left);
+  }
+  return true;
+}
+
 void ClusterSync::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (auto& r : reflectors_) r->Stop();
   if (expirer_.joinable()) expirer_.join();
 }

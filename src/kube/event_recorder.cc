@@ -33,10 +33,10 @@ EventRecorder::EventRecorder(ApiClient* client, EventRecorderOptions options)
 
 EventRecorder::~EventRecorder() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   thread_.join();
 }
 
@@ -50,7 +50,7 @@ void EventRecorder::Unschedulable(const Pod& pod, std::string message) {
   int64_t now = NowMs();
   int64_t interval = std::chrono::duration_cast<std::chrono::milliseconds>(options_.per_pod_interval).count();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = last_by_uid_.find(pod.uid);
     if (it != last_by_uid_.end() && now - it->second < interval) return;  // said recently
     if (queue_.size() >= options_.max_queue || !bucket_.TryTake()) {
@@ -63,23 +63,28 @@ void EventRecorder::Unschedulable(const Pod& pod, std::string message) {
     }
     queue_.push_back(Pending{pod, std::move(message), now});
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void EventRecorder::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
-    Pending p = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
-    lock.unlock();
-    Post(p);
-    lock.lock();
+    std::optional<Pending> p = NextPending();
+    if (!p) return;
+    Post(*p);
+    MutexLock lock(&mu_);
     busy_ = false;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
+}
+
+std::optional<EventRecorder::Pending> EventRecorder::NextPending() {
+  MutexLock lock(&mu_);
+  while (!stopping_ && queue_.empty()) cv_.Wait();
+  if (stopping_) return std::nullopt;
+  Pending p = std::move(queue_.front());
+  queue_.pop_front();
+  busy_ = true;
+  return p;
 }
 
 void EventRecorder::Post(const Pending& p) {
@@ -113,7 +118,7 @@ void EventRecorder::Post(const Pending& p) {
                {{"pod", p.pod.namespace_name + "/" + p.pod.name},
                 {"error", r.ok() ? fmt::format("HTTP {}", r->status) : r.status().message()}});
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (ok) {
     ++stats_.posted;
   } else {
@@ -122,12 +127,18 @@ void EventRecorder::Post(const Pending& p) {
 }
 
 bool EventRecorder::WaitIdle(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_; });
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&mu_);
+  while (!queue_.empty() || busy_) {
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    cv_.WaitFor(left);
+  }
+  return true;
 }
 
 EventRecorderStats EventRecorder::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 

@@ -50,33 +50,38 @@ void Reflector::Stop() {
   stopping_.store(true);
   cancel_.Cancel();
   {
-    std::lock_guard<std::mutex> lock(sleep_mu_);
+    MutexLock lock(&sleep_mu_);  // a Sleep about to wait sees stopping_ or gets the signal
   }
-  sleep_cv_.notify_all();
+  sleep_cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 ReflectorStats Reflector::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   return stats_;
 }
 
 bool Reflector::Sleep(std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> lock(sleep_mu_);
-  sleep_cv_.wait_for(lock, d, [this] { return stopping_.load(); });
+  auto deadline = std::chrono::steady_clock::now() + d;
+  MutexLock lock(&sleep_mu_);
+  while (!stopping_.load()) {
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    sleep_cv_.WaitFor(left);
+  }
   return !stopping_.load();
 }
 
 void Reflector::Fail(const Status& s) {
   log::Write(log::Level::kWarning, "watch failed", {{"resource", type_.name}, {"error", s.message()}});
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   ++stats_.errors;
   stats_.last_error = s.message();
   if (!stats_.failing_since) stats_.failing_since = std::chrono::steady_clock::now();
 }
 
 void Reflector::Succeeded() {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   stats_.failing_since.reset();
 }
 
@@ -101,7 +106,7 @@ void Reflector::Run() {
         handler_->Replace({});
         synced_.store(true);
         {
-          std::lock_guard<std::mutex> lock(stats_mu_);
+          MutexLock lock(&stats_mu_);
           stats_.synced = true;
           stats_.served = false;
           stats_.last_error = s.message();
@@ -115,7 +120,7 @@ void Reflector::Run() {
         if (*next == Next::kRelist) {
           listed = false;
           consistent = true;
-          std::lock_guard<std::mutex> lock(stats_mu_);
+          MutexLock lock(&stats_mu_);
           ++stats_.relists;
         }
         continue;
@@ -192,7 +197,7 @@ Status Reflector::List(bool consistent) {
   handler_->Replace(items);
   resource_version_ = list_rv;
   synced_.store(true);
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   stats_.synced = true;
   stats_.served = true;
   stats_.failing_since.reset();
@@ -211,7 +216,7 @@ StatusOr<Reflector::Next> Reflector::Watch() {
                                            {"timeoutSeconds", std::to_string(timeout)},
                                            {"fieldSelector", type_.field_selector}});
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     ++stats_.watches;
   }
   LineSplitter lines;
@@ -244,7 +249,7 @@ StatusOr<Reflector::Next> Reflector::Watch() {
     }
     if (!events.empty()) handler_->Apply(events);
     if (!rv.empty()) resource_version_ = rv;
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     stats_.events += events.size();
     stats_.resource_version = resource_version_;
     batch.clear();

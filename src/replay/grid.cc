@@ -1,3 +1,4 @@
+#include "gpusched/common/mutex.h"
 #include "gpusched/replay/grid.h"
 
 #include <fmt/format.h>
@@ -96,14 +97,14 @@ StatusOr<std::vector<GridRun>> RunGrid(const std::vector<NamedTrace>& traces, co
 void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn,
                  const std::function<void(size_t, size_t)>& progress) {
   std::atomic<size_t> next{0};
-  std::mutex progress_mu;
-  size_t done = 0;
+  Mutex progress_mu;
+  size_t done = 0;  // under progress_mu
   auto worker = [&] {
     while (true) {
       size_t i = next.fetch_add(1);
       if (i >= n) return;
       fn(i);
-      std::lock_guard<std::mutex> lock(progress_mu);
+      MutexLock lock(&progress_mu);
       ++done;
       if (progress) progress(done, n);
     }

@@ -1,9 +1,13 @@
 // File: mutex.h
 //
-// A std::mutex with clang thread-safety annotations (leveldb's port::Mutex). Under clang with
-// -Wthread-safety, members marked GPUSCHED_GUARDED_BY(mu_) can only be touched while mu_ is held.
+// A std::mutex with clang thread-safety annotations (leveldb's port::Mutex), and a condition
+// variable bound to it (port::CondVar). Under clang with -Wthread-safety (scripts/thread-safety.sh,
+// run by the test script), members marked GPUSCHED_GUARDED_BY(mu_) can only be touched while mu_
+// is held. Every mutex in gpusched is one of these.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 
 #if defined(__clang__)
@@ -32,7 +36,38 @@ class GPUSCHED_LOCKABLE Mutex {
   void Unlock() GPUSCHED_RELEASE() { mu_.unlock(); }
 
  private:
+  friend class CondVar;
   std::mutex mu_;
+};
+
+// A condition variable for one Mutex. Wait and WaitFor release the mutex while they wait and hold
+// it again when they return; callers re-check their condition in a loop (wake-ups may be spurious).
+// REQUIRES: the caller holds the mutex given at construction, which outlives the CondVar.
+class CondVar {
+ public:
+  explicit CondVar(Mutex* mu) : mu_(mu) {}
+  CondVar(const CondVar&) = delete;
+  CondVar& operator=(const CondVar&) = delete;
+
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_->mu_, std::adopt_lock);
+    cv_.wait(lock);
+    lock.release();
+  }
+  // Returns false if `timeout` passed without a signal.
+  template <typename Rep, typename Period>
+  bool WaitFor(std::chrono::duration<Rep, Period> timeout) {
+    std::unique_lock<std::mutex> lock(mu_->mu_, std::adopt_lock);
+    bool signalled = cv_.wait_for(lock, timeout) == std::cv_status::no_timeout;
+    lock.release();
+    return signalled;
+  }
+  void Signal() { cv_.notify_one(); }
+  void SignalAll() { cv_.notify_all(); }
+
+ private:
+  Mutex* const mu_;
+  std::condition_variable cv_;
 };
 
 // Holds a Mutex for its scope.

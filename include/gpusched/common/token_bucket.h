@@ -8,7 +8,8 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
+
+#include "gpusched/common/mutex.h"
 
 namespace gpusched {
 
@@ -29,14 +30,14 @@ class TokenBucket {
 
  private:
   std::chrono::steady_clock::time_point Now() const;
-  void RefillLocked(std::chrono::steady_clock::time_point now);
+  void RefillLocked(std::chrono::steady_clock::time_point now) GPUSCHED_REQUIRES(mu_);
 
   const double rate_;
   const double burst_;
   const Clock clock_;
-  std::mutex mu_;
-  double tokens_;
-  std::chrono::steady_clock::time_point last_;
+  Mutex mu_;
+  double tokens_ GPUSCHED_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched

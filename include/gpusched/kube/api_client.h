@@ -17,10 +17,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
 #include "gpusched/kube/api_config.h"
 
@@ -56,8 +56,8 @@ class StreamCancel {
   void SetHook(std::function<void()> hook);
 
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  std::function<void()> hook_;
+  Mutex mu_;
+  std::function<void()> hook_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 class ApiClient {

@@ -14,14 +14,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "gpusched/common/mutex.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kube/api_client.h"
 #include "gpusched/kube/reflector.h"
@@ -66,6 +65,8 @@ class ClusterSync {
   enum class Kind;
 
   void AddReflector(Kind kind, ResourceType type);
+  // Sleeps `interval`, or less if Stop() is called; returns true if stopping.
+  bool SleepUnlessStopping(std::chrono::milliseconds interval) GPUSCHED_EXCLUDES(mu_);
   void AddDraReflectors();
 
   ApiClient* const client_;
@@ -74,9 +75,9 @@ class ClusterSync {
   std::vector<std::unique_ptr<Handler>> handlers_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::thread expirer_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  bool stopping_ GPUSCHED_GUARDED_BY(mu_) = false;
   std::string dra_version_;
 };
 

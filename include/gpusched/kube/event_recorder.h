@@ -9,15 +9,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
+#include "gpusched/common/mutex.h"
 #include "gpusched/common/token_bucket.h"
 #include "gpusched/extender/event_sink.h"
 #include "gpusched/kube/api_client.h"
@@ -59,20 +59,23 @@ class EventRecorder : public extender::EventSink {
     int64_t at_ms;
   };
 
-  void Run();
-  void Post(const Pending& p);
+  void Run() GPUSCHED_EXCLUDES(mu_);
+  // Waits for a queued event and takes it (busy_ set); nullopt once stopping.
+  std::optional<Pending> NextPending() GPUSCHED_EXCLUDES(mu_);
+  void Post(const Pending& p) GPUSCHED_EXCLUDES(mu_);
   int64_t NowMs() const;
 
   ApiClient* const client_;
   const EventRecorderOptions options_;
   TokenBucket bucket_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;
-  std::unordered_map<std::string, int64_t> last_by_uid_;  // when each pod's last Event was queued
-  bool busy_ = false;
-  bool stopping_ = false;
-  EventRecorderStats stats_;
+  mutable Mutex mu_;
+  CondVar cv_{&mu_};
+  std::deque<Pending> queue_ GPUSCHED_GUARDED_BY(mu_);
+  // When each pod's last Event was queued.
+  std::unordered_map<std::string, int64_t> last_by_uid_ GPUSCHED_GUARDED_BY(mu_);
+  bool busy_ GPUSCHED_GUARDED_BY(mu_) = false;
+  bool stopping_ GPUSCHED_GUARDED_BY(mu_) = false;
+  EventRecorderStats stats_ GPUSCHED_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -17,15 +17,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gpusched/common/status.h"
+#include "gpusched/common/mutex.h"
 #include "gpusched/kube/api_client.h"
 #include "gpusched/kube/watch_event.h"
 
@@ -102,9 +101,9 @@ class Reflector {
   // Returns kWatch to resume from resource_version_, kRelist after 410; errors mean back off.
   StatusOr<Next> Watch();
   // Sleeps `d` unless Stop() comes first; returns false if stopping.
-  bool Sleep(std::chrono::milliseconds d);
-  void Fail(const Status& s);
-  void Succeeded();
+  bool Sleep(std::chrono::milliseconds d) GPUSCHED_EXCLUDES(sleep_mu_);
+  void Fail(const Status& s) GPUSCHED_EXCLUDES(stats_mu_);
+  void Succeeded() GPUSCHED_EXCLUDES(stats_mu_);
 
   ApiClient* const client_;
   const ResourceType type_;
@@ -115,12 +114,12 @@ class Reflector {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> synced_{false};
   StreamCancel cancel_;
-  std::mutex sleep_mu_;
-  std::condition_variable sleep_cv_;
+  Mutex sleep_mu_;  // pairs Stop() with Sleep(): stopping_ is atomic, the mutex orders the signal
+  CondVar sleep_cv_{&sleep_mu_};
   std::chrono::seconds retry_after_{0};
 
-  mutable std::mutex stats_mu_;
-  ReflectorStats stats_;
+  mutable Mutex stats_mu_;
+  ReflectorStats stats_ GPUSCHED_GUARDED_BY(stats_mu_);
   std::string resource_version_;  // reflector thread only; mirrored in stats_
 };
 
