@@ -5,12 +5,8 @@
 
 namespace gpusched {
 
-TokenBucket::TokenBucket(double rate, double burst, Clock clock)
-    : rate_(rate), burst_(std::max(1.0, burst)), clock_(std::move(clock)), tokens_(burst_), last_(Now()) {}
-
-std::chrono::steady_clock::time_point TokenBucket::Now() const {
-  return clock_ ? clock_() : std::chrono::steady_clock::now();
-}
+TokenBucket::TokenBucket(double rate, double burst, const Clock* clock)
+    : rate_(rate), burst_(std::max(1.0, burst)), clock_(clock), tokens_(burst_), last_(clock->Now()) {}
 
 void TokenBucket::RefillLocked(std::chrono::steady_clock::time_point now) {
   if (now > last_) {
@@ -22,7 +18,7 @@ void TokenBucket::RefillLocked(std::chrono::steady_clock::time_point now) {
 bool TokenBucket::TryTake() {
   if (rate_ <= 0) return true;
   MutexLock lock(&mu_);
-  RefillLocked(Now());
+  RefillLocked(clock_->Now());
   if (tokens_ < 1) return false;
   tokens_ -= 1;
   return true;
@@ -31,7 +27,7 @@ bool TokenBucket::TryTake() {
 std::chrono::nanoseconds TokenBucket::Reserve() {
   if (rate_ <= 0) return std::chrono::nanoseconds(0);
   MutexLock lock(&mu_);
-  RefillLocked(Now());
+  RefillLocked(clock_->Now());
   tokens_ -= 1;
   if (tokens_ >= 0) return std::chrono::nanoseconds(0);
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(-tokens_ / rate_));

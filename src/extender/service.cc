@@ -218,7 +218,7 @@ std::string Service::Filter(std::string body) const {
 }
 
 std::shared_ptr<const scoring::TargetWorkload> Service::Workload(const inventory::InventorySnapshot& snapshot) const {
-  auto now = std::chrono::steady_clock::now();
+  auto now = options_.clock->Now();
   MutexLock lock(&workload_mu_);
   bool fresh = workload_ != nullptr && (workload_version_ == snapshot.version() || now - workload_time_ < kWorkloadRefresh);
   if (fresh) return workload_;
@@ -422,7 +422,7 @@ std::string Service::BindError(std::string_view body) const {
     in_flight.acquired = binding_.insert(b.pod_uid).second;
   }
   if (!in_flight.acquired) return fmt::format("bind {} to {}: a bind of this pod is already in progress", pod_key, b.node);
-  auto deadline = std::chrono::steady_clock::now() + options_.bind_deadline;
+  auto deadline = options_.clock->Now() + options_.bind_deadline;
 
   std::optional<Pod> found = inventory_->FindPod(b.pod_uid);
   if (!found) {
@@ -478,7 +478,7 @@ std::string Service::BindError(std::string_view body) const {
   Planner planner(options_.placement);
   Status last;
   for (int attempt = 0; attempt < options_.bind_attempts; ++attempt) {
-    if (attempt > 0 && std::chrono::steady_clock::now() > deadline) {
+    if (attempt > 0 && options_.clock->Now() > deadline) {
       return fmt::format("bind {} to {}: gave up after {} attempts in {} s: {}", pod_key, b.node, attempt,
                          options_.bind_deadline.count(), last.message());
     }

@@ -45,27 +45,14 @@ void Inventory::ErasePodLocked(const std::string& uid) {
   pods_.erase(it);
 }
 
-std::chrono::steady_clock::time_point Inventory::Now() const {
-  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
-}
-
-int64_t Inventory::WallMs() const {
-  if (options_.wall_clock_ms) return options_.wall_clock_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 bool Inventory::BookingFreshLocked(int64_t booked_at_ms) const {
-  // Either way: a writer whose clock runs ahead must not make a booking live longer.
-  int64_t age = WallMs() - booked_at_ms;
-  int64_t ttl = std::chrono::duration_cast<std::chrono::milliseconds>(options_.booking_ttl).count();
-  return age < ttl && -age < ttl;
+  return BookingFresh(booked_at_ms, options_.clock->WallMs(), options_.booking_ttl);
 }
 
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   const Allocation* existing = ledger_.Find(pod.uid);
   placement::PodRequest request = placement::AnalyzePod(pod);
-  if (pod.terminal()) gone_[pod.uid] = Now();
+  if (pod.terminal()) gone_[pod.uid] = options_.clock->Now();
   bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone;
   std::vector<std::string> dra_devices;
   if (!holds && pod.bound() && !pod.terminal() && !pod.resource_claims.empty()) {
@@ -106,7 +93,7 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
     bool in_flight = existing->origin != AllocationOrigin::kObserved && !pod.bound() && !pod.terminal();
     if (in_flight && existing->origin == AllocationOrigin::kCommitted) {
       auto at = committed_at_.find(pod.uid);
-      in_flight = at != committed_at_.end() && Now() - at->second <= options_.assume_ttl;
+      in_flight = at != committed_at_.end() && options_.clock->Now() - at->second <= options_.assume_ttl;
     } else if (in_flight) {
       auto at = booked_at_ms_.find(pod.uid);
       in_flight = at != booked_at_ms_.end() && BookingFreshLocked(at->second);
@@ -132,7 +119,7 @@ void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* t
   committed_at_.erase(uid);
   booked_at_ms_.erase(uid);
   ErasePodLocked(uid);
-  gone_[uid] = Now();
+  gone_[uid] = options_.clock->Now();
 }
 
 void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) {
@@ -357,7 +344,7 @@ Status Inventory::ReplaceDraClaim(const std::string& old_json, std::string new_j
 
 size_t Inventory::Expire() {
   MutexLock lock(&mu_);
-  auto now = Now();
+  auto now = options_.clock->Now();
   std::vector<std::string> stale;
   for (const auto& [uid, a] : ledger_.all()) {
     if (a.origin == AllocationOrigin::kCommitted) {
@@ -508,7 +495,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
       return fits;
     }
     if (checked != nullptr) *checked = it->second.spec;
-    committed_at_[pod.uid] = Now();
+    committed_at_[pod.uid] = options_.clock->Now();
     touched.insert(node);
   } else if (checked != nullptr) {
     // Nothing to book: the node as known (or just its name) is what the bind targets.

@@ -50,23 +50,17 @@ std::string NodePath(std::string_view node) { return fmt::format("/api/v1/nodes/
 ApiBinder::ApiBinder(ApiClient* client, inventory::Inventory* inventory, ApiBinderOptions options)
     : client_(client), inventory_(inventory), options_(std::move(options)) {}
 
-int64_t ApiBinder::NowMs() const {
-  if (options_.wall_clock_ms) return options_.wall_clock_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 Status ApiBinder::Book(const extender::BindTarget& t) {
   const Node& node = t.node;
   if (node.resource_version.empty()) {
     return FailedPreconditionError(fmt::format("node {} has no resourceVersion to book against", node.name));
   }
-  int64_t now = NowMs();
-  int64_t ttl = std::chrono::duration_cast<std::chrono::milliseconds>(options_.booking_ttl).count();
+  int64_t now = options_.clock->WallMs();
   std::vector<NodeBooking> bookings;
   for (const NodeBooking& b : node.bookings) {
-    bool fresh = now - b.booked_at_ms < ttl && b.booked_at_ms - now < ttl;
-    if (fresh && b.allocation.pod_uid != t.pod.uid) bookings.push_back(b);
+    if (BookingFresh(b.booked_at_ms, now, options_.booking_ttl) && b.allocation.pod_uid != t.pod.uid) {
+      bookings.push_back(b);
+    }
   }
   NodeBooking mine{.allocation = t.allocation, .booked_at_ms = now};
   mine.allocation.origin = AllocationOrigin::kBooked;

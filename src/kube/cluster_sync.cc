@@ -216,7 +216,7 @@ bool ClusterSync::synced() const {
 
 bool ClusterSync::healthy() const {
   if (!synced()) return false;
-  auto now = std::chrono::steady_clock::now();
+  auto now = options_.reflector.clock->Now();
   for (const auto& r : reflectors_) {
     ReflectorStats s = r->stats();
     if (s.failing_since && now - *s.failing_since > options_.unhealthy_after) return false;

@@ -40,14 +40,8 @@ EventRecorder::~EventRecorder() {
   thread_.join();
 }
 
-int64_t EventRecorder::NowMs() const {
-  if (options_.wall_clock_ms) return options_.wall_clock_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 void EventRecorder::Unschedulable(const Pod& pod, std::string message) {
-  int64_t now = NowMs();
+  int64_t now = options_.clock->WallMs();
   int64_t interval = std::chrono::duration_cast<std::chrono::milliseconds>(options_.per_pod_interval).count();
   {
     MutexLock lock(&mu_);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <random>
 
 #include "gpusched/common/log.h"
 #include "gpusched/json/json.h"
@@ -37,7 +36,11 @@ std::string Query(std::initializer_list<std::pair<std::string_view, std::string>
 }  // namespace
 
 Reflector::Reflector(ApiClient* client, ResourceType type, ReflectorHandler* handler, ReflectorOptions options)
-    : client_(client), type_(std::move(type)), handler_(handler), options_(options) {}
+    : client_(client),
+      type_(std::move(type)),
+      handler_(handler),
+      options_(options),
+      rng_(options.seed != 0 ? options.seed : static_cast<uint64_t>(options.clock->Now().time_since_epoch().count())) {}
 
 Reflector::~Reflector() { Stop(); }
 
@@ -77,7 +80,7 @@ void Reflector::Fail(const Status& s) {
   MutexLock lock(&stats_mu_);
   ++stats_.errors;
   stats_.last_error = s.message();
-  if (!stats_.failing_since) stats_.failing_since = std::chrono::steady_clock::now();
+  if (!stats_.failing_since) stats_.failing_since = options_.clock->Now();
 }
 
 void Reflector::Succeeded() {
@@ -86,9 +89,7 @@ void Reflector::Succeeded() {
 }
 
 void Reflector::Run() {
-  uint32_t seed = options_.seed != 0 ? options_.seed
-                                     : static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  Backoff backoff(options_.backoff_initial, options_.backoff_max, options_.backoff_jitter, seed);
+  Backoff backoff(options_.backoff_initial, options_.backoff_max, options_.backoff_jitter, &rng_);
   bool listed = false;
   bool consistent = false;  // after a 410, list from etcd, not from the watch cache
   while (!stopping_.load()) {
@@ -207,9 +208,8 @@ Status Reflector::List(bool consistent) {
 }
 
 StatusOr<Reflector::Next> Reflector::Watch() {
-  static thread_local std::mt19937 rng(std::random_device{}());
   int64_t min = options_.min_watch_timeout.count();
-  int64_t timeout = min + std::uniform_int_distribution<int64_t>(0, std::max<int64_t>(0, min - 1))(rng);
+  int64_t timeout = min + static_cast<int64_t>(rng_.Below(static_cast<uint64_t>(std::max<int64_t>(1, min))));
   std::string target = type_.path + Query({{"watch", "1"},
                                            {"resourceVersion", resource_version_},
                                            {"allowWatchBookmarks", "true"},

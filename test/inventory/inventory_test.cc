@@ -215,18 +215,32 @@ TEST(Inventory, ABoundPodBreakingTheContractMakesItsNodeInconsistent) {
   EXPECT_TRUE(inv.Snapshot()->FindNode("s")->ready());
 }
 
+// A clock pair tests can move: steady for assume_ttl, wall (Unix ms) for bookings.
+struct TestClocks final : Clock {
+  std::chrono::steady_clock::time_point steady{};
+  int64_t wall_ms = 1'764'470'000'000;
+
+  std::chrono::steady_clock::time_point Now() const override { return steady; }
+  int64_t WallMs() const override { return wall_ms; }
+  InventoryOptions Options() { return InventoryOptions{.clock = this}; }
+  void Advance(std::chrono::seconds d) {
+    steady += d;
+    wall_ms += std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+};
+
 TEST(Inventory, UnconfirmedBindsExpire) {
-  auto now = std::chrono::steady_clock::time_point{};
-  Inventory inv(InventoryOptions{.assume_ttl = std::chrono::seconds(60), .clock = [&] { return now; }});
+  TestClocks clocks;
+  Inventory inv(InventoryOptions{.assume_ttl = std::chrono::seconds(60), .clock = &clocks});
   ClusterObjects cluster{.nodes = {WholeNode("w", 8)}};
   Pod pod = WholePod(2);
   cluster.pods = {pod};  // the source knows the pod, pending
   inv.ReplaceCluster(ClusterObjects(cluster));
   ASSERT_TRUE(inv.Commit(pod, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
-  now += std::chrono::seconds(59);
+  clocks.Advance(std::chrono::seconds(59));
   inv.ReplaceCluster(ClusterObjects(cluster));  // still pending, within the TTL: kept
   EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
-  now += std::chrono::seconds(2);
+  clocks.Advance(std::chrono::seconds(2));
   inv.ReplaceCluster(ClusterObjects(cluster));  // still pending after the TTL: the bind never happened
   EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 0);
   EXPECT_FALSE(inv.AllocationOf("new"));
@@ -256,19 +270,6 @@ TEST(Inventory, SnapshotsAreImmutable) {
   EXPECT_GT(inv.Snapshot()->version(), before->version());
 }
 
-// A clock pair tests can move: steady for assume_ttl, wall (Unix ms) for bookings.
-struct TestClocks {
-  std::chrono::steady_clock::time_point steady{};
-  int64_t wall_ms = 1'764'470'000'000;
-
-  InventoryOptions Options() {
-    return InventoryOptions{.clock = [this] { return steady; }, .wall_clock_ms = [this] { return wall_ms; }};
-  }
-  void Advance(std::chrono::seconds d) {
-    steady += d;
-    wall_ms += std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-  }
-};
 
 NodeBooking Booking(std::string uid, int64_t gpus, int64_t at_ms, std::string node = "w") {
   return NodeBooking{.allocation = {.pod_uid = uid,

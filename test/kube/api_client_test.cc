@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fake_apiserver.h"
+#include "fake_clock.h"
 #include "gpusched/common/token_bucket.h"
 #include "tls_client.h"
 
@@ -201,17 +202,17 @@ TEST(ApiClient, ANon200StreamReturnsTheStatusBody) {
 }
 
 TEST(TokenBucket, AllowsTheBurstThenTheRate) {
-  auto now = std::chrono::steady_clock::time_point{};
-  TokenBucket bucket(10, 3, [&] { return now; });
+  testing::FakeClock clock;
+  TokenBucket bucket(10, 3, &clock);
   EXPECT_TRUE(bucket.TryTake());
   EXPECT_TRUE(bucket.TryTake());
   EXPECT_TRUE(bucket.TryTake());
   EXPECT_FALSE(bucket.TryTake());
-  now += std::chrono::milliseconds(100);
+  clock.Advance(std::chrono::milliseconds(100));
   EXPECT_TRUE(bucket.TryTake());
   EXPECT_FALSE(bucket.TryTake());
   EXPECT_EQ(bucket.Reserve(), std::chrono::milliseconds(100));
-  now += std::chrono::seconds(10);
+  clock.Advance(std::chrono::seconds(10));
   EXPECT_EQ(bucket.Reserve(), std::chrono::nanoseconds(0));
 }
 

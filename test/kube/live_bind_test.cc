@@ -8,6 +8,7 @@
 
 #include "cluster_json.h"
 #include "fake_apiserver.h"
+#include "fake_clock.h"
 #include "gpusched/json/json.h"
 #include "gpusched/k8s/node_bookings.h"
 #include "live_replica.h"
@@ -27,12 +28,12 @@ constexpr int64_t kNow = 1'764'470'000'000;  // a fixed wall clock (Unix ms) for
 
 struct Fixture {
   FakeApiServer api;
+  testing::FakeClock clock{kNow};
   std::unique_ptr<LiveReplica> replica;
 
   void Start(extender::ServiceOptions options = {}) {
-    replica = std::make_unique<LiveReplica>(api.url(), std::move(options),
-                                            inventory::InventoryOptions{.wall_clock_ms = [] { return kNow; }},
-                                            kube::ApiBinderOptions{.wall_clock_ms = [] { return kNow; }});
+    replica = std::make_unique<LiveReplica>(api.url(), std::move(options), inventory::InventoryOptions{.clock = &clock},
+                                            kube::ApiBinderOptions{.clock = &clock});
     ASSERT_TRUE(replica->sync->WaitSynced(std::chrono::seconds(10)));
   }
 

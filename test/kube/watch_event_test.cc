@@ -57,7 +57,8 @@ TEST(WatchEvent, MalformedLinesAreErrorsNamingTheProblem) {
 }
 
 TEST(Backoff, DoublesUpToTheCapWithBoundedJitterAndResets) {
-  Backoff b(std::chrono::milliseconds(100), std::chrono::milliseconds(1000), 0.5, 7);
+  Rng rng(7);
+  Backoff b(std::chrono::milliseconds(100), std::chrono::milliseconds(1000), 0.5, &rng);
   std::vector<int64_t> bases = {100, 200, 400, 800, 1000, 1000};
   for (int64_t base : bases) {
     int64_t d = b.Next().count();

@@ -7,18 +7,16 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 
+#include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 
 namespace gpusched {
 
 class TokenBucket {
  public:
-  using Clock = std::function<std::chrono::steady_clock::time_point()>;
-
-  // rate <= 0: unlimited. The bucket starts full. `clock` defaults to steady_clock::now.
-  TokenBucket(double rate, double burst, Clock clock = {});
+  // rate <= 0: unlimited. The bucket starts full. `clock` is not owned and must outlive the bucket.
+  TokenBucket(double rate, double burst, const Clock* clock = &RealClock());
 
   // Takes a token if one is banked now; returns false otherwise (nothing taken).
   bool TryTake();
@@ -29,12 +27,11 @@ class TokenBucket {
   void Take();
 
  private:
-  std::chrono::steady_clock::time_point Now() const;
   void RefillLocked(std::chrono::steady_clock::time_point now) GPUSCHED_REQUIRES(mu_);
 
   const double rate_;
   const double burst_;
-  const Clock clock_;
+  const Clock* const clock_;
   Mutex mu_;
   double tokens_ GPUSCHED_GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point last_ GPUSCHED_GUARDED_BY(mu_);

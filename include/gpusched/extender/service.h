@@ -32,6 +32,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/extender/claim_writer.h"
 #include "gpusched/extender/event_sink.h"
@@ -73,6 +74,9 @@ struct ServiceOptions {
   // this writer before binding. Null: advisory mode, kube-scheduler's plugin allocates.
   // Not owned; must outlive the service.
   ClaimWriter* claim_writer = nullptr;
+  // The time of bind deadlines and of the workload's refresh. Not owned; must outlive the
+  // service. Default: RealClock().
+  const Clock* clock = &RealClock();
   // Test only: called by bind after it planned and before it commits, so that a test can make
   // concurrent binds all plan on the same inventory. Default: none.
   std::function<void()> test_before_commit;

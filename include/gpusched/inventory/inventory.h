@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/ledger.h"
@@ -62,11 +63,9 @@ struct InventoryOptions {
   // How long a node's booking counts without the pod being seen bound. It must exceed the time
   // from a booking to the pod's bind event reaching every replica. Default: 5 minutes.
   std::chrono::seconds booking_ttl{300};
-  // The clock for assume_ttl; tests inject their own. Default: std::chrono::steady_clock::now.
-  std::function<std::chrono::steady_clock::time_point()> clock;
-  // Wall clock in Unix milliseconds, for booking_ttl (bookings carry the writer's wall time).
-  // Default: std::chrono::system_clock.
-  std::function<int64_t()> wall_clock_ms;
+  // The time of assume_ttl (monotonic) and booking_ttl (wall: bookings carry the writer's wall
+  // time). Not owned; must outlive the inventory. Default: RealClock().
+  const Clock* clock = &RealClock();
   // Decodes the DRA objects (ResourceSlices, DeviceClasses, ResourceClaims as JSON) into the
   // state the allocator reads. The core does not parse JSON: the k8s layer supplies
   // k8s::DecodeDraObjects. Default: none; DRA objects are then held but not used.
@@ -157,9 +156,7 @@ class Inventory {
   // Makes the kBooked allocations on `node` match its bookings annotation.
   void SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   bool BookingFreshLocked(int64_t booked_at_ms) const;
-  int64_t WallMs() const;
   void PutPodLocked(Pod&& pod) GPUSCHED_REQUIRES(mu_);
-  std::chrono::steady_clock::time_point Now() const;
   void ErasePodLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
   void RebuildLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
   void PublishLocked(bool node_set_changed) GPUSCHED_REQUIRES(mu_);

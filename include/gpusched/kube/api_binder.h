@@ -24,6 +24,7 @@
 #include <chrono>
 #include <functional>
 
+#include "gpusched/common/clock.h"
 #include "gpusched/extender/pod_binder.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kube/api_client.h"
@@ -33,8 +34,8 @@ namespace gpusched::kube {
 struct ApiBinderOptions {
   // Bookings older than this are pruned; must equal the inventories' booking_ttl. Default: 5 min.
   std::chrono::seconds booking_ttl{300};
-  // Unix milliseconds; default: the system clock.
-  std::function<int64_t()> wall_clock_ms;
+  // The wall time stamped on bookings. Not owned; must outlive the binder. Default: RealClock().
+  const Clock* clock = &RealClock();
   // Each write's time limit; the whole bind stays within the service's bind_deadline plus one.
   std::chrono::milliseconds request_timeout{3000};
 };
@@ -51,7 +52,6 @@ class ApiBinder : public extender::PodBinder {
   Status Unbook(const std::string& node, const std::string& pod_uid);
   // Puts the node in `body` (a Node object) into the inventory; returns its resourceVersion.
   std::string StoreNode(const std::string& body);
-  int64_t NowMs() const;
 
   ApiClient* const client_;
   inventory::Inventory* const inventory_;

@@ -6,22 +6,25 @@
 // Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <random>
+
+#include "gpusched/common/random.h"
 
 namespace gpusched::kube {
 
 class Backoff {
  public:
-  Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, double jitter, uint32_t seed)
-      : initial_(initial), max_(max), jitter_(jitter), rng_(seed) {}
+  // REQUIRES: `rng` outlives the backoff (its owner's random source).
+  Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, double jitter, Rng* rng)
+      : initial_(initial), max_(max), jitter_(jitter), rng_(rng) {}
 
   // Returns the next delay and doubles the base (up to max).
   std::chrono::milliseconds Next() {
     std::chrono::milliseconds base = current_.count() == 0 ? initial_ : current_;
     current_ = std::min(max_, base * 2);
-    double stretch = 1.0 + jitter_ * std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+    double stretch = 1.0 + jitter_ * rng_->Unit();
     return std::chrono::milliseconds(static_cast<int64_t>(static_cast<double>(std::min(base, max_).count()) * stretch));
   }
   // Starts over at `initial` (after a success).
@@ -31,7 +34,7 @@ class Backoff {
   const std::chrono::milliseconds initial_;
   const std::chrono::milliseconds max_;
   const double jitter_;
-  std::mt19937 rng_;
+  Rng* const rng_;
   std::chrono::milliseconds current_{0};
 };
 

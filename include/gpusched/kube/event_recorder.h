@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/token_bucket.h"
 #include "gpusched/extender/event_sink.h"
@@ -31,8 +32,9 @@ struct EventRecorderOptions {
   size_t max_queue = 1000;
   std::string component = "gpusched";
   std::string host;  // source.host; default: the hostname
-  // Unix milliseconds; default: the system clock.
-  std::function<int64_t()> wall_clock_ms;
+  // The wall time of per-pod intervals and Event stamps. Not owned; must outlive the recorder.
+  // Default: RealClock().
+  const Clock* clock = &RealClock();
 };
 
 struct EventRecorderStats {
@@ -63,7 +65,6 @@ class EventRecorder : public extender::EventSink {
   // Waits for a queued event and takes it (busy_ set); nullopt once stopping.
   std::optional<Pending> NextPending() GPUSCHED_EXCLUDES(mu_);
   void Post(const Pending& p) GPUSCHED_EXCLUDES(mu_);
-  int64_t NowMs() const;
 
   ApiClient* const client_;
   const EventRecorderOptions options_;

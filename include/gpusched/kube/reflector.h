@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "gpusched/common/status.h"
+#include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
+#include "gpusched/common/random.h"
 #include "gpusched/kube/api_client.h"
 #include "gpusched/kube/watch_event.h"
 
@@ -59,7 +61,10 @@ struct ReflectorOptions {
   std::chrono::milliseconds backoff_initial{800};
   std::chrono::milliseconds backoff_max{30'000};
   double backoff_jitter = 1.0;
-  uint32_t seed = 0;  // 0: seeded from the clock
+  // Seeds the reflector's one random source (backoff jitter, watch timeouts). 0: from the clock.
+  uint64_t seed = 0;
+  // When failures started (stats().failing_since). Not owned; must outlive. Default: RealClock().
+  const Clock* clock = &RealClock();
 };
 
 struct ReflectorStats {
@@ -117,6 +122,7 @@ class Reflector {
   Mutex sleep_mu_;  // pairs Stop() with Sleep(): stopping_ is atomic, the mutex orders the signal
   CondVar sleep_cv_{&sleep_mu_};
   std::chrono::seconds retry_after_{0};
+  Rng rng_;  // reflector thread only
 
   mutable Mutex stats_mu_;
   ReflectorStats stats_ GPUSCHED_GUARDED_BY(stats_mu_);

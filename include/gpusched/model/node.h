@@ -4,6 +4,7 @@
 // the GPU layout and the node's scheduling state are derived from it by placement/node_state.h.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,6 +34,14 @@ struct NodeBooking {
 
   bool operator==(const NodeBooking&) const = default;
 };
+
+// Returns true while a booking made at `booked_at_ms` still counts at `now_ms`: younger than
+// `ttl`, measured either way, so that a writer whose clock runs ahead cannot make it live longer.
+inline bool BookingFresh(int64_t booked_at_ms, int64_t now_ms, std::chrono::seconds ttl) {
+  int64_t age = now_ms - booked_at_ms;
+  int64_t limit = std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count();
+  return age < limit && -age < limit;
+}
 
 struct Node {
   std::string name;
