@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 
 namespace gpusched::dra {
@@ -72,6 +73,11 @@ void AllocatedDevices::Add(const AllocationResult& result) {
 
 namespace {
 
+bool ParseInt64(std::string_view s, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
 bool RequirementMatches(const NodeSelectorRequirement& r, const std::string* value) {
   auto in = [&] { return value != nullptr && std::find(r.values.begin(), r.values.end(), *value) != r.values.end(); };
   if (r.op == "In") return in();
@@ -79,12 +85,10 @@ bool RequirementMatches(const NodeSelectorRequirement& r, const std::string* val
   if (r.op == "Exists") return value != nullptr;
   if (r.op == "DoesNotExist") return value == nullptr;
   if ((r.op == "Gt" || r.op == "Lt") && value != nullptr && r.values.size() == 1) {
-    try {
-      int64_t have = std::stoll(*value), want = std::stoll(r.values[0]);
-      return r.op == "Gt" ? have > want : have < want;
-    } catch (...) {
-      return false;
-    }
+    // As the Kubernetes node selector: both sides integers, or the requirement does not match.
+    int64_t have = 0, want = 0;
+    if (!ParseInt64(*value, &have) || !ParseInt64(r.values[0], &want)) return false;
+    return r.op == "Gt" ? have > want : have < want;
   }
   return false;
 }

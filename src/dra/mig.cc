@@ -7,6 +7,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "gpusched/common/quantity.h"
+
 namespace gpusched::dra {
 namespace {
 
@@ -50,12 +52,9 @@ StatusOr<std::vector<MigProfile>> ParseMigProfiles(std::string_view lgip, std::s
     if (w.size() == 10 && w[1] == "MIG") {
       int64_t g = 0, id = 0;
       MigProfile p{.name = w[2]};
-      double gib = 0;
-      try {
-        gib = std::stod(w[5]);
-      } catch (...) {
-        return Bad("-lgip", line);
-      }
+      // GiB with decimals ("17.62"): read exactly, as milli-GiB.
+      StatusOr<int64_t> milli_gib = ParseQuantityMilli(w[5]);
+      if (!milli_gib.ok() || *milli_gib < 0) return Bad("-lgip", line);
       if (!Int(w[0], &g) || !Int(w[3], &id) || !Int(w[7], &p.multiprocessors) || !Int(w[8], &p.decoders) ||
           !Int(w[9], &p.encoders)) {
         return Bad("-lgip", line);
@@ -63,7 +62,7 @@ StatusOr<std::vector<MigProfile>> ParseMigProfiles(std::string_view lgip, std::s
       want_second_row = g == gpu;
       if (g != gpu) continue;
       p.id = static_cast<int>(id);
-      p.memory_mib = static_cast<int64_t>(std::llround(gib * 1024));
+      p.memory_mib = (*milli_gib * 1024 + 500) / 1000;  // to the nearest MiB
       profiles.push_back(std::move(p));
     } else if (want_second_row && w.size() == 3) {
       MigProfile& p = profiles.back();
