@@ -2,14 +2,70 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "scoring/scorers.h"
 
 namespace gpusched::scoring {
 namespace {
 
-constexpr std::string_view kNames[] = {"random",  "dotprod", "packing", "clustering", "bestfit", "fgd",
-                                       "binpack", "spread",  "softmix", "softfill",   "softfgd"};
-constexpr std::string_view kPaper[] = {"random", "dotprod", "clustering", "packing", "bestfit", "fgd"};
+// Every node policy, once: its name, whether it is one of the FGD paper's baselines, and how it is
+// made (those planning for a target workload get it; it is never null for them).
+struct Entry {
+  std::string_view name;
+  bool paper;
+  bool workload;
+  StatusOr<std::unique_ptr<Scorer>> (*make)(const TargetWorkload* workload);
+};
+
+StatusOr<std::unique_ptr<Scorer>> MakeSoftmix(const TargetWorkload* w) {
+  if (w->gap_value.size() != kMilliPerGpu + 1) {
+    return InvalidArgumentError("policy softmix needs the gap values of the target workload");
+  }
+  return NewSoftScorer("softmix", *w, SoftWeights{});
+}
+
+constexpr Entry kScorers[] = {
+    {"random", true, false, [](const TargetWorkload*) -> StatusOr<std::unique_ptr<Scorer>> { return NewRandomScorer(); }},
+    {"dotprod", true, false, [](const TargetWorkload*) -> StatusOr<std::unique_ptr<Scorer>> { return NewDotProdScorer(); }},
+    {"clustering", true, false,
+     [](const TargetWorkload*) -> StatusOr<std::unique_ptr<Scorer>> { return NewClusteringScorer(); }},
+    {"packing", true, false, [](const TargetWorkload*) -> StatusOr<std::unique_ptr<Scorer>> { return NewPackingScorer(); }},
+    {"bestfit", true, false, [](const TargetWorkload*) -> StatusOr<std::unique_ptr<Scorer>> { return NewBestFitScorer(); }},
+    {"fgd", true, true, [](const TargetWorkload* w) -> StatusOr<std::unique_ptr<Scorer>> { return NewFgdScorer(*w); }},
+    {"binpack", false, false,
+     [](const TargetWorkload*) -> StatusOr<std::unique_ptr<Scorer>> { return NewUtilizationScorer(true); }},
+    {"spread", false, false,
+     [](const TargetWorkload*) -> StatusOr<std::unique_ptr<Scorer>> { return NewUtilizationScorer(false); }},
+    {"softmix", false, true, &MakeSoftmix},
+    {"softfill", false, true,
+     [](const TargetWorkload* w) -> StatusOr<std::unique_ptr<Scorer>> {
+       return NewSoftScorer("softfill", *w, SoftWeights{.fgd = 0, .fill = 1, .gap = 0, .lambda = 3200});
+     }},
+    {"softfgd", false, true,
+     [](const TargetWorkload* w) -> StatusOr<std::unique_ptr<Scorer>> {
+       return NewSoftScorer("softfgd", *w, SoftWeights{.fgd = 1, .fill = 0, .gap = 0, .lambda = 3200});
+     }},
+};
+
+template <bool kPaperOnly>
+std::span<const std::string_view> Names() {
+  static const std::vector<std::string_view>* names = [] {
+    auto* out = new std::vector<std::string_view>;
+    for (const Entry& e : kScorers) {
+      if (!kPaperOnly || e.paper) out->push_back(e.name);
+    }
+    return out;
+  }();
+  return *names;
+}
+
+const Entry* Find(std::string_view name) {
+  for (const Entry& e : kScorers) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -24,42 +80,23 @@ size_t Best(std::span<const Candidate> candidates, std::span<const Choice> choic
   return best;
 }
 
-std::span<const std::string_view> ScorerNames() { return kNames; }
+std::span<const std::string_view> ScorerNames() { return Names<false>(); }
+std::span<const std::string_view> PaperPolicies() { return Names<true>(); }
 
 bool NeedsWorkload(std::string_view name) {
-  return name == "fgd" || name == "softmix" || name == "softfill" || name == "softfgd";
+  const Entry* e = Find(name);
+  return e != nullptr && e->workload;
 }
-std::span<const std::string_view> PaperPolicies() { return kPaper; }
 
 StatusOr<std::unique_ptr<Scorer>> MakeScorer(std::string_view name, const TargetWorkload* workload) {
-  auto need_workload = [&]() -> Status {
-    if (workload == nullptr) return InvalidArgumentError(fmt::format("policy {} needs a target workload", name));
-    return OkStatus();
-  };
-  static_assert(std::size(kNames) == 11, "keep NeedsWorkload() in step with the names");
-  if (name == "random") return NewRandomScorer();
-  if (name == "dotprod") return NewDotProdScorer();
-  if (name == "packing") return NewPackingScorer();
-  if (name == "clustering") return NewClusteringScorer();
-  if (name == "bestfit") return NewBestFitScorer();
-  if (name == "binpack") return NewUtilizationScorer(true);
-  if (name == "spread") return NewUtilizationScorer(false);
-  if (name == "fgd") {
-    GPUSCHED_RETURN_IF_ERROR(need_workload());
-    return NewFgdScorer(*workload);
+  const Entry* e = Find(name);
+  if (e == nullptr) {
+    return InvalidArgumentError(fmt::format("unknown policy \"{}\" (want one of {})", name, fmt::join(ScorerNames(), ", ")));
   }
-  if (name == "softmix" || name == "softfill" || name == "softfgd") {
-    GPUSCHED_RETURN_IF_ERROR(need_workload());
-    if (name == "softmix") {
-      if (workload->gap_value.size() != kMilliPerGpu + 1) {
-        return InvalidArgumentError("policy softmix needs the gap values of the target workload");
-      }
-      return NewSoftScorer(name, *workload, SoftWeights{});
-    }
-    if (name == "softfill") return NewSoftScorer(name, *workload, SoftWeights{.fgd = 0, .fill = 1, .gap = 0, .lambda = 3200});
-    return NewSoftScorer(name, *workload, SoftWeights{.fgd = 1, .fill = 0, .gap = 0, .lambda = 3200});
+  if (e->workload && workload == nullptr) {
+    return InvalidArgumentError(fmt::format("policy {} needs a target workload", name));
   }
-  return InvalidArgumentError(fmt::format("unknown policy \"{}\" (want one of {})", name, fmt::join(kNames, ", ")));
+  return e->make(workload);
 }
 
 }  // namespace gpusched::scoring

@@ -51,7 +51,7 @@ snapshotReloadSeconds: 0
 TEST(Config, ErrorsNameKeyAndValue) {
   EXPECT_THAT(ParseConfig("lisen: x").status().message(), HasSubstr("config lisen: unknown key"));
   EXPECT_THAT(ParseConfig("placement: {nodePolicy: tetris}").status().message(),
-              HasSubstr("placement.nodePolicy: \"tetris\" (want one of random, dotprod, packing"));
+              HasSubstr("placement.nodePolicy: \"tetris\" (want one of random, dotprod, clustering, packing"));
   EXPECT_THAT(ParseConfig("placement: {nodepolicy: spread}").status().message(),
               HasSubstr("placement.nodepolicy: unknown key"));
   EXPECT_THAT(ParseConfig("idleTimeoutSeconds: 60").status().message(), HasSubstr("60 must exceed 90"));
