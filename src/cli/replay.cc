@@ -176,8 +176,8 @@ int RunClusterMode(const Args& args, const std::vector<std::string>& policies, c
   for (const std::string& policy : policies) {
     for (uint64_t seed : seeds) {
       replay::ClusterReplayOptions o{.seed = seed};
-      if (Status s = config::SetNodePolicy(policy, "--policy", &o.service); !s.ok()) {
-        log::Error("{}", s.message());
+      if (Status s = config::SetNodePolicy(policy, &o.service); !s.ok()) {
+        log::Error("--policy: {}", s.message());
         return 2;
       }
       o.service.score_mapping = *mapping;

@@ -32,142 +32,71 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kUsage = R"(usage: gpusched serve [flags]
+std::string Usage() {
+  return fmt::format(R"(usage: gpusched serve [flags]
 
 Serves kube-scheduler's extender verbs (POST <prefix>/filter, /prioritize, /bind) and
 GET /healthz, /readyz, /debug/inventory[?node=NAME].
 
-  --config FILE          YAML configuration (see scheduler-config/gpusched.yaml); flags override it
-  --listen HOST:PORT     address to listen on (default 127.0.0.1:8888)
-  --snapshot FILE        Kubernetes List JSON (kubectl get nodes,pods -A -o json); repeatable.
-                         Without a source, the embedded demo cluster is served.
-  --kubeconfig FILE      a live cluster: watch it and bind through its API server
-  --context NAME         the kubeconfig context (default: current-context)
-  --in-cluster           a live cluster through the pod's service account
-  --path-prefix PATH     path before the verbs, e.g. /gpu (default: none)
-  --threads N            worker threads (default 2)
-  --node-policy P        binpack (default), spread, fgd, softmix, bestfit, ... (gpusched replay --help)
-  --gpu-policy P         binpack (default) or spread
-  --score-mapping M      rank (default) or linear
-  --filter-top-k K       filter keeps only the best K fitting nodes (default 0: all)
-  --tls-cert FILE        serve HTTPS with this certificate (PEM chain) ...
-  --tls-key FILE         ... and key; both are re-read when they change
-  --client-ca FILE       mTLS: refuse clients without a certificate signed by this CA
-  --webhook-listen H:P   also serve the admission webhook (POST /validate/node only) over HTTPS
-  --webhook-cert FILE    ... with this certificate
-  --webhook-key FILE     ... and key
-  --max-connections N    concurrent connections before new ones get 503 (default 1024)
-  --log-format F         text (default) or json
-  --log-level L          debug, info (default), warning or error
-
+  {:<22} YAML configuration (see scheduler-config/gpusched.yaml); flags override it
+{}
 With a live cluster, /readyz answers 503 until the first full sync of nodes, pods and DRA
-objects; bind books the node, annotates the pod and POSTs its Binding (README: Live cluster).
+objects; bind books the node and POSTs the pod's Binding with its annotations (README: Live
+cluster).
 
 Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to 20 s) and exit 0;
 SIGHUP re-reads the snapshot files.
-)";
+)",
+                     "--config FILE", config::FlagUsage());
+}
 
+// The command line, split: the configuration file, and each other flag with its value in order.
 struct Flags {
   std::string config;
-  std::map<std::string, std::vector<std::string>> values;
+  std::vector<std::pair<std::string, std::string>> values;
 };
 
 StatusOr<Flags> ParseFlags(int argc, char** argv) {
-  static const std::map<std::string, bool> kKnown = {
-      {"--config", false},      {"--listen", false},      {"--snapshot", true},      {"--path-prefix", false},
-      {"--threads", false},     {"--node-policy", false}, {"--gpu-policy", false},   {"--score-mapping", false},
-      {"--filter-top-k", false}, {"--tls-cert", false},    {"--tls-key", false},     {"--client-ca", false},
-      {"--log-format", false},  {"--log-level", false},  {"--max-connections", false}, {"--kubeconfig", false},
-      {"--context", false},     {"--in-cluster", false},  {"--webhook-listen", false}, {"--webhook-cert", false},
-      {"--webhook-key", false}};
-  static const std::set<std::string> kSwitches = {"--in-cluster"};
   Flags flags;
+  std::set<std::string> seen;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
+    bool inline_value = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (kSwitches.contains(arg)) {
-      value = "true";
-    } else if (kKnown.contains(arg)) {
+      inline_value = true;
+    }
+    const config::Setting* s = arg == "--config" ? nullptr : config::FindFlag(arg);
+    if (arg != "--config" && s == nullptr) return InvalidArgumentError(fmt::format("unknown flag {}", arg));
+    if (s != nullptr && s->kind == config::Kind::kSwitch) {
+      if (!inline_value) value = "true";
+    } else if (!inline_value) {
       if (i + 1 >= argc) return InvalidArgumentError(fmt::format("flag {} needs a value", arg));
       value = argv[++i];
     }
-    auto known = kKnown.find(arg);
-    if (known == kKnown.end()) return InvalidArgumentError(fmt::format("unknown flag {}", arg));
-    auto& list = flags.values[arg];
-    if (!known->second && !list.empty()) return InvalidArgumentError(fmt::format("flag {} given twice", arg));
-    list.push_back(value);
+    bool repeatable = s != nullptr && s->kind == config::Kind::kList;
+    if (!seen.insert(arg).second && !repeatable) return InvalidArgumentError(fmt::format("flag {} given twice", arg));
+    if (arg == "--config") {
+      flags.config = value;
+    } else {
+      flags.values.emplace_back(arg, value);
+    }
   }
-  if (auto it = flags.values.find("--config"); it != flags.values.end()) flags.config = it->second.front();
   return flags;
 }
 
-// Applies command-line flags on top of the configuration file. Numeric flags go through the
-// config parser so that they are validated exactly like the file's keys.
+// Applies command-line flags on top of the configuration file, each through its setting's own
+// reader (config.h Settings()); a repeated list flag replaces the file's list.
 Status ApplyFlags(const Flags& flags, config::Config* c) {
-  auto get = [&](const char* flag) -> const std::string* {
-    auto it = flags.values.find(flag);
-    return it == flags.values.end() ? nullptr : &it->second.front();
-  };
-  if (auto it = flags.values.find("--snapshot"); it != flags.values.end()) c->snapshots = it->second;
-  if (const std::string* v = get("--listen")) GPUSCHED_RETURN_IF_ERROR(config::ParseListen(*v, &c->server));
-  if (const std::string* v = get("--path-prefix")) {
-    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("pathPrefix: \"{}\"", *v)));
-    c->path_prefix = parsed.path_prefix;
+  std::set<std::string> cleared;
+  for (const auto& [flag, value] : flags.values) {
+    const config::Setting* s = config::FindFlag(flag);
+    if (s->kind == config::Kind::kList && cleared.insert(flag).second) s->clear(c);
+    GPUSCHED_RETURN_IF_ERROR(config::ApplyFlag(flag, value, c));
   }
-  if (const std::string* v = get("--threads")) {
-    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("threads: {}", *v)));
-    c->server.threads = parsed.server.threads;
-  }
-  if (const std::string* v = get("--node-policy")) GPUSCHED_RETURN_IF_ERROR(config::SetNodePolicy(*v, "--node-policy", &c->service));
-  if (const std::string* v = get("--gpu-policy")) {
-    auto p = placement::ParsePolicy(*v);
-    if (!p) return InvalidArgumentError(fmt::format("--gpu-policy \"{}\": want binpack or spread", *v));
-    c->service.placement.gpu_policy = *p;
-  }
-  if (const std::string* v = get("--score-mapping")) {
-    auto m = placement::ParseScoreMapping(*v);
-    if (!m) return InvalidArgumentError(fmt::format("--score-mapping \"{}\": want rank or linear", *v));
-    c->service.score_mapping = *m;
-  }
-  if (const std::string* v = get("--tls-cert")) c->server.tls_cert_file = *v;
-  if (const std::string* v = get("--tls-key")) c->server.tls_key_file = *v;
-  if (const std::string* v = get("--client-ca")) c->server.client_ca_file = *v;
-  if ((c->server.tls_cert_file.empty()) != (c->server.tls_key_file.empty())) {
-    return InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
-  }
-  if (!c->server.client_ca_file.empty() && c->server.tls_cert_file.empty()) {
-    return InvalidArgumentError("--client-ca needs --tls-cert and --tls-key");
-  }
-  if (const std::string* v = get("--log-format")) GPUSCHED_RETURN_IF_ERROR(config::ParseLogFormat(*v, "--log-format", &c->log_format));
-  if (const std::string* v = get("--log-level")) GPUSCHED_RETURN_IF_ERROR(config::ParseLogLevel(*v, "--log-level", &c->log_level));
-  if (const std::string* v = get("--max-connections")) {
-    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("limits: {{maxConnections: {}}}", *v)));
-    c->server.max_connections = parsed.server.max_connections;
-  }
-  if (const std::string* v = get("--webhook-listen")) c->webhook.listen = *v;
-  if (const std::string* v = get("--webhook-cert")) c->webhook.cert_file = *v;
-  if (const std::string* v = get("--webhook-key")) c->webhook.key_file = *v;
-  if (!c->webhook.listen.empty() && (c->webhook.cert_file.empty() || c->webhook.key_file.empty())) {
-    return InvalidArgumentError("the webhook listener needs a certificate and key (--webhook-cert, --webhook-key)");
-  }
-  if (const std::string* v = get("--kubeconfig")) c->cluster.kubeconfig = *v;
-  if (const std::string* v = get("--context")) c->cluster.context = *v;
-  if (get("--in-cluster") != nullptr) c->cluster.in_cluster = true;
-  if (c->cluster.in_cluster && !c->cluster.kubeconfig.empty()) {
-    return InvalidArgumentError("--in-cluster and --kubeconfig exclude each other");
-  }
-  if (c->cluster.live() && !c->snapshots.empty()) {
-    return InvalidArgumentError("a live cluster (--kubeconfig, --in-cluster) and --snapshot exclude each other");
-  }
-  if (const std::string* v = get("--filter-top-k")) {
-    GPUSCHED_ASSIGN_OR_RETURN(config::Config parsed, config::ParseConfig(fmt::format("scoring: {{filterTopK: {}}}", *v)));
-    c->service.filter_top_k = parsed.service.filter_top_k;
-  }
-  return OkStatus();
+  return config::Validate(*c);
 }
 
 // Logs each object of a load that could not be read; they are in /debug/inventory "errors" too.
@@ -255,14 +184,14 @@ class LiveCluster {
 int RunServe(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
-      std::fputs(kUsage.data(), stdout);
+      std::fputs(Usage().c_str(), stdout);
       return 0;
     }
   }
   StatusOr<Flags> flags = ParseFlags(argc, argv);
   if (!flags.ok()) {
     log::Error("{}", flags.status().message());
-    std::fputs(kUsage.data(), stderr);
+    std::fputs(Usage().c_str(), stderr);
     return 2;
   }
   StatusOr<config::Config> loaded = flags->config.empty() ? config::ParseConfig("") : config::LoadConfigFile(flags->config);

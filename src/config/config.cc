@@ -1,7 +1,5 @@
 #include "gpusched/config/config.h"
 
-#include "gpusched/scoring/scorer.h"
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -11,208 +9,316 @@
 #include <set>
 #include <sstream>
 
+#include "gpusched/scoring/scorer.h"
+
 namespace gpusched::config {
 namespace {
+
+// Reads a whole decimal integer in [min, max].
+Status Int(std::string_view text, int64_t min, int64_t max, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return InvalidArgumentError(fmt::format("cannot read \"{}\" as a number", text));
+  }
+  if (*out < min || *out > max) return InvalidArgumentError(fmt::format("{} is outside {}-{}", *out, min, max));
+  return OkStatus();
+}
+
+template <typename T>
+Status IntInto(std::string_view text, int64_t min, int64_t max, T* out) {
+  int64_t v = 0;
+  GPUSCHED_RETURN_IF_ERROR(Int(text, min, max, &v));
+  *out = static_cast<T>(v);
+  return OkStatus();
+}
+
+Status Seconds(std::string_view text, int64_t min, std::chrono::seconds* out) {
+  int64_t v = 0;
+  GPUSCHED_RETURN_IF_ERROR(Int(text, min, int64_t{1} << 31, &v));
+  *out = std::chrono::seconds(v);
+  return OkStatus();
+}
+
+Status Bool(std::string_view text, bool* out) {
+  if (text == "true") {
+    *out = true;
+  } else if (text == "false") {
+    *out = false;
+  } else {
+    return InvalidArgumentError(fmt::format("cannot read \"{}\" as true or false", text));
+  }
+  return OkStatus();
+}
+
+Status Text(std::string_view text, std::string* out) {
+  *out = std::string(text);
+  return OkStatus();
+}
+
+Status Double(std::string_view text, double min, double* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return InvalidArgumentError(fmt::format("cannot read \"{}\" as a number", text));
+  }
+  if (*out < min) return InvalidArgumentError(fmt::format("{} is below {}", text, min));
+  return OkStatus();
+}
+
+Status PathPrefix(std::string_view text, Config* c) {
+  if (!text.empty() && text.front() != '/') return InvalidArgumentError(fmt::format("\"{}\" must start with /", text));
+  c->path_prefix = std::string(text);
+  while (c->path_prefix.ends_with('/')) c->path_prefix.pop_back();
+  return OkStatus();
+}
+
+Status IdleTimeout(std::string_view text, Config* c) {
+  int64_t v = 0;
+  GPUSCHED_RETURN_IF_ERROR(Int(text, 0, int64_t{1} << 31, &v));
+  if (v <= 90) return InvalidArgumentError(fmt::format("{} must exceed 90 (kube-scheduler's idle timeout)", v));
+  c->server.idle_timeout = std::chrono::seconds(v);
+  return OkStatus();
+}
+
+Status GpuPolicy(std::string_view text, Config* c) {
+  std::optional<placement::Policy> p = placement::ParsePolicy(text);
+  if (!p) return InvalidArgumentError(fmt::format("\"{}\" (want binpack or spread)", text));
+  c->service.placement.gpu_policy = *p;
+  return OkStatus();
+}
+
+Status ScoreMapping(std::string_view text, Config* c) {
+  std::optional<placement::ScoreMapping> m = placement::ParseScoreMapping(text);
+  if (!m) return InvalidArgumentError(fmt::format("\"{}\" (want rank or linear)", text));
+  c->service.score_mapping = *m;
+  return OkStatus();
+}
+
+Status DraMode(std::string_view text, Config* c) {
+  if (text != "advisory" && text != "owner") return InvalidArgumentError(fmt::format("\"{}\" (want advisory or owner)", text));
+  c->dra_owner = text == "owner";
+  return OkStatus();
+}
+
+void ClearSnapshots(Config* c) { c->snapshots.clear(); }
+void ClearGpuDrivers(Config* c) { c->service.dra.gpu_drivers.clear(); }
+
+Status AddSnapshot(std::string_view text, Config* c) {
+  c->snapshots.emplace_back(text);
+  return OkStatus();
+}
+
+Status AddGpuDriver(std::string_view text, Config* c) {
+  c->service.dra.gpu_drivers.emplace_back(text);
+  c->inventory.dra_gpu_drivers = c->service.dra.gpu_drivers;
+  return OkStatus();
+}
+
+constexpr int64_t kMaxInt = int64_t{1} << 40;
+
+// Every setting, once: its key in the file, its flag (if any) and how its text is read. The file's
+// known keys, the flags, their usage text and their validation all come from this table.
+const Setting kSettings[] = {
+    {"listen", "--listen", "HOST:PORT", "address to listen on (default 127.0.0.1:8888)", Kind::kScalar,
+     [](std::string_view t, Config* c) { return ParseListen(t, &c->server); }},
+    {"pathPrefix", "--path-prefix", "PATH", "path before the verbs, e.g. /gpu (default: none)", Kind::kScalar,
+     &PathPrefix},
+    {"threads", "--threads", "N", "worker threads (default 2)", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1, 256, &c->server.threads); }},
+    {"bodyLimitBytes", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 4096, kMaxInt, &c->server.body_limit); }},
+    {"idleTimeoutSeconds", "", "", "", Kind::kScalar, &IdleTimeout},
+    {"placement.nodePolicy", "--node-policy", "P",
+     "binpack (default), spread, fgd, softmix, bestfit, ... (gpusched replay --help)", Kind::kScalar,
+     [](std::string_view t, Config* c) { return SetNodePolicy(t, &c->service); }},
+    {"placement.gpuPolicy", "--gpu-policy", "P", "binpack (default) or spread", Kind::kScalar, &GpuPolicy},
+    {"placement.searchBudget", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.placement.search_budget); }},
+    {"scoring.mapping", "--score-mapping", "M", "rank (default) or linear", Kind::kScalar, &ScoreMapping},
+    {"scoring.filterTopK", "--filter-top-k", "K", "filter keeps only the best K fitting nodes (default 0: all)",
+     Kind::kScalar, [](std::string_view t, Config* c) { return IntInto(t, 0, kMaxInt, &c->service.filter_top_k); }},
+    {"inventory.maxPendingPods", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->inventory.max_pending_pods); }},
+    {"inventory.assumeTtlSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->inventory.assume_ttl); }},
+    {"inventory.bookingTtlSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->inventory.booking_ttl); }},
+    {"snapshots", "--snapshot", "FILE",
+     "Kubernetes List JSON (kubectl get ... -A -o json); repeatable (default: the demo)",
+     Kind::kList, &AddSnapshot, &ClearSnapshots},
+    {"snapshotReloadSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 0, kMaxInt, &c->snapshot_reload_seconds); }},
+    {"cluster.kubeconfig", "--kubeconfig", "FILE", "a live cluster: watch it and bind through its API server",
+     Kind::kScalar, [](std::string_view t, Config* c) { return Text(t, &c->cluster.kubeconfig); }},
+    {"cluster.context", "--context", "NAME", "the kubeconfig context (default: current-context)", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Text(t, &c->cluster.context); }},
+    {"cluster.inCluster", "--in-cluster", "", "a live cluster through the pod's service account", Kind::kSwitch,
+     [](std::string_view t, Config* c) { return Bool(t, &c->cluster.in_cluster); }},
+    {"cluster.qps", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Double(t, 0, &c->cluster.qps); }},
+    {"cluster.burst", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->cluster.burst); }},
+    {"cluster.events", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->cluster.events); }},
+    {"cluster.watchDra", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Bool(t, &c->cluster.watch_dra); }},
+    {"tls.certFile", "--tls-cert", "FILE", "serve HTTPS with this certificate (PEM chain) ...", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Text(t, &c->server.tls_cert_file); }},
+    {"tls.keyFile", "--tls-key", "FILE", "... and key; both are re-read when they change", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Text(t, &c->server.tls_key_file); }},
+    {"tls.clientCaFile", "--client-ca", "FILE", "mTLS: refuse clients without a certificate signed by this CA",
+     Kind::kScalar, [](std::string_view t, Config* c) { return Text(t, &c->server.client_ca_file); }},
+    {"webhook.listen", "--webhook-listen", "H:P",
+     "also serve the admission webhook (POST /validate/node), probes and metrics over HTTPS", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Text(t, &c->webhook.listen); }},
+    {"webhook.certFile", "--webhook-cert", "FILE", "... with this certificate", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Text(t, &c->webhook.cert_file); }},
+    {"webhook.keyFile", "--webhook-key", "FILE", "... and key", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Text(t, &c->webhook.key_file); }},
+    {"limits.headerLimitBytes", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1024, kMaxInt, &c->server.header_limit); }},
+    {"limits.readTimeoutSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->server.read_timeout); }},
+    {"limits.maxConnections", "--max-connections", "N",
+     "concurrent connections before new ones get 503 (default 1024)", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->server.max_connections); }},
+    {"limits.shutdownGraceSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->server.shutdown_grace); }},
+    {"log.format", "--log-format", "F", "text (default) or json", Kind::kScalar,
+     [](std::string_view t, Config* c) { return ParseLogFormat(t, &c->log_format); }},
+    {"log.level", "--log-level", "L", "debug, info (default), warning or error", Kind::kScalar,
+     [](std::string_view t, Config* c) { return ParseLogLevel(t, &c->log_level); }},
+    {"dra.mode", "", "", "", Kind::kScalar, &DraMode},
+    {"dra.gpuDrivers", "", "", "", Kind::kList, &AddGpuDriver, &ClearGpuDrivers},
+    {"dra.searchSteps", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
+};
 
 Status Bad(std::string_view key, std::string_view why) {
   return InvalidArgumentError(fmt::format("config {}: {}", key, why));
 }
 
-Status CheckKeys(const YAML::Node& map, std::string_view where, const std::set<std::string>& allowed) {
-  if (!map.IsMap()) return Bad(where, "want a mapping");
-  for (const auto& kv : map) {
+// Returns the node at `key` ("a.b") in `root`, or an undefined node.
+YAML::Node At(const YAML::Node& root, std::string_view key) {
+  size_t dot = key.find('.');
+  if (dot == std::string_view::npos) return root[std::string(key)];
+  YAML::Node section = root[std::string(key.substr(0, dot))];
+  return section && section.IsMap() ? section[std::string(key.substr(dot + 1))] : YAML::Node();
+}
+
+// Refuses keys no setting names, and sections that are not mappings.
+Status CheckKeys(const YAML::Node& root) {
+  if (!root.IsMap()) return Bad("document", "want a mapping");
+  std::set<std::string, std::less<>> top, nested;
+  for (const Setting& s : kSettings) {
+    size_t dot = s.key.find('.');
+    top.emplace(s.key.substr(0, dot));
+    if (dot != std::string_view::npos) nested.emplace(s.key);
+  }
+  for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();
-    if (!allowed.contains(key)) {
-      return Bad(where.empty() ? key : fmt::format("{}.{}", where, key), "unknown key");
+    if (!top.contains(key)) return Bad(key, "unknown key");
+    bool section = nested.lower_bound(key + ".") != nested.lower_bound(key + "/");  // '/' follows '.'
+    if (!section) continue;
+    if (!kv.second.IsMap()) return Bad(key, "want a mapping");
+    for (const auto& inner : kv.second) {
+      std::string full = key + "." + inner.first.as<std::string>();
+      if (!nested.contains(full)) return Bad(full, "unknown key");
     }
   }
   return OkStatus();
 }
 
-template <typename T>
-Status Read(const YAML::Node& map, const char* key, std::string_view path, T* out) {
-  YAML::Node v = map[key];
-  if (!v) return OkStatus();
-  try {
-    *out = v.as<T>();
-  } catch (const YAML::Exception&) {
-    return Bad(path.empty() ? key : fmt::format("{}.{}", path, key),
-               fmt::format("cannot read \"{}\" as {}", YAML::Dump(v),
-                           std::is_same_v<T, std::string> ? "a string"
-                           : std::is_same_v<T, bool>      ? "true or false"
-                                                          : "a number"));
-  }
-  return OkStatus();
-}
-
-Status Apply(const YAML::Node& root, Config* c) {
-  GPUSCHED_RETURN_IF_ERROR(CheckKeys(root, "",
-                                     {"listen", "pathPrefix", "threads", "bodyLimitBytes", "idleTimeoutSeconds",
-                                      "placement", "scoring", "inventory", "snapshots", "snapshotReloadSeconds", "tls",
-                                      "limits", "log", "cluster", "webhook", "dra"}));
-  std::string listen;
-  GPUSCHED_RETURN_IF_ERROR(Read(root, "listen", "", &listen));
-  if (!listen.empty()) GPUSCHED_RETURN_IF_ERROR(ParseListen(listen, &c->server));
-  GPUSCHED_RETURN_IF_ERROR(Read(root, "pathPrefix", "", &c->path_prefix));
-  if (!c->path_prefix.empty() && c->path_prefix.front() != '/') {
-    return Bad("pathPrefix", fmt::format("\"{}\" must start with /", c->path_prefix));
-  }
-  while (c->path_prefix.ends_with('/')) c->path_prefix.pop_back();
-  GPUSCHED_RETURN_IF_ERROR(Read(root, "threads", "", &c->server.threads));
-  if (c->server.threads < 1 || c->server.threads > 256) return Bad("threads", fmt::format("{} is outside 1-256", c->server.threads));
-  GPUSCHED_RETURN_IF_ERROR(Read(root, "bodyLimitBytes", "", &c->server.body_limit));
-  if (c->server.body_limit < 4096) return Bad("bodyLimitBytes", fmt::format("{} is below 4096", c->server.body_limit));
-  int64_t idle = c->server.idle_timeout.count();
-  GPUSCHED_RETURN_IF_ERROR(Read(root, "idleTimeoutSeconds", "", &idle));
-  if (idle <= 90) return Bad("idleTimeoutSeconds", fmt::format("{} must exceed 90 (kube-scheduler's idle timeout)", idle));
-  c->server.idle_timeout = std::chrono::seconds(idle);
-
-  if (YAML::Node p = root["placement"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(p, "placement", {"nodePolicy", "gpuPolicy", "searchBudget"}));
-    std::string node_policy;
-    GPUSCHED_RETURN_IF_ERROR(Read(p, "nodePolicy", "placement", &node_policy));
-    if (!node_policy.empty()) GPUSCHED_RETURN_IF_ERROR(SetNodePolicy(node_policy, "config placement.nodePolicy", &c->service));
-    std::string gpu_policy;
-    GPUSCHED_RETURN_IF_ERROR(Read(p, "gpuPolicy", "placement", &gpu_policy));
-    if (!gpu_policy.empty()) {
-      auto policy = placement::ParsePolicy(gpu_policy);
-      if (!policy) return Bad("placement.gpuPolicy", fmt::format("\"{}\" (want binpack or spread)", gpu_policy));
-      c->service.placement.gpu_policy = *policy;
+Status ApplyYaml(const YAML::Node& root, Config* c) {
+  GPUSCHED_RETURN_IF_ERROR(CheckKeys(root));
+  for (const Setting& s : kSettings) {
+    YAML::Node v = At(root, s.key);
+    if (!v || v.IsNull()) continue;
+    if (s.kind == Kind::kList) {
+      if (!v.IsSequence()) return Bad(s.key, "want a list");
+      s.clear(c);
+      for (const YAML::Node& item : v) {
+        if (Status st = s.set(item.as<std::string>(), c); !st.ok()) return Bad(s.key, st.message());
+      }
+      continue;
     }
-    GPUSCHED_RETURN_IF_ERROR(Read(p, "searchBudget", "placement", &c->service.placement.search_budget));
-    if (c->service.placement.search_budget < 1) return Bad("placement.searchBudget", "must be positive");
-  }
-  if (YAML::Node s = root["scoring"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(s, "scoring", {"mapping", "filterTopK"}));
-    std::string mapping;
-    GPUSCHED_RETURN_IF_ERROR(Read(s, "mapping", "scoring", &mapping));
-    if (!mapping.empty()) {
-      auto m = placement::ParseScoreMapping(mapping);
-      if (!m) return Bad("scoring.mapping", fmt::format("\"{}\" (want rank or linear)", mapping));
-      c->service.score_mapping = *m;
-    }
-    int64_t k = static_cast<int64_t>(c->service.filter_top_k);
-    GPUSCHED_RETURN_IF_ERROR(Read(s, "filterTopK", "scoring", &k));
-    if (k < 0) return Bad("scoring.filterTopK", fmt::format("{} is negative", k));
-    c->service.filter_top_k = static_cast<size_t>(k);
-  }
-  if (YAML::Node inv = root["inventory"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(inv, "inventory", {"maxPendingPods", "assumeTtlSeconds", "bookingTtlSeconds"}));
-    GPUSCHED_RETURN_IF_ERROR(Read(inv, "maxPendingPods", "inventory", &c->inventory.max_pending_pods));
-    for (auto [key, dst] : {std::pair{"assumeTtlSeconds", &c->inventory.assume_ttl},
-                            std::pair{"bookingTtlSeconds", &c->inventory.booking_ttl}}) {
-      int64_t seconds = dst->count();
-      GPUSCHED_RETURN_IF_ERROR(Read(inv, key, "inventory", &seconds));
-      if (seconds < 1) return Bad(fmt::format("inventory.{}", key), fmt::format("{} must be positive", seconds));
-      *dst = std::chrono::seconds(seconds);
-    }
-  }
-  if (YAML::Node d = root["dra"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(d, "dra", {"mode", "gpuDrivers", "searchSteps"}));
-    std::string mode;
-    GPUSCHED_RETURN_IF_ERROR(Read(d, "mode", "dra", &mode));
-    if (!mode.empty() && mode != "advisory" && mode != "owner") {
-      return Bad("dra.mode", fmt::format("\"{}\" (want advisory or owner)", mode));
-    }
-    if (!mode.empty()) c->dra_owner = mode == "owner";
-    if (YAML::Node drivers = d["gpuDrivers"]) {
-      if (!drivers.IsSequence()) return Bad("dra.gpuDrivers", "want a list of driver names");
-      c->service.dra.gpu_drivers.clear();
-      for (const YAML::Node& n : drivers) c->service.dra.gpu_drivers.push_back(n.as<std::string>());
-      c->inventory.dra_gpu_drivers = c->service.dra.gpu_drivers;
-    }
-    GPUSCHED_RETURN_IF_ERROR(Read(d, "searchSteps", "dra", &c->service.dra.max_steps));
-    if (c->service.dra.max_steps < 1) return Bad("dra.searchSteps", "must be positive");
-  }
-  if (YAML::Node w = root["webhook"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(w, "webhook", {"listen", "certFile", "keyFile"}));
-    GPUSCHED_RETURN_IF_ERROR(Read(w, "listen", "webhook", &c->webhook.listen));
-    GPUSCHED_RETURN_IF_ERROR(Read(w, "certFile", "webhook", &c->webhook.cert_file));
-    GPUSCHED_RETURN_IF_ERROR(Read(w, "keyFile", "webhook", &c->webhook.key_file));
-  }
-  if (YAML::Node k = root["cluster"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(k, "cluster", {"kubeconfig", "context", "inCluster", "qps", "burst", "events", "watchDra"}));
-    GPUSCHED_RETURN_IF_ERROR(Read(k, "kubeconfig", "cluster", &c->cluster.kubeconfig));
-    GPUSCHED_RETURN_IF_ERROR(Read(k, "context", "cluster", &c->cluster.context));
-    GPUSCHED_RETURN_IF_ERROR(Read(k, "inCluster", "cluster", &c->cluster.in_cluster));
-    GPUSCHED_RETURN_IF_ERROR(Read(k, "qps", "cluster", &c->cluster.qps));
-    if (c->cluster.qps < 0) return Bad("cluster.qps", "is negative");
-    GPUSCHED_RETURN_IF_ERROR(Read(k, "burst", "cluster", &c->cluster.burst));
-    if (c->cluster.burst < 1) return Bad("cluster.burst", "must be positive");
-    GPUSCHED_RETURN_IF_ERROR(Read(k, "events", "cluster", &c->cluster.events));
-    GPUSCHED_RETURN_IF_ERROR(Read(k, "watchDra", "cluster", &c->cluster.watch_dra));
-  }
-  if (YAML::Node snaps = root["snapshots"]) {
-    if (!snaps.IsSequence()) return Bad("snapshots", "want a list of file names");
-    for (const auto& s : snaps) c->snapshots.push_back(s.as<std::string>());
-  }
-  GPUSCHED_RETURN_IF_ERROR(Read(root, "snapshotReloadSeconds", "", &c->snapshot_reload_seconds));
-  if (c->snapshot_reload_seconds < 0) return Bad("snapshotReloadSeconds", "is negative");
-  if (YAML::Node tls = root["tls"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(tls, "tls", {"certFile", "keyFile", "clientCaFile"}));
-    GPUSCHED_RETURN_IF_ERROR(Read(tls, "certFile", "tls", &c->server.tls_cert_file));
-    GPUSCHED_RETURN_IF_ERROR(Read(tls, "keyFile", "tls", &c->server.tls_key_file));
-    GPUSCHED_RETURN_IF_ERROR(Read(tls, "clientCaFile", "tls", &c->server.client_ca_file));
-  }
-  if (YAML::Node limits = root["limits"]) {
-    GPUSCHED_RETURN_IF_ERROR(
-        CheckKeys(limits, "limits", {"headerLimitBytes", "readTimeoutSeconds", "maxConnections", "shutdownGraceSeconds"}));
-    GPUSCHED_RETURN_IF_ERROR(Read(limits, "headerLimitBytes", "limits", &c->server.header_limit));
-    if (c->server.header_limit < 1024) return Bad("limits.headerLimitBytes", "must be at least 1024");
-    GPUSCHED_RETURN_IF_ERROR(Read(limits, "maxConnections", "limits", &c->server.max_connections));
-    if (c->server.max_connections < 1) return Bad("limits.maxConnections", "must be positive");
-    for (auto [key, dst] : {std::pair{"readTimeoutSeconds", &c->server.read_timeout},
-                            std::pair{"shutdownGraceSeconds", &c->server.shutdown_grace}}) {
-      int64_t seconds = dst->count();
-      GPUSCHED_RETURN_IF_ERROR(Read(limits, key, "limits", &seconds));
-      if (seconds < 1) return Bad(fmt::format("limits.{}", key), fmt::format("{} must be positive", seconds));
-      *dst = std::chrono::seconds(seconds);
-    }
-  }
-  if (YAML::Node l = root["log"]) {
-    GPUSCHED_RETURN_IF_ERROR(CheckKeys(l, "log", {"format", "level"}));
-    std::string text;
-    GPUSCHED_RETURN_IF_ERROR(Read(l, "format", "log", &text));
-    if (!text.empty()) GPUSCHED_RETURN_IF_ERROR(ParseLogFormat(text, "config log.format", &c->log_format));
-    text.clear();
-    GPUSCHED_RETURN_IF_ERROR(Read(l, "level", "log", &text));
-    if (!text.empty()) GPUSCHED_RETURN_IF_ERROR(ParseLogLevel(text, "config log.level", &c->log_level));
+    if (!v.IsScalar()) return Bad(s.key, fmt::format("cannot read \"{}\" as a value", YAML::Dump(v)));
+    if (Status st = s.set(v.Scalar(), c); !st.ok()) return Bad(s.key, st.message());
   }
   return OkStatus();
 }
 
 }  // namespace
 
-Status ParseLogFormat(std::string_view text, std::string_view what, log::Format* out) {
+std::span<const Setting> Settings() { return kSettings; }
+
+const Setting* FindFlag(std::string_view flag) {
+  for (const Setting& s : kSettings) {
+    if (!s.flag.empty() && s.flag == flag) return &s;
+  }
+  return nullptr;
+}
+
+Status ApplyFlag(std::string_view flag, std::string_view value, Config* c) {
+  const Setting* s = FindFlag(flag);
+  if (s == nullptr) return InvalidArgumentError(fmt::format("unknown flag {}", flag));
+  if (Status st = s->set(value, c); !st.ok()) return InvalidArgumentError(fmt::format("{}: {}", flag, st.message()));
+  return OkStatus();
+}
+
+std::string FlagUsage() {
+  std::string out;
+  for (const Setting& s : kSettings) {
+    if (s.flag.empty()) continue;
+    std::string name = s.arg.empty() ? std::string(s.flag) : fmt::format("{} {}", s.flag, s.arg);
+    out += fmt::format("  {:<22} {}\n", name, s.help);
+  }
+  return out;
+}
+
+Status Validate(const Config& c) {
+  if (c.server.tls_cert_file.empty() != c.server.tls_key_file.empty()) {
+    return InvalidArgumentError("TLS needs both a certificate and a key (tls.certFile, tls.keyFile; --tls-cert, --tls-key)");
+  }
+  if (!c.server.client_ca_file.empty() && c.server.tls_cert_file.empty()) {
+    return InvalidArgumentError("mTLS (tls.clientCaFile, --client-ca) needs a certificate and key too");
+  }
+  if (!c.webhook.listen.empty() && (c.webhook.cert_file.empty() || c.webhook.key_file.empty())) {
+    return InvalidArgumentError("the webhook listener needs a certificate and key (--webhook-cert, --webhook-key)");
+  }
+  if (c.cluster.in_cluster && !c.cluster.kubeconfig.empty()) {
+    return InvalidArgumentError("--in-cluster and --kubeconfig exclude each other");
+  }
+  if (c.cluster.live() && !c.snapshots.empty()) {
+    return InvalidArgumentError("a live cluster (--kubeconfig, --in-cluster) and --snapshot exclude each other");
+  }
+  return OkStatus();
+}
+
+Status ParseLogFormat(std::string_view text, log::Format* out) {
   if (text == "text") {
     *out = log::Format::kText;
   } else if (text == "json") {
     *out = log::Format::kJson;
   } else {
-    return InvalidArgumentError(fmt::format("{}: \"{}\" (want text or json)", what, text));
+    return InvalidArgumentError(fmt::format("\"{}\" (want text or json)", text));
   }
   return OkStatus();
 }
 
-Status ParseLogLevel(std::string_view text, std::string_view what, log::Level* out) {
-  if (text == "debug") {
-    *out = log::Level::kDebug;
-  } else if (text == "info") {
-    *out = log::Level::kInfo;
-  } else if (text == "warning") {
-    *out = log::Level::kWarning;
-  } else if (text == "error") {
-    *out = log::Level::kError;
-  } else {
-    return InvalidArgumentError(fmt::format("{}: \"{}\" (want debug, info, warning or error)", what, text));
+Status ParseLogLevel(std::string_view text, log::Level* out) {
+  static constexpr std::pair<std::string_view, log::Level> kLevels[] = {
+      {"debug", log::Level::kDebug}, {"info", log::Level::kInfo}, {"warning", log::Level::kWarning}, {"error", log::Level::kError}};
+  for (auto [name, level] : kLevels) {
+    if (text == name) {
+      *out = level;
+      return OkStatus();
+    }
   }
-  return OkStatus();
+  return InvalidArgumentError(fmt::format("\"{}\" (want debug, info, warning or error)", text));
 }
 
-Status SetNodePolicy(std::string_view name, std::string_view what, extender::ServiceOptions* options) {
+Status SetNodePolicy(std::string_view name, extender::ServiceOptions* options) {
   std::span<const std::string_view> known = scoring::ScorerNames();
   if (std::find(known.begin(), known.end(), name) == known.end()) {
-    return InvalidArgumentError(fmt::format("{}: \"{}\" (want one of {})", what, name, fmt::join(known, ", ")));
+    return InvalidArgumentError(fmt::format("\"{}\" (want one of {})", name, fmt::join(known, ", ")));
   }
   options->node_policy = std::string(name);
   return OkStatus();
@@ -242,7 +348,7 @@ StatusOr<Config> ParseConfig(std::string_view text) {
   try {
     YAML::Node root = YAML::Load(std::string(text));
     if (root.IsNull()) return c;
-    GPUSCHED_RETURN_IF_ERROR(Apply(root, &c));
+    GPUSCHED_RETURN_IF_ERROR(ApplyYaml(root, &c));
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(fmt::format("config: {}", e.what()));
   }

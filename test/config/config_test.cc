@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace gpusched::config {
 namespace {
 
@@ -65,6 +67,45 @@ TEST(Config, ErrorsNameKeyAndValue) {
 
 TEST(Config, MissingFileIsNotFound) {
   EXPECT_EQ(LoadConfigFile("/nonexistent/gpusched.yaml").status().code(), StatusCode::kNotFound);
+}
+
+// Flags and file keys are one table: each flag reads its value as its key does.
+TEST(Config, FlagsAndFileKeysShareOneReader) {
+  std::set<std::string_view> flags;
+  for (const Setting& s : Settings()) {
+    EXPECT_FALSE(s.key.empty());
+    if (!s.flag.empty()) {
+      EXPECT_TRUE(flags.insert(s.flag).second) << s.flag << " listed twice";
+    }
+  }
+  EXPECT_GE(flags.size(), 20u);
+  Config c;
+  EXPECT_THAT(ApplyFlag("--threads", "0", &c).message(), HasSubstr("--threads: 0 is outside 1-256"));
+  EXPECT_THAT(ParseConfig("threads: 0").status().message(), HasSubstr("config threads: 0 is outside 1-256"));
+  EXPECT_THAT(ApplyFlag("--filter-top-k", "-1", &c).message(), HasSubstr("--filter-top-k: -1 is outside"));
+  EXPECT_THAT(ApplyFlag("--path-prefix", "gpu", &c).message(), HasSubstr("must start with /"));
+  EXPECT_TRUE(ApplyFlag("--path-prefix", "/gpu/", &c).ok());
+  EXPECT_EQ(c.path_prefix, "/gpu");
+  EXPECT_TRUE(ApplyFlag("--in-cluster", "true", &c).ok());
+  EXPECT_TRUE(c.cluster.in_cluster);
+  EXPECT_THAT(ApplyFlag("--nope", "1", &c).message(), HasSubstr("unknown flag --nope"));
+  EXPECT_THAT(FlagUsage(), HasSubstr("--node-policy P"));
+}
+
+TEST(Config, ContradictionsAreNamed) {
+  Config c;
+  c.server.tls_cert_file = "tls.crt";
+  EXPECT_THAT(Validate(c).message(), HasSubstr("TLS needs both a certificate and a key"));
+  c = Config{};
+  c.cluster.in_cluster = true;
+  c.snapshots = {"a.json"};
+  EXPECT_THAT(Validate(c).message(), HasSubstr("exclude each other"));
+  EXPECT_THAT(ParseConfig("placement: 3").status().message(), HasSubstr("config placement: want a mapping"));
+  EXPECT_THAT(ParseConfig("dra: {gpuDrivers: x}").status().message(), HasSubstr("config dra.gpuDrivers: want a list"));
+  StatusOr<Config> drivers = ParseConfig("dra: {gpuDrivers: [a.example.com, b.example.com]}");
+  ASSERT_TRUE(drivers.ok());
+  EXPECT_EQ(drivers->service.dra.gpu_drivers, (std::vector<std::string>{"a.example.com", "b.example.com"}));
+  EXPECT_EQ(drivers->inventory.dra_gpu_drivers, drivers->service.dra.gpu_drivers);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 //                                 # owner: bind allocates claims (dra.md §5.3 C)
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,7 +43,7 @@ struct ClusterSource {
   double qps = 50;          // client-side rate limit of API requests (watches excluded)
   int burst = 100;
   bool events = true;     // post FailedGPUPlacement Events on pods that fit no node
-  bool watch_dra = true;  // also watch resource.k8s.io/v1 objects
+  bool watch_dra = true;  // also watch resource.k8s.io objects
 
   bool live() const { return in_cluster || !kubeconfig.empty(); }
 };
@@ -69,18 +70,46 @@ struct Config {
   log::Level log_level = log::Level::kInfo;     // Default: info.
 };
 
-// Parse "text"/"json" and "debug"/"info"/"warning"/"error"; `what` names the setting in errors.
-Status ParseLogFormat(std::string_view text, std::string_view what, log::Format* out);
-Status ParseLogLevel(std::string_view text, std::string_view what, log::Level* out);
+// How a setting's value is given: one scalar, a list (in the file; a repeatable flag), or a flag
+// without a value (a switch: "true").
+enum class Kind { kScalar, kList, kSwitch };
+
+// One setting: its key in the file ("placement.nodePolicy"), its command-line flag ("" if none),
+// the flag's argument and help for `serve --help`, and how a value's text is read into a Config
+// (a list's items one by one, after `clear` empties the default). Settings() is the one table the
+// file's keys, the flags and the usage text come from.
+struct Setting {
+  std::string_view key;
+  std::string_view flag;
+  std::string_view arg;
+  std::string_view help;
+  Kind kind;
+  Status (*set)(std::string_view text, Config* c);
+  void (*clear)(Config* c) = nullptr;  // kList only
+};
+
+std::span<const Setting> Settings();
+// Returns the setting of command-line flag `flag` ("--node-policy"), or nullptr.
+const Setting* FindFlag(std::string_view flag);
+// Applies one flag's value on top of `c`. Errors: InvalidArgument naming the flag and the value.
+Status ApplyFlag(std::string_view flag, std::string_view value, Config* c);
+// Returns the flag lines of `gpusched serve --help`, one per flag.
+std::string FlagUsage();
+// Returns an error when settings contradict each other (a TLS certificate without its key, a live
+// cluster and snapshots, ...), naming them.
+Status Validate(const Config& c);
+
+// Parse "text"/"json" and "debug"/"info"/"warning"/"error".
+Status ParseLogFormat(std::string_view text, log::Format* out);
+Status ParseLogLevel(std::string_view text, log::Level* out);
 
 // Returns the configuration in `text`, on top of the defaults.
 // Errors: InvalidArgument naming the key and the value.
 StatusOr<Config> ParseConfig(std::string_view text);
 StatusOr<Config> LoadConfigFile(const std::string& path);
 
-// Sets options->node_policy to `name` if it is a known scoring policy; `what` names the setting in
-// the error.
-Status SetNodePolicy(std::string_view name, std::string_view what, extender::ServiceOptions* options);
+// Sets options->node_policy to `name` if it is a known scoring policy.
+Status SetNodePolicy(std::string_view name, extender::ServiceOptions* options);
 
 // Sets options->host and options->port from "HOST:PORT" or "[V6]:PORT".
 Status ParseListen(std::string_view listen, http::ServerOptions* options);
