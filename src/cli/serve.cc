@@ -221,6 +221,7 @@ int RunServe(int argc, char** argv) {
   inventory::Inventory inventory(inventory_options);
   std::atomic<bool> ready{true};
   std::unique_ptr<LiveCluster> live;
+  extender::ServiceCollaborators with;
   if (c.cluster.live()) {
     StatusOr<std::unique_ptr<LiveCluster>> started = LiveCluster::Start(c, &inventory);
     if (!started.ok()) {
@@ -228,9 +229,9 @@ int RunServe(int argc, char** argv) {
       return 1;
     }
     live = std::move(started).value();
-    c.service.binder = live->binder();
-    c.service.events = live->events();
-    c.service.claim_writer = live->claim_writer();
+    with.binder = live->binder();
+    with.events = live->events();
+    with.claim_writer = live->claim_writer();
     ready.store(false);  // until the first full sync
   } else {
     StatusOr<ClusterObjects> objects = LoadSource(c);
@@ -244,11 +245,11 @@ int RunServe(int argc, char** argv) {
     inventory.ReplaceCluster(std::move(objects).value());
   }
   extender::InventoryClaimWriter memory_claims(&inventory);
-  if (c.dra_owner && !live) c.service.claim_writer = &memory_claims;
-
+  if (c.dra_owner && !live) with.claim_writer = &memory_claims;
 
   extender::Telemetry telemetry(&inventory);
-  extender::Service service(&inventory, c.service, &telemetry);
+  with.telemetry = &telemetry;
+  extender::Service service(&inventory, c.service, std::move(with));
   http::Router router(&service, &inventory, &ready, c.path_prefix, &telemetry);
   http::Server server(c.server, &router);
   if (Status s = server.Start(); !s.ok()) {

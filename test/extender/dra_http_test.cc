@@ -210,7 +210,7 @@ TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice)
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 8), std::string(kGpuClass),
                               Claim("busy", ClaimSpec(1, ""), {"dra-a/gpu-0"}, {"b"}), Claim("train", ClaimSpec(2, kH100Selector)),
                               Claim("big", ClaimSpec(6, "")), Claim("rest", ClaimSpec(5, ""))}),
-                    extender::ServiceOptions{.claim_writer = &writer});
+                    {}, "", {}, extender::ServiceCollaborators{.claim_writer = &writer});
   writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
   std::string trainer = ClaimPod("trainer", "train");
   ASSERT_THAT(Filter(server.port(), trainer, {"dra-a"}).kept, ElementsAre("dra-a"));
@@ -254,7 +254,7 @@ TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice)
 TEST(DraOwner, ASecondPodOfASharedClaimIsOnlyAddedToReservedFor) {
   LateClaimWriter writer;
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), Claim("shared", ClaimSpec(2, ""))}),
-                    extender::ServiceOptions{.claim_writer = &writer});
+                    {}, "", {}, extender::ServiceCollaborators{.claim_writer = &writer});
   writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
   ASSERT_THAT(Filter(server.port(), ClaimPod("first", "shared"), {"dra-a"}).kept, ElementsAre("dra-a"));
   EXPECT_EQ(BindError(server.port(), "first", "dra-a"), "");

@@ -499,15 +499,15 @@ TEST(ExtenderHttpRace, SixtyFourConcurrentBindsRaceForTheLastSlot) {
   std::condition_variable cv;
   int planned = 0;
   std::atomic<bool> racing{false};
-  extender::ServiceOptions options;
-  options.test_before_commit = [&] {
+  extender::ServiceCollaborators with;
+  with.before_commit = [&] {
     if (!racing) return;
     std::unique_lock<std::mutex> lock(mu);
     ++planned;
     cv.notify_all();
     cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return planned >= 16; });
   };
-  TestServer server_(Cluster(), options, "", http::ServerOptions{.threads = 16});
+  TestServer server_(Cluster(), {}, "", http::ServerOptions{.threads = 16}, std::move(with));
   HttpClient client_(server_.port());
   auto Filter = [&](const PodJson& pod, const std::vector<std::string>& names) {
     return ParseFilter(client_.Post("/filter", ArgsWithNames(pod.ToJson(), names)));

@@ -262,15 +262,15 @@ TEST(LiveBind, TwoReplicasRacingForTheLastGpuBindOnlyOnePod) {
   // Both replicas plan on the same view of w1 before either books it.
   std::barrier both(2);
   std::atomic<int> arrivals{0};
-  auto options = [&] {
-    extender::ServiceOptions o;
-    o.test_before_commit = [&] {
+  auto with = [&] {
+    extender::ServiceCollaborators w;
+    w.before_commit = [&] {
       if (arrivals.fetch_add(1) < 2) both.arrive_and_wait();
     };
-    return o;
+    return w;
   };
-  LiveReplica a(api.url(), options());
-  LiveReplica b(api.url(), options());
+  LiveReplica a(api.url(), {}, {}, {}, false, with());
+  LiveReplica b(api.url(), {}, {}, {}, false, with());
   ASSERT_TRUE(a.sync->WaitSynced(std::chrono::seconds(10)));
   ASSERT_TRUE(b.sync->WaitSynced(std::chrono::seconds(10)));
   a.service->Filter(testing::ArgsWithNames(p1, {"w1"}));

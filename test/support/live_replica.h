@@ -22,9 +22,10 @@
 namespace gpusched::testing {
 
 struct LiveReplica {
+  // `with` gets the replica's binder, events and (with dra_owner) claim writer.
   explicit LiveReplica(const std::string& url, extender::ServiceOptions service_options = {},
                        inventory::InventoryOptions inventory_options = {}, kube::ApiBinderOptions binder_options = {},
-                       bool dra_owner = false) {
+                       bool dra_owner = false, extender::ServiceCollaborators with = {}) {
     kube::ApiConfig config;
     if (!kube::ParseServerUrl(url, &config).ok()) std::abort();
     client = std::move(kube::ApiClient::Create(config)).value();
@@ -38,11 +39,11 @@ struct LiveReplica {
     events = std::make_unique<kube::EventRecorder>(client.get(), kube::EventRecorderOptions{.host = "test-host"});
     if (dra_owner) {
       claim_writer = std::make_unique<kube::ApiClaimWriter>(client.get());
-      service_options.claim_writer = claim_writer.get();
+      with.claim_writer = claim_writer.get();
     }
-    service_options.binder = binder.get();
-    service_options.events = events.get();
-    service = std::make_unique<extender::Service>(inventory.get(), service_options);
+    with.binder = binder.get();
+    with.events = events.get();
+    service = std::make_unique<extender::Service>(inventory.get(), service_options, std::move(with));
     sync->Start();
   }
   ~LiveReplica() { sync->Stop(); }

@@ -7,9 +7,10 @@
 namespace gpusched::testing {
 
 TestServer::TestServer(const std::string& list_json, extender::ServiceOptions options, std::string prefix,
-                       http::ServerOptions server_options) {
+                       http::ServerOptions server_options, extender::ServiceCollaborators with) {
   Reload(list_json);
-  service_ = std::make_unique<extender::Service>(&inventory_, options, &telemetry_);
+  with.telemetry = &telemetry_;
+  service_ = std::make_unique<extender::Service>(&inventory_, options, std::move(with));
   router_ = std::make_unique<http::Router>(service_.get(), &inventory_, &ready_, std::move(prefix), &telemetry_);
   server_options.host = "127.0.0.1";
   server_options.port = 0;

@@ -19,8 +19,9 @@ namespace gpusched::testing {
 class TestServer {
  public:
   // Loads `list_json` (a Kubernetes List) and starts serving. Aborts the test on failure.
+  // `with` gets the server's telemetry.
   explicit TestServer(const std::string& list_json, extender::ServiceOptions options = {}, std::string prefix = "",
-                      http::ServerOptions server_options = {});
+                      http::ServerOptions server_options = {}, extender::ServiceCollaborators with = {});
   ~TestServer();
 
   uint16_t port() const { return server_->port(); }

@@ -1,0 +1,65 @@
+// File: claim_allocator.h
+//
+// DRA owner mode's half of bind (dra.md §5.3 C): allocates a pod's claims for the chosen node,
+// gpusched's ranked choice, and writes them through a ClaimWriter as kube-scheduler's PreBind
+// would. Allocations written but not yet seen in the cluster, and those being written, count as
+// held for every later plan, so that two binds can never pick one device. No lock is held while
+// claims are written: a plan reserves its devices, and a plan that lost a race to another one's
+// reservation is made again.
+//
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpusched/common/clock.h"
+#include "gpusched/common/mutex.h"
+#include "gpusched/common/status.h"
+#include "gpusched/dra/allocator.h"
+#include "gpusched/dra/cel.h"
+#include "gpusched/extender/claim_writer.h"
+#include "gpusched/extender/dra_decision_log.h"
+#include "gpusched/extender/service_options.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::extender {
+
+class ClaimAllocator {
+ public:
+  // REQUIRES: every pointer outlives the allocator.
+  ClaimAllocator(const inventory::Inventory* inventory, ClaimWriter* writer, const ServiceOptions* options,
+                 dra::cel::ProgramCache* programs, DraDecisionLog* log)
+      : inventory_(inventory), writer_(writer), options_(options), programs_(programs), log_(log) {}
+
+  // Allocates `pod`'s unallocated claims on `node` and reserves every claim of it for the pod.
+  // Errors: FailedPrecondition when they do not fit there (the reason); Aborted when the claims
+  // kept changing under it; the writer's error otherwise.
+  Status Allocate(const Pod& pod, const std::string& node) GPUSCHED_EXCLUDES(mu_);
+
+ private:
+  // Returns the devices in flight, after dropping those the cluster now shows (or whose claim is
+  // gone) from `state`.
+  dra::AllocatedDevices HeldInFlight(const dra::ClusterState& state) GPUSCHED_EXCLUDES(mu_);
+  // Reserves `results` for `claims` unless a device of theirs was reserved meanwhile; returns
+  // false then (plan again).
+  bool Reserve(const std::vector<const dra::ResourceClaim*>& claims, const std::vector<dra::AllocationResult>& results)
+      GPUSCHED_EXCLUDES(mu_);
+  void Unreserve(const std::vector<const dra::ResourceClaim*>& claims) GPUSCHED_EXCLUDES(mu_);
+  // Writes the planned allocations and the pod's reservations. Returns the first error.
+  Status Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
+               const std::vector<dra::AllocationResult>& results, const std::vector<const dra::ResourceClaim*>& allocated);
+
+  const inventory::Inventory* const inventory_;
+  ClaimWriter* const writer_;
+  const ServiceOptions* const options_;
+  dra::cel::ProgramCache* const programs_;
+  DraDecisionLog* const log_;
+  Mutex mu_;
+  // Allocations in flight, by claim UID: written (not seen in the cluster yet) or being written.
+  std::map<std::string, dra::AllocationResult> in_flight_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+}  // namespace gpusched::extender

@@ -1,0 +1,70 @@
+// File: pod_evaluation.h
+//
+// One pod judged on the nodes of one request, whatever its kind of GPU: every node gets a
+// placement::NodeVerdict (fits, or why not and whether freeing GPUs there could help), and the
+// fitting ones get the score of the node policy in force. Device-plugin pods (nvidia.com/gpu, mGPU)
+// go through the Planner and a scoring policy; pods whose GPUs come from ResourceClaims through
+// the DRA planner, whose verdicts take the same shape. Filter and prioritize share this one path.
+//
+// Not thread-safe: one per request.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpusched/common/status.h"
+#include "gpusched/dra/cel.h"
+#include "gpusched/extender/dra_decision_log.h"
+#include "gpusched/extender/service_options.h"
+#include "gpusched/extender/workload_cache.h"
+#include "gpusched/inventory/snapshot.h"
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/node_ranking.h"
+#include "gpusched/placement/planner.h"
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::extender {
+
+// What a request is judged against. Each pointer must outlive the evaluation.
+struct EvaluationInputs {
+  const inventory::InventorySnapshot* snapshot = nullptr;
+  const ServiceOptions* options = nullptr;
+  dra::cel::ProgramCache* programs = nullptr;  // compiled CEL selectors, shared
+  const WorkloadCache* workloads = nullptr;    // M for fgd and the soft policies
+  DraDecisionLog* log = nullptr;               // ranked DRA decisions go here
+};
+
+using OnNodeFailed = std::function<void(size_t pos, placement::NodeVerdict&& verdict)>;
+
+class PodEvaluation {
+ public:
+  virtual ~PodEvaluation() = default;
+
+  // Why the pod cannot be judged on any node now (a claim it names is missing or not generated
+  // yet): the request's Error, so that kube-scheduler retries later. "" otherwise.
+  virtual std::string problem() const = 0;
+  // True if Evaluate scores fitting nodes even when not asked to rank (filter can memoize them).
+  virtual bool scores_while_filtering() const = 0;
+  // Judges the pod on `nodes` (nullptr: a node the inventory does not know); `order` is each
+  // node's position in the snapshot, the tie-break of the policies. Calls on_failed for each node
+  // that does not fit and returns those that do, scored when `rank`. Errors: InvalidArgument for a
+  // fault that stops the whole request (a selector that does not compile, an unknown class).
+  virtual StatusOr<std::vector<placement::RankedNode>> Evaluate(std::span<const placement::NodeState* const> nodes,
+                                                                std::span<const uint32_t> order, bool rank,
+                                                                const OnNodeFailed& on_failed) = 0;
+};
+
+// Returns the evaluation for `pod`, whose analyzed request is `request`.
+// REQUIRES: the pod asks for GPUs (request.kind != kNone, or it has ResourceClaims) and
+// request.schedulable(); `pod` and `request` outlive the evaluation.
+std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
+                                              const EvaluationInputs& inputs);
+
+// Returns the node policy in force for `request`: its annotation, or the configured one.
+std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);
+
+}  // namespace gpusched::extender

@@ -1,0 +1,60 @@
+// File: service_options.h
+//
+// What the extender service is configured with (ServiceOptions: config::Config fills it from the
+// file and the flags) and whom it acts through (ServiceCollaborators: wired by the command that
+// runs it, or by a test).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "gpusched/common/clock.h"
+#include "gpusched/extender/claim_writer.h"
+#include "gpusched/extender/event_sink.h"
+#include "gpusched/extender/pod_binder.h"
+#include "gpusched/placement/dra_planner.h"
+#include "gpusched/placement/policy.h"
+#include "gpusched/placement/score_mapping.h"
+
+namespace gpusched::extender {
+
+class Telemetry;
+
+struct ServiceOptions {
+  // Which node a pod goes to: any scoring policy (scoring/scorer.h). Default: binpack.
+  std::string node_policy = "binpack";
+  placement::PlacementOptions placement;  // which GPUs inside the node
+  placement::ScoreMapping score_mapping = placement::ScoreMapping::kRank;  // Default: rank.
+  // When > 0, filter keeps only the best K fitting nodes (the rest go to FailedNodes with a
+  // reason), so the policy's order decides even where 0-10 scores would tie. Default: 0 (off).
+  size_t filter_top_k = 0;
+  // Commit attempts for one bind when concurrent binds keep changing the node. Default: 16.
+  int bind_attempts = 16;
+  // No new attempt starts after this long (keep it below kube-scheduler's httpTimeout, 10 s in
+  // scheduler-config/). Default: 6 s.
+  std::chrono::seconds bind_deadline{6};
+  // DRA placement (gpu drivers, search bound, topology attribute).
+  placement::DraOptions dra;
+};
+
+// Not owned: each must outlive the service. Null means "not there".
+struct ServiceCollaborators {
+  // Makes a booked bind real in the cluster; null: bind books in memory only (snapshot mode).
+  PodBinder* binder = nullptr;
+  // Told about pods that fit no node.
+  EventSink* events = nullptr;
+  // DRA owner mode (dra.md §5.3 C): bind allocates the pod's claims (the ranked choice) through
+  // this writer before binding. Null: advisory mode, kube-scheduler's plugin allocates.
+  ClaimWriter* claim_writer = nullptr;
+  // Decision and bind counters.
+  Telemetry* telemetry = nullptr;
+  // The time of bind deadlines and of the workload's refresh.
+  const Clock* clock = &RealClock();
+  // Test seam: called by bind after it planned and before it commits, so that a test can make
+  // concurrent binds all plan on the same inventory. Default: none.
+  std::function<void()> before_commit;
+};
+
+}  // namespace gpusched::extender

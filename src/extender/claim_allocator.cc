@@ -1,0 +1,103 @@
+#include "gpusched/extender/claim_allocator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "gpusched/placement/dra_planner.h"
+
+namespace gpusched::extender {
+namespace {
+
+constexpr int kAttempts = 4;
+
+bool Overlaps(const dra::AllocatedDevices& held, const dra::AllocationResult& result) {
+  return std::any_of(result.results.begin(), result.results.end(),
+                     [&](const dra::DeviceResult& r) { return !r.admin_access && held.Holds(r.id); });
+}
+
+}  // namespace
+
+dra::AllocatedDevices ClaimAllocator::HeldInFlight(const dra::ClusterState& state) {
+  MutexLock lock(&mu_);
+  std::erase_if(in_flight_, [&](const auto& kv) {
+    for (const auto& [key, claim] : state.claims()) {
+      if (claim.uid == kv.first) return claim.allocation.has_value();
+    }
+    return true;  // the claim is gone
+  });
+  dra::AllocatedDevices held;
+  for (const auto& [uid, result] : in_flight_) held.Add(result);
+  return held;
+}
+
+bool ClaimAllocator::Reserve(const std::vector<const dra::ResourceClaim*>& claims,
+                             const std::vector<dra::AllocationResult>& results) {
+  MutexLock lock(&mu_);
+  dra::AllocatedDevices held;
+  for (const auto& [uid, result] : in_flight_) held.Add(result);
+  for (const dra::AllocationResult& r : results) {
+    if (Overlaps(held, r)) return false;
+  }
+  for (size_t i = 0; i < claims.size(); ++i) in_flight_[claims[i]->uid] = results[i];
+  return true;
+}
+
+void ClaimAllocator::Unreserve(const std::vector<const dra::ResourceClaim*>& claims) {
+  MutexLock lock(&mu_);
+  for (const dra::ResourceClaim* c : claims) in_flight_.erase(c->uid);
+}
+
+Status ClaimAllocator::Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
+                             const std::vector<dra::AllocationResult>& results,
+                             const std::vector<const dra::ResourceClaim*>& allocated) {
+  for (size_t i = 0; i < to_allocate.size(); ++i) {
+    Status s = writer_->Write(*to_allocate[i], &results[i], pod);
+    if (!s.ok()) {
+      // The claims not written are free again; those written stay held until the cluster shows them.
+      Unreserve(std::vector<const dra::ResourceClaim*>(to_allocate.begin() + static_cast<std::ptrdiff_t>(i),
+                                                       to_allocate.end()));
+      return s;
+    }
+  }
+  for (const dra::ResourceClaim* claim : allocated) {
+    bool reserved = std::any_of(claim->reserved_for.begin(), claim->reserved_for.end(),
+                                [&](const dra::ConsumerRef& r) { return r.uid == pod.uid; });
+    if (!reserved) GPUSCHED_RETURN_IF_ERROR(writer_->Write(*claim, nullptr, pod));
+  }
+  return OkStatus();
+}
+
+Status ClaimAllocator::Allocate(const Pod& pod, const std::string& node_name) {
+  std::string last;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+    dra::AllocatedDevices held = HeldInFlight(snapshot->dra());
+    placement::DraOptions options = options_->dra;
+    options.also_allocated = &held;
+    placement::DraPlanner planner(snapshot->dra(), pod, programs_, options);
+    if (!planner.problem().empty()) return FailedPreconditionError(planner.problem());
+    const placement::NodeState* node = snapshot->FindNode(node_name);
+    if (node == nullptr) return NotFoundError(fmt::format("node {} is not in gpusched's inventory", node_name));
+    placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
+    if (v.kind != placement::DraVerdict::Kind::kFits) return FailedPreconditionError(v.reason);
+    if (!Reserve(planner.to_allocate(), v.ranked)) {
+      last = "another bind reserved one of the devices meanwhile";
+      continue;  // plan again with its reservation counted
+    }
+    Status s = Write(pod, planner.to_allocate(), v.ranked, planner.allocated());
+    if (s.ok()) {
+      if (log_ != nullptr) log_->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node_name, std::move(v));
+      return OkStatus();
+    }
+    if (s.code() != StatusCode::kAborted) return s;
+    last = std::string(s.message());
+    // Someone changed a claim: give the watch a moment to bring the change, then plan again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50) * (attempt + 1));
+  }
+  return AbortedError(fmt::format("claims kept changing: {}", last));
+}
+
+}  // namespace gpusched::extender
