@@ -89,7 +89,7 @@ void PlannerFilter(benchmark::State& state, bool rank) {
     steps = 0;
     for (const inventory::NodeStatePtr& node : snapshot->nodes()) {
       placement::DraVerdict v = planner.Evaluate(*node, rank);
-      fits += v.kind == placement::DraVerdict::Kind::kFits;
+      fits += v.fits();
       steps += v.steps;
       benchmark::DoNotOptimize(v);
     }

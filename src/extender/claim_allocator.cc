@@ -82,7 +82,7 @@ Status ClaimAllocator::Allocate(const Pod& pod, const std::string& node_name) {
     const placement::NodeState* node = snapshot->FindNode(node_name);
     if (node == nullptr) return NotFoundError(fmt::format("node {} is not in gpusched's inventory", node_name));
     placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
-    if (v.kind != placement::DraVerdict::Kind::kFits) return FailedPreconditionError(v.reason);
+    if (!v.fits()) return FailedPreconditionError(v.node.reason);
     if (!Reserve(planner.to_allocate(), v.ranked)) {
       last = "another bind reserved one of the devices meanwhile";
       continue;  // plan again with its reservation counted

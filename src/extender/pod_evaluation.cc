@@ -76,15 +76,10 @@ class DraEvaluation final : public PodEvaluation {
         continue;
       }
       placement::DraVerdict v = planner_.Evaluate(*nodes[pos], rank);
-      if (v.kind == placement::DraVerdict::Kind::kError) {
-        // As upstream: a hard error (bad CEL, unknown class) stops the pod's scheduling attempt.
-        if (!rank) return InvalidArgumentError(v.reason);
-        on_failed(pos, NodeVerdict{.reject = Reject::kInsufficient, .resolvable = false, .reason = v.reason});
-        continue;
-      }
-      if (v.kind != placement::DraVerdict::Kind::kFits) {
-        bool resolvable = v.reject == Reject::kInsufficient;
-        on_failed(pos, NodeVerdict{.reject = v.reject, .resolvable = resolvable, .reason = std::move(v.reason)});
+      // As upstream: a fault of the request (bad CEL, unknown class) stops the pod's filter.
+      if (v.request_error && !rank) return InvalidArgumentError(v.node.reason);
+      if (!v.fits()) {
+        on_failed(pos, std::move(v.node));
         continue;
       }
       fits.push_back(RankedNode{pos, v.score});

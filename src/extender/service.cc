@@ -90,7 +90,7 @@ void KeepBestK(const std::vector<RankedNode>& fits, const ExtenderArgs& args, si
 }  // namespace
 
 struct Service::DecisionCounts {
-  std::array<uint64_t, static_cast<size_t>(Reject::kUnknownNode) + 1> rejects{};
+  std::array<uint64_t, placement::kRejectKinds> rejects{};
   uint64_t fit = 0;
   uint64_t invalid_pod = 0;
 };

@@ -51,105 +51,122 @@ bool DraPlanner::IsGpu(std::string_view driver) const {
   return std::find(options_.gpu_drivers.begin(), options_.gpu_drivers.end(), driver) != options_.gpu_drivers.end();
 }
 
-DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
-  DraVerdict v;
-  if (!problem_.empty()) {
-    v.kind = DraVerdict::Kind::kError;
-    v.reason = problem_;
-    return v;
-  }
-  if (node.condition == NodeCondition::kInvalid) {
-    v.reject = Reject::kInvalidLabel;
-    v.reason = node.condition_reason;
-    return v;
-  }
-  dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
+namespace {
+
+NodeVerdict NoFit(Reject reject, std::string reason) {
+  return NodeVerdict{.reject = reject, .resolvable = reject == Reject::kInsufficient, .reason = std::move(reason)};
+}
+
+DraVerdict RequestError(std::string reason, int64_t steps = 0) {
+  return DraVerdict{.node = NoFit(Reject::kInvalidRequest, std::move(reason)), .request_error = true, .steps = steps};
+}
+
+}  // namespace
+
+std::optional<NodeVerdict> DraPlanner::CheckAllocated(const dra::NodeInfo& info) const {
   // Claims already allocated (shared claims, or allocated for this pod earlier) only need a node
   // that can use their devices.
   for (const dra::ResourceClaim* c : allocated_) {
     if (c->allocation->node_selector && !dra::NodeSelectorMatches(*c->allocation->node_selector, info)) {
-      v.reason = fmt::format("claim {}/{} is allocated to devices this node cannot use (its allocation's nodeSelector)",
-                             c->namespace_name, c->name);
-      v.reject = Reject::kModeMismatch;
-      return v;
+      return NoFit(Reject::kModeMismatch,
+                   fmt::format("claim {}/{} is allocated to devices this node cannot use (its allocation's nodeSelector)",
+                               c->namespace_name, c->name));
     }
     bool reserved = std::any_of(c->reserved_for.begin(), c->reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == pod_.uid; });
     if (!reserved && c->reserved_for.size() >= 256) {
-      v.reason = fmt::format("claim {}/{} is already reserved for 256 consumers", c->namespace_name, c->name);
-      return v;
+      return NoFit(Reject::kInsufficient, fmt::format("claim {}/{} is already reserved for 256 consumers", c->namespace_name, c->name));
     }
   }
-  dra::NodePoolsPtr pools = state_.PoolsFor(info);
-  dra::AllocatedDevices merged;
-  const dra::AllocatedDevices* allocated = &state_.allocated();
-  if (options_.also_allocated != nullptr) {
-    merged = state_.allocated();
-    merged.exclusive.insert(options_.also_allocated->exclusive.begin(), options_.also_allocated->exclusive.end());
-    merged.shared.insert(options_.also_allocated->shared.begin(), options_.also_allocated->shared.end());
-    for (const auto& [id, caps] : options_.also_allocated->consumed_capacity_milli) {
-      for (const auto& [name, milli] : caps) merged.consumed_capacity_milli[id][name] += milli;
-    }
-    allocated = &merged;
-  }
-  auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
-    dra::AllocatorInput in{.node = &info,
-                           .claims = claims,
-                           .slices = &state_.slices(),
-                           .classes = &state_.classes(),
-                           .allocated = allocated,
-                           .programs = programs_,
-                           .compiled = &compiled_,
-                           .max_steps = options_.max_steps,
-                           .pools = pools.get(),
-                           .want_results = rank};
-    return dra::Allocate(in);
-  };
-  dra::AllocatorOutcome compat = run(to_allocate_);
-  v.steps = compat.steps;
-  if (compat.kind == dra::AllocatorOutcome::Kind::kError) {
-    v.kind = DraVerdict::Kind::kError;
-    v.reason = std::move(compat.reason);
-    return v;
-  }
-  if (compat.kind != dra::AllocatorOutcome::Kind::kAllocated) {
-    v.reason = std::move(compat.reason);
-    return v;
-  }
-  // GPUs through DRA only where the node says so.
+  return std::nullopt;
+}
+
+std::optional<NodeVerdict> DraPlanner::CheckMode(const NodeState& node, const std::set<std::string>& drivers) const {
   bool gpus = false;
   for (const dra::ResourceClaim* c : allocated_) {
     for (const dra::DeviceResult& r : c->allocation->results) gpus = gpus || IsGpu(r.id.driver);
   }
-  for (const std::string& driver : compat.drivers) gpus = gpus || IsGpu(driver);
-  if (gpus && node.mode != NodeMode::kNvidiaDra) {
-    v.reason = fmt::format("node mode {}; pod claims GPUs through DRA, which only nodes labelled {}=nvidia-dra serve",
-                           ModeName(node.mode), "vke.node.gpu.schedule");
-    v.reject = Reject::kModeMismatch;
-    return v;
+  for (const std::string& driver : drivers) gpus = gpus || IsGpu(driver);
+  if (!gpus) return std::nullopt;  // NICs, FPGAs: the allocator's word is final, as upstream
+  if (node.mode != NodeMode::kNvidiaDra) {
+    return NoFit(Reject::kModeMismatch,
+                 fmt::format("node mode {}; pod claims GPUs through DRA, which only nodes labelled {}=nvidia-dra serve",
+                             ModeName(node.mode), "vke.node.gpu.schedule"));
   }
-  if (gpus && !node.ready()) {
-    v.reason = node.condition_reason;
-    v.reject = node.condition == NodeCondition::kSwitching ? Reject::kSwitching : Reject::kInconsistent;
-    return v;
+  if (!node.ready()) {
+    return NoFit(node.condition == NodeCondition::kSwitching ? Reject::kSwitching : Reject::kInconsistent, node.condition_reason);
   }
-  v.kind = DraVerdict::Kind::kFits;
-  v.compat = std::move(compat.results);
-  if (!rank) return v;
+  return std::nullopt;
+}
 
-  // Ranked: topology-aligned if possible, else the compatible choice.
+const dra::AllocatedDevices* DraPlanner::Held(dra::AllocatedDevices* merged) const {
+  if (options_.also_allocated == nullptr) return &state_.allocated();
+  *merged = state_.allocated();
+  merged->exclusive.insert(options_.also_allocated->exclusive.begin(), options_.also_allocated->exclusive.end());
+  merged->shared.insert(options_.also_allocated->shared.begin(), options_.also_allocated->shared.end());
+  for (const auto& [id, caps] : options_.also_allocated->consumed_capacity_milli) {
+    for (const auto& [name, milli] : caps) merged->consumed_capacity_milli[id][name] += milli;
+  }
+  return merged;
+}
+
+DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
+  if (!problem_.empty()) return RequestError(problem_);
+  if (node.condition == NodeCondition::kInvalid) return DraVerdict{.node = NoFit(Reject::kInvalidLabel, node.condition_reason)};
+  dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
+  if (std::optional<NodeVerdict> no = CheckAllocated(info)) return DraVerdict{.node = std::move(*no)};
+  dra::NodePoolsPtr pools = state_.PoolsFor(info);
+  dra::AllocatedDevices merged;
+  const dra::AllocatedDevices* held = Held(&merged);
+  auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
+    return dra::Allocate(dra::AllocatorInput{.node = &info,
+                                             .claims = claims,
+                                             .slices = &state_.slices(),
+                                             .classes = &state_.classes(),
+                                             .allocated = held,
+                                             .programs = programs_,
+                                             .compiled = &compiled_,
+                                             .max_steps = options_.max_steps,
+                                             .pools = pools.get(),
+                                             .want_results = rank});
+  };
+  dra::AllocatorOutcome compat = run(to_allocate_);
+  if (compat.kind == dra::AllocatorOutcome::Kind::kError) return RequestError(std::move(compat.reason), compat.steps);
+  DraVerdict v{.steps = compat.steps};
+  if (compat.kind != dra::AllocatorOutcome::Kind::kAllocated) {
+    v.node = NoFit(Reject::kInsufficient, std::move(compat.reason));
+    return v;
+  }
+  if (std::optional<NodeVerdict> no = CheckMode(node, compat.drivers)) {
+    v.node = std::move(*no);
+    return v;
+  }
+  v.node.fits = true;
+  v.compat = std::move(compat.results);
+  if (rank) Rank(node, run, &v);
+  return v;
+}
+
+void DraPlanner::Rank(const NodeState& node,
+                      const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
+                      DraVerdict* v) const {
+  // Topology-aligned if possible, else the compatible choice.
   std::vector<const dra::ResourceClaim*> aligned;
   for (const dra::ResourceClaim& c : aligned_) aligned.push_back(&c);
   dra::AllocatorOutcome ranked = aligned_.empty() ? dra::AllocatorOutcome{} : run(aligned);
-  v.steps += ranked.steps;
+  v->steps += ranked.steps;
   bool multi = false;  // some request asked for several devices, so alignment means something
   for (size_t i = 0; i < aligned_.size(); ++i) multi = multi || aligned_[i].constraints.size() > to_allocate_[i]->constraints.size();
   if (ranked.kind == dra::AllocatorOutcome::Kind::kAllocated) {
-    v.ranked = std::move(ranked.results);
-    v.topology_aligned = multi;
+    v->ranked = std::move(ranked.results);
+    v->topology_aligned = multi;
   } else {
-    v.ranked = v.compat;
+    v->ranked = v->compat;
   }
-  // Packing: the node's GPU devices left free after this pod, fewer is better.
+  v->score = (v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
+}
+
+double DraPlanner::PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const {
+  // The node's GPU devices left free after this pod: fewer is better.
   int64_t total = 0, free = 0;
   for (const dra::IndexedSlice* s : state_.slices().Candidates(node.node.name)) {
     if (s->slice().node_name != node.node.name || !IsGpu(s->slice().driver)) continue;
@@ -159,12 +176,11 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
     }
   }
   int64_t used = 0;
-  for (const dra::AllocationResult& a : v.ranked) {
+  for (const dra::AllocationResult& a : chosen) {
     for (const dra::DeviceResult& r : a.results) used += IsGpu(r.id.driver) ? 1 : 0;
   }
   double left = total > 0 ? static_cast<double>(std::max<int64_t>(free - used, 0)) / static_cast<double>(total) : 0;
-  v.score = (v.topology_aligned ? 10.0 : 0.0) + 5.0 * (1.0 - left);
-  return v;
+  return 1.0 - left;
 }
 
 }  // namespace gpusched::placement

@@ -66,6 +66,8 @@ std::string_view RejectName(Reject r) {
       return "compute_policy";
     case Reject::kInsufficient:
       return "insufficient";
+    case Reject::kInvalidRequest:
+      return "invalid_request";
     case Reject::kUnknownNode:
       return "unknown_node";
   }

@@ -76,6 +76,28 @@ TEST(DraHttp, FilterKeepsNodesWhereTheClaimFitsAndSaysWhyElsewhere) {
   EXPECT_THAT(f.unresolvable, ElementsAre("nowhere", "whole-1"));
 }
 
+TEST(DraHttp, FilterCountsEachDraRefusalUnderItsOwnCause) {
+  std::vector<std::string> taken;
+  for (int i = 0; i < 8; ++i) taken.push_back(fmt::format("dra-full/gpu-{}", i));
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 8), DraNode("dra-full"), GpuSlice("dra-full", 8),
+                              DraNode("whole-1", "nvidia"), GpuSlice("whole-1", 8), DraNode("odd", "nvidia_dra"), GpuSlice("odd", 2),
+                              std::string(kGpuClass), Claim("train", ClaimSpec(1, "")), Claim("other", ClaimSpec(8, ""), taken, {"o"})}));
+  Filter(server.port(), ClaimPod("trainer", "train"), {"dra-a", "dra-full", "whole-1", "odd"});
+  HttpReply m = HttpClient(server.port()).Get("/metrics");
+  EXPECT_THAT(m.body, HasSubstr(R"(gpusched_filter_decisions_total{result="fit"} 1)"));
+  EXPECT_THAT(m.body, HasSubstr(R"(gpusched_filter_decisions_total{result="insufficient"} 1)"));
+  EXPECT_THAT(m.body, HasSubstr(R"(gpusched_filter_decisions_total{result="mode_mismatch"} 1)"));
+  EXPECT_THAT(m.body, HasSubstr(R"(gpusched_filter_decisions_total{result="invalid_label"} 1)"));
+}
+
+TEST(DraHttp, PrioritizeGivesNoScoreWhereTheRequestItselfIsAtFault) {
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 8), std::string(kGpuClass),
+                              Claim("bad-cel", ClaimSpec(1, Quoted("device.attributes['gpu.nvidia.com'].productName =="))),
+                              Claim("ok", ClaimSpec(1, ""))}));
+  EXPECT_EQ(Prioritize(server.port(), ClaimPod("p1", "bad-cel"), {"dra-a"})["dra-a"], 0);
+  EXPECT_GT(Prioritize(server.port(), ClaimPod("p2", "ok"), {"dra-a"})["dra-a"], 0);
+}
+
 TEST(DraHttp, AnInvalidLabelRefusesClaimPodsUnresolvably) {
   TestServer server(ListJson({DraNode("odd", "nvidia_dra"), GpuSlice("odd", 2), std::string(kGpuClass),
                               Claim("one", ClaimSpec(1, ""))}));

@@ -13,6 +13,9 @@
 // Pure: reads an immutable dra::ClusterState and NodeState; thread-safe to call concurrently.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,17 +40,20 @@ struct DraOptions {
 };
 
 struct DraVerdict {
-  enum class Kind { kFits, kNoFit, kError };
-  Kind kind = Kind::kNoFit;
-  std::string reason;                        // kNoFit / kError
-  // kNoFit: why, as a category. Only kInsufficient (devices in use) can be helped by evicting
-  // pods on this node; a label, mode, switch, inconsistency or a claim bound elsewhere cannot.
-  Reject reject = Reject::kInsufficient;
-  std::vector<dra::AllocationResult> compat;  // kFits: what kube-scheduler would allocate
-  std::vector<dra::AllocationResult> ranked;  // kFits, when ranked: gpusched's choice
+  // The verdict every pod gets on a node: fits, or why not (reject, reason) and whether freeing
+  // devices there could help (resolvable: only kInsufficient).
+  NodeVerdict node;
+  // The fault is the pod's request, not the node (a claim missing, a selector that does not
+  // compile, an unknown class): as upstream, it stops the pod's scheduling attempt. Implies
+  // node.reject == kInvalidRequest.
+  bool request_error = false;
+  std::vector<dra::AllocationResult> compat;  // fits: what kube-scheduler would allocate
+  std::vector<dra::AllocationResult> ranked;  // fits, when ranked: gpusched's choice
   bool topology_aligned = false;             // ranked keeps every multi-device request in one root
-  double score = 0;                          // kFits, when ranked: higher is better
+  double score = 0;                          // fits, when ranked: higher is better
   int64_t steps = 0;
+
+  bool fits() const { return node.fits; }
 };
 
 class DraPlanner {
@@ -71,6 +77,16 @@ class DraPlanner {
 
  private:
   bool IsGpu(std::string_view driver) const;
+  // Why `node` cannot use the pod's allocated claims, or nullopt.
+  std::optional<NodeVerdict> CheckAllocated(const dra::NodeInfo& info) const;
+  // Why GPUs held by `drivers` (and the allocated claims) cannot go to `node`, or nullopt.
+  std::optional<NodeVerdict> CheckMode(const NodeState& node, const std::set<std::string>& drivers) const;
+  // The devices held: the cluster's, plus options_.also_allocated into `merged`.
+  const dra::AllocatedDevices* Held(dra::AllocatedDevices* merged) const;
+  // Fills v.ranked, v.topology_aligned and v.score from the aligned claims.
+  void Rank(const NodeState& node, const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
+            DraVerdict* v) const;
+  double PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const;
 
   const dra::ClusterState& state_;
   const Pod& pod_;

@@ -13,6 +13,7 @@
 // Evaluate() is otherwise pure: the result depends only on its arguments and the options.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string_view>
 #include <string>
@@ -34,8 +35,10 @@ enum class Reject {
   kInconsistent,   // the node's GPU inventory cannot be trusted
   kComputePolicy,  // mGPU compute policies differ
   kInsufficient,   // not enough free GPU (or the search budget ran out)
-  kUnknownNode,    // not in the inventory
+  kInvalidRequest, // the pod's own request is at fault (a DRA selector that does not compile, ...)
+  kUnknownNode,    // not in the inventory; keep last
 };
+inline constexpr size_t kRejectKinds = static_cast<size_t>(Reject::kUnknownNode) + 1;
 
 // Returns a short snake_case name for `r` ("insufficient", ...).
 std::string_view RejectName(Reject r);
