@@ -1,6 +1,8 @@
 // The CEL selector engine: the 23 real selectors of dra.md §3.4 and upstream's semantics.
 #include "gpusched/dra/cel.h"
 
+#include "gpusched/dra/cel/builtins.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -192,6 +194,19 @@ TEST(CelSemantics, CostIsBounded) {
   for (int i = 0; i < 1000; ++i) big += (i ? ",1" : "1");
   big += "]";
   EXPECT_THAT(Error(big + ".all(x, " + big + ".all(y, " + big + ".all(z, z == 1)))", gpu), HasSubstr("cost limit"));
+}
+
+TEST(CelFunctions, ANameResolvesAtCompileTimeToEveryLibraryThatDeclaresIt) {
+  EXPECT_EQ(FindBuiltins("compareTo").size(), 2u);  // Quantity and Semver
+  EXPECT_EQ(FindBuiltins("startsWith").size(), 1u);
+  EXPECT_TRUE(FindBuiltins("frobnicate").empty());
+  Device gpu = H100();
+  EXPECT_THAT(Error("device.driver.frobnicate()", gpu), HasSubstr("undeclared reference to 'frobnicate'"));
+  EXPECT_THAT(Error("has(device.driver) && exists(device)", gpu), HasSubstr("undeclared reference to 'exists'"));
+  // Declared, but no overload takes these arguments: a runtime error naming both types.
+  EXPECT_EQ(Error("quantity('1').compareTo(semver('1.0.0')) == 0", gpu),
+            "no matching overload for 'compareTo' applied to '(kubernetes.Quantity, kubernetes.Semver)'");
+  EXPECT_EQ(Error("device.driver.startsWith(1)", gpu), "no matching overload for 'startsWith' applied to '(string, int)'");
 }
 
 }  // namespace

@@ -14,6 +14,11 @@
 //   - the result must be a bool; evaluation costs at most 1,000,000 steps.
 //
 // Compile once, evaluate many times: a Program is immutable and may be shared across threads.
+//
+// The pieces, in dra/cel/: value.h (values and the rules operators share), lexer.h and parser.h
+// (text to ast.h's tree, calls resolved against builtins.h), evaluator.h and operators.h (the
+// walk), device_maps.h (`device`), and the function libraries: builtins.h (standard, strings),
+// quantity.h, semver.h.
 #pragma once
 
 #include <memory>
@@ -24,18 +29,14 @@
 
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
+#include "gpusched/dra/cel/device_maps.h"
+#include "gpusched/dra/cel/semver.h"
 #include "gpusched/dra/types.h"
 
 namespace gpusched::dra::cel {
 
 inline constexpr size_t kMaxExpressionBytes = 10 * 1024;
 inline constexpr int64_t kMaxCost = 1'000'000;
-
-// What an expression sees as `device`. REQUIRES: device outlives the evaluation.
-struct DeviceView {
-  std::string_view driver;
-  const Device* device = nullptr;
-};
 
 class Program;
 using ProgramPtr = std::shared_ptr<const Program>;
@@ -58,16 +59,5 @@ class ProgramCache {
   mutable Mutex mu_;
   std::unordered_map<std::string, StatusOr<ProgramPtr>> programs_ GPUSCHED_GUARDED_BY(mu_);
 };
-
-// Semantic versions (semver 2.0.0), as the Kubernetes Semver library parses them.
-struct Semver {
-  uint64_t major = 0, minor = 0, patch = 0;
-  std::vector<std::string> pre;  // pre-release identifiers
-  // Returns -1, 0 or 1 by semver precedence (build metadata ignored).
-  int Compare(const Semver& other) const;
-};
-// Parses `text`; with `normalize`, a leading "v", missing minor/patch and leading zeros are
-// accepted ("v1.2" is 1.2.0). Errors: InvalidArgument naming the text.
-StatusOr<Semver> ParseSemver(std::string_view text, bool normalize = false);
 
 }  // namespace gpusched::dra::cel
