@@ -1,5 +1,6 @@
 #include "gpusched/extender/inventory_claim_writer.h"
 
+#include "gpusched/k8s/dra_allocation_json.h"
 #include "gpusched/k8s/dra_objects.h"
 
 namespace gpusched::extender {

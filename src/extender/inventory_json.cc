@@ -3,6 +3,7 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include "gpusched/k8s/dra_allocation_json.h"
 #include "gpusched/k8s/dra_objects.h"
 #include "gpusched/model/units.h"
 #include "gpusched/placement/node_state.h"

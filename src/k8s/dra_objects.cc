@@ -1,8 +1,6 @@
 #include "gpusched/k8s/dra_objects.h"
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 
@@ -13,15 +11,6 @@ namespace {
 
 using rapidjson::Value;
 using namespace gpusched::dra;
-
-constexpr std::string_view kDeleteProtection = "resource.kubernetes.io/delete-protection";
-
-std::string Compact(const Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 // Reads a quantity (a string; a plain integer is accepted too) in milli-units.
 Status ReadQuantity(const Value& v, std::string_view path, int64_t* out, std::string* text = nullptr) {
@@ -145,14 +134,16 @@ Status DecodeDevice(const Value& d, std::string_view path, Device* out) {
   return DecodeDeviceFields(d, path, out);
 }
 
-Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
+// attributes: each a one-of int, bool, string, version; no known key: kUnsupported, an error only
+// when a selector looks at the device.
+Status DecodeAttributes(const Value& d, std::string_view path, Device* out) {
   const Value* attrs = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(d, "attributes", path, &attrs));
   for (auto it = attrs == nullptr ? Value::ConstMemberIterator() : attrs->MemberBegin(); attrs && it != attrs->MemberEnd(); ++it) {
     std::string key(json::View(it->name));
     std::string apath = fmt::format("{}.attributes[\"{}\"]", path, key);
     if (!it->value.IsObject()) return json::WrongType(apath, "object", it->value);
-    AttributeValue a;  // no known key: kUnsupported, an error only when a selector looks at the device
+    AttributeValue a;
     if (const Value* v = json::Find(it->value, "int")) {
       if (!v->IsInt64()) return json::WrongType(apath + ".int", "integer", *v);
       a = {.kind = AttributeValue::Kind::kInt, .int_value = v->GetInt64()};
@@ -168,6 +159,39 @@ Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
     }
     out->attributes[key] = std::move(a);
   }
+  return OkStatus();
+}
+
+// A capacity's requestPolicy: default, validValues (sorted) or validRange.
+Status DecodeRequestPolicy(const Value& policy, const std::string& ppath, RequestPolicy* out) {
+  if (const Value* def = json::Find(policy, "default")) {
+    out->default_milli.emplace();
+    GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*def, ppath + ".default", &*out->default_milli));
+  }
+  const Value* valid = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(policy, "validValues", ppath, &valid));
+  for (rapidjson::SizeType i = 0; valid != nullptr && i < valid->Size(); ++i) {
+    int64_t milli = 0;
+    GPUSCHED_RETURN_IF_ERROR(ReadQuantity((*valid)[i], fmt::format("{}.validValues[{}]", ppath, i), &milli));
+    out->valid_values_milli.push_back(milli);
+  }
+  std::sort(out->valid_values_milli.begin(), out->valid_values_milli.end());
+  const Value* range = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(policy, "validRange", ppath, &range));
+  if (range == nullptr) return OkStatus();
+  std::string rpath = ppath + ".validRange";
+  std::pair<const char*, std::optional<int64_t>*> fields[] = {
+      {"min", &out->range_min_milli}, {"max", &out->range_max_milli}, {"step", &out->range_step_milli}};
+  for (auto& [name, dst] : fields) {
+    if (const Value* q = json::Find(*range, name)) {
+      dst->emplace();
+      GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*q, fmt::format("{}.{}", rpath, name), &**dst));
+    }
+  }
+  return OkStatus();
+}
+
+Status DecodeCapacities(const Value& d, std::string_view path, Device* out) {
   const Value* caps = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(d, "capacity", path, &caps));
   for (auto it = caps == nullptr ? Value::ConstMemberIterator() : caps->MemberBegin(); caps && it != caps->MemberEnd(); ++it) {
@@ -180,37 +204,13 @@ Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
     GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*value, cpath + ".value", &cap.value_milli, &cap.text));
     const Value* policy = nullptr;
     GPUSCHED_RETURN_IF_ERROR(json::FindObject(it->value, "requestPolicy", cpath, &policy));
-    if (policy != nullptr) {
-      std::string ppath = cpath + ".requestPolicy";
-      if (const Value* def = json::Find(*policy, "default")) {
-        cap.policy.default_milli.emplace();
-        GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*def, ppath + ".default", &*cap.policy.default_milli));
-      }
-      const Value* valid = nullptr;
-      GPUSCHED_RETURN_IF_ERROR(json::FindArray(*policy, "validValues", ppath, &valid));
-      for (rapidjson::SizeType i = 0; valid != nullptr && i < valid->Size(); ++i) {
-        int64_t milli = 0;
-        GPUSCHED_RETURN_IF_ERROR(ReadQuantity((*valid)[i], fmt::format("{}.validValues[{}]", ppath, i), &milli));
-        cap.policy.valid_values_milli.push_back(milli);
-      }
-      std::sort(cap.policy.valid_values_milli.begin(), cap.policy.valid_values_milli.end());
-      const Value* range = nullptr;
-      GPUSCHED_RETURN_IF_ERROR(json::FindObject(*policy, "validRange", ppath, &range));
-      if (range != nullptr) {
-        std::string rpath = ppath + ".validRange";
-        std::pair<const char*, std::optional<int64_t>*> fields[] = {{"min", &cap.policy.range_min_milli},
-                                                                   {"max", &cap.policy.range_max_milli},
-                                                                   {"step", &cap.policy.range_step_milli}};
-        for (auto& [name, dst] : fields) {
-          if (const Value* q = json::Find(*range, name)) {
-            dst->emplace();
-            GPUSCHED_RETURN_IF_ERROR(ReadQuantity(*q, fmt::format("{}.{}", rpath, name), &**dst));
-          }
-        }
-      }
-    }
+    if (policy != nullptr) GPUSCHED_RETURN_IF_ERROR(DecodeRequestPolicy(*policy, cpath + ".requestPolicy", &cap.policy));
     out->capacity[key] = std::move(cap);
   }
+  return OkStatus();
+}
+
+Status DecodeConsumesCounters(const Value& d, std::string_view path, Device* out) {
   const Value* consumes = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(d, "consumesCounters", path, &consumes));
   for (rapidjson::SizeType i = 0; consumes != nullptr && i < consumes->Size(); ++i) {
@@ -222,6 +222,10 @@ Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
     GPUSCHED_RETURN_IF_ERROR(DecodeCounters(c, cpath, &cc.counters_milli));
     out->consumes_counters.push_back(std::move(cc));
   }
+  return OkStatus();
+}
+
+Status DecodeTaints(const Value& d, std::string_view path, Device* out) {
   const Value* taints = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(d, "taints", path, &taints));
   for (rapidjson::SizeType i = 0; taints != nullptr && i < taints->Size(); ++i) {
@@ -234,6 +238,14 @@ Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "effect", tpath, &taint.effect));
     out->taints.push_back(std::move(taint));
   }
+  return OkStatus();
+}
+
+Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
+  GPUSCHED_RETURN_IF_ERROR(DecodeAttributes(d, path, out));
+  GPUSCHED_RETURN_IF_ERROR(DecodeCapacities(d, path, out));
+  GPUSCHED_RETURN_IF_ERROR(DecodeConsumesCounters(d, path, out));
+  GPUSCHED_RETURN_IF_ERROR(DecodeTaints(d, path, out));
   GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "allowMultipleAllocations", path, &out->allow_multiple_allocations));
   GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "bindsToNode", path, &out->binds_to_node));
   GPUSCHED_RETURN_IF_ERROR(ReadStrings(d, "bindingConditions", path, &out->binding_conditions));
@@ -312,7 +324,7 @@ Status DecodeOpaque(const Value& c, std::string_view path, OpaqueConfig* out) {
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(c, "opaque", path, &opaque));
   if (opaque == nullptr) return InvalidArgumentError(fmt::format("{}.opaque: missing", path));
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(*opaque, "driver", std::string(path) + ".opaque", &out->driver));
-  if (const Value* p = json::Find(*opaque, "parameters")) out->parameters_json = Compact(*p);
+  if (const Value* p = json::Find(*opaque, "parameters")) json::AppendValue(&out->parameters_json, *p);
   return OkStatus();
 }
 
@@ -438,17 +450,10 @@ StatusOr<AllocationResult> DecodeAllocationResult(const Value& a, std::string_vi
   return out;
 }
 
-StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
-  ResourceClaim c;
-  std::string path;
-  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "ResourceClaim", &c.name, &c.namespace_name, &path));
-  std::string version;
-  GPUSCHED_RETURN_IF_ERROR(ReadDraVersion(v, path, &version));
-  const Value& meta = v["metadata"];
-  GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "uid", path + ".metadata", &c.uid));
-  GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "resourceVersion", path + ".metadata", &c.resource_version));
-  c.deleting = json::Find(meta, "deletionTimestamp") != nullptr;
-  GPUSCHED_RETURN_IF_ERROR(ReadStrings(meta, "finalizers", path + ".metadata", &c.finalizers));
+namespace {
+
+// The controlling Pod owner (a claim generated from a template), into out->owner_pod_uid.
+Status DecodeClaimOwner(const Value& meta, const std::string& path, ResourceClaim* out) {
   const Value* owners = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(meta, "ownerReferences", path + ".metadata", &owners));
   for (rapidjson::SizeType i = 0; owners != nullptr && i < owners->Size(); ++i) {
@@ -460,92 +465,127 @@ StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(o, "kind", opath, &kind));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(o, "uid", opath, &uid));
     GPUSCHED_RETURN_IF_ERROR(json::ReadBool(o, "controller", opath, &controller));
-    if (kind == "Pod" && controller) c.owner_pod_uid = uid;
+    if (kind == "Pod" && controller) out->owner_pod_uid = uid;
   }
+  return OkStatus();
+}
+
+// One entry of spec.devices.requests. `version` picks the shape: resource.k8s.io/v1beta1
+// (Kubernetes 1.32, 1.33) has the exact request's fields on the request itself; v1beta2 and v1
+// nest them under "exactly".
+Status DecodeClaimRequest(const Value& r, const std::string& rpath, std::string_view version, DeviceRequest* req) {
+  if (!r.IsObject()) return json::WrongType(rpath, "object", r);
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", rpath, &req->name));
+  const Value* exactly = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(r, "exactly", rpath, &exactly));
+  if (exactly != nullptr) {
+    req->exactly.emplace();
+    GPUSCHED_RETURN_IF_ERROR(DecodeExact(*exactly, rpath + ".exactly", false, &*req->exactly));
+  }
+  const Value* first = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(r, "firstAvailable", rpath, &first));
+  for (rapidjson::SizeType k = 0; first != nullptr && k < first->Size(); ++k) {
+    ExactRequest sub;
+    GPUSCHED_RETURN_IF_ERROR(DecodeExact((*first)[k], fmt::format("{}.firstAvailable[{}]", rpath, k), true, &sub));
+    req->first_available.push_back(std::move(sub));
+  }
+  bool flat = version == kV1beta1 || (version.empty() && json::Find(r, "deviceClassName") != nullptr);
+  if (flat && exactly == nullptr && first == nullptr) {
+    req->exactly.emplace();
+    GPUSCHED_RETURN_IF_ERROR(DecodeExact(r, rpath, false, &*req->exactly));
+  }
+  if (req->exactly.has_value() == !req->first_available.empty()) {
+    return InvalidArgumentError(fmt::format("{}: exactly one of exactly and firstAvailable must be set", rpath));
+  }
+  return OkStatus();
+}
+
+Status DecodeClaimConstraints(const Value& devices, const std::string& dp, ResourceClaim* c) {
+  const Value* constraints = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(devices, "constraints", dp, &constraints));
+  for (rapidjson::SizeType i = 0; constraints != nullptr && i < constraints->Size(); ++i) {
+    std::string kpath = fmt::format("{}.constraints[{}]", dp, i);
+    const Value& k = (*constraints)[i];
+    if (!k.IsObject()) return json::WrongType(kpath, "object", k);
+    DeviceConstraint dc;
+    GPUSCHED_RETURN_IF_ERROR(ReadStrings(k, "requests", kpath, &dc.requests));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "matchAttribute", kpath, &dc.match_attribute));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "distinctAttribute", kpath, &dc.distinct_attribute));
+    c->constraints.push_back(std::move(dc));
+  }
+  const Value* config = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(devices, "config", dp, &config));
+  for (rapidjson::SizeType i = 0; config != nullptr && i < config->Size(); ++i) {
+    std::string cpath = fmt::format("{}.config[{}]", dp, i);
+    ClaimConfig cc;
+    if (!(*config)[i].IsObject()) return json::WrongType(cpath, "object", (*config)[i]);
+    GPUSCHED_RETURN_IF_ERROR(ReadStrings((*config)[i], "requests", cpath, &cc.requests));
+    GPUSCHED_RETURN_IF_ERROR(DecodeOpaque((*config)[i], cpath, &cc.opaque));
+    c->configs.push_back(std::move(cc));
+  }
+  return OkStatus();
+}
+
+// spec.devices: requests, constraints, config.
+Status DecodeClaimSpec(const Value& v, const std::string& path, std::string_view version, ResourceClaim* c) {
   const Value* spec = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
   const Value* devices = nullptr;
-  std::string dp = path + ".spec.devices";
   if (spec != nullptr) GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "devices", path + ".spec", &devices));
-  if (devices != nullptr) {
-    const Value* requests = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "requests", dp, &requests));
-    for (rapidjson::SizeType i = 0; requests != nullptr && i < requests->Size(); ++i) {
-      std::string rpath = fmt::format("{}.requests[{}]", dp, i);
-      const Value& r = (*requests)[i];
-      if (!r.IsObject()) return json::WrongType(rpath, "object", r);
-      DeviceRequest req;
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", rpath, &req.name));
-      const Value* exactly = nullptr;
-      GPUSCHED_RETURN_IF_ERROR(json::FindObject(r, "exactly", rpath, &exactly));
-      if (exactly != nullptr) {
-        req.exactly.emplace();
-        GPUSCHED_RETURN_IF_ERROR(DecodeExact(*exactly, rpath + ".exactly", false, &*req.exactly));
-      }
-      const Value* first = nullptr;
-      GPUSCHED_RETURN_IF_ERROR(json::FindArray(r, "firstAvailable", rpath, &first));
-      for (rapidjson::SizeType k = 0; first != nullptr && k < first->Size(); ++k) {
-        ExactRequest sub;
-        GPUSCHED_RETURN_IF_ERROR(DecodeExact((*first)[k], fmt::format("{}.firstAvailable[{}]", rpath, k), true, &sub));
-        req.first_available.push_back(std::move(sub));
-      }
-      // resource.k8s.io/v1beta1 (Kubernetes 1.32, 1.33) has the exact request's fields on the
-      // request itself; v1beta2 and v1 nest them under "exactly".
-      bool flat = version == kV1beta1 || (version.empty() && json::Find(r, "deviceClassName") != nullptr);
-      if (flat && exactly == nullptr && first == nullptr) {
-        req.exactly.emplace();
-        GPUSCHED_RETURN_IF_ERROR(DecodeExact(r, rpath, false, &*req.exactly));
-      }
-      if (req.exactly.has_value() == !req.first_available.empty()) {
-        return InvalidArgumentError(fmt::format("{}: exactly one of exactly and firstAvailable must be set", rpath));
-      }
-      c.requests.push_back(std::move(req));
-    }
-    const Value* constraints = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "constraints", dp, &constraints));
-    for (rapidjson::SizeType i = 0; constraints != nullptr && i < constraints->Size(); ++i) {
-      std::string kpath = fmt::format("{}.constraints[{}]", dp, i);
-      const Value& k = (*constraints)[i];
-      if (!k.IsObject()) return json::WrongType(kpath, "object", k);
-      DeviceConstraint dc;
-      GPUSCHED_RETURN_IF_ERROR(ReadStrings(k, "requests", kpath, &dc.requests));
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "matchAttribute", kpath, &dc.match_attribute));
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "distinctAttribute", kpath, &dc.distinct_attribute));
-      c.constraints.push_back(std::move(dc));
-    }
-    const Value* config = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "config", dp, &config));
-    for (rapidjson::SizeType i = 0; config != nullptr && i < config->Size(); ++i) {
-      std::string cpath = fmt::format("{}.config[{}]", dp, i);
-      ClaimConfig cc;
-      if (!(*config)[i].IsObject()) return json::WrongType(cpath, "object", (*config)[i]);
-      GPUSCHED_RETURN_IF_ERROR(ReadStrings((*config)[i], "requests", cpath, &cc.requests));
-      GPUSCHED_RETURN_IF_ERROR(DecodeOpaque((*config)[i], cpath, &cc.opaque));
-      c.configs.push_back(std::move(cc));
-    }
+  if (devices == nullptr) return OkStatus();
+  std::string dp = path + ".spec.devices";
+  const Value* requests = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(*devices, "requests", dp, &requests));
+  for (rapidjson::SizeType i = 0; requests != nullptr && i < requests->Size(); ++i) {
+    DeviceRequest req;
+    GPUSCHED_RETURN_IF_ERROR(DecodeClaimRequest((*requests)[i], fmt::format("{}.requests[{}]", dp, i), version, &req));
+    c->requests.push_back(std::move(req));
   }
+  return DecodeClaimConstraints(*devices, dp, c);
+}
+
+// status: allocation and reservedFor.
+Status DecodeClaimStatus(const Value& v, const std::string& path, ResourceClaim* c) {
   const Value* status = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "status", path, &status));
-  if (status != nullptr) {
-    const Value* allocation = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(json::FindObject(*status, "allocation", path + ".status", &allocation));
-    if (allocation != nullptr) {
-      GPUSCHED_ASSIGN_OR_RETURN(AllocationResult a, DecodeAllocationResult(*allocation, path + ".status.allocation"));
-      c.allocation = std::move(a);
-    }
-    const Value* reserved = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*status, "reservedFor", path + ".status", &reserved));
-    for (rapidjson::SizeType i = 0; reserved != nullptr && i < reserved->Size(); ++i) {
-      std::string rpath = fmt::format("{}.status.reservedFor[{}]", path, i);
-      const Value& r = (*reserved)[i];
-      if (!r.IsObject()) return json::WrongType(rpath, "object", r);
-      ConsumerRef ref;
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "resource", rpath, &ref.resource));
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", rpath, &ref.name));
-      GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "uid", rpath, &ref.uid));
-      c.reserved_for.push_back(std::move(ref));
-    }
+  if (status == nullptr) return OkStatus();
+  const Value* allocation = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(*status, "allocation", path + ".status", &allocation));
+  if (allocation != nullptr) {
+    GPUSCHED_ASSIGN_OR_RETURN(AllocationResult a, DecodeAllocationResult(*allocation, path + ".status.allocation"));
+    c->allocation = std::move(a);
   }
+  const Value* reserved = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(*status, "reservedFor", path + ".status", &reserved));
+  for (rapidjson::SizeType i = 0; reserved != nullptr && i < reserved->Size(); ++i) {
+    std::string rpath = fmt::format("{}.status.reservedFor[{}]", path, i);
+    const Value& r = (*reserved)[i];
+    if (!r.IsObject()) return json::WrongType(rpath, "object", r);
+    ConsumerRef ref;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "resource", rpath, &ref.resource));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", rpath, &ref.name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "uid", rpath, &ref.uid));
+    c->reserved_for.push_back(std::move(ref));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
+  ResourceClaim c;
+  std::string path;
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "ResourceClaim", &c.name, &c.namespace_name, &path));
+  std::string version;
+  GPUSCHED_RETURN_IF_ERROR(ReadDraVersion(v, path, &version));
+  const Value& meta = v["metadata"];
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "uid", path + ".metadata", &c.uid));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "resourceVersion", path + ".metadata", &c.resource_version));
+  c.deleting = json::Find(meta, "deletionTimestamp") != nullptr;
+  GPUSCHED_RETURN_IF_ERROR(ReadStrings(meta, "finalizers", path + ".metadata", &c.finalizers));
+  GPUSCHED_RETURN_IF_ERROR(DecodeClaimOwner(meta, path, &c));
+  GPUSCHED_RETURN_IF_ERROR(DecodeClaimSpec(v, path, version, &c));
+  GPUSCHED_RETURN_IF_ERROR(DecodeClaimStatus(v, path, &c));
   return c;
 }
 
@@ -555,44 +595,6 @@ StatusOr<ResourceClaim> ParseResourceClaim(std::string_view text) {
   StatusOr<ResourceClaim> c = ParseWith(text, &DecodeResourceClaim);
   if (c.ok()) c->source_json = std::string(text);
   return c;
-}
-
-StatusOr<std::string> ClaimWithAllocation(std::string_view claim_json, const dra::AllocationResult* result,
-                                          const dra::ConsumerRef& consumer) {
-  rapidjson::Document d;
-  GPUSCHED_RETURN_IF_ERROR(json::Parse(claim_json, &d));
-  if (!d.IsObject() || !d.HasMember("metadata") || !d["metadata"].IsObject()) {
-    return InvalidArgumentError("ResourceClaim: metadata missing");
-  }
-  auto& a = d.GetAllocator();
-  auto set = [&](Value& obj, const char* key, Value&& v) {
-    if (obj.HasMember(key)) {
-      obj[key] = std::move(v);
-    } else {
-      obj.AddMember(Value(key, a), std::move(v), a);
-    }
-  };
-  Value& meta = d["metadata"];
-  if (!meta.HasMember("finalizers") || !meta["finalizers"].IsArray()) set(meta, "finalizers", Value(rapidjson::kArrayType));
-  bool has = false;
-  for (const Value& f : meta["finalizers"].GetArray()) has = has || (f.IsString() && json::View(f) == kDeleteProtection);
-  if (!has) meta["finalizers"].PushBack(Value(kDeleteProtection.data(), static_cast<rapidjson::SizeType>(kDeleteProtection.size()), a), a);
-  if (!d.HasMember("status") || !d["status"].IsObject()) set(d, "status", Value(rapidjson::kObjectType));
-  Value& status = d["status"];
-  if (result != nullptr) {
-    std::string text;
-    AppendAllocationResult(&text, *result);
-    rapidjson::Document alloc(&a);
-    alloc.Parse(text.c_str());
-    set(status, "allocation", Value(alloc, a));
-  }
-  if (!status.HasMember("reservedFor") || !status["reservedFor"].IsArray()) set(status, "reservedFor", Value(rapidjson::kArrayType));
-  Value ref(rapidjson::kObjectType);
-  ref.AddMember("resource", Value(consumer.resource.c_str(), a), a);
-  ref.AddMember("name", Value(consumer.name.c_str(), a), a);
-  ref.AddMember("uid", Value(consumer.uid.c_str(), a), a);
-  status["reservedFor"].PushBack(std::move(ref), a);
-  return Compact(d);
 }
 
 dra::ClusterStatePtr DecodeDraObjects(const ClusterObjects& objects) {
@@ -613,131 +615,6 @@ dra::ClusterStatePtr DecodeDraObjects(const ClusterObjects& objects) {
   auto classes = all(objects.device_classes, [](std::string_view t) { return ParseDeviceClass(t); });
   auto claims = all(objects.resource_claims, [](std::string_view t) { return ParseResourceClaim(t); });
   return std::make_shared<const dra::ClusterState>(std::move(slices), std::move(classes), std::move(claims), std::move(errors));
-}
-
-std::string FormatMilli(int64_t milli) {
-  if (milli % 1000 == 0) return std::to_string(milli / 1000);
-  return fmt::format("{}m", milli);
-}
-
-void AppendNodeSelector(std::string* out, const NodeSelector& s) {
-  auto requirements = [&](std::string_view key, const std::vector<NodeSelectorRequirement>& rs) {
-    *out += fmt::format(R"("{}":[)", key);
-    for (size_t i = 0; i < rs.size(); ++i) {
-      if (i > 0) *out += ',';
-      *out += R"({"key":)";
-      json::AppendString(out, rs[i].key);
-      *out += R"(,"operator":)";
-      json::AppendString(out, rs[i].op);
-      if (!rs[i].values.empty()) {
-        *out += R"(,"values":[)";
-        for (size_t k = 0; k < rs[i].values.size(); ++k) {
-          if (k > 0) *out += ',';
-          json::AppendString(out, rs[i].values[k]);
-        }
-        *out += ']';
-      }
-      *out += '}';
-    }
-    *out += ']';
-  };
-  *out += R"({"nodeSelectorTerms":[)";
-  for (size_t i = 0; i < s.terms.size(); ++i) {
-    if (i > 0) *out += ',';
-    *out += '{';
-    bool exprs = !s.terms[i].match_expressions.empty();
-    if (exprs) requirements("matchExpressions", s.terms[i].match_expressions);
-    if (!s.terms[i].match_fields.empty()) {
-      if (exprs) *out += ',';
-      requirements("matchFields", s.terms[i].match_fields);
-    }
-    *out += '}';
-  }
-  *out += "]}";
-}
-
-void AppendAllocationResult(std::string* out, const AllocationResult& r) {
-  *out += R"({"devices":{"results":[)";
-  for (size_t i = 0; i < r.results.size(); ++i) {
-    const DeviceResult& d = r.results[i];
-    if (i > 0) *out += ',';
-    *out += R"({"request":)";
-    json::AppendString(out, d.request);
-    *out += R"(,"driver":)";
-    json::AppendString(out, d.id.driver);
-    *out += R"(,"pool":)";
-    json::AppendString(out, d.id.pool);
-    *out += R"(,"device":)";
-    json::AppendString(out, d.id.device);
-    if (d.admin_access) *out += R"(,"adminAccess":true)";
-    if (!d.tolerations.empty()) {
-      *out += R"(,"tolerations":[)";
-      for (size_t k = 0; k < d.tolerations.size(); ++k) {
-        const DeviceToleration& t = d.tolerations[k];
-        if (k > 0) *out += ',';
-        *out += '{';
-        bool first = true;
-        for (auto [key, value] : {std::pair<std::string_view, const std::string*>{"key", &t.key}, {"operator", &t.op},
-                                  {"value", &t.value}, {"effect", &t.effect}}) {
-          if (value->empty()) continue;
-          if (!first) *out += ',';
-          first = false;
-          json::AppendString(out, key);
-          *out += ':';
-          json::AppendString(out, *value);
-        }
-        if (t.toleration_seconds) *out += fmt::format(R"({}"tolerationSeconds":{})", first ? "" : ",", *t.toleration_seconds);
-        *out += '}';
-      }
-      *out += ']';
-    }
-    if (!d.share_id.empty()) {
-      *out += R"(,"shareID":)";
-      json::AppendString(out, d.share_id);
-    }
-    if (!d.consumed_capacity_milli.empty()) {
-      *out += R"(,"consumedCapacity":{)";
-      bool first = true;
-      for (const auto& [name, milli] : d.consumed_capacity_milli) {
-        if (!first) *out += ',';
-        first = false;
-        json::AppendString(out, name);
-        *out += ':';
-        json::AppendString(out, FormatMilli(milli));
-      }
-      *out += '}';
-    }
-    *out += '}';
-  }
-  *out += ']';
-  if (!r.config.empty()) {
-    *out += R"(,"config":[)";
-    for (size_t i = 0; i < r.config.size(); ++i) {
-      const ResultConfig& c = r.config[i];
-      if (i > 0) *out += ',';
-      *out += R"({"source":)";
-      json::AppendString(out, c.source);
-      if (!c.requests.empty()) {
-        *out += R"(,"requests":[)";
-        for (size_t k = 0; k < c.requests.size(); ++k) {
-          if (k > 0) *out += ',';
-          json::AppendString(out, c.requests[k]);
-        }
-        *out += ']';
-      }
-      *out += R"(,"opaque":{"driver":)";
-      json::AppendString(out, c.opaque.driver);
-      if (!c.opaque.parameters_json.empty()) *out += R"(,"parameters":)" + c.opaque.parameters_json;
-      *out += "}}";
-    }
-    *out += ']';
-  }
-  *out += '}';
-  if (r.node_selector) {
-    *out += R"(,"nodeSelector":)";
-    AppendNodeSelector(out, *r.node_selector);
-  }
-  *out += '}';
 }
 
 }  // namespace gpusched::k8s

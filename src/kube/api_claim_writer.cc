@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpusched/json/json.h"
+#include "gpusched/k8s/dra_allocation_json.h"
 #include "gpusched/k8s/dra_objects.h"
 
 namespace gpusched::kube {

@@ -1,4 +1,5 @@
 // resource.k8s.io/v1 JSON into the DRA model, and allocation results back.
+#include "gpusched/k8s/dra_allocation_json.h"
 #include "gpusched/k8s/dra_objects.h"
 
 #include <gmock/gmock.h>

@@ -1,0 +1,193 @@
+#include "gpusched/k8s/dra_allocation_json.h"
+
+#include <fmt/format.h>
+
+#include "gpusched/json/json.h"
+
+namespace gpusched::k8s {
+namespace {
+
+using rapidjson::Value;
+using namespace gpusched::dra;
+
+constexpr std::string_view kDeleteProtection = "resource.kubernetes.io/delete-protection";
+
+}  // namespace
+
+StatusOr<std::string> ClaimWithAllocation(std::string_view claim_json, const dra::AllocationResult* result,
+                                          const dra::ConsumerRef& consumer) {
+  rapidjson::Document d;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(claim_json, &d));
+  if (!d.IsObject() || !d.HasMember("metadata") || !d["metadata"].IsObject()) {
+    return InvalidArgumentError("ResourceClaim: metadata missing");
+  }
+  auto& a = d.GetAllocator();
+  auto set = [&](Value& obj, const char* key, Value&& v) {
+    if (obj.HasMember(key)) {
+      obj[key] = std::move(v);
+    } else {
+      obj.AddMember(Value(key, a), std::move(v), a);
+    }
+  };
+  Value& meta = d["metadata"];
+  if (!meta.HasMember("finalizers") || !meta["finalizers"].IsArray()) set(meta, "finalizers", Value(rapidjson::kArrayType));
+  bool has = false;
+  for (const Value& f : meta["finalizers"].GetArray()) has = has || (f.IsString() && json::View(f) == kDeleteProtection);
+  if (!has) meta["finalizers"].PushBack(Value(kDeleteProtection.data(), static_cast<rapidjson::SizeType>(kDeleteProtection.size()), a), a);
+  if (!d.HasMember("status") || !d["status"].IsObject()) set(d, "status", Value(rapidjson::kObjectType));
+  Value& status = d["status"];
+  if (result != nullptr) {
+    std::string text;
+    AppendAllocationResult(&text, *result);
+    rapidjson::Document alloc(&a);
+    alloc.Parse(text.c_str());
+    set(status, "allocation", Value(alloc, a));
+  }
+  if (!status.HasMember("reservedFor") || !status["reservedFor"].IsArray()) set(status, "reservedFor", Value(rapidjson::kArrayType));
+  Value ref(rapidjson::kObjectType);
+  ref.AddMember("resource", Value(consumer.resource.c_str(), a), a);
+  ref.AddMember("name", Value(consumer.name.c_str(), a), a);
+  ref.AddMember("uid", Value(consumer.uid.c_str(), a), a);
+  status["reservedFor"].PushBack(std::move(ref), a);
+  std::string out;
+  json::AppendValue(&out, d);
+  return out;
+}
+
+std::string FormatMilli(int64_t milli) {
+  if (milli % 1000 == 0) return std::to_string(milli / 1000);
+  return fmt::format("{}m", milli);
+}
+
+void AppendNodeSelector(std::string* out, const NodeSelector& s) {
+  auto requirements = [&](std::string_view key, const std::vector<NodeSelectorRequirement>& rs) {
+    *out += fmt::format(R"("{}":[)", key);
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (i > 0) *out += ',';
+      *out += R"({"key":)";
+      json::AppendString(out, rs[i].key);
+      *out += R"(,"operator":)";
+      json::AppendString(out, rs[i].op);
+      if (!rs[i].values.empty()) {
+        *out += R"(,"values":[)";
+        for (size_t k = 0; k < rs[i].values.size(); ++k) {
+          if (k > 0) *out += ',';
+          json::AppendString(out, rs[i].values[k]);
+        }
+        *out += ']';
+      }
+      *out += '}';
+    }
+    *out += ']';
+  };
+  *out += R"({"nodeSelectorTerms":[)";
+  for (size_t i = 0; i < s.terms.size(); ++i) {
+    if (i > 0) *out += ',';
+    *out += '{';
+    bool exprs = !s.terms[i].match_expressions.empty();
+    if (exprs) requirements("matchExpressions", s.terms[i].match_expressions);
+    if (!s.terms[i].match_fields.empty()) {
+      if (exprs) *out += ',';
+      requirements("matchFields", s.terms[i].match_fields);
+    }
+    *out += '}';
+  }
+  *out += "]}";
+}
+
+namespace {
+
+void AppendTolerations(std::string* out, const std::vector<DeviceToleration>& tolerations) {
+  *out += R"(,"tolerations":[)";
+  for (size_t k = 0; k < tolerations.size(); ++k) {
+    const DeviceToleration& t = tolerations[k];
+    if (k > 0) *out += ',';
+    *out += '{';
+    bool first = true;
+    for (auto [key, value] : {std::pair<std::string_view, const std::string*>{"key", &t.key}, {"operator", &t.op},
+                              {"value", &t.value}, {"effect", &t.effect}}) {
+      if (value->empty()) continue;
+      if (!first) *out += ',';
+      first = false;
+      json::AppendString(out, key);
+      *out += ':';
+      json::AppendString(out, *value);
+    }
+    if (t.toleration_seconds) *out += fmt::format(R"({}"tolerationSeconds":{})", first ? "" : ",", *t.toleration_seconds);
+    *out += '}';
+  }
+  *out += ']';
+}
+
+void AppendDeviceResult(std::string* out, const DeviceResult& d) {
+  *out += R"({"request":)";
+  json::AppendString(out, d.request);
+  *out += R"(,"driver":)";
+  json::AppendString(out, d.id.driver);
+  *out += R"(,"pool":)";
+  json::AppendString(out, d.id.pool);
+  *out += R"(,"device":)";
+  json::AppendString(out, d.id.device);
+  if (d.admin_access) *out += R"(,"adminAccess":true)";
+  if (!d.tolerations.empty()) AppendTolerations(out, d.tolerations);
+  if (!d.share_id.empty()) {
+    *out += R"(,"shareID":)";
+    json::AppendString(out, d.share_id);
+  }
+  if (!d.consumed_capacity_milli.empty()) {
+    *out += R"(,"consumedCapacity":{)";
+    bool first = true;
+    for (const auto& [name, milli] : d.consumed_capacity_milli) {
+      if (!first) *out += ',';
+      first = false;
+      json::AppendString(out, name);
+      *out += ':';
+      json::AppendString(out, FormatMilli(milli));
+    }
+    *out += '}';
+  }
+  *out += '}';
+}
+
+void AppendConfigs(std::string* out, const std::vector<ResultConfig>& configs) {
+  *out += R"(,"config":[)";
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const ResultConfig& c = configs[i];
+    if (i > 0) *out += ',';
+    *out += R"({"source":)";
+    json::AppendString(out, c.source);
+    if (!c.requests.empty()) {
+      *out += R"(,"requests":[)";
+      for (size_t k = 0; k < c.requests.size(); ++k) {
+        if (k > 0) *out += ',';
+        json::AppendString(out, c.requests[k]);
+      }
+      *out += ']';
+    }
+    *out += R"(,"opaque":{"driver":)";
+    json::AppendString(out, c.opaque.driver);
+    if (!c.opaque.parameters_json.empty()) *out += R"(,"parameters":)" + c.opaque.parameters_json;
+    *out += "}}";
+  }
+  *out += ']';
+}
+
+}  // namespace
+
+void AppendAllocationResult(std::string* out, const AllocationResult& r) {
+  *out += R"({"devices":{"results":[)";
+  for (size_t i = 0; i < r.results.size(); ++i) {
+    if (i > 0) *out += ',';
+    AppendDeviceResult(out, r.results[i]);
+  }
+  *out += ']';
+  if (!r.config.empty()) AppendConfigs(out, r.config);
+  *out += '}';
+  if (r.node_selector) {
+    *out += R"(,"nodeSelector":)";
+    AppendNodeSelector(out, *r.node_selector);
+  }
+  *out += '}';
+}
+
+}  // namespace gpusched::k8s
