@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -179,9 +180,9 @@ class LiveCluster {
   std::unique_ptr<kube::EventRecorder> events_;
 };
 
-}  // namespace
-
-int RunServe(int argc, char** argv) {
+// Reads the flags and the configuration they name into *c. Returns the exit code when the
+// command should stop here (--help: 0; a bad flag or file: 2), nullopt to go on.
+std::optional<int> ReadConfig(int argc, char** argv, config::Config* c) {
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
       std::fputs(Usage().c_str(), stdout);
@@ -199,22 +200,163 @@ int RunServe(int argc, char** argv) {
     log::Error("{}", loaded.status().message());
     return 2;
   }
-  config::Config c = std::move(loaded).value();
-  if (Status s = ApplyFlags(*flags, &c); !s.ok()) {
+  *c = std::move(loaded).value();
+  if (Status s = ApplyFlags(*flags, c); !s.ok()) {
     log::Error("{}", s.message());
     return 2;
   }
-  log::SetFormat(c.log_format);
-  log::SetLevel(c.log_level);
+  return std::nullopt;
+}
 
-  // Signals are taken synchronously by this thread; every thread started from here on (watches,
-  // events, HTTP workers) inherits the blocked mask, so none of them dies of SIGTERM.
+// Blocks the stop and reload signals: this thread takes them synchronously, and every thread
+// started afterwards (watches, events, HTTP workers) inherits the mask, so none dies of SIGTERM.
+sigset_t BlockSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+// Fills the inventory from the cluster's source: a live cluster (started; not ready until its
+// first full sync, and its binder, events and claim writer go into *with) or the snapshots.
+Status StartSource(const config::Config& c, inventory::Inventory* inventory, std::unique_ptr<LiveCluster>* live,
+                   extender::ServiceCollaborators* with, std::atomic<bool>* ready) {
+  if (c.cluster.live()) {
+    StatusOr<std::unique_ptr<LiveCluster>> started = LiveCluster::Start(c, inventory);
+    if (!started.ok()) return started.status();
+    *live = std::move(started).value();
+    with->binder = (*live)->binder();
+    with->events = (*live)->events();
+    with->claim_writer = (*live)->claim_writer();
+    ready->store(false);
+    return OkStatus();
+  }
+  StatusOr<ClusterObjects> objects = LoadSource(c);
+  if (!objects.ok()) return objects.status();
+  log::Info("loaded {}: {} nodes, {} pods", c.snapshots.empty() ? "embedded demo cluster" : "snapshots", objects->nodes.size(),
+            objects->pods.size());
+  LogUnreadable(*objects);
+  inventory->ReplaceCluster(std::move(objects).value());
+  return OkStatus();
+}
+
+// The admission webhook's own HTTPS listener (config webhook.listen).
+struct Webhook {
+  std::unique_ptr<http::Router> router;
+  std::unique_ptr<http::Server> server;
+};
+
+// Starts the webhook if configured. Returns the exit code on failure (2: bad listen address,
+// 1: cannot serve), nullopt otherwise.
+std::optional<int> StartWebhook(const config::Config& c, extender::Service* service, inventory::Inventory* inventory,
+                                std::atomic<bool>* ready, extender::Telemetry* telemetry, Webhook* out) {
+  if (c.webhook.listen.empty()) return std::nullopt;
+  http::ServerOptions options = c.server;
+  options.threads = 1;
+  options.tls_cert_file = c.webhook.cert_file;
+  options.tls_key_file = c.webhook.key_file;
+  options.client_ca_file.clear();
+  if (Status s = config::ParseListen(c.webhook.listen, &options); !s.ok()) {
+    log::Error("webhook: {}", s.message());
+    return 2;
+  }
+  out->router = std::make_unique<http::Router>(service, inventory, ready, "", telemetry, http::RouterScope::kAdmissionOnly);
+  out->server = std::make_unique<http::Server>(options, out->router.get());
+  if (Status s = out->server->Start(); !s.ok()) {
+    log::Error("webhook: {}", s.message());
+    return 1;
+  }
+  log::Info("admission webhook on {}:{} (HTTPS: /validate/node, probes, metrics)", options.host, out->server->port());
+  return std::nullopt;
+}
+
+void LogServing(const config::Config& c, uint16_t port) {
+  log::Info("gpusched serving {} on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
+            "score mapping {}, filter top-K {})",
+            c.server.tls_cert_file.empty() ? "HTTP" : c.server.client_ca_file.empty() ? "HTTPS" : "HTTPS with mTLS", c.server.host,
+            port, c.path_prefix, c.service.node_policy, placement::PolicyName(c.service.placement.gpu_policy),
+            placement::ScoreMappingName(c.service.score_mapping), c.service.filter_top_k);
+}
+
+// Readiness follows the watches: ready while they are healthy.
+void FollowLiveHealth(const LiveCluster& live, const inventory::Inventory& inventory, std::atomic<bool>* ready) {
+  bool healthy = live.healthy();
+  if (healthy && !ready->load()) {
+    inventory::InventoryStats stats = inventory.Stats();
+    log::Info("cluster synced: {} nodes, {} allocations; ready", inventory.Snapshot()->nodes().size(), stats.ledger_size);
+  } else if (!healthy && ready->load()) {
+    log::Warning("a watch has been failing for over a minute: not ready, filter and bind refused until it recovers");
+  }
+  ready->store(healthy);
+}
+
+// Re-reads the snapshot files on SIGHUP or when their modification times change.
+class SnapshotReloader {
+ public:
+  explicit SnapshotReloader(const config::Config& c) : c_(c), mtimes_(ModTimes(c.snapshots)) {}
+
+  void OnTick(bool hangup, inventory::Inventory* inventory, std::atomic<bool>* ready) {
+    if (c_.snapshots.empty() || !(hangup || Changed())) return;
+    StatusOr<ClusterObjects> fresh = k8s::LoadSnapshotFiles(c_.snapshots);
+    if (!fresh.ok()) {
+      // The view on hand may be stale: binding on it could over-book. Not ready until a reload works.
+      log::Error("snapshot reload failed, keeping the previous view; not ready until a reload succeeds: {}", fresh.status().message());
+      ready->store(false);
+      return;
+    }
+    log::Info("snapshots reloaded: {} nodes, {} pods", fresh->nodes.size(), fresh->pods.size());
+    LogUnreadable(*fresh);
+    inventory->ReplaceCluster(std::move(fresh).value());
+    ready->store(true);
+  }
+
+ private:
+  // True if the files changed since the last check (checked every snapshot_reload_seconds).
+  bool Changed() {
+    auto now = std::chrono::steady_clock::now();
+    if (c_.snapshot_reload_seconds <= 0 || now - last_check_ < std::chrono::seconds(c_.snapshot_reload_seconds)) return false;
+    last_check_ = now;
+    std::vector<int64_t> current = ModTimes(c_.snapshots);
+    bool changed = current != mtimes_;
+    mtimes_ = std::move(current);
+    return changed;
+  }
+
+  const config::Config& c_;
+  std::vector<int64_t> mtimes_;
+  std::chrono::steady_clock::time_point last_check_ = std::chrono::steady_clock::now();
+};
+
+// Waits for SIGINT/SIGTERM, meanwhile following the live cluster's health or the snapshots.
+void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const LiveCluster* live, inventory::Inventory* inventory,
+                       std::atomic<bool>* ready) {
+  SnapshotReloader reloader(c);
+  while (true) {
+    timespec timeout = live != nullptr && !ready->load() ? timespec{0, 50'000'000} : timespec{1, 0};
+    int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGINT || sig == SIGTERM) {
+      log::Info("signal {}: stopping; requests in flight may finish", sig);
+      return;
+    }
+    if (live != nullptr) {
+      FollowLiveHealth(*live, *inventory, ready);
+    } else {
+      reloader.OnTick(sig == SIGHUP, inventory, ready);
+    }
+  }
+}
+
+}  // namespace
+
+int RunServe(int argc, char** argv) {
+  config::Config c;
+  if (std::optional<int> exit_code = ReadConfig(argc, argv, &c)) return *exit_code;
+  log::SetFormat(c.log_format);
+  log::SetLevel(c.log_level);
+  sigset_t signals = BlockSignals();
 
   inventory::InventoryOptions inventory_options = c.inventory;
   inventory_options.dra_decoder = k8s::DecodeDraObjects;
@@ -222,27 +364,9 @@ int RunServe(int argc, char** argv) {
   std::atomic<bool> ready{true};
   std::unique_ptr<LiveCluster> live;
   extender::ServiceCollaborators with;
-  if (c.cluster.live()) {
-    StatusOr<std::unique_ptr<LiveCluster>> started = LiveCluster::Start(c, &inventory);
-    if (!started.ok()) {
-      log::Error("{}", started.status().message());
-      return 1;
-    }
-    live = std::move(started).value();
-    with.binder = live->binder();
-    with.events = live->events();
-    with.claim_writer = live->claim_writer();
-    ready.store(false);  // until the first full sync
-  } else {
-    StatusOr<ClusterObjects> objects = LoadSource(c);
-    if (!objects.ok()) {
-      log::Error("{}", objects.status().message());
-      return 1;
-    }
-    log::Info("loaded {}: {} nodes, {} pods", c.snapshots.empty() ? "embedded demo cluster" : "snapshots",
-              objects->nodes.size(), objects->pods.size());
-    LogUnreadable(*objects);
-    inventory.ReplaceCluster(std::move(objects).value());
+  if (Status s = StartSource(c, &inventory, &live, &with, &ready); !s.ok()) {
+    log::Error("{}", s.message());
+    return 1;
   }
   extender::InventoryClaimWriter memory_claims(&inventory);
   if (c.dra_owner && !live) with.claim_writer = &memory_claims;
@@ -256,78 +380,12 @@ int RunServe(int argc, char** argv) {
     log::Error("{}", s.message());
     return 1;
   }
-  std::unique_ptr<http::Router> webhook_router;
-  std::unique_ptr<http::Server> webhook_server;
-  if (!c.webhook.listen.empty()) {
-    http::ServerOptions options = c.server;
-    options.threads = 1;
-    options.tls_cert_file = c.webhook.cert_file;
-    options.tls_key_file = c.webhook.key_file;
-    options.client_ca_file.clear();
-    if (Status s = config::ParseListen(c.webhook.listen, &options); !s.ok()) {
-      log::Error("webhook: {}", s.message());
-      return 2;
-    }
-    webhook_router = std::make_unique<http::Router>(&service, &inventory, &ready, "", &telemetry,
-                                                    http::RouterScope::kAdmissionOnly);
-    webhook_server = std::make_unique<http::Server>(options, webhook_router.get());
-    if (Status s = webhook_server->Start(); !s.ok()) {
-      log::Error("webhook: {}", s.message());
-      return 1;
-    }
-    log::Info("admission webhook on {}:{} (HTTPS: /validate/node, probes, metrics)", options.host, webhook_server->port());
-  }
-  log::Info("gpusched serving {} on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
-            "score mapping {}, filter top-K {})",
-            c.server.tls_cert_file.empty() ? "HTTP" : c.server.client_ca_file.empty() ? "HTTPS" : "HTTPS with mTLS",
-            c.server.host, server.port(), c.path_prefix, c.service.node_policy,
-            placement::PolicyName(c.service.placement.gpu_policy),
-            placement::ScoreMappingName(c.service.score_mapping), c.service.filter_top_k);
+  Webhook webhook;
+  if (std::optional<int> exit_code = StartWebhook(c, &service, &inventory, &ready, &telemetry, &webhook)) return *exit_code;
+  LogServing(c, server.port());
 
-  std::vector<int64_t> mtimes = ModTimes(c.snapshots);
-  auto last_check = std::chrono::steady_clock::now();
-  while (true) {
-    timespec timeout = live != nullptr && !ready.load() ? timespec{0, 50'000'000} : timespec{1, 0};
-    int sig = sigtimedwait(&signals, nullptr, &timeout);
-    if (sig == SIGINT || sig == SIGTERM) {
-      log::Info("signal {}: stopping; requests in flight may finish", sig);
-      break;
-    }
-    if (live != nullptr) {
-      bool healthy = live->healthy();
-      if (healthy && !ready.load()) {
-        inventory::InventoryStats stats = inventory.Stats();
-        log::Info("cluster synced: {} nodes, {} allocations; ready", inventory.Snapshot()->nodes().size(), stats.ledger_size);
-      } else if (!healthy && ready.load()) {
-        log::Warning("a watch has been failing for over a minute: not ready, filter and bind refused until it recovers");
-      }
-      ready.store(healthy);
-      continue;
-    }
-    bool reload = sig == SIGHUP;
-    auto now = std::chrono::steady_clock::now();
-    if (!reload && !c.snapshots.empty() && c.snapshot_reload_seconds > 0 &&
-        now - last_check >= std::chrono::seconds(c.snapshot_reload_seconds)) {
-      last_check = now;
-      std::vector<int64_t> current = ModTimes(c.snapshots);
-      reload = current != mtimes;
-      mtimes = std::move(current);
-    }
-    if (!reload || c.snapshots.empty()) continue;
-    StatusOr<ClusterObjects> fresh = k8s::LoadSnapshotFiles(c.snapshots);
-    if (!fresh.ok()) {
-      // The view on hand may be stale: binding on it could over-book. Not ready until a reload works.
-      log::Error("snapshot reload failed, keeping the previous view; not ready until a reload succeeds: {}",
-                 fresh.status().message());
-      ready.store(false);
-      continue;
-    }
-    log::Info("snapshots reloaded: {} nodes, {} pods", fresh->nodes.size(), fresh->pods.size());
-    LogUnreadable(*fresh);
-    inventory.ReplaceCluster(std::move(fresh).value());
-    ready.store(true);
-  }
-  if (webhook_server) webhook_server->Shutdown();
+  ServeUntilStopped(c, signals, live.get(), &inventory, &ready);
+  if (webhook.server) webhook.server->Shutdown();
   size_t unfinished = server.Shutdown();
   if (unfinished > 0) log::Warning("stopped with {} requests unfinished after the grace period", unfinished);
   live.reset();
