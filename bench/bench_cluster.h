@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gpusched/model/cluster_objects.h"
+#include "gpusched/inventory/cluster_objects.h"
 
 namespace gpusched::bench {
 

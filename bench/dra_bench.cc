@@ -6,6 +6,8 @@
 //   BM_DraPlannerRank      the same with the ranked (topology-aligned) choice and the score
 //   BM_DraServiceFilter    the extender's filter in process: JSON body in, JSON reply out
 //   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
+//   BM_DraStateFromJson    one DRA change the old way: every object decoded again from JSON
+//   BM_DraStateFromTypedDelta  one claim change now: applied to the typed set, state rebuilt
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -23,23 +25,25 @@ constexpr std::string_view kSelector =
     "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3' && "
     "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0";
 
-// The cluster as Kubernetes JSON: nodes, one slice each, the NVIDIA class, the pending pod's
+void AddJson(ClusterObjects* c, const std::string& object) {
+  if (!k8s::AppendClusterJson(object, c).ok()) std::abort();
+}
+
+std::string NodeName(int n) { return fmt::format("dra-{:04}", n); }
+
+// The DRA objects as Kubernetes JSON: one slice per node, the NVIDIA class, the pending pod's
 // claim and, for every node, a claim allocated to GPUs 0-3 (half the GPUs).
-ClusterObjects DraCluster(int nodes) {
-  ClusterObjects c;
+std::vector<std::string> DraClusterJson(int nodes) {
+  std::vector<std::string> out;
   for (int n = 0; n < nodes; ++n) {
-    std::string node = fmt::format("dra-{:04}", n);
-    std::string text = fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}}}})", node);
-    rapidjson::Document d;
-    d.Parse(text.c_str());
-    c.nodes.push_back(k8s::DecodeNode(d, "Node").value());
+    std::string node = NodeName(n);
     std::string devices;
     for (int i = 0; i < 8; ++i) {
       devices += fmt::format(R"({}{{"name":"gpu-{}","attributes":{{"type":{{"string":"gpu"}},"productName":{{"string":"NVIDIA H100 80GB HBM3"}},
         "resource.kubernetes.io/pcieRoot":{{"string":"pci0000:{}"}}}},"capacity":{{"memory":{{"value":"81559Mi"}}}}}})",
                              i ? "," : "", i, i / 2);
     }
-    c.resource_slices.push_back(fmt::format(
+    out.push_back(fmt::format(
         R"({{"kind":"ResourceSlice","metadata":{{"name":"{0}-gpu"}},"spec":{{"driver":"gpu.nvidia.com","nodeName":"{0}",
         "pool":{{"name":"{0}","generation":1,"resourceSliceCount":1}},"devices":[{1}]}}}})",
         node, devices));
@@ -47,20 +51,31 @@ ClusterObjects DraCluster(int nodes) {
     for (int i = 0; i < 4; ++i) {
       results += fmt::format(R"({}{{"request":"gpus","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})", i ? "," : "", node, i);
     }
-    c.resource_claims.push_back(fmt::format(
+    out.push_back(fmt::format(
         R"({{"kind":"ResourceClaim","metadata":{{"name":"busy-{0}","namespace":"ml"}},
         "spec":{{"devices":{{"requests":[{{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":4}}}}]}}}},
         "status":{{"allocation":{{"devices":{{"results":[{1}]}}}}}}}})",
         node, results));
   }
-  c.device_classes.push_back(R"({"kind":"DeviceClass","metadata":{"name":"gpu.nvidia.com"},"spec":{"selectors":[{"cel":{"expression":
+  out.push_back(R"({"kind":"DeviceClass","metadata":{"name":"gpu.nvidia.com"},"spec":{"selectors":[{"cel":{"expression":
     "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}})");
   std::string selector;
   json::AppendString(&selector, kSelector);
-  c.resource_claims.push_back(fmt::format(
+  out.push_back(fmt::format(
       R"({{"kind":"ResourceClaim","metadata":{{"name":"train","namespace":"ml"}},"spec":{{"devices":{{"requests":[{{"name":"gpus",
       "exactly":{{"deviceClassName":"gpu.nvidia.com","count":2,"selectors":[{{"cel":{{"expression":{}}}}}]}}}}]}}}}}})",
       selector));
+  return out;
+}
+
+// The whole cluster: nvidia-dra nodes and the DRA objects above.
+ClusterObjects DraCluster(int nodes) {
+  ClusterObjects c;
+  for (int n = 0; n < nodes; ++n) {
+    AddJson(&c, fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}}}})",
+                            NodeName(n)));
+  }
+  for (const std::string& text : DraClusterJson(nodes)) AddJson(&c, text);
   return c;
 }
 
@@ -76,7 +91,7 @@ Pod PendingPod() {
 }
 
 void PlannerFilter(benchmark::State& state, bool rank) {
-  inventory::Inventory inv(inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects});
+  inventory::Inventory inv;
   inv.ReplaceCluster(DraCluster(static_cast<int>(state.range(0))));
   auto snapshot = inv.Snapshot();
   Pod pod = PendingPod();
@@ -102,7 +117,7 @@ void BM_DraPlannerFilter(benchmark::State& state) { PlannerFilter(state, false);
 void BM_DraPlannerRank(benchmark::State& state) { PlannerFilter(state, true); }
 
 void BM_DraServiceFilter(benchmark::State& state) {
-  inventory::Inventory inv(inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects});
+  inventory::Inventory inv;
   ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
   std::vector<std::string> names;
   for (const Node& n : cluster.nodes) names.push_back(n.name);
@@ -123,7 +138,9 @@ void BM_DraAllocatorColdCel(benchmark::State& state) {
   Pod pod = PendingPod();
   for (auto _ : state) {
     state.PauseTiming();
-    dra::ClusterStatePtr dra = k8s::DecodeDraObjects(cluster);  // fresh slices: empty verdict caches
+    dra::DraObjectSet objects;
+    objects.Apply(dra::DraDelta{.upserts = cluster.dra_objects});
+    dra::ClusterStatePtr dra = objects.Build();  // fresh slices: empty verdict caches
     dra::cel::ProgramCache programs;
     state.ResumeTiming();
     placement::DraPlanner planner(*dra, pod, &programs);
@@ -134,6 +151,36 @@ void BM_DraAllocatorColdCel(benchmark::State& state) {
   }
 }
 
+// What one ResourceClaim change costs the DRA state at N nodes (a slice and a claim per node).
+// Before: every DRA object decoded again from its JSON, under the inventory's lock
+// (BM_DraStateFromJson reproduces that path); now: the change applied to the typed set and the
+// state built from it, outside the lock (BM_DraStateFromTypedDelta).
+void BM_DraStateFromJson(benchmark::State& state) {
+  std::vector<std::string> json = DraClusterJson(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    ClusterObjects decoded;
+    for (const std::string& text : json) AddJson(&decoded, text);
+    dra::DraObjectSet objects;
+    objects.Apply(dra::DraDelta{.upserts = std::move(decoded.dra_objects)});
+    benchmark::DoNotOptimize(objects.Build());
+  }
+}
+
+void BM_DraStateFromTypedDelta(benchmark::State& state) {
+  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
+  dra::DraObjectSet objects;
+  objects.Apply(dra::DraDelta{.upserts = cluster.dra_objects});
+  dra::DraObject claim = cluster.dra_objects.back();  // the pending pod's claim
+  int64_t version = 0;
+  for (auto _ : state) {
+    claim.resource_version = std::to_string(++version);
+    objects.Apply(dra::DraDelta{.upserts = {claim}});
+    benchmark::DoNotOptimize(objects.Build());
+  }
+}
+
+BENCHMARK(BM_DraStateFromJson)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DraStateFromTypedDelta)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DraPlannerFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerRank)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);

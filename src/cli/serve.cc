@@ -20,7 +20,6 @@
 #include "gpusched/http/router.h"
 #include "gpusched/http/server.h"
 #include "gpusched/inventory/inventory.h"
-#include "gpusched/k8s/dra_objects.h"
 #include "gpusched/k8s/objects.h"
 #include "gpusched/k8s/snapshot_source.h"
 #include "gpusched/extender/inventory_claim_writer.h"
@@ -358,9 +357,7 @@ int RunServe(int argc, char** argv) {
   log::SetLevel(c.log_level);
   sigset_t signals = BlockSignals();
 
-  inventory::InventoryOptions inventory_options = c.inventory;
-  inventory_options.dra_decoder = k8s::DecodeDraObjects;
-  inventory::Inventory inventory(inventory_options);
+  inventory::Inventory inventory(c.inventory);
   std::atomic<bool> ready{true};
   std::unique_ptr<LiveCluster> live;
   extender::ServiceCollaborators with;

@@ -211,6 +211,9 @@ void Inventory::PublishLocked(bool node_set_changed) {
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
+  dra::DraObjectSet dra_objects;
+  dra_objects.Apply(dra::DraDelta{.upserts = std::move(objects.dra_objects)});
+  dra::ClusterStatePtr dra_state = dra_objects.Build();  // before taking the lock
   {
     MutexLock lock(&mu_);
     load_errors_ = std::move(objects.errors);
@@ -219,9 +222,25 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
                      .upsert_pods = std::move(objects.pods),
                      .all_nodes = true,
                      .all_pods = true,
-                     .resource_slices = std::move(objects.resource_slices),
-                     .resource_claims = std::move(objects.resource_claims),
-                     .device_classes = std::move(objects.device_classes)});
+                     .dra_state = std::move(dra_state)});
+}
+
+Status Inventory::ReplaceDraClaim(dra::ResourceClaim claim, std::string_view expected_version) {
+  dra::ClusterStatePtr base;
+  {
+    MutexLock lock(&mu_);
+    base = dra_state_;
+  }
+  const dra::ResourceClaim* held = base->FindClaim(claim.namespace_name, claim.name);
+  if (held == nullptr || held->resource_version != expected_version) {
+    return AbortedError(fmt::format("claim {}/{} changed since it was read", claim.namespace_name, claim.name));
+  }
+  dra::ClusterStatePtr next = dra::WithClaim(*base, std::move(claim));  // outside the lock
+  MutexLock lock(&mu_);
+  // Another write got in first: the caller plans again on the fresh state, as after a 409.
+  if (dra_state_ != base) return AbortedError("the DRA objects changed while the claim was written");
+  ApplyLocked(ClusterDelta{.dra_state = std::move(next)});
+  return OkStatus();
 }
 
 void Inventory::Apply(ClusterDelta&& delta) {
@@ -230,17 +249,32 @@ void Inventory::Apply(ClusterDelta&& delta) {
 }
 
 void Inventory::ApplyLocked(ClusterDelta&& delta) {
-  std::set<std::string> touched;   // nodes whose state must be rebuilt
-  std::set<std::string> respec;    // nodes whose object changed: their bookings are re-read
-  bool node_set_changed = false;
-  bool changed = false;
+  std::set<std::string> touched;  // nodes whose state must be rebuilt
+  std::set<std::string> respec;   // nodes whose object changed: their bookings are re-read
+  bool node_set_changed = ApplyNodesLocked(&delta, &touched, &respec);
+  bool changed = ApplyPodsLocked(&delta, &touched);
+  // Bookings: re-read on nodes whose object changed; pods that changed may end bookings anywhere.
+  if (changed || !respec.empty()) {
+    std::vector<std::string> booked_nodes;
+    for (const auto& [name, entry] : nodes_) {
+      if (!entry.spec.bookings.empty() || respec.contains(name) || extra_bookings_.contains(name)) booked_nodes.push_back(name);
+    }
+    for (const std::string& name : booked_nodes) SyncBookingsLocked(name, &touched);
+  }
+  if (delta.dra_state) changed = ApplyDraLocked(std::move(delta.dra_state), &touched) || changed;
+  if (touched.empty() && !node_set_changed && !changed) return;
+  RebuildLocked(touched);
+  PublishLocked(node_set_changed);
+}
 
-  // Nodes.
-  std::set<std::string> deleted(std::make_move_iterator(delta.deleted_nodes.begin()),
-                                std::make_move_iterator(delta.deleted_nodes.end()));
-  if (delta.all_nodes) {
+// Returns true if the set of node names changed.
+bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec) {
+  bool node_set_changed = false;
+  std::set<std::string> deleted(std::make_move_iterator(delta->deleted_nodes.begin()),
+                                std::make_move_iterator(delta->deleted_nodes.end()));
+  if (delta->all_nodes) {
     std::set<std::string_view> keep;
-    for (const Node& n : delta.upsert_nodes) keep.insert(n.name);
+    for (const Node& n : delta->upsert_nodes) keep.insert(n.name);
     for (const auto& [name, entry] : nodes_) {
       if (!keep.contains(name)) deleted.insert(name);
     }
@@ -255,24 +289,27 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
       if (a.origin != AllocationOrigin::kObserved) UnbookLocked(a.pod_uid);
     }
   }
-  for (Node& n : delta.upsert_nodes) {
+  for (Node& n : delta->upsert_nodes) {
     auto it = nodes_.find(n.name);
     if (it != nodes_.end() && it->second.spec == n) continue;
     if (it == nodes_.end()) node_set_changed = true;
-    touched.insert(n.name);
-    respec.insert(n.name);
+    touched->insert(n.name);
+    respec->insert(n.name);
     std::string name = n.name;
     nodes_[name].spec = std::move(n);
   }
+  return node_set_changed;
+}
 
-  // Pods.
-  for (const std::string& uid : delta.deleted_pods) {
+bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touched) {
+  bool changed = false;
+  for (const std::string& uid : delta->deleted_pods) {
     if (pods_.contains(uid) || ledger_.Find(uid) != nullptr) changed = true;
-    ForgetPodLocked(uid, &touched);
+    ForgetPodLocked(uid, touched);
   }
-  if (delta.all_pods) {
+  if (delta->all_pods) {
     std::set<std::string_view> listed;
-    for (const Pod& p : delta.upsert_pods) listed.insert(p.uid);
+    for (const Pod& p : delta->upsert_pods) listed.insert(p.uid);
     std::vector<std::string> vanished;
     for (const auto& [uid, pod] : pods_) {
       if (!pod.bound() || listed.contains(uid)) continue;
@@ -281,65 +318,26 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
       if (a != nullptr && a->origin == AllocationOrigin::kCommitted) continue;
       vanished.push_back(uid);
     }
-    for (const std::string& uid : vanished) ForgetPodLocked(uid, &touched);
+    for (const std::string& uid : vanished) ForgetPodLocked(uid, touched);
     changed = changed || !vanished.empty();
   }
-  for (Pod& p : delta.upsert_pods) {
+  for (Pod& p : delta->upsert_pods) {
     changed = true;
-    ObservePodLocked(std::move(p), &touched);
+    ObservePodLocked(std::move(p), touched);
   }
-
-  // Bookings: re-read on nodes whose object changed; pods that changed may end bookings anywhere.
-  if (changed || !respec.empty()) {
-    std::vector<std::string> booked_nodes;
-    for (const auto& [name, entry] : nodes_) {
-      if (!entry.spec.bookings.empty() || respec.contains(name) || extra_bookings_.contains(name)) {
-        booked_nodes.push_back(name);
-      }
-    }
-    for (const std::string& name : booked_nodes) SyncBookingsLocked(name, &touched);
-  }
-
-  // DRA objects.
-  auto replace = [&](std::optional<std::vector<std::string>>& from, std::vector<std::string>& to) {
-    if (!from || *from == to) return;
-    to = std::move(*from);
-    changed = true;
-  };
-  bool dra_changed = false;
-  auto replace_dra = [&](std::optional<std::vector<std::string>>& from, std::vector<std::string>& to) {
-    bool was = changed;
-    changed = false;
-    replace(from, to);
-    dra_changed = dra_changed || changed;
-    changed = changed || was;
-  };
-  replace_dra(delta.resource_slices, dra_.resource_slices);
-  replace_dra(delta.resource_claims, dra_.resource_claims);
-  replace_dra(delta.device_classes, dra_.device_classes);
-  if (dra_changed && options_.dra_decoder) {
-    dra_state_ = options_.dra_decoder(dra_);
-    // Claims decide what pods with claims hold: observe them again.
-    std::vector<Pod> with_claims;
-    for (const auto& [uid, pod] : pods_) {
-      if (!pod.resource_claims.empty() && pod.bound()) with_claims.push_back(pod);
-    }
-    for (Pod& p : with_claims) ObservePodLocked(std::move(p), &touched);
-  }
-
-  if (touched.empty() && !node_set_changed && !changed) return;
-  RebuildLocked(touched);
-  PublishLocked(node_set_changed);
+  return changed;
 }
 
-Status Inventory::ReplaceDraClaim(const std::string& old_json, std::string new_json) {
-  MutexLock lock(&mu_);
-  auto it = std::find(dra_.resource_claims.begin(), dra_.resource_claims.end(), old_json);
-  if (it == dra_.resource_claims.end()) return AbortedError("the claim changed since it was read");
-  std::vector<std::string> claims = dra_.resource_claims;
-  claims[static_cast<size_t>(it - dra_.resource_claims.begin())] = std::move(new_json);
-  ApplyLocked(ClusterDelta{.resource_claims = std::move(claims)});
-  return OkStatus();
+bool Inventory::ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>* touched) {
+  if (state == dra_state_) return false;
+  dra_state_ = std::move(state);
+  // Claims decide what pods with claims hold: observe them again.
+  std::vector<Pod> with_claims;
+  for (const auto& [uid, pod] : pods_) {
+    if (!pod.resource_claims.empty() && pod.bound()) with_claims.push_back(pod);
+  }
+  for (Pod& p : with_claims) ObservePodLocked(std::move(p), touched);
+  return true;
 }
 
 size_t Inventory::Expire() {
@@ -425,8 +423,8 @@ InventoryStats Inventory::Stats() const {
   return InventoryStats{.ledger_size = ledger_.size(),
                         .pods_known = pods_.size(),
                         .pending_pods = unbound_pods_,
-                        .dra_objects =
-                            dra_.resource_slices.size() + dra_.resource_claims.size() + dra_.device_classes.size(),
+                        .dra_objects = dra_state_->slices().all().size() + dra_state_->classes().size() +
+                                       dra_state_->claims().size() + dra_state_->errors().size(),
                         .unreadable = load_errors_.size() + unreadable_pods_.size() +
                                       static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const auto& kv) {
                                         return !kv.second.spec.spec_error.empty();

@@ -10,49 +10,7 @@ namespace {
 using rapidjson::Value;
 using namespace gpusched::dra;
 
-constexpr std::string_view kDeleteProtection = "resource.kubernetes.io/delete-protection";
-
 }  // namespace
-
-StatusOr<std::string> ClaimWithAllocation(std::string_view claim_json, const dra::AllocationResult* result,
-                                          const dra::ConsumerRef& consumer) {
-  rapidjson::Document d;
-  GPUSCHED_RETURN_IF_ERROR(json::Parse(claim_json, &d));
-  if (!d.IsObject() || !d.HasMember("metadata") || !d["metadata"].IsObject()) {
-    return InvalidArgumentError("ResourceClaim: metadata missing");
-  }
-  auto& a = d.GetAllocator();
-  auto set = [&](Value& obj, const char* key, Value&& v) {
-    if (obj.HasMember(key)) {
-      obj[key] = std::move(v);
-    } else {
-      obj.AddMember(Value(key, a), std::move(v), a);
-    }
-  };
-  Value& meta = d["metadata"];
-  if (!meta.HasMember("finalizers") || !meta["finalizers"].IsArray()) set(meta, "finalizers", Value(rapidjson::kArrayType));
-  bool has = false;
-  for (const Value& f : meta["finalizers"].GetArray()) has = has || (f.IsString() && json::View(f) == kDeleteProtection);
-  if (!has) meta["finalizers"].PushBack(Value(kDeleteProtection.data(), static_cast<rapidjson::SizeType>(kDeleteProtection.size()), a), a);
-  if (!d.HasMember("status") || !d["status"].IsObject()) set(d, "status", Value(rapidjson::kObjectType));
-  Value& status = d["status"];
-  if (result != nullptr) {
-    std::string text;
-    AppendAllocationResult(&text, *result);
-    rapidjson::Document alloc(&a);
-    alloc.Parse(text.c_str());
-    set(status, "allocation", Value(alloc, a));
-  }
-  if (!status.HasMember("reservedFor") || !status["reservedFor"].IsArray()) set(status, "reservedFor", Value(rapidjson::kArrayType));
-  Value ref(rapidjson::kObjectType);
-  ref.AddMember("resource", Value(consumer.resource.c_str(), a), a);
-  ref.AddMember("name", Value(consumer.name.c_str(), a), a);
-  ref.AddMember("uid", Value(consumer.uid.c_str(), a), a);
-  status["reservedFor"].PushBack(std::move(ref), a);
-  std::string out;
-  json::AppendValue(&out, d);
-  return out;
-}
 
 std::string FormatMilli(int64_t milli) {
   if (milli % 1000 == 0) return std::to_string(milli / 1000);

@@ -591,30 +591,42 @@ StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
 
 StatusOr<ResourceSlice> ParseResourceSlice(std::string_view text) { return ParseWith(text, &DecodeResourceSlice); }
 StatusOr<DeviceClass> ParseDeviceClass(std::string_view text) { return ParseWith(text, &DecodeDeviceClass); }
-StatusOr<ResourceClaim> ParseResourceClaim(std::string_view text) {
-  StatusOr<ResourceClaim> c = ParseWith(text, &DecodeResourceClaim);
-  if (c.ok()) c->source_json = std::string(text);
-  return c;
+StatusOr<ResourceClaim> ParseResourceClaim(std::string_view text) { return ParseWith(text, &DecodeResourceClaim); }
+
+std::optional<dra::ObjectKind> DraKind(std::string_view kind) {
+  for (dra::ObjectKind k : {dra::ObjectKind::kResourceSlice, dra::ObjectKind::kDeviceClass, dra::ObjectKind::kResourceClaim}) {
+    if (dra::ObjectKindName(k) == kind) return k;
+  }
+  return std::nullopt;
 }
 
-dra::ClusterStatePtr DecodeDraObjects(const ClusterObjects& objects) {
-  std::vector<std::string> errors;
-  auto all = [&](const std::vector<std::string>& texts, auto parse) {
-    std::vector<std::remove_cvref_t<decltype(*parse(std::string_view()))>> out;
-    for (const std::string& text : texts) {
-      auto decoded = parse(text);
-      if (decoded.ok()) {
-        out.push_back(std::move(decoded).value());
-      } else {
-        errors.emplace_back(decoded.status().message());
-      }
+std::string DraObjectKey(const Value& v) {
+  std::string name, ns;
+  const Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
+  if (meta == nullptr || !meta->IsObject()) return "";
+  (void)json::ReadString(*meta, "name", "", &name);
+  (void)json::ReadString(*meta, "namespace", "", &ns);
+  if (name.empty()) return "";
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+dra::DraObject DecodeDraObject(const Value& v, dra::ObjectKind kind) {
+  dra::DraObject out{.kind = kind, .key = DraObjectKey(v)};
+  const Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
+  if (meta != nullptr && meta->IsObject()) (void)json::ReadString(*meta, "resourceVersion", "", &out.resource_version);
+  auto take = [&](auto decoded) {
+    if (decoded.ok()) {
+      out.value = std::move(decoded).value();
+    } else {
+      out.error = std::string(decoded.status().message());
     }
-    return out;
   };
-  auto slices = all(objects.resource_slices, [](std::string_view t) { return ParseResourceSlice(t); });
-  auto classes = all(objects.device_classes, [](std::string_view t) { return ParseDeviceClass(t); });
-  auto claims = all(objects.resource_claims, [](std::string_view t) { return ParseResourceClaim(t); });
-  return std::make_shared<const dra::ClusterState>(std::move(slices), std::move(classes), std::move(claims), std::move(errors));
+  switch (kind) {
+    case dra::ObjectKind::kResourceSlice: take(DecodeResourceSlice(v)); break;
+    case dra::ObjectKind::kDeviceClass: take(DecodeDeviceClass(v)); break;
+    case dra::ObjectKind::kResourceClaim: take(DecodeResourceClaim(v)); break;
+  }
+  return out;
 }
 
 }  // namespace gpusched::k8s

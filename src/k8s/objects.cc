@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "gpusched/common/quantity.h"
+#include "gpusched/k8s/dra_objects.h"
 #include "gpusched/k8s/node_bookings.h"
 #include "gpusched/model/names.h"
 #include "gpusched/model/units.h"
@@ -205,12 +206,10 @@ void AppendObject(const Value& item, std::string_view kind, std::string_view pat
       if (pod->spec_error.empty()) pod->spec_error = fmt::format("{}.metadata.uid: missing", path);
     }
     out->pods.push_back(std::move(pod).value());
-  } else if (kind == "ResourceSlice") {
-    out->resource_slices.push_back(Compact(item));
-  } else if (kind == "ResourceClaim") {
-    out->resource_claims.push_back(Compact(item));
-  } else if (kind == "DeviceClass") {
-    out->device_classes.push_back(Compact(item));
+  } else if (std::optional<dra::ObjectKind> dra_kind = DraKind(kind)) {
+    dra::DraObject object = DecodeDraObject(item, *dra_kind);
+    if (object.key.empty()) return fail(InvalidArgumentError(fmt::format("{}.metadata.name: missing", path)));
+    out->dra_objects.push_back(std::move(object));
   }
 }
 

@@ -39,35 +39,6 @@ void KeepNewest(std::vector<T>* objects, Key key, Version version) {
   *objects = std::move(kept);
 }
 
-// The key and resourceVersion of a DRA object held as compact JSON.
-struct DraMeta {
-  std::string key;
-  std::string version;
-};
-
-DraMeta ReadDraMeta(const std::string& text) {
-  DraMeta m;
-  rapidjson::Document doc;
-  if (!json::Parse(text, &doc).ok() || !doc.IsObject()) return {text, ""};
-  const rapidjson::Value* meta = json::Find(doc, "metadata");
-  std::string name, ns;
-  if (meta != nullptr && meta->IsObject()) {
-    (void)json::ReadString(*meta, "name", "", &name);
-    (void)json::ReadString(*meta, "namespace", "", &ns);
-    (void)json::ReadString(*meta, "resourceVersion", "", &m.version);
-  }
-  m.key = name.empty() ? text : ns + "/" + name;
-  return m;
-}
-
-void KeepNewestDra(std::vector<std::string>* objects) {
-  std::vector<std::pair<DraMeta, std::string>> tagged;
-  for (std::string& o : *objects) tagged.emplace_back(ReadDraMeta(o), std::move(o));
-  KeepNewest(&tagged, [](const auto& t) { return t.first.key; }, [](const auto& t) { return t.first.version; });
-  objects->clear();
-  for (auto& t : tagged) objects->push_back(std::move(t.second));
-}
-
 }  // namespace
 
 void KeepNewestObjects(ClusterObjects* objects) {
@@ -76,9 +47,9 @@ void KeepNewestObjects(ClusterObjects* objects) {
   KeepNewest(&objects->pods, [](const Pod& p) { return p.uid; }, version);
   // A pod deleted and created again under its name is a new UID: only the newer one exists.
   KeepNewest(&objects->pods, [](const Pod& p) { return p.namespace_name + "/" + p.name; }, version);
-  KeepNewestDra(&objects->resource_slices);
-  KeepNewestDra(&objects->resource_claims);
-  KeepNewestDra(&objects->device_classes);
+  KeepNewest(
+      &objects->dra_objects, [](const dra::DraObject& o) { return fmt::format("{}/{}", dra::ObjectKindName(o.kind), o.key); },
+      [](const dra::DraObject& o) { return o.resource_version; });
 }
 
 StatusOr<ClusterObjects> LoadSnapshotFiles(const std::vector<std::string>& files) {

@@ -7,6 +7,7 @@
 
 #include "gpusched/common/log.h"
 #include "gpusched/json/json.h"
+#include "gpusched/k8s/dra_objects.h"
 #include "gpusched/k8s/objects.h"
 
 namespace gpusched::kube {
@@ -15,109 +16,118 @@ enum class ClusterSync::Kind { kNode, kPod, kResourceSlice, kResourceClaim, kDev
 
 namespace {
 
-std::string Compact(const rapidjson::Value& v) {
-  std::string out;
-  json::AppendValue(&out, v);
-  return out;
-}
-
-// The key of a DRA object: namespace/name (or name).
-std::string KeyOf(const rapidjson::Value& v) {
-  std::string name, ns;
-  const rapidjson::Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
-  if (meta != nullptr && meta->IsObject()) {
-    (void)json::ReadString(*meta, "name", "", &name);
-    (void)json::ReadString(*meta, "namespace", "", &ns);
-  }
-  return ns.empty() ? name : ns + "/" + name;
-}
-
 void Skip(std::string_view kind, const Status& s) {
   log::Write(log::Level::kWarning, "object skipped", {{"kind", std::string(kind)}, {"error", s.message()}});
 }
 
+// The name (nodes) or uid (pods) of a deleted object, "" if it has none.
+std::string MetadataField(const rapidjson::Value& v, std::string_view field) {
+  std::string out;
+  const rapidjson::Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
+  if (meta != nullptr && meta->IsObject()) (void)json::ReadString(*meta, field, "", &out);
+  return out;
+}
+
 }  // namespace
 
-class ClusterSync::Handler : public ReflectorHandler {
+// The DRA objects of the three DRA reflectors, decoded once per event. Each batch of changes is
+// applied here and the new dra::ClusterState built here, outside the inventory's lock; the feed's
+// own lock keeps states reaching the inventory in the order they were built.
+class ClusterSync::DraFeed {
  public:
-  Handler(Kind kind, inventory::Inventory* inventory) : kind_(kind), inventory_(inventory) {}
+  explicit DraFeed(inventory::Inventory* inventory) : inventory_(inventory) {}
 
-  void Replace(const std::vector<const rapidjson::Value*>& items) override {
-    ClusterDelta delta;
-    if (kind_ == Kind::kNode) delta.all_nodes = true;
-    if (kind_ == Kind::kPod) delta.all_pods = true;
-    dra_.clear();
-    for (const rapidjson::Value* item : items) Add(*item, &delta);
-    Finish(&delta);
-  }
-
-  void Apply(const std::vector<const WatchEvent*>& events) override {
-    ClusterDelta delta;
-    for (const WatchEvent* e : events) {
-      if (e->type == WatchEventType::kDeleted) {
-        Delete(e->object(), &delta);
-      } else {
-        Add(e->object(), &delta);
-      }
-    }
-    Finish(&delta);
+  void Apply(dra::DraDelta delta) GPUSCHED_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (!objects_.Apply(std::move(delta))) return;
+    inventory_->Apply(ClusterDelta{.dra_state = objects_.Build()});
   }
 
  private:
-  void Add(const rapidjson::Value& v, ClusterDelta* delta) {
-    switch (kind_) {
-      case Kind::kNode: {
-        StatusOr<Node> node = k8s::DecodeNode(v, "Node");
-        if (!node.ok()) return Skip("Node", node.status());
-        delta->upsert_nodes.push_back(std::move(node).value());
-        return;
-      }
-      case Kind::kPod: {
-        StatusOr<Pod> pod = k8s::DecodePod(v, "Pod");
-        if (!pod.ok()) return Skip("Pod", pod.status());
-        if (pod->uid.empty()) return Skip("Pod", InvalidArgumentError("Pod.metadata.uid: missing"));
-        delta->upsert_pods.push_back(std::move(pod).value());
-        return;
-      }
-      default:
-        dra_[KeyOf(v)] = Compact(v);
-    }
+  inventory::Inventory* const inventory_;
+  Mutex mu_;
+  dra::DraObjectSet objects_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+class ClusterSync::Handler : public ReflectorHandler {
+ public:
+  Handler(Kind kind, inventory::Inventory* inventory, DraFeed* feed) : kind_(kind), inventory_(inventory), feed_(feed) {}
+
+  void Replace(const std::vector<const rapidjson::Value*>& items) override {
+    Batch batch;
+    if (kind_ == Kind::kNode) batch.cluster.all_nodes = true;
+    if (kind_ == Kind::kPod) batch.cluster.all_pods = true;
+    if (IsDra()) batch.dra.relisted.push_back(DraKind());
+    for (const rapidjson::Value* item : items) Add(*item, &batch);
+    Finish(&batch);
   }
 
-  void Delete(const rapidjson::Value& v, ClusterDelta* delta) {
-    switch (kind_) {
-      case Kind::kNode: {
-        std::string name = KeyOf(v);
-        if (!name.empty()) delta->deleted_nodes.push_back(name);
-        return;
+  void Apply(const std::vector<const WatchEvent*>& events) override {
+    Batch batch;
+    for (const WatchEvent* e : events) {
+      if (e->type == WatchEventType::kDeleted) {
+        Delete(e->object(), &batch);
+      } else {
+        Add(e->object(), &batch);
       }
-      case Kind::kPod: {
-        std::string uid;
-        const rapidjson::Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
-        if (meta != nullptr && meta->IsObject()) (void)json::ReadString(*meta, "uid", "", &uid);
-        if (!uid.empty()) delta->deleted_pods.push_back(uid);
-        return;
-      }
-      default:
-        dra_.erase(KeyOf(v));
     }
+    Finish(&batch);
   }
 
-  void Finish(ClusterDelta* delta) {
-    if (kind_ == Kind::kResourceSlice || kind_ == Kind::kResourceClaim || kind_ == Kind::kDeviceClass) {
-      std::vector<std::string> all;
-      all.reserve(dra_.size());
-      for (const auto& [key, json] : dra_) all.push_back(json);
-      if (kind_ == Kind::kResourceSlice) delta->resource_slices = std::move(all);
-      if (kind_ == Kind::kResourceClaim) delta->resource_claims = std::move(all);
-      if (kind_ == Kind::kDeviceClass) delta->device_classes = std::move(all);
+ private:
+  struct Batch {
+    ClusterDelta cluster;
+    dra::DraDelta dra;
+  };
+
+  bool IsDra() const { return kind_ != Kind::kNode && kind_ != Kind::kPod; }
+  dra::ObjectKind DraKind() const {
+    if (kind_ == Kind::kResourceClaim) return dra::ObjectKind::kResourceClaim;
+    return kind_ == Kind::kDeviceClass ? dra::ObjectKind::kDeviceClass : dra::ObjectKind::kResourceSlice;
+  }
+
+  void Add(const rapidjson::Value& v, Batch* batch) {
+    if (IsDra()) {
+      dra::DraObject object = k8s::DecodeDraObject(v, DraKind());
+      if (object.key.empty()) return Skip(dra::ObjectKindName(DraKind()), InvalidArgumentError("metadata.name: missing"));
+      if (!object.readable()) Skip(dra::ObjectKindName(DraKind()), InvalidArgumentError(object.error));
+      batch->dra.upserts.push_back(std::move(object));
+      return;
     }
-    inventory_->Apply(std::move(*delta));
+    if (kind_ == Kind::kNode) {
+      StatusOr<Node> node = k8s::DecodeNode(v, "Node");
+      if (!node.ok()) return Skip("Node", node.status());
+      batch->cluster.upsert_nodes.push_back(std::move(node).value());
+      return;
+    }
+    StatusOr<Pod> pod = k8s::DecodePod(v, "Pod");
+    if (!pod.ok()) return Skip("Pod", pod.status());
+    if (pod->uid.empty()) return Skip("Pod", InvalidArgumentError("Pod.metadata.uid: missing"));
+    batch->cluster.upsert_pods.push_back(std::move(pod).value());
+  }
+
+  void Delete(const rapidjson::Value& v, Batch* batch) {
+    if (IsDra()) {
+      std::string key = k8s::DraObjectKey(v);
+      if (!key.empty()) batch->dra.deletes.emplace_back(DraKind(), std::move(key));
+      return;
+    }
+    std::string id = MetadataField(v, kind_ == Kind::kNode ? "name" : "uid");
+    if (id.empty()) return;
+    (kind_ == Kind::kNode ? batch->cluster.deleted_nodes : batch->cluster.deleted_pods).push_back(std::move(id));
+  }
+
+  void Finish(Batch* batch) {
+    if (IsDra()) {
+      feed_->Apply(std::move(batch->dra));
+    } else {
+      inventory_->Apply(std::move(batch->cluster));
+    }
   }
 
   const Kind kind_;
   inventory::Inventory* const inventory_;
-  std::map<std::string, std::string> dra_;  // DRA objects by key, compact JSON
+  DraFeed* const feed_;
 };
 
 StatusOr<std::string> DiscoverDraVersion(ApiClient* client) {
@@ -139,13 +149,13 @@ StatusOr<std::string> DiscoverDraVersion(ApiClient* client) {
 }
 
 ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, ClusterSyncOptions options)
-    : client_(client), inventory_(inventory), options_(options) {
+    : client_(client), inventory_(inventory), options_(options), dra_feed_(std::make_unique<DraFeed>(inventory)) {
   AddReflector(Kind::kNode, {"nodes", "/api/v1/nodes", ""});
   AddReflector(Kind::kPod, {"pods", "/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"});
 }
 
 void ClusterSync::AddReflector(Kind kind, ResourceType type) {
-  handlers_.push_back(std::make_unique<Handler>(kind, inventory_));
+  handlers_.push_back(std::make_unique<Handler>(kind, inventory_, dra_feed_.get()));
   reflectors_.push_back(std::make_unique<Reflector>(client_, std::move(type), handlers_.back().get(), options_.reflector));
 }
 

@@ -42,8 +42,6 @@ std::string Read(const std::string& file) {
   return s.str();
 }
 
-inventory::InventoryOptions WithDra() { return inventory::InventoryOptions{.dra_decoder = DecodeDraObjects}; }
-
 // What the inventory says about each node, as comparable text: state, whole GPUs, each GPU's use,
 // and who holds what.
 std::string Describe(const inventory::InventorySnapshot& s) {
@@ -98,7 +96,7 @@ TEST(ApiServerCorpus, SnapshotModeReadsWhatTheObjectsDescribe) {
   ASSERT_TRUE(objects.ok()) << objects.status().message();
   EXPECT_THAT(objects->errors, IsEmpty());
   EXPECT_EQ(objects->pods.size(), 10u);
-  inventory::Inventory inv(WithDra());
+  inventory::Inventory inv;
   inv.ReplaceCluster(std::move(objects).value());
   ExpectTheCorpusInventory(inv);
 }
@@ -119,7 +117,7 @@ TEST(ApiServerCorpus, LiveSyncReadsTheSame) {
   kube::ApiConfig config;
   ASSERT_TRUE(kube::ParseServerUrl(api.url(), &config).ok());
   std::unique_ptr<kube::ApiClient> client = std::move(kube::ApiClient::Create(config)).value();
-  inventory::Inventory live(WithDra());
+  inventory::Inventory live;
   kube::ClusterSync sync(client.get(), &live, {});
   sync.Start();
   ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
@@ -127,7 +125,7 @@ TEST(ApiServerCorpus, LiveSyncReadsTheSame) {
 
   std::vector<std::string> files;
   for (const auto& [resource, file] : kFiles) files.push_back(kDir + file);
-  inventory::Inventory snapshot(WithDra());
+  inventory::Inventory snapshot;
   snapshot.ReplaceCluster(std::move(LoadSnapshotFiles(files)).value());
   EXPECT_EQ(Describe(*live.Snapshot()), Describe(*snapshot.Snapshot()));
 }

@@ -214,7 +214,9 @@ TEST(K8sObjects, ReadsKubectlListsAndTypedLists) {
   ASSERT_TRUE(AppendClusterJson(list, &out).ok());
   EXPECT_EQ(out.nodes.size(), 1u);
   EXPECT_EQ(out.pods.size(), 1u);
-  EXPECT_EQ(out.resource_slices.size(), 1u);
+  ASSERT_EQ(out.dra_objects.size(), 1u);
+  EXPECT_EQ(out.dra_objects[0].kind, dra::ObjectKind::kResourceSlice);
+  EXPECT_EQ(out.dra_objects[0].key, "s1");
   ASSERT_TRUE(AppendClusterJson(R"({"kind":"NodeList","items":[{"metadata":{"name":"n2"}}]})", &out).ok());
   EXPECT_EQ(out.nodes.size(), 2u);
   ASSERT_TRUE(AppendClusterJson(R"({"kind":"Pod","metadata":{"name":"solo","uid":"s"}})", &out).ok());

@@ -65,8 +65,9 @@ TEST(SnapshotSource, DraObjectsKeepTheirNewestCopyToo) {
   std::string v2 = R"({"kind":"ResourceClaim","metadata":{"name":"c","namespace":"ml","resourceVersion":"7"}})";
   StatusOr<ClusterObjects> objects = LoadSnapshotFiles({Write("c2.json", ListJson({v2})), Write("c1.json", ListJson({v1}))});
   ASSERT_TRUE(objects.ok());
-  ASSERT_EQ(objects->resource_claims.size(), 1u);
-  EXPECT_THAT(objects->resource_claims[0], HasSubstr("\"resourceVersion\":\"7\""));
+  ASSERT_EQ(objects->dra_objects.size(), 1u);
+  EXPECT_EQ(objects->dra_objects[0].key, "ml/c");
+  EXPECT_EQ(objects->dra_objects[0].resource_version, "7");
 }
 
 TEST(SnapshotSource, ErrorsNameTheFile) {

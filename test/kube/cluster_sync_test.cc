@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "gpusched/k8s/dra_objects.h"
 #include "fake_apiserver.h"
 #include "live_replica.h"
@@ -142,7 +143,7 @@ TEST(ClusterSync, WatchesDraAtTheVersionTheClusterServes) {
                             R"("pool":{"name":"d1","generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0",)"
                             R"("basic":{"attributes":{"index":{"int":0}},"capacity":{"memory":{"value":"80Gi"}}}}]}})");
   auto client = Client(api);
-  inventory::Inventory inv(inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects});
+  inventory::Inventory inv;
   ClusterSync sync(client.get(), &inv, Fast());
   sync.Start();
   ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
@@ -163,6 +164,40 @@ TEST(ClusterSync, WatchesDraAtTheVersionTheClusterServes) {
   ASSERT_TRUE(none_sync.WaitSynced(std::chrono::seconds(10)));
   EXPECT_EQ(none_sync.dra_version(), "");
   EXPECT_EQ(none_inv.Snapshot()->nodes().size(), 1u);
+}
+
+// DRA watch events arrive as typed deltas: each object decoded once, the state rebuilt from the
+// typed set; an update, an unreadable copy, its repair and a deletion each reach the inventory.
+TEST(ClusterSync, DraEventsUpdateTheStateObjectByObject) {
+  FakeApiServer api;
+  api.Put("nodes", testing::DraNode("d1"));
+  api.Put("resourceslices", testing::GpuSlice("d1", 2));
+  api.Put("deviceclasses", std::string(testing::kGpuClass));
+  api.Put("resourceclaims", testing::Claim("train", testing::ClaimSpec(1, "")));
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return inv.Stats().dra_objects == 3; }));
+  const dra::DeviceId gpu0{"gpu.nvidia.com", "d1", "gpu-0"};
+  EXPECT_EQ(inv.Snapshot()->dra().Holder(gpu0), "");
+
+  api.Put("resourceclaims", testing::Claim("train", testing::ClaimSpec(1, ""), {"d1/gpu-0"}));
+  ASSERT_TRUE(Eventually([&] { return inv.Snapshot()->dra().Holder(gpu0) == "ml/train"; }));
+
+  std::string broken = R"({"metadata":{"name":"d2-gpu.nvidia.com-x"},"spec":{"driver":"gpu.nvidia.com","nodeName":"d2",)"
+                       R"("pool":{"name":"d2","generation":1,"resourceSliceCount":1},)"
+                       R"("devices":[{"name":"gpu-0","capacity":{"memory":{"value":"12 apples"}}}]}})";
+  api.Put("resourceslices", broken);
+  ASSERT_TRUE(Eventually([&] { return inv.Snapshot()->dra().errors().size() == 1; }));
+  EXPECT_THAT(inv.Snapshot()->dra().errors()[0], ::testing::HasSubstr("ResourceSlice d2-gpu.nvidia.com-x.spec.devices[0].capacity"));
+  api.Put("resourceslices", testing::GpuSlice("d2", 1));
+  ASSERT_TRUE(Eventually([&] { return inv.Snapshot()->dra().errors().empty() && inv.Snapshot()->dra().slices().all().size() == 2; }));
+
+  ASSERT_TRUE(api.Remove("resourceclaims", "ml", "train"));
+  ASSERT_TRUE(Eventually([&] { return inv.Snapshot()->dra().FindClaim("ml", "train") == nullptr; }));
+  EXPECT_EQ(inv.Snapshot()->dra().Holder(gpu0), "");
 }
 
 }  // namespace

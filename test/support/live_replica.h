@@ -29,7 +29,6 @@ struct LiveReplica {
     kube::ApiConfig config;
     if (!kube::ParseServerUrl(url, &config).ok()) std::abort();
     client = std::move(kube::ApiClient::Create(config)).value();
-    inventory_options.dra_decoder = k8s::DecodeDraObjects;
     inventory = std::make_unique<inventory::Inventory>(inventory_options);
     sync = std::make_unique<kube::ClusterSync>(
         client.get(), inventory.get(),

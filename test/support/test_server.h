@@ -32,7 +32,7 @@ class TestServer {
   void Reload(const std::string& list_json);
 
  private:
-  inventory::Inventory inventory_{inventory::InventoryOptions{.dra_decoder = k8s::DecodeDraObjects}};
+  inventory::Inventory inventory_;
   extender::Telemetry telemetry_{&inventory_};
   std::atomic<bool> ready_{true};
   std::unique_ptr<extender::Service> service_;

@@ -222,7 +222,6 @@ struct ResourceClaim {
   std::string owner_pod_uid;  // controller ownerReference of kind Pod (template claims)
   bool deleting = false;
   std::vector<std::string> finalizers;
-  std::string source_json;  // the object as received (owner mode rewrites it in snapshot mode)
   std::vector<DeviceRequest> requests;
   std::vector<DeviceConstraint> constraints;
   std::vector<ClaimConfig> configs;

@@ -36,7 +36,7 @@
 #include "gpusched/inventory/ledger.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/model/allocation.h"
-#include "gpusched/model/cluster_objects.h"
+#include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
 
@@ -66,10 +66,6 @@ struct InventoryOptions {
   // The time of assume_ttl (monotonic) and booking_ttl (wall: bookings carry the writer's wall
   // time). Not owned; must outlive the inventory. Default: RealClock().
   const Clock* clock = &RealClock();
-  // Decodes the DRA objects (ResourceSlices, DeviceClasses, ResourceClaims as JSON) into the
-  // state the allocator reads. The core does not parse JSON: the k8s layer supplies
-  // k8s::DecodeDraObjects. Default: none; DRA objects are then held but not used.
-  std::function<dra::ClusterStatePtr(const ClusterObjects&)> dra_decoder;
   // DRA drivers whose devices are GPUs: a bound pod holding such devices through its claims is
   // a GPU pod of the nvidia-dra mode (in the ledger, and blocking a mode switch of its node).
   std::vector<std::string> dra_gpu_drivers = {"gpu.nvidia.com"};
@@ -81,10 +77,11 @@ class Inventory {
   Inventory(const Inventory&) = delete;
   Inventory& operator=(const Inventory&) = delete;
 
-  // Replaces the DRA object `old_json` (a ResourceClaim as held) with `new_json`: owner mode's
-  // claim writes in snapshot mode. Errors: Aborted if `old_json` is no longer held (the claim
-  // changed meanwhile).
-  Status ReplaceDraClaim(const std::string& old_json, std::string new_json) GPUSCHED_EXCLUDES(mu_);
+  // Replaces the held ResourceClaim of `claim`'s namespace and name with `claim`: owner mode's
+  // claim writes in snapshot mode. The held claim must be at `expected_version` (its
+  // resourceVersion when the writer read it). The new DRA state is built outside the lock.
+  // Errors: Aborted if the claim is gone or changed meanwhile.
+  Status ReplaceDraClaim(dra::ResourceClaim claim, std::string_view expected_version) GPUSCHED_EXCLUDES(mu_);
 
   // Returns the current snapshot. Never null.
   std::shared_ptr<const InventorySnapshot> Snapshot() const { return snapshot_.load(); }
@@ -147,6 +144,11 @@ class Inventory {
   };
 
   void ApplyLocked(ClusterDelta&& delta) GPUSCHED_REQUIRES(mu_);
+  // The parts of ApplyLocked. Each adds the nodes whose state must be rebuilt to *touched and
+  // returns whether anything changed.
+  bool ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec) GPUSCHED_REQUIRES(mu_);
+  bool ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  bool ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
   void ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
@@ -183,8 +185,7 @@ class Inventory {
   std::map<std::string, std::vector<Allocation>, std::less<>> extra_bookings_ GPUSCHED_GUARDED_BY(mu_);
   // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
-  ClusterObjects dra_ GPUSCHED_GUARDED_BY(mu_);  // DRA objects only; nodes and pods stay empty
-  dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // decoded dra_
+  dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);
 

@@ -1,8 +1,8 @@
 // File: dra_allocation_json.h
 //
 // DRA allocations written as the API server stores them: a ResourceClaimStatus.allocation
-// object, and a whole claim with its allocation, finalizer and reservation (what
-// kube-scheduler's PreBind writes). The inverse of dra_objects.h's decoding.
+// object (what kube-scheduler's PreBind patches into a claim). The inverse of dra_objects.h's
+// decoding of an allocation.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +13,6 @@
 #include "gpusched/dra/types.h"
 
 namespace gpusched::k8s {
-
-// Returns `claim_json` with the finalizer resource.kubernetes.io/delete-protection, `result` (if
-// not null) as status.allocation, and `consumer` appended to status.reservedFor: what
-// kube-scheduler's PreBind writes, for owner mode in snapshot mode.
-StatusOr<std::string> ClaimWithAllocation(std::string_view claim_json, const dra::AllocationResult* result,
-                                          const dra::ConsumerRef& consumer);
 
 // Appends `r` as a ResourceClaimStatus.allocation object (results, config, nodeSelector).
 void AppendAllocationResult(std::string* out, const dra::AllocationResult& r);

@@ -14,7 +14,7 @@
 
 #include "gpusched/common/status.h"
 #include "gpusched/json/json.h"
-#include "gpusched/model/cluster_objects.h"
+#include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/model/gpu.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"

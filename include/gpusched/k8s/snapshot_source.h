@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpusched/common/status.h"
-#include "gpusched/model/cluster_objects.h"
+#include "gpusched/inventory/cluster_objects.h"
 
 namespace gpusched::k8s {
 

@@ -62,6 +62,7 @@ class ClusterSync {
 
  private:
   class Handler;
+  class DraFeed;
   enum class Kind;
 
   void AddReflector(Kind kind, ResourceType type);
@@ -72,6 +73,7 @@ class ClusterSync {
   ApiClient* const client_;
   inventory::Inventory* const inventory_;
   const ClusterSyncOptions options_;
+  std::unique_ptr<DraFeed> dra_feed_;  // shared by the DRA reflectors' handlers
   std::vector<std::unique_ptr<Handler>> handlers_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::thread expirer_;

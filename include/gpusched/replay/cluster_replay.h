@@ -14,7 +14,7 @@
 
 #include "gpusched/common/status.h"
 #include "gpusched/extender/service.h"
-#include "gpusched/model/cluster_objects.h"
+#include "gpusched/inventory/cluster_objects.h"
 
 namespace gpusched::replay {
 

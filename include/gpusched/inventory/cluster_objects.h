@@ -1,12 +1,14 @@
 // File: cluster_objects.h
 //
-// Everything a cluster source (snapshot file, API watch, replay) hands the inventory in one go.
+// What a cluster source (snapshot file, API watch, replay) hands the inventory: the whole cluster
+// in one go, or the changes of one read of a watch. Objects arrive decoded (k8s/).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpusched/dra/cluster_state.h"
+#include "gpusched/dra/object_set.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
 
@@ -15,10 +17,9 @@ namespace gpusched {
 struct ClusterObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;
-  // resource.k8s.io objects, kept verbatim (compact JSON) for DRA placement.
-  std::vector<std::string> resource_slices;
-  std::vector<std::string> resource_claims;
-  std::vector<std::string> device_classes;
+  // resource.k8s.io objects (ResourceSlices, DeviceClasses, ResourceClaims), decoded; those that
+  // could not be are held as their errors.
+  std::vector<dra::DraObject> dra_objects;
   // Objects that were left out because they could not be identified (no kind, name or uid), each
   // naming the object and the field. Nodes and pods that were identified are above, with their
   // spec_error when a field of theirs could not be read.
@@ -36,10 +37,9 @@ struct ClusterDelta {
   // the nodes (bound pods) it does not hold are deleted.
   bool all_nodes = false;
   bool all_pods = false;
-  // When set, the complete current set of that DRA kind (compact JSON each).
-  std::optional<std::vector<std::string>> resource_slices;
-  std::optional<std::vector<std::string>> resource_claims;
-  std::optional<std::vector<std::string>> device_classes;
+  // When set, the DRA objects changed and this is their complete new state, built by the source
+  // (dra::DraObjectSet::Build) outside the inventory's lock.
+  dra::ClusterStatePtr dra_state;
 };
 
 }  // namespace gpusched

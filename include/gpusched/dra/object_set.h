@@ -1,0 +1,70 @@
+// File: object_set.h
+//
+// The DRA objects of a cluster as a source sees them, decoded once and keyed by kind and
+// namespace/name: the set a watch keeps current with typed deltas, and from which it builds the
+// immutable ClusterState the allocator reads (outside any lock readers wait on). An object that
+// could not be decoded is held as its error, so that /debug/inventory names it, and replaced or
+// deleted like any other.
+//
+// Not thread-safe: one owner.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "gpusched/dra/cluster_state.h"
+#include "gpusched/dra/types.h"
+
+namespace gpusched::dra {
+
+enum class ObjectKind { kResourceSlice, kDeviceClass, kResourceClaim };
+
+// "ResourceSlice", "DeviceClass", "ResourceClaim".
+std::string_view ObjectKindName(ObjectKind kind);
+
+// One DRA object as read from the API server, or why it could not be read.
+struct DraObject {
+  ObjectKind kind = ObjectKind::kResourceSlice;
+  std::string key;               // namespace/name for claims, name otherwise
+  std::string resource_version;  // metadata.resourceVersion ("" if none)
+  std::variant<std::monostate, ResourceSlice, DeviceClass, ResourceClaim> value;  // monostate: unreadable
+  std::string error;  // when unreadable: names the object, the field and the value
+
+  bool readable() const { return value.index() != 0; }
+};
+
+// Changes to the DRA objects, in the order a watch delivered them.
+struct DraDelta {
+  std::vector<DraObject> upserts;
+  std::vector<std::pair<ObjectKind, std::string>> deletes;  // kind, key
+  // Kinds relisted: the upserts of these kinds are their complete set; the others go.
+  std::vector<ObjectKind> relisted;
+
+  bool empty() const { return upserts.empty() && deletes.empty() && relisted.empty(); }
+};
+
+class DraObjectSet {
+ public:
+  // Applies `delta`. Returns true if the set changed (an upsert with the key and non-empty
+  // resourceVersion already held is no change).
+  bool Apply(DraDelta delta);
+
+  // The state of the objects held (copies them; unreadable objects become its errors()).
+  ClusterStatePtr Build() const;
+
+  size_t size() const { return objects_.size(); }
+
+ private:
+  std::map<std::pair<ObjectKind, std::string>, DraObject> objects_;
+};
+
+// Returns `state` with `claim` in place of the claim of the same namespace and name (added if
+// absent): owner mode's in-memory claim writes. Copies the state's objects.
+ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim);
+
+}  // namespace gpusched::dra
