@@ -83,26 +83,8 @@ void WriteAllocation(Writer& w, const Allocation& a) {
   w.EndObject();
 }
 
-void WriteNode(Writer& w, const NodeState& n) {
-  w.StartObject();
-  Key(w, "name");
-  Str(w, n.node.name);
-  Key(w, "label");
-  if (n.node.mode_label) {
-    Str(w, *n.node.mode_label);
-  } else {
-    w.Null();
-  }
-  Key(w, "mode");
-  Str(w, ModeName(n.mode));
-  Key(w, "state");
-  Str(w, placement::ConditionName(n.condition));
-  Key(w, "reason");
-  Str(w, n.condition_reason);
-  if (n.mode == NodeMode::kMgpu) {
-    Key(w, "computePolicy");
-    Str(w, n.compute_policy);
-  }
+// The node's published resources and its whole-GPU and mGPU totals.
+void WriteCapacity(Writer& w, const NodeState& n) {
   Key(w, "allocatable");
   w.StartObject();
   Key(w, "nvidia.com/gpu");
@@ -132,42 +114,37 @@ void WriteNode(Writer& w, const NodeState& n) {
   Key(w, "usedMemoryMiB");
   w.Int64(n.used_mib);
   w.EndObject();
-  Key(w, "gpus");
-  w.StartArray();
-  for (size_t i = 0; i < n.gpus.size(); ++i) {
-    const placement::GpuSlot& g = n.gpus[i];
-    const GpuDevice& d = n.devices[i];
-    w.StartObject();
-    Key(w, "index");
-    w.Int(g.index);
-    Key(w, "uuid");
-    Str(w, d.uuid);
-    Key(w, "model");
-    Str(w, d.model);
-    Key(w, "memoryMiB");
-    w.Int64(g.memory_mib);
-    Key(w, "numa");
-    w.Int(g.numa_node);
-    Key(w, "healthy");
-    w.Bool(g.healthy);
-    Key(w, "usedCorePercent");
-    w.Int64(CorePercentFromMilli(g.used_milli));
-    Key(w, "usedMemoryMiB");
-    w.Int64(g.used_mib);
-    Key(w, "instances");
-    w.Int(g.instances);
-    Key(w, "wholeCard");
-    w.Bool(g.exclusive);
-    w.EndObject();
-  }
-  w.EndArray();
-  Key(w, "allocations");
-  w.StartArray();
-  for (const Allocation& a : n.allocations) WriteAllocation(w, a);
-  w.EndArray();
+}
+
+void WriteGpu(Writer& w, const placement::GpuSlot& g, const GpuDevice& d) {
+  w.StartObject();
+  Key(w, "index");
+  w.Int(g.index);
+  Key(w, "uuid");
+  Str(w, d.uuid);
+  Key(w, "model");
+  Str(w, d.model);
+  Key(w, "memoryMiB");
+  w.Int64(g.memory_mib);
+  Key(w, "numa");
+  w.Int(g.numa_node);
+  Key(w, "healthy");
+  w.Bool(g.healthy);
+  Key(w, "usedCorePercent");
+  w.Int64(CorePercentFromMilli(g.used_milli));
+  Key(w, "usedMemoryMiB");
+  w.Int64(g.used_mib);
+  Key(w, "instances");
+  w.Int(g.instances);
+  Key(w, "wholeCard");
+  w.Bool(g.exclusive);
+  w.EndObject();
+}
+
+void WriteBlockers(Writer& w, const std::vector<placement::Blocker>& blockers) {
   Key(w, "blockers");
   w.StartArray();
-  for (const placement::Blocker& b : n.blockers) {
+  for (const placement::Blocker& b : blockers) {
     w.StartObject();
     Key(w, "pod");
     Str(w, b.pod_key);
@@ -178,6 +155,38 @@ void WriteNode(Writer& w, const NodeState& n) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+void WriteNode(Writer& w, const NodeState& n) {
+  w.StartObject();
+  Key(w, "name");
+  Str(w, n.node.name);
+  Key(w, "label");
+  if (n.node.mode_label) {
+    Str(w, *n.node.mode_label);
+  } else {
+    w.Null();
+  }
+  Key(w, "mode");
+  Str(w, ModeName(n.mode));
+  Key(w, "state");
+  Str(w, placement::ConditionName(n.condition));
+  Key(w, "reason");
+  Str(w, n.condition_reason);
+  if (n.mode == NodeMode::kMgpu) {
+    Key(w, "computePolicy");
+    Str(w, n.compute_policy);
+  }
+  WriteCapacity(w, n);
+  Key(w, "gpus");
+  w.StartArray();
+  for (size_t i = 0; i < n.gpus.size(); ++i) WriteGpu(w, n.gpus[i], n.devices[i]);
+  w.EndArray();
+  Key(w, "allocations");
+  w.StartArray();
+  for (const Allocation& a : n.allocations) WriteAllocation(w, a);
+  w.EndArray();
+  WriteBlockers(w, n.blockers);
   w.EndObject();
 }
 

@@ -141,64 +141,76 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, No
 
 void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                            NodeVerdict* v) {
+  if (!MgpuTotalsFit(request, node, v)) return;
+  const MgpuContainerRequest& first = request.containers.front();
+  // The common case, one shared slice: a single scan, no search state.
+  if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card && PlaceOneSlice(first, node, gpu_policy, want_placement, v)) {
+    return;
+  }
+  SearchMgpu(request, node, gpu_policy, want_placement, v);
+}
+
+// The node's compute policy and free totals, before any per-GPU work.
+bool Planner::MgpuTotalsFit(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
   if (!request.any_compute_policy && node.compute_policy != request.compute_policy) {
     v->reject = Reject::kComputePolicy;
     v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy,
                             request.compute_policy, node.compute_policy);
-    return;
+    return false;
   }
   int64_t need_milli = request.total_milli;
   int64_t need_mib = request.total_mib;
   int64_t free_milli = node.capacity_milli - node.used_milli;
   int64_t free_mib = node.capacity_mib - node.used_mib;
-  if (need_milli > free_milli || need_mib > free_mib) {
-    v->reject = Reject::kInsufficient;
-    v->resolvable = need_milli <= node.capacity_milli && need_mib <= node.capacity_mib;
-    v->reason = need_mib == 0 ? fmt::format("insufficient mGPU: pod needs {} core, node has {} core free",
-                                            Percent(need_milli), Percent(std::max<int64_t>(0, free_milli)))
-                              : fmt::format("insufficient mGPU: pod needs {} core and {} MiB, node has {} core and {} "
-                                            "MiB free",
-                                            Percent(need_milli), need_mib, Percent(std::max<int64_t>(0, free_milli)),
-                                            std::max<int64_t>(0, free_mib));
-    return;
-  }
+  if (need_milli <= free_milli && need_mib <= free_mib) return true;
+  v->reject = Reject::kInsufficient;
+  v->resolvable = need_milli <= node.capacity_milli && need_mib <= node.capacity_mib;
+  v->reason = need_mib == 0 ? fmt::format("insufficient mGPU: pod needs {} core, node has {} core free",
+                                          Percent(need_milli), Percent(std::max<int64_t>(0, free_milli)))
+                            : fmt::format("insufficient mGPU: pod needs {} core and {} MiB, node has {} core and {} "
+                                          "MiB free",
+                                          Percent(need_milli), need_mib, Percent(std::max<int64_t>(0, free_milli)),
+                                          std::max<int64_t>(0, free_mib));
+  return false;
+}
 
-  const MgpuContainerRequest& first = request.containers.front();
-  if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card) {
-    // The common case, one shared slice: a single scan, no search state. Without a placement to
-    // return, the first fitting GPU settles it.
-    const GpuSlot* best = nullptr;
-    double best_key = 0;
-    for (const GpuSlot& s : node.gpus) {
-      if (!FitsShared(s, first.milli_per_card, first.mib_per_card)) continue;
-      if (!want_placement) {
-        best = &s;
-        break;
-      }
-      double key = Leftover(s.free_milli(), s.free_mib(), s.memory_mib, first.milli_per_card, first.mib_per_card);
-      if (best == nullptr || Prefer(gpu_policy, key, best_key)) {
-        best = &s;
-        best_key = key;
-      }
+// One container, one shared slice: the best GPU by the policy (without a placement to return,
+// the first fitting GPU settles it). Returns false if no GPU fits (the search explains why).
+bool Planner::PlaceOneSlice(const MgpuContainerRequest& c, const NodeState& node, Policy gpu_policy, bool want_placement,
+                            NodeVerdict* v) {
+  const GpuSlot* best = nullptr;
+  double best_key = 0;
+  for (const GpuSlot& s : node.gpus) {
+    if (!FitsShared(s, c.milli_per_card, c.mib_per_card)) continue;
+    if (!want_placement) {
+      best = &s;
+      break;
     }
-    if (best != nullptr) {
-      v->fits = true;
-      if (!want_placement) return;
-      v->placement.kind = RequestKind::kMgpu;
-      v->placement.containers.push_back(ContainerAssignment{.container = first.container,
-                                                            .gpu_indices = {best->index},
-                                                            .milli_per_gpu = first.milli_per_card,
-                                                            .mib_per_gpu = first.mib_per_card,
-                                                            .init_position = first.init_position,
-                                                            .sidecar = first.sidecar});
-      return;
+    double key = Leftover(s.free_milli(), s.free_mib(), s.memory_mib, c.milli_per_card, c.mib_per_card);
+    if (best == nullptr || Prefer(gpu_policy, key, best_key)) {
+      best = &s;
+      best_key = key;
     }
   }
+  if (best == nullptr) return false;
+  v->fits = true;
+  if (!want_placement) return true;
+  v->placement.kind = RequestKind::kMgpu;
+  v->placement.containers.push_back(ContainerAssignment{.container = c.container,
+                                                        .gpu_indices = {best->index},
+                                                        .milli_per_gpu = c.milli_per_card,
+                                                        .mib_per_gpu = c.mib_per_card,
+                                                        .init_position = c.init_position,
+                                                        .sidecar = c.sidecar});
+  return true;
+}
 
+// The general case: a bounded search over GPU sets for every container.
+void Planner::SearchMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
+                         NodeVerdict* v) {
   work_.clear();
   for (const GpuSlot& s : node.gpus) {
-    work_.push_back(Work{s.index, s.numa_node, s.healthy, s.exclusive, s.instances,
-                         s.free_milli(), s.free_mib(), s.memory_mib});
+    work_.push_back(Work{s.index, s.numa_node, s.healthy, s.exclusive, s.instances, s.free_milli(), s.free_mib(), s.memory_mib});
   }
   base_ = work_;
   option_pool_.clear();
@@ -207,7 +219,6 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
   transient_slots_.resize(request.containers.size());
   steps_ = 0;
   budget_hit_ = false;
-
   if (!Search(request, 0, gpu_policy)) {
     v->reject = Reject::kInsufficient;
     v->resolvable = FitsEmptyNode(request, node);

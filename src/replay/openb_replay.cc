@@ -140,82 +140,113 @@ StatusOr<PreparedTrace> PrepareTrace(const std::vector<TraceNode>& nodes, std::v
   return t;
 }
 
+namespace {
+
+// One replay's cluster as it fills: the nodes, each node's FGD fragmentation and the scorer's
+// potential, kept current as pods are placed.
+class ReplayCluster {
+ public:
+  ReplayCluster(const PreparedTrace& trace, const scoring::Scorer& scorer, Rng& rng)
+      : trace_(trace), scorer_(scorer), nodes_(trace.nodes), idle_total_(trace.capacity_milli) {
+    size_t n = nodes_.size();
+    // The order kube-scheduler would list the nodes in, and their names sorting in that order.
+    order_.resize(n);
+    std::iota(order_.begin(), order_.end(), 0u);
+    for (size_t i = n; i > 1; --i) std::swap(order_[i - 1], order_[rng.Below(i)]);
+    ordered_names_.resize(n);
+    for (size_t i = 0; i < n; ++i) ordered_names_[order_[i]] = fmt::format("{:05}-{}", order_[i], trace.node_names[i]);
+    frag_.resize(n);
+    potential_.assign(n, std::numeric_limits<double>::quiet_NaN());
+    for (size_t i = 0; i < n; ++i) {
+      frag_[i] = scoring::FgdFragmentation(nodes_[i], trace.workload);
+      frag_total_ += frag_[i];
+      if (scorer.HasPotential()) potential_[i] = scorer.Potential(nodes_[i]);
+    }
+  }
+
+  // Places `pod` where the scorer (through `selection`) picks; returns false if no node fits.
+  bool Place(const PodShape& pod, Selection selection, Rng& rng) {
+    candidates_.clear();
+    candidate_node_.clear();
+    size_t n = nodes_.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (!scoring::Fits(pod, nodes_[i])) continue;
+      candidates_.push_back(Candidate{.node = &nodes_[i],
+                                      .order = order_[i],
+                                      .rank = static_cast<double>(order_[i]) / static_cast<double>(n),
+                                      .potential = potential_[i]});
+      candidate_node_.push_back(i);
+    }
+    if (candidates_.empty()) return false;
+    choices_.assign(candidates_.size(), Choice{});
+    scorer_.Score(pod, candidates_, choices_, rng);
+    size_t pick = Pick(selection, rng);
+    size_t i = candidate_node_[pick];
+    int gpu = choices_[pick].gpu;
+    if (pod.sharing() && gpu < 0) gpu = scoring::BestFitGpu(pod, nodes_[i]);
+    scoring::Place(pod, gpu, &nodes_[i]);
+    idle_total_ -= pod.gpu_milli();
+    frag_total_ -= frag_[i];
+    frag_[i] = scoring::FgdFragmentation(nodes_[i], trace_.workload);
+    frag_total_ += frag_[i];
+    if (scorer_.HasPotential()) potential_[i] = scorer_.Potential(nodes_[i]);
+    return true;
+  }
+
+  double frag_total() const { return frag_total_; }
+  int64_t idle_total() const { return idle_total_; }
+
+ private:
+  size_t Pick(Selection selection, Rng& rng) {
+    switch (selection) {
+      case Selection::kPolicy: return scoring::Best(candidates_, choices_);
+      case Selection::kExtenderRank:
+        return PickThroughExtender(candidates_, choices_, ordered_names_, placement::ScoreMapping::kRank, rng);
+      case Selection::kExtenderLinear:
+        return PickThroughExtender(candidates_, choices_, ordered_names_, placement::ScoreMapping::kLinear, rng);
+    }
+    return 0;
+  }
+
+  const PreparedTrace& trace_;
+  const scoring::Scorer& scorer_;
+  std::vector<NodeView> nodes_;
+  std::vector<uint32_t> order_;
+  std::vector<std::string> ordered_names_;
+  std::vector<double> frag_;
+  std::vector<double> potential_;
+  double frag_total_ = 0;
+  int64_t idle_total_;
+  std::vector<Candidate> candidates_;
+  std::vector<size_t> candidate_node_;
+  std::vector<Choice> choices_;
+};
+
+}  // namespace
+
 ReplayResult RunReplay(const PreparedTrace& trace, const scoring::Scorer& scorer, const ReplayOptions& options) {
   auto start = std::chrono::steady_clock::now();
   Rng rng(options.seed);
   std::vector<PodShape> pods = ArrivalOrder(trace, options.tune_ratio, rng);
-
-  size_t n = trace.nodes.size();
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
-  std::vector<std::string> ordered_names(n);
-  for (size_t i = 0; i < n; ++i) ordered_names[order[i]] = fmt::format("{:05}-{}", order[i], trace.node_names[i]);
-
-  std::vector<NodeView> nodes = trace.nodes;
-  std::vector<double> frag(n);
-  std::vector<double> potential(n, std::numeric_limits<double>::quiet_NaN());
-  double frag_total = 0;
-  int64_t idle_total = trace.capacity_milli;
-  for (size_t i = 0; i < n; ++i) {
-    frag[i] = scoring::FgdFragmentation(nodes[i], trace.workload);
-    frag_total += frag[i];
-    if (scorer.HasPotential()) potential[i] = scorer.Potential(nodes[i]);
-  }
-
+  ReplayCluster cluster(trace, scorer, rng);
   ReplayResult result{.policy = std::string(scorer.Name()), .seed = options.seed, .pods = static_cast<int>(pods.size())};
   std::vector<Event> events;
   events.reserve(pods.size());
-  std::vector<Candidate> candidates;
-  std::vector<size_t> candidate_node;
-  std::vector<Choice> choices;
   int64_t arrived = 0;
   int64_t allocated = 0;
   double cap = static_cast<double>(trace.capacity_milli);
   for (const PodShape& pod : pods) {
     arrived += pod.gpu_milli();
-    candidates.clear();
-    candidate_node.clear();
-    for (size_t i = 0; i < n; ++i) {
-      if (!scoring::Fits(pod, nodes[i])) continue;
-      candidates.push_back(Candidate{.node = &nodes[i],
-                                     .order = order[i],
-                                     .rank = static_cast<double>(order[i]) / static_cast<double>(n),
-                                     .potential = potential[i]});
-      candidate_node.push_back(i);
-    }
-    if (candidates.empty()) {
-      ++result.failed_pods;
-    } else {
-      choices.assign(candidates.size(), Choice{});
-      scorer.Score(pod, candidates, choices, rng);
-      size_t pick = 0;
-      switch (options.selection) {
-        case Selection::kPolicy:
-          pick = scoring::Best(candidates, choices);
-          break;
-        case Selection::kExtenderRank:
-          pick = PickThroughExtender(candidates, choices, ordered_names, placement::ScoreMapping::kRank, rng);
-          break;
-        case Selection::kExtenderLinear:
-          pick = PickThroughExtender(candidates, choices, ordered_names, placement::ScoreMapping::kLinear, rng);
-          break;
-      }
-      size_t i = candidate_node[pick];
-      int gpu = choices[pick].gpu;
-      if (pod.sharing() && gpu < 0) gpu = scoring::BestFitGpu(pod, nodes[i]);
-      scoring::Place(pod, gpu, &nodes[i]);
+    if (cluster.Place(pod, options.selection, rng)) {
       allocated += pod.gpu_milli();
-      idle_total -= pod.gpu_milli();
-      frag_total -= frag[i];
-      frag[i] = scoring::FgdFragmentation(nodes[i], trace.workload);
-      frag_total += frag[i];
-      if (scorer.HasPotential()) potential[i] = scorer.Potential(nodes[i]);
+    } else {
+      ++result.failed_pods;
     }
+    double idle = static_cast<double>(cluster.idle_total());
     events.push_back(Event{.arrived_pct = static_cast<int>(std::nearbyint(static_cast<double>(arrived) * 100.0 / cap)),
                            .allocated_pct = Round2(static_cast<double>(allocated) * 100.0 / cap),
-                           .frag_pct = frag_total * 100.0 / cap,
-                           .frag_ratio_pct = idle_total > 0 ? frag_total * 100.0 / static_cast<double>(idle_total) : 0.0});
+                           .frag_pct = cluster.frag_total() * 100.0 / cap,
+                           .frag_ratio_pct = idle > 0 ? cluster.frag_total() * 100.0 / idle : 0.0});
   }
   result.curve = Curve(events);
   for (const CurvePoint& p : result.curve) {

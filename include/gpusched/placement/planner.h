@@ -89,6 +89,10 @@ class Planner {
                     NodeVerdict* v);
   // Appends the options for container `c` on the current work_ state to option_pool_/options.
   void CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options);
+  static bool MgpuTotalsFit(const PodRequest& request, const NodeState& node, NodeVerdict* v);
+  static bool PlaceOneSlice(const MgpuContainerRequest& c, const NodeState& node, Policy gpu_policy, bool want_placement,
+                            NodeVerdict* v);
+  void SearchMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement, NodeVerdict* v);
   bool Search(const PodRequest& request, size_t next, Policy gpu_policy);
   // Places each regular init container for its own phase, beside the other pods and the sidecars
   // declared before it, on the GPUs where the pod's booking grows least. Returns false if one
