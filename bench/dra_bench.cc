@@ -14,8 +14,8 @@
 #include "cluster_json.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
-#include "gpusched/k8s/dra_objects.h"
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/dra_objects.h"
+#include "gpusched/kubejson/objects.h"
 #include "gpusched/placement/dra_planner.h"
 
 namespace gpusched::bench {
@@ -26,7 +26,7 @@ constexpr std::string_view kSelector =
     "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0";
 
 void AddJson(ClusterObjects* c, const std::string& object) {
-  if (!k8s::AppendClusterJson(object, c).ok()) std::abort();
+  if (!kubejson::AppendClusterJson(object, c).ok()) std::abort();
 }
 
 std::string NodeName(int n) { return fmt::format("dra-{:04}", n); }
@@ -87,7 +87,7 @@ std::string PodJson() {
 Pod PendingPod() {
   rapidjson::Document d;
   d.Parse(PodJson().c_str());
-  return k8s::DecodePod(d, "Pod").value();
+  return kubejson::DecodePod(d, "Pod").value();
 }
 
 void PlannerFilter(benchmark::State& state, bool rank) {

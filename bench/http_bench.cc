@@ -4,7 +4,7 @@
 
 #include "bench_cluster.h"
 #include "cluster_json.h"
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/objects.h"
 #include "http_client.h"
 #include "test_server.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "gpusched/extender/service.h"
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/objects.h"
 
 namespace {
 
@@ -14,7 +14,7 @@ gpusched::inventory::Inventory* MakeInventory() {
   auto* inv = new gpusched::inventory::Inventory();
   gpusched::ClusterObjects objects;
   // The demo-like cluster: every mode.
-  (void)gpusched::k8s::AppendClusterJson(R"({"kind":"List","items":[
+  (void)gpusched::kubejson::AppendClusterJson(R"({"kind":"List","items":[
     {"kind":"Node","metadata":{"name":"w","labels":{"vke.node.gpu.schedule":"nvidia"}},"status":{"allocatable":{"nvidia.com/gpu":"8"}}},
     {"kind":"Node","metadata":{"name":"m","labels":{"vke.node.gpu.schedule":"mgpu"}},"status":{"allocatable":{"vke.volcengine.com/mgpu-core":"400","vke.volcengine.com/mgpu-memory":"40000"}}},
     {"kind":"Node","metadata":{"name":"d","labels":{"vke.node.gpu.schedule":"nvidia-dra"}}},

@@ -5,11 +5,11 @@
 
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/inventory/inventory.h"
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/objects.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpusched::ClusterObjects objects;
-  if (!gpusched::k8s::AppendClusterJson(std::string_view(reinterpret_cast<const char*>(data), size), &objects).ok()) {
+  if (!gpusched::kubejson::AppendClusterJson(std::string_view(reinterpret_cast<const char*>(data), size), &objects).ok()) {
     return 0;
   }
   gpusched::inventory::Inventory inventory;

@@ -15,8 +15,8 @@
 
 #include "gpusched/common/log.h"
 #include "gpusched/config/config.h"
-#include "gpusched/k8s/objects.h"
-#include "gpusched/k8s/snapshot_source.h"
+#include "gpusched/kubejson/objects.h"
+#include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/replay/cluster_replay.h"
 #include "gpusched/replay/grid.h"
 #include "gpusched/replay/report.h"
@@ -150,7 +150,7 @@ void ProgressBar(size_t done, size_t total, std::chrono::steady_clock::time_poin
 }
 
 int RunClusterMode(const Args& args, const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds) {
-  StatusOr<ClusterObjects> cluster = k8s::LoadSnapshotFiles(args.snapshots);
+  StatusOr<ClusterObjects> cluster = kubejson::LoadSnapshotFiles(args.snapshots);
   if (!cluster.ok()) {
     log::Error("{}", cluster.status().message());
     return 1;
@@ -162,7 +162,7 @@ int RunClusterMode(const Args& args, const std::vector<std::string>& policies, c
   }
   std::stringstream text;
   text << in.rdbuf();
-  StatusOr<std::vector<std::string>> pods = k8s::ObjectsOfKind(text.str(), "Pod");
+  StatusOr<std::vector<std::string>> pods = kubejson::ObjectsOfKind(text.str(), "Pod");
   if (!pods.ok()) {
     log::Error("--place {}: {}", args.place, pods.status().message());
     return 1;

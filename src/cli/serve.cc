@@ -20,14 +20,14 @@
 #include "gpusched/http/router.h"
 #include "gpusched/http/server.h"
 #include "gpusched/inventory/inventory.h"
-#include "gpusched/k8s/objects.h"
-#include "gpusched/k8s/snapshot_source.h"
+#include "gpusched/kubejson/objects.h"
+#include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/extender/inventory_claim_writer.h"
-#include "gpusched/kube/api_binder.h"
-#include "gpusched/kube/api_claim_writer.h"
-#include "gpusched/kube/api_client.h"
-#include "gpusched/kube/cluster_sync.h"
-#include "gpusched/kube/event_recorder.h"
+#include "gpusched/kubeapi/api_binder.h"
+#include "gpusched/kubeapi/api_claim_writer.h"
+#include "gpusched/kubeapi/api_client.h"
+#include "gpusched/kubeapi/cluster_sync.h"
+#include "gpusched/kubeapi/event_recorder.h"
 
 namespace gpusched::cli {
 namespace {
@@ -113,10 +113,10 @@ void LogUnreadable(const ClusterObjects& objects) {
 StatusOr<ClusterObjects> LoadSource(const config::Config& c) {
   if (c.snapshots.empty()) {
     ClusterObjects objects;
-    GPUSCHED_RETURN_IF_ERROR(k8s::AppendClusterJson(demo::DemoClusterJson(), &objects));
+    GPUSCHED_RETURN_IF_ERROR(kubejson::AppendClusterJson(demo::DemoClusterJson(), &objects));
     return objects;
   }
-  return k8s::LoadSnapshotFiles(c.snapshots);
+  return kubejson::LoadSnapshotFiles(c.snapshots);
 }
 
 // Returns the modification times of `files` (0 for a missing file).
@@ -134,23 +134,23 @@ std::vector<int64_t> ModTimes(const std::vector<std::string>& files) {
 class LiveCluster {
  public:
   static StatusOr<std::unique_ptr<LiveCluster>> Start(const config::Config& c, inventory::Inventory* inventory) {
-    StatusOr<kube::ApiConfig> api = c.cluster.in_cluster ? kube::InClusterConfig()
-                                                         : kube::LoadKubeconfig(c.cluster.kubeconfig, c.cluster.context);
+    StatusOr<kubeapi::ApiConfig> api = c.cluster.in_cluster ? kubeapi::InClusterConfig()
+                                                         : kubeapi::LoadKubeconfig(c.cluster.kubeconfig, c.cluster.context);
     if (!api.ok()) return api.status();
     std::string url = api->Url();
-    StatusOr<std::unique_ptr<kube::ApiClient>> client =
-        kube::ApiClient::Create(std::move(api).value(), kube::ApiClientOptions{.qps = c.cluster.qps,
+    StatusOr<std::unique_ptr<kubeapi::ApiClient>> client =
+        kubeapi::ApiClient::Create(std::move(api).value(), kubeapi::ApiClientOptions{.qps = c.cluster.qps,
                                                                               .burst = c.cluster.burst,
                                                                               .user_agent = "gpusched/" GPUSCHED_VERSION});
     if (!client.ok()) return client.status();
     auto live = std::unique_ptr<LiveCluster>(new LiveCluster());
     live->client_ = std::move(client).value();
-    live->sync_ = std::make_unique<kube::ClusterSync>(live->client_.get(), inventory,
-                                                      kube::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra});
-    live->binder_ = std::make_unique<kube::ApiBinder>(live->client_.get(), inventory,
-                                                      kube::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
-    if (c.dra_owner) live->claim_writer_ = std::make_unique<kube::ApiClaimWriter>(live->client_.get());
-    if (c.cluster.events) live->events_ = std::make_unique<kube::EventRecorder>(live->client_.get());
+    live->sync_ = std::make_unique<kubeapi::ClusterSync>(live->client_.get(), inventory,
+                                                      kubeapi::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra});
+    live->binder_ = std::make_unique<kubeapi::ApiBinder>(live->client_.get(), inventory,
+                                                      kubeapi::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
+    if (c.dra_owner) live->claim_writer_ = std::make_unique<kubeapi::ApiClaimWriter>(live->client_.get());
+    if (c.cluster.events) live->events_ = std::make_unique<kubeapi::EventRecorder>(live->client_.get());
     live->sync_->Start();
     if (c.dra_owner && live->sync_->dra_version() != "v1") {
       // Owner mode writes claim status in the v1 shape; 1.32 and 1.33 clusters are advisory only.
@@ -172,11 +172,11 @@ class LiveCluster {
 
  private:
   LiveCluster() = default;
-  std::unique_ptr<kube::ApiClient> client_;
-  std::unique_ptr<kube::ClusterSync> sync_;
-  std::unique_ptr<kube::ApiBinder> binder_;
-  std::unique_ptr<kube::ApiClaimWriter> claim_writer_;
-  std::unique_ptr<kube::EventRecorder> events_;
+  std::unique_ptr<kubeapi::ApiClient> client_;
+  std::unique_ptr<kubeapi::ClusterSync> sync_;
+  std::unique_ptr<kubeapi::ApiBinder> binder_;
+  std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer_;
+  std::unique_ptr<kubeapi::EventRecorder> events_;
 };
 
 // Reads the flags and the configuration they name into *c. Returns the exit code when the
@@ -299,7 +299,7 @@ class SnapshotReloader {
 
   void OnTick(bool hangup, inventory::Inventory* inventory, std::atomic<bool>* ready) {
     if (c_.snapshots.empty() || !(hangup || Changed())) return;
-    StatusOr<ClusterObjects> fresh = k8s::LoadSnapshotFiles(c_.snapshots);
+    StatusOr<ClusterObjects> fresh = kubejson::LoadSnapshotFiles(c_.snapshots);
     if (!fresh.ok()) {
       // The view on hand may be stale: binding on it could over-book. Not ready until a reload works.
       log::Error("snapshot reload failed, keeping the previous view; not ready until a reload succeeds: {}", fresh.status().message());

@@ -3,8 +3,8 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
-#include "gpusched/k8s/dra_allocation_json.h"
-#include "gpusched/k8s/dra_objects.h"
+#include "gpusched/kubejson/dra_allocation_json.h"
+#include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/model/units.h"
 #include "gpusched/placement/node_state.h"
 
@@ -194,7 +194,7 @@ void WriteResults(Writer& w, const std::vector<dra::AllocationResult>& results) 
   w.StartArray();
   for (const dra::AllocationResult& r : results) {
     std::string json;
-    k8s::AppendAllocationResult(&json, r);
+    kubejson::AppendAllocationResult(&json, r);
     w.RawValue(json.data(), json.size(), rapidjson::kObjectType);
   }
   w.EndArray();

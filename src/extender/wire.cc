@@ -4,7 +4,7 @@
 
 #include "gpusched/json/json.h"
 
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/objects.h"
 
 namespace gpusched::extender {
 
@@ -47,7 +47,7 @@ StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body) {
 
   const Value* pod = json::FindCaseInsensitive(root, "Pod");
   if (pod == nullptr) return InvalidArgumentError("ExtenderArgs.Pod: missing");
-  GPUSCHED_ASSIGN_OR_RETURN(args->pod, k8s::DecodePod(*pod, "Pod"));
+  GPUSCHED_ASSIGN_OR_RETURN(args->pod, kubejson::DecodePod(*pod, "Pod"));
 
   const Value* names = json::FindCaseInsensitive(root, "NodeNames");
   const Value* nodes = json::FindCaseInsensitive(root, "Nodes");
@@ -69,7 +69,7 @@ StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body) {
   if (!items->IsArray()) return json::WrongType("ExtenderArgs.Nodes.items", "array", *items);
   args->nodes.reserve(items->Size());
   for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
-    GPUSCHED_ASSIGN_OR_RETURN(Node node, k8s::DecodeNode((*items)[i], fmt::format("Nodes.items[{}]", i)));
+    GPUSCHED_ASSIGN_OR_RETURN(Node node, kubejson::DecodeNode((*items)[i], fmt::format("Nodes.items[{}]", i)));
     args->body->node_items.push_back(&(*items)[i]);
     args->nodes.push_back(std::move(node));
   }

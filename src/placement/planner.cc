@@ -96,24 +96,12 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
     v.reason = node.condition_reason;
     return v;
   }
-  Policy gpu_policy = request.gpu_policy.value_or(options_.gpu_policy);
-  EvaluateKind(request, node, gpu_policy, want_placement, &v);
-  // More than the node could ever give: show how the pod spelled the number ("1Gi" of MiB).
-  if (v.reject == Reject::kInsufficient && !v.resolvable && !request.quantity_note.empty()) {
-    v.reason = fmt::format("{} ({})", v.reason, request.quantity_note);
-  }
-  return v;
-}
-
-void Planner::EvaluateKind(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
-                           NodeVerdict* out) {
-  NodeVerdict& v = *out;
   switch (request.kind) {
     case RequestKind::kWholeGpu:
       EvaluateWhole(request, node, &v);
       break;
     case RequestKind::kMgpu:
-      EvaluateMgpu(request, node, gpu_policy, want_placement, &v);
+      EvaluateMgpu(request, node, request.gpu_policy.value_or(options_.gpu_policy), want_placement, &v);
       break;
     case RequestKind::kDra:
     case RequestKind::kNone:
@@ -123,6 +111,11 @@ void Planner::EvaluateKind(const PodRequest& request, const NodeState& node, Pol
       v.placement.kind = request.kind;
       break;
   }
+  // More than the node could ever give: show how the pod spelled the number ("1Gi" of MiB).
+  if (v.reject == Reject::kInsufficient && !v.resolvable && !request.quantity_note.empty()) {
+    v.reason = fmt::format("{} ({})", v.reason, request.quantity_note);
+  }
+  return v;
 }
 
 void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
@@ -141,28 +134,48 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, No
 
 void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                            NodeVerdict* v) {
-  if (!MgpuTotalsFit(request, node, v)) return;
+  if (!request.any_compute_policy && node.compute_policy != request.compute_policy) return RejectComputePolicy(request, node, v);
+  if (request.total_milli > node.capacity_milli - node.used_milli || request.total_mib > node.capacity_mib - node.used_mib) {
+    return RejectTotals(request, node, v);
+  }
   const MgpuContainerRequest& first = request.containers.front();
-  // The common case, one shared slice: a single scan, no search state.
-  if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card && PlaceOneSlice(first, node, gpu_policy, want_placement, v)) {
-    return;
+  if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card) {
+    // The common case, one shared slice: a single scan, no search state. Without a placement to
+    // return, the first fitting GPU settles it. (Kept inline: this is the hot path.)
+    const GpuSlot* best = nullptr;
+    double best_key = 0;
+    for (const GpuSlot& s : node.gpus) {
+      if (!FitsShared(s, first.milli_per_card, first.mib_per_card)) continue;
+      if (!want_placement) {
+        best = &s;
+        break;
+      }
+      double key = Leftover(s.free_milli(), s.free_mib(), s.memory_mib, first.milli_per_card, first.mib_per_card);
+      if (best == nullptr || Prefer(gpu_policy, key, best_key)) {
+        best = &s;
+        best_key = key;
+      }
+    }
+    if (best != nullptr) {
+      v->fits = true;
+      if (want_placement) PlaceSlice(first, best->index, v);
+      return;
+    }
   }
   SearchMgpu(request, node, gpu_policy, want_placement, v);
 }
 
-// The node's compute policy and free totals, before any per-GPU work.
-bool Planner::MgpuTotalsFit(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
-  if (!request.any_compute_policy && node.compute_policy != request.compute_policy) {
-    v->reject = Reject::kComputePolicy;
-    v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy,
-                            request.compute_policy, node.compute_policy);
-    return false;
-  }
+void Planner::RejectComputePolicy(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
+  v->reject = Reject::kComputePolicy;
+  v->reason = fmt::format("compute policy {}: pod has {}, node has {}", names::kComputePolicy, request.compute_policy,
+                          node.compute_policy);
+}
+
+void Planner::RejectTotals(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
   int64_t need_milli = request.total_milli;
   int64_t need_mib = request.total_mib;
   int64_t free_milli = node.capacity_milli - node.used_milli;
   int64_t free_mib = node.capacity_mib - node.used_mib;
-  if (need_milli <= free_milli && need_mib <= free_mib) return true;
   v->reject = Reject::kInsufficient;
   v->resolvable = need_milli <= node.capacity_milli && need_mib <= node.capacity_mib;
   v->reason = need_mib == 0 ? fmt::format("insufficient mGPU: pod needs {} core, node has {} core free",
@@ -171,38 +184,16 @@ bool Planner::MgpuTotalsFit(const PodRequest& request, const NodeState& node, No
                                           "MiB free",
                                           Percent(need_milli), need_mib, Percent(std::max<int64_t>(0, free_milli)),
                                           std::max<int64_t>(0, free_mib));
-  return false;
 }
 
-// One container, one shared slice: the best GPU by the policy (without a placement to return,
-// the first fitting GPU settles it). Returns false if no GPU fits (the search explains why).
-bool Planner::PlaceOneSlice(const MgpuContainerRequest& c, const NodeState& node, Policy gpu_policy, bool want_placement,
-                            NodeVerdict* v) {
-  const GpuSlot* best = nullptr;
-  double best_key = 0;
-  for (const GpuSlot& s : node.gpus) {
-    if (!FitsShared(s, c.milli_per_card, c.mib_per_card)) continue;
-    if (!want_placement) {
-      best = &s;
-      break;
-    }
-    double key = Leftover(s.free_milli(), s.free_mib(), s.memory_mib, c.milli_per_card, c.mib_per_card);
-    if (best == nullptr || Prefer(gpu_policy, key, best_key)) {
-      best = &s;
-      best_key = key;
-    }
-  }
-  if (best == nullptr) return false;
-  v->fits = true;
-  if (!want_placement) return true;
+void Planner::PlaceSlice(const MgpuContainerRequest& c, int gpu_index, NodeVerdict* v) {
   v->placement.kind = RequestKind::kMgpu;
   v->placement.containers.push_back(ContainerAssignment{.container = c.container,
-                                                        .gpu_indices = {best->index},
+                                                        .gpu_indices = {gpu_index},
                                                         .milli_per_gpu = c.milli_per_card,
                                                         .mib_per_gpu = c.mib_per_card,
                                                         .init_position = c.init_position,
                                                         .sidecar = c.sidecar});
-  return true;
 }
 
 // The general case: a bounded search over GPU sets for every container.

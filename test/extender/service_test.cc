@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster_json.h"
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/objects.h"
 
 namespace gpusched::extender {
 namespace {
@@ -24,7 +24,7 @@ class ServiceTest : public ::testing::Test {
                           .ToJson());
     }
     ClusterObjects objects;
-    EXPECT_TRUE(k8s::AppendClusterJson(testing::ListJson(items), &objects).ok());
+    EXPECT_TRUE(kubejson::AppendClusterJson(testing::ListJson(items), &objects).ok());
     inventory_.ReplaceCluster(std::move(objects));
   }
 

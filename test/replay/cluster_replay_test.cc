@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster_json.h"
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/objects.h"
 
 namespace gpusched::replay {
 namespace {
@@ -16,7 +16,7 @@ using testing::WholeGpus;
 
 ClusterObjects Cluster() {
   ClusterObjects c;
-  EXPECT_TRUE(k8s::AppendClusterJson(testing::ListJson({testing::NvidiaNode("w1", 8).ToJson(),
+  EXPECT_TRUE(kubejson::AppendClusterJson(testing::ListJson({testing::NvidiaNode("w1", 8).ToJson(),
                                                         testing::NvidiaNode("w2", 8).ToJson(),
                                                         testing::MgpuNode("m1", 2, 20000).ToJson(),
                                                         testing::NvidiaNode("bad", 8, "nope").ToJson()}),

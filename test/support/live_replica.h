@@ -10,34 +10,34 @@
 #include <thread>
 
 #include "eventually.h"
-#include "gpusched/k8s/dra_objects.h"
+#include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
-#include "gpusched/kube/api_binder.h"
-#include "gpusched/kube/api_claim_writer.h"
-#include "gpusched/kube/api_client.h"
-#include "gpusched/kube/cluster_sync.h"
-#include "gpusched/kube/event_recorder.h"
+#include "gpusched/kubeapi/api_binder.h"
+#include "gpusched/kubeapi/api_claim_writer.h"
+#include "gpusched/kubeapi/api_client.h"
+#include "gpusched/kubeapi/cluster_sync.h"
+#include "gpusched/kubeapi/event_recorder.h"
 
 namespace gpusched::testing {
 
 struct LiveReplica {
   // `with` gets the replica's binder, events and (with dra_owner) claim writer.
   explicit LiveReplica(const std::string& url, extender::ServiceOptions service_options = {},
-                       inventory::InventoryOptions inventory_options = {}, kube::ApiBinderOptions binder_options = {},
+                       inventory::InventoryOptions inventory_options = {}, kubeapi::ApiBinderOptions binder_options = {},
                        bool dra_owner = false, extender::ServiceCollaborators with = {}) {
-    kube::ApiConfig config;
-    if (!kube::ParseServerUrl(url, &config).ok()) std::abort();
-    client = std::move(kube::ApiClient::Create(config)).value();
+    kubeapi::ApiConfig config;
+    if (!kubeapi::ParseServerUrl(url, &config).ok()) std::abort();
+    client = std::move(kubeapi::ApiClient::Create(config)).value();
     inventory = std::make_unique<inventory::Inventory>(inventory_options);
-    sync = std::make_unique<kube::ClusterSync>(
+    sync = std::make_unique<kubeapi::ClusterSync>(
         client.get(), inventory.get(),
-        kube::ClusterSyncOptions{.reflector = {.backoff_initial = std::chrono::milliseconds(10),
+        kubeapi::ClusterSyncOptions{.reflector = {.backoff_initial = std::chrono::milliseconds(10),
                                                .backoff_max = std::chrono::milliseconds(100)}});
-    binder = std::make_unique<kube::ApiBinder>(client.get(), inventory.get(), binder_options);
-    events = std::make_unique<kube::EventRecorder>(client.get(), kube::EventRecorderOptions{.host = "test-host"});
+    binder = std::make_unique<kubeapi::ApiBinder>(client.get(), inventory.get(), binder_options);
+    events = std::make_unique<kubeapi::EventRecorder>(client.get(), kubeapi::EventRecorderOptions{.host = "test-host"});
     if (dra_owner) {
-      claim_writer = std::make_unique<kube::ApiClaimWriter>(client.get());
+      claim_writer = std::make_unique<kubeapi::ApiClaimWriter>(client.get());
       with.claim_writer = claim_writer.get();
     }
     with.binder = binder.get();
@@ -47,12 +47,12 @@ struct LiveReplica {
   }
   ~LiveReplica() { sync->Stop(); }
 
-  std::unique_ptr<kube::ApiClient> client;
+  std::unique_ptr<kubeapi::ApiClient> client;
   std::unique_ptr<inventory::Inventory> inventory;
-  std::unique_ptr<kube::ClusterSync> sync;
-  std::unique_ptr<kube::ApiBinder> binder;
-  std::unique_ptr<kube::ApiClaimWriter> claim_writer;
-  std::unique_ptr<kube::EventRecorder> events;
+  std::unique_ptr<kubeapi::ClusterSync> sync;
+  std::unique_ptr<kubeapi::ApiBinder> binder;
+  std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer;
+  std::unique_ptr<kubeapi::EventRecorder> events;
   std::unique_ptr<extender::Service> service;
 };
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gpusched/k8s/objects.h"
+#include "gpusched/kubejson/objects.h"
 
 namespace gpusched::testing {
 
@@ -23,7 +23,7 @@ TestServer::~TestServer() { server_->Stop(); }
 
 void TestServer::Reload(const std::string& list_json) {
   ClusterObjects objects;
-  Status s = k8s::AppendClusterJson(list_json, &objects);
+  Status s = kubejson::AppendClusterJson(list_json, &objects);
   if (!s.ok()) ADD_FAILURE() << "cluster JSON: " << s.ToString();
   inventory_.ReplaceCluster(std::move(objects));
 }

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "gpusched/k8s/dra_objects.h"
+#include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/http/router.h"
 #include "gpusched/http/server.h"

@@ -3,7 +3,7 @@
 // resource.k8s.io/v1 objects reduced to what the structured allocator reads: DeviceClasses,
 // ResourceSlices (pools, devices, attributes, capacity, shared counters, taints) and
 // ResourceClaims (requests, constraints, config, allocation status). Decoded once from JSON
-// (k8s/dra_objects.h); immutable afterwards. Quantities are exact int64 milli-units.
+// (kubejson/dra_objects.h); immutable afterwards. Quantities are exact int64 milli-units.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // File: pod_binder.h
 //
 // What makes a placement real once the inventory booked it. Without a binder (snapshot or demo
-// mode), bind books in memory only; with the live binder (kube/api_binder.h) it writes to the API
+// mode), bind books in memory only; with the live binder (kubeapi/api_binder.h) it writes to the API
 // server.
 #pragma once
 

@@ -1,7 +1,7 @@
 // File: cluster_objects.h
 //
 // What a cluster source (snapshot file, API watch, replay) hands the inventory: the whole cluster
-// in one go, or the changes of one read of a watch. Objects arrive decoded (k8s/).
+// in one go, or the changes of one read of a watch. Objects arrive decoded (kubejson/).
 #pragma once
 
 #include <string>

@@ -4,7 +4,7 @@
 // lookup that never asserts. RapidJSON asserts on a wrong-typed Get*(), so every read here checks
 // the type first and reports "<path>: want <type>, got <type>".
 //
-// Only src/json, src/k8s, src/extender and src/config include this header; the core never does.
+// Only src/json, src/kubejson, src/extender and src/config include this header; the core never does.
 #pragma once
 
 #include <rapidjson/document.h>

@@ -35,7 +35,7 @@ inline constexpr std::string_view kAssumed = "vke.volcengine.com/assumed";
 inline constexpr std::string_view kGpuDevicesAnnotation = "gpusched.io/gpu-devices";
 
 // gpusched's own node annotation: the placements replicas booked on the node before binding the
-// pods, a JSON object keyed by pod UID (format in k8s/objects.h). Written only with the node's
+// pods, a JSON object keyed by pod UID (format in kubejson/objects.h). Written only with the node's
 // resourceVersion as precondition, it makes two replicas' binds on one node serialize.
 inline constexpr std::string_view kBookingsAnnotation = "gpusched.io/bookings";
 

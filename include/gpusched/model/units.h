@@ -2,7 +2,7 @@
 //
 // Units used everywhere inside gpusched. Compute is milli-GPU (1000 = one whole GPU); an mGPU
 // core percent is 10 milli-GPU. GPU memory is MiB in int64. Conversions from Kubernetes text
-// happen once, in src/k8s.
+// happen once, in src/kubejson.
 #pragma once
 
 #include <cstdint>

@@ -81,17 +81,15 @@ class Planner {
     double key;
   };
 
-  // Evaluate's fit check for the request's kind, on a node already known to be of its mode.
-  void EvaluateKind(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
-                    NodeVerdict* v);
   void EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v);
   void EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                     NodeVerdict* v);
   // Appends the options for container `c` on the current work_ state to option_pool_/options.
   void CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options);
-  static bool MgpuTotalsFit(const PodRequest& request, const NodeState& node, NodeVerdict* v);
-  static bool PlaceOneSlice(const MgpuContainerRequest& c, const NodeState& node, Policy gpu_policy, bool want_placement,
-                            NodeVerdict* v);
+  // EvaluateMgpu's refusals before any per-GPU work, and its one-slice placement.
+  static void RejectComputePolicy(const PodRequest& request, const NodeState& node, NodeVerdict* v);
+  static void RejectTotals(const PodRequest& request, const NodeState& node, NodeVerdict* v);
+  static void PlaceSlice(const MgpuContainerRequest& c, int gpu_index, NodeVerdict* v);
   void SearchMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement, NodeVerdict* v);
   bool Search(const PodRequest& request, size_t next, Policy gpu_policy);
   // Places each regular init container for its own phase, beside the other pods and the sidecars

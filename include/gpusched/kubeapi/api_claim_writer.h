@@ -1,0 +1,30 @@
+// File: api_claim_writer.h
+//
+// Owner mode against the API server (dra.md §5.4): for a claim to allocate, a merge-PATCH adding
+// the finalizer resource.kubernetes.io/delete-protection with the claim's resourceVersion as
+// precondition, then a merge-PATCH of the status subresource with status.allocation and the pod
+// appended to status.reservedFor, with the resourceVersion the first write returned. A 409 at
+// either step is Aborted (someone else changed the claim: plan again); status.devices is never
+// written (it belongs to drivers).
+#pragma once
+
+#include <chrono>
+
+#include "gpusched/extender/claim_writer.h"
+#include "gpusched/kubeapi/api_client.h"
+
+namespace gpusched::kubeapi {
+
+class ApiClaimWriter : public extender::ClaimWriter {
+ public:
+  // REQUIRES: `client` outlives the writer.
+  explicit ApiClaimWriter(ApiClient* client, std::chrono::milliseconds request_timeout = std::chrono::seconds(3))
+      : client_(client), request_timeout_(request_timeout) {}
+  Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+
+ private:
+  ApiClient* const client_;
+  const std::chrono::milliseconds request_timeout_;
+};
+
+}  // namespace gpusched::kubeapi

@@ -1,0 +1,91 @@
+// File: cluster_sync.h
+//
+// Keeps an Inventory in sync with a live cluster: one Reflector each for nodes, pods that are
+// bound and not finished (fieldSelector spec.nodeName!=,status.phase!=Succeeded,
+// status.phase!=Failed: a pod leaving that set arrives as DELETED), and the DRA objects
+// (resourceslices, resourceclaims, deviceclasses of resource.k8s.io at the newest version the
+// cluster serves of v1, v1beta2 and v1beta1, found at Start). Nodes and pods with a field that
+// cannot be read are kept, marked (their spec_error); objects that cannot be identified are
+// logged and skipped. Every few seconds it lets the inventory expire old bookings.
+//
+// Every replica of gpusched runs its own ClusterSync; after the first full sync its inventory is
+// complete, so a replica that becomes leader answers correctly at once.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpusched/common/mutex.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kubeapi/api_client.h"
+#include "gpusched/kubeapi/reflector.h"
+
+namespace gpusched::kubeapi {
+
+struct ClusterSyncOptions {
+  ReflectorOptions reflector;
+  bool watch_dra = true;  // also watch resource.k8s.io objects
+  std::chrono::milliseconds expire_interval{5000};
+  // A reflector failing this long (LIST or WATCH refused, timing out, ...) makes the sync
+  // unhealthy. Default: 60 s.
+  std::chrono::seconds unhealthy_after{60};
+};
+
+class ClusterSync {
+ public:
+  // REQUIRES: `client` and `inventory` outlive this object.
+  ClusterSync(ApiClient* client, inventory::Inventory* inventory, ClusterSyncOptions options = {});
+  ~ClusterSync();  // Stop()s.
+  ClusterSync(const ClusterSync&) = delete;
+  ClusterSync& operator=(const ClusterSync&) = delete;
+
+  // Discovers the DRA version (GET /apis/resource.k8s.io; a few seconds at most) and starts the
+  // reflectors.
+  void Start();
+  void Stop();
+  // The resource.k8s.io version watched ("v1", "v1beta2", "v1beta1"), "" if none. Set by Start.
+  const std::string& dra_version() const { return dra_version_; }
+
+  // True once every reflector has listed once.
+  bool synced() const;
+  // True when synced() and no reflector has been failing for longer than unhealthy_after: the
+  // inventory can be trusted for decisions. While false, bookings are not expired either.
+  bool healthy() const;
+  // Waits until synced() or `timeout`; returns synced().
+  bool WaitSynced(std::chrono::milliseconds timeout) const;
+  std::vector<std::pair<std::string, ReflectorStats>> stats() const;
+
+ private:
+  class Handler;
+  class DraFeed;
+  enum class Kind;
+
+  void AddReflector(Kind kind, ResourceType type);
+  // Sleeps `interval`, or less if Stop() is called; returns true if stopping.
+  bool SleepUnlessStopping(std::chrono::milliseconds interval) GPUSCHED_EXCLUDES(mu_);
+  void AddDraReflectors();
+
+  ApiClient* const client_;
+  inventory::Inventory* const inventory_;
+  const ClusterSyncOptions options_;
+  std::unique_ptr<DraFeed> dra_feed_;  // shared by the DRA reflectors' handlers
+  std::vector<std::unique_ptr<Handler>> handlers_;
+  std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::thread expirer_;
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  bool stopping_ GPUSCHED_GUARDED_BY(mu_) = false;
+  std::string dra_version_;
+};
+
+// Returns the newest resource.k8s.io version gpusched reads that the API server serves ("v1",
+// "v1beta2", "v1beta1"), or "" if it serves none (404 or no supported version).
+// Errors: Unavailable when the discovery request fails.
+StatusOr<std::string> DiscoverDraVersion(ApiClient* client);
+
+}  // namespace gpusched::kubeapi

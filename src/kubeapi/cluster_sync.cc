@@ -1,0 +1,252 @@
+#include "gpusched/kubeapi/cluster_sync.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <thread>
+
+#include "gpusched/common/log.h"
+#include "gpusched/json/json.h"
+#include "gpusched/kubejson/dra_objects.h"
+#include "gpusched/kubejson/objects.h"
+
+namespace gpusched::kubeapi {
+
+enum class ClusterSync::Kind { kNode, kPod, kResourceSlice, kResourceClaim, kDeviceClass };
+
+namespace {
+
+void Skip(std::string_view kind, const Status& s) {
+  log::Write(log::Level::kWarning, "object skipped", {{"kind", std::string(kind)}, {"error", s.message()}});
+}
+
+// The name (nodes) or uid (pods) of a deleted object, "" if it has none.
+std::string MetadataField(const rapidjson::Value& v, std::string_view field) {
+  std::string out;
+  const rapidjson::Value* meta = v.IsObject() ? json::Find(v, "metadata") : nullptr;
+  if (meta != nullptr && meta->IsObject()) (void)json::ReadString(*meta, field, "", &out);
+  return out;
+}
+
+}  // namespace
+
+// The DRA objects of the three DRA reflectors, decoded once per event. Each batch of changes is
+// applied here and the new dra::ClusterState built here, outside the inventory's lock; the feed's
+// own lock keeps states reaching the inventory in the order they were built.
+class ClusterSync::DraFeed {
+ public:
+  explicit DraFeed(inventory::Inventory* inventory) : inventory_(inventory) {}
+
+  void Apply(dra::DraDelta delta) GPUSCHED_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (!objects_.Apply(std::move(delta))) return;
+    inventory_->Apply(ClusterDelta{.dra_state = objects_.Build()});
+  }
+
+ private:
+  inventory::Inventory* const inventory_;
+  Mutex mu_;
+  dra::DraObjectSet objects_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+class ClusterSync::Handler : public ReflectorHandler {
+ public:
+  Handler(Kind kind, inventory::Inventory* inventory, DraFeed* feed) : kind_(kind), inventory_(inventory), feed_(feed) {}
+
+  void Replace(const std::vector<const rapidjson::Value*>& items) override {
+    Batch batch;
+    if (kind_ == Kind::kNode) batch.cluster.all_nodes = true;
+    if (kind_ == Kind::kPod) batch.cluster.all_pods = true;
+    if (IsDra()) batch.dra.relisted.push_back(DraKind());
+    for (const rapidjson::Value* item : items) Add(*item, &batch);
+    Finish(&batch);
+  }
+
+  void Apply(const std::vector<const WatchEvent*>& events) override {
+    Batch batch;
+    for (const WatchEvent* e : events) {
+      if (e->type == WatchEventType::kDeleted) {
+        Delete(e->object(), &batch);
+      } else {
+        Add(e->object(), &batch);
+      }
+    }
+    Finish(&batch);
+  }
+
+ private:
+  struct Batch {
+    ClusterDelta cluster;
+    dra::DraDelta dra;
+  };
+
+  bool IsDra() const { return kind_ != Kind::kNode && kind_ != Kind::kPod; }
+  dra::ObjectKind DraKind() const {
+    if (kind_ == Kind::kResourceClaim) return dra::ObjectKind::kResourceClaim;
+    return kind_ == Kind::kDeviceClass ? dra::ObjectKind::kDeviceClass : dra::ObjectKind::kResourceSlice;
+  }
+
+  void Add(const rapidjson::Value& v, Batch* batch) {
+    if (IsDra()) {
+      dra::DraObject object = kubejson::DecodeDraObject(v, DraKind());
+      if (object.key.empty()) return Skip(dra::ObjectKindName(DraKind()), InvalidArgumentError("metadata.name: missing"));
+      if (!object.readable()) Skip(dra::ObjectKindName(DraKind()), InvalidArgumentError(object.error));
+      batch->dra.upserts.push_back(std::move(object));
+      return;
+    }
+    if (kind_ == Kind::kNode) {
+      StatusOr<Node> node = kubejson::DecodeNode(v, "Node");
+      if (!node.ok()) return Skip("Node", node.status());
+      batch->cluster.upsert_nodes.push_back(std::move(node).value());
+      return;
+    }
+    StatusOr<Pod> pod = kubejson::DecodePod(v, "Pod");
+    if (!pod.ok()) return Skip("Pod", pod.status());
+    if (pod->uid.empty()) return Skip("Pod", InvalidArgumentError("Pod.metadata.uid: missing"));
+    batch->cluster.upsert_pods.push_back(std::move(pod).value());
+  }
+
+  void Delete(const rapidjson::Value& v, Batch* batch) {
+    if (IsDra()) {
+      std::string key = kubejson::DraObjectKey(v);
+      if (!key.empty()) batch->dra.deletes.emplace_back(DraKind(), std::move(key));
+      return;
+    }
+    std::string id = MetadataField(v, kind_ == Kind::kNode ? "name" : "uid");
+    if (id.empty()) return;
+    (kind_ == Kind::kNode ? batch->cluster.deleted_nodes : batch->cluster.deleted_pods).push_back(std::move(id));
+  }
+
+  void Finish(Batch* batch) {
+    if (IsDra()) {
+      feed_->Apply(std::move(batch->dra));
+    } else {
+      inventory_->Apply(std::move(batch->cluster));
+    }
+  }
+
+  const Kind kind_;
+  inventory::Inventory* const inventory_;
+  DraFeed* const feed_;
+};
+
+StatusOr<std::string> DiscoverDraVersion(ApiClient* client) {
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", "/apis/resource.k8s.io", {}, "application/json", std::chrono::seconds(10)));
+  if (r.status == 404) return std::string();
+  if (r.status != 200) return UnavailableError(fmt::format("GET /apis/resource.k8s.io: {} {}", r.status, StatusMessage(r)));
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(r.body, &doc));
+  const rapidjson::Value* versions = doc.IsObject() ? json::Find(doc, "versions") : nullptr;
+  std::set<std::string> served;
+  for (rapidjson::SizeType i = 0; versions != nullptr && versions->IsArray() && i < versions->Size(); ++i) {
+    std::string v;
+    if ((*versions)[i].IsObject() && json::ReadString((*versions)[i], "version", "", &v).ok()) served.insert(v);
+  }
+  for (const char* v : {"v1", "v1beta2", "v1beta1"}) {
+    if (served.contains(v)) return std::string(v);
+  }
+  return std::string();
+}
+
+ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, ClusterSyncOptions options)
+    : client_(client), inventory_(inventory), options_(options), dra_feed_(std::make_unique<DraFeed>(inventory)) {
+  AddReflector(Kind::kNode, {"nodes", "/api/v1/nodes", ""});
+  AddReflector(Kind::kPod, {"pods", "/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"});
+}
+
+void ClusterSync::AddReflector(Kind kind, ResourceType type) {
+  handlers_.push_back(std::make_unique<Handler>(kind, inventory_, dra_feed_.get()));
+  reflectors_.push_back(std::make_unique<Reflector>(client_, std::move(type), handlers_.back().get(), options_.reflector));
+}
+
+ClusterSync::~ClusterSync() { Stop(); }
+
+void ClusterSync::AddDraReflectors() {
+  // The newest version the cluster serves: v1 from 1.34, v1beta2 in 1.33, v1beta1 in 1.32.
+  StatusOr<std::string> version = DiscoverDraVersion(client_);
+  for (int attempt = 1; !version.ok() && attempt < 3; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    version = DiscoverDraVersion(client_);
+  }
+  if (!version.ok()) {
+    log::Warning("DRA version discovery failed, watching resource.k8s.io/v1: {}", version.status().message());
+    version = std::string("v1");
+  }
+  if (version->empty()) {
+    log::Info("the cluster does not serve resource.k8s.io: DRA objects are not watched");
+    return;
+  }
+  dra_version_ = *version;
+  log::Info("watching DRA objects at resource.k8s.io/{}", dra_version_);
+  std::string base = "/apis/resource.k8s.io/" + dra_version_ + "/";
+  AddReflector(Kind::kResourceSlice, {"resourceslices", base + "resourceslices", ""});
+  AddReflector(Kind::kResourceClaim, {"resourceclaims", base + "resourceclaims", ""});
+  AddReflector(Kind::kDeviceClass, {"deviceclasses", base + "deviceclasses", ""});
+}
+
+void ClusterSync::Start() {
+  if (options_.watch_dra) AddDraReflectors();
+  for (auto& r : reflectors_) r->Start();
+  expirer_ = std::thread([this] {
+    while (!SleepUnlessStopping(options_.expire_interval)) {
+      // A stale view could expire bookings of pods it has not seen bound: wait for health.
+      size_t released = healthy() ? inventory_->Expire() : 0;
+      if (released > 0) log::Info("released {} expired booking(s)", released);
+    }
+  });
+}
+
+bool ClusterSync::SleepUnlessStopping(std::chrono::milliseconds interval) {
+  auto deadline = std::chrono::steady_clock::now() + interval;
+  MutexLock lock(&mu_);
+  while (!stopping_) {
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    cv_.WaitFor(left);
+  }
+  return true;
+}
+
+void ClusterSync::Stop() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  cv_.SignalAll();
+  for (auto& r : reflectors_) r->Stop();
+  if (expirer_.joinable()) expirer_.join();
+}
+
+bool ClusterSync::synced() const {
+  for (const auto& r : reflectors_) {
+    if (!r->synced()) return false;
+  }
+  return true;
+}
+
+bool ClusterSync::healthy() const {
+  if (!synced()) return false;
+  auto now = options_.reflector.clock->Now();
+  for (const auto& r : reflectors_) {
+    ReflectorStats s = r->stats();
+    if (s.failing_since && now - *s.failing_since > options_.unhealthy_after) return false;
+  }
+  return true;
+}
+
+bool ClusterSync::WaitSynced(std::chrono::milliseconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!synced()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, ReflectorStats>> ClusterSync::stats() const {
+  std::vector<std::pair<std::string, ReflectorStats>> out;
+  for (const auto& r : reflectors_) out.emplace_back(r->type().name, r->stats());
+  return out;
+}
+
+}  // namespace gpusched::kubeapi

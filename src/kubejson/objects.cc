@@ -1,0 +1,404 @@
+#include "gpusched/kubejson/objects.h"
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpusched/common/quantity.h"
+#include "gpusched/kubejson/dra_objects.h"
+#include "gpusched/kubejson/node_bookings.h"
+#include "gpusched/model/names.h"
+#include "gpusched/model/units.h"
+
+namespace gpusched::kubejson {
+namespace {
+
+using rapidjson::Value;
+
+// The text of a quantity member: the API server writes strings; a JSON number is read by its
+// shortest decimal form, as Quantity.UnmarshalJSON reads the raw number.
+StatusOr<std::string> QuantityText(const Value& v, std::string_view field) {
+  if (v.IsString()) return std::string(json::View(v));
+  if (v.IsInt64()) return std::to_string(v.GetInt64());
+  if (v.IsUint64()) return std::to_string(v.GetUint64());
+  if (v.IsNumber()) {
+    // A whole number too large for uint64 stays a plain number (DecimalSI), as its JSON text is.
+    double d = v.GetDouble();
+    return std::trunc(d) == d && std::fabs(d) < 1e300 ? fmt::format("{:.0f}", d) : fmt::format("{}", d);
+  }
+  return json::WrongType(field, "quantity string", v);
+}
+
+// Reads the three GPU resources from a ResourceList object. Extended resources are integers in
+// their own unit; every spelling apimachinery accepts is read ("8k" is 8000 MiB of mgpu-memory).
+Status ReadGpuResources(const Value& list, std::string_view path, GpuResources* out) {
+  struct Field {
+    std::string_view name;
+    std::optional<int64_t> GpuResources::*dst;
+    std::string_view unit;
+  };
+  static constexpr Field kFields[] = {{names::kNvidiaGpu, &GpuResources::nvidia_gpus, "GPUs"},
+                                      {names::kMgpuCore, &GpuResources::mgpu_core_percent, "percent of one GPU"},
+                                      {names::kMgpuMemory, &GpuResources::mgpu_memory_mib, "MiB"}};
+  for (const Field& f : kFields) {
+    const Value* v = json::Find(list, f.name);
+    if (v == nullptr) continue;
+    std::string field = fmt::format("{}[\"{}\"]", path, f.name);
+    GPUSCHED_ASSIGN_OR_RETURN(std::string text, QuantityText(*v, field));
+    StatusOr<int64_t> q = ParseQuantityWhole(text);
+    if (!q.ok()) {
+      return InvalidArgumentError(fmt::format("{}: {} ({} counts {}; extended resources are integers)", field,
+                                              q.status().message(), f.name, f.unit));
+    }
+    if (*q < 0) return InvalidArgumentError(fmt::format("{}: \"{}\" is negative", field, text));
+    if (*q > kMaxGpuQuantity) {
+      return InvalidArgumentError(fmt::format("{}: \"{}\" is {} {}, above the largest quantity gpusched accepts ({})",
+                                              field, text, *q, f.unit, kMaxGpuQuantity));
+    }
+    out->*f.dst = *q;
+    // A spelling the API server would not have made of a plain number ("1Gi", "1e3") is kept for
+    // reasons: it is likely a unit mistake. Its canonical decimal form ("8k") is not.
+    if (text != std::to_string(*q) && text != FormatQuantity(*q)) {
+      out->spelling.insert_or_assign(std::string(f.name), std::move(text));
+    }
+  }
+  return OkStatus();
+}
+
+Status DecodeContainer(const Value& v, std::string_view path, bool init, Container* out) {
+  if (!v.IsObject()) return json::WrongType(path, "object", v);
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(v, "name", path, &out->name));
+  const Value* resources = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "resources", path, &resources));
+  if (resources != nullptr) {
+    std::string rpath = fmt::format("{}.resources", path);
+    const Value* list = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(*resources, "requests", rpath, &list));
+    if (list != nullptr) GPUSCHED_RETURN_IF_ERROR(ReadGpuResources(*list, rpath + ".requests", &out->requests));
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(*resources, "limits", rpath, &list));
+    if (list != nullptr) GPUSCHED_RETURN_IF_ERROR(ReadGpuResources(*list, rpath + ".limits", &out->limits));
+  }
+  if (init) {
+    std::string restart;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(v, "restartPolicy", path, &restart));
+    out->sidecar = restart == "Always";
+  }
+  return OkStatus();
+}
+
+Status DecodeContainers(const Value& spec, std::string_view key, std::string_view path, bool init,
+                        std::vector<Container>* out) {
+  const Value* list = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(spec, key, path, &list));
+  if (list == nullptr) return OkStatus();
+  out->reserve(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    Container c;
+    GPUSCHED_RETURN_IF_ERROR(DecodeContainer((*list)[i], fmt::format("{}.{}[{}]", path, key, i), init, &c));
+    out->push_back(std::move(c));
+  }
+  return OkStatus();
+}
+
+// Reads a map[string]string member; calls keep(key) to decide which entries to store.
+template <typename Keep>
+Status ReadStringMap(const Value& obj, std::string_view key, std::string_view path, Keep keep, AnnotationMap* out) {
+  const Value* map = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(obj, key, path, &map));
+  if (map == nullptr) return OkStatus();
+  for (auto it = map->MemberBegin(); it != map->MemberEnd(); ++it) {
+    std::string_view name = json::View(it->name);
+    if (!keep(name)) continue;
+    if (!it->value.IsString()) return json::WrongType(fmt::format("{}.{}[\"{}\"]", path, key, name), "string", it->value);
+    out->emplace(std::string(name), std::string(json::View(it->value)));
+  }
+  return OkStatus();
+}
+
+PodPhase ParsePhase(std::string_view phase) {
+  if (phase == "Running") return PodPhase::kRunning;
+  if (phase == "Succeeded") return PodPhase::kSucceeded;
+  if (phase == "Failed") return PodPhase::kFailed;
+  if (phase == "Unknown") return PodPhase::kUnknown;
+  return PodPhase::kPending;
+}
+
+// Reads spec.resourceClaims (Kubernetes 1.31 and later: the claim name or template name sits on
+// the entry itself).
+Status DecodePodClaims(const Value& spec, std::string_view spath, std::vector<PodClaimRef>* out) {
+  const Value* claims = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(spec, "resourceClaims", spath, &claims));
+  for (rapidjson::SizeType i = 0; claims != nullptr && i < claims->Size(); ++i) {
+    const Value& c = (*claims)[i];
+    std::string cpath = fmt::format("{}.resourceClaims[{}]", spath, i);
+    if (!c.IsObject()) return json::WrongType(cpath, "object", c);
+    PodClaimRef ref;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &ref.name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &ref.claim_name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimTemplateName", cpath, &ref.template_name));
+    if (ref.name.empty()) return InvalidArgumentError(cpath + ".name: missing");
+    if (json::Find(c, "source") != nullptr && ref.claim_name.empty() && ref.template_name.empty()) {
+      return InvalidArgumentError(fmt::format(
+          "{}.source: the claim reference of Kubernetes 1.30 and older (DRA resource.k8s.io/v1alpha2), which "
+          "gpusched does not support; since 1.31 resourceClaimName or resourceClaimTemplateName sit on the entry",
+          cpath));
+    }
+    if (ref.claim_name.empty() == ref.template_name.empty()) {
+      return InvalidArgumentError(
+          fmt::format("{}: exactly one of resourceClaimName and resourceClaimTemplateName must be set", cpath));
+    }
+    out->push_back(std::move(ref));
+  }
+  return OkStatus();
+}
+
+// Reads status.phase and the generated claim names of status.resourceClaimStatuses.
+Status DecodePodStatus(const Value& status, std::string_view path, Pod* pod) {
+  std::string phase;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(status, "phase", path, &phase));
+  pod->phase = ParsePhase(phase);
+  const Value* claim_statuses = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(status, "resourceClaimStatuses", path, &claim_statuses));
+  for (rapidjson::SizeType i = 0; claim_statuses != nullptr && i < claim_statuses->Size(); ++i) {
+    const Value& c = (*claim_statuses)[i];
+    std::string cpath = fmt::format("{}.resourceClaimStatuses[{}]", path, i);
+    if (!c.IsObject()) return json::WrongType(cpath, "object", c);
+    std::string name, generated;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "resourceClaimName", cpath, &generated));
+    for (PodClaimRef& ref : pod->resource_claims) {
+      if (ref.name == name) ref.generated = generated;
+    }
+  }
+  return OkStatus();
+}
+
+std::string Compact(const Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  v.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// Returns the uid a pod without one is recorded under: a bound pod must stay counted on its node
+// even when it cannot be keyed by the API server's UID (a hand-written file).
+std::string StandInUid(const Pod& pod) { return fmt::format("(no uid) {}/{}", pod.namespace_name, pod.name); }
+
+// Appends one object. An object that cannot be identified is listed in out->errors and skipped; a
+// node or pod that can be is kept, with its spec_error when a field of it cannot be read.
+void AppendObject(const Value& item, std::string_view kind, std::string_view path, ClusterObjects* out) {
+  auto fail = [&](const Status& s) { out->errors.push_back(s.message()); };
+  if (kind == "Node") {
+    StatusOr<Node> node = DecodeNode(item, path);
+    if (!node.ok()) return fail(node.status());
+    out->nodes.push_back(std::move(node).value());
+  } else if (kind == "Pod") {
+    StatusOr<Pod> pod = DecodePod(item, path);
+    if (!pod.ok()) return fail(pod.status());
+    if (pod->uid.empty()) {
+      // The ledger is keyed by UID: two pods without one would count as one.
+      fail(InvalidArgumentError(fmt::format("{}.metadata.uid: missing (pod {}/{})", path, pod->namespace_name, pod->name)));
+      if (!pod->bound() || pod->terminal()) return;
+      pod->uid = StandInUid(*pod);
+      if (pod->spec_error.empty()) pod->spec_error = fmt::format("{}.metadata.uid: missing", path);
+    }
+    out->pods.push_back(std::move(pod).value());
+  } else if (std::optional<dra::ObjectKind> dra_kind = DraKind(kind)) {
+    dra::DraObject object = DecodeDraObject(item, *dra_kind);
+    if (object.key.empty()) return fail(InvalidArgumentError(fmt::format("{}.metadata.name: missing", path)));
+    out->dra_objects.push_back(std::move(object));
+  }
+}
+
+}  // namespace
+
+StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
+  if (!v.IsObject()) return json::WrongType(path, "object", v);
+  Pod pod;
+  const Value* meta = nullptr;
+  std::string mpath = fmt::format("{}.metadata", path);
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "metadata", path, &meta));
+  if (meta != nullptr) {
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "name", mpath, &pod.name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "namespace", mpath, &pod.namespace_name));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "uid", mpath, &pod.uid));
+  }
+  // From here on, a field that cannot be read marks the pod (Pod::spec_error), so that a bound
+  // pod is still known, and counted, on its node.
+  auto note = [&](const Status& s) {
+    if (!s.ok() && pod.spec_error.empty()) pod.spec_error = s.message();
+  };
+  if (meta != nullptr) {
+    note(json::ReadString(*meta, "resourceVersion", mpath, &pod.resource_version));
+    note(ReadStringMap(*meta, "annotations", mpath, IsTrackedAnnotation, &pod.annotations));
+  }
+  const Value* spec = nullptr;
+  note(json::FindObject(v, "spec", path, &spec));
+  if (spec != nullptr) {
+    std::string spath = fmt::format("{}.spec", path);
+    note(json::ReadString(*spec, "nodeName", spath, &pod.node_name));
+    note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
+    note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
+    note(DecodePodClaims(*spec, spath, &pod.resource_claims));
+  }
+  const Value* status = nullptr;
+  note(json::FindObject(v, "status", path, &status));
+  if (status != nullptr) note(DecodePodStatus(*status, fmt::format("{}.status", path), &pod));
+  return pod;
+}
+
+StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text) {
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));
+  if (!doc.IsArray()) return json::WrongType("value", "array", doc);
+  std::vector<GpuDevice> out;
+  for (rapidjson::SizeType i = 0; i < doc.Size(); ++i) {
+    const Value& g = doc[i];
+    std::string path = fmt::format("[{}]", i);
+    if (!g.IsObject()) return json::WrongType(path, "object", g);
+    GpuDevice d;
+    int64_t index = -1;
+    if (json::Find(g, "index") == nullptr) return InvalidArgumentError(path + ".index: missing");
+    GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "index", path, &index));
+    if (index < 0 || index > 1023) return InvalidArgumentError(fmt::format("{}.index: {} is outside 0-1023", path, index));
+    d.index = static_cast<int>(index);
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "uuid", path, &d.uuid));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "model", path, &d.model));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "memoryMiB", path, &d.memory_mib));
+    if (d.memory_mib < 0 || d.memory_mib > kMaxGpuQuantity) {
+      return InvalidArgumentError(fmt::format("{}.memoryMiB: {} is outside 0-{}", path, d.memory_mib, kMaxGpuQuantity));
+    }
+    int64_t numa = -1;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "numa", path, &numa));
+    d.numa_node = static_cast<int>(std::clamp<int64_t>(numa, -1, 1 << 16));
+    std::string health = "Healthy";
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "health", path, &health));
+    if (health != "Healthy" && health != "Unhealthy") {
+      return InvalidArgumentError(fmt::format("{}.health: \"{}\" (want Healthy or Unhealthy)", path, health));
+    }
+    d.healthy = health == "Healthy";
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
+  if (!v.IsObject()) return json::WrongType(path, "object", v);
+  Node node;
+  const Value* meta = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "metadata", path, &meta));
+  std::string mpath = fmt::format("{}.metadata", path);
+  if (meta != nullptr) GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "name", mpath, &node.name));
+  if (node.name.empty()) return InvalidArgumentError(mpath + ".name: missing");
+
+  // From here on, a problem with the node's GPU fields marks the node, not the whole input.
+  auto note = [&](const Status& s) {
+    if (!s.ok() && node.spec_error.empty()) node.spec_error = s.message();
+  };
+  note(json::ReadString(*meta, "uid", mpath, &node.uid));
+  note(json::ReadString(*meta, "resourceVersion", mpath, &node.resource_version));
+  AnnotationMap& labels = node.labels;  // all of them: DRA node selectors match on any label
+  note(ReadStringMap(*meta, "labels", mpath, [](std::string_view) { return true; }, &labels));
+  if (auto it = labels.find(names::kScheduleModeLabel); it != labels.end()) node.mode_label = it->second;
+  if (auto it = labels.find(names::kComputePolicy); it != labels.end()) node.compute_policy_label = it->second;
+  if (auto it = labels.find("nvidia.com/gpu.product"); it != labels.end()) node.gpu_product = it->second;
+
+  AnnotationMap annotations;
+  note(ReadStringMap(
+      *meta, "annotations", mpath,
+      [](std::string_view k) { return k == names::kGpuDevicesAnnotation || k == names::kBookingsAnnotation; },
+      &annotations));
+  if (auto it = annotations.find(names::kBookingsAnnotation); it != annotations.end()) {
+    // Unreadable bookings leave what is booked here unknown: the node then takes no GPU pods.
+    StatusOr<std::vector<NodeBooking>> bookings = ParseNodeBookings(it->second, node.name);
+    if (bookings.ok()) {
+      node.bookings = std::move(bookings).value();
+    } else {
+      note(bookings.status().WithContext(fmt::format("annotation {}", names::kBookingsAnnotation)));
+    }
+  }
+  if (auto it = annotations.find(names::kGpuDevicesAnnotation); it != annotations.end()) {
+    StatusOr<std::vector<GpuDevice>> gpus = ParseGpuDevices(it->second);
+    if (gpus.ok()) {
+      node.published_gpus = std::move(gpus).value();
+    } else {
+      note(gpus.status().WithContext(fmt::format("annotation {}", names::kGpuDevicesAnnotation)));
+    }
+  }
+
+  const Value* status = nullptr;
+  note(json::FindObject(v, "status", path, &status));
+  const Value* allocatable = nullptr;
+  if (status != nullptr) note(json::FindObject(*status, "allocatable", fmt::format("{}.status", path), &allocatable));
+  if (allocatable != nullptr) {
+    GpuResources r;
+    note(ReadGpuResources(*allocatable, fmt::format("{}.status.allocatable", path), &r));
+    node.allocatable.nvidia_gpus = r.nvidia_gpus.value_or(0);
+    node.allocatable.mgpu_core_percent = r.mgpu_core_percent.value_or(0);
+    node.allocatable.mgpu_memory_mib = r.mgpu_memory_mib.value_or(0);
+  }
+  return node;
+}
+
+StatusOr<std::vector<std::string>> ObjectsOfKind(std::string_view text, std::string_view kind) {
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));
+  if (!doc.IsObject()) return json::WrongType("document", "object", doc);
+  std::string doc_kind;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(doc, "kind", "document", &doc_kind));
+  std::vector<std::string> out;
+  const Value* items = json::Find(doc, "items");
+  if (items == nullptr) {
+    if (doc_kind == kind) out.push_back(Compact(doc));
+    return out;
+  }
+  if (!items->IsArray()) return json::WrongType("items", "array", *items);
+  std::string list_kind = doc_kind.ends_with("List") && doc_kind != "List" ? doc_kind.substr(0, doc_kind.size() - 4) : "";
+  for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+    const Value& item = (*items)[i];
+    if (!item.IsObject()) return json::WrongType(fmt::format("items[{}]", i), "object", item);
+    std::string k = list_kind;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(item, "kind", fmt::format("items[{}]", i), &k));
+    if (k == kind) out.push_back(Compact(item));
+  }
+  return out;
+}
+
+Status AppendClusterJson(std::string_view text, ClusterObjects* out) {
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));
+  if (!doc.IsObject()) return json::WrongType("document", "object", doc);
+  std::string kind;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(doc, "kind", "document", &kind));
+  const Value* items = json::Find(doc, "items");
+  if (kind.ends_with("List") || (kind.empty() && items != nullptr)) {
+    if (items == nullptr) return OkStatus();
+    if (!items->IsArray()) return json::WrongType("items", "array", *items);
+    std::string item_kind = kind == "List" ? "" : kind.substr(0, kind.size() - 4);
+    for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+      const Value& item = (*items)[i];
+      std::string path = fmt::format("items[{}]", i);
+      if (!item.IsObject()) {
+        out->errors.push_back(json::WrongType(path, "object", item).message());
+        continue;
+      }
+      std::string k = item_kind;
+      Status s = json::ReadString(item, "kind", path, &k);
+      if (s.ok() && k.empty()) s = InvalidArgumentError(path + ".kind: missing");
+      if (!s.ok()) {
+        out->errors.push_back(s.message());
+        continue;
+      }
+      AppendObject(item, k, fmt::format("{} ({})", path, k), out);
+    }
+    return OkStatus();
+  }
+  if (kind.empty()) return InvalidArgumentError("document.kind: missing");
+  AppendObject(doc, kind, kind, out);
+  return OkStatus();
+}
+
+}  // namespace gpusched::kubejson

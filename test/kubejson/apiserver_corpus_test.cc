@@ -1,0 +1,167 @@
+// test/data/apiserver: objects shaped as a real API server returns them (canonical quantities,
+// managedFields, ownerReferences, native sidecars, a terminating pod, every pod phase, DRA v1),
+// through snapshot mode and through live sync against the in-process API server: both give the
+// inventory the objects describe.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cluster_json.h"
+#include "fake_apiserver.h"
+#include "gpusched/kubejson/dra_objects.h"
+#include "gpusched/kubejson/snapshot_source.h"
+#include "gpusched/kubeapi/cluster_sync.h"
+#include "http_client.h"
+#include "live_replica.h"
+#include "test_server.h"
+
+namespace gpusched::kubejson {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const std::string kDir = std::string(GPUSCHED_SOURCE_DIR) + "/test/data/apiserver/";
+const std::vector<std::pair<std::string, std::string>> kFiles = {{"nodes", "nodes.json"},
+                                                                 {"pods", "pods.json"},
+                                                                 {"resourceslices", "resourceslices.json"},
+                                                                 {"resourceclaims", "resourceclaims.json"},
+                                                                 {"deviceclasses", "deviceclasses.json"}};
+
+std::string Read(const std::string& file) {
+  std::ifstream in(kDir + file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// What the inventory says about each node, as comparable text: state, whole GPUs, each GPU's use,
+// and who holds what.
+std::string Describe(const inventory::InventorySnapshot& s) {
+  std::string out;
+  for (const inventory::NodeStatePtr& n : s.nodes()) {
+    out += fmt::format("{} {} {} whole {}/{}\n", n->node.name, placement::ConditionName(n->condition), n->condition_reason,
+                       n->whole_used, n->whole_total);
+    for (const placement::GpuSlot& g : n->gpus) {
+      out += fmt::format("  gpu{} {}m {}MiB x{}{}\n", g.index, g.used_milli, g.used_mib, g.instances, g.exclusive ? " whole" : "");
+    }
+    for (const Allocation& a : n->allocations) {
+      out += fmt::format("  {}/{} {} {}\n", a.pod_namespace, a.pod_name, ModeName(a.mode), fmt::join(a.placement.devices, ","));
+    }
+  }
+  return out;
+}
+
+void ExpectTheCorpusInventory(const inventory::Inventory& inv) {
+  std::shared_ptr<const inventory::InventorySnapshot> s = inv.Snapshot();
+  ASSERT_EQ(s->nodes().size(), 4u);
+  EXPECT_THAT(inv.Errors(), IsEmpty());
+  EXPECT_THAT(s->dra().errors(), IsEmpty());
+  // 2 (trainer) + 3 (sidecar 1 beside init 2) + 1 (terminating) + 1 (phase Unknown); Succeeded
+  // and Failed pods hold nothing.
+  const placement::NodeState* h100 = s->FindNode("gpu-h100-01");
+  ASSERT_TRUE(h100->ready()) << h100->condition_reason;
+  EXPECT_EQ(h100->whole_total, 8);
+  EXPECT_EQ(h100->whole_used, 7);
+  // "96k" MiB over 4 GPUs; 50% and "12k" MiB on GPU 1, GPUs 2 and 3 whole.
+  const placement::NodeState* a10 = s->FindNode("mgpu-a10-01");
+  ASSERT_TRUE(a10->ready()) << a10->condition_reason;
+  EXPECT_EQ(a10->capacity_mib, 96000);
+  ASSERT_EQ(a10->gpus.size(), 4u);
+  EXPECT_EQ(a10->gpus[1].used_milli, 500);
+  EXPECT_EQ(a10->gpus[1].used_mib, 12000);
+  EXPECT_TRUE(a10->gpus[2].exclusive);
+  EXPECT_TRUE(a10->gpus[3].exclusive);
+  EXPECT_TRUE(a10->gpus[0].idle());
+  const placement::NodeState* h200 = s->FindNode("dra-h200-01");
+  ASSERT_TRUE(h200->ready()) << h200->condition_reason;
+  ASSERT_EQ(h200->allocations.size(), 1u);
+  EXPECT_EQ(h200->allocations[0].pod_name, "h200-pod");
+  EXPECT_THAT(h200->allocations[0].placement.devices, ElementsAre("gpu.nvidia.com/dra-h200-01/gpu-2"));
+  EXPECT_EQ(s->FindNode("gpu-badlabel-01")->condition, placement::NodeCondition::kInvalid);
+  EXPECT_EQ(inv.Stats().ledger_size, 7u);
+}
+
+TEST(ApiServerCorpus, SnapshotModeReadsWhatTheObjectsDescribe) {
+  std::vector<std::string> files;
+  for (const auto& [resource, file] : kFiles) files.push_back(kDir + file);
+  StatusOr<ClusterObjects> objects = LoadSnapshotFiles(files);
+  ASSERT_TRUE(objects.ok()) << objects.status().message();
+  EXPECT_THAT(objects->errors, IsEmpty());
+  EXPECT_EQ(objects->pods.size(), 10u);
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(objects).value());
+  ExpectTheCorpusInventory(inv);
+}
+
+TEST(ApiServerCorpus, LiveSyncReadsTheSame) {
+  testing::FakeApiServer api;
+  for (const auto& [resource, file] : kFiles) {
+    rapidjson::Document list;
+    list.Parse(Read(file).c_str());
+    ASSERT_TRUE(list.IsObject()) << file;
+    for (const rapidjson::Value& item : list["items"].GetArray()) {
+      rapidjson::StringBuffer sb;
+      rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+      item.Accept(w);
+      api.Put(resource, std::string(sb.GetString(), sb.GetSize()));
+    }
+  }
+  kubeapi::ApiConfig config;
+  ASSERT_TRUE(kubeapi::ParseServerUrl(api.url(), &config).ok());
+  std::unique_ptr<kubeapi::ApiClient> client = std::move(kubeapi::ApiClient::Create(config)).value();
+  inventory::Inventory live;
+  kubeapi::ClusterSync sync(client.get(), &live, {});
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  ExpectTheCorpusInventory(live);
+
+  std::vector<std::string> files;
+  for (const auto& [resource, file] : kFiles) files.push_back(kDir + file);
+  inventory::Inventory snapshot;
+  snapshot.ReplaceCluster(std::move(LoadSnapshotFiles(files)).value());
+  EXPECT_EQ(Describe(*live.Snapshot()), Describe(*snapshot.Snapshot()));
+}
+
+// The pending pod asks for "8k" MiB: it schedules and binds where it fits.
+TEST(ApiServerCorpus, ThePendingPodWithCanonicalQuantitiesSchedules) {
+  std::string list = "{\"kind\":\"List\",\"items\":[";
+  for (const auto& [resource, file] : kFiles) {
+    std::string text = Read(file);
+    size_t begin = text.find('[', text.find("\"items\"")) + 1;
+    size_t end = text.rfind(']', text.find("\"kind\": \"List\""));
+    if (list.back() != '[') list += ',';
+    list += text.substr(begin, end - begin);
+  }
+  list += "]}";
+  testing::TestServer server(list);
+  rapidjson::Document pods;
+  pods.Parse(Read("pods.json").c_str());
+  const rapidjson::Value& pending = pods["items"][9];
+  ASSERT_STREQ(pending["metadata"]["name"].GetString(), "infer-pending");
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  pending.Accept(w);
+  std::string body = testing::ArgsWithNames(std::string(sb.GetString(), sb.GetSize()),
+                                            {"gpu-h100-01", "mgpu-a10-01", "dra-h200-01", "gpu-badlabel-01"});
+  testing::HttpClient client(server.port());
+  EXPECT_THAT(client.Post("/filter", body).body, HasSubstr(R"("NodeNames":["mgpu-a10-01"])"));
+  EXPECT_THAT(client.Post("/bind", testing::BindJson("infer-pending", "infer", "3b2c1d0e-aaaa-4bbb-8ccc-000000000010",
+                                                     "mgpu-a10-01"))
+                  .body,
+              HasSubstr(R"("Error":"")"));
+  // Binpack: beside llm-0 on GPU 1 (50% + 30%, 12000 + 8000 MiB).
+  const placement::NodeState* a10 = server.inventory().Snapshot()->FindNode("mgpu-a10-01");
+  EXPECT_EQ(a10->gpus[1].used_milli, 800);
+  EXPECT_EQ(a10->gpus[1].used_mib, 20000);
+}
+
+}  // namespace
+}  // namespace gpusched::kubejson
