@@ -133,14 +133,19 @@ void BM_DraServiceFilter(benchmark::State& state) {
   state.counters["reply_bytes"] = static_cast<double>(reply);
 }
 
+// The DRA state of `cluster`, built anew (the set it is built from is gone on return).
+dra::ClusterStatePtr FreshState(const ClusterObjects& cluster) {
+  dra::DraObjectSet objects;
+  objects.Apply(dra::DraDelta{.upserts = cluster.dra_objects});
+  return objects.Build();
+}
+
 void BM_DraAllocatorColdCel(benchmark::State& state) {
   ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
   Pod pod = PendingPod();
   for (auto _ : state) {
     state.PauseTiming();
-    dra::DraObjectSet objects;
-    objects.Apply(dra::DraDelta{.upserts = cluster.dra_objects});
-    dra::ClusterStatePtr dra = objects.Build();  // fresh slices: empty verdict caches
+    dra::ClusterStatePtr dra = FreshState(cluster);  // fresh slices: empty verdict caches
     dra::cel::ProgramCache programs;
     state.ResumeTiming();
     placement::DraPlanner planner(*dra, pod, &programs);

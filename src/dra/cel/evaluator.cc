@@ -18,9 +18,11 @@ Value Evaluator::Eval(const Node& n) {
     case Op::kSelect:
     case Op::kOptSelect: return Select(n);
     case Op::kIndex: {
-      ValueList operands;
-      if (Value e = EvalAll(n, &operands); e.error()) return e;
-      return Index(operands[0], operands[1]);
+      Value base = Eval(*n.args[0]);
+      if (base.error()) return base;
+      Value key = Eval(*n.args[1]);
+      if (key.error()) return key;
+      return Index(base, key);
     }
     case Op::kCall: return Call(n);
     case Op::kList:
