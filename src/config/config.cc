@@ -124,6 +124,8 @@ const Setting kSettings[] = {
      &PathPrefix},
     {"threads", "--threads", "N", "worker threads (default 2)", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, 256, &c->server.threads); }},
+    {"blockingThreads", "--blocking-threads", "N", "threads for bind's API writes, off the I/O threads (default 4)", Kind::kScalar,
+     [](std::string_view t, Config* c) { return IntInto(t, 1, 256, &c->server.blocking_threads); }},
     {"bodyLimitBytes", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 4096, kMaxInt, &c->server.body_limit); }},
     {"idleTimeoutSeconds", "", "", "", Kind::kScalar, &IdleTimeout},

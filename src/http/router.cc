@@ -83,6 +83,11 @@ bool IsPostRoute(std::string_view verb) {
 
 }  // namespace
 
+bool Router::Blocks(const Request& request) const {
+  std::string_view target = request.target;
+  return request.method == "POST" && VerbOf(target.substr(0, target.find('?')), prefix_) == "bind";
+}
+
 Response Router::Handle(Request request) const {
   auto start = std::chrono::steady_clock::now();
   std::string_view target = request.target;

@@ -5,6 +5,7 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -42,6 +43,7 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 struct Shared {
   const ServerOptions* options = nullptr;
   const Router* router = nullptr;
+  net::thread_pool* blocking = nullptr;  // where Router::Blocks requests are handled
   std::atomic<size_t> connections{0};
   std::atomic<size_t> in_flight{0};
   std::atomic<bool> draining{false};
@@ -145,19 +147,36 @@ class Session {
   void OnRead(beast::error_code ec, std::size_t) {
     if (ec) return OnError(ec);
     bhttp::request<bhttp::string_body> req = parser_->release();
+    Reply reply{.version = req.version(), .keep_alive = req.keep_alive(), .head = req.method() == bhttp::verb::head};
     Request request{.method = std::string(req.method_string()),
                     .target = std::string(req.target()),
                     .body = std::move(req.body()),
                     .request_id = std::string(req["X-Request-Id"])};
-    Response r = shared_.router->Handle(std::move(request));
-    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(r.status),
-                                                                      req.version());
+    if (!shared_.router->Blocks(request)) return Answer(reply, shared_.router->Handle(std::move(request)));
+    // Bind writes to the API server and may back off between attempts: off the I/O threads, so
+    // that filter and prioritize never wait behind it. The answer is written from the I/O side.
+    net::post(*shared_.blocking, [self = self().shared_from_this(), reply, request = std::move(request)]() mutable {
+      Response r = self->shared_.router->Handle(std::move(request));
+      net::post(self->stream().get_executor(),
+                [self, reply, r = std::move(r)]() mutable { self->Answer(reply, std::move(r)); });
+    });
+  }
+
+  // What a response needs of its request once the request is gone.
+  struct Reply {
+    unsigned version = 11;
+    bool keep_alive = true;
+    bool head = false;
+  };
+
+  void Answer(const Reply& reply, Response r) {
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(r.status), reply.version);
     res->set(bhttp::field::server, "gpusched");
     res->set(bhttp::field::content_type, r.content_type);
     if (!r.allow.empty()) res->set(bhttp::field::allow, r.allow);
     res->set("X-Request-Id", r.request_id);
-    res->keep_alive(req.keep_alive() && !shared_.draining.load());
-    if (req.method() == bhttp::verb::head) {
+    res->keep_alive(reply.keep_alive && !shared_.draining.load());
+    if (reply.head) {
       res->content_length(r.body.size());
     } else {
       res->body() = std::move(r.body);
@@ -288,10 +307,12 @@ class Server::Impl {
   Impl(ServerOptions options, const Router* router)
       : options_(std::move(options)),
         ioc_(std::max(1, options_.threads)),
+        blocking_(static_cast<size_t>(std::max(1, options_.blocking_threads))),
         acceptor_(ioc_),
         reload_timer_(ioc_) {
     shared_.options = &options_;
     shared_.router = router;
+    shared_.blocking = &blocking_;
   }
 
   Status Start() {
@@ -352,6 +373,8 @@ class Server::Impl {
     for (std::thread& t : threads_) {
       if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
     }
+    blocking_.stop();
+    blocking_.join();
     cv_.SignalAll();
   }
 
@@ -417,6 +440,7 @@ class Server::Impl {
   const ServerOptions options_;
   Shared shared_;
   net::io_context ioc_;
+  net::thread_pool blocking_;
   tcp::acceptor acceptor_;
   net::steady_timer reload_timer_;
   std::array<int64_t, 3> tls_mtimes_{};

@@ -9,9 +9,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <thread>
 
 #include "cluster_json.h"
+#include "gpusched/common/mutex.h"
+#include "gpusched/extender/pod_binder.h"
 #include "http_client.h"
 #include "test_server.h"
 
@@ -229,6 +232,61 @@ TEST(AdmissionGuard, AllowsWhatDoesNotSwitchARunningMode) {
   HttpReply bad = client.Post("/validate/node", R"({"kind":"AdmissionReview"})");
   EXPECT_EQ(bad.status, 400);
   EXPECT_THAT(bad.body, HasSubstr("AdmissionReview.request: missing"));
+}
+
+// A binder that waits until released, as a bind backing off on a slow API server does.
+class GatedBinder : public extender::PodBinder {
+ public:
+  Status Bind(const extender::BindTarget&) override {
+    MutexLock lock(&mu_);
+    entered_ = true;
+    cv_.SignalAll();
+    while (!released_) cv_.Wait();
+    return OkStatus();
+  }
+  // Returns false if no bind arrived within 5 s.
+  bool AwaitEntered() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    MutexLock lock(&mu_);
+    while (!entered_ && std::chrono::steady_clock::now() < deadline) cv_.WaitFor(std::chrono::milliseconds(100));
+    return entered_;
+  }
+  void Release() {
+    MutexLock lock(&mu_);
+    released_ = true;
+    cv_.SignalAll();
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  bool entered_ GPUSCHED_GUARDED_BY(mu_) = false;
+  bool released_ GPUSCHED_GUARDED_BY(mu_) = false;
+};
+
+TEST(Server, ABindWaitingOnTheApiServerNeverHoldsAnIoThread) {
+  GatedBinder binder;
+  TestServer server(Cluster(), {}, "", http::ServerOptions{.port = 0, .threads = 1}, extender::ServiceCollaborators{.binder = &binder});
+  PodJson pod{.name = "p", .uid = "u-p", .containers = {WholeGpus("c", 1)}};
+  ASSERT_EQ(HttpClient(server.port()).Post("/filter", ArgsWithNames(pod.ToJson(), {"n1"})).status, 200);  // bind books what filter saw
+  std::future<HttpReply> bind = std::async(std::launch::async, [&] {
+    return HttpClient(server.port()).Post("/bind", BindJson("p", "default", "u-p", "n1"));
+  });
+  if (!binder.AwaitEntered()) {
+    binder.Release();
+    FAIL() << "the bind never reached the binder: " << bind.get().body;
+  }
+  // The only I/O thread is free: filter answers while the bind still waits.
+  std::future<HttpReply> filter = std::async(std::launch::async, [&] {
+    return HttpClient(server.port()).Post("/filter", ArgsWithNames(pod.ToJson(), {"n1"}));
+  });
+  bool answered = filter.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  binder.Release();
+  ASSERT_TRUE(answered) << "filter waited behind a bind";
+  EXPECT_EQ(filter.get().status, 200);
+  HttpReply bound = bind.get();
+  EXPECT_EQ(bound.status, 200);
+  EXPECT_THAT(bound.body, HasSubstr(R"("Error":"")"));
 }
 
 }  // namespace

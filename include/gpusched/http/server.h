@@ -32,6 +32,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";  // Default: loopback (the sidecar topology).
   uint16_t port = 8888;            // 0 picks a free port; see Server::port().
   int threads = 2;                 // Default: 2 worker threads.
+  // Threads for requests that wait on the API server (bind): they never hold an I/O thread.
+  // Default: 4.
+  int blocking_threads = 4;
   // A non-cache filter for 5,000 nodes with 50 images each is about 60 MB. Default: 128 MiB.
   size_t body_limit = 128u << 20;
   size_t header_limit = 64u << 10;  // Default: 64 KiB.
