@@ -1,5 +1,8 @@
 #include "gpusched/dra/object_set.h"
 
+#include <map>
+#include <set>
+
 namespace gpusched::dra {
 
 std::string_view ObjectKindName(ObjectKind kind) {
