@@ -207,14 +207,13 @@ std::string Service::Prioritize(std::string body) const {
   PodRequest request = placement::AnalyzePod(args.pod);
   // A pod without GPUs gets no score: kube-scheduler adds an extender's score only for the hosts
   // it answers, so the empty list is the pass-through.
-  if (PassesThrough(args.pod, request)) return "[]";
-  std::vector<HostPriority> priorities(args.node_names.size());
-  for (size_t pos = 0; pos < args.node_names.size(); ++pos) priorities[pos].host = args.node_names[pos];
-  if (!request.schedulable()) return EncodeHostPriorities(priorities);
+  // Only hosts with a score above 0 are answered: a host left out gets 0 from this extender
+  // (prioritizeNodes), so the answer stays a few hundred bytes however many nodes were asked.
+  if (PassesThrough(args.pod, request) || !request.schedulable()) return "[]";
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
       args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get()});
-  if (!evaluation->problem().empty()) return EncodeHostPriorities(priorities);
+  if (!evaluation->problem().empty()) return "[]";
   Resolved resolved = Resolve(args, *snapshot);
   std::shared_ptr<const FilterMemo> memo =
       evaluation->scores_while_filtering() ? memo_->Get(args.pod, snapshot->version()) : nullptr;
@@ -235,11 +234,14 @@ std::string Service::Prioritize(std::string body) const {
   }
   StatusOr<std::vector<RankedNode>> more =
       evaluation->Evaluate(rest.nodes, rest.index, /*rank=*/true, [](size_t, NodeVerdict&&) {});
-  if (!more.ok()) return EncodeHostPriorities(priorities);
+  if (!more.ok()) return "[]";
   for (const RankedNode& f : *more) fits.push_back(RankedNode{rest_pos[f.pos], f.score});
   std::sort(fits.begin(), fits.end(), [](const RankedNode& a, const RankedNode& b) { return a.pos < b.pos; });
   std::vector<int64_t> scores = placement::MapScores(Scored(fits, args), options_.score_mapping);
-  for (size_t i = 0; i < fits.size(); ++i) priorities[fits[i].pos].score = scores[i];
+  std::vector<HostPriority> priorities;
+  for (size_t i = 0; i < fits.size(); ++i) {
+    if (scores[i] != 0) priorities.push_back(HostPriority{.host = args.node_names[fits[i].pos], .score = scores[i]});
+  }
   return EncodeHostPriorities(priorities);
 }
 
