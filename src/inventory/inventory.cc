@@ -194,20 +194,36 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
     auto fresh = std::make_shared<placement::NodeState>(std::move(state));
     fresh->gpus = std::vector<placement::GpuSlot>(fresh->gpus.begin(), fresh->gpus.end());
     entry->state = std::move(fresh);
+    rebuilt_.emplace_back(entry->spec.name, entry->state);
   }
 }
 
 void Inventory::PublishLocked(bool node_set_changed) {
-  std::vector<NodeStatePtr> nodes;
-  nodes.reserve(nodes_.size());
-  for (const auto& [name, entry] : nodes_) nodes.push_back(entry.state);
-  if (node_set_changed || index_ == nullptr) {
-    std::vector<std::string_view> names;
-    names.reserve(nodes_.size());
-    for (const auto& [name, entry] : nodes_) names.push_back(name);
-    index_ = std::make_shared<const NameIndex>(names);
+  std::vector<std::pair<size_t, NodeStatePtr>> changes;
+  bool whole = node_set_changed || index_ == nullptr || rebuilt_.size() > nodes_.size() / 4;
+  for (size_t i = 0; i < rebuilt_.size() && !whole; ++i) {
+    size_t pos = index_->Find(rebuilt_[i].first);
+    whole = pos == NameIndex::kNone;  // a node the index does not know yet
+    changes.emplace_back(pos, std::move(rebuilt_[i].second));
   }
-  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, std::move(nodes), index_, dra_state_));
+  rebuilt_.clear();
+  if (!whole) {
+    table_ = table_.With(changes);
+  } else {
+    std::vector<NodeStatePtr> nodes;
+    std::vector<std::string_view> names;
+    nodes.reserve(nodes_.size());
+    names.reserve(nodes_.size());
+    for (const auto& [name, entry] : nodes_) {
+      nodes.push_back(entry.state);
+      names.push_back(name);
+    }
+    if (node_set_changed || index_ == nullptr || index_->size() != names.size()) {
+      index_ = std::make_shared<const NameIndex>(names);
+    }
+    table_ = NodeTable::Of(nodes);
+  }
+  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
@@ -243,6 +259,12 @@ Status Inventory::ReplaceDraClaim(dra::ResourceClaim claim, std::string_view exp
   return OkStatus();
 }
 
+std::set<std::string> Inventory::BookedNodesLocked() const {
+  std::set<std::string> out(annotated_nodes_.begin(), annotated_nodes_.end());
+  for (const auto& [name, extra] : extra_bookings_) out.insert(name);
+  return out;
+}
+
 void Inventory::Apply(ClusterDelta&& delta) {
   MutexLock lock(&mu_);
   ApplyLocked(std::move(delta));
@@ -255,10 +277,8 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
   bool changed = ApplyPodsLocked(&delta, &touched);
   // Bookings: re-read on nodes whose object changed; pods that changed may end bookings anywhere.
   if (changed || !respec.empty()) {
-    std::vector<std::string> booked_nodes;
-    for (const auto& [name, entry] : nodes_) {
-      if (!entry.spec.bookings.empty() || respec.contains(name) || extra_bookings_.contains(name)) booked_nodes.push_back(name);
-    }
+    std::set<std::string> booked_nodes = BookedNodesLocked();
+    booked_nodes.insert(respec.begin(), respec.end());
     for (const std::string& name : booked_nodes) SyncBookingsLocked(name, &touched);
   }
   if (delta.dra_state) changed = ApplyDraLocked(std::move(delta.dra_state), &touched) || changed;
@@ -281,6 +301,7 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
   }
   for (const std::string& name : deleted) {
     extra_bookings_.erase(name);
+    annotated_nodes_.erase(name);
     if (nodes_.erase(name) == 0) continue;
     node_set_changed = true;
     // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until
@@ -296,6 +317,11 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
     touched->insert(n.name);
     respec->insert(n.name);
     std::string name = n.name;
+    if (n.bookings.empty()) {
+      annotated_nodes_.erase(name);
+    } else {
+      annotated_nodes_.insert(name);
+    }
     nodes_[name].spec = std::move(n);
   }
   return node_set_changed;
@@ -356,9 +382,7 @@ size_t Inventory::Expire() {
   }
   std::set<std::string> touched;
   for (const std::string& uid : stale) touched.insert(UnbookLocked(uid));
-  for (const auto& [name, entry] : nodes_) {
-    if (!entry.spec.bookings.empty() || extra_bookings_.contains(name)) SyncBookingsLocked(name, &touched);
-  }
+  for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);
   auto keep = 2 * options_.booking_ttl;
   std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
   if (!touched.empty()) {

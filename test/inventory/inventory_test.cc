@@ -270,6 +270,31 @@ TEST(Inventory, SnapshotsAreImmutable) {
   EXPECT_GT(inv.Snapshot()->version(), before->version());
 }
 
+// A watch event rebuilds only its node: the next snapshot shares every other node's state with
+// the last one, and holds what a full reload of the same objects holds.
+TEST(Inventory, AWatchEventRebuildsOnlyItsNodeAndMatchesAFullReload) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 300; ++i) nodes.push_back(WholeNode("w" + std::to_string(1000 + i), 8));
+  Inventory inv;
+  inv.ReplaceCluster({.nodes = nodes});
+  auto before = inv.Snapshot();
+  Pod pod = Bound(WholePod(3), "p", "w1200");
+  inv.UpsertPod(Pod(pod));
+  auto after = inv.Snapshot();
+  ASSERT_EQ(after->nodes().size(), 300u);
+  for (size_t i = 0; i < 300; ++i) {
+    bool changed = after->nodes()[i]->node.name == "w1200";
+    EXPECT_EQ(after->nodes()[i] != before->nodes()[i], changed) << i;
+  }
+  EXPECT_EQ(after->FindNode("w1200")->whole_used, 3);
+  Inventory fresh;
+  fresh.ReplaceCluster({.nodes = nodes, .pods = {pod}});
+  for (size_t i = 0; i < 300; ++i) EXPECT_EQ(after->nodes()[i]->whole_used, fresh.Snapshot()->nodes()[i]->whole_used) << i;
+  inv.DeletePod("p");
+  EXPECT_EQ(inv.Snapshot()->FindNode("w1200")->whole_used, 0);
+  EXPECT_EQ(inv.Snapshot()->nodes()[199], before->nodes()[199]);
+}
+
 
 NodeBooking Booking(std::string uid, int64_t gpus, int64_t at_ms, std::string node = "w") {
   return NodeBooking{.allocation = {.pod_uid = uid,

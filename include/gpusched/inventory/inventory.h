@@ -157,10 +157,15 @@ class Inventory {
   std::string UnbookLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
   // Makes the kBooked allocations on `node` match its bookings annotation.
   void SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Returns the nodes with bookings to keep in sync: a bookings annotation, or extra bookings.
+  std::set<std::string> BookedNodesLocked() const GPUSCHED_REQUIRES(mu_);
   bool BookingFreshLocked(int64_t booked_at_ms) const;
   void PutPodLocked(Pod&& pod) GPUSCHED_REQUIRES(mu_);
   void ErasePodLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
+  // Rebuilds the states of `touched` and remembers them for the next PublishLocked.
   void RebuildLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
+  // Publishes a snapshot: the last table with the rebuilt states swapped in, or a new table (and
+  // name index) when nodes were added or removed.
   void PublishLocked(bool node_set_changed) GPUSCHED_REQUIRES(mu_);
   void TrimPendingLocked() GPUSCHED_REQUIRES(mu_);
 
@@ -188,6 +193,11 @@ class Inventory {
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);
+  // Nodes whose bookings annotation is not empty (the nodes SyncBookingsLocked must visit).
+  std::set<std::string, std::less<>> annotated_nodes_ GPUSCHED_GUARDED_BY(mu_);
+  NodeTable table_ GPUSCHED_GUARDED_BY(mu_);  // the last published snapshot's nodes
+  // Nodes rebuilt since the last publish, by name.
+  std::vector<std::pair<std::string, NodeStatePtr>> rebuilt_ GPUSCHED_GUARDED_BY(mu_);
 
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
 };

@@ -16,16 +16,15 @@
 
 #include "gpusched/dra/cluster_state.h"
 #include "gpusched/inventory/name_index.h"
+#include "gpusched/inventory/node_table.h"
 #include "gpusched/placement/node_state.h"
 
 namespace gpusched::inventory {
 
-using NodeStatePtr = std::shared_ptr<const placement::NodeState>;
-
 class InventorySnapshot {
  public:
   // REQUIRES: `nodes` sorted by name; `index` maps each node name to its position in `nodes`.
-  InventorySnapshot(uint64_t version, std::vector<NodeStatePtr> nodes, std::shared_ptr<const NameIndex> index,
+  InventorySnapshot(uint64_t version, NodeTable nodes, std::shared_ptr<const NameIndex> index,
                     dra::ClusterStatePtr dra)
       : version_(version), nodes_(std::move(nodes)), index_(std::move(index)), dra_(std::move(dra)) {}
 
@@ -44,14 +43,14 @@ class InventorySnapshot {
     return i == kNoNode ? nullptr : nodes_[i].get();
   }
   // Returns every node, sorted by name.
-  const std::vector<NodeStatePtr>& nodes() const { return nodes_; }
+  const NodeTable& nodes() const { return nodes_; }
   // Returns the cluster's DRA objects as of this snapshot. Never null.
   const dra::ClusterState& dra() const { return *dra_; }
   const dra::ClusterStatePtr& dra_ptr() const { return dra_; }
 
  private:
   const uint64_t version_;
-  const std::vector<NodeStatePtr> nodes_;
+  const NodeTable nodes_;
   const std::shared_ptr<const NameIndex> index_;
   const dra::ClusterStatePtr dra_;
 };
