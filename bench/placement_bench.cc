@@ -1,6 +1,10 @@
 // Filter + prioritize for one pod over 500 and 5,000 nodes of 8 GPUs at about 60% fill.
 //
-//   BM_PlannerFilterPrioritize  the decision core alone: every node evaluated, scores mapped
+//   BM_PlannerFilterPrioritize  the decision core alone, as the extender runs it: scores of the
+//                               last pod of the same shape reused (placement/score_cache.h), with
+//                               one node changed between pods (the one the last pod was bound
+//                               to), every node's verdict and score produced, scores mapped
+//   ...Uncached                 the same with nothing reused: the first pod of a shape
 //   BM_ServiceFilterPrioritize  the extender's handlers in process: JSON body in, JSON reply out
 //                               (NodeNames, as kube-scheduler sends with nodeCacheCapable: true)
 #include <benchmark/benchmark.h>
@@ -31,7 +35,7 @@ Pod PendingPod(Kind kind) {
 
 // Filter (every node checked) and prioritize (the fitting nodes scored by `policy` and mapped to
 // 0-10), as the handlers do once the request is parsed.
-void PlannerFilterPrioritize(benchmark::State& state, std::string_view policy) {
+void PlannerFilterPrioritize(benchmark::State& state, std::string_view policy, bool cached = true) {
   Kind kind = static_cast<Kind>(state.range(0));
   inventory::Inventory inv;
   inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1))));
@@ -49,11 +53,20 @@ void PlannerFilterPrioritize(benchmark::State& state, std::string_view policy) {
   auto scorer = scoring::MakeScorer(policy, &workload);
   std::vector<uint32_t> order(nodes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::vector<uint64_t> generations(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) generations[i] = snapshot->nodes().generation(i);
+  placement::ScoreCache cache;
+  uint64_t next_generation = uint64_t{1} << 40;
+  size_t changed = 0;
   size_t fits = 0;
   for (auto _ : state) {
+    // The node the previous pod went to is a new state now.
+    generations[changed] = ++next_generation;
+    changed = (changed + 7919) % nodes.size();
     size_t failed = 0;
     std::vector<placement::RankedNode> ranked = placement::FilterAndRank(
-        planner, **scorer, request, nodes, order, 42, [&](size_t, placement::NodeVerdict&&) { ++failed; });
+        planner, **scorer, request, nodes, order, 42, [&](size_t, placement::NodeVerdict&&) { ++failed; },
+        placement::CachedScores{cached ? &cache : nullptr, generations});
     std::vector<placement::ScoredNode> scored(ranked.size());
     for (size_t i = 0; i < ranked.size(); ++i) scored[i] = {names[ranked[i].pos], ranked[i].score};
     std::vector<int64_t> mapped = placement::MapScores(scored, placement::ScoreMapping::kRank);
@@ -68,6 +81,11 @@ void PlannerFilterPrioritize(benchmark::State& state, std::string_view policy) {
 void BM_PlannerFilterPrioritize(benchmark::State& state) { PlannerFilterPrioritize(state, "binpack"); }
 void BM_PlannerFilterPrioritizeFgd(benchmark::State& state) { PlannerFilterPrioritize(state, "fgd"); }
 void BM_PlannerFilterPrioritizeSoftmix(benchmark::State& state) { PlannerFilterPrioritize(state, "softmix"); }
+void BM_PlannerFilterPrioritizeUncached(benchmark::State& state) { PlannerFilterPrioritize(state, "binpack", false); }
+void BM_PlannerFilterPrioritizeFgdUncached(benchmark::State& state) { PlannerFilterPrioritize(state, "fgd", false); }
+void BM_PlannerFilterPrioritizeSoftmixUncached(benchmark::State& state) {
+  PlannerFilterPrioritize(state, "softmix", false);
+}
 
 void BM_ServiceFilterPrioritize(benchmark::State& state) {
   Kind kind = static_cast<Kind>(state.range(0));
@@ -124,6 +142,9 @@ void Sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_PlannerFilterPrioritize)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeFgd)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmix)->Apply(Sizes);
+BENCHMARK(BM_PlannerFilterPrioritizeUncached)->Apply(Sizes);
+BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
+BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Sizes);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 

@@ -33,12 +33,11 @@ class DevicePluginEvaluation final : public PodEvaluation {
   std::string problem() const override { return ""; }
   bool scores_while_filtering() const override { return true; }
 
-  StatusOr<std::vector<RankedNode>> Evaluate(std::span<const placement::NodeState* const> nodes,
-                                             std::span<const uint32_t> order, bool /*rank*/,
+  StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool /*rank*/,
                                              const OnNodeFailed& on_failed) override {
-    for (size_t pos = 0; pos < nodes.size(); ++pos) {
+    for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
       // gpusched knows nothing of the node: evicting pods there cannot be shown to help.
-      if (nodes[pos] == nullptr) on_failed(pos, UnknownNode());
+      if (resolved.nodes[pos] == nullptr) on_failed(pos, UnknownNode());
     }
     std::string_view policy = NodePolicyFor(request_, *in_.options);
     std::shared_ptr<const scoring::TargetWorkload> workload;
@@ -47,8 +46,16 @@ class DevicePluginEvaluation final : public PodEvaluation {
     StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(policy, workload.get());
     if (!scorer.ok()) return InternalError(fmt::format("node policy {}: {}", policy, scorer.status().message()));
     placement::Planner planner(in_.options->placement);
-    return placement::FilterAndRank(planner, **scorer, request_, nodes, order, Hash(pod_.uid),
-                                    [&](size_t pos, NodeVerdict&& v) { on_failed(pos, std::move(v)); });
+    auto on_fail = [&](size_t pos, NodeVerdict&& v) { on_failed(pos, std::move(v)); };
+    if (in_.scores == nullptr || (*scorer)->Batch()) {
+      return placement::FilterAndRank(planner, **scorer, request_, resolved.nodes, resolved.index, Hash(pod_.uid), on_fail);
+    }
+    ScoreCacheStore::Loan loan = in_.scores->Borrow(policy, placement::ShapeKey(request_), workload);
+    std::vector<RankedNode> fits =
+        placement::FilterAndRank(planner, **scorer, request_, resolved.nodes, resolved.index, Hash(pod_.uid), on_fail,
+                                 placement::CachedScores{loan.cache.get(), resolved.generations});
+    in_.scores->Return(std::move(loan));
+    return fits;
   }
 
  private:
@@ -66,9 +73,9 @@ class DraEvaluation final : public PodEvaluation {
   std::string problem() const override { return planner_.problem(); }
   bool scores_while_filtering() const override { return false; }
 
-  StatusOr<std::vector<RankedNode>> Evaluate(std::span<const placement::NodeState* const> nodes,
-                                             std::span<const uint32_t> /*order*/, bool rank,
+  StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool rank,
                                              const OnNodeFailed& on_failed) override {
+    const std::vector<const placement::NodeState*>& nodes = resolved.nodes;
     std::vector<RankedNode> fits;
     for (size_t pos = 0; pos < nodes.size(); ++pos) {
       if (nodes[pos] == nullptr) {

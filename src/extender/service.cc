@@ -38,22 +38,17 @@ std::string UnschedulableMessage(const FilterResult& result, size_t nodes) {
   return out;
 }
 
-// The request's nodes resolved against a snapshot: the NodeState (nullptr if unknown) and its
-// position in the snapshot (the tie-break order of the policies: node name order).
-struct Resolved {
-  std::vector<const placement::NodeState*> nodes;
-  std::vector<uint32_t> index;
-};
-
-Resolved Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) {
-  Resolved r;
+ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) {
+  ResolvedNodes r;
   r.nodes.reserve(args.node_names.size());
   r.index.reserve(args.node_names.size());
+  r.generations.reserve(args.node_names.size());
   for (std::string_view name : args.node_names) {
     size_t i = snapshot.FindIndex(name);
     bool known = i != inventory::InventorySnapshot::kNoNode;
     r.index.push_back(known ? static_cast<uint32_t>(i) : 0);
     r.nodes.push_back(known ? snapshot.nodes()[i].get() : nullptr);
+    r.generations.push_back(known ? snapshot.nodes().generation(i) : 0);
   }
   return r;
 }
@@ -101,6 +96,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       with_(std::move(with)),
       memo_(std::make_unique<FilterMemoStore>()),
       workloads_(std::make_unique<WorkloadCache>(with_.clock)),
+      scores_(std::make_unique<ScoreCacheStore>()),
       dra_log_(std::make_unique<DraDecisionLog>()),
       claims_(with_.claim_writer == nullptr
                   ? nullptr
@@ -151,7 +147,7 @@ std::string Service::Filter(std::string body) const {
 std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
-      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get()});
+      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get()});
   DecisionCounts counts;
   if (std::string problem = evaluation->problem(); !problem.empty()) {
     // The pod cannot be placed anywhere until its claims exist: kube-scheduler retries it later.
@@ -159,10 +155,10 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountDecisions(counts);
     return EncodeFilterError(problem);
   }
-  Resolved resolved = Resolve(args, *snapshot);
+  ResolvedNodes resolved = Resolve(args, *snapshot);
   FilterResult result;
   StatusOr<std::vector<RankedNode>> fits =
-      evaluation->Evaluate(resolved.nodes, resolved.index, /*rank=*/false, [&](size_t pos, NodeVerdict&& v) {
+      evaluation->Evaluate(resolved, /*rank=*/false, [&](size_t pos, NodeVerdict&& v) {
         ++counts.rejects[static_cast<size_t>(v.reject)];
         (v.resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(v.reason));
       });
@@ -212,14 +208,14 @@ std::string Service::Prioritize(std::string body) const {
   if (PassesThrough(args.pod, request) || !request.schedulable()) return "[]";
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
-      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get()});
+      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get()});
   if (!evaluation->problem().empty()) return "[]";
-  Resolved resolved = Resolve(args, *snapshot);
+  ResolvedNodes resolved = Resolve(args, *snapshot);
   std::shared_ptr<const FilterMemo> memo =
       evaluation->scores_while_filtering() ? memo_->Get(args.pod, snapshot->version()) : nullptr;
   // With the filter's memo, only the nodes it did not see are evaluated here.
   std::vector<RankedNode> fits;
-  Resolved rest;
+  ResolvedNodes rest;
   std::vector<size_t> rest_pos;
   for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
     if (resolved.nodes[pos] == nullptr) continue;
@@ -227,13 +223,14 @@ std::string Service::Prioritize(std::string body) const {
     if (memo == nullptr || !FilterMemo::Evaluated(s)) {
       rest.nodes.push_back(resolved.nodes[pos]);
       rest.index.push_back(resolved.index[pos]);
+      rest.generations.push_back(resolved.generations[pos]);
       rest_pos.push_back(pos);
     } else if (FilterMemo::Fits(s)) {
       fits.push_back(RankedNode{pos, s});
     }
   }
   StatusOr<std::vector<RankedNode>> more =
-      evaluation->Evaluate(rest.nodes, rest.index, /*rank=*/true, [](size_t, NodeVerdict&&) {});
+      evaluation->Evaluate(rest, /*rank=*/true, [](size_t, NodeVerdict&&) {});
   if (!more.ok()) return "[]";
   for (const RankedNode& f : *more) fits.push_back(RankedNode{rest_pos[f.pos], f.score});
   std::sort(fits.begin(), fits.end(), [](const RankedNode& a, const RankedNode& b) { return a.pos < b.pos; });

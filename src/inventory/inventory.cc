@@ -192,6 +192,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   // misses neither cache nor TLB at every node.
   for (auto& [entry, state] : built) {
     auto fresh = std::make_shared<placement::NodeState>(std::move(state));
+    fresh->generation = ++generation_;
     fresh->gpus = std::vector<placement::GpuSlot>(fresh->gpus.begin(), fresh->gpus.end());
     entry->state = std::move(fresh);
     rebuilt_.emplace_back(entry->spec.name, entry->state);

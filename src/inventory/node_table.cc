@@ -7,7 +7,10 @@ NodeTable NodeTable::Of(std::span<const NodeStatePtr> nodes) {
   t.size_ = nodes.size();
   for (size_t begin = 0; begin < nodes.size(); begin += kChunk) {
     auto chunk = std::make_shared<Chunk>();
-    for (size_t i = begin; i < nodes.size() && i < begin + kChunk; ++i) (*chunk)[i - begin] = nodes[i];
+    for (size_t i = begin; i < nodes.size() && i < begin + kChunk; ++i) {
+      chunk->states[i - begin] = nodes[i];
+      chunk->generations[i - begin] = nodes[i] == nullptr ? 0 : nodes[i]->generation;
+    }
     t.chunks_.push_back(std::move(chunk));
   }
   return t;
@@ -28,7 +31,8 @@ NodeTable NodeTable::With(std::span<const std::pair<size_t, NodeStatePtr>> chang
       copied.emplace_back(c, chunk);
       t.chunks_[c] = chunk;
     }
-    (*chunk)[pos % kChunk] = state;
+    chunk->states[pos % kChunk] = state;
+    chunk->generations[pos % kChunk] = state == nullptr ? 0 : state->generation;
   }
   return t;
 }

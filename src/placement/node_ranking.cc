@@ -117,4 +117,19 @@ std::vector<RankedNode> Ranker::Finish() {
   return out;
 }
 
+std::vector<RankedNode> MergeByPosition(std::vector<RankedNode> a, const std::vector<RankedNode>& b) {
+  if (b.empty()) return a;
+  if (b.size() < 8) {  // the usual case: a few changed nodes, inserted in place
+    for (const RankedNode& r : b) {
+      auto at = std::lower_bound(a.begin(), a.end(), r.pos, [](const RankedNode& x, size_t pos) { return x.pos < pos; });
+      a.insert(at, r);
+    }
+    return a;
+  }
+  std::vector<RankedNode> out(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), out.begin(),
+             [](const RankedNode& x, const RankedNode& y) { return x.pos < y.pos; });
+  return out;
+}
+
 }  // namespace gpusched::placement

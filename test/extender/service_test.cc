@@ -67,5 +67,26 @@ TEST_F(ServiceTest, MemoIsKeyedByPodVersion) {
   EXPECT_EQ(service_.Prioritize(Body(pod, {"n4", "n5"})), R"([{"Host":"n4","Score":10}])");
 }
 
+// Scores are reused across pods of one shape only for nodes that did not change: each answer
+// equals that of a service that never saw the earlier pods.
+TEST_F(ServiceTest, AnEarlierPodsScoresAreReusedOnlyWhereTheNodeIsUnchanged) {
+  std::vector<std::string> names = {"n0", "n1", "n2", "n3", "n4", "n5"};
+  PodJson first{.name = "a", .uid = "a", .resource_version = "1", .containers = {WholeGpus("c", 2)}};
+  PodJson second{.name = "b", .uid = "b", .resource_version = "1", .containers = {WholeGpus("main", 2)}};
+  service_.Filter(Body(first, names));
+  service_.Prioritize(Body(first, names));
+  // n2 fills up and n5 frees GPUs between the two pods.
+  Pod other{.uid = "o", .namespace_name = "default", .name = "o"};
+  ASSERT_TRUE(inventory_.Commit(other, "n2", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 6}).ok());
+  inventory_.DeletePod("busy5");
+  Service fresh(&inventory_, {});
+  EXPECT_EQ(service_.Filter(Body(second, names)), fresh.Filter(Body(second, names)));
+  EXPECT_EQ(service_.Prioritize(Body(second, names)), fresh.Prioritize(Body(second, names)));
+  EXPECT_THAT(service_.Filter(Body(second, names)), ::testing::HasSubstr(R"("n2":"insufficient)"));
+  // n5, the best node for the first pod, is now the emptiest; n2 is gone from the answer.
+  EXPECT_EQ(service_.Prioritize(Body(second, names)),
+            R"([{"Host":"n0","Score":7},{"Host":"n1","Score":8},{"Host":"n3","Score":9},{"Host":"n4","Score":10},{"Host":"n5","Score":6}])");
+}
+
 }  // namespace
 }  // namespace gpusched::extender

@@ -19,6 +19,7 @@
 #include "gpusched/common/status.h"
 #include "gpusched/dra/cel.h"
 #include "gpusched/extender/dra_decision_log.h"
+#include "gpusched/extender/score_cache_store.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/inventory/snapshot.h"
@@ -36,6 +37,16 @@ struct EvaluationInputs {
   dra::cel::ProgramCache* programs = nullptr;  // compiled CEL selectors, shared
   const WorkloadCache* workloads = nullptr;    // M for fgd and the soft policies
   DraDecisionLog* log = nullptr;               // ranked DRA decisions go here
+  ScoreCacheStore* scores = nullptr;           // scores of earlier pods of the same shape; optional
+};
+
+// The nodes of one request, resolved against the snapshot: the state (nullptr: a node the
+// inventory does not know), its position in the snapshot (the tie-break of the policies) and
+// its generation (0 when unknown). All three aligned.
+struct ResolvedNodes {
+  std::vector<const placement::NodeState*> nodes;
+  std::vector<uint32_t> index;
+  std::vector<uint64_t> generations;
 };
 
 using OnNodeFailed = std::function<void(size_t pos, placement::NodeVerdict&& verdict)>;
@@ -49,12 +60,10 @@ class PodEvaluation {
   virtual std::string problem() const = 0;
   // True if Evaluate scores fitting nodes even when not asked to rank (filter can memoize them).
   virtual bool scores_while_filtering() const = 0;
-  // Judges the pod on `nodes` (nullptr: a node the inventory does not know); `order` is each
-  // node's position in the snapshot, the tie-break of the policies. Calls on_failed for each node
-  // that does not fit and returns those that do, scored when `rank`. Errors: InvalidArgument for a
-  // fault that stops the whole request (a selector that does not compile, an unknown class).
-  virtual StatusOr<std::vector<placement::RankedNode>> Evaluate(std::span<const placement::NodeState* const> nodes,
-                                                                std::span<const uint32_t> order, bool rank,
+  // Judges the pod on `nodes`. Calls on_failed for each node that does not fit and returns those
+  // that do, in node order, scored when `rank`. Errors: InvalidArgument for a fault that stops
+  // the whole request (a selector that does not compile, an unknown class).
+  virtual StatusOr<std::vector<placement::RankedNode>> Evaluate(const ResolvedNodes& nodes, bool rank,
                                                                 const OnNodeFailed& on_failed) = 0;
 };
 

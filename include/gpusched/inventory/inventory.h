@@ -192,6 +192,7 @@ class Inventory {
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;  // the last NodeState::generation given
   std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);
   // Nodes whose bookings annotation is not empty (the nodes SyncBookingsLocked must visit).
   std::set<std::string, std::less<>> annotated_nodes_ GPUSCHED_GUARDED_BY(mu_);

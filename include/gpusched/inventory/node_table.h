@@ -33,7 +33,9 @@ class NodeTable {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // REQUIRES: i < size().
-  const NodeStatePtr& operator[](size_t i) const { return (*chunks_[i / kChunk])[i % kChunk]; }
+  const NodeStatePtr& operator[](size_t i) const { return chunks_[i / kChunk]->states[i % kChunk]; }
+  // Returns the generation of the state at `i`, from the table itself (no visit to the state).
+  uint64_t generation(size_t i) const { return chunks_[i / kChunk]->generations[i % kChunk]; }
 
   // Returns this table with position `pos` holding `state` for each change. Shares every chunk
   // that no change touches. REQUIRES: every pos < size().
@@ -62,7 +64,10 @@ class NodeTable {
   Iterator end() const { return Iterator(this, size_); }
 
  private:
-  using Chunk = std::array<NodeStatePtr, kChunk>;
+  struct Chunk {
+    std::array<NodeStatePtr, kChunk> states;
+    std::array<uint64_t, kChunk> generations{};
+  };
   std::vector<std::shared_ptr<const Chunk>> chunks_;
   size_t size_ = 0;
 };

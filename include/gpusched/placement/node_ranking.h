@@ -22,6 +22,7 @@
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
+#include "gpusched/placement/score_cache.h"
 #include "gpusched/scoring/node_view.h"
 #include "gpusched/scoring/scorer.h"
 #include "gpusched/scoring/target_workload.h"
@@ -67,22 +68,76 @@ class Ranker {
   std::vector<size_t> positions_;
 };
 
+// Scores computed for earlier pods of the same shape and node policy: `cache`, and the
+// generation of each node of the call (aligned with its nodes). Ignored for Batch() scorers,
+// whose scores depend on the other candidates.
+struct CachedScores {
+  ScoreCache* cache = nullptr;
+  std::span<const uint64_t> generations;
+};
+
+// Returns `a` and `b`, each ordered by pos, merged in pos order.
+std::vector<RankedNode> MergeByPosition(std::vector<RankedNode> a, const std::vector<RankedNode>& b);
+
 // Evaluates `request` on each of `nodes` (null entries are skipped) and scores the fitting ones
 // with `scorer` in the same pass. Calls on_fail(pos, NodeVerdict&&) for each node that does not
-// fit and returns the ones that do. REQUIRES: order.size() == nodes.size().
+// fit and returns the ones that do, in node order. With `cached`, a node whose generation the
+// cache holds a verdict for is not evaluated again, and fresh verdicts are added to the cache.
+// REQUIRES: order.size() == nodes.size() (and cached.generations.size(), with a cache).
 template <typename OnFail>
 std::vector<RankedNode> FilterAndRank(Planner& planner, const scoring::Scorer& scorer, const PodRequest& request,
                                       std::span<const NodeState* const> nodes, std::span<const uint32_t> order,
-                                      uint64_t seed, OnFail&& on_fail) {
+                                      uint64_t seed, OnFail&& on_fail, CachedScores cached = {}) {
   Ranker ranker(scorer, request, seed);
-  EvaluateNodes(planner, request, nodes, [&](size_t pos, NodeVerdict&& v) {
+  ScoreCache* cache = scorer.Batch() ? nullptr : cached.cache;
+  if (cache == nullptr) {
+    EvaluateNodes(planner, request, nodes, [&](size_t pos, NodeVerdict&& v) {
+      if (v.fits) {
+        ranker.Add(pos, *nodes[pos], order[pos]);
+      } else {
+        on_fail(pos, std::move(v));
+      }
+    });
+    return ranker.Finish();
+  }
+  // Hits first, from the cache's flat array; then the misses, evaluated as without a cache.
+  std::vector<RankedNode> hits;
+  hits.reserve(nodes.size());
+  std::vector<std::pair<size_t, NodeVerdict>> refusals;
+  std::vector<const NodeState*> missed;
+  std::vector<size_t> missed_pos;
+  for (size_t pos = 0; pos < nodes.size(); ++pos) {
+    if (nodes[pos] == nullptr) continue;
+    ScoreCache::Hit hit;
+    if (!cache->Find(order[pos], cached.generations[pos], &hit)) {
+      missed.push_back(nodes[pos]);
+      missed_pos.push_back(pos);
+    } else if (hit.refusal == nullptr) {
+      hits.push_back(RankedNode{pos, hit.score});
+    } else {
+      refusals.emplace_back(pos, *hit.refusal);
+    }
+  }
+  std::vector<std::pair<size_t, NodeVerdict>> fresh_refusals;
+  EvaluateNodes(planner, request, missed, [&](size_t i, NodeVerdict&& v) {
+    size_t pos = missed_pos[i];
     if (v.fits) {
       ranker.Add(pos, *nodes[pos], order[pos]);
     } else {
-      on_fail(pos, std::move(v));
+      cache->PutRefusal(order[pos], cached.generations[pos], v);
+      fresh_refusals.emplace_back(pos, std::move(v));
     }
   });
-  return ranker.Finish();
+  // Refusals in node order, as without a cache.
+  size_t next = 0;
+  for (auto& [pos, verdict] : fresh_refusals) {
+    for (; next < refusals.size() && refusals[next].first < pos; ++next) on_fail(refusals[next].first, std::move(refusals[next].second));
+    on_fail(pos, std::move(verdict));
+  }
+  for (; next < refusals.size(); ++next) on_fail(refusals[next].first, std::move(refusals[next].second));
+  std::vector<RankedNode> fresh = ranker.Finish();
+  for (const RankedNode& r : fresh) cache->PutFit(order[r.pos], cached.generations[r.pos], r.score);
+  return MergeByPosition(std::move(hits), fresh);
 }
 
 }  // namespace gpusched::placement

@@ -72,6 +72,9 @@ struct NodeState {
   std::string compute_policy;  // the node's mGPU compute policy (label, default fixed-share)
   std::vector<GpuSlot> gpus;   // by ascending device index
   scoring::NodeView view;      // what the node policies score (node_ranking.h)
+  // Unique per state the inventory builds (a new number for every rebuild of the node); 0 for a
+  // state built elsewhere. Caches of per-node results (score_cache.h) are keyed by it.
+  uint64_t generation = 0;
 
   // Cold: reasons, descriptions and bookkeeping for /debug and failures.
   std::string condition_reason;    // empty when ready
