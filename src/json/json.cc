@@ -52,15 +52,34 @@ class DepthLimiter {
 // therefore followed by this many NULs.
 constexpr size_t kPadding = 4;
 
+// Returns true if `text` has no byte above 0x7f: then it is valid UTF-8 as it stands, and the
+// parser need not validate every string (which costs more than the rest of parsing a request of
+// 5,000 node names). Eight bytes at a time.
+bool AllAscii(std::string_view text) {
+  constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+  size_t i = 0;
+  uint64_t seen = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + i, 8);
+    seen |= word;
+  }
+  for (; i < text.size(); ++i) seen |= static_cast<unsigned char>(text[i]);
+  return (seen & kHighBits) == 0;
+}
+
+// Parses `stream` into *doc. REQUIRES: `ascii` only if the text is all ASCII (AllAscii): then
+// its strings need no UTF-8 validation.
 template <unsigned kFlags, typename Stream>
-Status ParseStream(Stream& stream, rapidjson::Document* doc, int max_depth) {
+Status ParseStream(bool ascii, Stream& stream, rapidjson::Document* doc, int max_depth) {
   rapidjson::Reader reader;
   bool too_deep = false;
   rapidjson::ParseResult result;
   auto generator = [&](rapidjson::Document& d) {
     DepthLimiter<rapidjson::Document> limiter(d, max_depth);
-    result = reader.Parse<kFlags | rapidjson::kParseIterativeFlag |
-                          rapidjson::kParseValidateEncodingFlag>(stream, limiter);
+    constexpr unsigned kBase = kFlags | rapidjson::kParseIterativeFlag;
+    result = ascii ? reader.Parse<kBase>(stream, limiter)
+                   : reader.Parse<kBase | rapidjson::kParseValidateEncodingFlag>(stream, limiter);
     too_deep = limiter.too_deep();
     return !result.IsError();
   };
@@ -154,16 +173,17 @@ Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth) {
   copy.append(text);
   copy.append(kPadding, '\0');
   rapidjson::StringStream stream(copy.c_str());
-  return ParseStream<rapidjson::kParseDefaultFlags>(stream, doc, max_depth);
+  return ParseStream<rapidjson::kParseDefaultFlags>(AllAscii(text), stream, doc, max_depth);
 }
 
 Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth) {
   if (std::memchr(buffer->data(), '\0', buffer->size()) != nullptr) {
     return InvalidArgumentError("malformed JSON: NUL byte in body");
   }
+  bool ascii = AllAscii(*buffer);
   buffer->append(kPadding, '\0');
   rapidjson::InsituStringStream stream(buffer->data());
-  return ParseStream<rapidjson::kParseInsituFlag>(stream, doc, max_depth);
+  return ParseStream<rapidjson::kParseInsituFlag>(ascii, stream, doc, max_depth);
 }
 
 std::string_view TypeName(const rapidjson::Value& v) {

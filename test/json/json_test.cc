@@ -43,6 +43,25 @@ TEST(Json, RefusesInvalidUtf8) {
   EXPECT_EQ(View(*Find(doc, "a")), "caf\xc3\xa9 <");
 }
 
+// All-ASCII bodies skip the per-string UTF-8 check; one byte above 0x7f anywhere, even after
+// thousands of ASCII names, brings it back.
+TEST(Json, RefusesInvalidUtf8AfterALongAsciiPrefixInPlaceToo) {
+  std::string names;
+  for (int i = 0; i < 2000; ++i) names += "\"node-" + std::to_string(i) + "\",";
+  std::string bad = "{\"NodeNames\":[" + names + "\"n\xc3\"]}";
+  std::string good = "{\"NodeNames\":[" + names + "\"n\xc3\xa9\"]}";
+  rapidjson::Document doc;
+  EXPECT_FALSE(Parse(bad, &doc).ok());
+  EXPECT_TRUE(Parse(good, &doc).ok());
+  std::string buffer = bad;
+  EXPECT_FALSE(ParseInsitu(&buffer, &doc).ok());
+  buffer = good;
+  EXPECT_TRUE(ParseInsitu(&buffer, &doc).ok());
+  buffer = "{\"NodeNames\":[" + names + "\"n\"]}";
+  ASSERT_TRUE(ParseInsitu(&buffer, &doc).ok());
+  EXPECT_EQ(doc["NodeNames"].Size(), 2001u);
+}
+
 TEST(Json, TypedReadsNameThePath) {
   rapidjson::Document doc;
   ASSERT_TRUE(Parse(R"({"s": 1, "i": "x", "big": 1e300})", &doc).ok());
