@@ -25,6 +25,7 @@
 
 #include "bench_cluster.h"
 #include "cluster_json.h"
+#include "gpusched/json/json.h"
 #include "http_client.h"
 
 namespace {
@@ -37,6 +38,10 @@ constexpr const char* kUsage = R"(usage:
       sends --rate filter requests per second (open loop) with N node names each (0: all),
       --prioritize and --bind calls per filter, and prints rates, latency percentiles, errors
       and, with --pid, the server's RSS before and after
+  gpusched-load --closed-loop 1 [--port 8888] [--nodes 5000] [--duration 10] [--kind whole|mgpu] [--pid PID]
+      schedules pods one at a time over one connection as kube-scheduler does: filter with every
+      node name, prioritize with the nodes filter kept, bind to the best; prints pods/s, the
+      time per pod and per-verb latency
 )";
 
 using Clock = std::chrono::steady_clock;
@@ -53,6 +58,7 @@ struct Options {
   std::string kind = "whole";
   long pid = 0;
   std::string write_cluster;
+  bool closed_loop = false;
 };
 
 long RssKiB(long pid) {
@@ -123,6 +129,73 @@ void Connection(const Options& o, int id, const std::vector<std::string>& names,
   for (auto& [verb, n] : errors) stats->errors[verb] += n;
 }
 
+// Returns the NodeNames array of a filter reply as JSON text ("[\"a\",\"b\"]"), or "" if it
+// kept none. The client passes it on to prioritize as it is, so that its own work stays small
+// beside the server's.
+std::string KeptNames(const std::string& body) {
+  size_t at = body.find(R"("NodeNames":[)");
+  if (at == std::string::npos) return "";
+  size_t begin = at + 12;
+  size_t end = body.find(']', begin);
+  if (end == std::string::npos || end == begin + 1) return "";
+  return body.substr(begin, end + 1 - begin);
+}
+
+// Returns the host with the highest score of a HostPriorityList, or "".
+std::string BestHost(const std::string& body) {
+  rapidjson::Document doc;
+  std::string best;
+  int64_t best_score = -1;
+  if (!gpusched::json::Parse(body, &doc).ok() || !doc.IsArray()) return best;
+  for (const auto& v : doc.GetArray()) {
+    if (v["Score"].GetInt64() > best_score) {
+      best_score = v["Score"].GetInt64();
+      best = v["Host"].GetString();
+    }
+  }
+  return best;
+}
+
+// kube-scheduler's cycle, one pod at a time: filter (every node), prioritize (the nodes filter
+// kept), bind (the best of them). Latency is measured per call, from its start.
+void ClosedLoop(const Options& o, const std::vector<std::string>& names, Stats* stats) {
+  gpusched::testing::HttpClient client(o.port);
+  gpusched::bench::Kind kind = o.kind == "mgpu" ? gpusched::bench::Kind::kMgpu : gpusched::bench::Kind::kWhole;
+  auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
+  auto timed = [&](const std::string& verb, const std::string& path, const std::string& payload) {
+    auto begin = Clock::now();
+    gpusched::testing::HttpReply r = client.Post(path, payload);
+    stats->latency_ms[verb].push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+    if (r.status != 200) ++stats->errors[verb];
+    return r;
+  };
+  std::string all = gpusched::testing::ArgsWithNames("{}", names);
+  std::string all_names = all.substr(all.find(R"("NodeNames":)") + 12, std::string::npos);
+  all_names.pop_back();
+  auto args = [](const std::string& pod, const std::string& names_json) {
+    return fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":{}}})", pod, names_json);
+  };
+  for (long i = 0; Clock::now() < end; ++i) {
+    std::string uid = fmt::format("cycle-{}", i);
+    std::string pod = gpusched::bench::PendingPodJson(kind, uid);
+    auto begin = Clock::now();
+    gpusched::testing::HttpReply f = timed("filter", "/filter", args(pod, all_names));
+    std::string kept = KeptNames(f.body);
+    if (kept.empty()) {
+      ++stats->errors["unschedulable"];
+      break;  // the cluster is full
+    }
+    std::string node = kept.substr(2, kept.find('"', 2) - 2);
+    if (kept.find(',') != std::string::npos) {  // kube-scheduler does not prioritize a single feasible node
+      std::string best = BestHost(timed("prioritize", "/prioritize", args(pod, kept)).body);
+      if (!best.empty()) node = best;
+    }
+    gpusched::testing::HttpReply b = timed("bind", "/bind", gpusched::testing::BindJson(uid, "bench", uid, node));
+    if (b.body.find(R"("Error":"")") == std::string::npos) ++stats->errors["bind"];
+    stats->latency_ms["cycle"].push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +218,7 @@ int main(int argc, char** argv) {
     else if (flag == "--kind") o.kind = v;
     else if (flag == "--pid") o.pid = std::atol(v.c_str());
     else if (flag == "--write-cluster") o.write_cluster = v;
+    else if (flag == "--closed-loop") o.closed_loop = v == "1" || v == "true";
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -162,12 +236,24 @@ int main(int argc, char** argv) {
   Stats stats;
   auto start = Clock::now() + std::chrono::milliseconds(100);
   std::vector<std::thread> threads;
-  for (int c = 0; c < o.connections; ++c) threads.emplace_back(Connection, std::cref(o), c, std::cref(names), start, &stats);
-  for (auto& t : threads) t.join();
+  if (o.closed_loop) {
+    start = Clock::now();
+    ClosedLoop(o, names, &stats);
+  } else {
+    for (int c = 0; c < o.connections; ++c) threads.emplace_back(Connection, std::cref(o), c, std::cref(names), start, &stats);
+    for (auto& t : threads) t.join();
+  }
   double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   long rss_after = RssKiB(o.pid);
-  std::printf("%d connections, %.0f s, target %.0f filter/s, %d node names per request, %s cluster of %d nodes\n",
-              o.connections, elapsed, o.rate, o.names > 0 ? o.names : o.nodes, o.kind.c_str(), o.nodes);
+  if (o.closed_loop) {
+    size_t pods = stats.latency_ms["cycle"].size();
+    std::printf("closed loop, 1 connection, %.1f s, %s cluster of %d nodes: %zu pods, %.0f pods/s, %.3f ms per pod\n",
+                elapsed, o.kind.c_str(), o.nodes, pods, static_cast<double>(pods) / elapsed,
+                pods > 0 ? elapsed * 1000 / static_cast<double>(pods) : 0.0);
+  } else {
+    std::printf("%d connections, %.0f s, target %.0f filter/s, %d node names per request, %s cluster of %d nodes\n",
+                o.connections, elapsed, o.rate, o.names > 0 ? o.names : o.nodes, o.kind.c_str(), o.nodes);
+  }
   std::printf("%-11s %9s %9s %9s %9s %9s %7s\n", "verb", "requests", "rate/s", "p50 ms", "p99 ms", "max ms", "errors");
   for (auto& [verb, v] : stats.latency_ms) {
     size_t n = v.size();

@@ -38,14 +38,14 @@ std::string UnschedulableMessage(const FilterResult& result, size_t nodes) {
   return out;
 }
 
-ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) {
+ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot, NameLookupMemo* memo) {
+  std::shared_ptr<const NameLookupMemo::Positions> positions = memo->Lookup(args.node_names, snapshot.name_index());
   ResolvedNodes r;
-  r.nodes.reserve(args.node_names.size());
-  r.index.reserve(args.node_names.size());
-  r.generations.reserve(args.node_names.size());
-  for (std::string_view name : args.node_names) {
-    size_t i = snapshot.FindIndex(name);
-    bool known = i != inventory::InventorySnapshot::kNoNode;
+  r.nodes.reserve(positions->size());
+  r.index.reserve(positions->size());
+  r.generations.reserve(positions->size());
+  for (size_t i : *positions) {
+    bool known = i != inventory::NameIndex::kNone;
     r.index.push_back(known ? static_cast<uint32_t>(i) : 0);
     r.nodes.push_back(known ? snapshot.nodes()[i].get() : nullptr);
     r.generations.push_back(known ? snapshot.nodes().generation(i) : 0);
@@ -97,6 +97,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       memo_(std::make_unique<FilterMemoStore>()),
       workloads_(std::make_unique<WorkloadCache>(with_.clock)),
       scores_(std::make_unique<ScoreCacheStore>()),
+      names_(std::make_unique<NameLookupMemo>()),
       dra_log_(std::make_unique<DraDecisionLog>()),
       claims_(with_.claim_writer == nullptr
                   ? nullptr
@@ -155,7 +156,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountDecisions(counts);
     return EncodeFilterError(problem);
   }
-  ResolvedNodes resolved = Resolve(args, *snapshot);
+  ResolvedNodes resolved = Resolve(args, *snapshot, names_.get());
   FilterResult result;
   StatusOr<std::vector<RankedNode>> fits =
       evaluation->Evaluate(resolved, /*rank=*/false, [&](size_t pos, NodeVerdict&& v) {
@@ -210,7 +211,7 @@ std::string Service::Prioritize(std::string body) const {
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
       args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get()});
   if (!evaluation->problem().empty()) return "[]";
-  ResolvedNodes resolved = Resolve(args, *snapshot);
+  ResolvedNodes resolved = Resolve(args, *snapshot, names_.get());
   std::shared_ptr<const FilterMemo> memo =
       evaluation->scores_while_filtering() ? memo_->Get(args.pod, snapshot->version()) : nullptr;
   // With the filter's memo, only the nodes it did not see are evaluated here.
@@ -233,7 +234,8 @@ std::string Service::Prioritize(std::string body) const {
       evaluation->Evaluate(rest, /*rank=*/true, [](size_t, NodeVerdict&&) {});
   if (!more.ok()) return "[]";
   for (const RankedNode& f : *more) fits.push_back(RankedNode{rest_pos[f.pos], f.score});
-  std::sort(fits.begin(), fits.end(), [](const RankedNode& a, const RankedNode& b) { return a.pos < b.pos; });
+  auto by_pos = [](const RankedNode& a, const RankedNode& b) { return a.pos < b.pos; };
+  if (!std::is_sorted(fits.begin(), fits.end(), by_pos)) std::sort(fits.begin(), fits.end(), by_pos);
   std::vector<int64_t> scores = placement::MapScores(Scored(fits, args), options_.score_mapping);
   std::vector<HostPriority> priorities;
   for (size_t i = 0; i < fits.size(); ++i) {

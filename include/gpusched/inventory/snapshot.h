@@ -42,6 +42,8 @@ class InventorySnapshot {
     size_t i = FindIndex(name);
     return i == kNoNode ? nullptr : nodes_[i].get();
   }
+  // Returns the name index of nodes() (shared by every snapshot with the same node set).
+  const std::shared_ptr<const NameIndex>& name_index() const { return index_; }
   // Returns every node, sorted by name.
   const NodeTable& nodes() const { return nodes_; }
   // Returns the cluster's DRA objects as of this snapshot. Never null.
