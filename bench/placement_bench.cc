@@ -139,13 +139,19 @@ void Sizes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"mgpu", "nodes"})->Unit(benchmark::kMicrosecond);
 }
 
-BENCHMARK(BM_PlannerFilterPrioritize)->Apply(Sizes);
+// The growth table: cost per pod against cluster size, up to 20,000 nodes.
+void Growth(benchmark::internal::Benchmark* b) {
+  Sizes(b);
+  for (int kind : {0, 1}) b->Args({kind, 20000});
+}
+
+BENCHMARK(BM_PlannerFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_PlannerFilterPrioritizeFgd)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmix)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
-BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Sizes);
+BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -98,6 +98,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       workloads_(std::make_unique<WorkloadCache>(with_.clock)),
       scores_(std::make_unique<ScoreCacheStore>()),
       names_(std::make_unique<NameLookupMemo>()),
+      node_names_(std::make_unique<NodeNamesMemo>()),
       dra_log_(std::make_unique<DraDecisionLog>()),
       claims_(with_.claim_writer == nullptr
                   ? nullptr
@@ -120,7 +121,7 @@ void Service::CountError(std::string_view verb) const {
 }
 
 std::string Service::Filter(std::string body) const {
-  StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body));
+  StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body), node_names_.get());
   if (!parsed.ok()) {
     CountError("filter");
     return EncodeFilterError(parsed.status().message());
@@ -194,7 +195,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
 }
 
 std::string Service::Prioritize(std::string body) const {
-  StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body));
+  StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseExtenderArgs(std::move(body), node_names_.get());
   // kube-scheduler ignores prioritize errors; an empty list gives no node a score.
   if (!parsed.ok()) {
     CountError("prioritize");

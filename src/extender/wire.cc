@@ -1,6 +1,7 @@
 #include "gpusched/extender/wire.h"
 
 #include <fmt/format.h>
+#include <strings.h>
 
 #include "gpusched/json/json.h"
 
@@ -12,6 +13,7 @@ struct ExtenderArgs::Body {
   std::string buffer;  // the request body, parsed in place; strings in `doc` point into it
   rapidjson::Document doc;
   std::vector<const rapidjson::Value*> node_items;  // with Nodes: the objects as received
+  std::shared_ptr<const NodeNamesMemo::List> names;  // a remembered NodeNames list in use
 };
 
 ExtenderArgs::ExtenderArgs() : body(std::make_unique<Body>()) {}
@@ -36,9 +38,8 @@ void FailedMap(std::string* out, std::string_view key, const ExtenderArgs& args,
   out->push_back('}');
 }
 
-}  // namespace
-
-StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body) {
+// Parses the whole body (in place) with RapidJSON.
+StatusOr<std::unique_ptr<ExtenderArgs>> ParseInFull(std::string body) {
   auto args = std::make_unique<ExtenderArgs>();
   args->body->buffer = std::move(body);
   GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(&args->body->buffer, &args->body->doc));
@@ -77,6 +78,74 @@ StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body) {
   return args;
 }
 
+// Reads the envelope kube-scheduler writes, {"Pod":{...},"Nodes":null,"NodeNames":[...]}, in any
+// key order, case and spacing, when its NodeNames list is remembered: the Pod is parsed, the list
+// is taken from `memo`. Returns null for anything else (an unknown or repeated key, an escaped
+// key, Nodes not null, a list not remembered), and the caller parses the body in full.
+std::unique_ptr<ExtenderArgs> ParseRemembered(const std::string& body, const NodeNamesMemo& memo) {
+  std::string_view text = body;
+  size_t p = 0;
+  auto skip = [&] {
+    while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r')) ++p;
+  };
+  auto take = [&](char c) {
+    skip();
+    if (p >= text.size() || text[p] != c) return false;
+    ++p;
+    return true;
+  };
+  auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+  };
+  auto args = std::make_unique<ExtenderArgs>();
+  bool pod = false, nodes = false;
+  if (!take('{')) return nullptr;
+  do {
+    if (!take('"')) return nullptr;
+    size_t end = text.find_first_of("\"\\", p);
+    if (end == std::string_view::npos || text[end] != '"') return nullptr;
+    std::string_view key = text.substr(p, end - p);
+    p = end + 1;
+    if (!take(':')) return nullptr;
+    skip();
+    if (same(key, "Pod") && !pod) {
+      size_t used = 0;
+      if (!json::ParsePrefix(text.substr(p), &args->body->doc, &used).ok()) return nullptr;
+      StatusOr<Pod> decoded = kubejson::DecodePod(args->body->doc, "Pod");
+      if (!decoded.ok()) return nullptr;
+      args->pod = std::move(*decoded);
+      pod = true;
+      p += used;
+    } else if (same(key, "NodeNames") && args->body->names == nullptr) {
+      args->body->names = memo.Match(text.substr(p));
+      if (args->body->names == nullptr) return nullptr;
+      p += args->body->names->json.size();
+    } else if (same(key, "Nodes") && !nodes && text.substr(p).starts_with("null")) {
+      nodes = true;
+      p += 4;
+    } else {
+      return nullptr;
+    }
+  } while (take(','));
+  if (!take('}')) return nullptr;
+  skip();
+  if (p != text.size() || !pod || args->body->names == nullptr) return nullptr;
+  args->node_names = args->body->names->names;
+  return args;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body, NodeNamesMemo* names) {
+  if (names != nullptr) {
+    if (std::unique_ptr<ExtenderArgs> args = ParseRemembered(body, *names)) return args;
+  }
+  StatusOr<std::unique_ptr<ExtenderArgs>> parsed = ParseInFull(std::move(body));
+  if (names != nullptr && parsed.ok() && !(*parsed)->with_nodes) names->Remember((*parsed)->node_names);
+  return parsed;
+}
+
+
 std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& result) {
   std::string out;
   out.reserve(128 + 24 * args.node_names.size());
@@ -87,6 +156,10 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& res
       json::AppendValue(&out, *args.body->node_items[result.kept[i]]);
     }
     out.append(R"(]},"NodeNames":null)");
+  } else if (args.body->names != nullptr && result.kept.size() == args.node_names.size()) {
+    // Every node kept (kept is in request order), and the list is a remembered one: its text.
+    out.append(R"({"Nodes":null,"NodeNames":)");
+    out.append(args.body->names->json);
   } else {
     out.append(R"({"Nodes":null,"NodeNames":[)");
     for (size_t i = 0; i < result.kept.size(); ++i) {

@@ -176,6 +176,28 @@ Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth) {
   return ParseStream<rapidjson::kParseDefaultFlags>(AllAscii(text), stream, doc, max_depth);
 }
 
+Status ParsePrefix(std::string_view text, rapidjson::Document* doc, size_t* consumed, int max_depth) {
+  if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
+    return InvalidArgumentError("malformed JSON: NUL byte in body");
+  }
+  if (text.data()[text.size()] == '\0' && AllAscii(text)) {
+    // Already NUL-terminated (the tail of a std::string) and nothing to validate, so nothing is
+    // read past the terminator: parsed where it lies.
+    rapidjson::StringStream stream(text.data());
+    GPUSCHED_RETURN_IF_ERROR(ParseStream<rapidjson::kParseStopWhenDoneFlag>(true, stream, doc, max_depth));
+    *consumed = stream.Tell();
+    return OkStatus();
+  }
+  std::string copy;
+  copy.reserve(text.size() + kPadding);
+  copy.append(text);
+  copy.append(kPadding, '\0');
+  rapidjson::StringStream stream(copy.c_str());
+  GPUSCHED_RETURN_IF_ERROR(ParseStream<rapidjson::kParseStopWhenDoneFlag>(AllAscii(text), stream, doc, max_depth));
+  *consumed = stream.Tell();
+  return OkStatus();
+}
+
 Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth) {
   if (std::memchr(buffer->data(), '\0', buffer->size()) != nullptr) {
     return InvalidArgumentError("malformed JSON: NUL byte in body");

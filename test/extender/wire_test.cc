@@ -22,6 +22,55 @@ TEST(Wire, ParsesNodeNamesRequest) {
   EXPECT_EQ((*args)->pod.uid, "u");
 }
 
+// What one parse gives, as text: the pod's UID and name, the names, or the error.
+std::string Outcome(const StatusOr<std::unique_ptr<ExtenderArgs>>& args) {
+  if (!args.ok()) return "error: " + std::string(args.status().message());
+  std::string out = (*args)->pod.uid + "/" + (*args)->pod.name + (*args)->pod.spec_error + ":";
+  for (std::string_view n : (*args)->node_names) out += std::string(n) + ",";
+  return out + ((*args)->with_nodes ? " with nodes" : "");
+}
+
+// A remembered NodeNames list is taken without parsing it again; every body still reads exactly
+// as without the memo, whatever the key order, case or spacing, and whatever follows the list.
+TEST(Wire, ARememberedNodeNamesListReadsExactlyAsAFullParse) {
+  std::string other = R"({"metadata":{"name":"q","namespace":"ns","uid":"v"},"spec":{"containers":[{"name":"c"}]}})";
+  std::vector<std::string> bodies = {
+      fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":["a","b"]}})", kPod),
+      fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":["a","b"]}})", other),
+      fmt::format(R"({{ "nodenames" : ["a","b"] , "pod" : {} }})", kPod),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a","b","c"]}})", kPod),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a","b"],"Nodes":null}} x)", kPod),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a","b"],"Pod":{}}})", kPod, other),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a","b"],"Nodes":{{"items":[]}}}})", kPod),
+      fmt::format(R"({{"Pod":null,"NodeNames":["a","b"]}})"),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a","b"]]}})", kPod),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a<b","b"]}})", kPod),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a<b","b"]}})", other),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a\u003cb","b"]}})", kPod),
+      fmt::format(R"({{"Pod":{},"NodeNames":["a\u003cb","b"]}})", other),
+      fmt::format(R"({{"Pod":{},"NodeNames":[]}})", kPod),
+      fmt::format(R"({{"Pod":{},"NodeNames":[]}})", other),
+  };
+  NodeNamesMemo memo;
+  for (const std::string& body : bodies) {
+    EXPECT_EQ(Outcome(ParseExtenderArgs(body, &memo)), Outcome(ParseExtenderArgs(body))) << body;
+  }
+  // The second body above was read from the memo: its names point into the remembered list.
+  auto args = ParseExtenderArgs(bodies[1], &memo);
+  ASSERT_TRUE(args.ok());
+  auto list = memo.Match(R"(["a","b"])");
+  ASSERT_NE(list, nullptr);
+  EXPECT_EQ((*args)->node_names[0].data(), list->names[0].data());
+  // Names Go would escape are never remembered, written either way.
+  EXPECT_EQ(memo.Match(R"(["a<b","b"])"), nullptr);
+  EXPECT_EQ(memo.Match(R"(["a\u003cb","b"])"), nullptr);
+  // Every node kept: the answer echoes the remembered text, byte for byte what it would write.
+  FilterResult all{.kept = {0, 1}};
+  EXPECT_EQ(EncodeFilterResult(**args, all), EncodeFilterResult(**ParseExtenderArgs(bodies[1]), all));
+  FilterResult some{.kept = {1}, .failed = {{0, "full"}}};
+  EXPECT_EQ(EncodeFilterResult(**args, some), EncodeFilterResult(**ParseExtenderArgs(bodies[1]), some));
+}
+
 TEST(Wire, AcceptsKeysInAnyCase) {
   for (const char* keys : {R"({{"pod":{},"nodes":null,"nodenames":["a"]}})", R"({{"POD":{},"nodeNames":["a"]}})"}) {
     auto args = ParseExtenderArgs(fmt::format(fmt::runtime(keys), kPod));

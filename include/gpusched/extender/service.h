@@ -68,6 +68,7 @@ class Service {
   const std::unique_ptr<WorkloadCache> workloads_;
   const std::unique_ptr<ScoreCacheStore> scores_;
   const std::unique_ptr<NameLookupMemo> names_;
+  const std::unique_ptr<NodeNamesMemo> node_names_;  // request bodies' NodeNames lists
   const std::unique_ptr<DraDecisionLog> dra_log_;
   const std::unique_ptr<ClaimAllocator> claims_;  // owner mode only
   const std::unique_ptr<BindFlow> bind_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpusched/common/status.h"
+#include "gpusched/extender/node_names_memo.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
 
@@ -37,11 +38,13 @@ struct ExtenderArgs {
   std::unique_ptr<Body> body;
 };
 
-// Parses a filter/prioritize body. Errors: InvalidArgument naming the field.
-StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body);
+// Parses a filter/prioritize body. With `names`, a body whose NodeNames list is remembered there
+// is read without parsing that list again, and a list parsed in full is remembered; the answer
+// is the same either way. Errors: InvalidArgument naming the field.
+StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body, NodeNamesMemo* names = nullptr);
 
 struct FilterResult {
-  std::vector<size_t> kept;                                // positions in args.node_names
+  std::vector<size_t> kept;                                // positions in args.node_names, ascending
   std::vector<std::pair<size_t, std::string>> failed;      // FailedNodes
   std::vector<std::pair<size_t, std::string>> unresolvable;  // FailedAndUnresolvableNodes
 };

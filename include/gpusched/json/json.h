@@ -29,6 +29,11 @@ Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth = kM
 // for large bodies. Same errors.
 Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth = kMaxDepth);
 
+// Parses the one JSON value that `text` starts with into `doc` and sets *consumed to the bytes
+// it took; what follows is left unread. Same errors as Parse, for that value. REQUIRES: the byte
+// at text.data()[text.size()] may be read (a std::string's terminator, say).
+Status ParsePrefix(std::string_view text, rapidjson::Document* doc, size_t* consumed, int max_depth = kMaxDepth);
+
 // Returns "object", "array", "string", "number", "boolean" or "null".
 std::string_view TypeName(const rapidjson::Value& v);
 

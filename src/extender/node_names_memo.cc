@@ -1,0 +1,61 @@
+#include "gpusched/extender/node_names_memo.h"
+
+namespace gpusched::extender {
+namespace {
+
+// Returns true if Go's encoding/json writes `name` as it is between quotes: printable ASCII
+// without '"', '\\', '<', '>' or '&' (which Go writes as \u003c and friends).
+bool Verbatim(std::string_view name) {
+  for (char c : name) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const NodeNamesMemo::List> NodeNamesMemo::Match(std::string_view text) const {
+  std::vector<std::shared_ptr<const List>> lists;
+  {
+    MutexLock lock(&mu_);
+    lists = lists_;
+  }
+  for (auto it = lists.rbegin(); it != lists.rend(); ++it) {
+    if (text.starts_with((*it)->json)) return *it;
+  }
+  return nullptr;
+}
+
+void NodeNamesMemo::Remember(std::span<const std::string_view> names) {
+  auto list = std::make_shared<List>();
+  size_t total = 0;
+  for (std::string_view n : names) {
+    if (!Verbatim(n)) return;
+    total += n.size();
+  }
+  list->bytes.reserve(total);
+  list->json.reserve(total + 3 * names.size() + 2);
+  list->json.push_back('[');
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) list->json.push_back(',');
+    list->json.push_back('"');
+    list->json.append(names[i]);
+    list->json.push_back('"');
+    list->bytes.append(names[i]);
+  }
+  list->json.push_back(']');
+  size_t offset = 0;
+  for (std::string_view n : names) {
+    list->names.emplace_back(list->bytes.data() + offset, n.size());
+    offset += n.size();
+  }
+  MutexLock lock(&mu_);
+  for (const auto& held : lists_) {
+    if (held->json == list->json) return;
+  }
+  lists_.push_back(std::move(list));
+  if (lists_.size() > capacity_) lists_.erase(lists_.begin());
+}
+
+}  // namespace gpusched::extender
