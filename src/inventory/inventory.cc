@@ -157,10 +157,10 @@ void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string
       changed = true;
     }
   }
-  for (const Allocation& a : ledger_.OnNode(node)) {
-    if (a.origin != AllocationOrigin::kBooked || live.contains(a.pod_uid)) continue;
-    ledger_.Release(a.pod_uid);
-    booked_at_ms_.erase(a.pod_uid);
+  for (const AllocationPtr& a : ledger_.OnNode(node)) {
+    if (a->origin != AllocationOrigin::kBooked || live.contains(a->pod_uid)) continue;
+    ledger_.Release(a->pod_uid);
+    booked_at_ms_.erase(a->pod_uid);
     changed = true;
   }
   auto slot = extra_bookings_.find(node);
@@ -181,11 +181,11 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   for (const std::string& name : touched) {
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
-    std::vector<Allocation> allocations = ledger_.OnNode(name);
+    std::vector<AllocationPtr> allocations = ledger_.OnNode(name);
     if (auto extra = extra_bookings_.find(name); extra != extra_bookings_.end()) {
-      allocations.insert(allocations.end(), extra->second.begin(), extra->second.end());
+      for (const Allocation& a : extra->second) allocations.push_back(std::make_shared<const Allocation>(a));
     }
-    built.emplace_back(&it->second, placement::BuildNodeState(it->second.spec, std::move(allocations)));
+    built.emplace_back(&it->second, placement::BuildNodeStateSharing(it->second.spec, std::move(allocations)));
   }
   // Allocated back to back, after everything the builds allocated, the states and their GPU arrays
   // of a large rebuild sit close together in memory: a filter scan over thousands of nodes then
@@ -307,8 +307,8 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
     node_set_changed = true;
     // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until
     // the cluster deletes them.
-    for (const Allocation& a : ledger_.OnNode(name)) {
-      if (a.origin != AllocationOrigin::kObserved) UnbookLocked(a.pod_uid);
+    for (const AllocationPtr& a : ledger_.OnNode(name)) {
+      if (a->origin != AllocationOrigin::kObserved) UnbookLocked(a->pod_uid);
     }
   }
   for (Node& n : delta->upsert_nodes) {
@@ -371,7 +371,8 @@ size_t Inventory::Expire() {
   MutexLock lock(&mu_);
   auto now = options_.clock->Now();
   std::vector<std::string> stale;
-  for (const auto& [uid, a] : ledger_.all()) {
+  for (const auto& [uid, held] : ledger_.all()) {
+    const Allocation& a = *held;
     if (a.origin == AllocationOrigin::kCommitted) {
       // Still kCommitted: the cluster has not reported the pod bound since our bind.
       auto at = committed_at_.find(uid);

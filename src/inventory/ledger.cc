@@ -8,8 +8,8 @@ Status Ledger::Add(Allocation allocation) {
   auto it = by_uid_.find(allocation.pod_uid);
   if (it != by_uid_.end()) {
     return FailedPreconditionError(fmt::format("pod {}/{} (uid {}) already holds an allocation on node {}",
-                                               it->second.pod_namespace, it->second.pod_name, it->first,
-                                               it->second.node_name));
+                                               it->second->pod_namespace, it->second->pod_name, it->first,
+                                               it->second->node_name));
   }
   Put(std::move(allocation));
   return OkStatus();
@@ -19,13 +19,13 @@ void Ledger::Put(Allocation allocation) {
   Release(allocation.pod_uid);
   uids_by_node_[allocation.node_name].insert(allocation.pod_uid);
   std::string uid = allocation.pod_uid;
-  by_uid_.emplace(std::move(uid), std::move(allocation));
+  by_uid_.emplace(std::move(uid), std::make_shared<const Allocation>(std::move(allocation)));
 }
 
 std::string Ledger::Release(std::string_view pod_uid) {
   auto it = by_uid_.find(std::string(pod_uid));
   if (it == by_uid_.end()) return "";
-  std::string node = it->second.node_name;
+  std::string node = it->second->node_name;
   auto n = uids_by_node_.find(node);
   if (n != uids_by_node_.end()) {
     n->second.erase(it->first);
@@ -37,11 +37,11 @@ std::string Ledger::Release(std::string_view pod_uid) {
 
 const Allocation* Ledger::Find(std::string_view pod_uid) const {
   auto it = by_uid_.find(std::string(pod_uid));
-  return it == by_uid_.end() ? nullptr : &it->second;
+  return it == by_uid_.end() ? nullptr : it->second.get();
 }
 
-std::vector<Allocation> Ledger::OnNode(std::string_view node) const {
-  std::vector<Allocation> out;
+std::vector<AllocationPtr> Ledger::OnNode(std::string_view node) const {
+  std::vector<AllocationPtr> out;
   auto n = uids_by_node_.find(node);
   if (n == uids_by_node_.end()) return out;
   out.reserve(n->second.size());

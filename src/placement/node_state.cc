@@ -193,15 +193,23 @@ const GpuSlot* NodeState::FindGpu(int index) const {
 }
 
 NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
+  std::vector<AllocationPtr> shared;
+  shared.reserve(allocations.size());
+  for (Allocation& a : allocations) shared.push_back(std::make_shared<const Allocation>(std::move(a)));
+  return BuildNodeStateSharing(std::move(node), std::move(shared));
+}
+
+NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
   NodeState state;
   state.node = std::move(node);
   state.mode = ModeFromLabel(state.node.mode_label);
   state.compute_policy = state.node.compute_policy_label.value_or(std::string(names::kPolicyFixedShare));
   std::string layout_problem = BuildLayout(&state);
 
-  std::sort(allocations.begin(), allocations.end(), [](const Allocation& a, const Allocation& b) {
-    return std::tie(a.pod_namespace, a.pod_name, a.pod_uid) < std::tie(b.pod_namespace, b.pod_name, b.pod_uid);
+  std::sort(shared.begin(), shared.end(), [](const AllocationPtr& a, const AllocationPtr& b) {
+    return std::tie(a->pod_namespace, a->pod_name, a->pod_uid) < std::tie(b->pod_namespace, b->pod_name, b->pod_uid);
   });
+  AllocationList allocations(std::move(shared));
   std::string booking_problem;
   std::string pod_problem;
   for (const Allocation& a : allocations) {

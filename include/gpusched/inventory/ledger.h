@@ -15,6 +15,7 @@
 
 #include "gpusched/common/status.h"
 #include "gpusched/model/allocation.h"
+#include "gpusched/model/allocation_list.h"
 
 namespace gpusched::inventory {
 
@@ -29,16 +30,16 @@ class Ledger {
 
   // Returns the allocation of `pod_uid`, or nullptr. Valid until the next mutation.
   const Allocation* Find(std::string_view pod_uid) const;
-  // Returns copies of the allocations on `node`.
-  std::vector<Allocation> OnNode(std::string_view node) const;
+  // Returns the allocations on `node` (shared: they stay valid after a Release).
+  std::vector<AllocationPtr> OnNode(std::string_view node) const;
   // Returns the names of nodes holding at least one allocation.
   std::vector<std::string> Nodes() const;
 
   size_t size() const { return by_uid_.size(); }
-  const std::unordered_map<std::string, Allocation>& all() const { return by_uid_; }
+  const std::unordered_map<std::string, AllocationPtr>& all() const { return by_uid_; }
 
  private:
-  std::unordered_map<std::string, Allocation> by_uid_;
+  std::unordered_map<std::string, AllocationPtr> by_uid_;
   std::map<std::string, std::set<std::string>, std::less<>> uids_by_node_;
 };
 

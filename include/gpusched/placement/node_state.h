@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpusched/model/allocation.h"
+#include "gpusched/model/allocation_list.h"
 #include "gpusched/model/gpu.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/node_mode.h"
@@ -81,7 +82,7 @@ struct NodeState {
   int64_t unassigned_milli = 0;    // mGPU compute booked without a usable GPU index
   int64_t unassigned_mib = 0;
   std::vector<GpuDevice> devices;  // gpus[i] is devices[i]: UUID, model
-  std::vector<Allocation> allocations;  // every allocation on the node, by pod namespace/name
+  AllocationList allocations;           // every allocation on the node, by pod namespace/name
   std::vector<Blocker> blockers;        // GPU pods of a mode other than the label's
   Node node;
 
@@ -90,8 +91,10 @@ struct NodeState {
   const GpuSlot* FindGpu(int index) const;
 };
 
-// Returns the state of `node` with `allocations` booked on it. Pure.
-// REQUIRES: every allocation's node_name is node.name; pod UIDs are distinct.
+// Returns the state of `node` with `allocations` booked on it, sharing them. Pure.
+// REQUIRES: every allocation's node_name is node.name; pod UIDs are distinct; none is null.
+NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> allocations);
+// The same with the allocations copied in.
 NodeState BuildNodeState(Node node, std::vector<Allocation> allocations);
 
 }  // namespace gpusched::placement
