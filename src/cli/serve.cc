@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <malloc.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -219,6 +221,10 @@ sigset_t BlockSignals() {
   return signals;
 }
 
+// Gives the memory a load freed back to the system: reading a cluster of 20,000 nodes peaks at
+// about twice what the inventory keeps, and glibc would otherwise hold the difference.
+void ReturnFreedMemory() { malloc_trim(0); }
+
 // Fills the inventory from the cluster's source: a live cluster (started; not ready until its
 // first full sync, and its binder, events and claim writer go into *with) or the snapshots.
 Status StartSource(const config::Config& c, inventory::Inventory* inventory, std::unique_ptr<LiveCluster>* live,
@@ -239,6 +245,7 @@ Status StartSource(const config::Config& c, inventory::Inventory* inventory, std
             objects->pods.size());
   LogUnreadable(*objects);
   inventory->ReplaceCluster(std::move(objects).value());
+  ReturnFreedMemory();
   return OkStatus();
 }
 
@@ -286,6 +293,7 @@ void FollowLiveHealth(const LiveCluster& live, const inventory::Inventory& inven
   if (healthy && !ready->load()) {
     inventory::InventoryStats stats = inventory.Stats();
     log::Info("cluster synced: {} nodes, {} allocations; ready", inventory.Snapshot()->nodes().size(), stats.ledger_size);
+    ReturnFreedMemory();
   } else if (!healthy && ready->load()) {
     log::Warning("a watch has been failing for over a minute: not ready, filter and bind refused until it recovers");
   }
@@ -309,6 +317,7 @@ class SnapshotReloader {
     log::Info("snapshots reloaded: {} nodes, {} pods", fresh->nodes.size(), fresh->pods.size());
     LogUnreadable(*fresh);
     inventory->ReplaceCluster(std::move(fresh).value());
+    ReturnFreedMemory();
     ready->store(true);
   }
 

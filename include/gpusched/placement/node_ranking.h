@@ -79,37 +79,21 @@ struct CachedScores {
 // Returns `a` and `b`, each ordered by pos, merged in pos order.
 std::vector<RankedNode> MergeByPosition(std::vector<RankedNode> a, const std::vector<RankedNode>& b);
 
-// Evaluates `request` on each of `nodes` (null entries are skipped) and scores the fitting ones
-// with `scorer` in the same pass. Calls on_fail(pos, NodeVerdict&&) for each node that does not
-// fit and returns the ones that do, in node order. With `cached`, a node whose generation the
-// cache holds a verdict for is not evaluated again, and fresh verdicts are added to the cache.
-// REQUIRES: order.size() == nodes.size() (and cached.generations.size(), with a cache).
+// FilterAndRank with a cache: hits first, from the cache's flat array; then the misses,
+// evaluated as without one. Refusals reach on_fail in node order either way.
 template <typename OnFail>
-std::vector<RankedNode> FilterAndRank(Planner& planner, const scoring::Scorer& scorer, const PodRequest& request,
-                                      std::span<const NodeState* const> nodes, std::span<const uint32_t> order,
-                                      uint64_t seed, OnFail&& on_fail, CachedScores cached = {}) {
-  Ranker ranker(scorer, request, seed);
-  ScoreCache* cache = scorer.Batch() ? nullptr : cached.cache;
-  if (cache == nullptr) {
-    EvaluateNodes(planner, request, nodes, [&](size_t pos, NodeVerdict&& v) {
-      if (v.fits) {
-        ranker.Add(pos, *nodes[pos], order[pos]);
-      } else {
-        on_fail(pos, std::move(v));
-      }
-    });
-    return ranker.Finish();
-  }
-  // Hits first, from the cache's flat array; then the misses, evaluated as without a cache.
+std::vector<RankedNode> FilterAndRankCached(Planner& planner, Ranker& ranker, const PodRequest& request,
+                                            std::span<const NodeState* const> nodes, std::span<const uint32_t> order,
+                                            OnFail&& on_fail, ScoreCache& cache, std::span<const uint64_t> generations) {
   std::vector<RankedNode> hits;
   hits.reserve(nodes.size());
-  std::vector<std::pair<size_t, NodeVerdict>> refusals;
+  std::vector<std::pair<size_t, NodeVerdict>> refusals;  // from the cache
   std::vector<const NodeState*> missed;
   std::vector<size_t> missed_pos;
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
     if (nodes[pos] == nullptr) continue;
     ScoreCache::Hit hit;
-    if (!cache->Find(order[pos], cached.generations[pos], &hit)) {
+    if (!cache.Find(order[pos], generations[pos], &hit)) {
       missed.push_back(nodes[pos]);
       missed_pos.push_back(pos);
     } else if (hit.refusal == nullptr) {
@@ -124,20 +108,47 @@ std::vector<RankedNode> FilterAndRank(Planner& planner, const scoring::Scorer& s
     if (v.fits) {
       ranker.Add(pos, *nodes[pos], order[pos]);
     } else {
-      cache->PutRefusal(order[pos], cached.generations[pos], v);
+      cache.PutRefusal(order[pos], generations[pos], v);
       fresh_refusals.emplace_back(pos, std::move(v));
     }
   });
-  // Refusals in node order, as without a cache.
   size_t next = 0;
+  auto flush_before = [&](size_t pos) {
+    for (; next < refusals.size() && refusals[next].first < pos; ++next) {
+      on_fail(refusals[next].first, std::move(refusals[next].second));
+    }
+  };
   for (auto& [pos, verdict] : fresh_refusals) {
-    for (; next < refusals.size() && refusals[next].first < pos; ++next) on_fail(refusals[next].first, std::move(refusals[next].second));
+    flush_before(pos);
     on_fail(pos, std::move(verdict));
   }
-  for (; next < refusals.size(); ++next) on_fail(refusals[next].first, std::move(refusals[next].second));
+  flush_before(nodes.size());
   std::vector<RankedNode> fresh = ranker.Finish();
-  for (const RankedNode& r : fresh) cache->PutFit(order[r.pos], cached.generations[r.pos], r.score);
+  for (const RankedNode& r : fresh) cache.PutFit(order[r.pos], generations[r.pos], r.score);
   return MergeByPosition(std::move(hits), fresh);
+}
+
+// Evaluates `request` on each of `nodes` (null entries are skipped) and scores the fitting ones
+// with `scorer` in the same pass. Calls on_fail(pos, NodeVerdict&&) for each node that does not
+// fit and returns the ones that do, in node order. With `cached`, a node whose generation the
+// cache holds a verdict for is not evaluated again, and fresh verdicts are added to the cache.
+// REQUIRES: order.size() == nodes.size() (and cached.generations.size(), with a cache).
+template <typename OnFail>
+std::vector<RankedNode> FilterAndRank(Planner& planner, const scoring::Scorer& scorer, const PodRequest& request,
+                                      std::span<const NodeState* const> nodes, std::span<const uint32_t> order,
+                                      uint64_t seed, OnFail&& on_fail, CachedScores cached = {}) {
+  Ranker ranker(scorer, request, seed);
+  if (cached.cache != nullptr && !scorer.Batch()) {
+    return FilterAndRankCached(planner, ranker, request, nodes, order, on_fail, *cached.cache, cached.generations);
+  }
+  EvaluateNodes(planner, request, nodes, [&](size_t pos, NodeVerdict&& v) {
+    if (v.fits) {
+      ranker.Add(pos, *nodes[pos], order[pos]);
+    } else {
+      on_fail(pos, std::move(v));
+    }
+  });
+  return ranker.Finish();
 }
 
 }  // namespace gpusched::placement
