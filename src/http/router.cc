@@ -85,7 +85,7 @@ bool IsPostRoute(std::string_view verb) {
 
 bool Router::Blocks(const Request& request) const {
   std::string_view target = request.target;
-  return request.method == "POST" && VerbOf(target.substr(0, target.find('?')), prefix_) == "bind";
+  return request.method == "POST" && service_->BindWaits() && VerbOf(target.substr(0, target.find('?')), prefix_) == "bind";
 }
 
 Response Router::Handle(Request request) const {

@@ -46,6 +46,9 @@ class Service {
   std::string Filter(std::string body) const;
   std::string Prioritize(std::string body) const;
   std::string Bind(std::string_view body) const;
+  // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
+  // mode bind only books in memory.
+  bool BindWaits() const { return with_.binder != nullptr || with_.claim_writer != nullptr; }
   // Returns /debug/inventory: every node (or only `node` when non-empty) with its mode, state,
   // GPUs, usage, allocations and blockers.
   std::string DebugInventory(std::string_view node) const;

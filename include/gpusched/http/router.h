@@ -60,8 +60,8 @@ class Router {
   // Returns the response to `request`. Takes the body by value: filter parses it in place.
   // While *ready is false, filter and bind answer Error, prioritize and validate_node 503.
   Response Handle(Request request) const;
-  // True for requests whose handling waits on the API server (bind: writes and their retries):
-  // the server runs them off its I/O threads.
+  // True for requests whose handling waits on the API server (bind, when the service binds
+  // through it: writes and their retries): the server runs them off its I/O threads.
   bool Blocks(const Request& request) const;
 
   extender::Telemetry* telemetry() const { return telemetry_; }
