@@ -1,5 +1,6 @@
 #include "gpusched/extender/name_lookup_memo.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpusched::extender {
@@ -23,8 +24,13 @@ std::shared_ptr<const NameLookupMemo::Positions> NameLookupMemo::Lookup(
     entries = entries_;
   }
   // Compared outside the lock: entries are immutable.
-  for (const auto& e : entries) {
-    if (e->Matches(names, index.get())) return e->positions;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (!(*it)->Matches(names, index.get())) continue;
+    // Most recently used last: the list of every node, used by every filter, is never the one to go.
+    MutexLock lock(&mu_);
+    auto at = std::find(entries_.begin(), entries_.end(), *it);
+    if (at != entries_.end()) std::rotate(at, at + 1, entries_.end());
+    return (*it)->positions;
   }
   auto entry = std::make_shared<Entry>();
   entry->index = index;

@@ -1,5 +1,7 @@
 #include "gpusched/extender/node_names_memo.h"
 
+#include <algorithm>
+
 namespace gpusched::extender {
 namespace {
 
@@ -22,9 +24,18 @@ std::shared_ptr<const NodeNamesMemo::List> NodeNamesMemo::Match(std::string_view
     lists = lists_;
   }
   for (auto it = lists.rbegin(); it != lists.rend(); ++it) {
-    if (text.starts_with((*it)->json)) return *it;
+    if (!text.starts_with((*it)->json)) continue;
+    Touch(*it);
+    return *it;
   }
   return nullptr;
+}
+
+void NodeNamesMemo::Touch(const std::shared_ptr<const List>& list) const {
+  // Most recently used last: the list of every node, used by every filter, is never the one to go.
+  MutexLock lock(&mu_);
+  auto at = std::find(lists_.begin(), lists_.end(), list);
+  if (at != lists_.end()) std::rotate(at, at + 1, lists_.end());
 }
 
 void NodeNamesMemo::Remember(std::span<const std::string_view> names) {

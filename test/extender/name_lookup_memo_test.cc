@@ -36,5 +36,16 @@ TEST(NameLookupMemo, ANewNodeSetIsNeverAnsweredFromTheOldIndex) {
   EXPECT_EQ(*memo.Lookup(names, Index({"a", "b", "c"})), (NameLookupMemo::Positions{1}));
 }
 
+TEST(NameLookupMemo, TheListUsedLastIsKept) {
+  NameLookupMemo memo(2);
+  auto index = Index({"a", "b", "c"});
+  std::vector<std::string_view> all = {"a", "b", "c"}, one = {"a"}, two = {"b"};
+  auto positions = memo.Lookup(all, index);
+  memo.Lookup(one, index);
+  memo.Lookup(all, index);
+  memo.Lookup(two, index);
+  EXPECT_EQ(memo.Lookup(all, index), positions);  // still remembered: not looked up again
+}
+
 }  // namespace
 }  // namespace gpusched::extender

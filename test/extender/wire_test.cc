@@ -71,6 +71,19 @@ TEST(Wire, ARememberedNodeNamesListReadsExactlyAsAFullParse) {
   EXPECT_EQ(EncodeFilterResult(**args, some), EncodeFilterResult(**ParseExtenderArgs(bodies[1]), some));
 }
 
+// The list used last stays: the list of every node, matched by each filter, is never pushed out
+// by the changing lists of kept nodes.
+TEST(Wire, TheNodeNamesListUsedLastIsKept) {
+  NodeNamesMemo memo(2);
+  std::vector<std::string_view> all = {"a", "b", "c"}, one = {"a", "b"}, two = {"b", "c"};
+  memo.Remember(all);
+  memo.Remember(one);
+  ASSERT_NE(memo.Match(R"(["a","b","c"])"), nullptr);
+  memo.Remember(two);
+  EXPECT_NE(memo.Match(R"(["a","b","c"])"), nullptr);
+  EXPECT_EQ(memo.Match(R"(["a","b"])"), nullptr);
+}
+
 TEST(Wire, AcceptsKeysInAnyCase) {
   for (const char* keys : {R"({{"pod":{},"nodes":null,"nodenames":["a"]}})", R"({{"POD":{},"nodeNames":["a"]}})"}) {
     auto args = ParseExtenderArgs(fmt::format(fmt::runtime(keys), kPod));

@@ -43,7 +43,7 @@ class NameLookupMemo {
 
   const size_t capacity_;
   Mutex mu_;
-  std::vector<std::shared_ptr<const Entry>> entries_ GPUSCHED_GUARDED_BY(mu_);  // most recent last
+  std::vector<std::shared_ptr<const Entry>> entries_ GPUSCHED_GUARDED_BY(mu_);  // most recently used last
 };
 
 }  // namespace gpusched::extender

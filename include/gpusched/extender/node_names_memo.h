@@ -36,9 +36,12 @@ class NodeNamesMemo {
   void Remember(std::span<const std::string_view> names) GPUSCHED_EXCLUDES(mu_);
 
  private:
+  // Marks `list` as just used.
+  void Touch(const std::shared_ptr<const List>& list) const GPUSCHED_EXCLUDES(mu_);
+
   const size_t capacity_;
   mutable Mutex mu_;
-  std::vector<std::shared_ptr<const List>> lists_ GPUSCHED_GUARDED_BY(mu_);  // most recent last
+  mutable std::vector<std::shared_ptr<const List>> lists_ GPUSCHED_GUARDED_BY(mu_);  // most recently used last
 };
 
 }  // namespace gpusched::extender
