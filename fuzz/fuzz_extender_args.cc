@@ -1,6 +1,7 @@
 // Fuzz target: the extender's request bodies, end to end through the handlers (filter,
 // prioritize, bind) against a small inventory. Any input must produce a well-formed reply and
-// never crash, hang or leak.
+// never crash, hang or leak; and a body read through a remembered NodeNames list
+// (node_names_memo.h) must read exactly as a full parse does.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,12 +26,32 @@ gpusched::inventory::Inventory* MakeInventory() {
   return inv;
 }
 
+// Parses `body` in full, then twice with a memo (the first remembers the list, the second reads
+// it from there) and traps unless all three agree.
+void CheckRememberedReadsAsFull(const std::string& body) {
+  static gpusched::extender::NodeNamesMemo* memo = new gpusched::extender::NodeNamesMemo();
+  auto full = gpusched::extender::ParseExtenderArgs(body);
+  for (int i = 0; i < 2; ++i) {
+    auto memoized = gpusched::extender::ParseExtenderArgs(body, memo);
+    if (full.ok() != memoized.ok()) __builtin_trap();
+    if (!full.ok()) {
+      if (full.status().message() != memoized.status().message()) __builtin_trap();
+      continue;
+    }
+    if (!((*full)->pod == (*memoized)->pod) || (*full)->node_names != (*memoized)->node_names ||
+        (*full)->with_nodes != (*memoized)->with_nodes) {
+      __builtin_trap();
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static gpusched::inventory::Inventory* inventory = MakeInventory();
   static gpusched::extender::Service* service = new gpusched::extender::Service(inventory, {});
   std::string body(reinterpret_cast<const char*>(data), size);
+  CheckRememberedReadsAsFull(body);
   std::string filter = service->Filter(body);
   std::string scores = service->Prioritize(body);
   std::string bind = service->Bind(body);
