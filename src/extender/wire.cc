@@ -23,8 +23,6 @@ namespace {
 
 using rapidjson::Value;
 
-// Replies are appended straight into one string: the hot replies are mostly node names, which
-// need no escaping, so this beats a general-purpose writer by a wide margin.
 // Appends node name `pos` of `args` as a JSON string. Names of a remembered list need no
 // escaping (node_names_memo.h keeps only such lists): they are copied as they are.
 void AppendName(std::string* out, const ExtenderArgs& args, size_t pos) {
@@ -35,6 +33,8 @@ void AppendName(std::string* out, const ExtenderArgs& args, size_t pos) {
   out->push_back('"');
 }
 
+// Replies are appended straight into one string: the hot replies are mostly node names, which
+// need no escaping, so this beats a general-purpose writer by a wide margin.
 void FailedMap(std::string* out, std::string_view key, const ExtenderArgs& args,
                const std::vector<std::pair<size_t, std::string>>& entries) {
   out->append(key);
@@ -154,7 +154,6 @@ StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body, Node
   if (names != nullptr && parsed.ok() && !(*parsed)->with_nodes) names->Remember((*parsed)->node_names);
   return parsed;
 }
-
 
 std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& result) {
   std::string out;

@@ -8,11 +8,13 @@
 namespace gpusched::placement {
 namespace {
 
-TEST(ShapeKey, NamesNothingButWhatDecidesTheVerdict) {
+TEST(ShapeKey, SeparatesWhatChangesAVerdictOrItsReason) {
   PodRequest a = AnalyzePod(MgpuPod({MgpuC("main", 30, 8192)}));
-  PodRequest renamed = AnalyzePod(MgpuPod({MgpuC("worker", 30, 8192)}));
+  PodRequest again = AnalyzePod(MgpuPod({MgpuC("main", 30, 8192)}));
+  PodRequest renamed = AnalyzePod(MgpuPod({MgpuC("worker", 30, 8192)}));  // reasons name containers
   PodRequest bigger = AnalyzePod(MgpuPod({MgpuC("main", 40, 8192)}));
-  EXPECT_EQ(ShapeKey(a), ShapeKey(renamed));
+  EXPECT_EQ(ShapeKey(a), ShapeKey(again));
+  EXPECT_NE(ShapeKey(a), ShapeKey(renamed));
   EXPECT_NE(ShapeKey(a), ShapeKey(bigger));
   EXPECT_NE(ShapeKey(AnalyzePod(WholePod(1))), ShapeKey(AnalyzePod(WholePod(2))));
 }

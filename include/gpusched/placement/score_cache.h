@@ -58,7 +58,8 @@ class ScoreCache {
 };
 
 // Returns a key that is equal for two requests exactly when every node gives them the same
-// verdict and score under one node policy: the request's shape without container names.
+// verdict, score and refusal text under one node policy: the request's shape, its container
+// names and how it spelled its quantities.
 std::string ShapeKey(const PodRequest& request);
 
 }  // namespace gpusched::placement
