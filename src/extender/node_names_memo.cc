@@ -17,6 +17,19 @@ bool Verbatim(std::string_view name) {
 
 }  // namespace
 
+std::shared_ptr<const std::vector<size_t>> NodeNamesMemo::List::PositionsIn(
+    const std::shared_ptr<const inventory::NameIndex>& in) const {
+  MutexLock lock(&mu);
+  if (index != in) {
+    auto fresh = std::make_shared<std::vector<size_t>>();
+    fresh->reserve(names.size());
+    for (std::string_view name : names) fresh->push_back(in->Find(name));
+    index = in;
+    positions = std::move(fresh);
+  }
+  return positions;
+}
+
 std::shared_ptr<const NodeNamesMemo::List> NodeNamesMemo::Match(std::string_view text) const {
   std::vector<std::shared_ptr<const List>> lists;
   {

@@ -38,13 +38,18 @@ std::string UnschedulableMessage(const FilterResult& result, size_t nodes) {
   return out;
 }
 
-ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot, NameLookupMemo* memo) {
-  std::shared_ptr<const NameLookupMemo::Positions> positions = memo->Lookup(args.node_names, snapshot.name_index());
+// The request's nodes resolved against `snapshot`; a remembered list's positions are looked up
+// once per node set (node_names_memo.h).
+ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapshot& snapshot) {
+  const inventory::NameIndex& index = *snapshot.name_index();
+  std::shared_ptr<const std::vector<size_t>> remembered =
+      args.remembered == nullptr ? nullptr : args.remembered->PositionsIn(snapshot.name_index());
   ResolvedNodes r;
-  r.nodes.reserve(positions->size());
-  r.index.reserve(positions->size());
-  r.generations.reserve(positions->size());
-  for (size_t i : *positions) {
+  r.nodes.reserve(args.node_names.size());
+  r.index.reserve(args.node_names.size());
+  r.generations.reserve(args.node_names.size());
+  for (size_t n = 0; n < args.node_names.size(); ++n) {
+    size_t i = remembered != nullptr ? (*remembered)[n] : index.Find(args.node_names[n]);
     bool known = i != inventory::NameIndex::kNone;
     r.index.push_back(known ? static_cast<uint32_t>(i) : 0);
     r.nodes.push_back(known ? snapshot.nodes()[i].get() : nullptr);
@@ -97,7 +102,6 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       memo_(std::make_unique<FilterMemoStore>()),
       workloads_(std::make_unique<WorkloadCache>(with_.clock)),
       scores_(std::make_unique<ScoreCacheStore>()),
-      names_(std::make_unique<NameLookupMemo>()),
       node_names_(std::make_unique<NodeNamesMemo>()),
       dra_log_(std::make_unique<DraDecisionLog>()),
       claims_(with_.claim_writer == nullptr
@@ -157,7 +161,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountDecisions(counts);
     return EncodeFilterError(problem);
   }
-  ResolvedNodes resolved = Resolve(args, *snapshot, names_.get());
+  ResolvedNodes resolved = Resolve(args, *snapshot);
   FilterResult result;
   StatusOr<std::vector<RankedNode>> fits =
       evaluation->Evaluate(resolved, /*rank=*/false, [&](size_t pos, NodeVerdict&& v) {
@@ -212,7 +216,7 @@ std::string Service::Prioritize(std::string body) const {
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
       args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get()});
   if (!evaluation->problem().empty()) return "[]";
-  ResolvedNodes resolved = Resolve(args, *snapshot, names_.get());
+  ResolvedNodes resolved = Resolve(args, *snapshot);
   std::shared_ptr<const FilterMemo> memo =
       evaluation->scores_while_filtering() ? memo_->Get(args.pod, snapshot->version()) : nullptr;
   // With the filter's memo, only the nodes it did not see are evaluated here.

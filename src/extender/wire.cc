@@ -13,7 +13,6 @@ struct ExtenderArgs::Body {
   std::string buffer;  // the request body, parsed in place; strings in `doc` point into it
   rapidjson::Document doc;
   std::vector<const rapidjson::Value*> node_items;  // with Nodes: the objects as received
-  std::shared_ptr<const NodeNamesMemo::List> names;  // a remembered NodeNames list in use
 };
 
 ExtenderArgs::ExtenderArgs() : body(std::make_unique<Body>()) {}
@@ -27,7 +26,7 @@ using rapidjson::Value;
 // escaping (node_names_memo.h keeps only such lists): they are copied as they are.
 void AppendName(std::string* out, const ExtenderArgs& args, size_t pos) {
   std::string_view name = args.node_names[pos];
-  if (args.body->names == nullptr) return json::AppendString(out, name);
+  if (args.remembered == nullptr) return json::AppendString(out, name);
   out->push_back('"');
   out->append(name);
   out->push_back('"');
@@ -126,10 +125,10 @@ std::unique_ptr<ExtenderArgs> ParseRemembered(const std::string& body, const Nod
       args->pod = std::move(*decoded);
       pod = true;
       p += used;
-    } else if (same(key, "NodeNames") && args->body->names == nullptr) {
-      args->body->names = memo.Match(text.substr(p));
-      if (args->body->names == nullptr) return nullptr;
-      p += args->body->names->json.size();
+    } else if (same(key, "NodeNames") && args->remembered == nullptr) {
+      args->remembered = memo.Match(text.substr(p));
+      if (args->remembered == nullptr) return nullptr;
+      p += args->remembered->json.size();
     } else if (same(key, "Nodes") && !nodes && text.substr(p).starts_with("null")) {
       nodes = true;
       p += 4;
@@ -139,8 +138,8 @@ std::unique_ptr<ExtenderArgs> ParseRemembered(const std::string& body, const Nod
   } while (take(','));
   if (!take('}')) return nullptr;
   skip();
-  if (p != text.size() || !pod || args->body->names == nullptr) return nullptr;
-  args->node_names = args->body->names->names;
+  if (p != text.size() || !pod || args->remembered == nullptr) return nullptr;
+  args->node_names = args->remembered->names;
   return args;
 }
 
@@ -165,10 +164,10 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& res
       json::AppendValue(&out, *args.body->node_items[result.kept[i]]);
     }
     out.append(R"(]},"NodeNames":null)");
-  } else if (args.body->names != nullptr && result.kept.size() == args.node_names.size()) {
+  } else if (args.remembered != nullptr && result.kept.size() == args.node_names.size()) {
     // Every node kept (kept is in request order), and the list is a remembered one: its text.
     out.append(R"({"Nodes":null,"NodeNames":)");
-    out.append(args.body->names->json);
+    out.append(args.remembered->json);
   } else {
     out.append(R"({"Nodes":null,"NodeNames":[)");
     for (size_t i = 0; i < result.kept.size(); ++i) {

@@ -27,7 +27,6 @@
 #include "gpusched/extender/claim_allocator.h"
 #include "gpusched/extender/dra_decision_log.h"
 #include "gpusched/extender/filter_memo.h"
-#include "gpusched/extender/name_lookup_memo.h"
 #include "gpusched/extender/score_cache_store.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/telemetry.h"
@@ -70,7 +69,6 @@ class Service {
   const std::unique_ptr<FilterMemoStore> memo_;
   const std::unique_ptr<WorkloadCache> workloads_;
   const std::unique_ptr<ScoreCacheStore> scores_;
-  const std::unique_ptr<NameLookupMemo> names_;
   const std::unique_ptr<NodeNamesMemo> node_names_;  // request bodies' NodeNames lists
   const std::unique_ptr<DraDecisionLog> dra_log_;
   const std::unique_ptr<ClaimAllocator> claims_;  // owner mode only

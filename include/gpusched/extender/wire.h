@@ -33,6 +33,8 @@ struct ExtenderArgs {
   bool with_nodes = false;                   // request used Nodes (nodeCacheCapable: false)
   std::vector<Node> nodes;                   // with_nodes: decoded Node objects
   std::vector<std::string_view> node_names;  // names in request order, either way
+  // The remembered list node_names was read from (ParseExtenderArgs with a memo), or null.
+  std::shared_ptr<const NodeNamesMemo::List> remembered;
 
   struct Body;                 // the parsed JSON (private to wire.cc)
   std::unique_ptr<Body> body;
