@@ -165,12 +165,16 @@ TEST(Reflector, RelistsConsistentlyAfter410InStreamOrAsStatus) {
   // In-stream: the watch cache's "too old resource version".
   server.ExpireWatches();
   ASSERT_TRUE(Eventually([&] { return r.stats().relists == 1 && server.open_watches() == 1; }));
-  // As the watch's status: history compacted while disconnected, and b deleted meanwhile.
+  // As the watch's status: history compacted while disconnected, and b deleted meanwhile. The
+  // reconnect is held back so that it always finds the history compacted (without the delay,
+  // a reconnect quick enough to land before the second compaction saw b's deletion in-stream).
+  server.SetDelay("/api/v1/nodes", std::chrono::milliseconds(300));
   server.CompactHistory();
   server.DropWatches();
   server.Remove("nodes", "", "b");
   server.CompactHistory();
   ASSERT_TRUE(Eventually([&] { return r.stats().relists == 2 && server.open_watches() == 1; }));
+  server.SetDelay("/api/v1/nodes", std::chrono::milliseconds(0));
   EXPECT_EQ(mirror.objects().size(), 1u);  // the relist replaced the set: b is gone
   std::vector<std::string> lists;
   for (const std::string& t : Targets(server)) {
