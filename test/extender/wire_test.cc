@@ -4,6 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <fstream>
+#include <iterator>
+
 #include "cluster_json.h"
 
 namespace gpusched::extender {
@@ -69,6 +76,31 @@ TEST(Wire, ARememberedNodeNamesListReadsExactlyAsAFullParse) {
   EXPECT_EQ(EncodeFilterResult(**args, all), EncodeFilterResult(**ParseExtenderArgs(bodies[1]), all));
   FilterResult some{.kept = {1}, .failed = {{0, "full"}}};
   EXPECT_EQ(EncodeFilterResult(**args, some), EncodeFilterResult(**ParseExtenderArgs(bodies[1]), some));
+}
+
+// Pods as a real API server writes them (managedFields, canonical quantities such as "8k", a
+// terminating pod, native sidecars, claims), in kube-scheduler's compact envelope: the second
+// body of each pair is read through the remembered list and reads as the full parse does.
+TEST(Wire, ApiServerPodsReadThroughARememberedListAsInFull) {
+  std::ifstream in(std::string(GPUSCHED_SOURCE_DIR) + "/test/data/apiserver/pods.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  rapidjson::Document list;
+  ASSERT_FALSE(list.Parse(text.c_str()).HasParseError());
+  ASSERT_GT(list["items"].Size(), 5u);
+  NodeNamesMemo memo;
+  for (const rapidjson::Value& item : list["items"].GetArray()) {
+    rapidjson::StringBuffer pod;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(pod);
+    item.Accept(writer);
+    std::string body = testing::ArgsWithNames(pod.GetString(), {"gpu-a100-01", "mgpu-a10-01", "dra-h200-01"});
+    EXPECT_EQ(Outcome(ParseExtenderArgs(body, &memo)), Outcome(ParseExtenderArgs(body)));
+    auto remembered = ParseExtenderArgs(body, &memo);
+    ASSERT_TRUE(remembered.ok()) << remembered.status().ToString();
+    EXPECT_NE((*remembered)->remembered, nullptr);  // read through the memo
+    auto full = ParseExtenderArgs(body);
+    ASSERT_TRUE(full.ok());
+    EXPECT_EQ((*remembered)->pod, (*full)->pod) << (*full)->pod.name;
+  }
 }
 
 // The list used last stays: the list of every node, matched by each filter, is never pushed out
