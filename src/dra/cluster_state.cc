@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+
 namespace gpusched::dra {
 
 std::string DeviceName(const DeviceId& id) { return fmt::format("{}/{}/{}", id.driver, id.pool, id.device); }
 
-ClusterState::ClusterState(std::vector<ResourceSlice> slices, std::vector<DeviceClass> classes,
-                           std::vector<ResourceClaim> claims, std::vector<std::string> errors)
+ClusterState::ClusterState(std::vector<SlicePtr> slices, std::vector<DeviceClass> classes,
+                           std::vector<ResourceClaim> claims, std::vector<std::string> errors, const ClusterState* previous)
     : slices_(std::move(slices)), errors_(std::move(errors)) {
   for (DeviceClass& c : classes) {
     std::string name = c.name;
@@ -24,6 +27,51 @@ ClusterState::ClusterState(std::vector<ResourceSlice> slices, std::vector<Device
     claims_.emplace(std::move(key), std::move(c));
   }
   for (const auto& s : slices_.all()) s->MarkHeld(allocated_);
+  AssignVersions(previous);
+}
+
+namespace {
+
+uint64_t FreshVersion() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
+}
+
+bool SameSlices(const std::vector<const IndexedSlice*>& a, const std::vector<const IndexedSlice*>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const IndexedSlice* x, const IndexedSlice* y) { return x->SameAs(*y); });
+}
+
+}  // namespace
+
+std::vector<const IndexedSlice*> ClusterState::PoolSlicesOf(std::string_view node) const {
+  std::vector<const IndexedSlice*> out;
+  std::vector<size_t> pools;
+  for (const IndexedSlice* s : slices_.PinnedTo(node)) {
+    if (std::find(pools.begin(), pools.end(), s->pool_id()) != pools.end()) continue;
+    pools.push_back(s->pool_id());
+    const std::vector<const IndexedSlice*>& members = slices_.PoolOf(*s);
+    out.insert(out.end(), members.begin(), members.end());
+  }
+  return out;
+}
+
+void ClusterState::AssignVersions(const ClusterState* previous) {
+  bool global_same = previous != nullptr && classes_ == previous->classes_ &&
+                     SameSlices(slices_.unpinned(), previous->slices_.unpinned());
+  global_version_ = global_same ? previous->global_version_ : FreshVersion();
+  for (const auto& [node, pinned] : slices_.by_node()) {
+    uint64_t version = 0;
+    if (global_same) {
+      auto it = previous->node_versions_.find(node);
+      if (it != previous->node_versions_.end() && SameSlices(PoolSlicesOf(node), previous->PoolSlicesOf(node))) version = it->second;
+    }
+    node_versions_.emplace_hint(node_versions_.end(), node, version != 0 ? version : FreshVersion());
+  }
+}
+
+uint64_t ClusterState::NodeVersion(std::string_view node) const {
+  auto it = node_versions_.find(node);
+  return it == node_versions_.end() ? global_version_ : it->second;
 }
 
 const ResourceClaim* ClusterState::FindClaim(const std::string& namespace_name, const std::string& name) const {

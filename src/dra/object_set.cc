@@ -34,23 +34,23 @@ bool DraObjectSet::Apply(DraDelta delta) {
   return changed;
 }
 
-ClusterStatePtr DraObjectSet::Build() const {
-  std::vector<ResourceSlice> slices;
+ClusterStatePtr DraObjectSet::Build(const ClusterState* previous) const {
+  std::vector<SlicePtr> slices;
   std::vector<DeviceClass> classes;
   std::vector<ResourceClaim> claims;
   std::vector<std::string> errors;
   for (const auto& [id, o] : objects_) {
-    if (const auto* s = std::get_if<ResourceSlice>(&o.value)) slices.push_back(*s);
+    if (const auto* s = std::get_if<SlicePtr>(&o.value)) slices.push_back(*s);
     if (const auto* c = std::get_if<DeviceClass>(&o.value)) classes.push_back(*c);
     if (const auto* c = std::get_if<ResourceClaim>(&o.value)) claims.push_back(*c);
     if (!o.readable()) errors.push_back(o.error);
   }
-  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), std::move(errors));
+  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), std::move(errors), previous);
 }
 
 ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim) {
-  std::vector<ResourceSlice> slices;
-  for (const auto& s : state.slices().all()) slices.push_back(s->slice());
+  std::vector<SlicePtr> slices;
+  for (const auto& s : state.slices().all()) slices.push_back(s->shared());
   std::vector<DeviceClass> classes;
   for (const auto& [name, c] : state.classes()) classes.push_back(c);
   std::vector<ResourceClaim> claims;
@@ -58,7 +58,7 @@ ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim) {
     if (c.namespace_name != claim.namespace_name || c.name != claim.name) claims.push_back(c);
   }
   claims.push_back(std::move(claim));
-  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), state.errors());
+  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), state.errors(), &state);
 }
 
 }  // namespace gpusched::dra

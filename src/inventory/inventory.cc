@@ -14,7 +14,7 @@ namespace gpusched::inventory {
 
 Inventory::Inventory(InventoryOptions options) : options_(options) {
   MutexLock lock(&mu_);
-  dra_state_ = std::make_shared<const dra::ClusterState>(std::vector<dra::ResourceSlice>{}, std::vector<dra::DeviceClass>{},
+  dra_state_ = std::make_shared<const dra::ClusterState>(std::vector<dra::SlicePtr>{}, std::vector<dra::DeviceClass>{},
                                                          std::vector<dra::ResourceClaim>{}, std::vector<std::string>{});
   PublishLocked(true);
 }

@@ -40,13 +40,15 @@ class ClusterSync::DraFeed {
   void Apply(dra::DraDelta delta) GPUSCHED_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     if (!objects_.Apply(std::move(delta))) return;
-    inventory_->Apply(ClusterDelta{.dra_state = objects_.Build()});
+    last_ = objects_.Build(last_.get());
+    inventory_->Apply(ClusterDelta{.dra_state = last_});
   }
 
  private:
   inventory::Inventory* const inventory_;
   Mutex mu_;
   dra::DraObjectSet objects_ GPUSCHED_GUARDED_BY(mu_);
+  dra::ClusterStatePtr last_ GPUSCHED_GUARDED_BY(mu_);  // the state built last: NodeVersions follow it
 };
 
 class ClusterSync::Handler : public ReflectorHandler {

@@ -622,7 +622,15 @@ dra::DraObject DecodeDraObject(const Value& v, dra::ObjectKind kind) {
     }
   };
   switch (kind) {
-    case dra::ObjectKind::kResourceSlice: take(DecodeResourceSlice(v)); break;
+    case dra::ObjectKind::kResourceSlice: {
+      StatusOr<ResourceSlice> slice = DecodeResourceSlice(v);
+      if (slice.ok()) {
+        out.value = std::make_shared<const ResourceSlice>(std::move(slice).value());
+      } else {
+        out.error = std::string(slice.status().message());
+      }
+      break;
+    }
     case dra::ObjectKind::kDeviceClass: take(DecodeDeviceClass(v)); break;
     case dra::ObjectKind::kResourceClaim: take(DecodeResourceClaim(v)); break;
   }

@@ -13,7 +13,7 @@ using ::testing::ElementsAre;
 DraObject Slice(std::string name, std::string version, std::string node = "n1") {
   ResourceSlice s{.name = name, .driver = "gpu.nvidia.com", .pool = node, .generation = 1, .slice_count = 1, .node_name = node};
   s.devices.push_back(Device{.name = "gpu-0"});
-  return DraObject{.kind = ObjectKind::kResourceSlice, .key = name, .resource_version = std::move(version), .value = std::move(s)};
+  return DraObject{.kind = ObjectKind::kResourceSlice, .key = name, .resource_version = std::move(version), .value = std::make_shared<const ResourceSlice>(std::move(s))};
 }
 
 DraObject Claim(std::string name, std::string version, bool allocated = false) {
@@ -69,6 +69,55 @@ TEST(DraObjectSet, WithClaimReplacesOneClaimAndKeepsTheRest) {
   EXPECT_EQ(after->Holder(DeviceId{"gpu.nvidia.com", "n1", "gpu-0"}), "ml/c");
   EXPECT_EQ(before->Holder(DeviceId{"gpu.nvidia.com", "n1", "gpu-0"}), "");  // states are immutable
   EXPECT_EQ(after->slices().all().size(), 1u);
+}
+
+DraObject ClassObject(std::string name, std::string version, std::string expression) {
+  DeviceClass c{.name = name, .selectors = {std::move(expression)}};
+  return DraObject{.kind = ObjectKind::kDeviceClass, .key = name, .resource_version = std::move(version), .value = std::move(c)};
+}
+
+TEST(DraNodeVersion, OnlyTheNodeWhoseDevicesAClaimTakesGetsANewVersion) {
+  DraObjectSet set;
+  set.Apply(DraDelta{.upserts = {Slice("s1", "1", "n1"), Slice("s2", "1", "n2"), Claim("c", "1")}});
+  ClusterStatePtr first = set.Build();
+  set.Apply(DraDelta{.upserts = {Claim("c", "2", true)}});  // allocated: gpu-0 of n1
+  ClusterStatePtr second = set.Build(first.get());
+  EXPECT_NE(second->NodeVersion("n1"), first->NodeVersion("n1"));
+  EXPECT_EQ(second->NodeVersion("n2"), first->NodeVersion("n2"));
+  EXPECT_EQ(second->NodeVersion("no-slices"), first->NodeVersion("no-slices"));
+  // Freed again: n1 holds what it held first, but its version is new (versions are never reused).
+  set.Apply(DraDelta{.upserts = {Claim("c", "3")}});
+  ClusterStatePtr third = set.Build(second.get());
+  EXPECT_NE(third->NodeVersion("n1"), first->NodeVersion("n1"));
+  EXPECT_NE(third->NodeVersion("n1"), second->NodeVersion("n1"));
+  EXPECT_EQ(third->NodeVersion("n2"), first->NodeVersion("n2"));
+}
+
+TEST(DraNodeVersion, AChangedSliceOrClassOrNoPreviousStateGivesNewVersions) {
+  DraObjectSet set;
+  set.Apply(DraDelta{.upserts = {Slice("s1", "1", "n1"), Slice("s2", "1", "n2"), ClassObject("gpu", "1", "true")}});
+  ClusterStatePtr first = set.Build();
+  EXPECT_NE(set.Build()->NodeVersion("n1"), first->NodeVersion("n1"));  // no previous: all new
+  set.Apply(DraDelta{.upserts = {Slice("s2", "2", "n2")}});            // republished: another copy
+  ClusterStatePtr second = set.Build(first.get());
+  EXPECT_EQ(second->NodeVersion("n1"), first->NodeVersion("n1"));
+  EXPECT_NE(second->NodeVersion("n2"), first->NodeVersion("n2"));
+  set.Apply(DraDelta{.upserts = {ClassObject("gpu", "2", "false")}});  // a class: every node
+  ClusterStatePtr third = set.Build(second.get());
+  EXPECT_NE(third->NodeVersion("n1"), second->NodeVersion("n1"));
+  EXPECT_NE(third->NodeVersion("n2"), second->NodeVersion("n2"));
+  EXPECT_NE(third->NodeVersion("no-slices"), second->NodeVersion("no-slices"));
+  EXPECT_NE(third->NodeVersion("n1"), 0u);
+}
+
+TEST(DraNodeVersion, AnOwnerModeClaimWriteKeepsTheVersionsOfNodesItDoesNotTouch) {
+  DraObjectSet set;
+  set.Apply(DraDelta{.upserts = {Slice("s1", "1", "n1"), Slice("s2", "1", "n2"), Claim("c", "1")}});
+  ClusterStatePtr before = set.Build();
+  ClusterStatePtr after = WithClaim(*before, std::get<ResourceClaim>(Claim("c", "2", true).value));
+  EXPECT_NE(after->NodeVersion("n1"), before->NodeVersion("n1"));
+  EXPECT_EQ(after->NodeVersion("n2"), before->NodeVersion("n2"));
+  EXPECT_EQ(after->slices().all()[0]->shared(), before->slices().all()[0]->shared());  // one copy
 }
 
 }  // namespace

@@ -24,8 +24,10 @@ namespace gpusched::dra {
 
 class ClusterState {
  public:
-  ClusterState(std::vector<ResourceSlice> slices, std::vector<DeviceClass> classes, std::vector<ResourceClaim> claims,
-               std::vector<std::string> errors);
+  // `previous`, when given, is a state this one follows: nodes whose DRA inputs did not change
+  // keep their NodeVersion.
+  ClusterState(std::vector<SlicePtr> slices, std::vector<DeviceClass> classes, std::vector<ResourceClaim> claims,
+               std::vector<std::string> errors, const ClusterState* previous = nullptr);
 
   const SliceIndex& slices() const { return slices_; }
   const std::map<std::string, DeviceClass, std::less<>>& classes() const { return classes_; }
@@ -52,6 +54,13 @@ class ClusterState {
   // when no slice selects nodes by label (then labels cannot change the answer). Thread-safe.
   NodePoolsPtr PoolsFor(const NodeInfo& node) const;
 
+  // A version of everything the allocator reads for `node` besides the node object itself and
+  // the pod's own claims: the slices of its pools and of pools not pinned to a node, which of
+  // their devices are held and how much capacity is consumed, and the device classes. Two states
+  // give a node the same version only if those are equal (versions are unique in the process
+  // and carried from `previous` only when unchanged); never 0.
+  uint64_t NodeVersion(std::string_view node) const;
+
   // Devices a pod holds through its allocated claims ("driver/pool/device"), for the ledger.
   std::vector<std::string> DevicesOf(const Pod& pod) const;
 
@@ -62,6 +71,12 @@ class ClusterState {
   AllocatedDevices allocated_;
   std::map<DeviceId, std::string> holders_;
   std::vector<std::string> errors_;
+  // Sets the versions above, comparing with `previous` (may be null).
+  void AssignVersions(const ClusterState* previous);
+  // The slices of every pool `node` publishes to, in pool order.
+  std::vector<const IndexedSlice*> PoolSlicesOf(std::string_view node) const;
+  uint64_t global_version_ = 0;                                      // classes, unpinned slices
+  std::map<std::string, uint64_t, std::less<>> node_versions_;       // nodes with pinned slices
   mutable Mutex pools_mu_;
   struct NameHash {
     using is_transparent = void;

@@ -32,7 +32,7 @@ struct DraObject {
   ObjectKind kind = ObjectKind::kResourceSlice;
   std::string key;               // namespace/name for claims, name otherwise
   std::string resource_version;  // metadata.resourceVersion ("" if none)
-  std::variant<std::monostate, ResourceSlice, DeviceClass, ResourceClaim> value;  // monostate: unreadable
+  std::variant<std::monostate, SlicePtr, DeviceClass, ResourceClaim> value;  // monostate: unreadable
   std::string error;  // when unreadable: names the object, the field and the value
 
   bool readable() const { return value.index() != 0; }
@@ -54,8 +54,10 @@ class DraObjectSet {
   // resourceVersion already held is no change).
   bool Apply(DraDelta delta);
 
-  // The state of the objects held (copies them; unreadable objects become its errors()).
-  ClusterStatePtr Build() const;
+  // The state of the objects held (shares the slices, copies the rest; unreadable objects
+  // become its errors()). `previous`: the state this one follows, so that unchanged nodes keep
+  // their ClusterState::NodeVersion; may be null.
+  ClusterStatePtr Build(const ClusterState* previous = nullptr) const;
 
   size_t size() const { return objects_.size(); }
 
@@ -64,7 +66,8 @@ class DraObjectSet {
 };
 
 // Returns `state` with `claim` in place of the claim of the same namespace and name (added if
-// absent): owner mode's in-memory claim writes. Copies the state's objects.
+// absent): owner mode's in-memory claim writes. Shares the slices, copies the other objects;
+// nodes whose devices the write does not touch keep their NodeVersion.
 ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim);
 
 }  // namespace gpusched::dra

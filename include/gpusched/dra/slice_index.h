@@ -25,8 +25,9 @@ namespace gpusched::dra {
 // (selector, device) verdict never changes and is computed once across all pods and nodes.
 class IndexedSlice {
  public:
-  explicit IndexedSlice(ResourceSlice slice) : slice_(std::move(slice)) {}
-  const ResourceSlice& slice() const { return slice_; }
+  explicit IndexedSlice(SlicePtr slice) : slice_(std::move(slice)) {}
+  const ResourceSlice& slice() const { return *slice_; }
+  const SlicePtr& shared() const { return slice_; }
 
   // Verdicts of one compiled selector on this slice's devices. Thread-safe.
   struct Verdicts {
@@ -50,13 +51,22 @@ class IndexedSlice {
   const std::vector<uint8_t>* HeldBy(const AllocatedDevices* allocated) const {
     return held_for_ == allocated ? &held_ : nullptr;
   }
+  // The capacity `allocated` consumes of each device that has some, by device index, computed
+  // with the marks above.
+  using Consumed = std::vector<std::pair<size_t, std::map<std::string, int64_t>>>;
+  const Consumed& consumed() const { return consumed_; }
+  // True if both hold the same slice and the same devices of it are held and consumed.
+  bool SameAs(const IndexedSlice& other) const {
+    return slice_ == other.slice_ && held_ == other.held_ && consumed_ == other.consumed_;
+  }
 
  private:
-  ResourceSlice slice_;
+  SlicePtr slice_;
   friend class SliceIndex;
   size_t pool_id_ = 0;
   const AllocatedDevices* held_for_ = nullptr;
   std::vector<uint8_t> held_;
+  Consumed consumed_;
   mutable Mutex mu_;
   mutable std::vector<std::pair<const cel::Program*, std::unique_ptr<Verdicts>>> verdicts_ GPUSCHED_GUARDED_BY(mu_);
 };
@@ -64,11 +74,18 @@ class IndexedSlice {
 // Every ResourceSlice of the cluster, indexed for per-node gathering.
 class SliceIndex {
  public:
-  explicit SliceIndex(std::vector<ResourceSlice> slices);
+  explicit SliceIndex(std::vector<SlicePtr> slices);
+  explicit SliceIndex(std::vector<ResourceSlice> slices);  // each shared anew
 
   // Slices that may be relevant for `node`: its own (spec.nodeName) and every slice that selects
   // nodes otherwise (allNodes, nodeSelector, perDeviceNodeSelection).
   std::vector<const IndexedSlice*> Candidates(std::string_view node) const;
+  // The slices published for `node` (spec.nodeName), in index order; empty if none.
+  const std::vector<const IndexedSlice*>& PinnedTo(std::string_view node) const;
+  // Names of the nodes that have pinned slices, with them, in name order.
+  const std::map<std::string, std::vector<const IndexedSlice*>, std::less<>>& by_node() const { return by_node_; }
+  // Slices that select nodes otherwise (allNodes, nodeSelector, perDeviceNodeSelection).
+  const std::vector<const IndexedSlice*>& unpinned() const { return unpinned_; }
   // Every slice of the slice's pool (driver, pool), on any node.
   const std::vector<const IndexedSlice*>& PoolOf(const IndexedSlice& slice) const { return pools_[slice.pool_id()]; }
   const std::vector<std::unique_ptr<IndexedSlice>>& all() const { return slices_; }

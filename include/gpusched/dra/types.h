@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,6 +126,10 @@ struct ResourceSlice {
   std::vector<CounterSet> shared_counters;
   bool operator==(const ResourceSlice&) const = default;
 };
+
+// A slice shared, unchanged, by every state built while the API server holds the same version:
+// one copy in memory, and pointer equality means equal content.
+using SlicePtr = std::shared_ptr<const ResourceSlice>;
 
 struct OpaqueConfig {
   std::string driver;
