@@ -2,8 +2,11 @@
 // nvidia-dra nodes of 8 GPUs each with half of them allocated (issue 3's yardstick; upstream
 // kube-scheduler's DynamicResources plugin manages 50-80 pods/s at 500 nodes in scheduler_perf).
 //
-//   BM_DraPlannerFilter    the decision core: the allocator on every node
+//   BM_DraPlannerFilter    the decision core for one pod after another of the same claim shape:
+//                          verdicts cached per node, two nodes changed before each pod
 //   BM_DraPlannerRank      the same with the ranked (topology-aligned) choice and the score
+//   BM_DraPlanner*Uncached the allocator on every node (what the two above measured before the
+//                          verdict cache)
 //   BM_DraServiceFilter    the extender's filter in process: JSON body in, JSON reply out
 //   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
 //   BM_DraStateFromJson    one DRA change the old way: every object decoded again from JSON
@@ -90,31 +93,60 @@ Pod PendingPod() {
   return kubejson::DecodePod(d, "Pod").value();
 }
 
-void PlannerFilter(benchmark::State& state, bool rank) {
+// A claim holding GPUs 4 and 5 of node `n`: moved to the next node before each cached pass, so
+// that two nodes' DRA inputs change between consecutive pods (one freed, one taken).
+dra::ResourceClaim Mover(int n) {
+  dra::ResourceClaim c{.namespace_name = "ml", .name = "mover", .uid = "mover"};
+  c.allocation = dra::AllocationResult{};
+  for (int i : {4, 5}) c.allocation->results.push_back(dra::DeviceResult{.request = "gpus", .id = {"gpu.nvidia.com", NodeName(n), fmt::format("gpu-{}", i)}});
+  return c;
+}
+
+// Every node judged for the pending pod. Cached: through one DraVerdictCache kept across
+// iterations, as the service keeps it for pods of one claim shape, with the mover claim moved
+// (outside the timing) before each pass; uncached: every node through the allocator.
+void PlannerFilter(benchmark::State& state, bool rank, bool cached) {
+  int nodes = static_cast<int>(state.range(0));
   inventory::Inventory inv;
-  inv.ReplaceCluster(DraCluster(static_cast<int>(state.range(0))));
+  inv.ReplaceCluster(DraCluster(nodes));
   auto snapshot = inv.Snapshot();
+  dra::ClusterStatePtr dra = snapshot->dra_ptr();
   Pod pod = PendingPod();
   dra::cel::ProgramCache programs;
+  placement::DraVerdictCache cache;
   size_t fits = 0;
-  int64_t steps = 0;
+  int64_t steps = 0, pass = 0;
   for (auto _ : state) {
-    placement::DraPlanner planner(snapshot->dra(), pod, &programs);
+    if (cached) {
+      state.PauseTiming();
+      dra = dra::WithClaim(*dra, Mover(static_cast<int>(pass++ % nodes)));
+      state.ResumeTiming();
+    }
+    placement::DraPlanner planner(*dra, pod, &programs);
     fits = 0;
     steps = 0;
-    for (const inventory::NodeStatePtr& node : snapshot->nodes()) {
-      placement::DraVerdict v = planner.Evaluate(*node, rank);
-      fits += v.fits();
-      steps += v.steps;
-      benchmark::DoNotOptimize(v);
+    for (uint32_t pos = 0; pos < snapshot->nodes().size(); ++pos) {
+      const placement::NodeState& node = *snapshot->nodes()[pos];
+      if (cached) {
+        std::shared_ptr<const placement::DraVerdict> v = planner.Evaluate(node, pos, rank, &cache);
+        fits += v->fits();
+        benchmark::DoNotOptimize(v);
+      } else {
+        placement::DraVerdict v = planner.Evaluate(node, rank);
+        fits += v.fits();
+        steps += v.steps;
+        benchmark::DoNotOptimize(v);
+      }
     }
   }
   state.counters["fitting_nodes"] = static_cast<double>(fits);
-  state.counters["allocator_steps"] = static_cast<double>(steps);
+  if (!cached) state.counters["allocator_steps"] = static_cast<double>(steps);
 }
 
-void BM_DraPlannerFilter(benchmark::State& state) { PlannerFilter(state, false); }
-void BM_DraPlannerRank(benchmark::State& state) { PlannerFilter(state, true); }
+void BM_DraPlannerFilter(benchmark::State& state) { PlannerFilter(state, false, true); }
+void BM_DraPlannerRank(benchmark::State& state) { PlannerFilter(state, true, true); }
+void BM_DraPlannerFilterUncached(benchmark::State& state) { PlannerFilter(state, false, false); }
+void BM_DraPlannerRankUncached(benchmark::State& state) { PlannerFilter(state, true, false); }
 
 void BM_DraServiceFilter(benchmark::State& state) {
   inventory::Inventory inv;
@@ -190,6 +222,8 @@ BENCHMARK(BM_DraStateFromJson)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_DraStateFromTypedDelta)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DraPlannerFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerRank)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraPlannerFilterUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraPlannerRankUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraAllocatorColdCel)->Arg(500)->Unit(benchmark::kMicrosecond);
 

@@ -89,7 +89,7 @@ Status ClaimAllocator::Allocate(const Pod& pod, const std::string& node_name) {
     }
     Status s = Write(pod, planner.to_allocate(), v.ranked, planner.allocated());
     if (s.ok()) {
-      if (log_ != nullptr) log_->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node_name, std::move(v));
+      if (log_ != nullptr) log_->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node_name, std::make_shared<const placement::DraVerdict>(std::move(v)));
       return OkStatus();
     }
     if (s.code() != StatusCode::kAborted) return s;

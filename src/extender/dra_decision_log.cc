@@ -2,7 +2,7 @@
 
 namespace gpusched::extender {
 
-void DraDecisionLog::Record(std::string pod, std::string node, placement::DraVerdict verdict) {
+void DraDecisionLog::Record(std::string pod, std::string node, std::shared_ptr<const placement::DraVerdict> verdict) {
   MutexLock lock(&mu_);
   decisions_.push_back(DraDecision{std::move(pod), std::move(node), std::move(verdict)});
   while (decisions_.size() > keep_) decisions_.pop_front();

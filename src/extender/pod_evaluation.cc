@@ -50,7 +50,9 @@ class DevicePluginEvaluation final : public PodEvaluation {
     if (in_.scores == nullptr || (*scorer)->Batch()) {
       return placement::FilterAndRank(planner, **scorer, request_, resolved.nodes, resolved.index, Hash(pod_.uid), on_fail);
     }
-    ScoreCacheStore::Loan loan = in_.scores->Borrow(policy, placement::ShapeKey(request_), workload);
+    // The workload is named by address in the key: the loan pins it.
+    ScoreCacheStore::Loan loan = in_.scores->Borrow(
+        fmt::format("{}|{}|{}", policy, static_cast<const void*>(workload.get()), placement::ShapeKey(request_)), workload);
     std::vector<RankedNode> fits =
         placement::FilterAndRank(planner, **scorer, request_, resolved.nodes, resolved.index, Hash(pod_.uid), on_fail,
                                  placement::CachedScores{loan.cache.get(), resolved.generations});
@@ -76,28 +78,38 @@ class DraEvaluation final : public PodEvaluation {
   StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool rank,
                                              const OnNodeFailed& on_failed) override {
     const std::vector<const placement::NodeState*>& nodes = resolved.nodes;
+    std::optional<DraVerdictCacheStore::Loan> loan;
+    if (in_.dra_verdicts != nullptr && planner_.cacheable()) loan = in_.dra_verdicts->Borrow(planner_.shape());
+    placement::DraVerdictCache* cache = loan ? loan->cache.get() : nullptr;
     std::vector<RankedNode> fits;
     for (size_t pos = 0; pos < nodes.size(); ++pos) {
       if (nodes[pos] == nullptr) {
         on_failed(pos, UnknownNode());
         continue;
       }
-      placement::DraVerdict v = planner_.Evaluate(*nodes[pos], rank);
+      std::shared_ptr<const placement::DraVerdict> v = planner_.Evaluate(*nodes[pos], resolved.index[pos], rank, cache);
       // As upstream: a fault of the request (bad CEL, unknown class) stops the pod's filter.
-      if (v.request_error && !rank) return InvalidArgumentError(v.node.reason);
-      if (!v.fits()) {
-        on_failed(pos, std::move(v.node));
+      if (v->request_error && !rank) return Finish(std::move(loan), InvalidArgumentError(v->node.reason));
+      if (!v->fits()) {
+        on_failed(pos, NodeVerdict(v->node));
         continue;
       }
-      fits.push_back(RankedNode{pos, v.score});
+      fits.push_back(RankedNode{pos, v->score});
       if (rank && in_.log != nullptr) {
         in_.log->Record(fmt::format("{}/{}", pod_.namespace_name, pod_.name), nodes[pos]->node.name, std::move(v));
       }
     }
-    return fits;
+    return Finish(std::move(loan), std::move(fits));
   }
 
  private:
+  // Returns the borrowed cache, if any, and passes `result` through.
+  template <typename T>
+  T Finish(std::optional<DraVerdictCacheStore::Loan> loan, T result) {
+    if (loan) in_.dra_verdicts->Return(std::move(*loan));
+    return result;
+  }
+
   const Pod& pod_;
   const EvaluationInputs in_;
   placement::DraPlanner planner_;

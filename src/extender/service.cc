@@ -102,6 +102,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       memo_(std::make_unique<FilterMemoStore>()),
       workloads_(std::make_unique<WorkloadCache>(with_.clock)),
       scores_(std::make_unique<ScoreCacheStore>()),
+      dra_verdicts_(std::make_unique<DraVerdictCacheStore>()),
       node_names_(std::make_unique<NodeNamesMemo>()),
       dra_log_(std::make_unique<DraDecisionLog>()),
       claims_(with_.claim_writer == nullptr
@@ -153,7 +154,7 @@ std::string Service::Filter(std::string body) const {
 std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
-      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get()});
+      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get(), dra_verdicts_.get()});
   DecisionCounts counts;
   if (std::string problem = evaluation->problem(); !problem.empty()) {
     // The pod cannot be placed anywhere until its claims exist: kube-scheduler retries it later.
@@ -214,7 +215,7 @@ std::string Service::Prioritize(std::string body) const {
   if (PassesThrough(args.pod, request) || !request.schedulable()) return "[]";
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
-      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get()});
+      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get(), dra_verdicts_.get()});
   if (!evaluation->problem().empty()) return "[]";
   ResolvedNodes resolved = Resolve(args, *snapshot);
   std::shared_ptr<const FilterMemo> memo =
@@ -259,7 +260,7 @@ std::string Service::Bind(std::string_view body) const {
 std::string Service::DebugInventory(std::string_view node) const {
   std::vector<DraDecision> recent = dra_log_->Recent();
   std::vector<DraDecisionView> decisions;
-  for (const DraDecision& d : recent) decisions.push_back(DraDecisionView{d.pod, d.node, &d.verdict});
+  for (const DraDecision& d : recent) decisions.push_back(DraDecisionView{d.pod, d.node, d.verdict.get()});
   return EncodeInventory(*inventory_->Snapshot(), inventory_->Stats(), node, decisions, inventory_->Errors());
 }
 

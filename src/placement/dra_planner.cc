@@ -6,6 +6,13 @@
 #include <set>
 
 namespace gpusched::placement {
+namespace {
+
+// Stands for the name of the pod's i-th claim to allocate; Kubernetes names never hold \x1f.
+constexpr char kMark = '\x1f';
+std::string Placeholder(size_t i) { return fmt::format("{}{}{}", kMark, i, kMark); }
+
+}  // namespace
 
 DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options)
     : state_(state), pod_(pod), programs_(programs), options_(std::move(options)) {
@@ -14,8 +21,19 @@ DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel:
   for (const dra::ResourceClaim* c : resolved.claims) {
     (c->allocation ? allocated_ : to_allocate_).push_back(c);
   }
+  // What the allocator sees: the claims' specs under placeholder names (no uid, version, owner
+  // or consumers: it reads none of them), so that verdicts are the same for every pod of a shape.
+  for (size_t i = 0; i < to_allocate_.size(); ++i) {
+    const dra::ResourceClaim& c = *to_allocate_[i];
+    anonymous_.push_back(dra::ResourceClaim{.namespace_name = c.namespace_name,
+                                            .name = Placeholder(i),
+                                            .requests = c.requests,
+                                            .constraints = c.constraints,
+                                            .configs = c.configs});
+  }
+  for (const dra::ResourceClaim& c : anonymous_) anonymous_ptrs_.push_back(&c);
   // The ranked variant: every request for two or more devices stays under one PCIe root.
-  for (const dra::ResourceClaim* c : to_allocate_) {
+  for (const dra::ResourceClaim* c : anonymous_ptrs_) {
     dra::ResourceClaim copy = *c;
     for (const dra::DeviceRequest& r : c->requests) {
       bool multi = r.exactly ? (r.exactly->allocation_mode == "ExactCount" && r.exactly->count > 1)
@@ -43,7 +61,7 @@ DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel:
       for (const dra::ExactRequest& sub : r.first_available) one(sub);
     }
   };
-  for (const dra::ResourceClaim* c : to_allocate_) requests(*c);
+  for (const dra::ResourceClaim& c : anonymous_) requests(c);
   for (const dra::ResourceClaim& c : aligned_) requests(c);
 }
 
@@ -109,7 +127,38 @@ const dra::AllocatedDevices* DraPlanner::Held(dra::AllocatedDevices* merged) con
   return merged;
 }
 
+std::string DraPlanner::Personal(std::string reason) const {
+  // Only the placeholders are replaced: a \x1f that a selector's text brought in stays.
+  for (size_t i = 0; i < to_allocate_.size(); ++i) {
+    std::string mark = Placeholder(i);
+    for (size_t at = reason.find(mark); at != std::string::npos; at = reason.find(mark, at + to_allocate_[i]->name.size())) {
+      reason.replace(at, mark.size(), to_allocate_[i]->name);
+    }
+  }
+  return reason;
+}
+
 DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
+  DraVerdict v = EvaluateAnonymous(node, rank);
+  v.node.reason = Personal(std::move(v.node.reason));
+  return v;
+}
+
+std::shared_ptr<const DraVerdict> DraPlanner::Evaluate(const NodeState& node, uint32_t pos, bool rank, DraVerdictCache* cache) const {
+  if (!cacheable() || cache == nullptr) return std::make_shared<const DraVerdict>(Evaluate(node, rank));
+  uint64_t version = state_.NodeVersion(node.node.name);
+  DraVerdictCache::VerdictPtr v = cache->Find(pos, node.generation, version, rank);
+  if (v == nullptr) {
+    v = std::make_shared<const DraVerdict>(EvaluateAnonymous(node, rank));
+    cache->Put(pos, node.generation, version, rank, v);
+  }
+  if (v->node.reason.find(kMark) == std::string::npos) return v;
+  auto personal = std::make_shared<DraVerdict>(*v);
+  personal->node.reason = Personal(std::move(personal->node.reason));
+  return personal;
+}
+
+DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank) const {
   if (!problem_.empty()) return RequestError(problem_);
   if (node.condition == NodeCondition::kInvalid) return DraVerdict{.node = NoFit(Reject::kInvalidLabel, node.condition_reason)};
   dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
@@ -129,7 +178,7 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
                                              .pools = pools.get(),
                                              .want_results = rank});
   };
-  dra::AllocatorOutcome compat = run(to_allocate_);
+  dra::AllocatorOutcome compat = run(anonymous_ptrs_);
   if (compat.kind == dra::AllocatorOutcome::Kind::kError) return RequestError(std::move(compat.reason), compat.steps);
   DraVerdict v{.steps = compat.steps};
   if (compat.kind != dra::AllocatorOutcome::Kind::kAllocated) {
@@ -168,11 +217,14 @@ void DraPlanner::Rank(const NodeState& node,
 double DraPlanner::PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const {
   // The node's GPU devices left free after this pod: fewer is better.
   int64_t total = 0, free = 0;
-  for (const dra::IndexedSlice* s : state_.slices().Candidates(node.node.name)) {
-    if (s->slice().node_name != node.node.name || !IsGpu(s->slice().driver)) continue;
-    for (const dra::Device& d : s->slice().devices) {
+  for (const dra::IndexedSlice* s : state_.slices().PinnedTo(node.node.name)) {
+    if (!IsGpu(s->slice().driver)) continue;
+    const std::vector<uint8_t>* held = s->HeldBy(&state_.allocated());  // marked when the state was built
+    for (size_t i = 0; i < s->slice().devices.size(); ++i) {
       ++total;
-      if (!state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, d.name})) ++free;
+      bool taken = held != nullptr ? (*held)[i] != 0
+                                   : state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, s->slice().devices[i].name});
+      if (!taken) ++free;
     }
   }
   int64_t used = 0;

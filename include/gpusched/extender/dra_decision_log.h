@@ -7,6 +7,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,14 +19,14 @@ namespace gpusched::extender {
 struct DraDecision {
   std::string pod;   // namespace/name
   std::string node;
-  placement::DraVerdict verdict;
+  std::shared_ptr<const placement::DraVerdict> verdict;  // never null
 };
 
 class DraDecisionLog {
  public:
   explicit DraDecisionLog(size_t keep = 64) : keep_(keep) {}
 
-  void Record(std::string pod, std::string node, placement::DraVerdict verdict) GPUSCHED_EXCLUDES(mu_);
+  void Record(std::string pod, std::string node, std::shared_ptr<const placement::DraVerdict> verdict) GPUSCHED_EXCLUDES(mu_);
   // Returns the kept decisions, oldest first.
   std::vector<DraDecision> Recent() const GPUSCHED_EXCLUDES(mu_);
 

@@ -38,6 +38,7 @@ struct EvaluationInputs {
   const WorkloadCache* workloads = nullptr;    // M for fgd and the soft policies
   DraDecisionLog* log = nullptr;               // ranked DRA decisions go here
   ScoreCacheStore* scores = nullptr;           // scores of earlier pods of the same shape; optional
+  DraVerdictCacheStore* dra_verdicts = nullptr;  // DRA verdicts of earlier pods of the same claims; optional
 };
 
 // The nodes of one request, resolved against the snapshot: the state (nullptr: a node the

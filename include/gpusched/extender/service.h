@@ -69,6 +69,7 @@ class Service {
   const std::unique_ptr<FilterMemoStore> memo_;
   const std::unique_ptr<WorkloadCache> workloads_;
   const std::unique_ptr<ScoreCacheStore> scores_;
+  const std::unique_ptr<DraVerdictCacheStore> dra_verdicts_;
   const std::unique_ptr<NodeNamesMemo> node_names_;  // request bodies' NodeNames lists
   const std::unique_ptr<DraDecisionLog> dra_log_;
   const std::unique_ptr<ClaimAllocator> claims_;  // owner mode only

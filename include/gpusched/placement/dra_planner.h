@@ -26,6 +26,7 @@
 #include "gpusched/dra/cluster_state.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/node_state.h"
+#include "gpusched/placement/dra_verdict_cache.h"
 #include "gpusched/placement/planner.h"
 
 namespace gpusched::placement {
@@ -39,22 +40,6 @@ struct DraOptions {
   const dra::AllocatedDevices* also_allocated = nullptr;
 };
 
-struct DraVerdict {
-  // The verdict every pod gets on a node: fits, or why not (reject, reason) and whether freeing
-  // devices there could help (resolvable: only kInsufficient).
-  NodeVerdict node;
-  // The fault is the pod's request, not the node (a claim missing, a selector that does not
-  // compile, an unknown class): as upstream, it stops the pod's scheduling attempt. Implies
-  // node.reject == kInvalidRequest.
-  bool request_error = false;
-  std::vector<dra::AllocationResult> compat;  // fits: what kube-scheduler would allocate
-  std::vector<dra::AllocationResult> ranked;  // fits, when ranked: gpusched's choice
-  bool topology_aligned = false;             // ranked keeps every multi-device request in one root
-  double score = 0;                          // fits, when ranked: higher is better
-  int64_t steps = 0;
-
-  bool fits() const { return node.fits; }
-};
 
 class DraPlanner {
  public:
@@ -69,6 +54,19 @@ class DraPlanner {
 
   // The verdict on `node`; with `rank`, also the ranked choice and the score.
   DraVerdict Evaluate(const NodeState& node, bool rank) const;
+  // The same verdict through `cache`, which must hold verdicts for this planner's shape() only
+  // (the caller keys caches by it): reused while the node (NodeState::generation) and its DRA
+  // inputs (ClusterState::NodeVersion) are unchanged, computed and kept otherwise. `pos` is the
+  // node's snapshot position. Falls back to Evaluate when !cacheable().
+  std::shared_ptr<const DraVerdict> Evaluate(const NodeState& node, uint32_t pos, bool rank, DraVerdictCache* cache) const;
+
+  // True if verdicts depend only on shape() and the node: the pod has no claim allocated already
+  // (those are checked against the pod itself) and nothing is held besides the cluster's.
+  bool cacheable() const { return problem_.empty() && allocated_.empty() && options_.also_allocated == nullptr; }
+  // The claims to allocate as the allocator sees them: their namespaces, requests, constraints
+  // and configs, names replaced by placeholders. Pods whose shapes are equal get the same
+  // verdicts (the names are put back into reasons afterwards).
+  const std::vector<dra::ResourceClaim>& shape() const { return anonymous_; }
 
   // The pod's claims: those to allocate (in pod order, as DraVerdict's results) and those
   // allocated already.
@@ -77,6 +75,10 @@ class DraPlanner {
 
  private:
   bool IsGpu(std::string_view driver) const;
+  // Evaluate's verdict with placeholders where the claims' names go.
+  DraVerdict EvaluateAnonymous(const NodeState& node, bool rank) const;
+  // `reason` with the placeholders replaced by the claims' names.
+  std::string Personal(std::string reason) const;
   // Why `node` cannot use the pod's allocated claims, or nullopt.
   std::optional<NodeVerdict> CheckAllocated(const dra::NodeInfo& info) const;
   // Why GPUs held by `drivers` (and the allocated claims) cannot go to `node`, or nullopt.
@@ -95,7 +97,9 @@ class DraPlanner {
   std::string problem_;
   std::vector<const dra::ResourceClaim*> allocated_;    // claims already allocated
   std::vector<const dra::ResourceClaim*> to_allocate_;  // in pod order
-  std::vector<dra::ResourceClaim> aligned_;              // to_allocate_ plus topology constraints
+  std::vector<dra::ResourceClaim> anonymous_;            // to_allocate_ as shape() describes
+  std::vector<const dra::ResourceClaim*> anonymous_ptrs_;
+  std::vector<dra::ResourceClaim> aligned_;              // anonymous_ plus topology constraints
   // Every selector of the claims above and of their classes, compiled once for all nodes.
   std::unordered_map<const std::string*, const dra::cel::Program*> compiled_;
   std::vector<dra::cel::ProgramPtr> keep_;  // owners of compiled_'s programs

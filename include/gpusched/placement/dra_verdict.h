@@ -1,0 +1,32 @@
+// File: dra_verdict.h
+//
+// DraVerdict: what the DRA planner (dra_planner.h) says of one pod on one node: the verdict every
+// pod gets, and for a fit the device sets upstream and gpusched would allocate, and the score.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpusched/dra/types.h"
+#include "gpusched/placement/planner.h"
+
+namespace gpusched::placement {
+
+struct DraVerdict {
+  // The verdict every pod gets on a node: fits, or why not (reject, reason) and whether freeing
+  // devices there could help (resolvable: only kInsufficient).
+  NodeVerdict node;
+  // The fault is the pod's request, not the node (a claim missing, a selector that does not
+  // compile, an unknown class): as upstream, it stops the pod's scheduling attempt. Implies
+  // node.reject == kInvalidRequest.
+  bool request_error = false;
+  std::vector<dra::AllocationResult> compat;  // fits: what kube-scheduler would allocate
+  std::vector<dra::AllocationResult> ranked;  // fits, when ranked: gpusched's choice
+  bool topology_aligned = false;             // ranked keeps every multi-device request in one root
+  double score = 0;                          // fits, when ranked: higher is better
+  int64_t steps = 0;
+
+  bool fits() const { return node.fits; }
+};
+
+}  // namespace gpusched::placement
