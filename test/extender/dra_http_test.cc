@@ -76,6 +76,23 @@ TEST(DraHttp, FilterKeepsNodesWhereTheClaimFitsAndSaysWhyElsewhere) {
   EXPECT_THAT(f.unresolvable, ElementsAre("nowhere", "whole-1"));
 }
 
+TEST(DraHttp, PodsOfOneClaimShapeGetTheSameAnswersEachNamingItsOwnClaim) {
+  // The second and third pods are answered from the verdicts kept for the first (one shape).
+  std::vector<std::string> taken;
+  for (int i = 0; i < 7; ++i) taken.push_back(fmt::format("dra-b/gpu-{}", i));
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 8), DraNode("dra-b"), GpuSlice("dra-b", 8), std::string(kGpuClass),
+                              Claim("train-1", ClaimSpec(2, kH100Selector)), Claim("train-2", ClaimSpec(2, kH100Selector)),
+                              Claim("other", ClaimSpec(7, ""), taken, {"o"})}));
+  for (const char* claim : {"train-1", "train-2", "train-1"}) {
+    Filtered f = Filter(server.port(), ClaimPod(std::string("p-") + claim, claim), {"dra-a", "dra-b"});
+    EXPECT_THAT(f.kept, ElementsAre("dra-a"));
+    EXPECT_THAT(f.failed["dra-b"], HasSubstr(fmt::format("claim ml/{}: request gpus: 1 of 2 devices available", claim)));
+    std::map<std::string, int64_t> scores = Prioritize(server.port(), ClaimPod(std::string("p-") + claim, claim), {"dra-a", "dra-b"});
+    EXPECT_GT(scores["dra-a"], 0);
+    EXPECT_EQ(scores.count("dra-b"), 0u);
+  }
+}
+
 TEST(DraHttp, FilterCountsEachDraRefusalUnderItsOwnCause) {
   std::vector<std::string> taken;
   for (int i = 0; i < 8; ++i) taken.push_back(fmt::format("dra-full/gpu-{}", i));
