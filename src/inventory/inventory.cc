@@ -371,8 +371,9 @@ size_t Inventory::Expire() {
   MutexLock lock(&mu_);
   auto now = options_.clock->Now();
   std::vector<std::string> stale;
-  for (const auto& [uid, held] : ledger_.all()) {
+  for (const auto& [key, held] : ledger_.all()) {
     const Allocation& a = *held;
+    const std::string& uid = a.pod_uid;
     if (a.origin == AllocationOrigin::kCommitted) {
       // Still kCommitted: the cluster has not reported the pod bound since our bind.
       auto at = committed_at_.find(uid);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpusched::inventory {
 
 Status Ledger::Add(Allocation allocation) {
@@ -17,41 +19,39 @@ Status Ledger::Add(Allocation allocation) {
 
 void Ledger::Put(Allocation allocation) {
   Release(allocation.pod_uid);
-  uids_by_node_[allocation.node_name].insert(allocation.pod_uid);
-  std::string uid = allocation.pod_uid;
-  by_uid_.emplace(std::move(uid), std::make_shared<const Allocation>(std::move(allocation)));
+  auto held = std::make_shared<const Allocation>(std::move(allocation));
+  by_node_[held->node_name].push_back(held);
+  by_uid_.emplace(held->pod_uid, std::move(held));
 }
 
 std::string Ledger::Release(std::string_view pod_uid) {
-  auto it = by_uid_.find(std::string(pod_uid));
+  auto it = by_uid_.find(pod_uid);
   if (it == by_uid_.end()) return "";
-  std::string node = it->second->node_name;
-  auto n = uids_by_node_.find(node);
-  if (n != uids_by_node_.end()) {
-    n->second.erase(it->first);
-    if (n->second.empty()) uids_by_node_.erase(n);
-  }
+  AllocationPtr held = std::move(it->second);  // keeps the key's text alive until the erase
   by_uid_.erase(it);
-  return node;
+  if (auto n = by_node_.find(held->node_name); n != by_node_.end()) {
+    std::erase(n->second, held);
+    if (n->second.empty()) by_node_.erase(n);
+  }
+  return held->node_name;
 }
 
 const Allocation* Ledger::Find(std::string_view pod_uid) const {
-  auto it = by_uid_.find(std::string(pod_uid));
+  auto it = by_uid_.find(pod_uid);
   return it == by_uid_.end() ? nullptr : it->second.get();
 }
 
 std::vector<AllocationPtr> Ledger::OnNode(std::string_view node) const {
-  std::vector<AllocationPtr> out;
-  auto n = uids_by_node_.find(node);
-  if (n == uids_by_node_.end()) return out;
-  out.reserve(n->second.size());
-  for (const std::string& uid : n->second) out.push_back(by_uid_.at(uid));
+  auto n = by_node_.find(node);
+  if (n == by_node_.end()) return {};
+  std::vector<AllocationPtr> out = n->second;
+  std::sort(out.begin(), out.end(), [](const AllocationPtr& a, const AllocationPtr& b) { return a->pod_uid < b->pod_uid; });
   return out;
 }
 
 std::vector<std::string> Ledger::Nodes() const {
   std::vector<std::string> out;
-  for (const auto& [node, uids] : uids_by_node_) out.push_back(node);
+  for (const auto& [node, held] : by_node_) out.push_back(node);
   return out;
 }
 

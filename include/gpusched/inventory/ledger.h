@@ -7,7 +7,6 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,12 +34,21 @@ class Ledger {
   // Returns the names of nodes holding at least one allocation.
   std::vector<std::string> Nodes() const;
 
+  struct UidHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  // Keys view the pod_uid of the allocation they map to.
+  using ByUid = std::unordered_map<std::string_view, AllocationPtr, UidHash, std::equal_to<>>;
+
   size_t size() const { return by_uid_.size(); }
-  const std::unordered_map<std::string, AllocationPtr>& all() const { return by_uid_; }
+  const ByUid& all() const { return by_uid_; }
 
  private:
-  std::unordered_map<std::string, AllocationPtr> by_uid_;
-  std::map<std::string, std::set<std::string>, std::less<>> uids_by_node_;
+  // Each allocation is held once and indexed twice without copying its UID: at 300,000 bound
+  // pods a string per index entry costs tens of MB.
+  ByUid by_uid_;
+  std::map<std::string, std::vector<AllocationPtr>, std::less<>> by_node_;
 };
 
 }  // namespace gpusched::inventory
