@@ -128,6 +128,7 @@ const dra::AllocatedDevices* DraPlanner::Held(dra::AllocatedDevices* merged) con
 }
 
 std::string DraPlanner::Personal(std::string reason) const {
+  if (reason.find(kMark) == std::string::npos) return reason;
   // Only the placeholders are replaced: a \x1f that a selector's text brought in stays.
   for (size_t i = 0; i < to_allocate_.size(); ++i) {
     std::string mark = Placeholder(i);
