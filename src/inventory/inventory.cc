@@ -19,6 +19,7 @@ Inventory::Inventory(InventoryOptions options) : options_(options) {
   PublishLocked(true);
 }
 
+
 void Inventory::PutPodLocked(Pod&& pod) {
   if (pod.spec_error.empty()) {
     unreadable_pods_.erase(pod.uid);
@@ -49,7 +50,19 @@ bool Inventory::BookingFreshLocked(int64_t booked_at_ms) const {
   return BookingFresh(booked_at_ms, options_.clock->WallMs(), options_.booking_ttl);
 }
 
+bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
+  const Allocation* a = ledger_.Find(uid);
+  return a != nullptr && a->origin == AllocationOrigin::kObserved && !pods_.contains(std::string(uid));
+}
+
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
+  std::string uid = pod.uid;
+  bool was = AllocationOnlyLocked(uid);
+  ObserveLocked(std::move(pod), touched);
+  allocation_only_ = allocation_only_ - (was ? 1 : 0) + (AllocationOnlyLocked(uid) ? 1 : 0);
+}
+
+void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
   const Allocation* existing = ledger_.Find(pod.uid);
   placement::PodRequest request = placement::AnalyzePod(pod);
   if (pod.terminal()) gone_[pod.uid] = options_.clock->Now();
@@ -89,6 +102,12 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
     committed_at_.erase(pod.uid);
     booked_at_ms_.erase(pod.uid);
     ledger_.Put(std::move(observed));
+    // Known by its allocation alone from now on, unless a claim change must observe it again or
+    // its record names an error.
+    if (pod.resource_claims.empty() && pod.spec_error.empty()) {
+      ErasePodLocked(pod.uid);
+      return;
+    }
   } else if (existing != nullptr) {
     bool in_flight = existing->origin != AllocationOrigin::kObserved && !pod.bound() && !pod.terminal();
     if (in_flight && existing->origin == AllocationOrigin::kCommitted) {
@@ -114,6 +133,7 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
+  if (AllocationOnlyLocked(uid)) --allocation_only_;
   std::string node = ledger_.Release(uid);
   if (!node.empty()) touched->insert(std::move(node));
   committed_at_.erase(uid);
@@ -345,6 +365,11 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
       if (a != nullptr && a->origin == AllocationOrigin::kCommitted) continue;
       vanished.push_back(uid);
     }
+    for (const auto& [uid, a] : ledger_.all()) {  // pods known by their allocation alone
+      if (a->origin == AllocationOrigin::kObserved && !listed.contains(uid) && !pods_.contains(a->pod_uid)) {
+        vanished.push_back(a->pod_uid);
+      }
+    }
     for (const std::string& uid : vanished) ForgetPodLocked(uid, touched);
     changed = changed || !vanished.empty();
   }
@@ -416,6 +441,7 @@ void Inventory::DeletePod(std::string_view uid) { Apply(ClusterDelta{.deleted_po
 
 void Inventory::RememberPod(Pod&& pod) {
   MutexLock lock(&mu_);
+  if (AllocationOnlyLocked(pod.uid)) return;  // seen bound: the record would say less
   auto it = pods_.find(pod.uid);
   if (it != pods_.end()) {
     if (it->second.bound() || ledger_.Find(pod.uid) != nullptr) return;
@@ -448,7 +474,7 @@ void Inventory::TrimPendingLocked() {
 InventoryStats Inventory::Stats() const {
   MutexLock lock(&mu_);
   return InventoryStats{.ledger_size = ledger_.size(),
-                        .pods_known = pods_.size(),
+                        .pods_known = pods_.size() + allocation_only_,
                         .pending_pods = unbound_pods_,
                         .dra_objects = dra_state_->slices().all().size() + dra_state_->classes().size() +
                                        dra_state_->claims().size() + dra_state_->errors().size(),
@@ -472,8 +498,11 @@ std::vector<std::string> Inventory::Errors() const {
 std::optional<Pod> Inventory::FindPod(std::string_view uid) const {
   MutexLock lock(&mu_);
   auto it = pods_.find(std::string(uid));
-  if (it == pods_.end()) return std::nullopt;
-  return it->second;
+  if (it != pods_.end()) return it->second;
+  if (!AllocationOnlyLocked(uid)) return std::nullopt;
+  const Allocation* a = ledger_.Find(uid);
+  return Pod{.uid = a->pod_uid, .namespace_name = a->pod_namespace, .name = a->pod_name, .node_name = a->node_name,
+             .phase = PodPhase::kRunning};
 }
 
 std::optional<Allocation> Inventory::AllocationOf(std::string_view uid) const {

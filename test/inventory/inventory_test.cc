@@ -49,6 +49,40 @@ TEST(Inventory, RebuildsUsageFromBoundPods) {
   EXPECT_EQ(inv.Stats().pending_pods, 1u);
 }
 
+TEST(Inventory, ABoundGpuPodIsKnownByItsAllocationAloneAndCountedOnce) {
+  Inventory inv;
+  Pod a = Bound(WholePod(3), "a", "w");
+  a.namespace_name = "ml";
+  Pod pending = Bound(WholePod(1), "p", "");
+  inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}, .pods = {a, pending}});
+  inv.UpsertPod(Pod(a));  // seen bound again: still one pod
+  std::optional<Pod> found = inv.FindPod("a");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->namespace_name, "ml");
+  EXPECT_EQ(found->name, "a");
+  EXPECT_EQ(found->node_name, "w");
+  EXPECT_TRUE(found->containers.empty());  // what it holds is its allocation
+  EXPECT_EQ(inv.AllocationOf("a")->placement.whole_gpus, 3);
+  EXPECT_EQ(inv.Stats().pods_known, 2u);
+  EXPECT_EQ(inv.Stats().pending_pods, 1u);
+
+  // A stale copy that filter saw while the pod was pending adds no pending record.
+  inv.RememberPod(Bound(WholePod(3), "a", ""));
+  EXPECT_EQ(inv.FindPod("a")->node_name, "w");
+  EXPECT_EQ(inv.Stats().pending_pods, 1u);
+
+  // Finished: the allocation goes and the record comes back; deleted: both go.
+  inv.UpsertPod(Bound(WholePod(3), "a", "w", PodPhase::kSucceeded));
+  EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 0);
+  EXPECT_EQ(inv.FindPod("a")->phase, PodPhase::kSucceeded);
+  EXPECT_EQ(inv.Stats().pods_known, 2u);
+  inv.UpsertPod(Pod(a));
+  inv.DeletePod("a");
+  EXPECT_FALSE(inv.FindPod("a").has_value());
+  EXPECT_EQ(inv.Stats().pods_known, 1u);
+  EXPECT_EQ(inv.Stats().ledger_size, 0u);
+}
+
 TEST(Inventory, APodIsNeverCountedTwice) {
   Inventory inv;
   Pod a = Bound(WholePod(3), "a", "w");

@@ -119,7 +119,8 @@ class Inventory {
   // those a snapshot left out, nodes with a spec_error, pods with a spec_error. Sorted.
   std::vector<std::string> Errors() const GPUSCHED_EXCLUDES(mu_);
 
-  // Returns the pod record for `uid`, or nullopt.
+  // Returns the pod record for `uid`, or nullopt. A bound pod known by its allocation alone
+  // (ObservePodLocked) gets a record with its uid, namespace, name, node and phase Running.
   std::optional<Pod> FindPod(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
   // Returns the allocation `uid` holds, or nullopt.
   std::optional<Allocation> AllocationOf(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
@@ -149,7 +150,13 @@ class Inventory {
   bool ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec) GPUSCHED_REQUIRES(mu_);
   bool ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   bool ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Records what the cluster reports of `pod`. A bound pod whose GPUs the ledger then holds as
+  // observed, without claims or a spec error, keeps no pod record: its allocation names it
+  // (uid, namespace, name, node), and at 300,000 bound pods a record each costs over 100 MB.
   void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  void ObserveLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // True if `uid` is known by its observed allocation alone (no pod record).
+  bool AllocationOnlyLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
   void ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Drops the allocation of `uid` with its timestamps; if it was our own booking (kCommitted), the
@@ -180,6 +187,7 @@ class Inventory {
   std::vector<std::string> load_errors_ GPUSCHED_GUARDED_BY(mu_);
   std::deque<std::string> pending_fifo_ GPUSCHED_GUARDED_BY(mu_);
   size_t unbound_pods_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  size_t allocation_only_ GPUSCHED_GUARDED_BY(mu_) = 0;  // pods known by their allocation alone
   Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);
   // When each kCommitted booking was made, for assume_ttl.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_ GPUSCHED_GUARDED_BY(mu_);
