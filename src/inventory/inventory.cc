@@ -533,7 +533,8 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
                                     .node_name = node,
                                     .mode = ModeServing(placement.kind),
                                     .placement = placement,
-                                    .origin = AllocationOrigin::kCommitted});
+                                    .origin = AllocationOrigin::kCommitted,
+                                    .priority = pod.priority});
     }
     // The replaced booking: gone if on this node (this bind supersedes it), an extra booking if
     // on another (either attempt may still win there), back in the ledger if this one failed.

@@ -215,6 +215,19 @@ void AppendObject(const Value& item, std::string_view kind, std::string_view pat
 
 }  // namespace
 
+// spec.priority: an int32 (the API server rejects anything else); absent or null is 0.
+Status ReadPriority(const Value& spec, const std::string& path, int32_t* out) {
+  const Value* v = json::Find(spec, "priority");
+  if (v == nullptr || v->IsNull()) return OkStatus();
+  if (!v->IsInt()) {
+    std::string text;
+    json::AppendValue(&text, *v);
+    return InvalidArgumentError(fmt::format("{}.priority: {} is not a 32-bit integer", path, text));
+  }
+  *out = v->GetInt();
+  return OkStatus();
+}
+
 StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
   if (!v.IsObject()) return json::WrongType(path, "object", v);
   Pod pod;
@@ -234,12 +247,15 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
   if (meta != nullptr) {
     note(json::ReadString(*meta, "resourceVersion", mpath, &pod.resource_version));
     note(ReadStringMap(*meta, "annotations", mpath, IsTrackedAnnotation, &pod.annotations));
+    const Value* deletion = json::Find(*meta, "deletionTimestamp");
+    pod.terminating = deletion != nullptr && !deletion->IsNull();
   }
   const Value* spec = nullptr;
   note(json::FindObject(v, "spec", path, &spec));
   if (spec != nullptr) {
     std::string spath = fmt::format("{}.spec", path);
     note(json::ReadString(*spec, "nodeName", spath, &pod.node_name));
+    note(ReadPriority(*spec, spath, &pod.priority));
     note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
     note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
     note(DecodePodClaims(*spec, spath, &pod.resource_claims));

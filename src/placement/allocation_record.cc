@@ -43,7 +43,9 @@ Allocation RecordedAllocation(const Pod& pod, const PodRequest& request) {
                .pod_name = pod.name,
                .node_name = pod.node_name,
                .mode = ModeServing(request.kind),
-               .origin = AllocationOrigin::kObserved};
+               .origin = AllocationOrigin::kObserved,
+               .priority = pod.priority,
+               .terminating = pod.terminating};
   a.placement.kind = request.kind;
   if (!request.valid()) {
     a.problem = fmt::format("pod {}/{} is bound with an invalid GPU request: {}", pod.namespace_name, pod.name,

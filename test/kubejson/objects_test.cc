@@ -99,6 +99,23 @@ TEST(K8sObjects, PodQuantityErrorsNameFieldValueAndUnit) {
   EXPECT_THAT(SpecError(p.ToJson()), HasSubstr("\"-1\" is negative"));
 }
 
+TEST(K8sObjects, ReadsPriorityAndWhetherThePodIsTerminating) {
+  StatusOr<Pod> p = PodFrom(R"({"metadata":{"name":"a","uid":"u","deletionTimestamp":"2026-12-01T00:00:00Z"},
+    "spec":{"priority":1000000,"containers":[]}})");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->priority, 1000000);
+  EXPECT_TRUE(p->terminating);
+  p = PodFrom(R"({"metadata":{"name":"b","uid":"v","deletionTimestamp":null},"spec":{"priority":-5}})");
+  EXPECT_EQ(p->priority, -5);
+  EXPECT_FALSE(p->terminating);
+  EXPECT_EQ(PodFrom(R"({"metadata":{"name":"c","uid":"w"},"spec":{}})")->priority, 0);
+  // Not an int32: the pod is marked, naming the field and the value.
+  p = PodFrom(R"({"metadata":{"name":"d","uid":"x"},"spec":{"priority":"high"}})");
+  EXPECT_THAT(p->spec_error, HasSubstr("Pod.spec.priority: \"high\" is not a 32-bit integer"));
+  p = PodFrom(R"({"metadata":{"name":"e","uid":"y"},"spec":{"priority":4294967296}})");
+  EXPECT_THAT(p->spec_error, HasSubstr("Pod.spec.priority: 4294967296 is not a 32-bit integer"));
+}
+
 TEST(K8sObjects, AnUnreadablePodKeepsItsIdentity) {
   StatusOr<Pod> pod = PodFrom(
       R"({"metadata":{"name":"p","namespace":"ml","uid":"u1"},"spec":{"nodeName":"n1","containers":[)"

@@ -59,6 +59,10 @@ struct Allocation {
   NodeMode mode = NodeMode::kNvidia;  // the mode the pod was placed under
   Placement placement;
   AllocationOrigin origin = AllocationOrigin::kObserved;
+  // What preemption weighs of the pod holding it: its priority, and whether it is already being
+  // deleted (then it is never a victim: its GPUs free up on their own).
+  int32_t priority = 0;
+  bool terminating = false;
   // Non-empty when what the pod holds cannot be booked exactly (a bound pod whose request breaks
   // the contract); its node then takes no GPU pods and says why.
   std::string problem;

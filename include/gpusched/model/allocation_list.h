@@ -47,6 +47,8 @@ class AllocationList {
    private:
     std::vector<AllocationPtr>::const_iterator it_;
   };
+  // The shared allocations themselves, in list order.
+  const std::vector<AllocationPtr>& shared() const { return items_; }
   Iterator begin() const { return Iterator(items_.begin()); }
   Iterator end() const { return Iterator(items_.end()); }
 

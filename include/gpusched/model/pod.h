@@ -57,6 +57,8 @@ struct Pod {
   std::string node_name;  // spec.nodeName; empty while pending
   std::string resource_version;
   PodPhase phase = PodPhase::kPending;
+  int32_t priority = 0;      // spec.priority (the admission controller resolves the class); 0 if absent
+  bool terminating = false;  // metadata.deletionTimestamp is set: it still holds what it holds
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.

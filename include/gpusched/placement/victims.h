@@ -1,0 +1,55 @@
+// File: victims.h
+//
+// Which pods must leave a node for a pending pod to fit there, by gpusched's own rules (the GPUs
+// the pod would get in the node's mode): the decision behind the preempt verb and explain's
+// "would fit after".
+//
+// The choice on one node follows kube-scheduler's (SelectVictimsOnNode in DefaultPreemption):
+// every pod holding GPUs there with a lower priority than the pending pod's is a candidate, unless
+// it is being deleted already or the caller rules it out (a pod kube-scheduler may not know yet);
+// if the pod does not fit with every candidate gone, the node cannot help. Otherwise candidates
+// are given back one at a time, those whose eviction would violate a PodDisruptionBudget first,
+// each group in decreasing priority (then UID, so that the answer is deterministic), and one
+// stays a victim only if the pod no longer fits with it back. Every victim is then needed: giving
+// any one back leaves no room (adding pods only takes room away). A pod spread over several GPUs
+// is one victim.
+//
+// Nodes that are not ready (switching mode, invalid label, inconsistent) are never helped by
+// evictions: their refusal does not depend on the pods that run there.
+//
+// Pure: the result depends only on the arguments.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusched/model/allocation_list.h"
+#include "gpusched/placement/node_state.h"
+#include "gpusched/placement/planner.h"
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::placement {
+
+struct VictimRules {
+  int32_t priority = 0;  // the pending pod's: only lower ones may be evicted
+  // False for a pod that must not be named (kube-scheduler does not know it yet); null: any.
+  std::function<bool(const Allocation&)> may_evict;
+  // True if evicting the pod would violate a PodDisruptionBudget; null: none would.
+  std::function<bool(const Allocation&)> violates_pdb;
+};
+
+struct VictimChoice {
+  bool helps = false;                  // some evictions make the pod fit (none may be needed)
+  std::vector<AllocationPtr> victims;  // when helps: decreasing priority, then UID
+  int64_t pdb_violations = 0;          // victims whose eviction violates a budget
+  std::string reason;                  // when !helps: why evictions cannot make room
+};
+
+// Chooses the pods to evict from `node` so that `request` fits there.
+// REQUIRES: request.kind != kNone and request.valid().
+VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const NodeState& node, const VictimRules& rules);
+
+}  // namespace gpusched::placement

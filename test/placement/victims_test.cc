@@ -1,0 +1,108 @@
+// Victim choice on hand-built nodes: only lower-priority pods, only the GPUs that matter, each
+// victim needed, PodDisruptionBudgets honoured first, never on a node evictions cannot help.
+#include "gpusched/placement/victims.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_nodes.h"
+
+namespace gpusched::placement {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+Allocation WithPriority(Allocation a, int32_t priority) {
+  a.priority = priority;
+  return a;
+}
+
+std::vector<std::string> Uids(const VictimChoice& c) {
+  std::vector<std::string> out;
+  for (const AllocationPtr& a : c.victims) out.push_back(a->pod_uid);
+  return out;
+}
+
+VictimChoice Choose(const Pod& pod, const NodeState& node, VictimRules rules) {
+  Planner planner(PlacementOptions{});
+  return ChooseVictims(planner, AnalyzePod(pod), node, rules);
+}
+
+TEST(Victims, WholeGpusFreeExactlyWhatThePodNeedsFromLowerPrioritiesOnly) {
+  NodeState full = BuildNodeState(WholeNode("w", 8), {WithPriority(WholeAlloc("a", "w", 4), 0), WithPriority(WholeAlloc("b", "w", 2), 0),
+                                                      WithPriority(WholeAlloc("c", "w", 2), 5)});
+  // Everything below 10 may go: c (the most important) and a are given back, b frees the two.
+  VictimChoice c = Choose(WholePod(2), full, {.priority = 10});
+  EXPECT_TRUE(c.helps);
+  EXPECT_THAT(Uids(c), ElementsAre("b"));
+  // Needing 6: c is given back, then neither a nor b can be.
+  EXPECT_THAT(Uids(Choose(WholePod(6), full, {.priority = 10})), ElementsAre("a", "b"));
+  // Priority 5: c is no candidate (equal), and a pod of priority 0 cannot take anything.
+  EXPECT_THAT(Uids(Choose(WholePod(8), full, {.priority = 5})), IsEmpty());
+  EXPECT_FALSE(Choose(WholePod(8), full, {.priority = 5}).helps);
+  VictimChoice none = Choose(WholePod(1), full, {.priority = 0});
+  EXPECT_FALSE(none.helps);
+  EXPECT_EQ(none.reason, "no pod of lower priority holds GPUs here");
+}
+
+TEST(Victims, AnMgpuShareOnTheWrongGpuIsNeverChosen) {
+  // GPU 0 holds x (60%) and y (30%), GPU 1 holds z (50%): 60% free in total, but 10% and 50% per
+  // GPU. A pod of 60% needs GPU 1 emptied: only z goes, though x and y are just as cheap.
+  NodeState node = BuildNodeState(SharedNode("s", 2, 16384), {SharedAlloc("x", "s", {0}, 600, 1024), SharedAlloc("y", "s", {0}, 300, 1024),
+                                                              SharedAlloc("z", "s", {1}, 500, 1024)});
+  VictimChoice c = Choose(MgpuPod({MgpuC("c", 60, 2048)}), node, {.priority = 1});
+  EXPECT_THAT(Uids(c), ElementsAre("z"));
+  // With z more important, the cheapest set on GPU 0 is x alone (y is given back).
+  NodeState ranked = BuildNodeState(SharedNode("s", 2, 16384), {SharedAlloc("x", "s", {0}, 600, 1024), SharedAlloc("y", "s", {0}, 300, 1024),
+                                                                WithPriority(SharedAlloc("z", "s", {1}, 500, 1024), 3)});
+  EXPECT_THAT(Uids(Choose(MgpuPod({MgpuC("c", 60, 2048)}), ranked, {.priority = 10})), ElementsAre("x"));
+}
+
+TEST(Victims, APodSpreadOverSeveralGpusIsOneVictim) {
+  NodeState node = BuildNodeState(SharedNode("s", 2, 16384), {SharedAlloc("wide", "s", {0, 1}, 800, 8192)});
+  VictimChoice c = Choose(MgpuPod({MgpuC("c", 50, 2048)}), node, {.priority = 1});
+  EXPECT_THAT(Uids(c), ElementsAre("wide"));
+}
+
+TEST(Victims, PodsWhoseEvictionViolatesABudgetAreGivenBackFirst) {
+  NodeState full = BuildNodeState(WholeNode("w", 4), {WholeAlloc("a", "w", 2), WholeAlloc("b", "w", 2)});
+  // Either frees enough. By UID, a is given back and b goes; with a budget protecting b, b is
+  // given back first and a goes.
+  EXPECT_THAT(Uids(Choose(WholePod(2), full, {.priority = 1})), ElementsAre("b"));
+  VictimChoice c = Choose(WholePod(2), full, {.priority = 1, .violates_pdb = [](const Allocation& a) { return a.pod_uid == "b"; }});
+  EXPECT_THAT(Uids(c), ElementsAre("a"));
+  EXPECT_EQ(c.pdb_violations, 0);
+  // Both needed: the one that violates its budget is counted.
+  VictimChoice both = Choose(WholePod(4), full, {.priority = 1, .violates_pdb = [](const Allocation& a) { return a.pod_uid == "b"; }});
+  EXPECT_THAT(Uids(both), ElementsAre("a", "b"));
+  EXPECT_EQ(both.pdb_violations, 1);
+}
+
+TEST(Victims, TerminatingPodsAndPodsTheCallerRulesOutAreNeverVictims) {
+  Allocation leaving = WholeAlloc("leaving", "w", 2);
+  leaving.terminating = true;
+  NodeState node = BuildNodeState(WholeNode("w", 4), {leaving, WholeAlloc("unknown", "w", 2)});
+  VictimChoice c = Choose(WholePod(2), node, {.priority = 1, .may_evict = [](const Allocation& a) { return a.pod_uid != "unknown"; }});
+  EXPECT_FALSE(c.helps);
+  EXPECT_THAT(Uids(Choose(WholePod(2), node, {.priority = 1})), ElementsAre("unknown"));
+}
+
+TEST(Victims, VictimsAreListedByDecreasingPriority) {
+  NodeState full = BuildNodeState(WholeNode("w", 4), {WithPriority(WholeAlloc("low", "w", 2), 1), WithPriority(WholeAlloc("mid", "w", 2), 7)});
+  EXPECT_THAT(Uids(Choose(WholePod(4), full, {.priority = 9})), ElementsAre("mid", "low"));
+}
+
+TEST(Victims, ANodeSwitchingModeIsNeverHelpedByEvictions) {
+  // Labelled mgpu, but a whole-GPU pod of the old mode still runs: the node takes no GPU pods.
+  Allocation old = WholeAlloc("old", "s", 1);
+  NodeState switching = BuildNodeState(SharedNode("s", 2, 16384), {old});
+  ASSERT_EQ(switching.condition, NodeCondition::kSwitching);
+  VictimChoice c = Choose(MgpuPod({MgpuC("c", 50, 1024)}), switching, {.priority = 100});
+  EXPECT_FALSE(c.helps);
+  EXPECT_THAT(c.reason, HasSubstr("node is switching"));
+}
+
+}  // namespace
+}  // namespace gpusched::placement
