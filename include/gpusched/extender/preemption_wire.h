@@ -1,0 +1,49 @@
+// File: preemption_wire.h
+//
+// kube-scheduler's preempt verb on the wire (k8s.io/kube-scheduler/extender/v1
+// ExtenderPreemptionArgs in, ExtenderPreemptionResult out; shared/specs/extender-api.md §1.7,
+// §2.5). The request names the candidate nodes with kube-scheduler's own victims: full Pods under
+// NodeNameToVictims (nodeCacheCapable: false) or UIDs under NodeNameToMetaVictims (true); a
+// placeholder candidate has no victims. The answer is NodeNameToMetaVictims in both modes: per
+// node kept, the victims' UIDs and the number of PodDisruptionBudget violations; a node left out
+// stops being a candidate, and an empty map means evictions cannot help.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/common/status.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::extender {
+
+struct PreemptionCandidate {
+  std::string node;
+  std::vector<std::string> victim_uids;  // as kube-scheduler offered them; empty: a placeholder
+  int64_t pdb_violations = 0;            // as kube-scheduler counted them
+};
+
+struct PreemptionArgs {
+  Pod pod;                                    // the preemptor
+  bool meta = false;                          // the request used NodeNameToMetaVictims
+  std::vector<PreemptionCandidate> candidates;  // by node name
+};
+
+// Parses an ExtenderPreemptionArgs body. Keys are matched case-insensitively, as Go's decoder
+// does. Errors: InvalidArgument naming the field and what it held.
+StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string_view body);
+
+struct MetaVictims {
+  std::string node;
+  std::vector<std::string> uids;  // in the order kube-scheduler should see them
+  int64_t pdb_violations = 0;
+};
+
+// Returns the ExtenderPreemptionResult for `nodes` (written in node-name order, as Go writes a
+// map).
+std::string EncodePreemptionResult(std::span<const MetaVictims> nodes);
+
+}  // namespace gpusched::extender

@@ -1,0 +1,90 @@
+// The preempt verb's bodies as kube-scheduler sends them, in both cache modes, with placeholder
+// candidates; and the answer as kube-scheduler reads it.
+#include "gpusched/extender/preemption_wire.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpusched::extender {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// kube-scheduler sends every top-level key; the Pod as encoding/json writes a v1.Pod.
+constexpr std::string_view kPod =
+    R"({"metadata":{"name":"train-job-x7k2p","namespace":"ml","uid":"5f0c3a1e-2b4d-4c6e-8f10-123456789abc","creationTimestamp":null},
+        "spec":{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/gpu":"2"}}}],"priority":1000},"status":{}})";
+
+std::string Body(std::string_view victims, std::string_view meta) {
+  return std::string(R"({"Pod":)") + std::string(kPod) + R"(,"NodeNameToVictims":)" + std::string(victims) +
+         R"(,"NodeNameToMetaVictims":)" + std::string(meta) + "}";
+}
+
+TEST(PreemptionWire, ReadsMetaVictimsWithPlaceholderCandidates) {
+  StatusOr<PreemptionArgs> a = ParsePreemptionArgs(Body("null", R"({
+      "gpu-node-0004": {"Pods": [{"UID": "1a2b"}, {"UID": "2b3c"}], "NumPDBViolations": 1},
+      "gpu-node-0003": {"Pods": [{"UID": "9d8c"}], "NumPDBViolations": 0},
+      "gpu-node-0007": {"Pods": [], "NumPDBViolations": 0},
+      "gpu-node-0009": {"Pods": null, "NumPDBViolations": 0}})"));
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_TRUE(a->meta);
+  EXPECT_EQ(a->pod.uid, "5f0c3a1e-2b4d-4c6e-8f10-123456789abc");
+  EXPECT_EQ(a->pod.priority, 1000);
+  ASSERT_EQ(a->candidates.size(), 4u);
+  EXPECT_EQ(a->candidates[0].node, "gpu-node-0003");  // by name
+  EXPECT_THAT(a->candidates[0].victim_uids, ElementsAre("9d8c"));
+  EXPECT_THAT(a->candidates[1].victim_uids, ElementsAre("1a2b", "2b3c"));
+  EXPECT_EQ(a->candidates[1].pdb_violations, 1);
+  EXPECT_THAT(a->candidates[2].victim_uids, IsEmpty());  // placeholders
+  EXPECT_THAT(a->candidates[3].victim_uids, IsEmpty());
+}
+
+TEST(PreemptionWire, ReadsFullVictimPodsWhenTheSchedulerDoesNotCacheNodes) {
+  StatusOr<PreemptionArgs> a = ParsePreemptionArgs(Body(R"({"gpu-node-0003": {"Pods": [
+      {"metadata": {"name": "batch-infer-0", "namespace": "ml", "uid": "9d8c7b6a"},
+       "spec": {"nodeName": "gpu-node-0003", "priority": 10, "containers": [{"name": "infer",
+                "resources": {"limits": {"nvidia.com/gpu": "4"}, "requests": {"nvidia.com/gpu": "4"}}}]},
+       "status": {"phase": "Running", "startTime": "2025-05-01T08:00:00Z"}}], "NumPDBViolations": 0},
+      "gpu-node-0005": {"Pods": [], "NumPDBViolations": 0}})",
+                                                        "null"));
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_FALSE(a->meta);
+  ASSERT_EQ(a->candidates.size(), 2u);
+  EXPECT_THAT(a->candidates[0].victim_uids, ElementsAre("9d8c7b6a"));
+  EXPECT_THAT(a->candidates[1].victim_uids, IsEmpty());
+}
+
+TEST(PreemptionWire, NoCandidatesAtAllIsAnEmptyRequestNotAnError) {
+  StatusOr<PreemptionArgs> a = ParsePreemptionArgs(Body("null", "null"));
+  ASSERT_TRUE(a.ok());
+  EXPECT_THAT(a->candidates, IsEmpty());
+  // Lower-case keys, as a hand-written client might send them, read the same.
+  a = ParsePreemptionArgs(std::string(R"({"pod":)") + std::string(kPod) + R"(,"nodeNameToMetaVictims":{"n":{"pods":[{"uid":"u"}]}}})");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_THAT(a->candidates[0].victim_uids, ElementsAre("u"));
+}
+
+TEST(PreemptionWire, BadBodiesNameTheFieldAndTheValue) {
+  auto error = [](const std::string& body) { return std::string(ParsePreemptionArgs(body).status().message()); };
+  EXPECT_THAT(error(R"({"NodeNameToMetaVictims":{}})"), HasSubstr("ExtenderPreemptionArgs.Pod: missing"));
+  EXPECT_THAT(error(Body("null", R"({"n1":{"Pods":[{"UID":7}]}})")),
+              HasSubstr(R"(ExtenderPreemptionArgs.NodeNameToMetaVictims["n1"].Pods[0].UID: want string)"));
+  EXPECT_THAT(error(Body("null", R"({"n1":{"Pods":{}}})")), HasSubstr(R"(NodeNameToMetaVictims["n1"].Pods: want array)"));
+  EXPECT_THAT(error(Body("null", R"({"n1":{"Pods":[],"NumPDBViolations":-1}})")), HasSubstr("NumPDBViolations: -1 is not a count"));
+  EXPECT_THAT(error(Body(R"({"n1":{"Pods":[{"spec":{}}]}})", "null")), HasSubstr(R"(NodeNameToVictims["n1"].Pods[0].metadata: missing)"));
+  EXPECT_THAT(error(Body("null", "[]")), HasSubstr("ExtenderPreemptionArgs.NodeNameToMetaVictims: want object"));
+  EXPECT_THAT(error("not json"), HasSubstr("JSON"));
+}
+
+TEST(PreemptionWire, TheAnswerIsMetaVictimsByNodeNameAsGoWritesAMap) {
+  std::vector<MetaVictims> nodes = {{.node = "b", .uids = {"u2", "u1"}, .pdb_violations = 1}, {.node = "a", .uids = {"u3"}}};
+  EXPECT_EQ(EncodePreemptionResult(nodes),
+            R"({"NodeNameToMetaVictims":{"a":{"Pods":[{"UID":"u3"}],"NumPDBViolations":0},)"
+            R"("b":{"Pods":[{"UID":"u2"},{"UID":"u1"}],"NumPDBViolations":1}}})");
+  EXPECT_EQ(EncodePreemptionResult({}), R"({"NodeNameToMetaVictims":{}})");
+}
+
+}  // namespace
+}  // namespace gpusched::extender
