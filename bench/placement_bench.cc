@@ -7,6 +7,10 @@
 //   ...Uncached                 the same with nothing reused: the first pod of a shape
 //   BM_ServiceFilterPrioritize  the extender's handlers in process: JSON body in, JSON reply out
 //                               (NodeNames, as kube-scheduler sends with nodeCacheCapable: true)
+//   BM_PreemptChooseVictims     victim choice (placement/victims.h) on every node of a full
+//                               cluster for a pod of higher priority than every pod there: a
+//                               whole GPU (whole-GPU nodes) or 90% core and 40 GiB of one GPU
+//                               (mGPU nodes)
 #include <benchmark/benchmark.h>
 
 #include "bench_cluster.h"
@@ -17,6 +21,7 @@
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
 #include "gpusched/placement/score_mapping.h"
+#include "gpusched/placement/victims.h"
 #include "gpusched/scoring/scorer.h"
 
 namespace gpusched::bench {
@@ -139,6 +144,35 @@ void Sizes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"mgpu", "nodes"})->Unit(benchmark::kMicrosecond);
 }
 
+void BM_PreemptChooseVictims(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  inventory::Inventory inv;
+  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1)), /*fill=*/1.0));
+  auto snapshot = inv.Snapshot();
+  Pod preemptor = PendingPod(kind);
+  preemptor.priority = 1000;
+  if (kind == Kind::kMgpu) {
+    preemptor.containers[0].limits.mgpu_core_percent = 90;
+    preemptor.containers[0].limits.mgpu_memory_mib = 40960;
+  }
+  placement::PodRequest request = placement::AnalyzePod(preemptor);
+  placement::Planner planner(placement::PlacementOptions{});
+  size_t helped = 0, victims = 0, pods = 0;
+  for (auto _ : state) {
+    helped = victims = pods = 0;
+    for (const inventory::NodeStatePtr& node : snapshot->nodes()) {
+      placement::VictimChoice c = placement::ChooseVictims(planner, request, *node, {.priority = preemptor.priority});
+      helped += c.helps;
+      victims += c.victims.size();
+      pods += node->allocations.size();
+      benchmark::DoNotOptimize(c);
+    }
+  }
+  state.counters["nodes_helped"] = static_cast<double>(helped);
+  state.counters["victims"] = static_cast<double>(victims);
+  state.counters["pods_per_node"] = static_cast<double>(pods) / static_cast<double>(snapshot->nodes().size());
+}
+
 // The growth table: cost per pod against cluster size, up to 20,000 nodes.
 void Growth(benchmark::internal::Benchmark* b) {
   Sizes(b);
@@ -153,6 +187,7 @@ BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpusched::bench

@@ -157,6 +157,27 @@ std::string BookMgpu(const Allocation& a, NodeState* state) {
   return problem;
 }
 
+// Sets the node's mGPU totals from its GPUs (healthy ones, in mode mgpu) and unassigned use.
+void SumUsage(NodeState* state) {
+  state->capacity_milli = state->capacity_mib = state->used_milli = state->used_mib = 0;
+  for (const GpuSlot& s : state->gpus) {
+    if (!s.healthy || state->mode != NodeMode::kMgpu) continue;
+    state->capacity_milli += kMilliPerGpu;
+    state->capacity_mib += s.memory_mib;
+    state->used_milli += s.used_milli;
+    state->used_mib += s.used_mib;
+  }
+  state->used_milli += state->unassigned_milli;
+  state->used_mib += state->unassigned_mib;
+}
+
+// Books what `a` holds, as BuildNodeStateSharing does; returns a reason if an mGPU index is unknown.
+std::string Book(const Allocation& a, NodeState* state) {
+  if (a.mode == NodeMode::kNvidia) state->whole_used += a.placement.whole_gpus;
+  if (a.mode == NodeMode::kMgpu) return BookMgpu(a, state);
+  return "";
+}
+
 std::string SwitchingReason(const NodeState& state) {
   std::set<std::string_view> from;
   for (const Blocker& b : state.blockers) from.insert(ModeName(b.mode));
@@ -217,24 +238,13 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
       if (pod_problem.empty()) pod_problem = a.problem;
       continue;
     }
-    if (a.mode == NodeMode::kNvidia) state.whole_used += a.placement.whole_gpus;
-    if (a.mode == NodeMode::kMgpu) {
-      std::string p = BookMgpu(a, &state);
-      if (booking_problem.empty()) booking_problem = std::move(p);
-    }
+    std::string p = Book(a, &state);
+    if (booking_problem.empty()) booking_problem = std::move(p);
     if (a.mode != state.mode) state.blockers.push_back(Blocker{PodKey(a), a.pod_uid, a.mode});
   }
   state.allocations = std::move(allocations);
 
-  for (const GpuSlot& s : state.gpus) {
-    if (!s.healthy || state.mode != NodeMode::kMgpu) continue;
-    state.capacity_milli += kMilliPerGpu;
-    state.capacity_mib += s.memory_mib;
-    state.used_milli += s.used_milli;
-    state.used_mib += s.used_mib;
-  }
-  state.used_milli += state.unassigned_milli;
-  state.used_mib += state.unassigned_mib;
+  SumUsage(&state);
   state.view = ScoringView(state);
 
   if (state.mode == NodeMode::kInvalid) {
@@ -260,6 +270,29 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
                                          layout_problem.empty() ? booking_problem : layout_problem);
   }
   return state;
+}
+
+NodeState EmptyUsage(const NodeState& node) {
+  NodeState usage{.mode = node.mode,
+                  .condition = node.condition,
+                  .whole_total = node.whole_total,
+                  .compute_policy = node.compute_policy,
+                  .gpus = node.gpus,
+                  .generation = 0};
+  for (GpuSlot& s : usage.gpus) {
+    s.exclusive = false;
+    s.instances = 0;
+    s.used_milli = 0;
+    s.used_mib = 0;
+  }
+  SumUsage(&usage);
+  return usage;
+}
+
+void AddUse(const Allocation& a, NodeState* usage) {
+  if (!a.problem.empty()) return;  // as BuildNodeStateSharing: such a pod makes the node inconsistent
+  Book(a, usage);
+  SumUsage(usage);
 }
 
 }  // namespace gpusched::placement

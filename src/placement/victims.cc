@@ -8,11 +8,24 @@
 namespace gpusched::placement {
 namespace {
 
-// True if `request` fits `node` with only `kept` of its allocations.
-bool FitsWith(Planner& planner, const PodRequest& request, const NodeState& node, const std::vector<AllocationPtr>& kept) {
-  NodeState trial = BuildNodeStateSharing(node.node, kept);
-  return planner.Evaluate(request, trial, /*want_placement=*/false).fits;
-}
+
+// What AddUse changes of a usage view, kept to undo it (assigning into kept vectors, so that a
+// try costs no allocation once the first is made).
+class Saved {
+ public:
+  void Save(const NodeState& usage) {
+    gpus_ = usage.gpus;
+    totals_ = {usage.whole_used, usage.used_milli, usage.used_mib, usage.unassigned_milli, usage.unassigned_mib};
+  }
+  void Restore(NodeState* usage) const {
+    usage->gpus = gpus_;
+    std::tie(usage->whole_used, usage->used_milli, usage->used_mib, usage->unassigned_milli, usage->unassigned_mib) = totals_;
+  }
+
+ private:
+  std::vector<GpuSlot> gpus_;
+  std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> totals_;
+};
 
 // Higher priority first, then UID: the order in which candidates are given back.
 bool MoreImportant(const AllocationPtr& a, const AllocationPtr& b) {
@@ -27,30 +40,35 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
     out.reason = fmt::format("node is {}: {}", ConditionName(node.condition), node.condition_reason);
     return out;
   }
-  std::vector<AllocationPtr> kept, violating, other;
+  // The node's use with only the pods that stay: every non-candidate, and those given back.
+  NodeState kept = EmptyUsage(node);
+  auto fits = [&](const NodeState& usage) { return planner.Evaluate(request, usage, /*want_placement=*/false).fits; };
+  std::vector<AllocationPtr> violating, other;
   for (const AllocationPtr& a : node.allocations.shared()) {
     bool candidate = a->priority < rules.priority && !a->terminating && (!rules.may_evict || rules.may_evict(*a));
     if (!candidate) {
-      kept.push_back(a);
+      AddUse(*a, &kept);
     } else if (rules.violates_pdb && rules.violates_pdb(*a)) {
       violating.push_back(a);
     } else {
       other.push_back(a);
     }
   }
-  if (!FitsWith(planner, request, node, kept)) {
+  if (!fits(kept)) {
     out.reason = violating.empty() && other.empty()
                      ? "no pod of lower priority holds GPUs here"
                      : fmt::format("the pod does not fit even with all {} pods of lower priority evicted", violating.size() + other.size());
     return out;
   }
   out.helps = true;
+  Saved saved;
   for (std::vector<AllocationPtr>* group : {&violating, &other}) {
     std::sort(group->begin(), group->end(), MoreImportant);
     for (const AllocationPtr& a : *group) {
-      kept.push_back(a);
-      if (FitsWith(planner, request, node, kept)) continue;  // given back
-      kept.pop_back();
+      saved.Save(kept);
+      AddUse(*a, &kept);
+      if (fits(kept)) continue;  // given back
+      saved.Restore(&kept);
       out.victims.push_back(a);
       if (group == &violating) ++out.pdb_violations;
     }

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+
 #include "test_nodes.h"
 
 namespace gpusched::placement {
@@ -102,6 +105,64 @@ TEST(Victims, ANodeSwitchingModeIsNeverHelpedByEvictions) {
   VictimChoice c = Choose(MgpuPod({MgpuC("c", 50, 1024)}), switching, {.priority = 100});
   EXPECT_FALSE(c.helps);
   EXPECT_THAT(c.reason, HasSubstr("node is switching"));
+}
+
+// On random mGPU and whole-GPU nodes, checked against nodes built from scratch: the pod fits once
+// the victims are gone, giving any one victim back leaves no room, and no victim has the
+// preemptor's priority or more.
+TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
+  std::mt19937 rng(7);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Planner planner(PlacementOptions{});
+  int helped = 0;
+  for (int round = 0; round < 300; ++round) {
+    bool mgpu = round % 2 == 1;
+    Node node = mgpu ? SharedNode("n", 4, 16384) : WholeNode("n", 8);
+    std::vector<Allocation> pods;
+    int64_t whole_left = 8;
+    for (int i = 0; i < uniform(1, 10); ++i) {
+      Allocation a;
+      if (mgpu) {
+        std::vector<int> gpus = {uniform(0, 3)};
+        if (uniform(0, 4) == 0 && gpus[0] < 3) gpus.push_back(gpus[0] + 1);
+        a = SharedAlloc("p" + std::to_string(i), "n", gpus, 100 * uniform(1, 4), 1024 * uniform(1, 4));
+      } else {
+        int64_t n = std::min<int64_t>(whole_left, uniform(1, 3));
+        if (n == 0) break;
+        whole_left -= n;
+        a = WholeAlloc("p" + std::to_string(i), "n", n);
+      }
+      a.priority = uniform(0, 3);
+      pods.push_back(a);
+    }
+    NodeState state = BuildNodeState(node, pods);
+    if (!state.ready()) continue;  // a random mGPU node may be over-full: not a preemption case
+    Pod pending = mgpu ? MgpuPod({MgpuC("c", 10 * uniform(3, 9), 1024 * uniform(1, 8))}) : WholePod(uniform(1, 8));
+    PodRequest request = AnalyzePod(pending);
+    int32_t priority = uniform(1, 4);
+    VictimChoice c = ChooseVictims(planner, request, state, {.priority = priority});
+    if (!c.helps) continue;
+    ++helped;
+    std::set<std::string> gone;
+    for (const AllocationPtr& v : c.victims) {
+      EXPECT_LT(v->priority, priority);
+      gone.insert(v->pod_uid);
+    }
+    auto fits_without = [&](const std::set<std::string>& evicted) {
+      std::vector<Allocation> left;
+      for (const Allocation& a : pods) {
+        if (!evicted.contains(a.pod_uid)) left.push_back(a);
+      }
+      return planner.Evaluate(request, BuildNodeState(node, left), false).fits;
+    };
+    EXPECT_TRUE(fits_without(gone)) << "round " << round;
+    for (const std::string& uid : gone) {
+      std::set<std::string> fewer = gone;
+      fewer.erase(uid);
+      EXPECT_FALSE(fits_without(fewer)) << "round " << round << ": " << uid << " was not needed";
+    }
+  }
+  EXPECT_GT(helped, 100);
 }
 
 }  // namespace

@@ -97,4 +97,12 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> allocation
 // The same with the allocations copied in.
 NodeState BuildNodeState(Node node, std::vector<Allocation> allocations);
 
+// What-ifs on a node's use (victims.h): EmptyUsage returns what Planner::Evaluate reads of `node`
+// (mode, condition, compute policy, whole-GPU total, GPU slots and mGPU totals) with nothing
+// booked, and AddUse books one allocation there exactly as BuildNodeStateSharing does. The
+// result has no node object, allocations, blockers or scoring view: it is for Evaluate only.
+// REQUIRES: `node` was built by BuildNodeState*.
+NodeState EmptyUsage(const NodeState& node);
+void AddUse(const Allocation& a, NodeState* usage);
+
 }  // namespace gpusched::placement
