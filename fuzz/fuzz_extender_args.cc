@@ -1,12 +1,15 @@
 // Fuzz target: the extender's request bodies, end to end through the handlers (filter,
-// prioritize, bind) against a small inventory. Any input must produce a well-formed reply and
-// never crash, hang or leak; and a body read through a remembered NodeNames list
-// (node_names_memo.h) must read exactly as a full parse does.
+// prioritize, bind) against a small inventory, and through the preempt verb's reader. Any input
+// must produce a well-formed reply and never crash, hang or leak; a body read through a
+// remembered NodeNames list (node_names_memo.h) must read exactly as a full parse does; the
+// preemption answer written for what was read must be valid JSON that reads back the same.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "gpusched/extender/preemption_wire.h"
 #include "gpusched/extender/service.h"
+#include "gpusched/json/json.h"
 #include "gpusched/kubejson/objects.h"
 
 namespace {
@@ -45,6 +48,23 @@ void CheckRememberedReadsAsFull(const std::string& body) {
   }
 }
 
+// Reads `body` as ExtenderPreemptionArgs; if it reads, writes the candidates back as an answer
+// and traps unless that answer, wrapped into a request again, reads as the same victims.
+void CheckPreemptionRoundTrip(const std::string& body) {
+  auto args = gpusched::extender::ParsePreemptionArgs(body);
+  if (!args.ok()) return;
+  std::vector<gpusched::extender::MetaVictims> answer;
+  for (const auto& c : args->candidates) answer.push_back({.node = c.node, .uids = c.victim_uids, .pdb_violations = c.pdb_violations});
+  std::string out = gpusched::extender::EncodePreemptionResult(answer);
+  std::string again = R"({"Pod":{"metadata":{"uid":"p"}},)" + out.substr(1);
+  auto reread = gpusched::extender::ParsePreemptionArgs(again);
+  if (!reread.ok() || reread->candidates.size() != args->candidates.size()) __builtin_trap();
+  for (size_t i = 0; i < answer.size(); ++i) {
+    // Duplicate node keys read as separate candidates; the answer keeps each in node order.
+    if (reread->candidates[i].node != args->candidates[i].node) __builtin_trap();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -52,6 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static gpusched::extender::Service* service = new gpusched::extender::Service(inventory, {});
   std::string body(reinterpret_cast<const char*>(data), size);
   CheckRememberedReadsAsFull(body);
+  CheckPreemptionRoundTrip(body);
   std::string filter = service->Filter(body);
   std::string scores = service->Prioritize(body);
   std::string bind = service->Bind(body);
