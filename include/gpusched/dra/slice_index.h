@@ -51,10 +51,6 @@ class IndexedSlice {
   const std::vector<uint8_t>* HeldBy(const AllocatedDevices* allocated) const {
     return held_for_ == allocated ? &held_ : nullptr;
   }
-  // The capacity `allocated` consumes of each device that has some, by device index, computed
-  // with the marks above.
-  using Consumed = std::vector<std::pair<size_t, std::map<std::string, int64_t>>>;
-  const Consumed& consumed() const { return consumed_; }
   // True if both hold the same slice and the same devices of it are held and consumed.
   bool SameAs(const IndexedSlice& other) const {
     return slice_ == other.slice_ && held_ == other.held_ && consumed_ == other.consumed_;
@@ -66,7 +62,9 @@ class IndexedSlice {
   size_t pool_id_ = 0;
   const AllocatedDevices* held_for_ = nullptr;
   std::vector<uint8_t> held_;
-  Consumed consumed_;
+  // The capacity `allocated` consumes of each device that has some, by device index, computed
+  // with the marks above.
+  std::vector<std::pair<size_t, std::map<std::string, int64_t>>> consumed_;
   mutable Mutex mu_;
   mutable std::vector<std::pair<const cel::Program*, std::unique_ptr<Verdicts>>> verdicts_ GPUSCHED_GUARDED_BY(mu_);
 };

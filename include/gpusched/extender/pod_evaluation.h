@@ -19,7 +19,7 @@
 #include "gpusched/common/status.h"
 #include "gpusched/dra/cel.h"
 #include "gpusched/extender/dra_decision_log.h"
-#include "gpusched/extender/score_cache_store.h"
+#include "gpusched/extender/cache_store.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/inventory/snapshot.h"

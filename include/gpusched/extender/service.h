@@ -27,7 +27,7 @@
 #include "gpusched/extender/claim_allocator.h"
 #include "gpusched/extender/dra_decision_log.h"
 #include "gpusched/extender/filter_memo.h"
-#include "gpusched/extender/score_cache_store.h"
+#include "gpusched/extender/cache_store.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/telemetry.h"
 #include "gpusched/extender/wire.h"

@@ -154,6 +154,7 @@ class Inventory {
   // observed, without claims or a spec error, keeps no pod record: its allocation names it
   // (uid, namespace, name, node), and at 300,000 bound pods a record each costs over 100 MB.
   void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // ObservePodLocked's work, without keeping allocation_only_ (its caller does).
   void ObserveLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // True if `uid` is known by its observed allocation alone (no pod record).
   bool AllocationOnlyLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);

@@ -8,7 +8,7 @@
 // repeat shapes, so a filter over 5,000 nodes re-evaluates only the nodes that changed since the
 // last pod of the same shape.
 //
-// Not thread-safe: one request uses a cache at a time (extender/score_cache_store.h lends them).
+// Not thread-safe: one request uses a cache at a time (extender/cache_store.h lends them).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// File: score_cache_store.h
+// File: cache_store.h
 //
 // CacheStore: the per-shape caches of the last few pod shapes (placement/score_cache.h for
 // device-plugin pods, keyed by node policy, target workload and request shape;
