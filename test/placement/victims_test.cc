@@ -115,7 +115,7 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   Planner planner(PlacementOptions{});
   int helped = 0;
-  for (int round = 0; round < 300; ++round) {
+  for (int round = 0; round < 3000; ++round) {
     bool mgpu = round % 2 == 1;
     Node node = mgpu ? SharedNode("n", 4, 16384) : WholeNode("n", 8);
     std::vector<Allocation> pods;
