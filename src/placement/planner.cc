@@ -118,9 +118,17 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
   return v;
 }
 
+bool Planner::Fits(const PodRequest& request, const NodeState& node) {
+  explain_ = false;
+  bool fits = Evaluate(request, node, /*want_placement=*/false).fits;
+  explain_ = true;
+  return fits;
+}
+
 void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
   int64_t free = node.whole_total - node.whole_used;
   if (request.whole_gpus > free) {
+    if (!explain_) return;
     v->reject = Reject::kInsufficient;
     v->resolvable = request.whole_gpus <= node.whole_total;
     v->reason = fmt::format("insufficient {}: pod needs {}, node has {} of {} free", names::kNvidiaGpu,
@@ -134,9 +142,11 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, No
 
 void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                            NodeVerdict* v) {
-  if (!request.any_compute_policy && node.compute_policy != request.compute_policy) return RejectComputePolicy(request, node, v);
+  if (!request.any_compute_policy && node.compute_policy != request.compute_policy) {
+    return explain_ ? RejectComputePolicy(request, node, v) : void();
+  }
   if (request.total_milli > node.capacity_milli - node.used_milli || request.total_mib > node.capacity_mib - node.used_mib) {
-    return RejectTotals(request, node, v);
+    return explain_ ? RejectTotals(request, node, v) : void();
   }
   const MgpuContainerRequest& first = request.containers.front();
   if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card) {
@@ -212,6 +222,7 @@ void Planner::SearchMgpu(const PodRequest& request, const NodeState& node, Polic
   budget_hit_ = false;
   if (!Search(request, 0, gpu_policy)) {
     v->reject = Reject::kInsufficient;
+    if (!explain_) return;
     v->resolvable = FitsEmptyNode(request, node);
     v->reason = ExplainFailure(request, node, gpu_policy);
     return;

@@ -42,7 +42,7 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   }
   // The node's use with only the pods that stay: every non-candidate, and those given back.
   NodeState kept = EmptyUsage(node);
-  auto fits = [&](const NodeState& usage) { return planner.Evaluate(request, usage, /*want_placement=*/false).fits; };
+  auto fits = [&](const NodeState& usage) { return planner.Fits(request, usage); };
   std::vector<AllocationPtr> violating, other;
   for (const AllocationPtr& a : node.allocations.shared()) {
     bool candidate = a->priority < rules.priority && !a->terminating && (!rules.may_evict || rules.may_evict(*a));

@@ -32,6 +32,27 @@ TEST(Planner, WholeGpuFitsByCount) {
   EXPECT_EQ(v.reason, "insufficient nvidia.com/gpu: pod needs 3, node has 2 of 8 free");
 }
 
+TEST(Planner, FitsAgreesWithEvaluateAndLeavesRefusalsExplained) {
+  NodeState whole = BuildNodeState(WholeNode("n", 8), {WholeAlloc("a", "n", 6)});
+  NodeState shared = BuildNodeState(SharedNode("s", 2, 16384), {SharedAlloc("x", "s", {0}, 600, 8192), SharedAlloc("y", "s", {1}, 500, 1024)});
+  Planner planner(PlacementOptions{});
+  std::vector<std::pair<Pod, const NodeState*>> cases = {
+      {WholePod(2), &whole}, {WholePod(3), &whole}, {MgpuPod({MgpuC("c", 40, 4096)}), &shared},
+      {MgpuPod({MgpuC("c", 60, 4096)}), &shared}, {MgpuPod({MgpuC("c", 50, 16000)}), &shared},
+      {MgpuPod({MgpuC("a", 30, 2048), MgpuC("b", 30, 2048)}), &shared}, {MgpuPod({MgpuC("c", 100, std::nullopt)}), &shared},
+      {WholePod(1), &shared}};
+  for (const auto& [pod, node] : cases) {
+    PodRequest r = AnalyzePod(pod);
+    ASSERT_TRUE(r.valid()) << r.invalid_reason;
+    bool quick = planner.Fits(r, *node);
+    NodeVerdict full = planner.Evaluate(r, *node);
+    EXPECT_EQ(quick, full.fits);
+    if (!full.fits) {
+      EXPECT_FALSE(full.reason.empty());  // Fits did not leave the planner quiet
+    }
+  }
+}
+
 TEST(Planner, WholeGpuLargerThanNodeIsUnresolvable) {
   NodeVerdict v = Eval(WholePod(16), BuildNodeState(WholeNode("n", 8), {}));
   EXPECT_FALSE(v.fits);

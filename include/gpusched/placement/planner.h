@@ -60,6 +60,9 @@ class Planner {
   // Returns the verdict for `request` on `node`. Fills verdict.placement only if want_placement.
   // REQUIRES: request.kind != kNone and request.valid().
   NodeVerdict Evaluate(const PodRequest& request, const NodeState& node, bool want_placement = true);
+  // True if `request` fits `node`: Evaluate's verdict alone, without the reason a refusal carries
+  // (for what-ifs that try many states of one node, victims.h). Same REQUIRES as Evaluate.
+  bool Fits(const PodRequest& request, const NodeState& node);
 
   const PlacementOptions& options() const { return options_; }
 
@@ -111,6 +114,7 @@ class Planner {
   std::vector<int> candidates_;
   int steps_ = 0;
   bool budget_hit_ = false;
+  bool explain_ = true;  // false inside Fits: refusals skip their reasons
 };
 
 // Evaluates `request` on each of `nodes` in order and calls on_verdict(i, NodeVerdict&&) for each;
