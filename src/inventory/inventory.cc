@@ -502,7 +502,7 @@ std::optional<Pod> Inventory::FindPod(std::string_view uid) const {
   if (!AllocationOnlyLocked(uid)) return std::nullopt;
   const Allocation* a = ledger_.Find(uid);
   return Pod{.uid = a->pod_uid, .namespace_name = a->pod_namespace, .name = a->pod_name, .node_name = a->node_name,
-             .phase = PodPhase::kRunning};
+             .phase = PodPhase::kRunning, .priority = a->priority, .terminating = a->terminating};
 }
 
 std::optional<Allocation> Inventory::AllocationOf(std::string_view uid) const {

@@ -53,6 +53,7 @@ TEST(Inventory, ABoundGpuPodIsKnownByItsAllocationAloneAndCountedOnce) {
   Inventory inv;
   Pod a = Bound(WholePod(3), "a", "w");
   a.namespace_name = "ml";
+  a.priority = 7;
   Pod pending = Bound(WholePod(1), "p", "");
   inv.ReplaceCluster({.nodes = {WholeNode("w", 8)}, .pods = {a, pending}});
   inv.UpsertPod(Pod(a));  // seen bound again: still one pod
@@ -61,6 +62,7 @@ TEST(Inventory, ABoundGpuPodIsKnownByItsAllocationAloneAndCountedOnce) {
   EXPECT_EQ(found->namespace_name, "ml");
   EXPECT_EQ(found->name, "a");
   EXPECT_EQ(found->node_name, "w");
+  EXPECT_EQ(found->priority, 7);
   EXPECT_TRUE(found->containers.empty());  // what it holds is its allocation
   EXPECT_EQ(inv.AllocationOf("a")->placement.whole_gpus, 3);
   EXPECT_EQ(inv.Stats().pods_known, 2u);

@@ -120,7 +120,8 @@ class Inventory {
   std::vector<std::string> Errors() const GPUSCHED_EXCLUDES(mu_);
 
   // Returns the pod record for `uid`, or nullopt. A bound pod known by its allocation alone
-  // (ObservePodLocked) gets a record with its uid, namespace, name, node and phase Running.
+  // (ObservePodLocked) gets a record with its uid, namespace, name, node, priority, whether it is
+  // terminating, and phase Running.
   std::optional<Pod> FindPod(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
   // Returns the allocation `uid` holds, or nullopt.
   std::optional<Allocation> AllocationOf(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
