@@ -25,7 +25,7 @@ void CollectInventory(const inventory::Inventory& inventory, std::string* out) {
   Gauge(out, "gpusched_build_info", {"version"}, {GPUSCHED_VERSION}, 1);
   metrics::AppendHeader(out, "gpusched_ledger_allocations", "allocations booked in the ledger", "gauge");
   Gauge(out, "gpusched_ledger_allocations", {}, {}, static_cast<double>(stats.ledger_size));
-  metrics::AppendHeader(out, "gpusched_pods_known", "pod records (bound and pending)", "gauge");
+  metrics::AppendHeader(out, "gpusched_pods_known", "pods known (bound and pending)", "gauge");
   Gauge(out, "gpusched_pods_known", {}, {}, static_cast<double>(stats.pods_known));
   metrics::AppendHeader(out, "gpusched_pods_pending", "pods seen in filter and not bound", "gauge");
   Gauge(out, "gpusched_pods_pending", {}, {}, static_cast<double>(stats.pending_pods));

@@ -44,7 +44,7 @@ namespace gpusched::inventory {
 
 struct InventoryStats {
   size_t ledger_size = 0;   // allocations booked
-  size_t pods_known = 0;    // pod records (bound and pending)
+  size_t pods_known = 0;    // pods known, bound and pending (with a record or by their allocation alone)
   size_t pending_pods = 0;  // pods seen in filter and not bound
   size_t dra_objects = 0;   // ResourceSlices, ResourceClaims and DeviceClasses held for DRA
   size_t unreadable = 0;    // entries of Errors(): objects with a field that could not be read
