@@ -52,7 +52,7 @@ bool Inventory::BookingFreshLocked(int64_t booked_at_ms) const {
 
 bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
   const Allocation* a = ledger_.Find(uid);
-  return a != nullptr && a->origin == AllocationOrigin::kObserved && !pods_.contains(std::string(uid));
+  return a != nullptr && a->origin == AllocationOrigin::kObserved && !pods_.contains(uid);
 }
 
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
@@ -497,7 +497,7 @@ std::vector<std::string> Inventory::Errors() const {
 
 std::optional<Pod> Inventory::FindPod(std::string_view uid) const {
   MutexLock lock(&mu_);
-  auto it = pods_.find(std::string(uid));
+  auto it = pods_.find(uid);
   if (it != pods_.end()) return it->second;
   if (!AllocationOnlyLocked(uid)) return std::nullopt;
   const Allocation* a = ledger_.Find(uid);

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace gpusched::inventory {
 
 Status Ledger::Add(Allocation allocation) {
@@ -44,9 +42,7 @@ const Allocation* Ledger::Find(std::string_view pod_uid) const {
 std::vector<AllocationPtr> Ledger::OnNode(std::string_view node) const {
   auto n = by_node_.find(node);
   if (n == by_node_.end()) return {};
-  std::vector<AllocationPtr> out = n->second;
-  std::sort(out.begin(), out.end(), [](const AllocationPtr& a, const AllocationPtr& b) { return a->pod_uid < b->pod_uid; });
-  return out;
+  return n->second;
 }
 
 std::vector<std::string> Ledger::Nodes() const {

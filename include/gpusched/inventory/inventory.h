@@ -182,7 +182,7 @@ class Inventory {
 
   mutable Mutex mu_;
   std::map<std::string, NodeEntry, std::less<>> nodes_ GPUSCHED_GUARDED_BY(mu_);
-  std::unordered_map<std::string, Pod> pods_ GPUSCHED_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Pod, Ledger::UidHash, std::equal_to<>> pods_ GPUSCHED_GUARDED_BY(mu_);  // by UID
   // Pods in pods_ with a spec_error: uid -> "pod ns/name: error".
   std::map<std::string, std::string> unreadable_pods_ GPUSCHED_GUARDED_BY(mu_);
   // ClusterObjects::errors of the last ReplaceCluster.

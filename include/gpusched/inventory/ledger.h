@@ -29,11 +29,13 @@ class Ledger {
 
   // Returns the allocation of `pod_uid`, or nullptr. Valid until the next mutation.
   const Allocation* Find(std::string_view pod_uid) const;
-  // Returns the allocations on `node` (shared: they stay valid after a Release).
+  // Returns the allocations on `node`, in no particular order (shared: they stay valid after a
+  // Release).
   std::vector<AllocationPtr> OnNode(std::string_view node) const;
   // Returns the names of nodes holding at least one allocation.
   std::vector<std::string> Nodes() const;
 
+  // Hashes a UID given as any string type (heterogeneous lookup by string_view).
   struct UidHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
