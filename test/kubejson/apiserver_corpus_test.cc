@@ -87,6 +87,13 @@ void ExpectTheCorpusInventory(const inventory::Inventory& inv) {
   EXPECT_THAT(h200->allocations[0].placement.devices, ElementsAre("gpu.nvidia.com/dra-h200-01/gpu-2"));
   EXPECT_EQ(s->FindNode("gpu-badlabel-01")->condition, placement::NodeCondition::kInvalid);
   EXPECT_EQ(inv.Stats().ledger_size, 7u);
+  // The pod with a deletionTimestamp still holds its GPU, marked terminating (never a victim).
+  std::optional<Allocation> leaving = inv.AllocationOf("3b2c1d0e-aaaa-4bbb-8ccc-000000000003");
+  ASSERT_TRUE(leaving.has_value());
+  EXPECT_EQ(leaving->pod_name, "trainer-7d9f8c6b5-old1");
+  EXPECT_TRUE(leaving->terminating);
+  EXPECT_EQ(leaving->priority, 0);
+  EXPECT_FALSE(inv.AllocationOf("3b2c1d0e-aaaa-4bbb-8ccc-000000000001")->terminating);
 }
 
 TEST(ApiServerCorpus, SnapshotModeReadsWhatTheObjectsDescribe) {
