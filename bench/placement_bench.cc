@@ -7,11 +7,14 @@
 //   ...Uncached                 the same with nothing reused: the first pod of a shape
 //   BM_ServiceFilterPrioritize  the extender's handlers in process: JSON body in, JSON reply out
 //                               (NodeNames, as kube-scheduler sends with nodeCacheCapable: true)
+//   BM_ServicePreempt           the preempt verb's handler: 500 full candidates, 10 offered victims each
 //   BM_PreemptChooseVictims     victim choice (placement/victims.h) on every node of a full
 //                               cluster for a pod of higher priority than every pod there: a
 //                               whole GPU (whole-GPU nodes) or 90% core and 40 GiB of one GPU
 //                               (mGPU nodes)
 #include <benchmark/benchmark.h>
+
+#include <map>
 
 #include "bench_cluster.h"
 #include "cluster_json.h"
@@ -173,6 +176,35 @@ void BM_PreemptChooseVictims(benchmark::State& state) {
   state.counters["pods_per_node"] = static_cast<double>(pods) / static_cast<double>(snapshot->nodes().size());
 }
 
+// The preempt verb through its handler: JSON in (NodeNameToMetaVictims, nodeCacheCapable: true,
+// kube-scheduler's 10 victims per candidate), victims chosen on every full node, JSON out.
+void BM_ServicePreempt(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  inventory::Inventory inv;
+  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1)), /*fill=*/1.0));
+  std::map<std::string, std::vector<std::string>> offered;
+  for (const inventory::NodeStatePtr& node : inv.Snapshot()->nodes()) {
+    std::vector<std::string>& uids = offered[node->node.name];
+    for (const Allocation& a : node->allocations) {
+      if (uids.size() < 10) uids.push_back(a.pod_uid);
+    }
+  }
+  testing::PodJson preemptor{.name = "urgent", .namespace_name = "bench", .uid = "urgent", .resource_version = "81240002",
+                             .containers = {kind == Kind::kMgpu ? testing::Mgpu("c", 90, 40960) : testing::WholeGpus("c", 1)},
+                             .priority = 1000};
+  std::string body = testing::PreemptMetaJson(preemptor.ToJson(), offered);
+  extender::Service service(&inv, extender::ServiceOptions{});
+  size_t reply_bytes = 0;
+  for (auto _ : state) {
+    StatusOr<std::string> answer = service.Preempt(body);
+    if (!answer.ok()) state.SkipWithError(answer.status().message().c_str());
+    reply_bytes = answer.ok() ? answer->size() : 0;
+    benchmark::DoNotOptimize(answer);
+  }
+  state.counters["request_bytes"] = static_cast<double>(body.size());
+  state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
+}
+
 // The growth table: cost per pod against cluster size, up to 20,000 nodes.
 void Growth(benchmark::internal::Benchmark* b) {
   Sizes(b);
@@ -188,6 +220,7 @@ BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpusched::bench

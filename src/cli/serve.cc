@@ -37,7 +37,7 @@ namespace {
 std::string Usage() {
   return fmt::format(R"(usage: gpusched serve [flags]
 
-Serves kube-scheduler's extender verbs (POST <prefix>/filter, /prioritize, /bind) and
+Serves kube-scheduler's extender verbs (POST <prefix>/filter, /prioritize, /bind, /preempt) and
 GET /healthz, /readyz, /debug/inventory[?node=NAME].
 
   {:<22} YAML configuration (see scheduler-config/gpusched.yaml); flags override it
@@ -280,7 +280,7 @@ std::optional<int> StartWebhook(const config::Config& c, extender::Service* serv
 }
 
 void LogServing(const config::Config& c, uint16_t port) {
-  log::Info("gpusched serving {} on {}:{} (verbs at {}/filter, /prioritize, /bind; node policy {}, gpu policy {}, "
+  log::Info("gpusched serving {} on {}:{} (verbs at {}/filter, /prioritize, /bind, /preempt; node policy {}, gpu policy {}, "
             "score mapping {}, filter top-K {})",
             c.server.tls_cert_file.empty() ? "HTTP" : c.server.client_ca_file.empty() ? "HTTPS" : "HTTPS with mTLS", c.server.host,
             port, c.path_prefix, c.service.node_policy, placement::PolicyName(c.service.placement.gpu_policy),

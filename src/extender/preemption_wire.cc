@@ -13,22 +13,36 @@ namespace {
 
 using rapidjson::Value;
 
-// The UID of one offered victim: {"UID": "..."} (MetaPod) or a Pod object (metadata.uid).
-Status ReadVictimUid(const Value& v, bool meta, const std::string& path, std::string* uid) {
-  if (!v.IsObject()) return json::WrongType(path, "object", v);
+// Where a victim sits in the request, for errors: formatted only when one is reported.
+struct VictimPath {
+  const std::string& candidate;
+  rapidjson::SizeType index;
+  std::string operator()(std::string_view field) const { return fmt::format("{}.Pods[{}]{}", candidate, index, field); }
+};
+
+// The UID of one offered victim: {"UID": "..."} (MetaPod) or a Pod object (metadata.uid, and
+// spec.priority into `priority`).
+Status ReadVictim(const Value& v, bool meta, const VictimPath& path, std::string* uid, std::optional<int32_t>* priority) {
+  if (!v.IsObject()) return json::WrongType(path(""), "object", v);
   const Value* holder = &v;
-  std::string where = path;
   if (!meta) {
     holder = json::Find(v, "metadata");
-    where = path + ".metadata";
-    if (holder == nullptr || !holder->IsObject()) return InvalidArgumentError(where + ": missing");
+    if (holder == nullptr || !holder->IsObject()) return InvalidArgumentError(path(".metadata") + ": missing");
   }
   const Value* u = meta ? json::FindCaseInsensitive(*holder, "UID") : json::Find(*holder, "uid");
-  std::string field = fmt::format("{}.{}", where, meta ? "UID" : "uid");
-  if (u == nullptr) return InvalidArgumentError(field + ": missing");
-  if (!u->IsString()) return json::WrongType(field, "string", *u);
+  std::string_view field = meta ? ".UID" : ".metadata.uid";
+  if (u == nullptr) return InvalidArgumentError(path(field) + ": missing");
+  if (!u->IsString()) return json::WrongType(path(field), "string", *u);
   uid->assign(json::View(*u));
-  if (uid->empty()) return InvalidArgumentError(field + ": empty");
+  if (uid->empty()) return InvalidArgumentError(path(field) + ": empty");
+  if (meta) return OkStatus();
+  const Value* spec = json::Find(v, "spec");
+  if (spec == nullptr || !spec->IsObject()) return OkStatus();
+  int32_t p = 0;
+  if (const Value* given = json::Find(*spec, "priority"); given != nullptr && !given->IsNull()) {
+    GPUSCHED_RETURN_IF_ERROR(kubejson::ReadPriority(*spec, path(".spec"), &p));
+  }
+  *priority = p;
   return OkStatus();
 }
 
@@ -38,10 +52,14 @@ Status ReadCandidate(const Value& v, bool meta, const std::string& path, Preempt
   if (!v.IsObject()) return json::WrongType(path, "object", v);
   if (const Value* pods = json::FindCaseInsensitive(v, "Pods"); pods != nullptr && !pods->IsNull()) {
     if (!pods->IsArray()) return json::WrongType(path + ".Pods", "array", *pods);
+    out->victim_uids.reserve(pods->Size());
+    out->victim_priorities.reserve(pods->Size());
     for (rapidjson::SizeType i = 0; i < pods->Size(); ++i) {
       std::string uid;
-      GPUSCHED_RETURN_IF_ERROR(ReadVictimUid((*pods)[i], meta, fmt::format("{}.Pods[{}]", path, i), &uid));
+      std::optional<int32_t> priority;
+      GPUSCHED_RETURN_IF_ERROR(ReadVictim((*pods)[i], meta, VictimPath{path, i}, &uid, &priority));
       out->victim_uids.push_back(std::move(uid));
+      out->victim_priorities.push_back(priority);
     }
   }
   if (const Value* n = json::FindCaseInsensitive(v, "NumPDBViolations"); n != nullptr && !n->IsNull()) {
@@ -57,9 +75,9 @@ Status ReadCandidate(const Value& v, bool meta, const std::string& path, Preempt
 
 }  // namespace
 
-StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string_view body) {
+StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body) {
   rapidjson::Document doc;
-  GPUSCHED_RETURN_IF_ERROR(json::Parse(body, &doc));
+  GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(&body, &doc));
   if (!doc.IsObject()) return json::WrongType("ExtenderPreemptionArgs", "object", doc);
   PreemptionArgs out;
   const Value* pod = json::FindCaseInsensitive(doc, "Pod");
@@ -72,9 +90,11 @@ StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string_view body) {
   if (map == nullptr || map->IsNull()) return out;
   std::string key = out.meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
   if (!map->IsObject()) return json::WrongType("ExtenderPreemptionArgs." + key, "object", *map);
+  out.candidates.reserve(map->MemberCount());
+  std::string path;
   for (auto it = map->MemberBegin(); it != map->MemberEnd(); ++it) {
     PreemptionCandidate c{.node = std::string(json::View(it->name))};
-    std::string path = fmt::format("ExtenderPreemptionArgs.{}[\"{}\"]", key, c.node);
+    path.assign("ExtenderPreemptionArgs.").append(key).append("[\"").append(c.node).append("\"]");
     GPUSCHED_RETURN_IF_ERROR(ReadCandidate(it->value, out.meta, path, &c));
     out.candidates.push_back(std::move(c));
   }

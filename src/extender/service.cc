@@ -9,6 +9,8 @@
 
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/extender/pod_evaluation.h"
+#include "gpusched/extender/preemption.h"
+#include "gpusched/extender/preemption_wire.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/pod_request.h"
 
@@ -255,6 +257,17 @@ std::string Service::Bind(std::string_view body) const {
   Status s = parsed.ok() ? bind_->Bind(*parsed) : parsed.status();
   if (with_.telemetry != nullptr) with_.telemetry->binds.With({s.ok() ? "ok" : "rejected"}).Inc();
   return EncodeBindingResult(s.ok() ? "" : s.message());
+}
+
+StatusOr<std::string> Service::Preempt(std::string body) const {
+  StatusOr<PreemptionArgs> parsed = ParsePreemptionArgs(std::move(body));
+  if (!parsed.ok()) {
+    CountError("preempt");
+    return parsed.status();
+  }
+  PodRequest request = placement::AnalyzePod(parsed->pod);
+  std::vector<MetaVictims> kept = DecidePreemption(*parsed, request, *inventory_->Snapshot(), options_.placement);
+  return EncodePreemptionResult(kept);
 }
 
 std::string Service::DebugInventory(std::string_view node) const {

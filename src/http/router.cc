@@ -68,6 +68,7 @@ std::string_view VerbOf(std::string_view path, std::string_view prefix) {
     if (verb == "/filter") return "filter";
     if (verb == "/prioritize") return "prioritize";
     if (verb == "/bind") return "bind";
+    if (verb == "/preempt") return "preempt";
   }
   if (path == "/validate/node") return "validate_node";
   if (path == "/healthz") return "healthz";
@@ -78,7 +79,7 @@ std::string_view VerbOf(std::string_view path, std::string_view prefix) {
 }
 
 bool IsPostRoute(std::string_view verb) {
-  return verb == "filter" || verb == "prioritize" || verb == "bind" || verb == "validate_node";
+  return verb == "filter" || verb == "prioritize" || verb == "bind" || verb == "preempt" || verb == "validate_node";
 }
 
 }  // namespace
@@ -136,11 +137,18 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     constexpr std::string_view kNotReady = "gpusched's inventory is not in sync with the cluster yet; retry";
     if (verb == "filter") return Json(200, extender::EncodeFilterError(kNotReady));
     if (verb == "bind") return Json(200, extender::EncodeBindingResult(kNotReady));
-    if (verb == "prioritize" || verb == "validate_node") return Text(503, std::string(kNotReady) + "\n");
+    if (verb == "prioritize" || verb == "preempt" || verb == "validate_node") {
+      return Text(503, std::string(kNotReady) + "\n");
+    }
   }
   if (verb == "filter") return Json(200, service_->Filter(std::move(request.body)));
   if (verb == "prioritize") return Json(200, service_->Prioritize(std::move(request.body)));
   if (verb == "bind") return Json(200, service_->Bind(request.body));
+  if (verb == "preempt") {
+    // Any answer but 200 fails this preemption attempt in kube-scheduler, which logs it.
+    StatusOr<std::string> answer = service_->Preempt(std::move(request.body));
+    return answer.ok() ? Json(200, std::move(answer).value()) : Text(400, answer.status().message() + "\n");
+  }
   if (verb == "validate_node") {
     StatusOr<std::string> review = extender::ReviewNodeUpdate(request.body, *inventory_->Snapshot());
     if (!review.ok()) return Text(400, review.status().message() + "\n");

@@ -452,6 +452,7 @@ TEST(Manifests, EverySchedulerConfigHasItsOwnLeaseAndNoManagedResources) {
     for (const YAML::Node& e : d["extenders"]) {
       EXPECT_FALSE(e["managedResources"]) << "claims-only pods would never reach gpusched";
       EXPECT_TRUE(e["filterVerb"] && e["prioritizeVerb"] && e["bindVerb"]);
+      EXPECT_EQ(e["preemptVerb"].as<std::string>(""), "preempt") << "GPU-aware victims";
       EXPECT_FALSE(e["ignorable"].as<bool>());
     }
   }

@@ -131,6 +131,12 @@ TEST(Routing, TheShippedVerbsServeClaimsOnlyWholeGpuAndGpuLessPods) {
   std::string whole = PodJson{.name = "w", .uid = "uid-w", .containers = {WholeGpus("c", 1)}}.ToJson();
   EXPECT_THAT(client.Post(at("filterVerb"), ArgsWithNames(whole, nodes)).body, HasSubstr(R"("NodeNames":["whole-1"])"));
   EXPECT_THAT(client.Post(at("bindVerb"), BindJson("w", "default", "uid-w", "whole-1")).body, HasSubstr(R"("Error":"")"));
+  // whole-1 is not full: a higher-priority pod of 8 GPUs needs w gone (kube-scheduler's
+  // placeholder candidate), and a claims-only pod's placeholder is dropped.
+  PodJson big{.name = "big", .uid = "uid-big", .containers = {WholeGpus("c", 8)}, .priority = 100};
+  EXPECT_EQ(client.Post(at("preemptVerb"), PreemptMetaJson(big.ToJson(), {{"whole-1", {}}})).body,
+            R"({"NodeNameToMetaVictims":{"whole-1":{"Pods":[{"UID":"uid-w"}],"NumPDBViolations":0}}})");
+  EXPECT_EQ(client.Post(at("preemptVerb"), PreemptMetaJson(dra, {{"dra-1", {}}})).body, R"({"NodeNameToMetaVictims":{}})");
 
   // A pod without GPUs: every node kept, no score, bound.
   std::string web = PodJson{.name = "web", .uid = "uid-web", .containers = {ContainerJson{.name = "c"}}}.ToJson();

@@ -92,7 +92,7 @@ std::string NodeJson::ToJson() const {
   S(w, "labels");
   StringMap(w, labels);
   std::map<std::string, std::string> annotations = extra_annotations;
-  annotations["node.alpha.kubernetes.io/ttl"] = "0";
+  annotations.insert_or_assign("node.alpha.kubernetes.io/ttl", std::string("0"));
   if (gpus) annotations["gpusched.io/gpu-devices"] = GpuDevicesJson(*gpus);
   S(w, "annotations");
   StringMap(w, annotations);
@@ -147,6 +147,12 @@ std::string PodJson::ToJson() const {
   }
   S(w, "creationTimestamp");
   S(w, "2026-11-30T10:00:00Z");
+  if (!deletion_timestamp.empty()) {
+    S(w, "deletionTimestamp");
+    S(w, deletion_timestamp);
+    S(w, "deletionGracePeriodSeconds");
+    w.Int(30);
+  }
   if (!annotations.empty()) {
     S(w, "annotations");
     StringMap(w, annotations);
@@ -160,6 +166,12 @@ std::string PodJson::ToJson() const {
   }
   S(w, "schedulerName");
   S(w, "gpu-scheduler");
+  if (priority) {
+    S(w, "priorityClassName");
+    S(w, std::string(*priority > 0 ? "high" : "low"));
+    S(w, "priority");
+    w.Int(*priority);
+  }
   S(w, "containers");
   Containers(w, containers);
   if (!init_containers.empty()) {
@@ -185,6 +197,10 @@ std::string PodJson::ToJson() const {
   if (!phase.empty()) {
     S(w, "phase");
     S(w, phase);
+  }
+  if (!nominated_node.empty()) {
+    S(w, "nominatedNodeName");
+    S(w, nominated_node);
   }
   S(w, "conditions");
   w.StartArray();
@@ -241,6 +257,24 @@ std::string ArgsWithNames(const std::string& pod_json, const std::vector<std::st
 std::string ArgsWithNodes(const std::string& pod_json, const std::vector<std::string>& node_jsons) {
   return fmt::format("{{\"Pod\":{},\"Nodes\":{{\"metadata\":{{}},\"items\":[{}]}},\"NodeNames\":null}}", pod_json,
                      fmt::join(node_jsons, ","));
+}
+
+std::string PreemptMetaJson(const std::string& pod_json, const std::map<std::string, std::vector<std::string>>& victims) {
+  std::vector<std::string> nodes;
+  for (const auto& [node, uids] : victims) {
+    std::vector<std::string> pods;
+    for (const std::string& u : uids) pods.push_back(fmt::format(R"({{"UID":"{}"}})", u));
+    nodes.push_back(fmt::format(R"("{}":{{"Pods":[{}],"NumPDBViolations":0}})", node, fmt::join(pods, ",")));
+  }
+  return fmt::format(R"({{"Pod":{},"NodeNameToVictims":null,"NodeNameToMetaVictims":{{{}}}}})", pod_json, fmt::join(nodes, ","));
+}
+
+std::string PreemptFullJson(const std::string& pod_json, const std::map<std::string, std::vector<std::string>>& victims) {
+  std::vector<std::string> nodes;
+  for (const auto& [node, pods] : victims) {
+    nodes.push_back(fmt::format(R"("{}":{{"Pods":[{}],"NumPDBViolations":0}})", node, fmt::join(pods, ",")));
+  }
+  return fmt::format(R"({{"Pod":{},"NodeNameToVictims":{{{}}},"NodeNameToMetaVictims":null}})", pod_json, fmt::join(nodes, ","));
 }
 
 std::string BindJson(const std::string& name, const std::string& ns, const std::string& uid, const std::string& node) {

@@ -51,6 +51,9 @@ struct PodJson {
   std::vector<ContainerJson> init_containers;
   std::map<std::string, std::string> annotations;
   std::vector<std::string> claims;  // spec.resourceClaims names
+  std::optional<int32_t> priority;  // spec.priority (with a priorityClassName), as admission sets it
+  std::string deletion_timestamp;   // metadata.deletionTimestamp; empty = omitted
+  std::string nominated_node;       // status.nominatedNodeName; empty = omitted
 
   std::string ToJson() const;
 };
@@ -68,6 +71,11 @@ std::string ListJson(const std::vector<std::string>& items);
 std::string ArgsWithNames(const std::string& pod_json, const std::vector<std::string>& names);
 // ExtenderArgs with Nodes (nodeCacheCapable: false).
 std::string ArgsWithNodes(const std::string& pod_json, const std::vector<std::string>& node_jsons);
+// ExtenderPreemptionArgs with NodeNameToMetaVictims (nodeCacheCapable: true): victims' UIDs by
+// node; an empty list is a placeholder candidate.
+std::string PreemptMetaJson(const std::string& pod_json, const std::map<std::string, std::vector<std::string>>& victims);
+// ExtenderPreemptionArgs with NodeNameToVictims (nodeCacheCapable: false): victims' Pod JSON by node.
+std::string PreemptFullJson(const std::string& pod_json, const std::map<std::string, std::vector<std::string>>& victims);
 std::string BindJson(const std::string& name, const std::string& ns, const std::string& uid, const std::string& node);
 
 }  // namespace gpusched::testing

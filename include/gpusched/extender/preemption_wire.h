@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@ namespace gpusched::extender {
 struct PreemptionCandidate {
   std::string node;
   std::vector<std::string> victim_uids;  // as kube-scheduler offered them; empty: a placeholder
+  // Aligned with victim_uids: each victim's spec.priority when the request carried full Pods
+  // (NodeNameToVictims); nullopt under NodeNameToMetaVictims, which carries UIDs only.
+  std::vector<std::optional<int32_t>> victim_priorities;
   int64_t pdb_violations = 0;            // as kube-scheduler counted them
 };
 
@@ -34,7 +38,7 @@ struct PreemptionArgs {
 
 // Parses an ExtenderPreemptionArgs body. Keys are matched case-insensitively, as Go's decoder
 // does. Errors: InvalidArgument naming the field and what it held.
-StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string_view body);
+StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body);
 
 struct MetaVictims {
   std::string node;

@@ -13,6 +13,8 @@
 //               score (an empty list).
 //   bind        bind_flow.h: re-plan on the current inventory and commit atomically, then make it
 //               real in the cluster.
+//   preempt     preemption.h: per candidate node, the victims whose eviction makes room for the
+//               pod by gpusched's rules; nodes where no eviction helps are left out.
 //
 // Thread-safe: the service holds immutable options and collaborators, and parts that guard their
 // own state (memo, workload cache, decision log, bind flow, claim allocator).
@@ -45,6 +47,9 @@ class Service {
   std::string Filter(std::string body) const;
   std::string Prioritize(std::string body) const;
   std::string Bind(std::string_view body) const;
+  // Returns the ExtenderPreemptionResult. Errors: InvalidArgument naming the field of a body that
+  // cannot be read (kube-scheduler then fails this preemption attempt and retries the pod).
+  StatusOr<std::string> Preempt(std::string body) const;
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
   // mode bind only books in memory.
   bool BindWaits() const { return with_.binder != nullptr || with_.claim_writer != nullptr; }

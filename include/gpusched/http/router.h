@@ -4,6 +4,7 @@
 // without a server.
 //
 //   POST <prefix>/filter, <prefix>/prioritize, <prefix>/bind   the extender verbs (always 200)
+//   POST <prefix>/preempt                                      the preempt verb (400 for a body it cannot read)
 //   POST /validate/node                                        the mode-switch admission webhook
 //   GET  /healthz                                              200 while the process serves
 //   GET  /readyz                                               200 once the inventory is synced, else 503

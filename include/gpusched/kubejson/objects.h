@@ -26,6 +26,10 @@ namespace gpusched::kubejson {
 // be read sets Pod::spec_error.
 StatusOr<Pod> DecodePod(const rapidjson::Value& v, std::string_view path);
 
+// Reads spec.priority of the pod spec `spec` (at `path`) into `out`: an int32; absent or null
+// leaves `out` unchanged. Errors: InvalidArgument naming the field and the value.
+Status ReadPriority(const rapidjson::Value& spec, const std::string& path, int32_t* out);
+
 // Returns the Node in `v`. Errors only for a non-object or a missing metadata.name.
 StatusOr<Node> DecodeNode(const rapidjson::Value& v, std::string_view path);
 

@@ -1,0 +1,119 @@
+// The preempt verb over a real socket, with bodies shaped as kube-scheduler sends them in both
+// cache modes: victims chosen by the GPUs the pod would get, kube-scheduler's own victims kept
+// where they hold no GPU, placeholders answered, nodes evictions cannot help left out.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster_json.h"
+#include "http_client.h"
+#include "test_server.h"
+
+namespace gpusched::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+PodJson Bound(std::string name, std::string node, std::vector<ContainerJson> containers, int32_t priority,
+              std::map<std::string, std::string> annotations = {}) {
+  return PodJson{.name = name, .uid = name, .node = std::move(node), .phase = "Running", .containers = std::move(containers),
+                 .annotations = std::move(annotations), .priority = priority};
+}
+
+std::map<std::string, std::string> OnGpu(std::string_view container, int gpu) {
+  return {{"vke.volcengine.com/gpu-index-container-" + std::string(container), std::to_string(gpu)}};
+}
+
+// m0: GPU 0 holds x (60%) and y (30%), GPU 1 holds z (50%); x is important. w0: 8 whole GPUs,
+// a (4) and b (2) of priority 0, c (2) of priority 5. off: a node whose label takes no GPU pods.
+// "cpu-hog" holds no GPU on m0. "dying" is terminating on w1 (4 GPUs, all its).
+std::string Cluster() {
+  return ListJson({
+      MgpuNode("m0", 2, 16384).ToJson(),
+      NvidiaNode("w0", 8).ToJson(),
+      NvidiaNode("w1", 4).ToJson(),
+      NvidiaNode("off", 8, "vgpu").ToJson(),
+      Bound("x", "m0", {Mgpu("s", 60, 1024)}, 100, OnGpu("s", 0)).ToJson(),
+      Bound("y", "m0", {Mgpu("s", 30, 1024)}, 0, OnGpu("s", 0)).ToJson(),
+      Bound("z", "m0", {Mgpu("s", 50, 1024)}, 0, OnGpu("s", 1)).ToJson(),
+      Bound("cpu-hog", "m0", {ContainerJson{.name = "c", .requests = {{"cpu", "30"}}}}, 1).ToJson(),
+      Bound("a", "w0", {WholeGpus("c", 4)}, 0).ToJson(),
+      Bound("b", "w0", {WholeGpus("c", 2)}, 0).ToJson(),
+      Bound("c", "w0", {WholeGpus("c", 2)}, 5).ToJson(),
+      Bound("g", "off", {WholeGpus("c", 8)}, 0).ToJson(),
+      PodJson{.name = "dying", .uid = "dying", .node = "w1", .phase = "Running", .containers = {WholeGpus("c", 4)},
+              .priority = 0, .deletion_timestamp = "2026-11-30T10:05:00Z"}
+          .ToJson(),
+  });
+}
+
+PodJson Preemptor(std::vector<ContainerJson> containers, int32_t priority) {
+  return PodJson{.name = "hi", .uid = "hi-uid", .containers = std::move(containers), .priority = priority};
+}
+
+class PreemptHttp : public ::testing::Test {
+ protected:
+  HttpReply Preempt(const std::string& body) { return client_.Post("/preempt", body); }
+
+  TestServer server_{Cluster()};
+  HttpClient client_{server_.port()};
+};
+
+TEST_F(PreemptHttp, AnMgpuShareOnTheWrongGpuIsReplacedByTheOneThatFreesRoom) {
+  // By node totals kube-scheduler sees 60% free and offers y; only emptying GPU 1 (z) gives 60%.
+  HttpReply r = Preempt(PreemptMetaJson(Preemptor({Mgpu("s", 60, 2048)}, 10).ToJson(), {{"m0", {"y"}}}));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"z"}],"NumPDBViolations":0}}})");
+}
+
+TEST_F(PreemptHttp, KubeSchedulersVictimHoldingNoGpuStaysAndVictimsComeByDecreasingPriority) {
+  // Full Pods (nodeCacheCapable: false): cpu-hog (priority 1) was chosen for CPU, y for the GPU
+  // totals; z replaces y, cpu-hog stays and comes first.
+  std::map<std::string, std::vector<std::string>> offered = {
+      {"m0", {Bound("y", "m0", {Mgpu("s", 30, 1024)}, 0, OnGpu("s", 0)).ToJson(),
+              Bound("cpu-hog", "m0", {ContainerJson{.name = "c", .requests = {{"cpu", "30"}}}}, 1).ToJson()}}};
+  HttpReply r = Preempt(PreemptFullJson(Preemptor({Mgpu("s", 60, 2048)}, 10).ToJson(), offered));
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"},{"UID":"z"}],"NumPDBViolations":0}}})");
+}
+
+TEST_F(PreemptHttp, PlaceholderCandidatesGetTheVictimsHoldingTheGpus) {
+  // w0 is a placeholder (kube-scheduler's own filters pass there); b frees the two GPUs, c is
+  // too important to be needed, a is given back. w1's only pod is already terminating: it frees
+  // its GPUs by itself, so nothing there is a victim, and a placeholder with no victims is left
+  // out (kube-scheduler takes an empty list as an error). "off" takes no GPU pods; "nowhere" is
+  // not known.
+  HttpReply r = Preempt(PreemptMetaJson(Preemptor({WholeGpus("c", 2)}, 10).ToJson(),
+                                        {{"w0", {}}, {"w1", {}}, {"off", {"g"}}, {"nowhere", {"q"}}}));
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"w0":{"Pods":[{"UID":"b"}],"NumPDBViolations":0}}})");
+}
+
+TEST_F(PreemptHttp, PodsOfEqualOrHigherPriorityAreNeverVictims) {
+  // At priority 5, c is no candidate and a pod needing 6 GPUs needs both a and b.
+  HttpReply six = Preempt(PreemptMetaJson(Preemptor({WholeGpus("c", 6)}, 5).ToJson(), {{"w0", {}}}));
+  EXPECT_EQ(six.body, R"({"NodeNameToMetaVictims":{"w0":{"Pods":[{"UID":"a"},{"UID":"b"}],"NumPDBViolations":0}}})");
+  // At priority 0 nothing may go: no node helps.
+  HttpReply none = Preempt(PreemptMetaJson(Preemptor({WholeGpus("c", 2)}, 0).ToJson(), {{"w0", {"a"}}}));
+  EXPECT_EQ(none.body, R"({"NodeNameToMetaVictims":{}})");
+  // On m0 at priority 10, x (100) stays: a whole card must be one x does not share.
+  HttpReply big = Preempt(PreemptMetaJson(Preemptor({Mgpu("s", 100, std::nullopt)}, 10).ToJson(), {{"m0", {}}}));
+  EXPECT_EQ(big.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"z"}],"NumPDBViolations":0}}})");
+}
+
+TEST_F(PreemptHttp, APodThatAlreadyFitsKeepsKubeSchedulersOwnVictims) {
+  // 20% fits on m0's GPU 1 (50% free) without evicting anything: kube-scheduler's own victim,
+  // chosen for CPU, is the answer.
+  HttpReply r = Preempt(PreemptMetaJson(Preemptor({Mgpu("s", 20, 1024)}, 10).ToJson(), {{"m0", {"cpu-hog"}}}));
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"}],"NumPDBViolations":0}}})");
+}
+
+TEST_F(PreemptHttp, AnUnreadableBodyIsA400NamingTheFieldAndTheServerKeepsServing) {
+  HttpReply bad = Preempt(R"({"Pod":{"metadata":{"uid":"u"}},"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":7}]}}})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("NodeNameToMetaVictims[\"m0\"].Pods[0].UID"));
+  HttpReply get = client_.Get("/preempt");
+  EXPECT_EQ(get.status, 405);
+  HttpReply ok = Preempt(PreemptMetaJson(Preemptor({WholeGpus("c", 2)}, 10).ToJson(), {{"w0", {}}}));
+  EXPECT_EQ(ok.status, 200);
+}
+
+}  // namespace
+}  // namespace gpusched::testing
