@@ -144,6 +144,8 @@ const Setting kSettings[] = {
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->inventory.assume_ttl); }},
     {"inventory.bookingTtlSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->inventory.booking_ttl); }},
+    {"inventory.nominationTtlSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->inventory.nomination_ttl); }},
     {"snapshots", "--snapshot", "FILE",
      "Kubernetes List JSON (kubectl get ... -A -o json); repeatable (default: the demo)",
      Kind::kList, &AddSnapshot, &ClearSnapshots},

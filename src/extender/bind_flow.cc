@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpusched/placement/allocation_record.h"
+#include "gpusched/placement/nomination.h"
 #include "gpusched/placement/planner.h"
 
 namespace gpusched::extender {
@@ -124,7 +125,9 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
       std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
       const placement::NodeState* node = snapshot->FindNode(b.node);
       if (node == nullptr) return NotFoundError(fmt::format("bind {} to {}: {}", PodKey(b), b.node, kUnknownNode));
-      placement::NodeVerdict v = planner.Evaluate(request, *node, /*want_placement=*/true);
+      // GPUs held for this pod after its preemption are room for it (nomination.h).
+      std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid);
+      placement::NodeVerdict v = planner.Evaluate(request, own ? *own : *node, /*want_placement=*/true);
       if (!v.fits) return Rejected(b, v.reason);
       placement = std::move(v.placement);
     }

@@ -25,6 +25,8 @@ std::string_view OriginName(AllocationOrigin o) {
       return "committed";
     case AllocationOrigin::kBooked:
       return "booked";
+    case AllocationOrigin::kHeld:
+      return "held";
   }
   return "observed";
 }
@@ -185,6 +187,11 @@ void WriteNode(Writer& w, const NodeState& n) {
   Key(w, "allocations");
   w.StartArray();
   for (const Allocation& a : n.allocations) WriteAllocation(w, a);
+  w.EndArray();
+  // GPUs held for pods nominated here after preemption (origin "held"), counted as used.
+  Key(w, "holds");
+  w.StartArray();
+  for (const Allocation& h : n.holds) WriteAllocation(w, h);
   w.EndArray();
   WriteBlockers(w, n.blockers);
   w.EndObject();

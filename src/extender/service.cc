@@ -12,6 +12,7 @@
 #include "gpusched/extender/preemption.h"
 #include "gpusched/extender/preemption_wire.h"
 #include "gpusched/placement/node_ranking.h"
+#include "gpusched/placement/nomination.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::extender {
@@ -58,6 +59,23 @@ ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapsh
     r.generations.push_back(known ? snapshot.nodes().generation(i) : 0);
   }
   return r;
+}
+
+// A pod nominated to a node after its preemption is judged there without the GPUs held for it
+// (nomination.h): *own receives that state, and `resolved` points at it (generation 0: no cache
+// keeps what is true for this pod alone).
+void UseOwnHold(const Pod& pod, const inventory::InventorySnapshot& snapshot, ResolvedNodes* resolved,
+                std::optional<placement::NodeState>* own) {
+  if (pod.nominated_node.empty()) return;
+  const placement::NodeState* nominated = snapshot.FindNode(pod.nominated_node);
+  if (nominated == nullptr || nominated->holds.empty()) return;
+  *own = placement::WithoutHold(*nominated, pod.uid);
+  if (!*own) return;
+  for (size_t pos = 0; pos < resolved->nodes.size(); ++pos) {
+    if (resolved->nodes[pos] != nominated) continue;
+    resolved->nodes[pos] = &**own;
+    resolved->generations[pos] = 0;
+  }
 }
 
 std::vector<placement::ScoredNode> Scored(const std::vector<RankedNode>& fits, const ExtenderArgs& args) {
@@ -165,6 +183,8 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     return EncodeFilterError(problem);
   }
   ResolvedNodes resolved = Resolve(args, *snapshot);
+  std::optional<placement::NodeState> own;
+  UseOwnHold(args.pod, *snapshot, &resolved, &own);
   FilterResult result;
   StatusOr<std::vector<RankedNode>> fits =
       evaluation->Evaluate(resolved, /*rank=*/false, [&](size_t pos, NodeVerdict&& v) {
@@ -220,6 +240,8 @@ std::string Service::Prioritize(std::string body) const {
       args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get(), dra_verdicts_.get()});
   if (!evaluation->problem().empty()) return "[]";
   ResolvedNodes resolved = Resolve(args, *snapshot);
+  std::optional<placement::NodeState> own;
+  UseOwnHold(args.pod, *snapshot, &resolved, &own);
   std::shared_ptr<const FilterMemo> memo =
       evaluation->scores_while_filtering() ? memo_->Get(args.pod, snapshot->version()) : nullptr;
   // With the filter's memo, only the nodes it did not see are evaluated here.

@@ -8,6 +8,7 @@
 #include "gpusched/placement/allocation_record.h"
 #include "gpusched/placement/fit_check.h"
 #include "gpusched/placement/node_state.h"
+#include "gpusched/placement/nomination.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::inventory {
@@ -57,6 +58,7 @@ bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
 
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   std::string uid = pod.uid;
+  if (pod.bound() || pod.terminal()) EndNominationLocked(uid, touched);
   bool was = AllocationOnlyLocked(uid);
   ObserveLocked(std::move(pod), touched);
   allocation_only_ = allocation_only_ - (was ? 1 : 0) + (AllocationOnlyLocked(uid) ? 1 : 0);
@@ -133,6 +135,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
+  EndNominationLocked(uid, touched);
   if (AllocationOnlyLocked(uid)) --allocation_only_;
   std::string node = ledger_.Release(uid);
   if (!node.empty()) touched->insert(std::move(node));
@@ -198,6 +201,8 @@ void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string
 void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   std::vector<std::pair<NodeEntry*, placement::NodeState>> built;
   built.reserve(touched.size());
+  std::map<std::string_view, std::vector<const Pod*>> nominated;
+  for (const auto& [uid, n] : nominations_) nominated[n.pod.nominated_node].push_back(&n.pod);
   for (const std::string& name : touched) {
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
@@ -205,7 +210,9 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
     if (auto extra = extra_bookings_.find(name); extra != extra_bookings_.end()) {
       for (const Allocation& a : extra->second) allocations.push_back(std::make_shared<const Allocation>(a));
     }
-    built.emplace_back(&it->second, placement::BuildNodeStateSharing(it->second.spec, std::move(allocations)));
+    placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
+    if (auto held = nominated.find(name); held != nominated.end()) placement::HoldNominated(hold_planner_, held->second, &state);
+    built.emplace_back(&it->second, std::move(state));
   }
   // Allocated back to back, after everything the builds allocated, the states and their GPU arrays
   // of a large rebuild sit close together in memory: a filter scan over thousands of nodes then
@@ -296,6 +303,7 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
   std::set<std::string> respec;   // nodes whose object changed: their bookings are re-read
   bool node_set_changed = ApplyNodesLocked(&delta, &touched, &respec);
   bool changed = ApplyPodsLocked(&delta, &touched);
+  ApplyPendingLocked(&delta, &touched);
   // Bookings: re-read on nodes whose object changed; pods that changed may end bookings anywhere.
   if (changed || !respec.empty()) {
     std::set<std::string> booked_nodes = BookedNodesLocked();
@@ -380,6 +388,51 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
   return changed;
 }
 
+void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
+  for (const std::string& uid : delta->deleted_pending) EndNominationLocked(uid, touched);
+  if (delta->all_pending) {
+    std::set<std::string_view> listed;
+    for (const Pod& p : delta->upsert_pending) listed.insert(p.uid);
+    std::vector<std::string> ended;
+    for (const auto& [uid, n] : nominations_) {
+      if (!listed.contains(uid)) ended.push_back(uid);
+    }
+    for (const std::string& uid : ended) EndNominationLocked(uid, touched);
+  }
+  for (Pod& p : delta->upsert_pending) NominateLocked(std::move(p), touched);
+}
+
+void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
+  placement::PodRequest request = placement::AnalyzePod(pod);
+  // Only a pending device-plugin GPU pod that gpusched is not binding already holds GPUs.
+  bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
+               request.kind != RequestKind::kNone && request.schedulable() && !gone_.contains(pod.uid) &&
+               ledger_.Find(pod.uid) == nullptr;
+  auto it = nominations_.find(pod.uid);
+  if (!holds) {
+    if (it != nominations_.end()) EndNominationLocked(pod.uid, touched);
+    return;
+  }
+  if (it != nominations_.end()) {
+    const Pod& held = it->second.pod;
+    if (held.nominated_node == pod.nominated_node && held.priority == pod.priority && held.containers == pod.containers &&
+        held.init_containers == pod.init_containers) {
+      return;  // the same hold: it keeps its age
+    }
+    touched->insert(held.nominated_node);
+  }
+  touched->insert(pod.nominated_node);
+  std::string uid = pod.uid;
+  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now()});
+}
+
+void Inventory::EndNominationLocked(std::string_view uid, std::set<std::string>* touched) {
+  auto it = nominations_.find(uid);
+  if (it == nominations_.end()) return;
+  touched->insert(it->second.pod.nominated_node);
+  nominations_.erase(it);
+}
+
 bool Inventory::ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>* touched) {
   if (state == dra_state_) return false;
   dra_state_ = std::move(state);
@@ -410,6 +463,11 @@ size_t Inventory::Expire() {
   }
   std::set<std::string> touched;
   for (const std::string& uid : stale) touched.insert(UnbookLocked(uid));
+  std::vector<std::string> expired;
+  for (const auto& [uid, n] : nominations_) {
+    if (now - n.since > options_.nomination_ttl) expired.push_back(uid);
+  }
+  for (const std::string& uid : expired) EndNominationLocked(uid, &touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);
   auto keep = 2 * options_.booking_ttl;
   std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
@@ -525,7 +583,9 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
       replaced = UnbookLocked(pod.uid);
       RebuildLocked({replaced});
     }
-    Status fits = placement::CheckFits(*it->second.state, placement);
+    // The pod's own hold (nomination.h) is room kept for it, not against it.
+    std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid);
+    Status fits = placement::CheckFits(own ? *own : *it->second.state, placement);
     if (fits.ok()) {
       fits = ledger_.Add(Allocation{.pod_uid = pod.uid,
                                     .pod_namespace = pod.namespace_name,
@@ -552,6 +612,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
     if (checked != nullptr) *checked = it->second.spec;
     committed_at_[pod.uid] = options_.clock->Now();
     touched.insert(node);
+    EndNominationLocked(pod.uid, &touched);  // it holds real GPUs now
   } else if (checked != nullptr) {
     // Nothing to book: the node as known (or just its name) is what the bind targets.
     auto it = nodes_.find(node);

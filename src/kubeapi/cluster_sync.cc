@@ -12,7 +12,7 @@
 
 namespace gpusched::kubeapi {
 
-enum class ClusterSync::Kind { kNode, kPod, kResourceSlice, kResourceClaim, kDeviceClass };
+enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kResourceSlice, kResourceClaim, kDeviceClass };
 
 namespace {
 
@@ -59,6 +59,7 @@ class ClusterSync::Handler : public ReflectorHandler {
     Batch batch;
     if (kind_ == Kind::kNode) batch.cluster.all_nodes = true;
     if (kind_ == Kind::kPod) batch.cluster.all_pods = true;
+    if (kind_ == Kind::kPendingPod) batch.cluster.all_pending = true;
     if (IsDra()) batch.dra.relisted.push_back(DraKind());
     for (const rapidjson::Value* item : items) Add(*item, &batch);
     Finish(&batch);
@@ -82,7 +83,7 @@ class ClusterSync::Handler : public ReflectorHandler {
     dra::DraDelta dra;
   };
 
-  bool IsDra() const { return kind_ != Kind::kNode && kind_ != Kind::kPod; }
+  bool IsDra() const { return kind_ != Kind::kNode && kind_ != Kind::kPod && kind_ != Kind::kPendingPod; }
   dra::ObjectKind DraKind() const {
     if (kind_ == Kind::kResourceClaim) return dra::ObjectKind::kResourceClaim;
     return kind_ == Kind::kDeviceClass ? dra::ObjectKind::kDeviceClass : dra::ObjectKind::kResourceSlice;
@@ -105,7 +106,7 @@ class ClusterSync::Handler : public ReflectorHandler {
     StatusOr<Pod> pod = kubejson::DecodePod(v, "Pod");
     if (!pod.ok()) return Skip("Pod", pod.status());
     if (pod->uid.empty()) return Skip("Pod", InvalidArgumentError("Pod.metadata.uid: missing"));
-    batch->cluster.upsert_pods.push_back(std::move(pod).value());
+    (kind_ == Kind::kPendingPod ? batch->cluster.upsert_pending : batch->cluster.upsert_pods).push_back(std::move(pod).value());
   }
 
   void Delete(const rapidjson::Value& v, Batch* batch) {
@@ -116,7 +117,10 @@ class ClusterSync::Handler : public ReflectorHandler {
     }
     std::string id = MetadataField(v, kind_ == Kind::kNode ? "name" : "uid");
     if (id.empty()) return;
-    (kind_ == Kind::kNode ? batch->cluster.deleted_nodes : batch->cluster.deleted_pods).push_back(std::move(id));
+    std::vector<std::string>& deleted = kind_ == Kind::kNode      ? batch->cluster.deleted_nodes
+                                        : kind_ == Kind::kPod     ? batch->cluster.deleted_pods
+                                                                  : batch->cluster.deleted_pending;
+    deleted.push_back(std::move(id));
   }
 
   void Finish(Batch* batch) {
@@ -154,6 +158,9 @@ ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, Clu
     : client_(client), inventory_(inventory), options_(options), dra_feed_(std::make_unique<DraFeed>(inventory)) {
   AddReflector(Kind::kNode, {"nodes", "/api/v1/nodes", ""});
   AddReflector(Kind::kPod, {"pods", "/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"});
+  // Pending pods, for the nominations kube-scheduler sets after preempting (GPUs held for them).
+  // A pod that binds leaves this selection: the watch reports it deleted, which ends its hold.
+  AddReflector(Kind::kPendingPod, {"pendingpods", "/api/v1/pods", "spec.nodeName=,status.phase=Pending"});
 }
 
 void ClusterSync::AddReflector(Kind kind, ResourceType type) {

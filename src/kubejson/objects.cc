@@ -160,6 +160,7 @@ Status DecodePodStatus(const Value& status, std::string_view path, Pod* pod) {
   std::string phase;
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(status, "phase", path, &phase));
   pod->phase = ParsePhase(phase);
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(status, "nominatedNodeName", path, &pod->nominated_node));
   const Value* claim_statuses = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(status, "resourceClaimStatuses", path, &claim_statuses));
   for (rapidjson::SizeType i = 0; claim_statuses != nullptr && i < claim_statuses->Size(); ++i) {

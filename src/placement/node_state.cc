@@ -295,4 +295,10 @@ void AddUse(const Allocation& a, NodeState* usage) {
   SumUsage(usage);
 }
 
+void AddHold(Allocation hold, NodeState* state) {
+  AddUse(hold, state);
+  state->view = ScoringView(*state);
+  state->holds.push_back(std::move(hold));
+}
+
 }  // namespace gpusched::placement

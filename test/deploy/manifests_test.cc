@@ -717,7 +717,7 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   api.Put("pods", shared);
   testing::LiveReplica replica(api.url());
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
-  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 5; }));
+  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 6; }));  // nodes, pods, pending pods, DRA x3
   replica.service->Filter(testing::ArgsWithNames(pod, {"w1"}));
   replica.service->Filter(testing::ArgsWithNames(shared, {"m1"}));
   api.FailNext("PATCH", "/api/v1/nodes/w1", 409);

@@ -283,6 +283,48 @@ TEST(Inventory, UnconfirmedBindsExpire) {
   EXPECT_FALSE(inv.FindPod("new")->bound());
 }
 
+// GPUs held for a preemptor (nomination.h): planned once its victims are gone, counted for every
+// other pod, not for the holder, ended by its bind or after the nomination TTL.
+TEST(Inventory, ANominatedPodsGpusAreHeldUntilItBindsOrTheHoldExpires) {
+  TestClocks clocks;
+  Inventory inv(InventoryOptions{.nomination_ttl = std::chrono::seconds(300), .clock = &clocks});
+  Pod victim = Bound(MgpuPod({MgpuC("c", 60, 4096)}), "victim", "s");
+  victim.annotations["vke.volcengine.com/gpu-index-container-c"] = "1";
+  victim.terminating = true;
+  Pod stays = Bound(MgpuPod({MgpuC("c", 70, 4096)}), "stays", "s");
+  stays.annotations["vke.volcengine.com/gpu-index-container-c"] = "0";
+  inv.ReplaceCluster(ClusterObjects{.nodes = {SharedNode("s", 2, 16384)}, .pods = {victim, stays}});
+  Pod preemptor = MgpuPod({MgpuC("c", 50, 4096)});
+  preemptor.uid = preemptor.name = "preemptor";
+  preemptor.priority = 100;
+  preemptor.nominated_node = "s";
+  inv.Apply(ClusterDelta{.upsert_pending = {preemptor}});
+  const placement::NodeState* s = inv.Snapshot()->FindNode("s");
+  ASSERT_EQ(s->holds.size(), 1u);
+  EXPECT_EQ(s->holds[0].placement.containers[0].gpu_indices, std::vector<int>{1});  // where the victim was
+  EXPECT_EQ(s->FindGpu(1)->used_milli, 600 + 500);  // the terminating victim, and the hold
+  // The holder is judged without its hold: once the victim is gone it fits, and its bind ends it.
+  inv.Apply(ClusterDelta{.deleted_pods = {"victim"}});
+  // Any other pod sees the hold: 60% no longer fits on GPU 1, free as it is now.
+  EXPECT_FALSE(placement::CheckFits(*inv.Snapshot()->FindNode("s"), SharedPlacement(1, 600, 4096)).ok());
+  Placement p = SharedPlacement(1, 500, 4096);
+  ASSERT_TRUE(inv.Commit(preemptor, "s", p).ok());
+  EXPECT_TRUE(inv.Snapshot()->FindNode("s")->holds.empty());
+  EXPECT_EQ(inv.Snapshot()->FindNode("s")->FindGpu(1)->used_milli, 500);
+
+  // Another nomination, never bound: held for nomination_ttl, then released.
+  Pod other = preemptor;
+  other.uid = other.name = "other";
+  inv.Apply(ClusterDelta{.upsert_pending = {other}});
+  ASSERT_EQ(inv.Snapshot()->FindNode("s")->holds.size(), 1u);
+  clocks.Advance(std::chrono::seconds(299));
+  inv.Expire();
+  EXPECT_EQ(inv.Snapshot()->FindNode("s")->holds.size(), 1u);
+  clocks.Advance(std::chrono::seconds(2));
+  inv.Expire();
+  EXPECT_TRUE(inv.Snapshot()->FindNode("s")->holds.empty());
+}
+
 TEST(Inventory, PendingPodsAreBounded) {
   Inventory inv(InventoryOptions{.max_pending_pods = 3});
   for (int i = 0; i < 10; ++i) {

@@ -217,8 +217,8 @@ struct Selector {
       } else {
         path = term.substr(0, eq);
         t.equal = true;
-        t.value = term.substr(term.find_first_not_of('=', eq));
-        if (term.find_first_not_of('=', eq) == std::string::npos) t.value.clear();
+        size_t value = term.find_first_not_of('=', eq);
+        if (value != std::string::npos) t.value = term.substr(value);  // "spec.nodeName=": empty
       }
       size_t dot = path.find('.');
       t.a = path.substr(0, dot);

@@ -37,6 +37,12 @@ struct ClusterDelta {
   // the nodes (bound pods) it does not hold are deleted.
   bool all_nodes = false;
   bool all_pods = false;
+  // Pending pods from the watch of pending pods: those with status.nominatedNodeName have GPUs
+  // held there (placement/nomination.h); one without, or a deletion, ends its hold. After a
+  // relist (all_nominated) the holds of pods not listed end too.
+  std::vector<Pod> upsert_pending;
+  std::vector<std::string> deleted_pending;  // UIDs
+  bool all_pending = false;
   // When set, the DRA objects changed and this is their complete new state, built by the source
   // (dra::DraObjectSet::Build) outside the inventory's lock.
   dra::ClusterStatePtr dra_state;

@@ -39,6 +39,7 @@
 #include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
+#include "gpusched/placement/planner.h"
 
 namespace gpusched::inventory {
 
@@ -63,6 +64,10 @@ struct InventoryOptions {
   // How long a node's booking counts without the pod being seen bound. It must exceed the time
   // from a booking to the pod's bind event reaching every replica. Default: 5 minutes.
   std::chrono::seconds booking_ttl{300};
+  // How long GPUs stay held for a pod nominated to a node after preemption (nomination.h) if it
+  // neither binds nor loses its nomination: the victims' graceful termination and the pod's
+  // retry must fit in it. Default: 5 minutes.
+  std::chrono::seconds nomination_ttl{300};
   // The time of assume_ttl (monotonic) and booking_ttl (wall: bookings carry the writer's wall
   // time). Not owned; must outlive the inventory. Default: RealClock().
   const Clock* clock = &RealClock();
@@ -155,6 +160,10 @@ class Inventory {
   // observed, without claims or a spec error, keeps no pod record: its allocation names it
   // (uid, namespace, name, node), and at 300,000 bound pods a record each costs over 100 MB.
   void ObservePodLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Holds: a pending pod's nomination set, moved or ended (nomination.h).
+  void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  void EndNominationLocked(std::string_view uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // ObservePodLocked's work, without keeping allocation_only_ (its caller does).
   void ObserveLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // True if `uid` is known by its observed allocation alone (no pod record).
@@ -200,6 +209,13 @@ class Inventory {
   std::map<std::string, std::vector<Allocation>, std::less<>> extra_bookings_ GPUSCHED_GUARDED_BY(mu_);
   // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
+  // Pending pods nominated to a node after preemption, by UID, with when the nomination was seen.
+  struct Nomination {
+    Pod pod;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<std::string, Nomination, std::less<>> nominations_ GPUSCHED_GUARDED_BY(mu_);
+  placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;  // the last NodeState::generation given

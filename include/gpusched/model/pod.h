@@ -59,6 +59,9 @@ struct Pod {
   PodPhase phase = PodPhase::kPending;
   int32_t priority = 0;      // spec.priority (the admission controller resolves the class); 0 if absent
   bool terminating = false;  // metadata.deletionTimestamp is set: it still holds what it holds
+  // status.nominatedNodeName: the node kube-scheduler chose for this pending pod when it
+  // preempted pods there; its GPUs are held for the pod (inventory.h). Empty when none.
+  std::string nominated_node;
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.

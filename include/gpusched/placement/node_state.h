@@ -83,6 +83,9 @@ struct NodeState {
   int64_t unassigned_mib = 0;
   std::vector<GpuDevice> devices;  // gpus[i] is devices[i]: UUID, model
   AllocationList allocations;           // every allocation on the node, by pod namespace/name
+  // GPUs held for pending pods nominated to this node (nomination.h), counted as used; not in
+  // `allocations`: no pod runs on them yet, and none can be evicted from them.
+  std::vector<Allocation> holds;
   std::vector<Blocker> blockers;        // GPU pods of a mode other than the label's
   Node node;
 
@@ -104,5 +107,7 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations);
 // REQUIRES: `node` was built by BuildNodeState*.
 NodeState EmptyUsage(const NodeState& node);
 void AddUse(const Allocation& a, NodeState* usage);
+// Books `hold` on `state` as used (its scoring view included) and appends it to state->holds.
+void AddHold(Allocation hold, NodeState* state);
 
 }  // namespace gpusched::placement

@@ -1,0 +1,37 @@
+// File: nomination.h
+//
+// GPUs held for preemptors. After a preemption, kube-scheduler nominates the preemptor to the
+// node (status.nominatedNodeName) and waits for the victims to leave; but its nomination is per
+// node, not per GPU, and kube-scheduler does not tell an extender about it. gpusched learns it from
+// the pod and holds, on the nominated node, the GPUs the preemptor will get once the pods being
+// deleted there are gone: another pod arriving in between is refused them.
+//
+// Holds are planned in decreasing priority (then UID), each on the node's use without its
+// terminating pods and with the holds planned before it; a pod that does not fit even so holds
+// nothing. The holder itself is judged against the node without its own hold.
+//
+// Pure: results depend only on the arguments.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/node_state.h"
+#include "gpusched/placement/planner.h"
+
+namespace gpusched::placement {
+
+// Adds to `state` a hold for each of `nominated` that fits (see above).
+// REQUIRES: `state` was built by BuildNodeState* and has no holds yet.
+void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, NodeState* state);
+
+// Returns `state` without the hold of pod `uid` (a new state, generation 0): what that pod is
+// judged against. nullopt if the pod holds nothing there.
+std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid);
+
+// Returns the hold of pod `uid` on `state`, or nullptr.
+const Allocation* FindHold(const NodeState& state, std::string_view uid);
+
+}  // namespace gpusched::placement
