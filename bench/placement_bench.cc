@@ -181,7 +181,18 @@ void BM_PreemptChooseVictims(benchmark::State& state) {
 void BM_ServicePreempt(benchmark::State& state) {
   Kind kind = static_cast<Kind>(state.range(0));
   inventory::Inventory inv;
-  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1)), /*fill=*/1.0));
+  // As the API server writes them: nodes list cpu, memory and pods; every pod asks cpu and memory.
+  ClusterObjects cluster = MakeCluster(kind, static_cast<int>(state.range(1)), /*fill=*/1.0);
+  for (Node& n : cluster.nodes) {
+    n.other_allocatable.Add("cpu", 128000);
+    n.other_allocatable.Add("memory", int64_t{1} << 40);
+    n.other_allocatable.Add("pods", 110);
+  }
+  for (Pod& p : cluster.pods) {
+    p.containers[0].other_requests.Add("cpu", 2000);
+    p.containers[0].other_requests.Add("memory", int64_t{8} << 30);
+  }
+  inv.ReplaceCluster(std::move(cluster));
   std::map<std::string, std::vector<std::string>> offered;
   for (const inventory::NodeStatePtr& node : inv.Snapshot()->nodes()) {
     std::vector<std::string>& uids = offered[node->node.name];
@@ -192,6 +203,8 @@ void BM_ServicePreempt(benchmark::State& state) {
   testing::PodJson preemptor{.name = "urgent", .namespace_name = "bench", .uid = "urgent", .resource_version = "81240002",
                              .containers = {kind == Kind::kMgpu ? testing::Mgpu("c", 90, 40960) : testing::WholeGpus("c", 1)},
                              .priority = 1000};
+  preemptor.containers[0].requests["cpu"] = "4";
+  preemptor.containers[0].requests["memory"] = "16Gi";
   std::string body = testing::PreemptMetaJson(preemptor.ToJson(), offered);
   extender::Service service(&inv, extender::ServiceOptions{});
   size_t reply_bytes = 0;

@@ -54,7 +54,7 @@ void CheckPreemptionRoundTrip(const std::string& body) {
   auto args = gpusched::extender::ParsePreemptionArgs(body);
   if (!args.ok()) return;
   std::vector<gpusched::extender::MetaVictims> answer;
-  for (const auto& c : args->candidates) answer.push_back({.node = c.node, .uids = c.victim_uids, .pdb_violations = c.pdb_violations});
+  for (const auto& c : args->candidates) answer.push_back({.node = c.node, .uids = {c.victim_uids.begin(), c.victim_uids.end()}, .pdb_violations = c.pdb_violations});
   std::string out = gpusched::extender::EncodePreemptionResult(answer);
   std::string again = R"({"Pod":{"metadata":{"uid":"p"}},)" + out.substr(1);
   auto reread = gpusched::extender::ParsePreemptionArgs(again);

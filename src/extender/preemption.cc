@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <tuple>
 
+#include "gpusched/placement/resource_fit.h"
 #include "gpusched/placement/victims.h"
 
 namespace gpusched::extender {
@@ -13,8 +13,9 @@ namespace {
 // One victim answered, with what orders it.
 struct Victim {
   std::optional<int32_t> priority;  // nullopt: not known, listed last
-  std::string uid;
+  std::string_view uid;  // into the request or the snapshot, both alive while deciding
   size_t offered_at = 0;  // position in kube-scheduler's list (order among unknown priorities)
+  const PodUse* use = nullptr;  // its use of the node, when gpusched sees it there
 };
 
 // Decreasing priority, then UID; unknown priorities last, in the order offered.
@@ -30,47 +31,74 @@ bool KnownToScheduler(const Allocation& a) {
   return a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted;
 }
 
-const Allocation* HeldOn(const placement::NodeState& node, std::string_view uid) {
-  for (const Allocation& a : node.allocations) {
-    if (a.pod_uid == uid) return &a;
-  }
-  return nullptr;
+bool HoldsGpusOn(const placement::NodeState& node, std::string_view uid) {
+  return std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
 }
 
 MetaVictims Answer(const std::string& node, std::vector<Victim> victims, int64_t pdb_violations) {
-  std::stable_sort(victims.begin(), victims.end(), Before);
+  std::sort(victims.begin(), victims.end(), Before);  // a total order: no ties
   MetaVictims out{.node = node, .pdb_violations = pdb_violations};
-  for (Victim& v : victims) out.uids.push_back(std::move(v.uid));
+  for (const Victim& v : victims) out.uids.emplace_back(v.uid);
   return out;
 }
 
 // kube-scheduler's own victims, unchanged; nullopt for a placeholder.
 std::optional<MetaVictims> Offered(const PreemptionCandidate& c) {
   if (c.victim_uids.empty()) return std::nullopt;
-  return MetaVictims{.node = c.node, .uids = c.victim_uids, .pdb_violations = c.pdb_violations};
+  return MetaVictims{.node = c.node, .uids = {c.victim_uids.begin(), c.victim_uids.end()}, .pdb_violations = c.pdb_violations};
 }
 
-// The candidate judged by gpusched's GPU rules; nullopt drops the node.
-std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionCandidate& c,
-                                  const placement::PodRequest& request, int32_t priority,
+// The victims kube-scheduler offered beyond gpusched's `chosen`, those its own checks need: each
+// is given back, in decreasing priority, if the pod still fits the node's other resources
+// without it. Where the node's allocatable is not known, those holding GPUs on the node are
+// dropped (they free nothing the pod needs) and the rest kept; where even all of them gone leave
+// no room (gpusched's view differs from kube-scheduler's), all are kept. One gpusched does not
+// see on the node is kept as offered.
+std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement::NodeState& node,
+                                  const std::vector<std::string_view>& chosen, placement::ResourceFit* fit) {
+  std::vector<Victim> seen, out;
+  for (size_t i = 0; i < c.victim_uids.size(); ++i) {
+    std::string_view uid = c.victim_uids[i];
+    if (std::find(chosen.begin(), chosen.end(), uid) != chosen.end()) continue;
+    const PodUse* use = fit->Find(uid);
+    std::optional<int32_t> p = use != nullptr ? std::optional<int32_t>(use->priority)
+                               : i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
+    (use != nullptr ? seen : out).push_back(Victim{.priority = p, .uid = uid, .offered_at = i, .use = use});
+    if (use != nullptr) fit->Remove(*use);
+  }
+  if (!fit->known()) {
+    std::erase_if(seen, [&](const Victim& v) { return HoldsGpusOn(node, v.uid); });
+  } else if (fit->Fits()) {
+    std::sort(seen.begin(), seen.end(), Before);
+    std::erase_if(seen, [&](const Victim& v) {
+      fit->Restore(*v.use);
+      if (fit->Fits()) return true;  // not needed
+      fit->Remove(*v.use);
+      return false;
+    });
+  }
+  for (Victim& v : seen) out.push_back(std::move(v));
+  return out;
+}
+
+// The candidate judged by gpusched's GPU rules and kube-scheduler's checks of the rest; nullopt
+// drops the node.
+std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionCandidate& c, const Pod& pod,
+                                  const placement::PodRequest& request, const ResourceList& other,
                                   const placement::NodeState& node) {
   placement::VictimChoice choice = placement::ChooseVictims(
-      planner, request, node, placement::VictimRules{.priority = priority, .may_evict = KnownToScheduler});
+      planner, request, node, placement::VictimRules{.priority = pod.priority, .may_evict = KnownToScheduler});
   if (!choice.helps) return std::nullopt;
-  if (choice.victims.empty()) return Offered(c);
   std::vector<Victim> victims;
-  std::set<std::string_view> chosen;
+  std::vector<std::string_view> chosen;  // a few
+  placement::ResourceFit fit(node, other);
   for (const AllocationPtr& a : choice.victims) {
     victims.push_back(Victim{.priority = a->priority, .uid = a->pod_uid});
-    chosen.insert(a->pod_uid);
+    chosen.push_back(a->pod_uid);
+    if (const PodUse* use = fit.Find(a->pod_uid)) fit.Remove(*use);
   }
-  // kube-scheduler's victims holding no GPU here were chosen for its own checks: they stay.
-  for (size_t i = 0; i < c.victim_uids.size(); ++i) {
-    const std::string& uid = c.victim_uids[i];
-    if (chosen.contains(uid) || HeldOn(node, uid) != nullptr) continue;
-    std::optional<int32_t> p = i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
-    victims.push_back(Victim{.priority = p, .uid = uid, .offered_at = i});
-  }
+  for (Victim& v : NeededOffered(c, node, chosen, &fit)) victims.push_back(std::move(v));
+  if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
   return Answer(c.node, std::move(victims), choice.pdb_violations);
 }
 
@@ -83,12 +111,13 @@ std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const plac
   bool gpu_rules = request.kind != RequestKind::kNone && request.schedulable();
   if (request.kind != RequestKind::kNone && !request.schedulable()) return out;  // fits nowhere
   placement::Planner planner(options);
+  ResourceList other = EffectiveRequests(args.pod);
   for (const PreemptionCandidate& c : args.candidates) {
     std::optional<MetaVictims> kept;
     if (!gpu_rules) {
       kept = Offered(c);
     } else if (const placement::NodeState* node = snapshot.FindNode(c.node); node != nullptr) {
-      kept = OnNode(planner, c, request, args.pod.priority, *node);
+      kept = OnNode(planner, c, args.pod, request, other, *node);
     }
     if (kept) out.push_back(std::move(*kept));
   }

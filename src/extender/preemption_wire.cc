@@ -22,7 +22,7 @@ struct VictimPath {
 
 // The UID of one offered victim: {"UID": "..."} (MetaPod) or a Pod object (metadata.uid, and
 // spec.priority into `priority`).
-Status ReadVictim(const Value& v, bool meta, const VictimPath& path, std::string* uid, std::optional<int32_t>* priority) {
+Status ReadVictim(const Value& v, bool meta, const VictimPath& path, std::string_view* uid, std::optional<int32_t>* priority) {
   if (!v.IsObject()) return json::WrongType(path(""), "object", v);
   const Value* holder = &v;
   if (!meta) {
@@ -33,7 +33,7 @@ Status ReadVictim(const Value& v, bool meta, const VictimPath& path, std::string
   std::string_view field = meta ? ".UID" : ".metadata.uid";
   if (u == nullptr) return InvalidArgumentError(path(field) + ": missing");
   if (!u->IsString()) return json::WrongType(path(field), "string", *u);
-  uid->assign(json::View(*u));
+  *uid = json::View(*u);
   if (uid->empty()) return InvalidArgumentError(path(field) + ": empty");
   if (meta) return OkStatus();
   const Value* spec = json::Find(v, "spec");
@@ -55,10 +55,10 @@ Status ReadCandidate(const Value& v, bool meta, const std::string& path, Preempt
     out->victim_uids.reserve(pods->Size());
     out->victim_priorities.reserve(pods->Size());
     for (rapidjson::SizeType i = 0; i < pods->Size(); ++i) {
-      std::string uid;
+      std::string_view uid;
       std::optional<int32_t> priority;
       GPUSCHED_RETURN_IF_ERROR(ReadVictim((*pods)[i], meta, VictimPath{path, i}, &uid, &priority));
-      out->victim_uids.push_back(std::move(uid));
+      out->victim_uids.push_back(uid);
       out->victim_priorities.push_back(priority);
     }
   }
@@ -76,10 +76,10 @@ Status ReadCandidate(const Value& v, bool meta, const std::string& path, Preempt
 }  // namespace
 
 StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body) {
+  PreemptionArgs out{.body = std::make_unique<std::string>(std::move(body))};
   rapidjson::Document doc;
-  GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(&body, &doc));
+  GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(out.body.get(), &doc));
   if (!doc.IsObject()) return json::WrongType("ExtenderPreemptionArgs", "object", doc);
-  PreemptionArgs out;
   const Value* pod = json::FindCaseInsensitive(doc, "Pod");
   if (pod == nullptr || pod->IsNull()) return InvalidArgumentError("ExtenderPreemptionArgs.Pod: missing");
   GPUSCHED_ASSIGN_OR_RETURN(out.pod, kubejson::DecodePod(*pod, "ExtenderPreemptionArgs.Pod"));

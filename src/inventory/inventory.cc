@@ -59,6 +59,10 @@ bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   std::string uid = pod.uid;
   if (pod.bound() || pod.terminal()) EndNominationLocked(uid, touched);
+  if (std::string before = NodeOfLocked(uid); !before.empty() && before != pod.node_name) {
+    DropUseLocked(uid, before, touched);
+  }
+  TrackUseLocked(pod, touched);
   bool was = AllocationOnlyLocked(uid);
   ObserveLocked(std::move(pod), touched);
   allocation_only_ = allocation_only_ - (was ? 1 : 0) + (AllocationOnlyLocked(uid) ? 1 : 0);
@@ -136,6 +140,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
   EndNominationLocked(uid, touched);
+  DropUseLocked(uid, NodeOfLocked(uid), touched);
   if (AllocationOnlyLocked(uid)) --allocation_only_;
   std::string node = ledger_.Release(uid);
   if (!node.empty()) touched->insert(std::move(node));
@@ -211,6 +216,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
       for (const Allocation& a : extra->second) allocations.push_back(std::make_shared<const Allocation>(a));
     }
     placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
+    if (auto used = uses_.find(name); used != uses_.end()) state.uses = used->second;
     if (auto held = nominated.find(name); held != nominated.end()) placement::HoldNominated(hold_planner_, held->second, &state);
     built.emplace_back(&it->second, std::move(state));
   }
@@ -386,51 +392,6 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
     ObservePodLocked(std::move(p), touched);
   }
   return changed;
-}
-
-void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
-  for (const std::string& uid : delta->deleted_pending) EndNominationLocked(uid, touched);
-  if (delta->all_pending) {
-    std::set<std::string_view> listed;
-    for (const Pod& p : delta->upsert_pending) listed.insert(p.uid);
-    std::vector<std::string> ended;
-    for (const auto& [uid, n] : nominations_) {
-      if (!listed.contains(uid)) ended.push_back(uid);
-    }
-    for (const std::string& uid : ended) EndNominationLocked(uid, touched);
-  }
-  for (Pod& p : delta->upsert_pending) NominateLocked(std::move(p), touched);
-}
-
-void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
-  placement::PodRequest request = placement::AnalyzePod(pod);
-  // Only a pending device-plugin GPU pod that gpusched is not binding already holds GPUs.
-  bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
-               request.kind != RequestKind::kNone && request.schedulable() && !gone_.contains(pod.uid) &&
-               ledger_.Find(pod.uid) == nullptr;
-  auto it = nominations_.find(pod.uid);
-  if (!holds) {
-    if (it != nominations_.end()) EndNominationLocked(pod.uid, touched);
-    return;
-  }
-  if (it != nominations_.end()) {
-    const Pod& held = it->second.pod;
-    if (held.nominated_node == pod.nominated_node && held.priority == pod.priority && held.containers == pod.containers &&
-        held.init_containers == pod.init_containers) {
-      return;  // the same hold: it keeps its age
-    }
-    touched->insert(held.nominated_node);
-  }
-  touched->insert(pod.nominated_node);
-  std::string uid = pod.uid;
-  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now()});
-}
-
-void Inventory::EndNominationLocked(std::string_view uid, std::set<std::string>* touched) {
-  auto it = nominations_.find(uid);
-  if (it == nominations_.end()) return;
-  touched->insert(it->second.pod.nominated_node);
-  nominations_.erase(it);
 }
 
 bool Inventory::ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>* touched) {
@@ -625,6 +586,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   Pod record = pod;
   record.node_name = node;
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
+  TrackUseLocked(record, &touched);  // kube-scheduler counts it on the node from its bind on
   if (placement.kind == RequestKind::kNone && !record.resource_claims.empty()) {
     ObservePodLocked(std::move(record), &touched);  // holds what its (allocated) claims hold
   } else {
@@ -652,6 +614,7 @@ std::string Inventory::UnbookLocked(const std::string& uid) {
   committed_at_.erase(uid);
   booked_at_ms_.erase(uid);
   auto it = pods_.find(uid);
+  if (ours) DropUseLocked(uid, node, nullptr);
   if (ours && it != pods_.end()) {
     // Commit recorded the node and result annotations on the pod record: take them back.
     Pod pod = it->second;

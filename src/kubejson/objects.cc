@@ -68,6 +68,33 @@ Status ReadGpuResources(const Value& list, std::string_view path, GpuResources* 
   return OkStatus();
 }
 
+// Reads the entries of a ResourceList object but the three GPU resources (ReadGpuResources) in
+// NodeResourcesFit's units (resource_list.h) into `out`, replacing what `out` holds for the same
+// names. An entry that is not a quantity is left out: the API server writes none, and these
+// amounts only refine preemption.
+void ReadResourceList(const Value& list, ResourceList* out) {
+  for (auto it = list.MemberBegin(); it != list.MemberEnd(); ++it) {
+    std::string_view name = json::View(it->name);
+    if (name == names::kNvidiaGpu || name == names::kMgpuCore || name == names::kMgpuMemory) continue;
+    StatusOr<std::string> text = QuantityText(it->value, name);
+    StatusOr<int64_t> milli = text.ok() ? ParseQuantityMilli(*text) : StatusOr<int64_t>(text.status());
+    if (!milli.ok() || *milli < 0) continue;
+    int64_t amount = name == "cpu" ? *milli : *milli / 1000 + (*milli % 1000 != 0 ? 1 : 0);
+    out->Add(name, amount - out->Get(name));
+  }
+}
+
+// Container requests for NodeResourcesFit: the limits stand in for requests that are missing,
+// as the API server defaults them.
+void ReadAllRequests(const Value& resources, Container* out) {
+  if (const Value* limits = json::Find(resources, "limits"); limits != nullptr && limits->IsObject()) {
+    ReadResourceList(*limits, &out->other_requests);
+  }
+  if (const Value* requests = json::Find(resources, "requests"); requests != nullptr && requests->IsObject()) {
+    ReadResourceList(*requests, &out->other_requests);
+  }
+}
+
 Status DecodeContainer(const Value& v, std::string_view path, bool init, Container* out) {
   if (!v.IsObject()) return json::WrongType(path, "object", v);
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(v, "name", path, &out->name));
@@ -80,6 +107,7 @@ Status DecodeContainer(const Value& v, std::string_view path, bool init, Contain
     if (list != nullptr) GPUSCHED_RETURN_IF_ERROR(ReadGpuResources(*list, rpath + ".requests", &out->requests));
     GPUSCHED_RETURN_IF_ERROR(json::FindObject(*resources, "limits", rpath, &list));
     if (list != nullptr) GPUSCHED_RETURN_IF_ERROR(ReadGpuResources(*list, rpath + ".limits", &out->limits));
+    ReadAllRequests(*resources, out);
   }
   if (init) {
     std::string restart;
@@ -260,6 +288,12 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
     note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
     note(DecodePodClaims(*spec, spath, &pod.resource_claims));
+    if (const Value* overhead = json::Find(*spec, "overhead"); overhead != nullptr && overhead->IsObject()) {
+      ReadResourceList(*overhead, &pod.overhead);
+    }
+    const Value* resources = json::Find(*spec, "resources");
+    const Value* requests = resources != nullptr && resources->IsObject() ? json::Find(*resources, "requests") : nullptr;
+    if (requests != nullptr && requests->IsObject()) ReadResourceList(*requests, &pod.pod_requests);
   }
   const Value* status = nullptr;
   note(json::FindObject(v, "status", path, &status));
@@ -356,6 +390,7 @@ StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
     node.allocatable.nvidia_gpus = r.nvidia_gpus.value_or(0);
     node.allocatable.mgpu_core_percent = r.mgpu_core_percent.value_or(0);
     node.allocatable.mgpu_memory_mib = r.mgpu_memory_mib.value_or(0);
+    ReadResourceList(*allocatable, &node.other_allocatable);
   }
   return node;
 }

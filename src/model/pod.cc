@@ -2,6 +2,31 @@
 
 namespace gpusched {
 
+ResourceList EffectiveRequests(const Pod& pod) {
+  ResourceList total;
+  for (const Container& c : pod.containers) total.Add(c.other_requests);
+  ResourceList sidecars;    // the sidecars started so far
+  ResourceList init_peak;   // the most any init phase needs
+  for (const Container& c : pod.init_containers) {
+    if (c.sidecar) {
+      total.Add(c.other_requests);
+      sidecars.Add(c.other_requests);
+      init_peak.RaiseTo(sidecars);
+    } else {
+      ResourceList phase = sidecars;
+      phase.Add(c.other_requests);
+      init_peak.RaiseTo(phase);
+    }
+  }
+  total.RaiseTo(init_peak);
+  for (std::string_view name : {"cpu", "memory"}) {
+    int64_t pod_level = pod.pod_requests.Get(name);
+    if (pod_level > 0) total.Add(name, pod_level - total.Get(name));
+  }
+  total.Add(pod.overhead);
+  return total;
+}
+
 bool IsTrackedAnnotation(std::string_view key) {
   return key.starts_with("vke.volcengine.com/") || key.starts_with("gpusched.io/");
 }

@@ -46,6 +46,13 @@ std::string Cluster() {
   });
 }
 
+// An mGPU container that also asks for `cpu` cores (m0 has 63, cpu-hog takes 30).
+ContainerJson MgpuWithCpu(int core, int64_t mib, std::string cpu) {
+  ContainerJson c = Mgpu("s", core, mib);
+  c.requests["cpu"] = std::move(cpu);
+  return c;
+}
+
 PodJson Preemptor(std::vector<ContainerJson> containers, int32_t priority) {
   return PodJson{.name = "hi", .uid = "hi-uid", .containers = std::move(containers), .priority = priority};
 }
@@ -65,14 +72,18 @@ TEST_F(PreemptHttp, AnMgpuShareOnTheWrongGpuIsReplacedByTheOneThatFreesRoom) {
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"z"}],"NumPDBViolations":0}}})");
 }
 
-TEST_F(PreemptHttp, KubeSchedulersVictimHoldingNoGpuStaysAndVictimsComeByDecreasingPriority) {
+TEST_F(PreemptHttp, KubeSchedulersVictimNeededForCpuStaysAndVictimsComeByDecreasingPriority) {
   // Full Pods (nodeCacheCapable: false): cpu-hog (priority 1) was chosen for CPU, y for the GPU
-  // totals; z replaces y, cpu-hog stays and comes first.
+  // totals. A pod asking 40 cores needs cpu-hog gone (63 - 30 < 40): z replaces y, cpu-hog stays
+  // and comes first.
   std::map<std::string, std::vector<std::string>> offered = {
       {"m0", {Bound("y", "m0", {Mgpu("s", 30, 1024)}, 0, OnGpu("s", 0)).ToJson(),
               Bound("cpu-hog", "m0", {ContainerJson{.name = "c", .requests = {{"cpu", "30"}}}}, 1).ToJson()}}};
-  HttpReply r = Preempt(PreemptFullJson(Preemptor({Mgpu("s", 60, 2048)}, 10).ToJson(), offered));
+  HttpReply r = Preempt(PreemptFullJson(Preemptor({MgpuWithCpu(60, 2048, "40")}, 10).ToJson(), offered));
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"},{"UID":"z"}],"NumPDBViolations":0}}})");
+  // Asking 30 cores, it fits beside cpu-hog: only z goes.
+  r = Preempt(PreemptFullJson(Preemptor({MgpuWithCpu(60, 2048, "30")}, 10).ToJson(), offered));
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"z"}],"NumPDBViolations":0}}})");
 }
 
 TEST_F(PreemptHttp, PlaceholderCandidatesGetTheVictimsHoldingTheGpus) {
@@ -98,11 +109,29 @@ TEST_F(PreemptHttp, PodsOfEqualOrHigherPriorityAreNeverVictims) {
   EXPECT_EQ(big.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"z"}],"NumPDBViolations":0}}})");
 }
 
-TEST_F(PreemptHttp, APodThatAlreadyFitsKeepsKubeSchedulersOwnVictims) {
-  // 20% fits on m0's GPU 1 (50% free) without evicting anything: kube-scheduler's own victim,
-  // chosen for CPU, is the answer.
-  HttpReply r = Preempt(PreemptMetaJson(Preemptor({Mgpu("s", 20, 1024)}, 10).ToJson(), {{"m0", {"cpu-hog"}}}));
+TEST_F(PreemptHttp, APodWhoseGpusFitKeepsOnlyTheVictimsKubeSchedulersChecksNeed) {
+  // 20% fits on m0's GPU 1 (50% free) without evicting anything. With 40 cores, kube-scheduler's
+  // victim chosen for CPU is the answer; with 8 it is not needed and the node, where the pod fits
+  // as it is, is left out (an empty list is an error to kube-scheduler).
+  HttpReply r = Preempt(PreemptMetaJson(Preemptor({MgpuWithCpu(20, 1024, "40")}, 10).ToJson(), {{"m0", {"cpu-hog", "y"}}}));
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"}],"NumPDBViolations":0}}})");
+  r = Preempt(PreemptMetaJson(Preemptor({MgpuWithCpu(20, 1024, "8")}, 10).ToJson(), {{"m0", {"cpu-hog"}}}));
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{}})");
+}
+
+TEST_F(PreemptHttp, ThePodCountIsCheckedToo) {
+  // A node allowing 4 pods holds 4 (nothing else limits): one must go, the cheapest offered.
+  NodeJson small = NvidiaNode("p4", 8);
+  std::string cluster = ListJson({small.ToJson(), Bound("q1", "p4", {WholeGpus("c", 1)}, 0).ToJson(),
+                                  Bound("q2", "p4", {WholeGpus("c", 1)}, 3).ToJson(), Bound("q3", "p4", {}, 0).ToJson(),
+                                  Bound("q4", "p4", {}, 1).ToJson()});
+  // The builder's node allows 110 pods (capacity and allocatable); this one 4.
+  for (size_t at; (at = cluster.find(R"("pods":"110")")) != std::string::npos;) cluster.replace(at, 12, R"("pods":"4")");
+  TestServer server(cluster);
+  HttpClient client(server.port());
+  // kube-scheduler offers q3 (priority 0, no GPU): 6 GPUs are free, only the pod count needs it.
+  HttpReply r = client.Post("/preempt", PreemptMetaJson(Preemptor({WholeGpus("c", 1)}, 10).ToJson(), {{"p4", {"q3"}}}));
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"p4":{"Pods":[{"UID":"q3"}],"NumPDBViolations":0}}})");
 }
 
 TEST_F(PreemptHttp, AnUnreadableBodyIsA400NamingTheFieldAndTheServerKeepsServing) {

@@ -116,6 +116,41 @@ TEST(K8sObjects, ReadsPriorityAndWhetherThePodIsTerminating) {
   EXPECT_THAT(p->spec_error, HasSubstr("Pod.spec.priority: 4294967296 is not a 32-bit integer"));
 }
 
+// What the pod asks of its node besides GPUs, as kube-scheduler's resource.PodRequests counts it:
+// app containers and sidecars add up; a regular init container runs beside the sidecars declared
+// before it; the larger wins; pod-level cpu/memory replace the containers'; overhead adds.
+TEST(K8sObjects, EffectiveRequestsCountSidecarsInitPhasesPodLevelResourcesAndOverhead) {
+  StatusOr<Pod> p = PodFrom(R"({"metadata":{"name":"a","uid":"u"},"spec":{
+    "containers":[{"name":"app","resources":{"requests":{"cpu":"1","memory":"1Gi","vke.volcengine.com/mgpu-core":"30"}}}],
+    "initContainers":[
+      {"name":"sidecar","restartPolicy":"Always","resources":{"requests":{"cpu":"2","memory":"512Mi"}}},
+      {"name":"setup","resources":{"limits":{"cpu":"5","example.com/fpga":"1"}}}],
+    "overhead":{"cpu":"250m"}},
+    "status":{"nominatedNodeName":"n7"}})");
+  ASSERT_TRUE(p.ok());
+  ResourceList r = EffectiveRequests(*p);
+  // cpu: app + sidecar = 3; setup's phase 5 + 2 = 7 (its limit stands in for the request); +250m.
+  EXPECT_EQ(r.Get("cpu"), 7250);
+  EXPECT_EQ(r.Get("memory"), 1536LL << 20);  // 1Gi + 512Mi; setup's phase needs 512Mi
+  EXPECT_EQ(r.Get("example.com/fpga"), 1);
+  EXPECT_EQ(r.Get("vke.volcengine.com/mgpu-core"), 0);  // GPUs are the GPU rules' business
+  EXPECT_EQ(p->nominated_node, "n7");
+  // Pod-level resources replace the containers' cpu and memory.
+  p = PodFrom(R"({"metadata":{"name":"b","uid":"v"},"spec":{"resources":{"requests":{"memory":"4Gi"}},
+    "containers":[{"name":"app","resources":{"requests":{"cpu":"1500m","memory":"1Gi"}}}]}})");
+  EXPECT_EQ(EffectiveRequests(*p).Get("memory"), 4LL << 30);
+  EXPECT_EQ(EffectiveRequests(*p).Get("cpu"), 1500);
+  // A node's allocatable besides GPUs, "pods" included; fractions round up as Quantity.Value().
+  StatusOr<Node> n = NodeFrom(R"({"metadata":{"name":"n"},"status":{"allocatable":{"cpu":"63500m","memory":"1.5Ki",
+    "pods":"110","nvidia.com/gpu":"8"}}})");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->other_allocatable.Get("cpu"), 63500);
+  EXPECT_EQ(n->other_allocatable.Get("memory"), 1536);
+  EXPECT_EQ(n->other_allocatable.Get("pods"), 110);
+  EXPECT_EQ(n->other_allocatable.Get("nvidia.com/gpu"), 0);
+  EXPECT_EQ(n->allocatable.nvidia_gpus, 8);
+}
+
 TEST(K8sObjects, AnUnreadablePodKeepsItsIdentity) {
   StatusOr<Pod> pod = PodFrom(
       R"({"metadata":{"name":"p","namespace":"ml","uid":"u1"},"spec":{"nodeName":"n1","containers":[)"

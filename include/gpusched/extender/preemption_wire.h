@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,7 +24,8 @@ namespace gpusched::extender {
 
 struct PreemptionCandidate {
   std::string node;
-  std::vector<std::string> victim_uids;  // as kube-scheduler offered them; empty: a placeholder
+  // As kube-scheduler offered them (empty: a placeholder); views into PreemptionArgs::body.
+  std::vector<std::string_view> victim_uids;
   // Aligned with victim_uids: each victim's spec.priority when the request carried full Pods
   // (NodeNameToVictims); nullopt under NodeNameToMetaVictims, which carries UIDs only.
   std::vector<std::optional<int32_t>> victim_priorities;
@@ -31,6 +33,7 @@ struct PreemptionCandidate {
 };
 
 struct PreemptionArgs {
+  std::unique_ptr<std::string> body;          // the request, parsed in place: victim_uids point here
   Pod pod;                                    // the preemptor
   bool meta = false;                          // the request used NodeNameToMetaVictims
   std::vector<PreemptionCandidate> candidates;  // by node name

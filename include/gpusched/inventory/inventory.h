@@ -164,6 +164,12 @@ class Inventory {
   void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void EndNominationLocked(std::string_view uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // uses_: records what `pod` asks of its node if it is bound and not finished, else drops it.
+  void TrackUseLocked(const Pod& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // `touched` may be null when the caller rebuilds the node anyway.
+  void DropUseLocked(std::string_view uid, std::string_view node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // The node a pod is known on (its allocation's, else its record's), "" if none.
+  std::string NodeOfLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // ObservePodLocked's work, without keeping allocation_only_ (its caller does).
   void ObserveLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // True if `uid` is known by its observed allocation alone (no pod record).
@@ -215,6 +221,9 @@ class Inventory {
     std::chrono::steady_clock::time_point since;
   };
   std::map<std::string, Nomination, std::less<>> nominations_ GPUSCHED_GUARDED_BY(mu_);
+  // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name; replaced, not
+  // changed, so that node states share it.
+  std::map<std::string, std::shared_ptr<const NodeUses>, std::less<>> uses_ GPUSCHED_GUARDED_BY(mu_);
   placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;

@@ -13,6 +13,7 @@
 
 #include "gpusched/model/allocation.h"
 #include "gpusched/model/gpu.h"
+#include "gpusched/model/resource_list.h"
 
 namespace gpusched {
 
@@ -52,6 +53,9 @@ struct Node {
   std::string gpu_product;                          // label nvidia.com/gpu.product, informational
   std::map<std::string, std::string, std::less<>> labels;  // every label (DRA node selectors)
   NodeAllocatable allocatable;
+  // status.allocatable but the three GPU resources (resource_list.h units; "pods" is the pod
+  // count): what kube-scheduler's NodeResourcesFit checks besides GPUs, for preemption.
+  ResourceList other_allocatable;
   // Per-GPU description from the annotation gpusched.io/gpu-devices, when published.
   std::optional<std::vector<GpuDevice>> published_gpus;
   // The annotation gpusched.io/bookings: pods being bound here by some gpusched replica.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/model/resource_list.h"
 
 namespace gpusched {
 
@@ -35,6 +36,10 @@ struct Container {
   GpuResources requests;
   GpuResources limits;
   bool sidecar = false;  // init container with restartPolicy: Always
+  // Every other resource the container requests (resource_list.h units; not the three GPU
+  // resources, whose per-GPU rules are stricter than node totals), a limit standing in for a
+  // missing request as the API server defaults it. For NodeResourcesFit in preemption.
+  ResourceList other_requests;
 
   bool operator==(const Container&) const = default;
 };
@@ -66,6 +71,8 @@ struct Pod {
   std::vector<Container> init_containers;
   // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.
   std::vector<PodClaimRef> resource_claims;
+  ResourceList overhead;       // spec.overhead (RuntimeClass)
+  ResourceList pod_requests;   // spec.resources.requests (pod-level resources): cpu and memory
   // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
   AnnotationMap annotations;
   // Non-empty when a field gpusched needs could not be read (a GPU quantity that is not a whole
@@ -80,6 +87,12 @@ struct Pod {
 
   bool operator==(const Pod&) const = default;
 };
+
+// Returns what the pod asks of its node as kube-scheduler counts it (resource.PodRequests): the
+// sum of the app containers and sidecars, or the largest need of an init container's phase (it
+// runs beside the sidecars declared before it) if higher; pod-level cpu and memory requests
+// replace the containers'; the overhead is added.
+ResourceList EffectiveRequests(const Pod& pod);
 
 // Returns true if gpusched keeps annotation `key` on its pod records.
 bool IsTrackedAnnotation(std::string_view key);

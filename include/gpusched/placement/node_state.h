@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,9 @@ struct NodeState {
   // GPUs held for pending pods nominated to this node (nomination.h), counted as used; not in
   // `allocations`: no pod runs on them yet, and none can be evicted from them.
   std::vector<Allocation> holds;
+  // Every bound, non-terminal pod's use of the node besides GPUs (resource_list.h), GPU pods or
+  // not, for kube-scheduler's NodeResourcesFit in preemption; shared between states. Null: none.
+  std::shared_ptr<const NodeUses> uses;
   std::vector<Blocker> blockers;        // GPU pods of a mode other than the label's
   Node node;
 

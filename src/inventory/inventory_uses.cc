@@ -1,0 +1,103 @@
+// Inventory, continued: what preemption needs besides the ledger. Each bound pod's use of its
+// node besides GPUs (NodeState::uses) and the GPUs held for pods nominated to a node after
+// preemption (nomination.h).
+#include "gpusched/inventory/inventory.h"
+
+#include <algorithm>
+
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::inventory {
+
+std::string Inventory::NodeOfLocked(std::string_view uid) const {
+  if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->node_name;
+  auto it = pods_.find(uid);
+  return it != pods_.end() ? it->second.node_name : std::string();
+}
+
+void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {
+  if (!pod.bound() || pod.terminal()) {
+    DropUseLocked(pod.uid, pod.node_name, touched);
+    return;
+  }
+  PodUse use{.uid = pod.uid, .priority = pod.priority, .terminating = pod.terminating, .requests = EffectiveRequests(pod)};
+  std::shared_ptr<const NodeUses>& slot = uses_[pod.node_name];
+  NodeUses next = slot != nullptr ? *slot : NodeUses();
+  auto it = std::lower_bound(next.pods.begin(), next.pods.end(), pod.uid,
+                             [](const PodUse& u, const std::string& uid) { return u.uid < uid; });
+  if (it != next.pods.end() && it->uid == pod.uid) {
+    if (*it == use) return;
+    next.total.Add(it->requests, -1);
+    next.total.Add(use.requests);
+    *it = std::move(use);
+  } else {
+    next.total.Add(use.requests);
+    next.pods.insert(it, std::move(use));  // kept sorted by UID (ResourceFit::Find)
+  }
+  slot = std::make_shared<const NodeUses>(std::move(next));
+  touched->insert(pod.node_name);
+}
+
+void Inventory::DropUseLocked(std::string_view uid, std::string_view node, std::set<std::string>* touched) {
+  auto slot = uses_.find(node);
+  if (slot == uses_.end()) return;
+  const std::vector<PodUse>& now = slot->second->pods;
+  auto it = std::find_if(now.begin(), now.end(), [&](const PodUse& u) { return u.uid == uid; });
+  if (it == now.end()) return;
+  if (touched != nullptr) touched->insert(std::string(node));
+  if (now.size() == 1) {
+    uses_.erase(slot);
+    return;
+  }
+  NodeUses next = *slot->second;
+  next.total.Add(it->requests, -1);
+  next.pods.erase(next.pods.begin() + (it - now.begin()));
+  slot->second = std::make_shared<const NodeUses>(std::move(next));
+}
+
+void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
+  for (const std::string& uid : delta->deleted_pending) EndNominationLocked(uid, touched);
+  if (delta->all_pending) {
+    std::set<std::string_view> listed;
+    for (const Pod& p : delta->upsert_pending) listed.insert(p.uid);
+    std::vector<std::string> ended;
+    for (const auto& [uid, n] : nominations_) {
+      if (!listed.contains(uid)) ended.push_back(uid);
+    }
+    for (const std::string& uid : ended) EndNominationLocked(uid, touched);
+  }
+  for (Pod& p : delta->upsert_pending) NominateLocked(std::move(p), touched);
+}
+
+void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
+  placement::PodRequest request = placement::AnalyzePod(pod);
+  // Only a pending device-plugin GPU pod that gpusched is not binding already holds GPUs.
+  bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
+               request.kind != RequestKind::kNone && request.schedulable() && !gone_.contains(pod.uid) &&
+               ledger_.Find(pod.uid) == nullptr;
+  auto it = nominations_.find(pod.uid);
+  if (!holds) {
+    if (it != nominations_.end()) EndNominationLocked(pod.uid, touched);
+    return;
+  }
+  if (it != nominations_.end()) {
+    const Pod& held = it->second.pod;
+    if (held.nominated_node == pod.nominated_node && held.priority == pod.priority && held.containers == pod.containers &&
+        held.init_containers == pod.init_containers) {
+      return;  // the same hold: it keeps its age
+    }
+    touched->insert(held.nominated_node);
+  }
+  touched->insert(pod.nominated_node);
+  std::string uid = pod.uid;
+  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now()});
+}
+
+void Inventory::EndNominationLocked(std::string_view uid, std::set<std::string>* touched) {
+  auto it = nominations_.find(uid);
+  if (it == nominations_.end()) return;
+  touched->insert(it->second.pod.nominated_node);
+  nominations_.erase(it);
+}
+
+}  // namespace gpusched::inventory

@@ -1,0 +1,47 @@
+#include "gpusched/placement/resource_fit.h"
+
+#include <algorithm>
+
+namespace gpusched::placement {
+
+ResourceFit::ResourceFit(const NodeState& node, const ResourceList& request)
+    : node_(node), request_(request), used_(request.items().size(), 0), allocatable_(request.items().size(), 0) {
+  const auto& want = request_.items();
+  for (size_t i = 0; i < want.size(); ++i) allocatable_[i] = node_.node.other_allocatable.Get(want[i].first);
+  pods_allowed_ = node_.node.other_allocatable.Get("pods");
+  if (node_.uses == nullptr) return;
+  for (size_t i = 0; i < want.size(); ++i) used_[i] = node_.uses->total.Get(want[i].first);
+  pods_ = static_cast<int64_t>(node_.uses->pods.size());
+}
+
+const PodUse* ResourceFit::Find(std::string_view uid) const {
+  if (node_.uses == nullptr) return nullptr;
+  const std::vector<PodUse>& pods = node_.uses->pods;
+  auto it = std::lower_bound(pods.begin(), pods.end(), uid, [](const PodUse& u, std::string_view id) { return u.uid < id; });
+  return it == pods.end() || it->uid != uid ? nullptr : &*it;
+}
+
+void ResourceFit::Move(const PodUse& use, int sign) {
+  // Both lists are sorted by name: one merge pass.
+  const auto& want = request_.items();
+  const auto& have = use.requests.items();
+  for (size_t i = 0, k = 0; i < want.size() && k < have.size();) {
+    int c = want[i].first.compare(have[k].first);
+    if (c == 0) used_[i] += sign * have[k].second;
+    i += c <= 0 ? 1 : 0;
+    k += c >= 0 ? 1 : 0;
+  }
+  pods_ += sign;
+}
+
+bool ResourceFit::Fits() const {
+  if (!known()) return true;
+  if (pods_ + 1 > pods_allowed_) return false;
+  const auto& want = request_.items();
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i].second > 0 && want[i].second > allocatable_[i] - used_[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace gpusched::placement
