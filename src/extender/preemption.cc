@@ -10,6 +10,8 @@
 namespace gpusched::extender {
 namespace {
 
+using Budgets = std::shared_ptr<const std::vector<DisruptionBudget>>;
+
 // One victim answered, with what orders it.
 struct Victim {
   std::optional<int32_t> priority;  // nullopt: not known, listed last
@@ -35,10 +37,18 @@ bool HoldsGpusOn(const placement::NodeState& node, std::string_view uid) {
   return std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
 }
 
-MetaVictims Answer(const std::string& node, std::vector<Victim> victims, int64_t pdb_violations) {
+// The answer for `node`: the victims in kube-scheduler's order, and the budget violations of
+// evicting exactly them (in that order, as kube-scheduler counts them).
+MetaVictims Answer(const std::string& node, std::vector<Victim> victims, const placement::ResourceFit& fit,
+                   const Budgets& budgets) {
   std::sort(victims.begin(), victims.end(), Before);  // a total order: no ties
-  MetaVictims out{.node = node, .pdb_violations = pdb_violations};
-  for (const Victim& v : victims) out.uids.emplace_back(v.uid);
+  MetaVictims out{.node = node};
+  DisruptionCounter counter(budgets);
+  for (const Victim& v : victims) {
+    out.uids.emplace_back(v.uid);
+    const PodUse* use = fit.Find(v.uid);
+    if (use != nullptr && counter.Evict(use->name, use->labels.get())) ++out.pdb_violations;
+  }
   return out;
 }
 
@@ -85,13 +95,20 @@ std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement:
 // drops the node.
 std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionCandidate& c, const Pod& pod,
                                   const placement::PodRequest& request, const ResourceList& other,
-                                  const placement::NodeState& node) {
+                                  const placement::NodeState& node, const Budgets& budgets) {
+  placement::ResourceFit fit(node, other);
+  DisruptionCounter counter(budgets);
+  auto violates = [&](const Allocation& a) {
+    const PodUse* use = fit.Find(a.pod_uid);
+    return use != nullptr && counter.Evict(use->name, use->labels.get());
+  };
   placement::VictimChoice choice = placement::ChooseVictims(
-      planner, request, node, placement::VictimRules{.priority = pod.priority, .may_evict = KnownToScheduler});
+      planner, request, node,
+      placement::VictimRules{.priority = pod.priority, .may_evict = KnownToScheduler,
+                             .violates_pdb = budgets ? std::function<bool(const Allocation&)>(violates) : nullptr});
   if (!choice.helps) return std::nullopt;
   std::vector<Victim> victims;
   std::vector<std::string_view> chosen;  // a few
-  placement::ResourceFit fit(node, other);
   for (const AllocationPtr& a : choice.victims) {
     victims.push_back(Victim{.priority = a->priority, .uid = a->pod_uid});
     chosen.push_back(a->pod_uid);
@@ -99,7 +116,7 @@ std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionC
   }
   for (Victim& v : NeededOffered(c, node, chosen, &fit)) victims.push_back(std::move(v));
   if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
-  return Answer(c.node, std::move(victims), choice.pdb_violations);
+  return Answer(c.node, std::move(victims), fit, budgets);
 }
 
 }  // namespace
@@ -117,7 +134,7 @@ std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const plac
     if (!gpu_rules) {
       kept = Offered(c);
     } else if (const placement::NodeState* node = snapshot.FindNode(c.node); node != nullptr) {
-      kept = OnNode(planner, c, args.pod, request, other, *node);
+      kept = OnNode(planner, c, args.pod, request, other, *node, snapshot.budgets());
     }
     if (kept) out.push_back(std::move(*kept));
   }

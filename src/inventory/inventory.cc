@@ -257,7 +257,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
     }
     table_ = NodeTable::Of(nodes);
   }
-  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_));
+  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
@@ -272,6 +272,8 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
                      .upsert_pods = std::move(objects.pods),
                      .all_nodes = true,
                      .all_pods = true,
+                     .upsert_budgets = std::move(objects.budgets),
+                     .all_budgets = true,
                      .dra_state = std::move(dra_state)});
 }
 
@@ -310,6 +312,7 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
   bool node_set_changed = ApplyNodesLocked(&delta, &touched, &respec);
   bool changed = ApplyPodsLocked(&delta, &touched);
   ApplyPendingLocked(&delta, &touched);
+  bool budgets_changed = ApplyBudgetsLocked(&delta);
   // Bookings: re-read on nodes whose object changed; pods that changed may end bookings anywhere.
   if (changed || !respec.empty()) {
     std::set<std::string> booked_nodes = BookedNodesLocked();
@@ -317,7 +320,7 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
     for (const std::string& name : booked_nodes) SyncBookingsLocked(name, &touched);
   }
   if (delta.dra_state) changed = ApplyDraLocked(std::move(delta.dra_state), &touched) || changed;
-  if (touched.empty() && !node_set_changed && !changed) return;
+  if (touched.empty() && !node_set_changed && !changed && !budgets_changed) return;
   RebuildLocked(touched);
   PublishLocked(node_set_changed);
 }

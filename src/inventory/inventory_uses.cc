@@ -20,7 +20,12 @@ void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {
     DropUseLocked(pod.uid, pod.node_name, touched);
     return;
   }
-  PodUse use{.uid = pod.uid, .priority = pod.priority, .terminating = pod.terminating, .requests = EffectiveRequests(pod)};
+  PodUse use{.uid = pod.uid,
+             .name = pod.name,
+             .priority = pod.priority,
+             .terminating = pod.terminating,
+             .requests = EffectiveRequests(pod),
+             .labels = InternLabelsLocked(pod)};
   std::shared_ptr<const NodeUses>& slot = uses_[pod.node_name];
   NodeUses next = slot != nullptr ? *slot : NodeUses();
   auto it = std::lower_bound(next.pods.begin(), next.pods.end(), pod.uid,
@@ -53,6 +58,35 @@ void Inventory::DropUseLocked(std::string_view uid, std::string_view node, std::
   next.total.Add(it->requests, -1);
   next.pods.erase(next.pods.begin() + (it - now.begin()));
   slot->second = std::make_shared<const NodeUses>(std::move(next));
+}
+
+std::shared_ptr<const PodLabels> Inventory::InternLabelsLocked(const Pod& pod) {
+  PodLabels key{.namespace_name = pod.namespace_name, .labels = pod.labels};
+  auto it = label_sets_.find(key);
+  if (it != label_sets_.end()) return it->second;
+  if (label_sets_.size() >= 2 * std::max<size_t>(label_sets_pruned_at_, 1024)) {
+    std::erase_if(label_sets_, [](const auto& kv) { return kv.second.use_count() == 1; });
+    label_sets_pruned_at_ = label_sets_.size();
+  }
+  auto shared = std::make_shared<const PodLabels>(key);
+  label_sets_.emplace(std::move(key), shared);
+  return shared;
+}
+
+bool Inventory::ApplyBudgetsLocked(ClusterDelta* delta) {
+  if (delta->upsert_budgets.empty() && delta->deleted_budgets.empty() && !delta->all_budgets) return false;
+  std::map<std::string, DisruptionBudget> next = delta->all_budgets ? std::map<std::string, DisruptionBudget>() : budgets_;
+  for (const std::string& key : delta->deleted_budgets) next.erase(key);
+  for (DisruptionBudget& b : delta->upsert_budgets) {
+    std::string key = b.namespace_name + "/" + b.name;
+    next.insert_or_assign(std::move(key), std::move(b));
+  }
+  if (next == budgets_) return false;
+  budgets_ = std::move(next);
+  std::vector<DisruptionBudget> list;
+  for (const auto& [key, b] : budgets_) list.push_back(b);
+  budget_list_ = list.empty() ? nullptr : std::make_shared<const std::vector<DisruptionBudget>>(std::move(list));
+  return true;
 }
 
 void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {

@@ -12,7 +12,7 @@
 
 namespace gpusched::kubeapi {
 
-enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kResourceSlice, kResourceClaim, kDeviceClass };
+enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kBudget, kResourceSlice, kResourceClaim, kDeviceClass };
 
 namespace {
 
@@ -60,6 +60,7 @@ class ClusterSync::Handler : public ReflectorHandler {
     if (kind_ == Kind::kNode) batch.cluster.all_nodes = true;
     if (kind_ == Kind::kPod) batch.cluster.all_pods = true;
     if (kind_ == Kind::kPendingPod) batch.cluster.all_pending = true;
+    if (kind_ == Kind::kBudget) batch.cluster.all_budgets = true;
     if (IsDra()) batch.dra.relisted.push_back(DraKind());
     for (const rapidjson::Value* item : items) Add(*item, &batch);
     Finish(&batch);
@@ -83,7 +84,9 @@ class ClusterSync::Handler : public ReflectorHandler {
     dra::DraDelta dra;
   };
 
-  bool IsDra() const { return kind_ != Kind::kNode && kind_ != Kind::kPod && kind_ != Kind::kPendingPod; }
+  bool IsDra() const {
+    return kind_ != Kind::kNode && kind_ != Kind::kPod && kind_ != Kind::kPendingPod && kind_ != Kind::kBudget;
+  }
   dra::ObjectKind DraKind() const {
     if (kind_ == Kind::kResourceClaim) return dra::ObjectKind::kResourceClaim;
     return kind_ == Kind::kDeviceClass ? dra::ObjectKind::kDeviceClass : dra::ObjectKind::kResourceSlice;
@@ -103,6 +106,12 @@ class ClusterSync::Handler : public ReflectorHandler {
       batch->cluster.upsert_nodes.push_back(std::move(node).value());
       return;
     }
+    if (kind_ == Kind::kBudget) {
+      StatusOr<DisruptionBudget> budget = kubejson::DecodeDisruptionBudget(v, "PodDisruptionBudget");
+      if (!budget.ok()) return Skip("PodDisruptionBudget", budget.status());
+      batch->cluster.upsert_budgets.push_back(std::move(budget).value());
+      return;
+    }
     StatusOr<Pod> pod = kubejson::DecodePod(v, "Pod");
     if (!pod.ok()) return Skip("Pod", pod.status());
     if (pod->uid.empty()) return Skip("Pod", InvalidArgumentError("Pod.metadata.uid: missing"));
@@ -113,6 +122,11 @@ class ClusterSync::Handler : public ReflectorHandler {
     if (IsDra()) {
       std::string key = kubejson::DraObjectKey(v);
       if (!key.empty()) batch->dra.deletes.emplace_back(DraKind(), std::move(key));
+      return;
+    }
+    if (kind_ == Kind::kBudget) {
+      std::string ns = MetadataField(v, "namespace"), name = MetadataField(v, "name");
+      if (!name.empty()) batch->cluster.deleted_budgets.push_back(ns + "/" + name);
       return;
     }
     std::string id = MetadataField(v, kind_ == Kind::kNode ? "name" : "uid");
@@ -161,6 +175,8 @@ ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, Clu
   // Pending pods, for the nominations kube-scheduler sets after preempting (GPUs held for them).
   // A pod that binds leaves this selection: the watch reports it deleted, which ends its hold.
   AddReflector(Kind::kPendingPod, {"pendingpods", "/api/v1/pods", "spec.nodeName=,status.phase=Pending"});
+  // PodDisruptionBudgets: preemption prefers victims whose eviction violates none.
+  AddReflector(Kind::kBudget, {"poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", ""});
 }
 
 void ClusterSync::AddReflector(Kind kind, ResourceType type) {

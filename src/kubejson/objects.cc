@@ -235,6 +235,10 @@ void AppendObject(const Value& item, std::string_view kind, std::string_view pat
       if (pod->spec_error.empty()) pod->spec_error = fmt::format("{}.metadata.uid: missing", path);
     }
     out->pods.push_back(std::move(pod).value());
+  } else if (kind == "PodDisruptionBudget") {
+    StatusOr<DisruptionBudget> budget = DecodeDisruptionBudget(item, path);
+    if (!budget.ok()) return fail(budget.status());
+    out->budgets.push_back(std::move(budget).value());
   } else if (std::optional<dra::ObjectKind> dra_kind = DraKind(kind)) {
     dra::DraObject object = DecodeDraObject(item, *dra_kind);
     if (object.key.empty()) return fail(InvalidArgumentError(fmt::format("{}.metadata.name: missing", path)));
@@ -276,6 +280,7 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
   if (meta != nullptr) {
     note(json::ReadString(*meta, "resourceVersion", mpath, &pod.resource_version));
     note(ReadStringMap(*meta, "annotations", mpath, IsTrackedAnnotation, &pod.annotations));
+    note(ReadStringMap(*meta, "labels", mpath, [](std::string_view) { return true; }, &pod.labels));
     const Value* deletion = json::Find(*meta, "deletionTimestamp");
     pod.terminating = deletion != nullptr && !deletion->IsNull();
   }
@@ -299,6 +304,64 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
   note(json::FindObject(v, "status", path, &status));
   if (status != nullptr) note(DecodePodStatus(*status, fmt::format("{}.status", path), &pod));
   return pod;
+}
+
+// Reads a metav1.LabelSelector (matchLabels, matchExpressions) at `sel`.
+Status ReadLabelSelector(const Value& selector, const std::string& sel, LabelSelector* out) {
+  GPUSCHED_RETURN_IF_ERROR(ReadStringMap(selector, "matchLabels", sel, [](std::string_view) { return true; }, &out->match_labels));
+  const Value* expressions = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(selector, "matchExpressions", sel, &expressions));
+  for (rapidjson::SizeType i = 0; expressions != nullptr && i < expressions->Size(); ++i) {
+    const Value& e = (*expressions)[i];
+    std::string epath = fmt::format("{}.matchExpressions[{}]", sel, i);
+    if (!e.IsObject()) return json::WrongType(epath, "object", e);
+    LabelSelector::Requirement r;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(e, "key", epath, &r.key));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(e, "operator", epath, &r.op));
+    if (r.op != "In" && r.op != "NotIn" && r.op != "Exists" && r.op != "DoesNotExist") {
+      return InvalidArgumentError(fmt::format("{}.operator: \"{}\" is not In, NotIn, Exists or DoesNotExist", epath, r.op));
+    }
+    const Value* values = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindArray(e, "values", epath, &values));
+    for (rapidjson::SizeType k = 0; values != nullptr && k < values->Size(); ++k) {
+      if (!(*values)[k].IsString()) return json::WrongType(fmt::format("{}.values[{}]", epath, k), "string", (*values)[k]);
+      r.values.emplace_back(json::View((*values)[k]));
+    }
+    out->expressions.push_back(std::move(r));
+  }
+  return OkStatus();
+}
+
+StatusOr<DisruptionBudget> DecodeDisruptionBudget(const Value& v, std::string_view path) {
+  if (!v.IsObject()) return json::WrongType(path, "object", v);
+  DisruptionBudget b;
+  const Value* meta = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "metadata", path, &meta));
+  std::string mpath = fmt::format("{}.metadata", path);
+  if (meta == nullptr) return InvalidArgumentError(mpath + ": missing");
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "namespace", mpath, &b.namespace_name));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "name", mpath, &b.name));
+  if (b.name.empty()) return InvalidArgumentError(mpath + ".name: missing");
+  const Value* spec = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
+  const Value* selector = nullptr;
+  std::string spath = fmt::format("{}.spec", path);
+  if (spec != nullptr) GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "selector", spath, &selector));
+  if (selector != nullptr) GPUSCHED_RETURN_IF_ERROR(ReadLabelSelector(*selector, spath + ".selector", &b.selector));
+  const Value* status = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "status", path, &status));
+  if (status != nullptr) {
+    std::string stpath = fmt::format("{}.status", path);
+    int64_t allowed = 0;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(*status, "disruptionsAllowed", stpath, &allowed));
+    b.disruptions_allowed = static_cast<int32_t>(std::clamp<int64_t>(allowed, 0, INT32_MAX));
+    const Value* disrupted = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindObject(*status, "disruptedPods", stpath, &disrupted));
+    if (disrupted != nullptr) {
+      for (auto it = disrupted->MemberBegin(); it != disrupted->MemberEnd(); ++it) b.disrupted_pods.emplace(json::View(it->name));
+    }
+  }
+  return b;
 }
 
 StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text) {

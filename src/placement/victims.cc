@@ -42,18 +42,20 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   }
   // The node's use with only the pods that stay: every non-candidate, and those given back.
   NodeState kept = EmptyUsage(node);
+  for (const Allocation& h : node.holds) AddUse(h, &kept);  // held for a nominated pod: never freed
   auto fits = [&](const NodeState& usage) { return planner.Fits(request, usage); };
-  std::vector<AllocationPtr> violating, other;
+  std::vector<AllocationPtr> candidates, violating, other;
   for (const AllocationPtr& a : node.allocations.shared()) {
     bool candidate = a->priority < rules.priority && !a->terminating && (!rules.may_evict || rules.may_evict(*a));
-    if (!candidate) {
-      AddUse(*a, &kept);
-    } else if (rules.violates_pdb && rules.violates_pdb(*a)) {
-      violating.push_back(a);
+    if (candidate) {
+      candidates.push_back(a);
     } else {
-      other.push_back(a);
+      AddUse(*a, &kept);
     }
   }
+  // Budgets are used up by the candidates in this order, as upstream's filterPodsWithPDBViolation.
+  std::sort(candidates.begin(), candidates.end(), MoreImportant);
+  for (const AllocationPtr& a : candidates) (rules.violates_pdb && rules.violates_pdb(*a) ? violating : other).push_back(a);
   if (!fits(kept)) {
     out.reason = violating.empty() && other.empty()
                      ? "no pod of lower priority holds GPUs here"
@@ -63,7 +65,6 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   out.helps = true;
   Saved saved;
   for (std::vector<AllocationPtr>* group : {&violating, &other}) {
-    std::sort(group->begin(), group->end(), MoreImportant);
     for (const AllocationPtr& a : *group) {
       saved.Save(kept);
       AddUse(*a, &kept);

@@ -347,6 +347,7 @@ const std::map<std::string, std::set<std::string>> kResources = {
     {"", {"pods", "pods/binding", "bindings", "nodes", "events", "configmaps", "secrets", "services"}},
     {"events.k8s.io", {"events"}},
     {"coordination.k8s.io", {"leases"}},
+    {"policy", {"poddisruptionbudgets"}},
     {"resource.k8s.io",
      {"resourceslices", "resourceclaims", "resourceclaims/status", "resourceclaims/binding", "deviceclasses", "resourceclaimtemplates"}},
 };
@@ -717,7 +718,7 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   api.Put("pods", shared);
   testing::LiveReplica replica(api.url());
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
-  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 6; }));  // nodes, pods, pending pods, DRA x3
+  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 7; }));  // nodes, pods, pending pods, budgets, DRA x3
   replica.service->Filter(testing::ArgsWithNames(pod, {"w1"}));
   replica.service->Filter(testing::ArgsWithNames(shared, {"m1"}));
   api.FailNext("PATCH", "/api/v1/nodes/w1", 409);

@@ -119,6 +119,38 @@ TEST_F(PreemptHttp, APodWhoseGpusFitKeepsOnlyTheVictimsKubeSchedulersChecksNeed)
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{}})");
 }
 
+// w2 is full: b1 and b2 (2 GPUs each, app=web) and z-db (4 GPUs, app=db), all priority 0.
+std::string BudgetCluster(std::optional<int> db_allowed) {
+  std::vector<std::string> items = {NvidiaNode("w2", 8).ToJson()};
+  for (auto [name, gpus, app] : {std::tuple{"b1", 2, "web"}, std::tuple{"b2", 2, "web"}, std::tuple{"z-db", 4, "db"}}) {
+    PodJson p = Bound(name, "w2", {WholeGpus("c", gpus)}, 0);
+    p.labels = {{"app", app}};
+    items.push_back(p.ToJson());
+  }
+  if (db_allowed) items.push_back(BudgetJson("default", "db", {{"app", "db"}}, *db_allowed));
+  return ListJson(items);
+}
+
+TEST(PreemptBudgets, PodsWhoseEvictionViolatesABudgetAreSparedFirstAndViolationsAreCounted) {
+  std::string four = PreemptMetaJson(Preemptor({WholeGpus("c", 4)}, 10).ToJson(), {{"w2", {}}});
+  // No budget: candidates are given back by UID, b1 and b2 return, z-db alone frees 4.
+  TestServer plain(BudgetCluster(std::nullopt));
+  EXPECT_EQ(HttpClient(plain.port()).Post("/preempt", four).body,
+            R"({"NodeNameToMetaVictims":{"w2":{"Pods":[{"UID":"z-db"}],"NumPDBViolations":0}}})");
+  // The db budget allows no disruption: z-db is spared first, b1 and b2 go instead.
+  TestServer guarded(BudgetCluster(0));
+  HttpClient client(guarded.port());
+  EXPECT_EQ(client.Post("/preempt", four).body,
+            R"({"NodeNameToMetaVictims":{"w2":{"Pods":[{"UID":"b1"},{"UID":"b2"}],"NumPDBViolations":0}}})");
+  // Needing all 8 GPUs, the violation cannot be avoided, and is counted.
+  EXPECT_EQ(client.Post("/preempt", PreemptMetaJson(Preemptor({WholeGpus("c", 8)}, 10).ToJson(), {{"w2", {}}})).body,
+            R"({"NodeNameToMetaVictims":{"w2":{"Pods":[{"UID":"b1"},{"UID":"b2"},{"UID":"z-db"}],"NumPDBViolations":1}}})");
+  // Allowing one disruption, evicting z-db violates nothing.
+  TestServer loose(BudgetCluster(1));
+  EXPECT_EQ(HttpClient(loose.port()).Post("/preempt", PreemptMetaJson(Preemptor({WholeGpus("c", 8)}, 10).ToJson(), {{"w2", {}}})).body,
+            R"({"NodeNameToMetaVictims":{"w2":{"Pods":[{"UID":"b1"},{"UID":"b2"},{"UID":"z-db"}],"NumPDBViolations":0}}})");
+}
+
 TEST_F(PreemptHttp, ThePodCountIsCheckedToo) {
   // A node allowing 4 pods holds 4 (nothing else limits): one must go, the cheapest offered.
   NodeJson small = NvidiaNode("p4", 8);

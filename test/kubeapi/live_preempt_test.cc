@@ -131,5 +131,14 @@ TEST_F(LivePreempt, AHoldEndsWhenTheNominationIsClearedOrThePodIsDeleted) {
   ASSERT_TRUE(Eventually([&] { return placement::FindHold(M1(), "uid-urgent") == nullptr; }));
 }
 
+TEST_F(LivePreempt, PodDisruptionBudgetsAreWatched) {
+  api_.Put("poddisruptionbudgets", testing::BudgetJson("ml", "db", {{"app", "db"}}, 0));
+  auto budgets = [&] { return replica_->inventory->Snapshot()->budgets(); };
+  ASSERT_TRUE(Eventually([&] { return budgets() != nullptr && budgets()->size() == 1; }));
+  EXPECT_EQ((*budgets())[0].selector.match_labels.at("app"), "db");
+  api_.Remove("poddisruptionbudgets", "ml", "db");
+  ASSERT_TRUE(Eventually([&] { return budgets() == nullptr; }));
+}
+
 }  // namespace
 }  // namespace gpusched

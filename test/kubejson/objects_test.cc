@@ -151,6 +151,37 @@ TEST(K8sObjects, EffectiveRequestsCountSidecarsInitPhasesPodLevelResourcesAndOve
   EXPECT_EQ(n->allocatable.nvidia_gpus, 8);
 }
 
+TEST(K8sObjects, ReadsAPodDisruptionBudgetAndMatchesItsSelector) {
+  rapidjson::Document doc;
+  ASSERT_TRUE(json::Parse(R"({"metadata":{"name":"db","namespace":"ml"},"spec":{"minAvailable":2,"selector":{
+      "matchLabels":{"app":"db"},"matchExpressions":[{"key":"tier","operator":"In","values":["a","b"]},
+      {"key":"canary","operator":"DoesNotExist"}]}},
+      "status":{"disruptionsAllowed":1,"disruptedPods":{"db-0":"2026-12-01T00:00:00Z"}}})", &doc).ok());
+  StatusOr<DisruptionBudget> b = DecodeDisruptionBudget(doc, "PodDisruptionBudget");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->namespace_name, "ml");
+  EXPECT_EQ(b->disruptions_allowed, 1);
+  EXPECT_TRUE(b->disrupted_pods.contains("db-0"));
+  EXPECT_TRUE(b->selector.Matches({{"app", "db"}, {"tier", "a"}}));
+  EXPECT_FALSE(b->selector.Matches({{"app", "db"}, {"tier", "c"}}));
+  EXPECT_FALSE(b->selector.Matches({{"app", "db"}, {"tier", "a"}, {"canary", "1"}}));
+  // Counting as kube-scheduler does: db-0 is already disrupted; db-1 uses the one allowed; db-2
+  // violates; a pod of another namespace is not covered.
+  auto budgets = std::make_shared<const std::vector<DisruptionBudget>>(std::vector<DisruptionBudget>{*b});
+  DisruptionCounter counter(budgets);
+  PodLabels db{.namespace_name = "ml", .labels = {{"app", "db"}, {"tier", "b"}}};
+  PodLabels elsewhere{.namespace_name = "other", .labels = db.labels};
+  EXPECT_FALSE(counter.Evict("db-0", &db));
+  EXPECT_FALSE(counter.Evict("db-1", &db));
+  EXPECT_TRUE(counter.Evict("db-2", &db));
+  EXPECT_FALSE(counter.Evict("x", &elsewhere));
+  // An operator Kubernetes does not define is named with its field.
+  ASSERT_TRUE(json::Parse(R"({"metadata":{"name":"bad","namespace":"ml"},"spec":{"selector":{
+      "matchExpressions":[{"key":"a","operator":"Has"}]}}})", &doc).ok());
+  EXPECT_THAT(DecodeDisruptionBudget(doc, "PodDisruptionBudget").status().message(),
+              HasSubstr("PodDisruptionBudget.spec.selector.matchExpressions[0].operator: \"Has\""));
+}
+
 TEST(K8sObjects, AnUnreadablePodKeepsItsIdentity) {
   StatusOr<Pod> pod = PodFrom(
       R"({"metadata":{"name":"p","namespace":"ml","uid":"u1"},"spec":{"nodeName":"n1","containers":[)"

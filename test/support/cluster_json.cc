@@ -157,6 +157,10 @@ std::string PodJson::ToJson() const {
     S(w, "annotations");
     StringMap(w, annotations);
   }
+  if (!labels.empty()) {
+    S(w, "labels");
+    StringMap(w, labels);
+  }
   w.EndObject();
   S(w, "spec");
   w.StartObject();
@@ -275,6 +279,18 @@ std::string PreemptFullJson(const std::string& pod_json, const std::map<std::str
     nodes.push_back(fmt::format(R"("{}":{{"Pods":[{}],"NumPDBViolations":0}})", node, fmt::join(pods, ",")));
   }
   return fmt::format(R"({{"Pod":{},"NodeNameToVictims":{{{}}},"NodeNameToMetaVictims":null}})", pod_json, fmt::join(nodes, ","));
+}
+
+std::string BudgetJson(const std::string& ns, const std::string& name, const std::map<std::string, std::string>& match_labels,
+                       int allowed) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  StringMap(w, match_labels);
+  return fmt::format(R"({{"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{{"name":"{}","namespace":"{}",)"
+                     R"("uid":"pdb-{}","resourceVersion":"1"}},"spec":{{"minAvailable":1,"selector":{{"matchLabels":{}}}}},)"
+                     R"("status":{{"observedGeneration":1,"disruptionsAllowed":{},"currentHealthy":2,"desiredHealthy":1,)"
+                     R"("expectedPods":2}}}})",
+                     name, ns, name, b.GetString(), allowed);
 }
 
 std::string BindJson(const std::string& name, const std::string& ns, const std::string& uid, const std::string& node) {

@@ -51,12 +51,17 @@ struct PodJson {
   std::vector<ContainerJson> init_containers;
   std::map<std::string, std::string> annotations;
   std::vector<std::string> claims;  // spec.resourceClaims names
+  std::map<std::string, std::string> labels;
   std::optional<int32_t> priority;  // spec.priority (with a priorityClassName), as admission sets it
   std::string deletion_timestamp;   // metadata.deletionTimestamp; empty = omitted
   std::string nominated_node;       // status.nominatedNodeName; empty = omitted
 
   std::string ToJson() const;
 };
+
+// A PodDisruptionBudget (policy/v1) selecting `match_labels`, with status.disruptionsAllowed.
+std::string BudgetJson(const std::string& ns, const std::string& name, const std::map<std::string, std::string>& match_labels,
+                       int allowed);
 
 // Containers.
 ContainerJson WholeGpus(std::string name, int64_t n);

@@ -47,6 +47,7 @@ const std::map<std::string, ResourceInfo, std::less<>>& Resources() {
       {"resourceslices", {"ResourceSlice", "resource.k8s.io/v1", false}},
       {"resourceclaims", {"ResourceClaim", "resource.k8s.io/v1", true}},
       {"deviceclasses", {"DeviceClass", "resource.k8s.io/v1", false}},
+      {"poddisruptionbudgets", {"PodDisruptionBudget", "policy/v1", true}},
   };
   return *m;
 }
@@ -531,6 +532,8 @@ class FakeApiServer::Impl {
     if (s.size() >= 2 && s[0] == "api" && s[1] == "v1") {
       i = 2;
     } else if (s.size() >= 3 && s[0] == "apis" && s[1] == "resource.k8s.io" && s[2] == options_.dra_version) {
+      i = 3;
+    } else if (s.size() >= 3 && s[0] == "apis" && s[1] == "policy" && s[2] == "v1") {
       i = 3;
     } else {
       return "";

@@ -9,6 +9,7 @@
 
 #include "gpusched/dra/cluster_state.h"
 #include "gpusched/dra/object_set.h"
+#include "gpusched/model/disruption_budget.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
 
@@ -17,6 +18,7 @@ namespace gpusched {
 struct ClusterObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;
+  std::vector<DisruptionBudget> budgets;
   // resource.k8s.io objects (ResourceSlices, DeviceClasses, ResourceClaims), decoded; those that
   // could not be are held as their errors.
   std::vector<dra::DraObject> dra_objects;
@@ -43,6 +45,11 @@ struct ClusterDelta {
   std::vector<Pod> upsert_pending;
   std::vector<std::string> deleted_pending;  // UIDs
   bool all_pending = false;
+  // PodDisruptionBudgets (preemption counts violations); deleted by "namespace/name"; after a
+  // relist (all_budgets) those not listed are gone.
+  std::vector<DisruptionBudget> upsert_budgets;
+  std::vector<std::string> deleted_budgets;
+  bool all_budgets = false;
   // When set, the DRA objects changed and this is their complete new state, built by the source
   // (dra::DraObjectSet::Build) outside the inventory's lock.
   dra::ClusterStatePtr dra_state;

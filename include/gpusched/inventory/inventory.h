@@ -164,6 +164,10 @@ class Inventory {
   void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void EndNominationLocked(std::string_view uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // PodDisruptionBudgets: returns true if they changed.
+  bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);
+  // The shared copy of `pod`'s namespace and labels (one per distinct set).
+  std::shared_ptr<const PodLabels> InternLabelsLocked(const Pod& pod) GPUSCHED_REQUIRES(mu_);
   // uses_: records what `pod` asks of its node if it is bound and not finished, else drops it.
   void TrackUseLocked(const Pod& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // `touched` may be null when the caller rebuilds the node anyway.
@@ -224,6 +228,12 @@ class Inventory {
   // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name; replaced, not
   // changed, so that node states share it.
   std::map<std::string, std::shared_ptr<const NodeUses>, std::less<>> uses_ GPUSCHED_GUARDED_BY(mu_);
+  // Distinct pod label sets, shared by PodUses; pruned of unused ones as it doubles.
+  std::map<PodLabels, std::shared_ptr<const PodLabels>> label_sets_ GPUSCHED_GUARDED_BY(mu_);
+  size_t label_sets_pruned_at_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  // PodDisruptionBudgets by "namespace/name", and as the snapshot shows them.
+  std::map<std::string, DisruptionBudget> budgets_ GPUSCHED_GUARDED_BY(mu_);
+  std::shared_ptr<const std::vector<DisruptionBudget>> budget_list_ GPUSCHED_GUARDED_BY(mu_);
   placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;

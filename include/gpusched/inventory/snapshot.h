@@ -17,6 +17,7 @@
 #include "gpusched/dra/cluster_state.h"
 #include "gpusched/inventory/name_index.h"
 #include "gpusched/inventory/node_table.h"
+#include "gpusched/model/disruption_budget.h"
 #include "gpusched/placement/node_state.h"
 
 namespace gpusched::inventory {
@@ -25,8 +26,12 @@ class InventorySnapshot {
  public:
   // REQUIRES: `nodes` sorted by name; `index` maps each node name to its position in `nodes`.
   InventorySnapshot(uint64_t version, NodeTable nodes, std::shared_ptr<const NameIndex> index,
-                    dra::ClusterStatePtr dra)
-      : version_(version), nodes_(std::move(nodes)), index_(std::move(index)), dra_(std::move(dra)) {}
+                    dra::ClusterStatePtr dra, std::shared_ptr<const std::vector<DisruptionBudget>> budgets = nullptr)
+      : version_(version),
+        nodes_(std::move(nodes)),
+        index_(std::move(index)),
+        dra_(std::move(dra)),
+        budgets_(std::move(budgets)) {}
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
@@ -49,12 +54,15 @@ class InventorySnapshot {
   // Returns the cluster's DRA objects as of this snapshot. Never null.
   const dra::ClusterState& dra() const { return *dra_; }
   const dra::ClusterStatePtr& dra_ptr() const { return dra_; }
+  // Returns the cluster's PodDisruptionBudgets (null when none are known).
+  const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets() const { return budgets_; }
 
  private:
   const uint64_t version_;
   const NodeTable nodes_;
   const std::shared_ptr<const NameIndex> index_;
   const dra::ClusterStatePtr dra_;
+  const std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
 };
 
 }  // namespace gpusched::inventory

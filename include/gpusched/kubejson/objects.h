@@ -15,6 +15,7 @@
 #include "gpusched/common/status.h"
 #include "gpusched/json/json.h"
 #include "gpusched/inventory/cluster_objects.h"
+#include "gpusched/model/disruption_budget.h"
 #include "gpusched/model/gpu.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
@@ -35,6 +36,10 @@ StatusOr<Node> DecodeNode(const rapidjson::Value& v, std::string_view path);
 
 // Returns the GPUs described by the node annotation gpusched.io/gpu-devices.
 StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text);
+
+// Returns the PodDisruptionBudget (policy/v1) in `v`. Errors: InvalidArgument naming the field
+// and the value (a selector operator Kubernetes does not define, a wrong type).
+StatusOr<DisruptionBudget> DecodeDisruptionBudget(const rapidjson::Value& v, std::string_view path);
 
 // Returns the objects of kind `kind` in one JSON document (a List or a single object), each as
 // compact JSON, in document order.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/model/disruption_budget.h"
 #include "gpusched/model/resource_list.h"
 
 namespace gpusched {
@@ -73,6 +74,7 @@ struct Pod {
   std::vector<PodClaimRef> resource_claims;
   ResourceList overhead;       // spec.overhead (RuntimeClass)
   ResourceList pod_requests;   // spec.resources.requests (pod-level resources): cpu and memory
+  Labels labels;               // metadata.labels: PodDisruptionBudgets select by them
   // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
   AnnotationMap annotations;
   // Non-empty when a field gpusched needs could not be read (a GPU quantity that is not a whole

@@ -7,10 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "gpusched/model/disruption_budget.h"
 
 namespace gpusched {
 
@@ -38,11 +41,16 @@ class ResourceList {
 // (pod_resources.h), and what preemption weighs of it.
 struct PodUse {
   std::string uid;
+  std::string name;
   int32_t priority = 0;
   bool terminating = false;
   ResourceList requests;
+  std::shared_ptr<const PodLabels> labels;  // namespace and labels, for PodDisruptionBudgets
 
-  bool operator==(const PodUse&) const = default;
+  bool operator==(const PodUse& o) const {
+    return uid == o.uid && name == o.name && priority == o.priority && terminating == o.terminating &&
+           requests == o.requests && (labels == o.labels || (labels && o.labels && *labels == *o.labels));
+  }
 };
 
 // Every bound pod's use of one node, by UID, and their sum.

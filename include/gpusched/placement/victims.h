@@ -37,7 +37,8 @@ struct VictimRules {
   int32_t priority = 0;  // the pending pod's: only lower ones may be evicted
   // False for a pod that must not be named (kube-scheduler does not know it yet); null: any.
   std::function<bool(const Allocation&)> may_evict;
-  // True if evicting the pod would violate a PodDisruptionBudget; null: none would.
+  // True if evicting the pod would violate a PodDisruptionBudget; null: none would. Called once
+  // per candidate, in decreasing priority then UID, so that it can use budgets up in that order.
   std::function<bool(const Allocation&)> violates_pdb;
 };
 
