@@ -8,6 +8,7 @@
 //   BM_ServiceFilterPrioritize  the extender's handlers in process: JSON body in, JSON reply out
 //                               (NodeNames, as kube-scheduler sends with nodeCacheCapable: true)
 //   BM_ServicePreempt           the preempt verb's handler: 500 full candidates, 10 offered victims each
+//   BM_ServiceExplain           /explain of one pod over 5,000 nodes, at 60% fill and full
 //   BM_PreemptChooseVictims     victim choice (placement/victims.h) on every node of a full
 //                               cluster for a pod of higher priority than every pod there: a
 //                               whole GPU (whole-GPU nodes) or 90% core and 40 GiB of one GPU
@@ -218,6 +219,28 @@ void BM_ServicePreempt(benchmark::State& state) {
   state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
 }
 
+// /explain of one pod over every node (JSON out): at 60% fill where it fits on many nodes, and on
+// full nodes where each node's cheapest eviction is worked out.
+void BM_ServiceExplain(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  bool full = state.range(2) != 0;
+  inventory::Inventory inv;
+  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1)), full ? 1.0 : 0.6));
+  testing::PodJson pod{.name = "why", .namespace_name = "bench", .uid = "why", .resource_version = "81240002",
+                       .containers = {kind == Kind::kMgpu ? testing::Mgpu("c", 90, 40960) : testing::WholeGpus("c", 1)},
+                       .priority = 1000};
+  std::string body = pod.ToJson();
+  extender::Service service(&inv, extender::ServiceOptions{});
+  size_t reply_bytes = 0;
+  for (auto _ : state) {
+    StatusOr<std::string> answer = service.Explain(body, /*text=*/false);
+    if (!answer.ok()) state.SkipWithError(answer.status().message().c_str());
+    reply_bytes = answer.ok() ? answer->size() : 0;
+    benchmark::DoNotOptimize(answer);
+  }
+  state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
+}
+
 // The growth table: cost per pod against cluster size, up to 20,000 nodes.
 void Growth(benchmark::internal::Benchmark* b) {
   Sizes(b);
@@ -234,6 +257,13 @@ BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ServiceExplain)
+    ->ArgNames({"mgpu", "nodes", "full"})
+    ->Args({0, 5000, 0})
+    ->Args({1, 5000, 0})
+    ->Args({0, 5000, 1})
+    ->Args({1, 5000, 1})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace gpusched::bench

@@ -7,10 +7,13 @@
 #include <map>
 #include <vector>
 
+#include "gpusched/extender/explain.h"
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/preemption.h"
 #include "gpusched/extender/preemption_wire.h"
+#include "gpusched/json/json.h"
+#include "gpusched/kubejson/objects.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/nomination.h"
 #include "gpusched/placement/pod_request.h"
@@ -290,6 +293,38 @@ StatusOr<std::string> Service::Preempt(std::string body) const {
   PodRequest request = placement::AnalyzePod(parsed->pod);
   std::vector<MetaVictims> kept = DecidePreemption(*parsed, request, *inventory_->Snapshot(), options_.placement);
   return EncodePreemptionResult(kept);
+}
+
+StatusOr<std::string> Service::ExplainPod(const Pod& pod, const std::optional<Allocation>& placed, bool text) const {
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  // No shared caches: an explanation is computed afresh, and never disturbs the verbs' caches.
+  GPUSCHED_ASSIGN_OR_RETURN(Explanation e, extender::Explain(pod, placed,
+                                                             EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get()}));
+  return text ? ExplanationText(e) : ExplanationJson(e);
+}
+
+StatusOr<std::string> Service::Explain(std::string_view body, bool text) const {
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(body, &doc));
+  GPUSCHED_ASSIGN_OR_RETURN(Pod pod, kubejson::DecodePod(doc, "Pod"));
+  if (!pod.spec_error.empty()) return InvalidArgumentError(pod.spec_error);
+  std::optional<Allocation> placed = pod.uid.empty() ? std::nullopt : inventory_->AllocationOf(pod.uid);
+  return ExplainPod(pod, placed, text);
+}
+
+StatusOr<std::string> Service::ExplainKnown(std::string_view key, bool text) const {
+  size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return InvalidArgumentError(fmt::format("pod \"{}\": want namespace/name", key));
+  std::optional<std::string> uid = inventory_->FindUid(key.substr(0, slash), key.substr(slash + 1));
+  std::optional<Pod> pod = uid ? inventory_->FindPod(*uid) : std::nullopt;
+  if (!pod) return NotFoundError(fmt::format("pod {} is not known to gpusched (it sees pods in filter and bound ones)", key));
+  std::optional<Allocation> placed = inventory_->AllocationOf(*uid);
+  if (pod->containers.empty() && pod->resource_claims.empty() && placed) {
+    return FailedPreconditionError(fmt::format(
+        "pod {} is bound to {}; gpusched keeps its allocation, not its spec: POST the pod to /explain to judge it", key,
+        placed->node_name));
+  }
+  return ExplainPod(*pod, placed, text);
 }
 
 std::string Service::DebugInventory(std::string_view node) const {

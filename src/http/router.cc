@@ -75,6 +75,7 @@ std::string_view VerbOf(std::string_view path, std::string_view prefix) {
   if (path == "/readyz") return "readyz";
   if (path == "/metrics") return "metrics";
   if (path == "/debug/inventory") return "debug_inventory";
+  if (path == "/explain") return "explain";
   return "";
 }
 
@@ -128,7 +129,7 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     return Text(404, fmt::format("no route for {} {}\n", request.method, target.substr(0, target.find('?'))));
   }
   if (IsPostRoute(verb) && !post) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
-  if (!IsPostRoute(verb) && !get) {
+  if (!IsPostRoute(verb) && !get && verb != "explain") {
     return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
   }
   if (!ready_->load()) {
@@ -137,10 +138,11 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     constexpr std::string_view kNotReady = "gpusched's inventory is not in sync with the cluster yet; retry";
     if (verb == "filter") return Json(200, extender::EncodeFilterError(kNotReady));
     if (verb == "bind") return Json(200, extender::EncodeBindingResult(kNotReady));
-    if (verb == "prioritize" || verb == "preempt" || verb == "validate_node") {
+    if (verb == "prioritize" || verb == "preempt" || verb == "validate_node" || verb == "explain") {
       return Text(503, std::string(kNotReady) + "\n");
     }
   }
+  if (verb == "explain") return RouteExplain(std::move(request));
   if (verb == "filter") return Json(200, service_->Filter(std::move(request.body)));
   if (verb == "prioritize") return Json(200, service_->Prioritize(std::move(request.body)));
   if (verb == "bind") return Json(200, service_->Bind(request.body));
@@ -162,6 +164,27 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     return r;
   }
   return Json(200, service_->DebugInventory(QueryParam(request.target, "node")));
+}
+
+Response Router::RouteExplain(Request&& request) const {
+  bool text = QueryParam(request.target, "format") == "text";
+  StatusOr<std::string> answer = InvalidArgumentError("");
+  if (request.method == "POST") {
+    answer = service_->Explain(request.body, text);
+  } else if (request.method == "GET" || request.method == "HEAD") {
+    std::string pod = QueryParam(request.target, "pod");
+    answer = pod.empty() ? InvalidArgumentError("GET /explain needs ?pod=namespace/name (or POST a Pod)")
+                         : service_->ExplainKnown(pod, text);
+  } else {
+    return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET or POST\n", .allow = "GET, HEAD, POST"};
+  }
+  if (!answer.ok()) {
+    int status = answer.status().code() == StatusCode::kNotFound ? 404
+                 : answer.status().code() == StatusCode::kFailedPrecondition ? 409 : 400;
+    return Text(status, answer.status().message() + "\n");
+  }
+  Response r = text ? Text(200, std::move(answer).value()) : Json(200, std::move(answer).value());
+  return r;
 }
 
 }  // namespace gpusched::http

@@ -216,7 +216,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
       for (const Allocation& a : extra->second) allocations.push_back(std::make_shared<const Allocation>(a));
     }
     placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
-    if (auto used = uses_.find(name); used != uses_.end()) state.uses = used->second;
+    state.uses = SharedUsesLocked(name);
     if (auto held = nominated.find(name); held != nominated.end()) placement::HoldNominated(hold_planner_, held->second, &state);
     built.emplace_back(&it->second, std::move(state));
   }
@@ -525,6 +525,17 @@ std::optional<Pod> Inventory::FindPod(std::string_view uid) const {
   const Allocation* a = ledger_.Find(uid);
   return Pod{.uid = a->pod_uid, .namespace_name = a->pod_namespace, .name = a->pod_name, .node_name = a->node_name,
              .phase = PodPhase::kRunning, .priority = a->priority, .terminating = a->terminating};
+}
+
+std::optional<std::string> Inventory::FindUid(std::string_view ns, std::string_view name) const {
+  MutexLock lock(&mu_);
+  for (const auto& [uid, pod] : pods_) {
+    if (pod.namespace_name == ns && pod.name == name) return uid;
+  }
+  for (const auto& [uid, a] : ledger_.all()) {
+    if (a->pod_namespace == ns && a->pod_name == name) return a->pod_uid;
+  }
+  return std::nullopt;
 }
 
 std::optional<Allocation> Inventory::AllocationOf(std::string_view uid) const {

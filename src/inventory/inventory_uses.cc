@@ -26,38 +26,43 @@ void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {
              .terminating = pod.terminating,
              .requests = EffectiveRequests(pod),
              .labels = InternLabelsLocked(pod)};
-  std::shared_ptr<const NodeUses>& slot = uses_[pod.node_name];
-  NodeUses next = slot != nullptr ? *slot : NodeUses();
-  auto it = std::lower_bound(next.pods.begin(), next.pods.end(), pod.uid,
-                             [](const PodUse& u, const std::string& uid) { return u.uid < uid; });
-  if (it != next.pods.end() && it->uid == pod.uid) {
+  UsesSlot& slot = uses_[pod.node_name];
+  std::vector<PodUse>& pods = slot.uses.pods;
+  auto it = std::lower_bound(pods.begin(), pods.end(), pod.uid, [](const PodUse& u, const std::string& uid) { return u.uid < uid; });
+  if (it != pods.end() && it->uid == pod.uid) {
     if (*it == use) return;
-    next.total.Add(it->requests, -1);
-    next.total.Add(use.requests);
+    slot.uses.total.Add(it->requests, -1);
+    slot.uses.total.Add(use.requests);
     *it = std::move(use);
   } else {
-    next.total.Add(use.requests);
-    next.pods.insert(it, std::move(use));  // kept sorted by UID (ResourceFit::Find)
+    slot.uses.total.Add(use.requests);
+    pods.insert(it, std::move(use));  // kept sorted by UID (ResourceFit::Find)
   }
-  slot = std::make_shared<const NodeUses>(std::move(next));
+  slot.shared = nullptr;
   touched->insert(pod.node_name);
 }
 
 void Inventory::DropUseLocked(std::string_view uid, std::string_view node, std::set<std::string>* touched) {
   auto slot = uses_.find(node);
   if (slot == uses_.end()) return;
-  const std::vector<PodUse>& now = slot->second->pods;
-  auto it = std::find_if(now.begin(), now.end(), [&](const PodUse& u) { return u.uid == uid; });
-  if (it == now.end()) return;
+  std::vector<PodUse>& pods = slot->second.uses.pods;
+  auto it = std::lower_bound(pods.begin(), pods.end(), uid, [](const PodUse& u, std::string_view id) { return u.uid < id; });
+  if (it == pods.end() || it->uid != uid) return;
   if (touched != nullptr) touched->insert(std::string(node));
-  if (now.size() == 1) {
+  if (pods.size() == 1) {
     uses_.erase(slot);
     return;
   }
-  NodeUses next = *slot->second;
-  next.total.Add(it->requests, -1);
-  next.pods.erase(next.pods.begin() + (it - now.begin()));
-  slot->second = std::make_shared<const NodeUses>(std::move(next));
+  slot->second.uses.total.Add(it->requests, -1);
+  pods.erase(it);
+  slot->second.shared = nullptr;
+}
+
+std::shared_ptr<const NodeUses> Inventory::SharedUsesLocked(std::string_view node) {
+  auto slot = uses_.find(node);
+  if (slot == uses_.end()) return nullptr;
+  if (slot->second.shared == nullptr) slot->second.shared = std::make_shared<const NodeUses>(slot->second.uses);
+  return slot->second.shared;
 }
 
 std::shared_ptr<const PodLabels> Inventory::InternLabelsLocked(const Pod& pod) {

@@ -50,6 +50,13 @@ class Service {
   // Returns the ExtenderPreemptionResult. Errors: InvalidArgument naming the field of a body that
   // cannot be read (kube-scheduler then fails this preemption attempt and retries the pod).
   StatusOr<std::string> Preempt(std::string body) const;
+  // explain.h: the pod in `body` (Pod JSON) judged on every node, as JSON or as text. Errors:
+  // InvalidArgument (not a pod, or one that cannot be judged).
+  StatusOr<std::string> Explain(std::string_view body, bool text) const;
+  // The same for the pod `key` ("namespace/name") gpusched knows; a bound pod is judged as if it
+  // were not there. Errors: NotFound; FailedPrecondition for a bound pod whose spec gpusched
+  // does not keep (known by its allocation alone).
+  StatusOr<std::string> ExplainKnown(std::string_view key, bool text) const;
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
   // mode bind only books in memory.
   bool BindWaits() const { return with_.binder != nullptr || with_.claim_writer != nullptr; }
@@ -64,6 +71,7 @@ class Service {
   struct DecisionCounts;
 
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
+  StatusOr<std::string> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed, bool text) const;
   void CountDecisions(const DecisionCounts& counts) const;
   void CountError(std::string_view verb) const;
 

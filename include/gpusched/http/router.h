@@ -10,6 +10,7 @@
 //   GET  /readyz                                               200 once the inventory is synced, else 503
 //   GET  /metrics                                              Prometheus text format
 //   GET  /debug/inventory[?node=NAME]                          the inventory as JSON
+//   POST /explain, GET /explain?pod=NS/NAME [&format=text]     why a pod fits where it does (explain.h)
 //
 // A known path with the wrong method answers 405; anything else 404. Each request is timed,
 // counted and logged with a request id.
@@ -69,6 +70,7 @@ class Router {
 
  private:
   Response Route(std::string_view verb, Request&& request) const;
+  Response RouteExplain(Request&& request) const;
 
   const extender::Service* const service_;
   const inventory::Inventory* const inventory_;

@@ -128,6 +128,9 @@ class Inventory {
   // (ObservePodLocked) gets a record with its uid, namespace, name, node, priority, whether it is
   // terminating, and phase Running.
   std::optional<Pod> FindPod(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
+  // Returns the UID of the pod `ns`/`name` gpusched knows (a record or an allocation), or
+  // nullopt. Scans every pod: for explain, not for the verbs.
+  std::optional<std::string> FindUid(std::string_view ns, std::string_view name) const GPUSCHED_EXCLUDES(mu_);
   // Returns the allocation `uid` holds, or nullopt.
   std::optional<Allocation> AllocationOf(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
 
@@ -172,6 +175,8 @@ class Inventory {
   void TrackUseLocked(const Pod& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // `touched` may be null when the caller rebuilds the node anyway.
   void DropUseLocked(std::string_view uid, std::string_view node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // The uses of `node` as node states share them (copied after a change), or null.
+  std::shared_ptr<const NodeUses> SharedUsesLocked(std::string_view node) GPUSCHED_REQUIRES(mu_);
   // The node a pod is known on (its allocation's, else its record's), "" if none.
   std::string NodeOfLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // ObservePodLocked's work, without keeping allocation_only_ (its caller does).
@@ -225,9 +230,13 @@ class Inventory {
     std::chrono::steady_clock::time_point since;
   };
   std::map<std::string, Nomination, std::less<>> nominations_ GPUSCHED_GUARDED_BY(mu_);
-  // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name; replaced, not
-  // changed, so that node states share it.
-  std::map<std::string, std::shared_ptr<const NodeUses>, std::less<>> uses_ GPUSCHED_GUARDED_BY(mu_);
+  // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name: changed in
+  // place, and copied once for the node states built after a change (shared until the next).
+  struct UsesSlot {
+    NodeUses uses;
+    std::shared_ptr<const NodeUses> shared;  // null after a change
+  };
+  std::map<std::string, UsesSlot, std::less<>> uses_ GPUSCHED_GUARDED_BY(mu_);
   // Distinct pod label sets, shared by PodUses; pruned of unused ones as it doubles.
   std::map<PodLabels, std::shared_ptr<const PodLabels>> label_sets_ GPUSCHED_GUARDED_BY(mu_);
   size_t label_sets_pruned_at_ GPUSCHED_GUARDED_BY(mu_) = 0;

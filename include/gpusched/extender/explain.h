@@ -1,0 +1,78 @@
+// File: explain.h
+//
+// "Why is my pod Pending?": one pod judged on every node of a snapshot with the same code as
+// filter, prioritize and preempt, and said in full. Per node: whether it fits, the node's mode and
+// state, one reason per GPU where GPUs decide (mGPU), the score and rank where it fits, and where
+// it does not, the cheapest set of lower-priority pods whose eviction makes room (preempt's victim
+// choice: placement/victims.h, budgets counted). A pod already placed is judged as if it were not
+// there, beside where it is and on which GPUs.
+//
+// The JSON answer (fields may be added, never renamed):
+//   {"pod", "request": {"kind", "wholeGpus" | "containers": [{"name", "corePercent", "memoryMiB",
+//    "gpus"}]}, "placed": null | {"node", "gpus": [...]},
+//    "nodes": [{"node", "fits", "mode", "state", "reasons": [...], "gpus": [{"index",
+//    "freeCorePercent", "freeMemoryMiB", "freeInstances", "verdict"}], "score", "rank",
+//    "wouldFitAfter": null | {"evict": [{"pod", "uid", "priority"}], "cost": {"victims",
+//    "maxPriority", "pdbViolations"}}}],
+//    "summary"}
+// Nodes come fitting first by rank, then the others by name.
+//
+// Not thread-safe: one per request.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusched/common/status.h"
+#include "gpusched/extender/pod_evaluation.h"
+#include "gpusched/model/allocation.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::extender {
+
+struct GpuExplanation {
+  int index = 0;
+  int64_t free_core_percent = 0;
+  int64_t free_memory_mib = 0;
+  int free_instances = 0;
+  std::string verdict;  // "fits", or why the pod's largest container cannot use this GPU
+};
+
+struct Eviction {
+  std::string pod;  // namespace/name
+  std::string uid;
+  int32_t priority = 0;
+};
+
+struct NodeExplanation {
+  std::string node;
+  bool fits = false;
+  std::string mode;
+  std::string state;
+  std::vector<std::string> reasons;
+  std::vector<GpuExplanation> gpus;
+  std::optional<double> score;  // where it fits: the node policy's score
+  std::optional<int> rank;      // 1 = where gpusched would place it
+  std::optional<std::vector<Eviction>> would_fit_after;
+  int64_t pdb_violations = 0;   // of would_fit_after
+};
+
+struct Explanation {
+  std::string pod;  // namespace/name
+  std::string request_json;
+  std::optional<Allocation> placed;
+  std::vector<NodeExplanation> nodes;
+  std::string summary;
+};
+
+// Explains `pod` on every node of inputs.snapshot. `placed`: where the pod is bound (judged
+// without its own allocation there). Errors: InvalidArgument for a pod that cannot be judged
+// (no GPU request, a contract it breaks, a claim it names that is missing).
+StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs);
+
+std::string ExplanationJson(const Explanation& e);
+// A table a person reads in a terminal: the summary, then one line per node.
+std::string ExplanationText(const Explanation& e);
+
+}  // namespace gpusched::extender

@@ -1,0 +1,368 @@
+#include "gpusched/extender/explain.h"
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "gpusched/json/json.h"
+#include "gpusched/model/units.h"
+#include "gpusched/placement/nomination.h"
+#include "gpusched/placement/resource_fit.h"
+#include "gpusched/placement/victims.h"
+
+namespace gpusched::extender {
+namespace {
+
+using placement::NodeState;
+using placement::NodeVerdict;
+using placement::PodRequest;
+
+std::string_view KindName(RequestKind kind) {
+  switch (kind) {
+    case RequestKind::kWholeGpu:
+      return "whole";
+    case RequestKind::kMgpu:
+      return "mgpu";
+    default:
+      return "dra";
+  }
+}
+
+std::string RequestJson(const Pod& pod, const PodRequest& r) {
+  std::string out = fmt::format(R"({{"kind":"{}")", KindName(r.kind));
+  if (r.kind == RequestKind::kWholeGpu) out += fmt::format(R"(,"wholeGpus":{})", r.whole_gpus);
+  if (r.kind == RequestKind::kMgpu) {
+    out += R"(,"containers":[)";
+    for (size_t i = 0; i < r.containers.size(); ++i) {
+      const placement::MgpuContainerRequest& c = r.containers[i];
+      out += i > 0 ? "," : "";
+      out += R"({"name":)";
+      json::AppendString(&out, c.container);
+      out += fmt::format(R"(,"corePercent":{},"memoryMiB":{},"gpus":{}}})", c.core_percent, c.memory_mib, c.cards);
+    }
+    out += "]";
+  }
+  if (r.kind == RequestKind::kNone) {
+    out += R"(,"claims":[)";
+    for (size_t i = 0; i < pod.resource_claims.size(); ++i) {
+      out += i > 0 ? "," : "";
+      json::AppendString(&out, pod.resource_claims[i].name);
+    }
+    out += "]";
+  }
+  return out + "}";
+}
+
+// The node as the pod sees it: without its own allocation (a placed pod) and its own hold.
+std::optional<NodeState> WithoutPod(const NodeState& node, std::string_view uid) {
+  bool holds = std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
+  if (!holds) return placement::WithoutHold(node, uid);
+  std::vector<AllocationPtr> others;
+  for (const AllocationPtr& a : node.allocations.shared()) {
+    if (a->pod_uid != uid) others.push_back(a);
+  }
+  NodeState out = placement::BuildNodeStateSharing(node.node, std::move(others));
+  for (const Allocation& h : node.holds) {
+    if (h.pod_uid != uid) placement::AddHold(h, &out);
+  }
+  out.uses = node.uses;
+  return out;
+}
+
+// One mGPU slot judged for the pod's most demanding container.
+GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
+  int64_t milli = 0, mib = 0;
+  bool whole = false;
+  for (const placement::MgpuContainerRequest& c : r.containers) {
+    milli = std::max(milli, c.milli_per_card);
+    mib = std::max(mib, c.mib_per_card);
+    whole = whole || c.whole_card;
+  }
+  GpuExplanation g{.index = s.index,
+                   .free_core_percent = std::max<int64_t>(0, s.free_milli()) / 10,
+                   .free_memory_mib = std::max<int64_t>(0, s.free_mib()),
+                   .free_instances = std::max(0, kMaxInstancesPerGpu - s.instances)};
+  if (!s.healthy) {
+    g.verdict = "unhealthy";
+  } else if (s.exclusive) {
+    g.verdict = "held whole by one container";
+  } else if (whole && !s.idle()) {
+    g.verdict = fmt::format("a whole card needs an idle GPU; {} container{} here", s.instances, s.instances == 1 ? "" : "s");
+  } else if (s.instances >= kMaxInstancesPerGpu) {
+    g.verdict = fmt::format("{} containers already", s.instances);
+  } else if (s.free_milli() < milli) {
+    g.verdict = fmt::format("{}% core free, needs {}%", g.free_core_percent, milli / 10);
+  } else if (s.free_mib() < mib) {
+    g.verdict = fmt::format("{} MiB free, needs {} MiB", g.free_memory_mib, mib);
+  } else {
+    g.verdict = "fits";
+  }
+  return g;
+}
+
+// Sets out->would_fit_after to the evictions on `node` that make room, as preempt would choose
+// them, when there are any.
+void FindEvictions(const Pod& pod, const PodRequest& request, const NodeState& node,
+                   const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets, placement::Planner& planner,
+                   NodeExplanation* out) {
+  placement::ResourceFit fit(node, ResourceList());
+  DisruptionCounter counter(budgets);
+  auto violates = [&](const Allocation& a) {
+    const PodUse* use = fit.Find(a.pod_uid);
+    return use != nullptr && counter.Evict(use->name, use->labels.get());
+  };
+  auto may_evict = [](const Allocation& a) {
+    return a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted;
+  };
+  placement::VictimChoice c = placement::ChooseVictims(
+      planner, request, node,
+      {.priority = pod.priority, .may_evict = may_evict, .violates_pdb = budgets ? std::function<bool(const Allocation&)>(violates) : nullptr});
+  if (!c.helps || c.victims.empty()) return;
+  std::vector<Eviction> evict;
+  DisruptionCounter recount(budgets);
+  for (const AllocationPtr& a : c.victims) {
+    evict.push_back(Eviction{.pod = a->pod_namespace + "/" + a->pod_name, .uid = a->pod_uid, .priority = a->priority});
+    const PodUse* use = fit.Find(a->pod_uid);
+    if (use != nullptr && recount.Evict(use->name, use->labels.get())) ++out->pdb_violations;
+  }
+  out->would_fit_after = std::move(evict);
+}
+
+// kube-scheduler's order of preemption candidates: fewest budget violations, lowest highest
+// priority, least total priority, fewest victims; then the node name.
+auto CandidateKey(const NodeExplanation& n) {
+  int64_t total = 0;
+  int32_t highest = INT32_MIN;
+  for (const Eviction& e : *n.would_fit_after) {
+    total += e.priority;
+    highest = std::max(highest, e.priority);
+  }
+  return std::make_tuple(n.pdb_violations, highest, total, n.would_fit_after->size(), n.node);
+}
+
+std::string Summary(const std::vector<NodeExplanation>& nodes, const std::map<std::string, size_t>& refusals) {
+  size_t fit = std::count_if(nodes.begin(), nodes.end(), [](const NodeExplanation& n) { return n.fits; });
+  if (fit > 0) {
+    const NodeExplanation& best = nodes.front();  // fitting nodes come first, by rank
+    return fmt::format("{}/{} nodes fit; gpusched would place it on {} (score {:.4f})", fit, nodes.size(), best.node, *best.score);
+  }
+  std::vector<std::pair<size_t, std::string>> by_count;
+  for (const auto& [reason, n] : refusals) by_count.emplace_back(n, reason);
+  std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out = fmt::format("0/{} nodes fit:", nodes.size());
+  for (size_t i = 0; i < by_count.size() && i < 4; ++i) out += fmt::format("{} {} {}", i ? "," : "", by_count[i].first, by_count[i].second);
+  const NodeExplanation* cheapest = nullptr;
+  for (const NodeExplanation& n : nodes) {
+    if (n.would_fit_after && (cheapest == nullptr || CandidateKey(n) < CandidateKey(*cheapest))) cheapest = &n;
+  }
+  if (cheapest == nullptr) return out + "; no eviction of lower-priority pods makes room";
+  size_t v = cheapest->would_fit_after->size();
+  return out + fmt::format("; evicting {} pod{} on {} makes room", v, v == 1 ? "" : "s", cheapest->node);
+}
+
+// Fills what a node says beyond the verdict: mode, state, GPUs and the reasons.
+NodeExplanation Describe(const NodeState& node, const PodRequest& request, const NodeVerdict* refused) {
+  NodeExplanation n{.node = node.node.name, .fits = refused == nullptr, .mode = std::string(ModeName(node.mode)),
+                    .state = std::string(placement::ConditionName(node.condition))};
+  bool per_gpu = request.kind == RequestKind::kMgpu && node.mode == NodeMode::kMgpu && node.ready();
+  if (per_gpu) {
+    for (const placement::GpuSlot& s : node.gpus) n.gpus.push_back(JudgeGpu(s, request));
+  }
+  if (refused == nullptr) return n;
+  // Where GPUs decide (too little room), one reason per GPU says which; otherwise (mode, state,
+  // compute policy, a placement no single GPU explains) the verdict's reason does.
+  if (refused->reject == placement::Reject::kInsufficient) {
+    for (const GpuExplanation& g : n.gpus) {
+      if (g.verdict != "fits") n.reasons.push_back(fmt::format("GPU {}: {}", g.index, g.verdict));
+    }
+  }
+  if (n.reasons.empty()) n.reasons.push_back(refused->reason);
+  return n;
+}
+
+}  // namespace
+
+StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs) {
+  PodRequest request = placement::AnalyzePod(pod);
+  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) {
+    return InvalidArgumentError(fmt::format("pod {}/{} asks for no GPU: every node takes it as far as gpusched is concerned",
+                                            pod.namespace_name, pod.name));
+  }
+  if (!request.schedulable()) return InvalidArgumentError(request.RefusalReason());
+  std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(pod, request, inputs);
+  if (std::string problem = evaluation->problem(); !problem.empty()) return InvalidArgumentError(problem);
+  const inventory::InventorySnapshot& snapshot = *inputs.snapshot;
+  ResolvedNodes resolved;
+  std::vector<std::optional<NodeState>> own(snapshot.nodes().size());
+  for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+    const NodeState* node = snapshot.nodes()[i].get();
+    own[i] = WithoutPod(*node, pod.uid);
+    resolved.nodes.push_back(own[i] ? &*own[i] : node);
+    resolved.index.push_back(static_cast<uint32_t>(i));
+    resolved.generations.push_back(own[i] ? 0 : snapshot.nodes().generation(i));
+  }
+  std::map<size_t, NodeVerdict> refused;
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<placement::RankedNode> fits,
+                            evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
+  std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+  Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
+  for (size_t r = 0; r < fits.size(); ++r) {
+    NodeExplanation n = Describe(*resolved.nodes[fits[r].pos], request, nullptr);
+    n.score = fits[r].score;
+    n.rank = static_cast<int>(r) + 1;
+    e.nodes.push_back(std::move(n));
+  }
+  placement::Planner planner(inputs.options->placement);
+  std::map<std::string, size_t> refusals;
+  for (auto& [pos, verdict] : refused) {
+    NodeExplanation n = Describe(*resolved.nodes[pos], request, &verdict);
+    ++refusals[std::string(placement::RejectName(verdict.reject))];
+    if (verdict.resolvable && request.kind != RequestKind::kNone) {
+      FindEvictions(pod, request, *resolved.nodes[pos], snapshot.budgets(), planner, &n);
+    }
+    e.nodes.push_back(std::move(n));
+  }
+  e.summary = Summary(e.nodes, refusals);
+  return e;
+}
+
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void Str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+
+void WriteEvictions(Writer& w, const NodeExplanation& n) {
+  if (!n.would_fit_after) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  Str(w, "evict");
+  w.StartArray();
+  int32_t highest = INT32_MIN;
+  for (const Eviction& v : *n.would_fit_after) {
+    highest = std::max(highest, v.priority);
+    w.StartObject();
+    Str(w, "pod");
+    Str(w, v.pod);
+    Str(w, "uid");
+    Str(w, v.uid);
+    Str(w, "priority");
+    w.Int(v.priority);
+    w.EndObject();
+  }
+  w.EndArray();
+  Str(w, "cost");
+  w.StartObject();
+  Str(w, "victims");
+  w.Uint64(n.would_fit_after->size());
+  Str(w, "maxPriority");
+  w.Int(highest);
+  Str(w, "pdbViolations");
+  w.Int64(n.pdb_violations);
+  w.EndObject();
+  w.EndObject();
+}
+
+void WriteNode(Writer& w, const NodeExplanation& n) {
+  w.StartObject();
+  Str(w, "node");
+  Str(w, n.node);
+  Str(w, "fits");
+  w.Bool(n.fits);
+  Str(w, "mode");
+  Str(w, n.mode);
+  Str(w, "state");
+  Str(w, n.state);
+  Str(w, "reasons");
+  w.StartArray();
+  for (const std::string& r : n.reasons) Str(w, r);
+  w.EndArray();
+  Str(w, "gpus");
+  w.StartArray();
+  for (const GpuExplanation& g : n.gpus) {
+    w.StartObject();
+    Str(w, "index");
+    w.Int(g.index);
+    Str(w, "freeCorePercent");
+    w.Int64(g.free_core_percent);
+    Str(w, "freeMemoryMiB");
+    w.Int64(g.free_memory_mib);
+    Str(w, "freeInstances");
+    w.Int(g.free_instances);
+    Str(w, "verdict");
+    Str(w, g.verdict);
+    w.EndObject();
+  }
+  w.EndArray();
+  Str(w, "score");
+  n.score ? w.Double(*n.score) : w.Null();
+  Str(w, "rank");
+  n.rank ? w.Int(*n.rank) : w.Null();
+  Str(w, "wouldFitAfter");
+  WriteEvictions(w, n);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string ExplanationJson(const Explanation& e) {
+  rapidjson::StringBuffer buffer;
+  buffer.Reserve(512 + e.nodes.size() * (e.nodes.empty() || e.nodes[0].gpus.empty() ? 256 : 1280));
+  Writer w(buffer);
+  w.StartObject();
+  Str(w, "pod");
+  Str(w, e.pod);
+  Str(w, "request");
+  w.RawValue(e.request_json.data(), e.request_json.size(), rapidjson::kObjectType);
+  Str(w, "placed");
+  if (!e.placed) {
+    w.Null();
+  } else {
+    w.StartObject();
+    Str(w, "node");
+    Str(w, e.placed->node_name);
+    Str(w, "wholeGpus");
+    w.Int64(e.placed->placement.whole_gpus);
+    Str(w, "gpus");
+    w.StartArray();
+    for (const ContainerAssignment& c : e.placed->placement.containers) {
+      for (int i : c.gpu_indices) w.Int(i);
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  Str(w, "nodes");
+  w.StartArray();
+  for (const NodeExplanation& n : e.nodes) WriteNode(w, n);
+  w.EndArray();
+  Str(w, "summary");
+  Str(w, e.summary);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string ExplanationText(const Explanation& e) {
+  std::string out = fmt::format("pod {}\nrequest {}\n", e.pod, e.request_json);
+  if (e.placed) out += fmt::format("placed on {}\n", e.placed->node_name);
+  out += e.summary + "\n\n";
+  out += fmt::format("{:<24} {:<4} {:<10} {:<12} {:>4} {:>9}  {}\n", "NODE", "FITS", "MODE", "STATE", "RANK", "SCORE", "WHY NOT / EVICT TO FIT");
+  for (const NodeExplanation& n : e.nodes) {
+    std::string why = fmt::format("{}", fmt::join(n.reasons, "; "));
+    if (n.would_fit_after) {
+      std::vector<std::string> pods;
+      for (const Eviction& v : *n.would_fit_after) pods.push_back(fmt::format("{} (priority {})", v.pod, v.priority));
+      why += fmt::format(" | evict {}", fmt::join(pods, ", "));
+    }
+    out += fmt::format("{:<24} {:<4} {:<10} {:<12} {:>4} {:>9}  {}\n", n.node, n.fits ? "yes" : "no", n.mode, n.state,
+                       n.rank ? std::to_string(*n.rank) : "-", n.score ? fmt::format("{:.4f}", *n.score) : "-", why);
+  }
+  return out;
+}
+
+}  // namespace gpusched::extender
