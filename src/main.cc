@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/explain.h"
 #include "cli/replay.h"
 #include "cli/serve.h"
 
@@ -12,6 +13,7 @@ constexpr std::string_view kUsage = R"(usage: gpusched <command> [flags]
 commands:
   serve     run the scheduler extender (see gpusched serve --help)
   replay    replay the openb trace or a recorded cluster (see gpusched replay --help)
+  explain   why a pod fits where it does, or nowhere (see gpusched explain --help)
   version   print the version
 )";
 
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   std::string_view command = argv[1];
   if (command == "serve") return gpusched::cli::RunServe(argc - 2, argv + 2);
   if (command == "replay") return gpusched::cli::RunReplay(argc - 2, argv + 2);
+  if (command == "explain") return gpusched::cli::RunExplain(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     std::printf("gpusched %s\n", GPUSCHED_VERSION);
     return 0;

@@ -1,0 +1,103 @@
+// `gpusched explain` as a person runs it: a pod as kubectl writes it in YAML, judged offline
+// against a cluster file, or asked of a running server; bad usage named.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "cluster_json.h"
+#include "test_server.h"
+
+namespace gpusched::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+// Runs the binary with `args` (stderr merged into stdout).
+CliRun Explain(const std::string& args) {
+  std::string command = std::string(GPUSCHED_BINARY) + " explain " + args + " 2>&1";
+  FILE* p = popen(command.c_str(), "r");
+  CliRun r;
+  std::array<char, 4096> buf;
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+constexpr const char* kPodYaml = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+  namespace: ml
+  uid: 6c1d2f1e-0000-4000-8000-000000000001
+spec:
+  priority: 100
+  containers:
+  - name: s
+    image: pytorch:2.5
+    resources:
+      limits:
+        vke.volcengine.com/mgpu-core: "60"
+        vke.volcengine.com/mgpu-memory: 12k
+)";
+
+// m0: GPU 0 holds x (60%, priority 1000); GPU 1 holds z (50%, priority 0).
+std::string Cluster() {
+  auto bound = [](std::string name, int core, int gpu, int32_t priority) {
+    return PodJson{.name = name, .namespace_name = "ml", .uid = "uid-" + name, .node = "m0", .phase = "Running",
+                   .containers = {Mgpu("s", core, 4096)},
+                   .annotations = {{"vke.volcengine.com/gpu-index-container-s", std::to_string(gpu)}}, .priority = priority}
+        .ToJson();
+  };
+  return ListJson({MgpuNode("m0", 2, 24576).ToJson(), bound("x", 60, 0, 1000), bound("z", 50, 1, 0)});
+}
+
+TEST(ExplainCli, AYamlPodIsJudgedAgainstAClusterFileAsATable) {
+  std::string pod = Write("pod.yaml", kPodYaml);
+  std::string cluster = Write("cluster.json", Cluster());
+  CliRun r = Explain("--pod " + pod + " --snapshot " + cluster);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("0/1 nodes fit: 1 insufficient; evicting 1 pod on m0 makes room"));
+  EXPECT_THAT(r.out, HasSubstr("GPU 0: 40% core free, needs 60%; GPU 1: 50% core free, needs 60% | evict ml/z (priority 0)"));
+  CliRun json = Explain("--pod " + pod + " --snapshot " + cluster + " --json");
+  EXPECT_THAT(json.out, HasSubstr(R"("memoryMiB":12000)"));  // "12k" read as the API server writes 12000
+}
+
+TEST(ExplainCli, AsksARunningServerByPodOrByName) {
+  TestServer server(Cluster());
+  std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  std::string pod = Write("pod2.yaml", kPodYaml);
+  CliRun r = Explain("--pod " + pod + " --server " + url);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("evict ml/z"));
+  CliRun unknown = Explain("--name ml/nobody --server " + url);
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_THAT(unknown.out, HasSubstr("answered 404"));
+}
+
+TEST(ExplainCli, BadUsageIsNamed) {
+  CliRun none = Explain("");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod and --name"));
+  EXPECT_EQ(Explain("--name ml/x").code, 2);
+  CliRun missing = Explain("--pod /nonexistent.yaml");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.out, HasSubstr("/nonexistent.yaml: cannot be read"));
+}
+
+}  // namespace
+}  // namespace gpusched::testing
