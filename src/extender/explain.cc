@@ -347,6 +347,24 @@ std::string ExplanationJson(const Explanation& e) {
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
+std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<const NodeState* const> nodes,
+                        const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
+                        const placement::PlacementOptions& options) {
+  if (request.kind == RequestKind::kNone) return "";
+  placement::Planner planner(options);
+  std::optional<NodeExplanation> best;
+  for (const NodeState* node : nodes) {
+    NodeExplanation n{.node = node->node.name};
+    FindEvictions(pod, request, *node, budgets, planner, &n);
+    if (n.would_fit_after && (!best || CandidateKey(n) < CandidateKey(*best))) best = std::move(n);
+  }
+  if (!best) return "";
+  std::vector<std::string> pods;
+  for (const Eviction& v : *best->would_fit_after) pods.push_back(fmt::format("{}, priority {}", v.pod, v.priority));
+  size_t count = best->would_fit_after->size();
+  return fmt::format("evicting {} pod{} on {} ({}) makes room", count, count == 1 ? "" : "s", best->node, fmt::join(pods, "; "));
+}
+
 std::string ExplanationText(const Explanation& e) {
   std::string out = fmt::format("pod {}\nrequest {}\n", e.pod, e.request_json);
   if (e.placed) out += fmt::format("placed on {}\n", e.placed->node_name);

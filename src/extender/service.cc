@@ -201,7 +201,16 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
   counts.fit = fits->size();
   CountDecisions(counts);
   if (fits->empty() && with_.events != nullptr && !args.pod.uid.empty()) {
-    with_.events->Unschedulable(args.pod, UnschedulableMessage(result, args.node_names.size()));
+    std::string message = UnschedulableMessage(result, args.node_names.size());
+    if (with_.events->WouldPost(args.pod)) {
+      // Where evicting lower-priority pods would make room, the Event says the cheapest such set.
+      std::vector<const placement::NodeState*> helpable;
+      for (const auto& [pos, reason] : result.failed) helpable.push_back(resolved.nodes[pos]);
+      std::erase(helpable, nullptr);
+      std::string fix = CheapestFix(args.pod, request, helpable, snapshot->budgets(), options_.placement);
+      if (!fix.empty()) message += "; " + fix;
+    }
+    with_.events->Unschedulable(args.pod, std::move(message));
   }
   if (!evaluation->scores_while_filtering()) {
     for (const RankedNode& f : *fits) result.kept.push_back(f.pos);

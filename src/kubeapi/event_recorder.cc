@@ -60,6 +60,13 @@ void EventRecorder::Unschedulable(const Pod& pod, std::string message) {
   cv_.SignalAll();
 }
 
+bool EventRecorder::WouldPost(const Pod& pod) const {
+  int64_t interval = std::chrono::duration_cast<std::chrono::milliseconds>(options_.per_pod_interval).count();
+  MutexLock lock(&mu_);
+  auto it = last_by_uid_.find(pod.uid);
+  return it == last_by_uid_.end() || options_.clock->WallMs() - it->second >= interval;
+}
+
 void EventRecorder::Run() {
   for (;;) {
     std::optional<Pending> p = NextPending();

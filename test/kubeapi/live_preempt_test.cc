@@ -131,6 +131,27 @@ TEST_F(LivePreempt, AHoldEndsWhenTheNominationIsClearedOrThePodIsDeleted) {
   ASSERT_TRUE(Eventually([&] { return placement::FindHold(M1(), "uid-urgent") == nullptr; }));
 }
 
+TEST_F(LivePreempt, TheFailedGpuPlacementEventNamesTheCheapestEviction) {
+  Filter(urgent_);
+  ASSERT_TRUE(replica_->events->WaitIdle(std::chrono::seconds(10)));
+  std::vector<std::string> events = api_.Objects("events");
+  ASSERT_EQ(events.size(), 1u);
+  rapidjson::Document e;
+  ASSERT_TRUE(json::Parse(events[0], &e).ok());
+  EXPECT_THAT(e["message"].GetString(), HasSubstr("0/2 nodes fit the GPU request:"));
+  EXPECT_THAT(e["message"].GetString(), HasSubstr("; evicting 1 pod on m1 (ml/lo-b, priority 0) makes room"));
+  // A pod no eviction helps (nothing of lower priority anywhere) gets no such sentence.
+  PodJson lowest = Pending("lowest", 60, 0);
+  Filter(lowest);
+  ASSERT_TRUE(replica_->events->WaitIdle(std::chrono::seconds(10)));
+  ASSERT_EQ(api_.Objects("events").size(), 2u);
+  for (const std::string& text : api_.Objects("events")) {
+    if (text.find("uid-lowest") != std::string::npos) {
+      EXPECT_THAT(text, ::testing::Not(HasSubstr("evicting")));
+    }
+  }
+}
+
 TEST_F(LivePreempt, PodDisruptionBudgetsAreWatched) {
   api_.Put("poddisruptionbudgets", testing::BudgetJson("ml", "db", {{"app", "db"}}, 0));
   auto budgets = [&] { return replica_->inventory->Snapshot()->budgets(); };

@@ -15,6 +15,9 @@ class EventSink {
   virtual ~EventSink() = default;
   // `pod` failed every node filter was asked about; `message` summarizes why.
   virtual void Unschedulable(const Pod& pod, std::string message) = 0;
+  // True if an Unschedulable for `pod` now would be posted, not dropped as said recently: the
+  // caller works out a costly message (the cheapest fix) only then.
+  virtual bool WouldPost(const Pod& pod) const { return true; }
 };
 
 }  // namespace gpusched::extender

@@ -20,7 +20,9 @@
 // Not thread-safe: one per request.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,13 @@ struct Explanation {
 // without its own allocation there). Errors: InvalidArgument for a pod that cannot be judged
 // (no GPU request, a contract it breaks, a claim it names that is missing).
 StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs);
+
+// The cheapest eviction among `nodes` that makes room for the device-plugin pod `pod` (in
+// kube-scheduler's order of preemption candidates), in words: "evicting 1 pod on n3 (ml/z,
+// priority 0) makes room"; "" if there is none. For the FailedGPUPlacement Event.
+std::string CheapestFix(const Pod& pod, const placement::PodRequest& request, std::span<const placement::NodeState* const> nodes,
+                        const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
+                        const placement::PlacementOptions& options);
 
 std::string ExplanationJson(const Explanation& e);
 // A table a person reads in a terminal: the summary, then one line per node.

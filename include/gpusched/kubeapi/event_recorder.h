@@ -49,6 +49,7 @@ class EventRecorder : public extender::EventSink {
   ~EventRecorder() override;  // Posts nothing more; joins.
 
   void Unschedulable(const Pod& pod, std::string message) override;
+  bool WouldPost(const Pod& pod) const override;
 
   // Waits until the queue is empty and nothing is being posted, or `timeout`.
   bool WaitIdle(std::chrono::milliseconds timeout);
