@@ -1,10 +1,9 @@
 #include "gpusched/extender/explain.h"
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <tuple>
 
@@ -93,11 +92,11 @@ GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
   } else if (whole && !s.idle()) {
     g.verdict = fmt::format("a whole card needs an idle GPU; {} container{} here", s.instances, s.instances == 1 ? "" : "s");
   } else if (s.instances >= kMaxInstancesPerGpu) {
-    g.verdict = fmt::format("{} containers already", s.instances);
-  } else if (s.free_milli() < milli) {
-    g.verdict = fmt::format("{}% core free, needs {}%", g.free_core_percent, milli / 10);
+    g.verdict = std::to_string(s.instances) + " containers already";
+  } else if (s.free_milli() < milli) {  // thousands of these per answer: no format strings
+    g.verdict = std::to_string(g.free_core_percent) + "% core free, needs " + std::to_string(milli / 10) + "%";
   } else if (s.free_mib() < mib) {
-    g.verdict = fmt::format("{} MiB free, needs {} MiB", g.free_memory_mib, mib);
+    g.verdict = std::to_string(g.free_memory_mib) + " MiB free, needs " + std::to_string(mib) + " MiB";
   } else {
     g.verdict = "fits";
   }
@@ -175,12 +174,9 @@ NodeExplanation Describe(const NodeState& node, const PodRequest& request, const
   if (refused == nullptr) return n;
   // Where GPUs decide (too little room), one reason per GPU says which; otherwise (mode, state,
   // compute policy, a placement no single GPU explains) the verdict's reason does.
-  if (refused->reject == placement::Reject::kInsufficient) {
-    for (const GpuExplanation& g : n.gpus) {
-      if (g.verdict != "fits") n.reasons.push_back(fmt::format("GPU {}: {}", g.index, g.verdict));
-    }
-  }
-  if (n.reasons.empty()) n.reasons.push_back(refused->reason);
+  n.per_gpu_reasons = refused->reject == placement::Reject::kInsufficient &&
+                      std::any_of(n.gpus.begin(), n.gpus.end(), [](const GpuExplanation& g) { return g.verdict != "fits"; });
+  if (!n.per_gpu_reasons) n.reasons.push_back(refused->reason);
   return n;
 }
 
@@ -232,119 +228,124 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
 
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-
-void WriteEvictions(Writer& w, const NodeExplanation& n) {
-  if (!n.would_fit_after) {
-    w.Null();
-    return;
-  }
-  w.StartObject();
-  Str(w, "evict");
-  w.StartArray();
-  int32_t highest = INT32_MIN;
-  for (const Eviction& v : *n.would_fit_after) {
-    highest = std::max(highest, v.priority);
-    w.StartObject();
-    Str(w, "pod");
-    Str(w, v.pod);
-    Str(w, "uid");
-    Str(w, v.uid);
-    Str(w, "priority");
-    w.Int(v.priority);
-    w.EndObject();
-  }
-  w.EndArray();
-  Str(w, "cost");
-  w.StartObject();
-  Str(w, "victims");
-  w.Uint64(n.would_fit_after->size());
-  Str(w, "maxPriority");
-  w.Int(highest);
-  Str(w, "pdbViolations");
-  w.Int64(n.pdb_violations);
-  w.EndObject();
-  w.EndObject();
+// The answer is large (about 1 KB a node with its GPUs): written by appending, keys as literals.
+void Int(std::string* out, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, end);
 }
 
-void WriteNode(Writer& w, const NodeExplanation& n) {
-  w.StartObject();
-  Str(w, "node");
-  Str(w, n.node);
-  Str(w, "fits");
-  w.Bool(n.fits);
-  Str(w, "mode");
-  Str(w, n.mode);
-  Str(w, "state");
-  Str(w, n.state);
-  Str(w, "reasons");
-  w.StartArray();
-  for (const std::string& r : n.reasons) Str(w, r);
-  w.EndArray();
-  Str(w, "gpus");
-  w.StartArray();
-  for (const GpuExplanation& g : n.gpus) {
-    w.StartObject();
-    Str(w, "index");
-    w.Int(g.index);
-    Str(w, "freeCorePercent");
-    w.Int64(g.free_core_percent);
-    Str(w, "freeMemoryMiB");
-    w.Int64(g.free_memory_mib);
-    Str(w, "freeInstances");
-    w.Int(g.free_instances);
-    Str(w, "verdict");
-    Str(w, g.verdict);
-    w.EndObject();
+void WriteEvictions(std::string* out, const NodeExplanation& n) {
+  if (!n.would_fit_after) {
+    out->append("null");
+    return;
   }
-  w.EndArray();
-  Str(w, "score");
-  n.score ? w.Double(*n.score) : w.Null();
-  Str(w, "rank");
-  n.rank ? w.Int(*n.rank) : w.Null();
-  Str(w, "wouldFitAfter");
-  WriteEvictions(w, n);
-  w.EndObject();
+  out->append(R"({"evict":[)");
+  int32_t highest = INT32_MIN;
+  for (size_t k = 0; k < n.would_fit_after->size(); ++k) {
+    const Eviction& v = (*n.would_fit_after)[k];
+    highest = std::max(highest, v.priority);
+    out->append(k > 0 ? R"(,{"pod":)" : R"({"pod":)");
+    json::AppendString(out, v.pod);
+    out->append(R"(,"uid":)");
+    json::AppendString(out, v.uid);
+    out->append(R"(,"priority":)");
+    Int(out, v.priority);
+    out->push_back('}');
+  }
+  out->append(R"(],"cost":{"victims":)");
+  Int(out, static_cast<int64_t>(n.would_fit_after->size()));
+  out->append(R"(,"maxPriority":)");
+  Int(out, highest);
+  out->append(R"(,"pdbViolations":)");
+  Int(out, n.pdb_violations);
+  out->append("}}");
+}
+
+void WriteNode(std::string* out, const NodeExplanation& n) {
+  out->append(R"({"node":)");
+  json::AppendString(out, n.node);
+  out->append(n.fits ? R"(,"fits":true,"mode":)" : R"(,"fits":false,"mode":)");
+  json::AppendString(out, n.mode);
+  out->append(R"(,"state":)");
+  json::AppendString(out, n.state);
+  out->append(R"(,"reasons":[)");
+  bool first = true;
+  for (const std::string& r : n.reasons) {
+    if (!first) out->push_back(',');
+    first = false;
+    json::AppendString(out, r);
+  }
+  for (size_t k = 0; n.per_gpu_reasons && k < n.gpus.size(); ++k) {
+    if (n.gpus[k].verdict == "fits") continue;
+    out->append(first ? R"("GPU )" : R"(,"GPU )");
+    first = false;
+    Int(out, n.gpus[k].index);
+    out->append(": ");
+    out->append(n.gpus[k].verdict);  // digits and words: nothing to escape
+    out->push_back('"');
+  }
+  out->append(R"(],"gpus":[)");
+  for (size_t k = 0; k < n.gpus.size(); ++k) {
+    const GpuExplanation& g = n.gpus[k];
+    out->append(k > 0 ? R"(,{"index":)" : R"({"index":)");
+    Int(out, g.index);
+    out->append(R"(,"freeCorePercent":)");
+    Int(out, g.free_core_percent);
+    out->append(R"(,"freeMemoryMiB":)");
+    Int(out, g.free_memory_mib);
+    out->append(R"(,"freeInstances":)");
+    Int(out, g.free_instances);
+    out->append(R"(,"verdict":)");
+    json::AppendString(out, g.verdict);
+    out->push_back('}');
+  }
+  if (n.score) {
+    out->append(fmt::format(R"(],"score":{:.6f},"rank":)", *n.score));
+    Int(out, *n.rank);
+  } else {
+    out->append(R"(],"score":null,"rank":null)");
+  }
+  out->append(R"(,"wouldFitAfter":)");
+  WriteEvictions(out, n);
+  out->push_back('}');
 }
 
 }  // namespace
 
 std::string ExplanationJson(const Explanation& e) {
-  rapidjson::StringBuffer buffer;
-  buffer.Reserve(512 + e.nodes.size() * (e.nodes.empty() || e.nodes[0].gpus.empty() ? 256 : 1280));
-  Writer w(buffer);
-  w.StartObject();
-  Str(w, "pod");
-  Str(w, e.pod);
-  Str(w, "request");
-  w.RawValue(e.request_json.data(), e.request_json.size(), rapidjson::kObjectType);
-  Str(w, "placed");
+  std::string out;
+  out.reserve(512 + e.nodes.size() * (e.nodes.empty() || e.nodes[0].gpus.empty() ? 256 : 1280));
+  out.append(R"({"pod":)");
+  json::AppendString(&out, e.pod);
+  out.append(R"(,"request":)").append(e.request_json).append(R"(,"placed":)");
   if (!e.placed) {
-    w.Null();
+    out.append("null");
   } else {
-    w.StartObject();
-    Str(w, "node");
-    Str(w, e.placed->node_name);
-    Str(w, "wholeGpus");
-    w.Int64(e.placed->placement.whole_gpus);
-    Str(w, "gpus");
-    w.StartArray();
+    out.append(R"({"node":)");
+    json::AppendString(&out, e.placed->node_name);
+    out.append(R"(,"wholeGpus":)");
+    Int(&out, e.placed->placement.whole_gpus);
+    out.append(R"(,"gpus":[)");
+    bool first = true;
     for (const ContainerAssignment& c : e.placed->placement.containers) {
-      for (int i : c.gpu_indices) w.Int(i);
+      for (int i : c.gpu_indices) {
+        if (!first) out.push_back(',');
+        first = false;
+        Int(&out, i);
+      }
     }
-    w.EndArray();
-    w.EndObject();
+    out.append("]}");
   }
-  Str(w, "nodes");
-  w.StartArray();
-  for (const NodeExplanation& n : e.nodes) WriteNode(w, n);
-  w.EndArray();
-  Str(w, "summary");
-  Str(w, e.summary);
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  out.append(R"(,"nodes":[)");
+  for (size_t i = 0; i < e.nodes.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    WriteNode(&out, e.nodes[i]);
+  }
+  out.append(R"(],"summary":)");
+  json::AppendString(&out, e.summary);
+  out.append("}\n");
+  return out;
 }
 
 std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<const NodeState* const> nodes,
@@ -365,13 +366,21 @@ std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<con
   return fmt::format("evicting {} pod{} on {} ({}) makes room", count, count == 1 ? "" : "s", best->node, fmt::join(pods, "; "));
 }
 
+std::vector<std::string> Reasons(const NodeExplanation& n) {
+  std::vector<std::string> out = n.reasons;
+  for (size_t k = 0; n.per_gpu_reasons && k < n.gpus.size(); ++k) {
+    if (n.gpus[k].verdict != "fits") out.push_back("GPU " + std::to_string(n.gpus[k].index) + ": " + n.gpus[k].verdict);
+  }
+  return out;
+}
+
 std::string ExplanationText(const Explanation& e) {
   std::string out = fmt::format("pod {}\nrequest {}\n", e.pod, e.request_json);
   if (e.placed) out += fmt::format("placed on {}\n", e.placed->node_name);
   out += e.summary + "\n\n";
   out += fmt::format("{:<24} {:<4} {:<10} {:<12} {:>4} {:>9}  {}\n", "NODE", "FITS", "MODE", "STATE", "RANK", "SCORE", "WHY NOT / EVICT TO FIT");
   for (const NodeExplanation& n : e.nodes) {
-    std::string why = fmt::format("{}", fmt::join(n.reasons, "; "));
+    std::string why = fmt::format("{}", fmt::join(Reasons(n), "; "));
     if (n.would_fit_after) {
       std::vector<std::string> pods;
       for (const Eviction& v : *n.would_fit_after) pods.push_back(fmt::format("{} (priority {})", v.pod, v.priority));

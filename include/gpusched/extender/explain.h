@@ -52,13 +52,19 @@ struct NodeExplanation {
   bool fits = false;
   std::string mode;
   std::string state;
+  // Why it does not fit: a reason of the node's, or (per_gpu_reasons) "GPU i: verdict" for each
+  // GPU whose verdict is not "fits" (Reasons() spells them).
   std::vector<std::string> reasons;
+  bool per_gpu_reasons = false;
   std::vector<GpuExplanation> gpus;
   std::optional<double> score;  // where it fits: the node policy's score
   std::optional<int> rank;      // 1 = where gpusched would place it
   std::optional<std::vector<Eviction>> would_fit_after;
   int64_t pdb_violations = 0;   // of would_fit_after
 };
+
+// Returns the reasons of `n`, spelled out.
+std::vector<std::string> Reasons(const NodeExplanation& n);
 
 struct Explanation {
   std::string pod;  // namespace/name
