@@ -9,6 +9,7 @@
 
 #include "gpusched/json/json.h"
 #include "gpusched/model/units.h"
+#include "gpusched/extender/preemption.h"
 #include "gpusched/placement/nomination.h"
 #include "gpusched/placement/resource_fit.h"
 #include "gpusched/placement/victims.h"
@@ -108,18 +109,10 @@ GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
 void FindEvictions(const Pod& pod, const PodRequest& request, const NodeState& node,
                    const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets, placement::Planner& planner,
                    NodeExplanation* out) {
-  placement::ResourceFit fit(node, ResourceList());
+  ResourceList none;
+  placement::ResourceFit fit(node, none);
   DisruptionCounter counter(budgets);
-  auto violates = [&](const Allocation& a) {
-    const PodUse* use = fit.Find(a.pod_uid);
-    return use != nullptr && counter.Evict(use->name, use->labels.get());
-  };
-  auto may_evict = [](const Allocation& a) {
-    return a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted;
-  };
-  placement::VictimChoice c = placement::ChooseVictims(
-      planner, request, node,
-      {.priority = pod.priority, .may_evict = may_evict, .violates_pdb = budgets ? std::function<bool(const Allocation&)>(violates) : nullptr});
+  placement::VictimChoice c = placement::ChooseVictims(planner, request, node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
   if (!c.helps || c.victims.empty()) return;
   std::vector<Eviction> evict;
   DisruptionCounter recount(budgets);

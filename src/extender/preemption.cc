@@ -4,8 +4,6 @@
 #include <optional>
 #include <tuple>
 
-#include "gpusched/placement/resource_fit.h"
-#include "gpusched/placement/victims.h"
 
 namespace gpusched::extender {
 namespace {
@@ -98,14 +96,8 @@ std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionC
                                   const placement::NodeState& node, const Budgets& budgets) {
   placement::ResourceFit fit(node, other);
   DisruptionCounter counter(budgets);
-  auto violates = [&](const Allocation& a) {
-    const PodUse* use = fit.Find(a.pod_uid);
-    return use != nullptr && counter.Evict(use->name, use->labels.get());
-  };
-  placement::VictimChoice choice = placement::ChooseVictims(
-      planner, request, node,
-      placement::VictimRules{.priority = pod.priority, .may_evict = KnownToScheduler,
-                             .violates_pdb = budgets ? std::function<bool(const Allocation&)>(violates) : nullptr});
+  placement::VictimChoice choice =
+      placement::ChooseVictims(planner, request, node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
   if (!choice.helps) return std::nullopt;
   std::vector<Victim> victims;
   std::vector<std::string_view> chosen;  // a few
@@ -120,6 +112,17 @@ std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionC
 }
 
 }  // namespace
+
+placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter) {
+  placement::VictimRules rules{.priority = pod.priority, .may_evict = KnownToScheduler};
+  if (counter != nullptr) {
+    rules.violates_pdb = [&fit, counter](const Allocation& a) {
+      const PodUse* use = fit.Find(a.pod_uid);
+      return use != nullptr && counter->Evict(use->name, use->labels.get());
+    };
+  }
+  return rules;
+}
 
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
                                           const inventory::InventorySnapshot& snapshot,

@@ -11,9 +11,12 @@
 //   gpusched's bind, which kube-scheduler assumed first). Never a hold for a nominated pod, never a
 //   booking of another replica: kube-scheduler resolves every UID answered against its own cache
 //   and fails the whole preemption on one it cannot find.
-// - kube-scheduler's own victims that hold no GPU on the node (chosen for CPU, memory or pod count)
-//   stay in the answer, so that its own checks still pass on the node; those that hold GPUs there
-//   and that gpusched did not choose are dropped (they free no GPU the pod can use).
+// - kube-scheduler's own victims stay only where its own checks need them (CPU, memory, pod
+//   count, other resources: placement/resource_fit.h): each is given back, in decreasing priority,
+//   if the pod still fits those without it. Where the node lists no allocatable, those holding
+//   GPUs there are dropped (they free no GPU the pod can use) and the rest kept.
+// - PodDisruptionBudgets: candidates whose eviction violates one are given back first, and
+//   NumPDBViolations counts the violations of exactly the victims answered.
 // - A node where the pod fits without evicting anything is answered with kube-scheduler's victims
 //   when it offered some, and dropped when it offered none (a placeholder candidate: an answer
 //   with no victims is an error to kube-scheduler).
@@ -30,9 +33,16 @@
 #include "gpusched/extender/preemption_wire.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/placement/planner.h"
+#include "gpusched/placement/resource_fit.h"
+#include "gpusched/placement/victims.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::extender {
+
+// The victim rules preempt applies for `pod` (victims.h): lower priority only, pods
+// kube-scheduler knows only (never a hold or another replica's booking), and budget violations
+// counted through `counter` (null: none) with the labels `fit` knows.
+placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter);
 
 // Returns the nodes kept, with their victims. `request` is AnalyzePod(args.pod).
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
