@@ -86,6 +86,7 @@ TEST_F(LivePreempt, ThePreemptorBindsToTheGpuItsVictimFreedAndALowerPriorityPodI
   urgent_.nominated_node = "m1";
   api_.Put("pods", urgent_.ToJson());
   ASSERT_TRUE(Eventually([&] { return placement::FindHold(M1(), "uid-urgent") != nullptr; }));
+  EXPECT_THAT(replica_->service->DebugInventory("m1"), ::testing::ContainsRegex(R"("holds": \[\s*\{\s*"pod": "ml/urgent")"));
   // While lo-b terminates, nothing fits yet, the preemptor included.
   EXPECT_TRUE(Kept(Filter(urgent_)).empty());
 
