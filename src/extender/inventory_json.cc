@@ -41,6 +41,10 @@ void WriteAllocation(Writer& w, const Allocation& a) {
   Str(w, ModeName(a.mode));
   Key(w, "origin");
   Str(w, OriginName(a.origin));
+  Key(w, "priority");  // what preemption weighs
+  w.Int(a.priority);
+  Key(w, "terminating");
+  w.Bool(a.terminating);
   if (!a.problem.empty()) {
     Key(w, "problem");
     Str(w, a.problem);

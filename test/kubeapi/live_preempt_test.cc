@@ -86,7 +86,9 @@ TEST_F(LivePreempt, ThePreemptorBindsToTheGpuItsVictimFreedAndALowerPriorityPodI
   urgent_.nominated_node = "m1";
   api_.Put("pods", urgent_.ToJson());
   ASSERT_TRUE(Eventually([&] { return placement::FindHold(M1(), "uid-urgent") != nullptr; }));
-  EXPECT_THAT(replica_->service->DebugInventory("m1"), ::testing::ContainsRegex(R"("holds": \[\s*\{\s*"pod": "ml/urgent")"));
+  std::string debug = replica_->service->DebugInventory("m1");
+  EXPECT_THAT(debug, ::testing::ContainsRegex(R"("holds": \[\s*\{\s*"pod": "ml/urgent")"));
+  EXPECT_THAT(debug, ::testing::ContainsRegex(R"("uid": "uid-lo-b",[^}]*"priority": 0,\s*"terminating": true)"));
   // While lo-b terminates, nothing fits yet, the preemptor included.
   EXPECT_TRUE(Kept(Filter(urgent_)).empty());
 
