@@ -28,8 +28,10 @@ class Saved {
 };
 
 // Higher priority first, then UID: the order in which candidates are given back.
-bool MoreImportant(const AllocationPtr& a, const AllocationPtr& b) {
-  return std::tie(b->priority, a->pod_uid) < std::tie(a->priority, b->pod_uid);
+bool MoreImportant(const AllocationPtr* a, const AllocationPtr* b) {
+  const Allocation& x = **a;
+  const Allocation& y = **b;
+  return x.priority != y.priority ? x.priority > y.priority : x.pod_uid < y.pod_uid;
 }
 
 }  // namespace
@@ -44,18 +46,19 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   NodeState kept = EmptyUsage(node);
   for (const Allocation& h : node.holds) AddUse(h, &kept);  // held for a nominated pod: never freed
   auto fits = [&](const NodeState& usage) { return planner.Fits(request, usage); };
-  std::vector<AllocationPtr> candidates, violating, other;
+  // Pointers into node.allocations (no reference counting on this path).
+  std::vector<const AllocationPtr*> candidates, violating, other;
   for (const AllocationPtr& a : node.allocations.shared()) {
     bool candidate = a->priority < rules.priority && !a->terminating && (!rules.may_evict || rules.may_evict(*a));
     if (candidate) {
-      candidates.push_back(a);
+      candidates.push_back(&a);
     } else {
       AddUse(*a, &kept);
     }
   }
   // Budgets are used up by the candidates in this order, as upstream's filterPodsWithPDBViolation.
   std::sort(candidates.begin(), candidates.end(), MoreImportant);
-  for (const AllocationPtr& a : candidates) (rules.violates_pdb && rules.violates_pdb(*a) ? violating : other).push_back(a);
+  for (const AllocationPtr* a : candidates) (rules.violates_pdb && rules.violates_pdb(**a) ? violating : other).push_back(a);
   if (!fits(kept)) {
     out.reason = violating.empty() && other.empty()
                      ? "no pod of lower priority holds GPUs here"
@@ -64,17 +67,19 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   }
   out.helps = true;
   Saved saved;
-  for (std::vector<AllocationPtr>* group : {&violating, &other}) {
-    for (const AllocationPtr& a : *group) {
+  std::vector<const AllocationPtr*> victims;
+  for (std::vector<const AllocationPtr*>* group : {&violating, &other}) {
+    for (const AllocationPtr* a : *group) {
       saved.Save(kept);
-      AddUse(*a, &kept);
+      AddUse(**a, &kept);
       if (fits(kept)) continue;  // given back
       saved.Restore(&kept);
-      out.victims.push_back(a);
+      victims.push_back(a);
       if (group == &violating) ++out.pdb_violations;
     }
   }
-  std::sort(out.victims.begin(), out.victims.end(), MoreImportant);
+  std::sort(victims.begin(), victims.end(), MoreImportant);
+  for (const AllocationPtr* a : victims) out.victims.push_back(*a);
   return out;
 }
 
