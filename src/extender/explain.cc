@@ -86,20 +86,22 @@ GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
                    .free_core_percent = std::max<int64_t>(0, s.free_milli()) / 10,
                    .free_memory_mib = std::max<int64_t>(0, s.free_mib()),
                    .free_instances = std::max(0, kMaxInstancesPerGpu - s.instances)};
+  using V = GpuExplanation::Verdict;
+  g.instances = s.instances;
   if (!s.healthy) {
-    g.verdict = "unhealthy";
+    g.verdict = V::kUnhealthy;
   } else if (s.exclusive) {
-    g.verdict = "held whole by one container";
+    g.verdict = V::kExclusive;
   } else if (whole && !s.idle()) {
-    g.verdict = fmt::format("a whole card needs an idle GPU; {} container{} here", s.instances, s.instances == 1 ? "" : "s");
+    g.verdict = V::kNotIdle;
   } else if (s.instances >= kMaxInstancesPerGpu) {
-    g.verdict = std::to_string(s.instances) + " containers already";
-  } else if (s.free_milli() < milli) {  // thousands of these per answer: no format strings
-    g.verdict = std::to_string(g.free_core_percent) + "% core free, needs " + std::to_string(milli / 10) + "%";
+    g.verdict = V::kFull;
+  } else if (s.free_milli() < milli) {
+    g.verdict = V::kCore;
+    g.needs = milli / 10;
   } else if (s.free_mib() < mib) {
-    g.verdict = std::to_string(g.free_memory_mib) + " MiB free, needs " + std::to_string(mib) + " MiB";
-  } else {
-    g.verdict = "fits";
+    g.verdict = V::kMemory;
+    g.needs = mib;
   }
   return g;
 }
@@ -168,7 +170,7 @@ NodeExplanation Describe(const NodeState& node, const PodRequest& request, const
   // Where GPUs decide (too little room), one reason per GPU says which; otherwise (mode, state,
   // compute policy, a placement no single GPU explains) the verdict's reason does.
   n.per_gpu_reasons = refused->reject == placement::Reject::kInsufficient &&
-                      std::any_of(n.gpus.begin(), n.gpus.end(), [](const GpuExplanation& g) { return g.verdict != "fits"; });
+                      std::any_of(n.gpus.begin(), n.gpus.end(), [](const GpuExplanation& g) { return !g.fits(); });
   if (!n.per_gpu_reasons) n.reasons.push_back(refused->reason);
   return n;
 }
@@ -228,6 +230,42 @@ void Int(std::string* out, int64_t v) {
   out->append(buf, end);
 }
 
+void AppendVerdict(std::string* out, const GpuExplanation& g) {
+  using V = GpuExplanation::Verdict;
+  switch (g.verdict) {
+    case V::kFits:
+      out->append("fits");
+      return;
+    case V::kUnhealthy:
+      out->append("unhealthy");
+      return;
+    case V::kExclusive:
+      out->append("held whole by one container");
+      return;
+    case V::kNotIdle:
+      out->append("a whole card needs an idle GPU; ");
+      Int(out, g.instances);
+      out->append(g.instances == 1 ? " container here" : " containers here");
+      return;
+    case V::kFull:
+      Int(out, g.instances);
+      out->append(" containers already");
+      return;
+    case V::kCore:
+      Int(out, g.free_core_percent);
+      out->append("% core free, needs ");
+      Int(out, g.needs);
+      out->push_back('%');
+      return;
+    case V::kMemory:
+      Int(out, g.free_memory_mib);
+      out->append(" MiB free, needs ");
+      Int(out, g.needs);
+      out->append(" MiB");
+      return;
+  }
+}
+
 void WriteEvictions(std::string* out, const NodeExplanation& n) {
   if (!n.would_fit_after) {
     out->append("null");
@@ -270,12 +308,12 @@ void WriteNode(std::string* out, const NodeExplanation& n) {
     json::AppendString(out, r);
   }
   for (size_t k = 0; n.per_gpu_reasons && k < n.gpus.size(); ++k) {
-    if (n.gpus[k].verdict == "fits") continue;
+    if (n.gpus[k].fits()) continue;
     out->append(first ? R"("GPU )" : R"(,"GPU )");
     first = false;
     Int(out, n.gpus[k].index);
     out->append(": ");
-    out->append(n.gpus[k].verdict);  // digits and words: nothing to escape
+    AppendVerdict(out, n.gpus[k]);  // digits and words: nothing to escape
     out->push_back('"');
   }
   out->append(R"(],"gpus":[)");
@@ -289,9 +327,9 @@ void WriteNode(std::string* out, const NodeExplanation& n) {
     Int(out, g.free_memory_mib);
     out->append(R"(,"freeInstances":)");
     Int(out, g.free_instances);
-    out->append(R"(,"verdict":)");
-    json::AppendString(out, g.verdict);
-    out->push_back('}');
+    out->append(R"(,"verdict":")");
+    AppendVerdict(out, g);
+    out->append(R"("})");
   }
   if (n.score) {
     out->append(fmt::format(R"(],"score":{:.6f},"rank":)", *n.score));
@@ -359,10 +397,16 @@ std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<con
   return fmt::format("evicting {} pod{} on {} ({}) makes room", count, count == 1 ? "" : "s", best->node, fmt::join(pods, "; "));
 }
 
+std::string GpuExplanation::VerdictText() const {
+  std::string out;
+  AppendVerdict(&out, *this);
+  return out;
+}
+
 std::vector<std::string> Reasons(const NodeExplanation& n) {
   std::vector<std::string> out = n.reasons;
   for (size_t k = 0; n.per_gpu_reasons && k < n.gpus.size(); ++k) {
-    if (n.gpus[k].verdict != "fits") out.push_back("GPU " + std::to_string(n.gpus[k].index) + ": " + n.gpus[k].verdict);
+    if (!n.gpus[k].fits()) out.push_back("GPU " + std::to_string(n.gpus[k].index) + ": " + n.gpus[k].VerdictText());
   }
   return out;
 }

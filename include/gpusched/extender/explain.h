@@ -33,12 +33,21 @@
 
 namespace gpusched::extender {
 
+// One GPU judged for the pod's most demanding container (kept as numbers: an answer holds
+// thousands; Verdict() spells it).
 struct GpuExplanation {
+  enum class Verdict { kFits, kUnhealthy, kExclusive, kNotIdle, kFull, kCore, kMemory };
   int index = 0;
   int64_t free_core_percent = 0;
   int64_t free_memory_mib = 0;
   int free_instances = 0;
-  std::string verdict;  // "fits", or why the pod's largest container cannot use this GPU
+  Verdict verdict = Verdict::kFits;
+  int instances = 0;     // containers on it (kNotIdle, kFull)
+  int64_t needs = 0;     // core percent (kCore) or MiB (kMemory)
+
+  bool fits() const { return verdict == Verdict::kFits; }
+  // "fits", or why the container cannot use this GPU ("40% core free, needs 50%").
+  std::string VerdictText() const;
 };
 
 struct Eviction {
