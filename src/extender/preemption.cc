@@ -44,6 +44,7 @@ MetaVictims Answer(const std::string& node, std::vector<Victim> victims, const p
   DisruptionCounter counter(budgets);
   for (const Victim& v : victims) {
     out.uids.emplace_back(v.uid);
+    if (budgets == nullptr) continue;
     const PodUse* use = fit.Find(v.uid);
     if (use != nullptr && counter.Evict(use->name, use->labels.get())) ++out.pdb_violations;
   }

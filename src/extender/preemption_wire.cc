@@ -53,13 +53,13 @@ Status ReadCandidate(const Value& v, bool meta, const std::string& path, Preempt
   if (const Value* pods = json::FindCaseInsensitive(v, "Pods"); pods != nullptr && !pods->IsNull()) {
     if (!pods->IsArray()) return json::WrongType(path + ".Pods", "array", *pods);
     out->victim_uids.reserve(pods->Size());
-    out->victim_priorities.reserve(pods->Size());
+    if (!meta) out->victim_priorities.reserve(pods->Size());
     for (rapidjson::SizeType i = 0; i < pods->Size(); ++i) {
       std::string_view uid;
       std::optional<int32_t> priority;
       GPUSCHED_RETURN_IF_ERROR(ReadVictim((*pods)[i], meta, VictimPath{path, i}, &uid, &priority));
       out->victim_uids.push_back(uid);
-      out->victim_priorities.push_back(priority);
+      if (!meta) out->victim_priorities.push_back(priority);
     }
   }
   if (const Value* n = json::FindCaseInsensitive(v, "NumPDBViolations"); n != nullptr && !n->IsNull()) {

@@ -26,8 +26,8 @@ struct PreemptionCandidate {
   std::string node;
   // As kube-scheduler offered them (empty: a placeholder); views into PreemptionArgs::body.
   std::vector<std::string_view> victim_uids;
-  // Aligned with victim_uids: each victim's spec.priority when the request carried full Pods
-  // (NodeNameToVictims); nullopt under NodeNameToMetaVictims, which carries UIDs only.
+  // With full Pods (NodeNameToVictims), aligned with victim_uids: each victim's spec.priority.
+  // Empty under NodeNameToMetaVictims, which carries UIDs only.
   std::vector<std::optional<int32_t>> victim_priorities;
   int64_t pdb_violations = 0;            // as kube-scheduler counted them
 };
