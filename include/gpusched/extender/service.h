@@ -15,6 +15,7 @@
 //               real in the cluster.
 //   preempt     preemption.h: per candidate node, the victims whose eviction makes room for the
 //               pod by gpusched's rules; nodes where no eviction helps are left out.
+//   explain     explain.h: not a kube-scheduler verb; one pod judged on every node, for people.
 //
 // Thread-safe: the service holds immutable options and collaborators, and parts that guard their
 // own state (memo, workload cache, decision log, bind flow, claim allocator).
