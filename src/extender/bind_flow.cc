@@ -126,7 +126,7 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
       const placement::NodeState* node = snapshot->FindNode(b.node);
       if (node == nullptr) return NotFoundError(fmt::format("bind {} to {}: {}", PodKey(b), b.node, kUnknownNode));
       // GPUs held for this pod after its preemption are room for it (nomination.h).
-      std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid);
+      std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid, pod.priority);
       placement::NodeVerdict v = planner.Evaluate(request, own ? *own : *node, /*want_placement=*/true);
       if (!v.fits) return Rejected(b, v.reason);
       placement = std::move(v.placement);

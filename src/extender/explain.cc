@@ -57,17 +57,18 @@ std::string RequestJson(const Pod& pod, const PodRequest& r) {
   return out + "}";
 }
 
-// The node as the pod sees it: without its own allocation (a placed pod) and its own hold.
-std::optional<NodeState> WithoutPod(const NodeState& node, std::string_view uid) {
-  bool holds = std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
-  if (!holds) return placement::WithoutHold(node, uid);
+// The node as the pod sees it: without its own allocation (a placed pod), its own hold and the
+// holds of pods of lower priority (nomination.h).
+std::optional<NodeState> WithoutPod(const NodeState& node, const Pod& pod) {
+  bool holds = std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == pod.uid; });
+  if (!holds) return node.holds.empty() ? std::nullopt : placement::WithoutHold(node, pod.uid, pod.priority);
   std::vector<AllocationPtr> others;
   for (const AllocationPtr& a : node.allocations.shared()) {
-    if (a->pod_uid != uid) others.push_back(a);
+    if (a->pod_uid != pod.uid) others.push_back(a);
   }
   NodeState out = placement::BuildNodeStateSharing(node.node, std::move(others));
   for (const Allocation& h : node.holds) {
-    if (h.pod_uid != uid) placement::AddHold(h, &out);
+    if (h.pod_uid != pod.uid && h.priority >= pod.priority) placement::AddHold(h, &out);
   }
   out.uses = node.uses;
   return out;
@@ -191,7 +192,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
   std::vector<std::optional<NodeState>> own(snapshot.nodes().size());
   for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
     const NodeState* node = snapshot.nodes()[i].get();
-    own[i] = WithoutPod(*node, pod.uid);
+    own[i] = WithoutPod(*node, pod);
     resolved.nodes.push_back(own[i] ? &*own[i] : node);
     resolved.index.push_back(static_cast<uint32_t>(i));
     resolved.generations.push_back(own[i] ? 0 : snapshot.nodes().generation(i));

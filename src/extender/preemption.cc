@@ -115,7 +115,7 @@ std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionC
 }  // namespace
 
 placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter) {
-  placement::VictimRules rules{.priority = pod.priority, .may_evict = KnownToScheduler};
+  placement::VictimRules rules{.priority = pod.priority, .pod_uid = pod.uid, .may_evict = KnownToScheduler};
   if (counter != nullptr) {
     rules.violates_pdb = [&fit, counter](const Allocation& a) {
       const PodUse* use = fit.Find(a.pod_uid);

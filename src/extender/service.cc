@@ -64,20 +64,24 @@ ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapsh
   return r;
 }
 
-// A pod nominated to a node after its preemption is judged there without the GPUs held for it
-// (nomination.h): *own receives that state, and `resolved` points at it (generation 0: no cache
-// keeps what is true for this pod alone).
-void UseOwnHold(const Pod& pod, const inventory::InventorySnapshot& snapshot, ResolvedNodes* resolved,
-                std::optional<placement::NodeState>* own) {
-  if (pod.nominated_node.empty()) return;
-  const placement::NodeState* nominated = snapshot.FindNode(pod.nominated_node);
-  if (nominated == nullptr || nominated->holds.empty()) return;
-  *own = placement::WithoutHold(*nominated, pod.uid);
-  if (!*own) return;
-  for (size_t pos = 0; pos < resolved->nodes.size(); ++pos) {
-    if (resolved->nodes[pos] != nominated) continue;
-    resolved->nodes[pos] = &**own;
-    resolved->generations[pos] = 0;
+// GPUs held for nominated pods bind only pods of equal or lower priority (nomination.h): the
+// holder and pods of higher priority are judged on those nodes without them. *own receives the
+// states they see, and `resolved` points at them (generation 0: no cache keeps what is true for
+// this pod alone).
+void UseHolds(const Pod& pod, const inventory::InventorySnapshot& snapshot, ResolvedNodes* resolved,
+              std::vector<placement::NodeState>* own) {
+  own->reserve(snapshot.held_nodes().size());  // stable addresses below
+  for (const std::string& name : snapshot.held_nodes()) {
+    const placement::NodeState* held = snapshot.FindNode(name);
+    if (held == nullptr || held->holds.empty()) continue;
+    std::optional<placement::NodeState> view = placement::WithoutHold(*held, pod.uid, pod.priority);
+    if (!view) continue;
+    own->push_back(std::move(*view));
+    for (size_t pos = 0; pos < resolved->nodes.size(); ++pos) {
+      if (resolved->nodes[pos] != held) continue;
+      resolved->nodes[pos] = &own->back();
+      resolved->generations[pos] = 0;
+    }
   }
 }
 
@@ -186,8 +190,8 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     return EncodeFilterError(problem);
   }
   ResolvedNodes resolved = Resolve(args, *snapshot);
-  std::optional<placement::NodeState> own;
-  UseOwnHold(args.pod, *snapshot, &resolved, &own);
+  std::vector<placement::NodeState> own;
+  UseHolds(args.pod, *snapshot, &resolved, &own);
   FilterResult result;
   StatusOr<std::vector<RankedNode>> fits =
       evaluation->Evaluate(resolved, /*rank=*/false, [&](size_t pos, NodeVerdict&& v) {
@@ -252,8 +256,8 @@ std::string Service::Prioritize(std::string body) const {
       args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get(), dra_verdicts_.get()});
   if (!evaluation->problem().empty()) return "[]";
   ResolvedNodes resolved = Resolve(args, *snapshot);
-  std::optional<placement::NodeState> own;
-  UseOwnHold(args.pod, *snapshot, &resolved, &own);
+  std::vector<placement::NodeState> own;
+  UseHolds(args.pod, *snapshot, &resolved, &own);
   std::shared_ptr<const FilterMemo> memo =
       evaluation->scores_while_filtering() ? memo_->Get(args.pod, snapshot->version()) : nullptr;
   // With the filter's memo, only the nodes it did not see are evaluated here.

@@ -257,7 +257,10 @@ void Inventory::PublishLocked(bool node_set_changed) {
     }
     table_ = NodeTable::Of(nodes);
   }
-  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_));
+  std::set<std::string> held;
+  for (const auto& [uid, n] : nominations_) held.insert(n.pod.nominated_node);
+  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_,
+                                                            std::vector<std::string>(held.begin(), held.end())));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
@@ -559,7 +562,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
       RebuildLocked({replaced});
     }
     // The pod's own hold (nomination.h) is room kept for it, not against it.
-    std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid);
+    std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid, pod.priority);
     Status fits = placement::CheckFits(own ? *own : *it->second.state, placement);
     if (fits.ok()) {
       fits = ledger_.Add(Allocation{.pod_uid = pod.uid,

@@ -42,12 +42,14 @@ const Allocation* FindHold(const NodeState& state, std::string_view uid) {
   return nullptr;
 }
 
-std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid) {
-  if (FindHold(state, uid) == nullptr) return std::nullopt;
+std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid, int32_t priority) {
+  auto counts = [&](const Allocation& h) { return h.pod_uid != uid && h.priority >= priority; };
+  if (std::all_of(state.holds.begin(), state.holds.end(), counts)) return std::nullopt;
   NodeState out = BuildNodeStateSharing(state.node, state.allocations.shared());
   for (const Allocation& h : state.holds) {
-    if (h.pod_uid != uid) AddHold(h, &out);
+    if (counts(h)) AddHold(h, &out);
   }
+  out.uses = state.uses;
   return out;
 }
 

@@ -44,7 +44,9 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   }
   // The node's use with only the pods that stay: every non-candidate, and those given back.
   NodeState kept = EmptyUsage(node);
-  for (const Allocation& h : node.holds) AddUse(h, &kept);  // held for a nominated pod: never freed
+  for (const Allocation& h : node.holds) {
+    if (h.pod_uid != rules.pod_uid && h.priority >= rules.priority) AddUse(h, &kept);  // never freed
+  }
   auto fits = [&](const NodeState& usage) { return planner.Fits(request, usage); };
   // Pointers into node.allocations (no reference counting on this path).
   std::vector<const AllocationPtr*> candidates, violating, other;

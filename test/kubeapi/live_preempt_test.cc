@@ -100,6 +100,12 @@ TEST_F(LivePreempt, ThePreemptorBindsToTheGpuItsVictimFreedAndALowerPriorityPodI
   EXPECT_TRUE(Kept(refused).empty()) << refused;
   // ...but GPU 0's 40% is not held: a 30% pod still gets it.
   EXPECT_EQ(Kept(Filter(Pending("small", 30, 10))), std::vector<std::string>{"m1"});
+  // A pod of higher priority than the holder is not bound by the hold (kube-scheduler counts a
+  // nominated pod only against pods of equal or lower priority), in filter and in preempt.
+  EXPECT_EQ(Kept(Filter(Pending("vip", 50, 100))), std::vector<std::string>{"m1"});
+  StatusOr<std::string> vip = replica_->service->Preempt(testing::PreemptMetaJson(Pending("vip", 90, 100).ToJson(), {{"m1", {}}}));
+  ASSERT_TRUE(vip.ok());
+  EXPECT_EQ(*vip, R"({"NodeNameToMetaVictims":{"m1":{"Pods":[{"UID":"uid-lo-a"}],"NumPDBViolations":0}}})");
 
   // The preemptor fits on its nominated node and binds to GPU 1.
   EXPECT_EQ(Kept(Filter(urgent_)), std::vector<std::string>{"m1"});

@@ -92,6 +92,21 @@ TEST(Victims, TerminatingPodsAndPodsTheCallerRulesOutAreNeverVictims) {
   EXPECT_THAT(Uids(Choose(WholePod(2), node, {.priority = 1})), ElementsAre("unknown"));
 }
 
+// GPUs held for a nominated pod (nomination.h) are never freed by evictions, but bind only pods
+// of equal or lower priority, and never the holder itself.
+TEST(Victims, HoldsCountOnlyAgainstPodsOfEqualOrLowerPriority) {
+  NodeState node = BuildNodeState(WholeNode("w", 4), {WithPriority(WholeAlloc("a", "w", 2), 0)});
+  Allocation hold = WithPriority(WholeAlloc("held", "w", 2), 5);
+  hold.origin = AllocationOrigin::kHeld;
+  AddHold(hold, &node);
+  // Priority 5: the hold counts; evicting a frees 2 of the 2 needed, not the 4.
+  EXPECT_FALSE(Choose(WholePod(4), node, {.priority = 5}).helps);
+  EXPECT_THAT(Uids(Choose(WholePod(2), node, {.priority = 5})), ElementsAre("a"));
+  // Priority 6, or the holder itself: the hold does not count.
+  EXPECT_THAT(Uids(Choose(WholePod(4), node, {.priority = 6})), ElementsAre("a"));
+  EXPECT_THAT(Uids(Choose(WholePod(4), node, {.priority = 5, .pod_uid = "held"})), ElementsAre("a"));
+}
+
 TEST(Victims, VictimsAreListedByDecreasingPriority) {
   NodeState full = BuildNodeState(WholeNode("w", 4), {WithPriority(WholeAlloc("low", "w", 2), 1), WithPriority(WholeAlloc("mid", "w", 2), 7)});
   EXPECT_THAT(Uids(Choose(WholePod(4), full, {.priority = 9})), ElementsAre("mid", "low"));

@@ -26,12 +26,14 @@ class InventorySnapshot {
  public:
   // REQUIRES: `nodes` sorted by name; `index` maps each node name to its position in `nodes`.
   InventorySnapshot(uint64_t version, NodeTable nodes, std::shared_ptr<const NameIndex> index,
-                    dra::ClusterStatePtr dra, std::shared_ptr<const std::vector<DisruptionBudget>> budgets = nullptr)
+                    dra::ClusterStatePtr dra, std::shared_ptr<const std::vector<DisruptionBudget>> budgets = nullptr,
+                    std::vector<std::string> held_nodes = {})
       : version_(version),
         nodes_(std::move(nodes)),
         index_(std::move(index)),
         dra_(std::move(dra)),
-        budgets_(std::move(budgets)) {}
+        budgets_(std::move(budgets)),
+        held_nodes_(std::move(held_nodes)) {}
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
@@ -56,6 +58,8 @@ class InventorySnapshot {
   const dra::ClusterStatePtr& dra_ptr() const { return dra_; }
   // Returns the cluster's PodDisruptionBudgets (null when none are known).
   const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets() const { return budgets_; }
+  // Returns the nodes where GPUs may be held for nominated pods (placement/nomination.h).
+  const std::vector<std::string>& held_nodes() const { return held_nodes_; }
 
  private:
   const uint64_t version_;
@@ -63,6 +67,7 @@ class InventorySnapshot {
   const std::shared_ptr<const NameIndex> index_;
   const dra::ClusterStatePtr dra_;
   const std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
+  const std::vector<std::string> held_nodes_;
 };
 
 }  // namespace gpusched::inventory

@@ -8,7 +8,9 @@
 //
 // Holds are planned in decreasing priority (then UID), each on the node's use without its
 // terminating pods and with the holds planned before it; a pod that does not fit even so holds
-// nothing. The holder itself is judged against the node without its own hold.
+// nothing. As kube-scheduler counts nominated pods only against pods of equal or lower priority,
+// a hold binds only those: the holder itself, and pods of higher priority, are judged against
+// the node without it.
 //
 // Pure: results depend only on the arguments.
 #pragma once
@@ -27,9 +29,9 @@ namespace gpusched::placement {
 // REQUIRES: `state` was built by BuildNodeState* and has no holds yet.
 void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, NodeState* state);
 
-// Returns `state` without the hold of pod `uid` (a new state, generation 0): what that pod is
-// judged against. nullopt if the pod holds nothing there.
-std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid);
+// Returns `state` as pod `uid` of `priority` sees it (a new state, generation 0): without its own
+// hold and the holds of pods of lower priority. nullopt if every hold there counts against it.
+std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid, int32_t priority);
 
 // Returns the hold of pod `uid` on `state`, or nullptr.
 const Allocation* FindHold(const NodeState& state, std::string_view uid);

@@ -24,6 +24,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusched/model/allocation_list.h"
@@ -35,6 +36,9 @@ namespace gpusched::placement {
 
 struct VictimRules {
   int32_t priority = 0;  // the pending pod's: only lower ones may be evicted
+  // The pending pod's UID: its own hold (nomination.h) is room for it. Holds of pods of lower
+  // priority do not count either; the others are never freed.
+  std::string_view pod_uid;
   // False for a pod that must not be named (kube-scheduler does not know it yet); null: any.
   std::function<bool(const Allocation&)> may_evict;
   // True if evicting the pod would violate a PodDisruptionBudget; null: none would. Called once
