@@ -68,7 +68,7 @@ std::optional<NodeState> WithoutPod(const NodeState& node, const Pod& pod) {
   }
   NodeState out = placement::BuildNodeStateSharing(node.node, std::move(others));
   for (const Allocation& h : node.holds) {
-    if (h.pod_uid != pod.uid && h.priority >= pod.priority) placement::AddHold(h, &out);
+    if (placement::HoldCounts(h, pod.uid, pod.priority)) placement::AddHold(h, &out);
   }
   out.uses = node.uses;
   return out;
@@ -118,12 +118,12 @@ void FindEvictions(const Pod& pod, const PodRequest& request, const NodeState& n
   placement::VictimChoice c = placement::ChooseVictims(planner, request, node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
   if (!c.helps || c.victims.empty()) return;
   std::vector<Eviction> evict;
-  DisruptionCounter recount(budgets);
+  std::vector<std::string_view> uids;
   for (const AllocationPtr& a : c.victims) {
     evict.push_back(Eviction{.pod = a->pod_namespace + "/" + a->pod_name, .uid = a->pod_uid, .priority = a->priority});
-    const PodUse* use = fit.Find(a->pod_uid);
-    if (use != nullptr && recount.Evict(use->name, use->labels.get())) ++out->pdb_violations;
+    uids.push_back(a->pod_uid);
   }
+  out->pdb_violations = CountViolations(uids, fit, budgets);
   out->would_fit_after = std::move(evict);
 }
 

@@ -41,13 +41,12 @@ MetaVictims Answer(const std::string& node, std::vector<Victim> victims, const p
                    const Budgets& budgets) {
   std::sort(victims.begin(), victims.end(), Before);  // a total order: no ties
   MetaVictims out{.node = node};
-  DisruptionCounter counter(budgets);
+  std::vector<std::string_view> uids;
   for (const Victim& v : victims) {
     out.uids.emplace_back(v.uid);
-    if (budgets == nullptr) continue;
-    const PodUse* use = fit.Find(v.uid);
-    if (use != nullptr && counter.Evict(use->name, use->labels.get())) ++out.pdb_violations;
+    uids.push_back(v.uid);
   }
+  out.pdb_violations = CountViolations(uids, fit, budgets);
   return out;
 }
 
@@ -113,6 +112,17 @@ std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionC
 }
 
 }  // namespace
+
+int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit, const Budgets& budgets) {
+  if (budgets == nullptr) return 0;
+  DisruptionCounter counter(budgets);
+  int64_t violations = 0;
+  for (std::string_view uid : uids) {
+    const PodUse* use = fit.Find(uid);
+    if (use != nullptr && counter.Evict(use->name, use->labels.get())) ++violations;
+  }
+  return violations;
+}
 
 placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter) {
   placement::VictimRules rules{.priority = pod.priority, .pod_uid = pod.uid, .may_evict = KnownToScheduler};

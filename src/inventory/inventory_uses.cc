@@ -68,13 +68,13 @@ std::shared_ptr<const NodeUses> Inventory::SharedUsesLocked(std::string_view nod
 std::shared_ptr<const PodLabels> Inventory::InternLabelsLocked(const Pod& pod) {
   PodLabels key{.namespace_name = pod.namespace_name, .labels = pod.labels};
   auto it = label_sets_.find(key);
-  if (it != label_sets_.end()) return it->second;
+  if (it != label_sets_.end()) return *it;
   if (label_sets_.size() >= 2 * std::max<size_t>(label_sets_pruned_at_, 1024)) {
-    std::erase_if(label_sets_, [](const auto& kv) { return kv.second.use_count() == 1; });
+    std::erase_if(label_sets_, [](const auto& l) { return l.use_count() == 1; });
     label_sets_pruned_at_ = label_sets_.size();
   }
-  auto shared = std::make_shared<const PodLabels>(key);
-  label_sets_.emplace(std::move(key), shared);
+  auto shared = std::make_shared<const PodLabels>(std::move(key));
+  label_sets_.insert(shared);
   return shared;
 }
 

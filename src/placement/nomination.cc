@@ -43,7 +43,7 @@ const Allocation* FindHold(const NodeState& state, std::string_view uid) {
 }
 
 std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid, int32_t priority) {
-  auto counts = [&](const Allocation& h) { return h.pod_uid != uid && h.priority >= priority; };
+  auto counts = [&](const Allocation& h) { return HoldCounts(h, uid, priority); };
   if (std::all_of(state.holds.begin(), state.holds.end(), counts)) return std::nullopt;
   NodeState out = BuildNodeStateSharing(state.node, state.allocations.shared());
   for (const Allocation& h : state.holds) {

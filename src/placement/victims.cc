@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "gpusched/placement/nomination.h"
+
 namespace gpusched::placement {
 namespace {
 
@@ -45,7 +47,7 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   // The node's use with only the pods that stay: every non-candidate, and those given back.
   NodeState kept = EmptyUsage(node);
   for (const Allocation& h : node.holds) {
-    if (h.pod_uid != rules.pod_uid && h.priority >= rules.priority) AddUse(h, &kept);  // never freed
+    if (HoldCounts(h, rules.pod_uid, rules.priority)) AddUse(h, &kept);  // never freed
   }
   auto fits = [&](const NodeState& usage) { return planner.Fits(request, usage); };
   // Pointers into node.allocations (no reference counting on this path).

@@ -28,6 +28,9 @@
 // Pure: the answer depends only on the arguments.
 #pragma once
 
+#include <memory>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "gpusched/extender/preemption_wire.h"
@@ -43,6 +46,12 @@ namespace gpusched::extender {
 // kube-scheduler knows only (never a hold or another replica's booking), and budget violations
 // counted through `counter` (null: none) with the labels `fit` knows.
 placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter);
+
+// Returns the PodDisruptionBudget violations of evicting the pods `uids` in this order, as
+// kube-scheduler counts them; their names and labels from `fit`'s node (pods it does not see there
+// violate nothing).
+int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit,
+                        const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets);
 
 // Returns the nodes kept, with their victims. `request` is AnalyzePod(args.pod).
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,

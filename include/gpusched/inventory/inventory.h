@@ -237,8 +237,16 @@ class Inventory {
     std::shared_ptr<const NodeUses> shared;  // null after a change
   };
   std::map<std::string, UsesSlot, std::less<>> uses_ GPUSCHED_GUARDED_BY(mu_);
-  // Distinct pod label sets, shared by PodUses; pruned of unused ones as it doubles.
-  std::map<PodLabels, std::shared_ptr<const PodLabels>> label_sets_ GPUSCHED_GUARDED_BY(mu_);
+  // Distinct pod label sets, shared by PodUses (each stored once, ordered by value); pruned of
+  // unused ones as it doubles.
+  struct LabelsByValue {
+    using is_transparent = void;
+    static const PodLabels& Of(const PodLabels& l) { return l; }
+    static const PodLabels& Of(const std::shared_ptr<const PodLabels>& l) { return *l; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const { return Of(a) < Of(b); }
+  };
+  std::set<std::shared_ptr<const PodLabels>, LabelsByValue> label_sets_ GPUSCHED_GUARDED_BY(mu_);
   size_t label_sets_pruned_at_ GPUSCHED_GUARDED_BY(mu_) = 0;
   // PodDisruptionBudgets by "namespace/name", and as the snapshot shows them.
   std::map<std::string, DisruptionBudget> budgets_ GPUSCHED_GUARDED_BY(mu_);

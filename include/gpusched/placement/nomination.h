@@ -29,6 +29,11 @@ namespace gpusched::placement {
 // REQUIRES: `state` was built by BuildNodeState* and has no holds yet.
 void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, NodeState* state);
 
+// True if `hold` binds pod `uid` of `priority`: it is another pod's, of equal or higher priority.
+inline bool HoldCounts(const Allocation& hold, std::string_view uid, int32_t priority) {
+  return hold.pod_uid != uid && hold.priority >= priority;
+}
+
 // Returns `state` as pod `uid` of `priority` sees it (a new state, generation 0): without its own
 // hold and the holds of pods of lower priority. nullopt if every hold there counts against it.
 std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid, int32_t priority);
