@@ -153,7 +153,13 @@ TEST(K8sObjects, EffectiveRequestsCountSidecarsInitPhasesPodLevelResourcesAndOve
 
 TEST(K8sObjects, ReadsAPodDisruptionBudgetAndMatchesItsSelector) {
   rapidjson::Document doc;
-  ASSERT_TRUE(json::Parse(R"({"metadata":{"name":"db","namespace":"ml"},"spec":{"minAvailable":2,"selector":{
+  // As the API server writes it: managedFields, generation, uid, resourceVersion.
+  ASSERT_TRUE(json::Parse(R"({"metadata":{"name":"db","namespace":"ml","uid":"0b7e","resourceVersion":"4412","generation":3,
+      "managedFields":[{"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"policy/v1",
+        "time":"2026-11-30T10:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:minAvailable":{}}}},
+        {"manager":"kube-controller-manager","operation":"Update","apiVersion":"policy/v1","time":"2026-11-30T10:00:01Z",
+        "fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:disruptionsAllowed":{}}},"subresource":"status"}]},
+      "spec":{"minAvailable":2,"selector":{
       "matchLabels":{"app":"db"},"matchExpressions":[{"key":"tier","operator":"In","values":["a","b"]},
       {"key":"canary","operator":"DoesNotExist"}]}},
       "status":{"disruptionsAllowed":1,"disruptedPods":{"db-0":"2026-12-01T00:00:00Z"}}})", &doc).ok());
