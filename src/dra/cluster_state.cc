@@ -17,14 +17,17 @@ ClusterState::ClusterState(std::vector<SlicePtr> slices, std::vector<DeviceClass
     classes_.emplace(std::move(name), std::move(c));
   }
   for (ResourceClaim& c : claims) {
-    if (c.allocation) {
-      allocated_.Add(*c.allocation);
-      for (const DeviceResult& r : c.allocation->results) {
-        if (!r.admin_access) holders_.emplace(r.id, fmt::format("{}/{}", c.namespace_name, c.name));
-      }
-    }
     auto key = std::make_pair(c.namespace_name, c.name);
     claims_.emplace(std::move(key), std::move(c));
+  }
+  for (const auto& [key, c] : claims_) {
+    if (!c.allocation) continue;
+    allocated_.Add(*c.allocation);
+    for (const DeviceResult& r : c.allocation->results) {
+      if (r.admin_access) continue;
+      std::vector<const ResourceClaim*>& holders = holders_[r.id];
+      if (holders.empty() || holders.back() != &c) holders.push_back(&c);
+    }
   }
   for (const auto& s : slices_.all()) s->MarkHeld(allocated_);
   AssignVersions(previous);
@@ -81,7 +84,13 @@ const ResourceClaim* ClusterState::FindClaim(const std::string& namespace_name, 
 
 std::string ClusterState::Holder(const DeviceId& id) const {
   auto it = holders_.find(id);
-  return it == holders_.end() ? "" : it->second;
+  return it == holders_.end() ? "" : fmt::format("{}/{}", it->second.front()->namespace_name, it->second.front()->name);
+}
+
+std::span<const ResourceClaim* const> ClusterState::HoldersOf(const DeviceId& id) const {
+  auto it = holders_.find(id);
+  if (it == holders_.end()) return {};
+  return it->second;
 }
 
 ClusterState::PodClaims ClusterState::Resolve(const Pod& pod) const {

@@ -109,13 +109,12 @@ GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
 
 // Sets out->would_fit_after to the evictions on `node` that make room, as preempt would choose
 // them, when there are any.
-void FindEvictions(const Pod& pod, const PodRequest& request, const NodeState& node,
-                   const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets, placement::Planner& planner,
-                   NodeExplanation* out) {
+void FindEvictions(const Pod& pod, const NodeState& node, const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
+                   VictimChooser& chooser, NodeExplanation* out) {
   ResourceList none;
   placement::ResourceFit fit(node, none);
   DisruptionCounter counter(budgets);
-  placement::VictimChoice c = placement::ChooseVictims(planner, request, node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
+  placement::VictimChoice c = chooser.Choose(node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
   if (!c.helps || c.victims.empty()) return;
   std::vector<Eviction> evict;
   std::vector<std::string_view> uids;
@@ -208,14 +207,12 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
     n.rank = static_cast<int>(r) + 1;
     e.nodes.push_back(std::move(n));
   }
-  placement::Planner planner(inputs.options->placement);
+  VictimChooser chooser(pod, request, inputs);
   std::map<std::string, size_t> refusals;
   for (auto& [pos, verdict] : refused) {
     NodeExplanation n = Describe(*resolved.nodes[pos], request, &verdict);
     ++refusals[std::string(placement::RejectName(verdict.reject))];
-    if (verdict.resolvable && request.kind != RequestKind::kNone) {
-      FindEvictions(pod, request, *resolved.nodes[pos], snapshot.budgets(), planner, &n);
-    }
+    if (verdict.resolvable) FindEvictions(pod, *resolved.nodes[pos], snapshot.budgets(), chooser, &n);
     e.nodes.push_back(std::move(n));
   }
   e.summary = Summary(e.nodes, refusals);
@@ -381,14 +378,14 @@ std::string ExplanationJson(const Explanation& e) {
 }
 
 std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<const NodeState* const> nodes,
-                        const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
-                        const placement::PlacementOptions& options) {
-  if (request.kind == RequestKind::kNone) return "";
-  placement::Planner planner(options);
+                        const EvaluationInputs& inputs) {
+  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) return "";
+  VictimChooser chooser(pod, request, inputs);
+  if (!chooser.problem().empty()) return "";
   std::optional<NodeExplanation> best;
   for (const NodeState* node : nodes) {
     NodeExplanation n{.node = node->node.name};
-    FindEvictions(pod, request, *node, budgets, planner, &n);
+    FindEvictions(pod, *node, inputs.snapshot->budgets(), chooser, &n);
     if (n.would_fit_after && (!best || CandidateKey(n) < CandidateKey(*best))) best = std::move(n);
   }
   if (!best) return "";

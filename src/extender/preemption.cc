@@ -89,26 +89,21 @@ std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement:
   return out;
 }
 
-// The candidate judged by gpusched's GPU rules and kube-scheduler's checks of the rest; nullopt
-// drops the node.
-std::optional<MetaVictims> OnNode(placement::Planner& planner, const PreemptionCandidate& c, const Pod& pod,
-                                  const placement::PodRequest& request, const ResourceList& other,
-                                  const placement::NodeState& node, const Budgets& budgets) {
-  placement::ResourceFit fit(node, other);
-  DisruptionCounter counter(budgets);
-  placement::VictimChoice choice =
-      placement::ChooseVictims(planner, request, node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
+// The answer on `node` given gpusched's `choice` there: its victims, and those of kube-scheduler's
+// `c` that its own checks need; nullopt drops the node.
+std::optional<MetaVictims> Finish(const placement::VictimChoice& choice, const PreemptionCandidate& c, const placement::NodeState& node,
+                                  placement::ResourceFit* fit, const Budgets& budgets) {
   if (!choice.helps) return std::nullopt;
   std::vector<Victim> victims;
   std::vector<std::string_view> chosen;  // a few
   for (const AllocationPtr& a : choice.victims) {
     victims.push_back(Victim{.priority = a->priority, .uid = a->pod_uid});
     chosen.push_back(a->pod_uid);
-    if (const PodUse* use = fit.Find(a->pod_uid)) fit.Remove(*use);
+    if (const PodUse* use = fit->Find(a->pod_uid)) fit->Remove(*use);
   }
-  for (Victim& v : NeededOffered(c, node, chosen, &fit)) victims.push_back(std::move(v));
+  for (Victim& v : NeededOffered(c, node, chosen, fit)) victims.push_back(std::move(v));
   if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
-  return Answer(c.node, std::move(victims), fit, budgets);
+  return Answer(c.node, std::move(victims), *fit, budgets);
 }
 
 }  // namespace
@@ -135,22 +130,37 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
   return rules;
 }
 
+VictimChooser::VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
+    : request_(request), in_(in), planner_(in.options->placement) {
+  if (request.kind == RequestKind::kNone) dra_.emplace(in.snapshot->dra(), pod, in.programs, in.options->dra);
+}
+
+placement::VictimChoice VictimChooser::Choose(const placement::NodeState& node, const placement::VictimRules& rules) {
+  return dra_ ? placement::ChooseDraVictims(*dra_, in_.snapshot->dra(), node, rules)
+              : placement::ChooseVictims(planner_, request_, node, rules);
+}
+
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
-                                          const inventory::InventorySnapshot& snapshot,
-                                          const placement::PlacementOptions& options) {
+                                          const EvaluationInputs& inputs) {
   std::vector<MetaVictims> out;
-  bool gpu_rules = request.kind != RequestKind::kNone && request.schedulable();
-  if (request.kind != RequestKind::kNone && !request.schedulable()) return out;  // fits nowhere
-  placement::Planner planner(options);
+  if (request.kind == RequestKind::kNone && args.pod.resource_claims.empty()) {
+    for (const PreemptionCandidate& c : args.candidates) {
+      if (std::optional<MetaVictims> kept = Offered(c)) out.push_back(std::move(*kept));
+    }
+    return out;  // no GPU: kube-scheduler's word
+  }
+  if (!request.schedulable()) return out;  // fits nowhere
+  VictimChooser chooser(args.pod, request, inputs);
+  if (!chooser.problem().empty()) return out;  // its claims are not there yet: fits nowhere
+  const Budgets& budgets = inputs.snapshot->budgets();
   ResourceList other = EffectiveRequests(args.pod);
   for (const PreemptionCandidate& c : args.candidates) {
-    std::optional<MetaVictims> kept;
-    if (!gpu_rules) {
-      kept = Offered(c);
-    } else if (const placement::NodeState* node = snapshot.FindNode(c.node); node != nullptr) {
-      kept = OnNode(planner, c, args.pod, request, other, *node, snapshot.budgets());
-    }
-    if (kept) out.push_back(std::move(*kept));
+    const placement::NodeState* node = inputs.snapshot->FindNode(c.node);
+    if (node == nullptr) continue;
+    placement::ResourceFit fit(*node, other);
+    DisruptionCounter counter(budgets);
+    placement::VictimChoice choice = chooser.Choose(*node, PreemptionRules(args.pod, fit, budgets ? &counter : nullptr));
+    if (std::optional<MetaVictims> kept = Finish(choice, c, *node, &fit, budgets)) out.push_back(std::move(*kept));
   }
   return out;
 }

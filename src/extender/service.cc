@@ -211,7 +211,8 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
       std::vector<const placement::NodeState*> helpable;
       for (const auto& [pos, reason] : result.failed) helpable.push_back(resolved.nodes[pos]);
       std::erase(helpable, nullptr);
-      std::string fix = CheapestFix(args.pod, request, helpable, snapshot->budgets(), options_.placement);
+      std::string fix = CheapestFix(args.pod, request, helpable,
+                                    EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_});
       if (!fix.empty()) message += "; " + fix;
     }
     with_.events->Unschedulable(args.pod, std::move(message));
@@ -304,7 +305,9 @@ StatusOr<std::string> Service::Preempt(std::string body) const {
     return parsed.status();
   }
   PodRequest request = placement::AnalyzePod(parsed->pod);
-  std::vector<MetaVictims> kept = DecidePreemption(*parsed, request, *inventory_->Snapshot(), options_.placement);
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  std::vector<MetaVictims> kept =
+      DecidePreemption(*parsed, request, EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_});
   return EncodePreemptionResult(kept);
 }
 

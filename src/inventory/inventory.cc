@@ -217,7 +217,11 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
     }
     placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
     state.uses = SharedUsesLocked(name);
-    if (auto held = nominated.find(name); held != nominated.end()) placement::HoldNominated(hold_planner_, held->second, &state);
+    if (auto held = nominated.find(name); held != nominated.end()) {
+      placement::HoldNominated(hold_planner_, held->second, &state);
+      placement::HoldNominatedClaims(*dra_state_, &hold_programs_, placement::DraOptions{.gpu_drivers = options_.dra_gpu_drivers},
+                                     held->second, &state);
+    }
     built.emplace_back(&it->second, std::move(state));
   }
   // Allocated back to back, after everything the builds allocated, the states and their GPU arrays

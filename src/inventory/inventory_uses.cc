@@ -110,10 +110,10 @@ void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* t
 
 void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   placement::PodRequest request = placement::AnalyzePod(pod);
-  // Only a pending device-plugin GPU pod that gpusched is not binding already holds GPUs.
-  bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
-               request.kind != RequestKind::kNone && request.schedulable() && !gone_.contains(pod.uid) &&
-               ledger_.Find(pod.uid) == nullptr;
+  // Only a pending GPU pod (device plugin, or claims) that gpusched is not binding already holds.
+  bool gpus = request.kind != RequestKind::kNone || !pod.resource_claims.empty();
+  bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating && gpus &&
+               request.schedulable() && !gone_.contains(pod.uid) && ledger_.Find(pod.uid) == nullptr;
   auto it = nominations_.find(pod.uid);
   if (!holds) {
     if (it != nominations_.end()) EndNominationLocked(pod.uid, touched);
@@ -122,7 +122,7 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   if (it != nominations_.end()) {
     const Pod& held = it->second.pod;
     if (held.nominated_node == pod.nominated_node && held.priority == pod.priority && held.containers == pod.containers &&
-        held.init_containers == pod.init_containers) {
+        held.init_containers == pod.init_containers && held.resource_claims == pod.resource_claims) {
       return;  // the same hold: it keeps its age
     }
     touched->insert(held.nominated_node);

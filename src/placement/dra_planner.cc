@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "gpusched/placement/nomination.h"
+
 namespace gpusched::placement {
 namespace {
 
@@ -127,6 +129,26 @@ const dra::AllocatedDevices* DraPlanner::Held(dra::AllocatedDevices* merged) con
   return merged;
 }
 
+bool DraPlanner::AllHoldsBind(const NodeState& node) const {
+  return std::all_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return HoldCounts(h, pod_.uid, pod_.priority); });
+}
+
+const dra::AllocatedDevices* DraPlanner::WithHolds(const NodeState& node, const dra::AllocatedDevices* base,
+                                                   dra::AllocatedDevices* merged) const {
+  bool any = false;
+  for (const Allocation& h : node.holds) {
+    if (h.placement.kind != RequestKind::kDra || !HoldCounts(h, pod_.uid, pod_.priority)) continue;
+    if (!any) *merged = *base;
+    any = true;
+    for (const std::string& name : h.placement.devices) {
+      size_t first = name.find('/'), last = name.rfind('/');
+      if (first == std::string::npos || first == last) continue;  // not driver/pool/device
+      merged->exclusive.insert(dra::DeviceId{name.substr(0, first), name.substr(first + 1, last - first - 1), name.substr(last + 1)});
+    }
+  }
+  return any ? merged : base;
+}
+
 std::string DraPlanner::Personal(std::string reason) const {
   if (reason.find(kMark) == std::string::npos) return reason;
   // Only the placeholders are replaced: a \x1f that a selector's text brought in stays.
@@ -146,7 +168,8 @@ DraVerdict DraPlanner::Evaluate(const NodeState& node, bool rank) const {
 }
 
 std::shared_ptr<const DraVerdict> DraPlanner::Evaluate(const NodeState& node, uint32_t pos, bool rank, DraVerdictCache* cache) const {
-  if (!cacheable() || cache == nullptr) return std::make_shared<const DraVerdict>(Evaluate(node, rank));
+  // A node with a hold that does not bind this pod is judged for it alone (nomination.h).
+  if (!cacheable() || cache == nullptr || !AllHoldsBind(node)) return std::make_shared<const DraVerdict>(Evaluate(node, rank));
   uint64_t version = state_.NodeVersion(node.node.name);
   DraVerdictCache::VerdictPtr v = cache->Find(pos, node.generation, version, rank);
   if (v == nullptr) {
@@ -159,14 +182,21 @@ std::shared_ptr<const DraVerdict> DraPlanner::Evaluate(const NodeState& node, ui
   return personal;
 }
 
-DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank) const {
+DraVerdict DraPlanner::EvaluateHeld(const NodeState& node, const dra::AllocatedDevices& held, bool rank) const {
+  DraVerdict v = EvaluateAnonymous(node, rank, &held);
+  v.node.reason = Personal(std::move(v.node.reason));
+  return v;
+}
+
+DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const dra::AllocatedDevices* held) const {
   if (!problem_.empty()) return RequestError(problem_);
   if (node.condition == NodeCondition::kInvalid) return DraVerdict{.node = NoFit(Reject::kInvalidLabel, node.condition_reason)};
   dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
   if (std::optional<NodeVerdict> no = CheckAllocated(info)) return DraVerdict{.node = std::move(*no)};
   dra::NodePoolsPtr pools = state_.PoolsFor(info);
-  dra::AllocatedDevices merged;
-  const dra::AllocatedDevices* held = Held(&merged);
+  dra::AllocatedDevices merged, with_holds;
+  if (held == nullptr) held = Held(&merged);
+  held = WithHolds(node, held, &with_holds);
   auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
     return dra::Allocate(dra::AllocatorInput{.node = &info,
                                              .claims = claims,

@@ -1,17 +1,42 @@
 #include "gpusched/placement/nomination.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "gpusched/placement/dra_victims.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::placement {
 
-void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, NodeState* state) {
+namespace {
+
+// Decreasing priority, then UID: the order in which holds are planned.
+std::vector<const Pod*> PlanningOrder(std::span<const Pod* const> nominated) {
   std::vector<const Pod*> order(nominated.begin(), nominated.end());
   std::sort(order.begin(), order.end(),
             [](const Pod* a, const Pod* b) { return std::tie(b->priority, a->uid) < std::tie(a->priority, b->uid); });
+  return order;
+}
+
+Allocation HoldFor(const Pod& pod, const NodeState& state, RequestKind kind, Placement placement) {
+  return Allocation{.pod_uid = pod.uid,
+                    .pod_namespace = pod.namespace_name,
+                    .pod_name = pod.name,
+                    .node_name = state.node.name,
+                    .mode = ModeServing(kind),
+                    .placement = std::move(placement),
+                    .origin = AllocationOrigin::kHeld,
+                    .priority = pod.priority};
+}
+
+}  // namespace
+
+void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, NodeState* state) {
+  std::vector<const Pod*> order = PlanningOrder(nominated);
   // The node once its terminating pods are gone, with the holds planned so far.
   NodeState after = EmptyUsage(*state);
   for (const Allocation& a : state->allocations) {
@@ -22,16 +47,35 @@ void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, Node
     if (request.kind == RequestKind::kNone || !request.schedulable()) continue;
     NodeVerdict v = planner.Evaluate(request, after, /*want_placement=*/true);
     if (!v.fits) continue;
-    Allocation hold{.pod_uid = pod->uid,
-                    .pod_namespace = pod->namespace_name,
-                    .pod_name = pod->name,
-                    .node_name = state->node.name,
-                    .mode = ModeServing(request.kind),
-                    .placement = std::move(v.placement),
-                    .origin = AllocationOrigin::kHeld,
-                    .priority = pod->priority};
+    Allocation hold = HoldFor(*pod, *state, request.kind, std::move(v.placement));
     AddUse(hold, &after);
     AddHold(std::move(hold), state);
+  }
+}
+
+void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* programs, const DraOptions& options,
+                         std::span<const Pod* const> nominated, NodeState* state) {
+  std::optional<NodeReservations> reservations;  // built for the first pod with claims
+  dra::AllocatedDevices held;                     // the node's devices once its terminating pods are gone
+  for (const Pod* pod : PlanningOrder(nominated)) {
+    if (pod->resource_claims.empty() || AnalyzePod(*pod).kind != RequestKind::kNone) continue;
+    if (!reservations) {
+      reservations.emplace(dra, *state);
+      std::set<std::string, std::less<>> gone;
+      for (const AllocationPtr& a : reservations->pods()) {
+        if (a->terminating) gone.insert(a->pod_uid);
+      }
+      held = reservations->HeldWithout(gone);
+    }
+    DraPlanner planner(dra, *pod, programs, options);
+    if (!planner.problem().empty()) continue;
+    DraVerdict v = planner.EvaluateHeld(*state, held, /*rank=*/true);  // the holds so far bind it
+    if (!v.node.fits) continue;
+    Placement devices{.kind = RequestKind::kDra};
+    for (const dra::AllocationResult& r : v.ranked) {
+      for (const dra::DeviceResult& d : r.results) devices.devices.push_back(dra::DeviceName(d.id));
+    }
+    AddHold(HoldFor(*pod, *state, RequestKind::kDra, std::move(devices)), state);
   }
 }
 

@@ -38,6 +38,28 @@ bool MoreImportant(const AllocationPtr* a, const AllocationPtr* b) {
 
 }  // namespace
 
+void Reprieve(std::vector<const AllocationPtr*> candidates, const VictimRules& rules,
+              const std::function<bool(const Allocation&)>& give_back, VictimChoice* out) {
+  // Budgets are used up by the candidates in this order, as upstream's filterPodsWithPDBViolation.
+  std::sort(candidates.begin(), candidates.end(), MoreImportant);
+  std::vector<const AllocationPtr*> violating, other, victims;
+  for (const AllocationPtr* a : candidates) (rules.violates_pdb && rules.violates_pdb(**a) ? violating : other).push_back(a);
+  for (std::vector<const AllocationPtr*>* group : {&violating, &other}) {
+    for (const AllocationPtr* a : *group) {
+      if (give_back(**a)) continue;
+      victims.push_back(a);
+      if (group == &violating) ++out->pdb_violations;
+    }
+  }
+  std::sort(victims.begin(), victims.end(), MoreImportant);
+  for (const AllocationPtr* a : victims) out->victims.push_back(*a);
+}
+
+std::string NoRoomReason(size_t candidates) {
+  return candidates == 0 ? "no pod of lower priority holds GPUs here"
+                         : fmt::format("the pod does not fit even with all {} pods of lower priority evicted", candidates);
+}
+
 VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const NodeState& node, const VictimRules& rules) {
   VictimChoice out;
   if (!node.ready()) {
@@ -49,41 +71,28 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   for (const Allocation& h : node.holds) {
     if (HoldCounts(h, rules.pod_uid, rules.priority)) AddUse(h, &kept);  // never freed
   }
-  auto fits = [&](const NodeState& usage) { return planner.Fits(request, usage); };
   // Pointers into node.allocations (no reference counting on this path).
-  std::vector<const AllocationPtr*> candidates, violating, other;
+  std::vector<const AllocationPtr*> candidates;
   for (const AllocationPtr& a : node.allocations.shared()) {
-    bool candidate = a->priority < rules.priority && !a->terminating && (!rules.may_evict || rules.may_evict(*a));
-    if (candidate) {
+    if (IsCandidate(*a, rules)) {
       candidates.push_back(&a);
     } else {
       AddUse(*a, &kept);
     }
   }
-  // Budgets are used up by the candidates in this order, as upstream's filterPodsWithPDBViolation.
-  std::sort(candidates.begin(), candidates.end(), MoreImportant);
-  for (const AllocationPtr* a : candidates) (rules.violates_pdb && rules.violates_pdb(**a) ? violating : other).push_back(a);
-  if (!fits(kept)) {
-    out.reason = violating.empty() && other.empty()
-                     ? "no pod of lower priority holds GPUs here"
-                     : fmt::format("the pod does not fit even with all {} pods of lower priority evicted", violating.size() + other.size());
+  if (!planner.Fits(request, kept)) {
+    out.reason = NoRoomReason(candidates.size());
     return out;
   }
   out.helps = true;
   Saved saved;
-  std::vector<const AllocationPtr*> victims;
-  for (std::vector<const AllocationPtr*>* group : {&violating, &other}) {
-    for (const AllocationPtr* a : *group) {
-      saved.Save(kept);
-      AddUse(**a, &kept);
-      if (fits(kept)) continue;  // given back
-      saved.Restore(&kept);
-      victims.push_back(a);
-      if (group == &violating) ++out.pdb_violations;
-    }
-  }
-  std::sort(victims.begin(), victims.end(), MoreImportant);
-  for (const AllocationPtr* a : victims) out.victims.push_back(*a);
+  Reprieve(std::move(candidates), rules, [&](const Allocation& a) {
+    saved.Save(kept);
+    AddUse(a, &kept);
+    if (planner.Fits(request, kept)) return true;
+    saved.Restore(&kept);
+    return false;
+  }, &out);
   return out;
 }
 

@@ -34,17 +34,6 @@ PodJson Pending(std::string name, int core, int32_t priority) {
                  .containers = {Mgpu("s", core, 4096)}, .priority = priority};
 }
 
-// The node names a filter reply kept.
-std::vector<std::string> Kept(const std::string& reply) {
-  rapidjson::Document d;
-  EXPECT_TRUE(json::Parse(reply, &d).ok()) << reply;
-  std::vector<std::string> out;
-  if (d.HasMember("NodeNames") && d["NodeNames"].IsArray()) {
-    for (const auto& n : d["NodeNames"].GetArray()) out.emplace_back(n.GetString());
-  }
-  return out;
-}
-
 class LivePreempt : public ::testing::Test {
  protected:
   // m1: GPU 0 holds lo-a (60%, priority 0); GPU 1 holds lo-b (50%, priority 0) and lo-c (40%,
@@ -70,7 +59,7 @@ class LivePreempt : public ::testing::Test {
 };
 
 TEST_F(LivePreempt, ThePreemptorBindsToTheGpuItsVictimFreedAndALowerPriorityPodIsRefusedIt) {
-  EXPECT_TRUE(Kept(Filter(urgent_)).empty());
+  EXPECT_TRUE(testing::KeptNodes(Filter(urgent_)).empty());
   // kube-scheduler, which sees node totals only, offers lo-a on m1, and m2 as a placeholder.
   // Evicting either lo-a or lo-b frees 60% on one GPU; gpusched gives candidates back in its
   // order (priority, then UID: lo-a first) and keeps lo-b. Nothing on m2 has a lower priority.
@@ -90,25 +79,25 @@ TEST_F(LivePreempt, ThePreemptorBindsToTheGpuItsVictimFreedAndALowerPriorityPodI
   EXPECT_THAT(debug, ::testing::ContainsRegex(R"("holds": \[\s*\{\s*"pod": "ml/urgent")"));
   EXPECT_THAT(debug, ::testing::ContainsRegex(R"("uid": "uid-lo-b",[^}]*"priority": 0,\s*"terminating": true)"));
   // While lo-b terminates, nothing fits yet, the preemptor included.
-  EXPECT_TRUE(Kept(Filter(urgent_)).empty());
+  EXPECT_TRUE(testing::KeptNodes(Filter(urgent_)).empty());
 
   api_.Remove("pods", "ml", "lo-b");
   ASSERT_TRUE(Eventually([&] { return M1().allocations.size() == 2; }));
   // A lower-priority pod arriving now is refused GPU 1 (held), and fits nowhere at 50%...
   PodJson sneaky = Pending("sneaky", 50, 10);
   std::string refused = Filter(sneaky);
-  EXPECT_TRUE(Kept(refused).empty()) << refused;
+  EXPECT_TRUE(testing::KeptNodes(refused).empty()) << refused;
   // ...but GPU 0's 40% is not held: a 30% pod still gets it.
-  EXPECT_EQ(Kept(Filter(Pending("small", 30, 10))), std::vector<std::string>{"m1"});
+  EXPECT_EQ(testing::KeptNodes(Filter(Pending("small", 30, 10))), std::vector<std::string>{"m1"});
   // A pod of higher priority than the holder is not bound by the hold (kube-scheduler counts a
   // nominated pod only against pods of equal or lower priority), in filter and in preempt.
-  EXPECT_EQ(Kept(Filter(Pending("vip", 50, 100))), std::vector<std::string>{"m1"});
+  EXPECT_EQ(testing::KeptNodes(Filter(Pending("vip", 50, 100))), std::vector<std::string>{"m1"});
   StatusOr<std::string> vip = replica_->service->Preempt(testing::PreemptMetaJson(Pending("vip", 90, 100).ToJson(), {{"m1", {}}}));
   ASSERT_TRUE(vip.ok());
   EXPECT_EQ(*vip, R"({"NodeNameToMetaVictims":{"m1":{"Pods":[{"UID":"uid-lo-a"}],"NumPDBViolations":0}}})");
 
   // The preemptor fits on its nominated node and binds to GPU 1.
-  EXPECT_EQ(Kept(Filter(urgent_)), std::vector<std::string>{"m1"});
+  EXPECT_EQ(testing::KeptNodes(Filter(urgent_)), std::vector<std::string>{"m1"});
   std::string bound = replica_->service->Bind(testing::BindJson("urgent", "ml", "uid-urgent", "m1"));
   EXPECT_THAT(bound, HasSubstr(R"("Error":"")"));
   std::optional<std::string> stored = api_.Get("pods", "ml", "urgent");

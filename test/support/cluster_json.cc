@@ -1,6 +1,7 @@
 #include "cluster_json.h"
 
 #include <fmt/format.h>
+#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -295,6 +296,15 @@ std::string BudgetJson(const std::string& ns, const std::string& name, const std
 
 std::string BindJson(const std::string& name, const std::string& ns, const std::string& uid, const std::string& node) {
   return fmt::format(R"({{"PodName":"{}","PodNamespace":"{}","PodUID":"{}","Node":"{}"}})", name, ns, uid, node);
+}
+
+std::vector<std::string> KeptNodes(const std::string& reply) {
+  rapidjson::Document d;
+  d.Parse(reply.data(), reply.size());
+  std::vector<std::string> out;
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("NodeNames") || !d["NodeNames"].IsArray()) return out;
+  for (const auto& n : d["NodeNames"].GetArray()) out.emplace_back(n.GetString());
+  return out;
 }
 
 }  // namespace gpusched::testing

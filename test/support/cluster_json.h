@@ -74,6 +74,9 @@ NodeJson MgpuNode(std::string name, int64_t gpus, int64_t mib_per_gpu, std::stri
 std::string ListJson(const std::vector<std::string>& items);
 // ExtenderArgs with NodeNames (nodeCacheCapable: true).
 std::string ArgsWithNames(const std::string& pod_json, const std::vector<std::string>& names);
+// The node names a filter reply (ExtenderFilterResult, nodeCacheCapable) kept; empty if none or
+// the reply cannot be read.
+std::vector<std::string> KeptNodes(const std::string& reply);
 // ExtenderArgs with Nodes (nodeCacheCapable: false).
 std::string ArgsWithNodes(const std::string& pod_json, const std::vector<std::string>& node_jsons);
 // ExtenderPreemptionArgs with NodeNameToMetaVictims (nodeCacheCapable: true): victims' UIDs by

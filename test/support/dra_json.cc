@@ -12,7 +12,7 @@ const std::string_view kGpuClass = R"({"apiVersion":"resource.k8s.io/v1","kind":
 
 std::string DraNode(const std::string& name, const std::string& mode) {
   return fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"{}",
-    "topology.kubernetes.io/zone":"z1"}}}},"status":{{"allocatable":{{"cpu":"64"}}}}}})",
+    "topology.kubernetes.io/zone":"z1"}}}},"status":{{"allocatable":{{"cpu":"64","ephemeral-storage":"1844284980Ki","hugepages-1Gi":"0","memory":"527952472Ki","pods":"110"}}}}}})",
                      name, mode);
 }
 
@@ -73,11 +73,12 @@ std::string Claim(const std::string& name, const std::string& spec, const std::v
 }
 
 // A pod with one named claim ("gpus" → `claim`), pending or bound to `node`.
-std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& node) {
+std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& node, int32_t priority) {
   return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{0}","namespace":"ml","uid":"{0}","resourceVersion":"7"}},
     "spec":{{{1}"containers":[{{"name":"main","resources":{{"claims":[{{"name":"gpus"}}]}}}}],
-    "resourceClaims":[{{"name":"gpus","resourceClaimName":"{2}"}}]}},"status":{{"phase":"{3}"}}}})",
-                     name, node.empty() ? "" : fmt::format(R"("nodeName":"{}",)", node), claim, node.empty() ? "Pending" : "Running");
+    "priority":{4},"resourceClaims":[{{"name":"gpus","resourceClaimName":"{2}"}}]}},"status":{{"phase":"{3}"}}}})",
+                     name, node.empty() ? "" : fmt::format(R"("nodeName":"{}",)", node), claim, node.empty() ? "Pending" : "Running",
+                     priority);
 }
 
 }  // namespace gpusched::testing

@@ -4,6 +4,7 @@
 // publishes them, the gpu.nvidia.com DeviceClass, ResourceClaims and pods that use them.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,8 @@ std::string Quoted(std::string_view s);
 // `reserved` pod uids of its reservedFor.
 std::string Claim(const std::string& name, const std::string& spec, const std::vector<std::string>& allocated = {},
                   const std::vector<std::string>& reserved = {});
-// A pod (uid = name) with one named claim ("gpus" -> `claim`), pending or bound to `node`.
-std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& node = "");
+// A pod (uid = name) with one named claim ("gpus" -> `claim`), pending or bound to `node`, with
+// spec.priority as the Priority admission plugin writes it.
+std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& node = "", int32_t priority = 0);
 
 }  // namespace gpusched::testing

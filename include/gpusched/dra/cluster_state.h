@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,8 +38,12 @@ class ClusterState {
 
   // Returns the claim `namespace_name`/`name`, or nullptr.
   const ResourceClaim* FindClaim(const std::string& namespace_name, const std::string& name) const;
-  // Returns which allocated claim holds `id` (namespace/name), or "".
+  // Returns which allocated claim holds `id` (namespace/name; the first by name when several
+  // share it), or "".
   std::string Holder(const DeviceId& id) const;
+  // The allocated claims holding `id` (several for a shared device), by namespace and name;
+  // adminAccess results hold nothing. Valid as long as the state.
+  std::span<const ResourceClaim* const> HoldersOf(const DeviceId& id) const;
 
   // The pod's claims resolved as kube-scheduler resolves them (resourceclaim.Name): a named claim
   // as is, a template claim through pod.status.resourceClaimStatuses (and it must be owned by the
@@ -69,7 +74,7 @@ class ClusterState {
   std::map<std::string, DeviceClass, std::less<>> classes_;
   std::map<std::pair<std::string, std::string>, ResourceClaim> claims_;
   AllocatedDevices allocated_;
-  std::map<DeviceId, std::string> holders_;
+  std::map<DeviceId, std::vector<const ResourceClaim*>> holders_;  // into claims_
   std::vector<std::string> errors_;
   // Sets the versions above, comparing with `previous` (may be null).
   void AssignVersions(const ClusterState* previous);

@@ -4,8 +4,8 @@
 // filter, prioritize and preempt, and said in full. Per node: whether it fits, the node's mode and
 // state, one reason per GPU where GPUs decide (mGPU), the score and rank where it fits, and where
 // it does not, the cheapest set of lower-priority pods whose eviction makes room (preempt's victim
-// choice: placement/victims.h, budgets counted). A pod already placed is judged as if it were not
-// there, beside where it is and on which GPUs.
+// choice: placement/victims.h, dra_victims.h for claim pods; budgets counted). A pod already
+// placed is judged as if it were not there, beside where it is and on which GPUs.
 //
 // The JSON answer (fields may be added, never renamed):
 //   {"pod", "request": {"kind", "wholeGpus" | "containers": [{"name", "corePercent", "memoryMiB",
@@ -88,12 +88,12 @@ struct Explanation {
 // (no GPU request, a contract it breaks, a claim it names that is missing).
 StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs);
 
-// The cheapest eviction among `nodes` that makes room for the device-plugin pod `pod` (in
+// The cheapest eviction among `nodes` that makes room for `pod` (GPUs or claimed devices; in
 // kube-scheduler's order of preemption candidates), in words: "evicting 1 pod on n3 (ml/z,
-// priority 0) makes room"; "" if there is none. For the FailedGPUPlacement Event.
+// priority 0) makes room"; "" if there is none. For the FailedGPUPlacement Event. Of `inputs`,
+// the snapshot (its budgets and DRA objects), options and programs are read.
 std::string CheapestFix(const Pod& pod, const placement::PodRequest& request, std::span<const placement::NodeState* const> nodes,
-                        const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
-                        const placement::PlacementOptions& options);
+                        const EvaluationInputs& inputs);
 
 std::string ExplanationJson(const Explanation& e);
 // A table a person reads in a terminal: the summary, then one line per node.

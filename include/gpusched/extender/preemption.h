@@ -20,8 +20,10 @@
 // - A node where the pod fits without evicting anything is answered with kube-scheduler's victims
 //   when it offered some, and dropped when it offered none (a placeholder candidate: an answer
 //   with no victims is an error to kube-scheduler).
-// - Pods whose GPUs come from ResourceClaims: kube-scheduler's victims pass through unchanged
-//   (DRA victim choice is not gpusched's yet); placeholders are dropped.
+// - Pods with ResourceClaims: victims are chosen among the pods reserving the claims that hold
+//   devices the node can use (placement/dra_victims.h), with the same rules; a pod whose claims
+//   do not exist yet fits nowhere. kube-scheduler's own victims are kept as above.
+// - Pods asking for no GPU and no claim: kube-scheduler's victims pass through unchanged.
 // Victims are listed by decreasing priority, then UID; a victim whose priority is not known
 // (a pod gpusched does not record) comes last, in kube-scheduler's order.
 //
@@ -29,14 +31,18 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/preemption_wire.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/resource_fit.h"
+#include "gpusched/placement/dra_victims.h"
 #include "gpusched/placement/victims.h"
 #include "gpusched/placement/pod_request.h"
 
@@ -53,9 +59,27 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
 int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit,
                         const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets);
 
-// Returns the nodes kept, with their victims. `request` is AnalyzePod(args.pod).
+// Preempt's victim choice for one pod, node by node: by the GPUs it would get (victims.h), or for
+// a pod with claims and no device-plugin GPUs, by the devices its claims would get
+// (dra_victims.h). Shared by preempt and explain. Not thread-safe: one per request.
+class VictimChooser {
+ public:
+  // REQUIRES: pod, request and inputs outlive the chooser; `request` is AnalyzePod(pod).
+  VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs);
+  // Why the pod cannot be placed anywhere yet (its claims do not exist), or "".
+  std::string problem() const { return dra_ ? dra_->problem() : ""; }
+  placement::VictimChoice Choose(const placement::NodeState& node, const placement::VictimRules& rules);
+
+ private:
+  const placement::PodRequest& request_;
+  const EvaluationInputs& in_;
+  placement::Planner planner_;
+  std::optional<placement::DraPlanner> dra_;
+};
+
+// Returns the nodes kept, with their victims. `request` is AnalyzePod(args.pod); of `inputs`,
+// the snapshot, options and programs are read.
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
-                                          const inventory::InventorySnapshot& snapshot,
-                                          const placement::PlacementOptions& options);
+                                          const EvaluationInputs& inputs);
 
 }  // namespace gpusched::extender

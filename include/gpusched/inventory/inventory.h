@@ -35,6 +35,7 @@
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/ledger.h"
 #include "gpusched/inventory/snapshot.h"
+#include "gpusched/dra/cel.h"
 #include "gpusched/model/allocation.h"
 #include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/model/node.h"
@@ -253,6 +254,7 @@ class Inventory {
   std::shared_ptr<const std::vector<DisruptionBudget>> budget_list_ GPUSCHED_GUARDED_BY(mu_);
   placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
+  dra::cel::ProgramCache hold_programs_;  // the selectors of nominated claim pods (thread-safe)
   uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;  // the last NodeState::generation given
   std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);

@@ -6,6 +6,9 @@
 // when the node allows it), and a node score for prioritize (topology first, then packing:
 // fewer whole idle GPUs left behind).
 //
+// Holds (nomination.h): devices held on a node for a nominated pod are taken for the pods the
+// hold binds (equal or lower priority, not the holder).
+//
 // Mode rules: a device set holding devices of a GPU driver (DraOptions::gpu_drivers) is only
 // placed on nodes in mode nvidia-dra that are ready; claims for other devices (NICs, FPGAs) are
 // judged by the allocator alone, as upstream does.
@@ -60,6 +63,11 @@ class DraPlanner {
   // node's snapshot position. Falls back to Evaluate when !cacheable().
   std::shared_ptr<const DraVerdict> Evaluate(const NodeState& node, uint32_t pos, bool rank, DraVerdictCache* cache) const;
 
+  // The verdict on `node` as if the devices held were `held` instead of the cluster's (a what-if:
+  // some claims deallocated; dra_victims.h), the node's holds that bind the pod besides. `held`
+  // needs to be right only for the devices `node` can use. Never cached.
+  DraVerdict EvaluateHeld(const NodeState& node, const dra::AllocatedDevices& held, bool rank = false) const;
+
   // True if verdicts depend only on shape() and the node: the pod has no claim allocated already
   // (those are checked against the pod itself) and nothing is held besides the cluster's.
   bool cacheable() const { return problem_.empty() && allocated_.empty() && options_.also_allocated == nullptr; }
@@ -75,8 +83,16 @@ class DraPlanner {
 
  private:
   bool IsGpu(std::string_view driver) const;
-  // Evaluate's verdict with placeholders where the claims' names go.
-  DraVerdict EvaluateAnonymous(const NodeState& node, bool rank) const;
+  // Evaluate's verdict with placeholders where the claims' names go; `held`: the devices held
+  // instead of the cluster's, or null.
+  DraVerdict EvaluateAnonymous(const NodeState& node, bool rank, const dra::AllocatedDevices* held = nullptr) const;
+  // True if every hold on `node` binds the pod (nomination.h): then its verdict is the same for
+  // every pod of its shape judged there.
+  bool AllHoldsBind(const NodeState& node) const;
+  // `base` with the devices of the DRA holds on `node` that bind the pod added (in `merged`), or
+  // `base` itself when none does.
+  const dra::AllocatedDevices* WithHolds(const NodeState& node, const dra::AllocatedDevices* base,
+                                         dra::AllocatedDevices* merged) const;
   // `reason` with the placeholders replaced by the claims' names.
   std::string Personal(std::string reason) const;
   // Why `node` cannot use the pod's allocated claims, or nullopt.

@@ -1,6 +1,6 @@
 // File: nomination.h
 //
-// GPUs held for preemptors. After a preemption, kube-scheduler nominates the preemptor to the
+// GPUs (and DRA devices) held for preemptors. After a preemption, kube-scheduler nominates the preemptor to the
 // node (status.nominatedNodeName) and waits for the victims to leave; but its nomination is per
 // node, not per GPU, and kube-scheduler does not tell an extender about it. gpusched learns it from
 // the pod and holds, on the nominated node, the GPUs the preemptor will get once the pods being
@@ -12,6 +12,10 @@
 // a hold binds only those: the holder itself, and pods of higher priority, are judged against
 // the node without it.
 //
+// A pod with ResourceClaims holds the devices its claims would get there (the DRA planner's
+// ranked choice, as owner mode's bind writes it), freed of the claims that only pods being
+// deleted reserve (dra_victims.h); the DRA planner takes them for the pods the hold binds.
+//
 // Pure: results depend only on the arguments.
 #pragma once
 
@@ -19,7 +23,10 @@
 #include <span>
 #include <string_view>
 
+#include "gpusched/dra/cel.h"
+#include "gpusched/dra/cluster_state.h"
 #include "gpusched/model/pod.h"
+#include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/planner.h"
 
@@ -28,6 +35,12 @@ namespace gpusched::placement {
 // Adds to `state` a hold for each of `nominated` that fits (see above).
 // REQUIRES: `state` was built by BuildNodeState* and has no holds yet.
 void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, NodeState* state);
+
+// Adds to `state` a hold for each of `nominated` that asks for devices through claims alone and
+// fits (see above), after the holds `state` has. `dra`, `programs` and `options`: the DRA
+// planner's inputs.
+void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* programs, const DraOptions& options,
+                         std::span<const Pod* const> nominated, NodeState* state);
 
 // True if `hold` binds pod `uid` of `priority`: it is another pod's, of equal or higher priority.
 inline bool HoldCounts(const Allocation& hold, std::string_view uid, int32_t priority) {

@@ -53,6 +53,24 @@ struct VictimChoice {
   std::string reason;                  // when !helps: why evictions cannot make room
 };
 
+// Returns true if `a` may be evicted for the pending pod: lower priority, not terminating, allowed
+// by rules.may_evict.
+inline bool IsCandidate(const Allocation& a, const VictimRules& rules) {
+  return a.priority < rules.priority && !a.terminating && (!rules.may_evict || rules.may_evict(a));
+}
+
+// The reprieve every mode shares, once the pod fits with all `candidates` gone: they are split
+// into those whose eviction violates a budget (rules.violates_pdb, called in the order below) and
+// the others, each group in decreasing priority then UID, and each in turn is offered back through
+// `give_back`, which returns true if the pod still fits with it back (it stays back) and false
+// otherwise (having undone it: it is a victim). Appends the victims to out->victims in decreasing
+// priority then UID, and counts out->pdb_violations.
+void Reprieve(std::vector<const AllocationPtr*> candidates, const VictimRules& rules,
+              const std::function<bool(const Allocation&)>& give_back, VictimChoice* out);
+
+// VictimChoice::reason where the pod does not fit with all `candidates` evicted.
+std::string NoRoomReason(size_t candidates);
+
 // Chooses the pods to evict from `node` so that `request` fits there.
 // REQUIRES: request.kind != kNone and request.valid().
 VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const NodeState& node, const VictimRules& rules);

@@ -1,0 +1,98 @@
+#include "gpusched/placement/dra_victims.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "gpusched/dra/allocator/pools.h"
+
+namespace gpusched::placement {
+namespace {
+
+// The allocated claims holding devices `node` can use, each once, in the order found.
+std::vector<const dra::ResourceClaim*> ClaimsOn(const dra::ClusterState& state, const NodeState& node) {
+  dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
+  dra::NodePoolsPtr pools = state.PoolsFor(info);
+  std::vector<const dra::ResourceClaim*> out;
+  std::set<const dra::ResourceClaim*> seen;
+  for (const dra::Candidate& c : pools->candidates) {
+    for (const dra::ResourceClaim* claim : state.HoldersOf(c.id)) {
+      if (seen.insert(claim).second) out.push_back(claim);
+    }
+  }
+  return out;
+}
+
+// The pod `uid` as a victim: its allocation on the node, or one made from the node's pod list;
+// null when the pod is not on the node.
+AllocationPtr PodOnNode(const NodeState& node, const std::string& uid) {
+  for (const AllocationPtr& a : node.allocations.shared()) {
+    if (a->pod_uid == uid) return a;
+  }
+  if (node.uses == nullptr) return nullptr;
+  const std::vector<PodUse>& pods = node.uses->pods;
+  auto it = std::lower_bound(pods.begin(), pods.end(), uid, [](const PodUse& p, const std::string& u) { return p.uid < u; });
+  if (it == pods.end() || it->uid != uid) return nullptr;
+  return std::make_shared<const Allocation>(Allocation{.pod_uid = it->uid,
+                                                       .pod_namespace = it->labels ? it->labels->namespace_name : "",
+                                                       .pod_name = it->name,
+                                                       .node_name = node.node.name,
+                                                       .mode = NodeMode::kNvidiaDra,
+                                                       .priority = it->priority,
+                                                       .terminating = it->terminating});
+}
+
+}  // namespace
+
+NodeReservations::NodeReservations(const dra::ClusterState& state, const NodeState& node) : claims_(ClaimsOn(state, node)) {
+  std::map<std::string, AllocationPtr> pods;  // every consumer on the node, by UID
+  for (const dra::ResourceClaim* claim : claims_) {
+    for (const dra::ConsumerRef& ref : claim->reserved_for) {
+      if (ref.resource == "pods" && !pods.contains(ref.uid)) pods.emplace(ref.uid, PodOnNode(node, ref.uid));
+    }
+  }
+  for (auto& [uid, pod] : pods) {
+    if (pod != nullptr) pods_.push_back(std::move(pod));
+  }
+}
+
+dra::AllocatedDevices NodeReservations::HeldWithout(const std::set<std::string, std::less<>>& gone) const {
+  dra::AllocatedDevices held;
+  for (const dra::ResourceClaim* claim : claims_) {
+    bool freed = !claim->reserved_for.empty() && std::all_of(claim->reserved_for.begin(), claim->reserved_for.end(),
+                                                              [&](const dra::ConsumerRef& r) { return gone.contains(r.uid); });
+    if (!freed) held.Add(*claim->allocation);
+  }
+  return held;
+}
+
+VictimChoice ChooseDraVictims(const DraPlanner& planner, const dra::ClusterState& state, const NodeState& node,
+                              const VictimRules& rules) {
+  VictimChoice out;
+  NodeReservations reservations(state, node);
+  std::vector<const AllocationPtr*> candidates;
+  std::set<std::string, std::less<>> evicted;
+  for (const AllocationPtr& a : reservations.pods()) {
+    if (!IsCandidate(*a, rules)) continue;
+    candidates.push_back(&a);
+    evicted.insert(a->pod_uid);
+  }
+  DraVerdict all_gone = planner.EvaluateHeld(node, reservations.HeldWithout(evicted));
+  if (!all_gone.node.fits) {
+    out.reason = all_gone.node.reject == Reject::kInsufficient ? NoRoomReason(candidates.size()) : all_gone.node.reason;
+    return out;
+  }
+  out.helps = true;
+  Reprieve(std::move(candidates), rules, [&](const Allocation& a) {
+    auto at = evicted.find(a.pod_uid);
+    std::string uid = std::move(evicted.extract(at).value());
+    if (planner.EvaluateHeld(node, reservations.HeldWithout(evicted)).node.fits) return true;
+    evicted.insert(std::move(uid));
+    return false;
+  }, &out);
+  return out;
+}
+
+}  // namespace gpusched::placement
