@@ -25,12 +25,6 @@ bool Before(const Victim& a, const Victim& b) {
   return std::tie(*b.priority, a.uid) < std::tie(*a.priority, b.uid);
 }
 
-// Returns true if kube-scheduler has the allocation's pod in its cache: seen bound in the cluster,
-// or bound by this gpusched (kube-scheduler assumed the pod before it called bind).
-bool KnownToScheduler(const Allocation& a) {
-  return a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted;
-}
-
 bool HoldsGpusOn(const placement::NodeState& node, std::string_view uid) {
   return std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
 }
@@ -120,7 +114,7 @@ int64_t CountViolations(std::span<const std::string_view> uids, const placement:
 }
 
 placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter) {
-  placement::VictimRules rules{.priority = pod.priority, .pod_uid = pod.uid, .may_evict = KnownToScheduler};
+  placement::VictimRules rules{.priority = pod.priority, .pod_uid = pod.uid, .known_only = true};
   if (counter != nullptr) {
     rules.violates_pdb = [&fit, counter](const Allocation& a) {
       const PodUse* use = fit.Find(a.pod_uid);

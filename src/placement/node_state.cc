@@ -220,6 +220,35 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
   return BuildNodeStateSharing(std::move(node), std::move(shared));
 }
 
+// Fills state->packed and state->packed_uses from state->allocations.
+void Pack(NodeState* state) {
+  const std::vector<AllocationPtr>& all = state->allocations.shared();
+  std::vector<uint32_t> by_uid(all.size());
+  for (uint32_t i = 0; i < by_uid.size(); ++i) by_uid[i] = i;
+  std::sort(by_uid.begin(), by_uid.end(), [&](uint32_t a, uint32_t b) { return all[a]->pod_uid < all[b]->pod_uid; });
+  state->packed.resize(all.size());
+  for (uint32_t rank = 0; rank < by_uid.size(); ++rank) state->packed[by_uid[rank]].uid_rank = rank;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Allocation& a = *all[i];
+    PackedAllocation& p = state->packed[i];
+    p.priority = a.priority;
+    p.terminating = a.terminating;
+    p.origin = a.origin;
+    p.first_use = static_cast<uint32_t>(state->packed_uses.size());
+    if (!a.problem.empty()) continue;  // books nothing, as AddUse
+    if (a.mode == NodeMode::kNvidia) p.whole_gpus = static_cast<uint16_t>(std::clamp<int64_t>(a.placement.whole_gpus, 0, UINT16_MAX));
+    if (a.mode != NodeMode::kMgpu) continue;
+    for (const GpuUse& u : PodGpuUse(a.placement.containers)) {
+      state->packed_uses.push_back(PackedUse{.index = static_cast<int16_t>(u.index),
+                                             .instances = static_cast<uint8_t>(std::min(u.instances, 255)),
+                                             .exclusive = u.exclusive,
+                                             .milli = static_cast<int32_t>(u.milli),
+                                             .mib = static_cast<int32_t>(u.mib)});
+    }
+    p.uses = static_cast<uint16_t>(state->packed_uses.size() - p.first_use);
+  }
+}
+
 NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
   NodeState state;
   state.node = std::move(node);
@@ -243,6 +272,7 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
     if (a.mode != state.mode) state.blockers.push_back(Blocker{PodKey(a), a.pod_uid, a.mode});
   }
   state.allocations = std::move(allocations);
+  Pack(&state);
 
   SumUsage(&state);
   state.view = ScoringView(state);
@@ -292,6 +322,16 @@ NodeState EmptyUsage(const NodeState& node) {
 void AddUse(const Allocation& a, NodeState* usage) {
   if (!a.problem.empty()) return;  // as BuildNodeStateSharing: such a pod makes the node inconsistent
   Book(a, usage);
+  SumUsage(usage);
+}
+
+void AddPackedUse(const NodeState& node, size_t i, NodeState* usage) {
+  const PackedAllocation& p = node.packed[i];
+  usage->whole_used += p.whole_gpus;
+  for (uint32_t k = p.first_use; k < p.first_use + p.uses; ++k) {
+    const PackedUse& u = node.packed_uses[k];
+    BookOnGpu(GpuUse{.index = u.index, .milli = u.milli, .mib = u.mib, .instances = u.instances, .exclusive = u.exclusive}, usage);
+  }
   SumUsage(usage);
 }
 

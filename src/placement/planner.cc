@@ -125,6 +125,14 @@ bool Planner::Fits(const PodRequest& request, const NodeState& node) {
   return fits;
 }
 
+std::optional<Placement> Planner::Place(const PodRequest& request, const NodeState& node) {
+  explain_ = false;
+  NodeVerdict v = Evaluate(request, node, /*want_placement=*/true);
+  explain_ = true;
+  if (!v.fits) return std::nullopt;
+  return std::move(v.placement);
+}
+
 void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
   int64_t free = node.whole_total - node.whole_used;
   if (request.whole_gpus > free) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "gpusched/placement/nomination.h"
@@ -36,23 +37,120 @@ bool MoreImportant(const AllocationPtr* a, const AllocationPtr* b) {
   return x.priority != y.priority ? x.priority > y.priority : x.pod_uid < y.pod_uid;
 }
 
+// Candidates in the order they are offered back: those whose eviction violates a budget first,
+// each group in the order given (rules.violates_pdb is called once each, in that order).
+struct ReprieveOrder {
+  std::vector<size_t> order;  // positions in the candidates' list
+  size_t violating = 0;       // the first `violating` of order
+};
+
+ReprieveOrder SplitByBudget(size_t count, const VictimRules& rules, const std::function<const Allocation&(size_t)>& at) {
+  ReprieveOrder out;
+  out.order.resize(count);
+  for (size_t i = 0; i < count; ++i) out.order[i] = i;
+  if (!rules.violates_pdb) return out;
+  std::vector<size_t> violating, other;
+  for (size_t i = 0; i < count; ++i) (rules.violates_pdb(at(i)) ? violating : other).push_back(i);
+  out.violating = violating.size();
+  violating.insert(violating.end(), other.begin(), other.end());
+  out.order = std::move(violating);
+  return out;
+}
+
+// Offers each candidate back in `order`: `give_back(i)` returns true if the pod still fits with
+// candidate i back (it stays back), false if not (undone: a victim). Returns the victims' positions.
+template <typename GiveBack>
+std::vector<size_t> GiveBackInOrder(const ReprieveOrder& order, GiveBack&& give_back, VictimChoice* out) {
+  std::vector<size_t> victims;
+  for (size_t k = 0; k < order.order.size(); ++k) {
+    size_t i = order.order[k];
+    if (give_back(i)) continue;
+    victims.push_back(i);
+    if (k < order.violating) ++out->pdb_violations;
+  }
+  std::sort(victims.begin(), victims.end());  // positions follow the order of importance
+  return victims;
+}
+
+// Candidate positions (into node.allocations), in decreasing priority then UID.
+std::vector<uint32_t> Candidates(const NodeState& node, const VictimRules& rules) {
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < node.packed.size(); ++i) {
+    if (IsCandidate(node.packed[i], rules)) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+    const PackedAllocation& x = node.packed[a];
+    const PackedAllocation& y = node.packed[b];
+    return x.priority != y.priority ? x.priority > y.priority : x.uid_rank < y.uid_rank;
+  });
+  return out;
+}
+
+// The GPUs `placement` puts containers on.
+std::vector<int> GpusOf(const Placement& placement) {
+  std::vector<int> out;
+  for (const ContainerAssignment& c : placement.containers) out.insert(out.end(), c.gpu_indices.begin(), c.gpu_indices.end());
+  return out;
+}
+
+// True if node.allocations[i] uses none of `gpus`.
+bool Avoids(const NodeState& node, size_t i, const std::vector<int>& gpus) {
+  const PackedAllocation& p = node.packed[i];
+  for (uint32_t k = p.first_use; k < p.first_use + p.uses; ++k) {
+    if (std::find(gpus.begin(), gpus.end(), node.packed_uses[k].index) != gpus.end()) return false;
+  }
+  return true;
+}
+
+// The reprieve on `kept` for an mGPU pod, with a witness: the GPUs of a placement of the pod on
+// `kept` as it stands. A candidate on none of them leaves that placement valid, so it is given back
+// without asking the planner; otherwise the planner is asked, and its placement is the next
+// witness. Returns nullopt (`kept` and `out` then undefined) if the planner does not confirm the
+// final state (its search missed what a witness showed); the caller then asks it at every step.
+std::optional<std::vector<size_t>> GiveBackWithWitness(Planner& planner, const PodRequest& request, const NodeState& node,
+                                                       const std::vector<uint32_t>& candidates, const ReprieveOrder& order,
+                                                       NodeState* kept, VictimChoice* out) {
+  std::optional<Placement> first = planner.Place(request, *kept);
+  if (!first) return std::nullopt;
+  std::vector<int> witness = GpusOf(*first);
+  Saved saved;
+  std::vector<size_t> victims = GiveBackInOrder(order, [&](size_t c) {
+    size_t i = candidates[c];
+    if (Avoids(node, i, witness)) {
+      AddPackedUse(node, i, kept);
+      return true;
+    }
+    saved.Save(*kept);
+    AddPackedUse(node, i, kept);
+    if (std::optional<Placement> p = planner.Place(request, *kept)) {
+      witness = GpusOf(*p);
+      return true;
+    }
+    saved.Restore(kept);
+    return false;
+  }, out);
+  if (!planner.Fits(request, *kept)) return std::nullopt;
+  return victims;
+}
+
 }  // namespace
+
+bool IsCandidate(const PackedAllocation& a, const VictimRules& rules) {
+  bool known = a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted;
+  return a.priority < rules.priority && !a.terminating && (!rules.known_only || known);
+}
+
+bool IsCandidate(const Allocation& a, const VictimRules& rules) {
+  return IsCandidate(PackedAllocation{.priority = a.priority, .terminating = a.terminating, .origin = a.origin}, rules);
+}
 
 void Reprieve(std::vector<const AllocationPtr*> candidates, const VictimRules& rules,
               const std::function<bool(const Allocation&)>& give_back, VictimChoice* out) {
-  // Budgets are used up by the candidates in this order, as upstream's filterPodsWithPDBViolation.
   std::sort(candidates.begin(), candidates.end(), MoreImportant);
-  std::vector<const AllocationPtr*> violating, other, victims;
-  for (const AllocationPtr* a : candidates) (rules.violates_pdb && rules.violates_pdb(**a) ? violating : other).push_back(a);
-  for (std::vector<const AllocationPtr*>* group : {&violating, &other}) {
-    for (const AllocationPtr* a : *group) {
-      if (give_back(**a)) continue;
-      victims.push_back(a);
-      if (group == &violating) ++out->pdb_violations;
-    }
+  ReprieveOrder order = SplitByBudget(candidates.size(), rules, [&](size_t i) -> const Allocation& { return **candidates[i]; });
+  for (size_t i : GiveBackInOrder(order, [&](size_t i) { return give_back(**candidates[i]); }, out)) {
+    out->victims.push_back(*candidates[i]);
   }
-  std::sort(victims.begin(), victims.end(), MoreImportant);
-  for (const AllocationPtr* a : victims) out->victims.push_back(*a);
 }
 
 std::string NoRoomReason(size_t candidates) {
@@ -71,28 +169,38 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   for (const Allocation& h : node.holds) {
     if (HoldCounts(h, rules.pod_uid, rules.priority)) AddUse(h, &kept);  // never freed
   }
-  // Pointers into node.allocations (no reference counting on this path).
-  std::vector<const AllocationPtr*> candidates;
-  for (const AllocationPtr& a : node.allocations.shared()) {
-    if (IsCandidate(*a, rules)) {
-      candidates.push_back(&a);
-    } else {
-      AddUse(*a, &kept);
-    }
+  std::vector<uint32_t> candidates = Candidates(node, rules);
+  for (size_t i = 0; i < node.packed.size(); ++i) {
+    if (!IsCandidate(node.packed[i], rules)) AddPackedUse(node, i, &kept);
   }
   if (!planner.Fits(request, kept)) {
     out.reason = NoRoomReason(candidates.size());
     return out;
   }
   out.helps = true;
-  Saved saved;
-  Reprieve(std::move(candidates), rules, [&](const Allocation& a) {
-    saved.Save(kept);
-    AddUse(a, &kept);
-    if (planner.Fits(request, kept)) return true;
-    saved.Restore(&kept);
-    return false;
-  }, &out);
+  const std::vector<AllocationPtr>& all = node.allocations.shared();
+  ReprieveOrder order = SplitByBudget(candidates.size(), rules, [&](size_t c) -> const Allocation& { return *all[candidates[c]]; });
+  std::optional<std::vector<size_t>> victims;
+  if (request.kind == RequestKind::kMgpu) {
+    Saved start;
+    start.Save(kept);
+    victims = GiveBackWithWitness(planner, request, node, candidates, order, &kept, &out);
+    if (!victims) {
+      start.Restore(&kept);
+      out.pdb_violations = 0;
+    }
+  }
+  if (!victims) {
+    Saved saved;
+    victims = GiveBackInOrder(order, [&](size_t c) {
+      saved.Save(kept);
+      AddPackedUse(node, candidates[c], &kept);
+      if (planner.Fits(request, kept)) return true;
+      saved.Restore(&kept);
+      return false;
+    }, &out);
+  }
+  for (size_t c : *victims) out.victims.push_back(all[candidates[c]]);
   return out;
 }
 

@@ -151,5 +151,38 @@ TEST(NodeState, InvalidLabelWinsOverSwitching) {
   EXPECT_EQ(s.blockers.size(), 1u);
 }
 
+// The packed form victim choice reads (PackedAllocation) books exactly what the allocation does:
+// shares, whole cards, several containers on one GPU, init containers and sidecars in phases.
+TEST(NodeState, PackedAllocationsBookWhatTheirAllocationsBook) {
+  Allocation phased = SharedAlloc("phased", "s", {0}, 300, 2048);
+  phased.placement.containers.push_back(ContainerAssignment{.container = "init", .gpu_indices = {0, 1}, .milli_per_gpu = 500,
+                                                            .mib_per_gpu = 4096, .init_position = 1});
+  phased.placement.containers.push_back(ContainerAssignment{.container = "side", .gpu_indices = {1}, .milli_per_gpu = 100,
+                                                            .mib_per_gpu = 1024, .init_position = 2, .sidecar = true});
+  Allocation two = SharedAlloc("two", "s", {2}, 200, 1024);
+  two.placement.containers.push_back(ContainerAssignment{.container = "d", .gpu_indices = {2}, .milli_per_gpu = 300, .mib_per_gpu = 512});
+  two.priority = 7;
+  two.terminating = true;
+  NodeState node = BuildNodeState(SharedNode("s", 4, 16384), {phased, two, SharedAlloc("whole", "s", {3}, 1000, 0, true)});
+  ASSERT_TRUE(node.ready()) << node.condition_reason;
+  ASSERT_EQ(node.packed.size(), node.allocations.size());
+  for (size_t i = 0; i < node.allocations.size(); ++i) {
+    NodeState by_allocation = EmptyUsage(node), by_packed = EmptyUsage(node);
+    AddUse(node.allocations[i], &by_allocation);
+    AddPackedUse(node, i, &by_packed);
+    EXPECT_EQ(by_packed.gpus, by_allocation.gpus) << node.allocations[i].pod_uid;
+    EXPECT_EQ(by_packed.used_milli, by_allocation.used_milli);
+    EXPECT_EQ(node.packed[i].priority, node.allocations[i].priority);
+    EXPECT_EQ(node.packed[i].terminating, node.allocations[i].terminating);
+  }
+  // UID ranks: phased < two < whole.
+  EXPECT_EQ(node.packed[0].uid_rank, 0u);  // allocations are by name: phased, two, whole
+  EXPECT_EQ(node.packed[2].uid_rank, 2u);
+  NodeState whole = BuildNodeState(WholeNode("w", 8), {WholeAlloc("a", "w", 3)});
+  NodeState usage = EmptyUsage(whole);
+  AddPackedUse(whole, 0, &usage);
+  EXPECT_EQ(usage.whole_used, 3);
+}
+
 }  // namespace
 }  // namespace gpusched::placement

@@ -86,8 +86,10 @@ TEST(Victims, PodsWhoseEvictionViolatesABudgetAreGivenBackFirst) {
 TEST(Victims, TerminatingPodsAndPodsTheCallerRulesOutAreNeverVictims) {
   Allocation leaving = WholeAlloc("leaving", "w", 2);
   leaving.terminating = true;
-  NodeState node = BuildNodeState(WholeNode("w", 4), {leaving, WholeAlloc("unknown", "w", 2)});
-  VictimChoice c = Choose(WholePod(2), node, {.priority = 1, .may_evict = [](const Allocation& a) { return a.pod_uid != "unknown"; }});
+  Allocation unknown = WholeAlloc("unknown", "w", 2);
+  unknown.origin = AllocationOrigin::kBooked;  // another replica's booking: kube-scheduler may not have it
+  NodeState node = BuildNodeState(WholeNode("w", 4), {leaving, unknown});
+  VictimChoice c = Choose(WholePod(2), node, {.priority = 1, .known_only = true});
   EXPECT_FALSE(c.helps);
   EXPECT_THAT(Uids(Choose(WholePod(2), node, {.priority = 1})), ElementsAre("unknown"));
 }
@@ -123,8 +125,9 @@ TEST(Victims, ANodeSwitchingModeIsNeverHelpedByEvictions) {
 }
 
 // On random mGPU and whole-GPU nodes, checked against nodes built from scratch: the pod fits once
-// the victims are gone, giving any one victim back leaves no room, and no victim has the
-// preemptor's priority or more.
+// the victims are gone, giving any one victim back leaves no room, no victim has the preemptor's
+// priority or more, and the victims are those of the plain reprieve (each candidate, in order,
+// given back if the planner still finds room), whatever shortcut the choice takes.
 TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
   std::mt19937 rng(7);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -152,7 +155,11 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
     }
     NodeState state = BuildNodeState(node, pods);
     if (!state.ready()) continue;  // a random mGPU node may be over-full: not a preemption case
-    Pod pending = mgpu ? MgpuPod({MgpuC("c", 10 * uniform(3, 9), 1024 * uniform(1, 8))}) : WholePod(uniform(1, 8));
+    Pod pending = WholePod(uniform(1, 8));
+    if (mgpu) {
+      pending = uniform(0, 3) > 0 ? MgpuPod({MgpuC("c", 10 * uniform(3, 9), 1024 * uniform(1, 8))})
+                                  : MgpuPod({MgpuC("c", 10 * uniform(2, 6), 1024 * uniform(1, 4)), MgpuC("d", 10 * uniform(2, 6), 1024)});
+    }
     PodRequest request = AnalyzePod(pending);
     int32_t priority = uniform(1, 4);
     VictimChoice c = ChooseVictims(planner, request, state, {.priority = priority});
@@ -171,6 +178,20 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
       return planner.Evaluate(request, BuildNodeState(node, left), false).fits;
     };
     EXPECT_TRUE(fits_without(gone)) << "round " << round;
+    std::vector<const Allocation*> order;
+    for (const Allocation& a : pods) {
+      if (a.priority < priority) order.push_back(&a);
+    }
+    std::sort(order.begin(), order.end(), [](const Allocation* a, const Allocation* b) {
+      return a->priority != b->priority ? a->priority > b->priority : a->pod_uid < b->pod_uid;
+    });
+    std::set<std::string> plain;
+    for (const Allocation* a : order) plain.insert(a->pod_uid);
+    for (const Allocation* a : order) {
+      plain.erase(a->pod_uid);
+      if (!fits_without(plain)) plain.insert(a->pod_uid);
+    }
+    EXPECT_EQ(gone, plain) << "round " << round;
     for (const std::string& uid : gone) {
       std::set<std::string> fewer = gone;
       fewer.erase(uid);

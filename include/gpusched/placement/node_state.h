@@ -51,6 +51,29 @@ struct GpuSlot {
   bool operator==(const GpuSlot&) const = default;
 };
 
+// One allocation as victim choice reads it (victims.h), packed: a preempt walks every pod of
+// hundreds of nodes, and the Allocation objects, scattered in memory, would miss the cache at
+// each. Its use of the GPUs is NodeState::packed_uses[first_use, first_use + uses) (PodGpuUse's
+// per-GPU use; exact on a ready node, where every container has its GPU indices).
+struct PackedAllocation {
+  int32_t priority = 0;
+  uint32_t uid_rank = 0;   // the position of the pod's UID among the node's, ascending
+  uint32_t first_use = 0;
+  uint16_t uses = 0;
+  uint16_t whole_gpus = 0;  // whole-GPU pods: nvidia.com/gpu booked
+  bool terminating = false;
+  AllocationOrigin origin = AllocationOrigin::kObserved;
+};
+
+// One allocation's use of one GPU, packed (PackedAllocation).
+struct PackedUse {
+  int16_t index = 0;
+  uint8_t instances = 0;
+  bool exclusive = false;
+  int32_t milli = 0;
+  int32_t mib = 0;
+};
+
 // A pod that keeps a node from switching modes.
 struct Blocker {
   std::string pod_key;  // "namespace/name"
@@ -84,6 +107,8 @@ struct NodeState {
   int64_t unassigned_mib = 0;
   std::vector<GpuDevice> devices;  // gpus[i] is devices[i]: UUID, model
   AllocationList allocations;           // every allocation on the node, by pod namespace/name
+  std::vector<PackedAllocation> packed;  // allocations[i] as victim choice reads it
+  std::vector<PackedUse> packed_uses;
   // GPUs held for pending pods nominated to this node (nomination.h), counted as used; not in
   // `allocations`: no pod runs on them yet, and none can be evicted from them.
   std::vector<Allocation> holds;
@@ -111,6 +136,8 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations);
 // REQUIRES: `node` was built by BuildNodeState*.
 NodeState EmptyUsage(const NodeState& node);
 void AddUse(const Allocation& a, NodeState* usage);
+// AddUse of node.allocations[i] from its packed form. REQUIRES: node is ready.
+void AddPackedUse(const NodeState& node, size_t i, NodeState* usage);
 // Books `hold` on `state` as used (its scoring view included) and appends it to state->holds.
 void AddHold(Allocation hold, NodeState* state);
 

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <span>
 #include <string_view>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ class Planner {
   // True if `request` fits `node`: Evaluate's verdict alone, without the reason a refusal carries
   // (for what-ifs that try many states of one node, victims.h). Same REQUIRES as Evaluate.
   bool Fits(const PodRequest& request, const NodeState& node);
+  // Evaluate's placement where the pod fits, nullopt (and no reason formatted) where it does not.
+  // Same REQUIRES as Evaluate.
+  std::optional<Placement> Place(const PodRequest& request, const NodeState& node);
 
   const PlacementOptions& options() const { return options_; }
 

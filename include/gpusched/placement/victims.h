@@ -39,8 +39,9 @@ struct VictimRules {
   // The pending pod's UID: its own hold (nomination.h) is room for it. Holds of pods of lower
   // priority do not count either; the others are never freed.
   std::string_view pod_uid;
-  // False for a pod that must not be named (kube-scheduler does not know it yet); null: any.
-  std::function<bool(const Allocation&)> may_evict;
+  // True: only pods kube-scheduler knows may be named (observed bound, or committed by this
+  // gpusched, which kube-scheduler assumed first): never another replica's booking.
+  bool known_only = false;
   // True if evicting the pod would violate a PodDisruptionBudget; null: none would. Called once
   // per candidate, in decreasing priority then UID, so that it can use budgets up in that order.
   std::function<bool(const Allocation&)> violates_pdb;
@@ -53,11 +54,10 @@ struct VictimChoice {
   std::string reason;                  // when !helps: why evictions cannot make room
 };
 
-// Returns true if `a` may be evicted for the pending pod: lower priority, not terminating, allowed
-// by rules.may_evict.
-inline bool IsCandidate(const Allocation& a, const VictimRules& rules) {
-  return a.priority < rules.priority && !a.terminating && (!rules.may_evict || rules.may_evict(a));
-}
+// Returns true if the pod of `a` may be evicted for the pending pod: lower priority, not
+// terminating, known to kube-scheduler where the rules ask.
+bool IsCandidate(const PackedAllocation& a, const VictimRules& rules);
+bool IsCandidate(const Allocation& a, const VictimRules& rules);
 
 // The reprieve every mode shares, once the pod fits with all `candidates` gone: they are split
 // into those whose eviction violates a budget (rules.violates_pdb, called in the order below) and
