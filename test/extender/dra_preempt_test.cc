@@ -74,6 +74,24 @@ TEST_F(DraPreempt, KubeSchedulersVictimHoldingTheWrongDeviceIsReplaced) {
             R"({"NodeNameToMetaVictims":{"dra-a":{"Pods":[{"UID":"lo-a"}],"NumPDBViolations":0}}})");
 }
 
+TEST(DraPreemptBudgets, AClaimPodWhoseEvictionViolatesABudgetIsSparedFirst) {
+  // lo-a (priority 0) is the cheaper victim, but a budget allowing no disruption covers it: it is
+  // given back first, and lo-b (5) goes instead.
+  std::string guarded = ClaimPod("lo-a", "lo-a", "dra-a", 0);
+  guarded.replace(guarded.find(R"("uid":"lo-a")"), 12, R"("uid":"lo-a","labels":{"app":"db"})");
+  TestServer server(ListJson({std::string(kGpuClass), DraNode("dra-a"), GpuSlice("dra-a", 2),
+                              Claim("lo-a", ClaimSpec(1, ""), {"dra-a/gpu-0"}, {"lo-a"}), guarded,
+                              Claim("lo-b", ClaimSpec(1, ""), {"dra-a/gpu-1"}, {"lo-b"}), ClaimPod("lo-b", "lo-b", "dra-a", 5),
+                              Claim("want-1", ClaimSpec(1, "")), Claim("want-2", ClaimSpec(2, "")),
+                              BudgetJson("ml", "db", {{"app", "db"}}, 0)}));
+  HttpClient client(server.port());
+  EXPECT_EQ(client.Post("/preempt", PreemptMetaJson(ClaimPod("want", "want-1", "", 10), {{"dra-a", {}}})).body,
+            R"({"NodeNameToMetaVictims":{"dra-a":{"Pods":[{"UID":"lo-b"}],"NumPDBViolations":0}}})");
+  // Both GPUs: the violation cannot be avoided, and is counted.
+  EXPECT_EQ(client.Post("/preempt", PreemptMetaJson(ClaimPod("want", "want-2", "", 10), {{"dra-a", {}}})).body,
+            R"({"NodeNameToMetaVictims":{"dra-a":{"Pods":[{"UID":"lo-b"},{"UID":"lo-a"}],"NumPDBViolations":1}}})");
+}
+
 TEST_F(DraPreempt, APodWhoseClaimDoesNotExistYetFitsNowhere) {
   EXPECT_EQ(Preempt(ClaimPod("want", "missing", "", 10), Placeholders()), R"({"NodeNameToMetaVictims":{}})");
 }
