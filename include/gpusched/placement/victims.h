@@ -17,6 +17,12 @@
 // Nodes that are not ready (switching mode, invalid label, inconsistent) are never helped by
 // evictions: their refusal does not depend on the pods that run there.
 //
+// Speed: the choice reads the node's packed allocations (NodeState::packed), and for mGPU pods
+// keeps a witness, the GPUs of a placement the planner found: a candidate on none of them is
+// given back without asking again. The planner confirms the final state; where it does not (its
+// search missing what a witness showed), the choice is made again asking it at every step. The
+// answer is the plain reprieve's either way.
+//
 // Pure: the result depends only on the arguments.
 #pragma once
 
