@@ -21,7 +21,7 @@
 // keeps a witness, the GPUs of a placement the planner found: a candidate on none of them is
 // given back without asking again. The planner confirms the final state; where it does not (its
 // search missing what a witness showed), the choice is made again asking it at every step. The
-// answer is the plain reprieve's either way.
+// answers are checked against the plain reprieve by a randomized test (victims_test).
 //
 // Pure: the result depends only on the arguments.
 #pragma once
