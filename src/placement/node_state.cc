@@ -97,9 +97,26 @@ std::string BuildLayout(NodeState* state) {
 // Returns the slot with device index `index` in `gpus` (sorted by index), or nullptr.
 template <typename Slots>
 auto FindSlot(Slots& gpus, int index) -> decltype(&gpus[0]) {
+  // Devices are usually numbered 0..n-1: then the index is the position.
+  if (index >= 0 && static_cast<size_t>(index) < gpus.size() && gpus[static_cast<size_t>(index)].index == index) {
+    return &gpus[static_cast<size_t>(index)];
+  }
   auto it = std::lower_bound(gpus.begin(), gpus.end(), index,
                              [](const GpuSlot& s, int i) { return s.index < i; });
   return it != gpus.end() && it->index == index ? &*it : nullptr;
+}
+
+// Books what one pod uses of GPU `slot`.
+void BookOnSlot(const GpuUse& use, GpuSlot* slot) {
+  slot->instances += use.instances;
+  if (use.exclusive) {
+    slot->exclusive = true;
+    slot->used_milli += kMilliPerGpu;
+    slot->used_mib += slot->memory_mib;
+  } else {
+    slot->used_milli += use.milli;
+    slot->used_mib += use.mib;
+  }
 }
 
 // Books what one pod uses of one GPU. Returns false if the node has no GPU `use.index`.
@@ -110,15 +127,7 @@ bool BookOnGpu(const GpuUse& use, NodeState* state) {
     state->unassigned_mib += use.mib;
     return false;
   }
-  slot->instances += use.instances;
-  if (use.exclusive) {
-    slot->exclusive = true;
-    slot->used_milli += kMilliPerGpu;
-    slot->used_mib += slot->memory_mib;
-  } else {
-    slot->used_milli += use.milli;
-    slot->used_mib += use.mib;
-  }
+  BookOnSlot(use, slot);
   return true;
 }
 
@@ -328,11 +337,19 @@ void AddUse(const Allocation& a, NodeState* usage) {
 void AddPackedUse(const NodeState& node, size_t i, NodeState* usage) {
   const PackedAllocation& p = node.packed[i];
   usage->whole_used += p.whole_gpus;
+  // The totals move with the slots (SumUsage's sums, kept without summing again: a what-if adds
+  // dozens of pods one at a time). Every index is the node's (a ready node books no other).
+  bool mgpu = usage->mode == NodeMode::kMgpu;
   for (uint32_t k = p.first_use; k < p.first_use + p.uses; ++k) {
     const PackedUse& u = node.packed_uses[k];
-    BookOnGpu(GpuUse{.index = u.index, .milli = u.milli, .mib = u.mib, .instances = u.instances, .exclusive = u.exclusive}, usage);
+    GpuSlot* slot = FindSlot(usage->gpus, u.index);
+    if (slot == nullptr) continue;
+    int64_t milli = slot->used_milli, mib = slot->used_mib;
+    BookOnSlot(GpuUse{.index = u.index, .milli = u.milli, .mib = u.mib, .instances = u.instances, .exclusive = u.exclusive}, slot);
+    if (!mgpu || !slot->healthy) continue;
+    usage->used_milli += slot->used_milli - milli;
+    usage->used_mib += slot->used_mib - mib;
   }
-  SumUsage(usage);
 }
 
 void AddHold(Allocation hold, NodeState* state) {

@@ -125,12 +125,18 @@ bool Planner::Fits(const PodRequest& request, const NodeState& node) {
   return fits;
 }
 
-std::optional<Placement> Planner::Place(const PodRequest& request, const NodeState& node) {
+bool Planner::Witness(const PodRequest& request, const NodeState& node, std::vector<int>* gpus) {
+  gpus->clear();
+  const MgpuContainerRequest* first = request.containers.empty() ? nullptr : &request.containers.front();
+  bool one_slice = request.kind == RequestKind::kMgpu && request.containers.size() == 1 && first->cards == 1 && !first->whole_card;
   explain_ = false;
-  NodeVerdict v = Evaluate(request, node, /*want_placement=*/true);
+  witness_ = one_slice ? gpus : nullptr;
+  NodeVerdict v = Evaluate(request, node, /*want_placement=*/!one_slice);
+  witness_ = nullptr;
   explain_ = true;
-  if (!v.fits) return std::nullopt;
-  return std::move(v.placement);
+  if (!v.fits) return false;
+  for (const ContainerAssignment& c : v.placement.containers) gpus->insert(gpus->end(), c.gpu_indices.begin(), c.gpu_indices.end());
+  return true;
 }
 
 void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, NodeVerdict* v) {
@@ -177,6 +183,12 @@ void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Pol
     if (best != nullptr) {
       v->fits = true;
       if (want_placement) PlaceSlice(first, best->index, v);
+      if (witness_ != nullptr) witness_->assign(1, best->index);
+      return;
+    }
+    // No GPU takes the slice: the search below would only find the same, and explain why.
+    if (!explain_) {
+      v->reject = Reject::kInsufficient;
       return;
     }
   }

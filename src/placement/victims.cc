@@ -86,13 +86,6 @@ std::vector<uint32_t> Candidates(const NodeState& node, const VictimRules& rules
   return out;
 }
 
-// The GPUs `placement` puts containers on.
-std::vector<int> GpusOf(const Placement& placement) {
-  std::vector<int> out;
-  for (const ContainerAssignment& c : placement.containers) out.insert(out.end(), c.gpu_indices.begin(), c.gpu_indices.end());
-  return out;
-}
-
 // True if node.allocations[i] uses none of `gpus`.
 bool Avoids(const NodeState& node, size_t i, const std::vector<int>& gpus) {
   const PackedAllocation& p = node.packed[i];
@@ -110,9 +103,8 @@ bool Avoids(const NodeState& node, size_t i, const std::vector<int>& gpus) {
 std::optional<std::vector<size_t>> GiveBackWithWitness(Planner& planner, const PodRequest& request, const NodeState& node,
                                                        const std::vector<uint32_t>& candidates, const ReprieveOrder& order,
                                                        NodeState* kept, VictimChoice* out) {
-  std::optional<Placement> first = planner.Place(request, *kept);
-  if (!first) return std::nullopt;
-  std::vector<int> witness = GpusOf(*first);
+  std::vector<int> witness;
+  if (!planner.Witness(request, *kept, &witness)) return std::nullopt;
   Saved saved;
   std::vector<size_t> victims = GiveBackInOrder(order, [&](size_t c) {
     size_t i = candidates[c];
@@ -122,10 +114,7 @@ std::optional<std::vector<size_t>> GiveBackWithWitness(Planner& planner, const P
     }
     saved.Save(*kept);
     AddPackedUse(node, i, kept);
-    if (std::optional<Placement> p = planner.Place(request, *kept)) {
-      witness = GpusOf(*p);
-      return true;
-    }
+    if (planner.Witness(request, *kept, &witness)) return true;
     saved.Restore(kept);
     return false;
   }, out);

@@ -64,9 +64,11 @@ class Planner {
   // True if `request` fits `node`: Evaluate's verdict alone, without the reason a refusal carries
   // (for what-ifs that try many states of one node, victims.h). Same REQUIRES as Evaluate.
   bool Fits(const PodRequest& request, const NodeState& node);
-  // Evaluate's placement where the pod fits, nullopt (and no reason formatted) where it does not.
-  // Same REQUIRES as Evaluate.
-  std::optional<Placement> Place(const PodRequest& request, const NodeState& node);
+  // True if `request` fits `node`, as Fits, with the GPUs of one placement in `gpus`: for a
+  // one-slice mGPU request the first GPU by index where it fits (found without allocating),
+  // otherwise those of Evaluate's placement. For what-ifs that keep a witness (victims.h). Same
+  // REQUIRES as Evaluate.
+  bool Witness(const PodRequest& request, const NodeState& node, std::vector<int>* gpus);
 
   const PlacementOptions& options() const { return options_; }
 
@@ -119,6 +121,7 @@ class Planner {
   int steps_ = 0;
   bool budget_hit_ = false;
   bool explain_ = true;  // false inside Fits: refusals skip their reasons
+  std::vector<int>* witness_ = nullptr;  // inside Witness: where the one-slice scan reports its GPU
 };
 
 // Evaluates `request` on each of `nodes` in order and calls on_verdict(i, NodeVerdict&&) for each;
