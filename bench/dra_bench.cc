@@ -8,11 +8,15 @@
 //   BM_DraPlanner*Uncached the allocator on every node (what the two above measured before the
 //                          verdict cache)
 //   BM_DraServiceFilter    the extender's filter in process: JSON body in, JSON reply out
+//   BM_DraServicePreempt   the preempt verb in process on full nodes (4 bound pods of priority 0
+//                          holding 2 GPUs each through their claims), every node a placeholder
 //   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
 //   BM_DraStateFromJson    one DRA change the old way: every object decoded again from JSON
 //   BM_DraStateFromTypedDelta  one claim change now: applied to the typed set, state rebuilt
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+
+#include <map>
 
 #include "cluster_json.h"
 #include "gpusched/extender/service.h"
@@ -34,9 +38,33 @@ void AddJson(ClusterObjects* c, const std::string& object) {
 
 std::string NodeName(int n) { return fmt::format("dra-{:04}", n); }
 
+// Node `node`'s GPUs held by 4 claims of 2 GPUs each, reserved for 4 pods of priority 0 bound
+// there (a full node).
+std::vector<std::string> FullNodeJson(const std::string& node) {
+  std::vector<std::string> out;
+  for (int k = 0; k < 4; ++k) {
+    std::string results;
+    for (int i : {2 * k, 2 * k + 1}) {
+      results += fmt::format(R"({}{{"request":"gpus","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})", i % 2 ? "," : "", node, i);
+    }
+    out.push_back(fmt::format(
+        R"({{"kind":"ResourceClaim","metadata":{{"name":"hold-{0}-{1}","namespace":"ml","uid":"c-{0}-{1}"}},
+        "spec":{{"devices":{{"requests":[{{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":2}}}}]}}}},
+        "status":{{"allocation":{{"devices":{{"results":[{2}]}}}},"reservedFor":[{{"resource":"pods","name":"p-{0}-{1}","uid":"p-{0}-{1}"}}]}}}})",
+        node, k, results));
+    out.push_back(fmt::format(
+        R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p-{0}-{1}","namespace":"ml","uid":"p-{0}-{1}"}},
+        "spec":{{"nodeName":"{0}","priority":0,"containers":[{{"name":"main","resources":{{"requests":{{"cpu":"4"}},"claims":[{{"name":"gpus"}}]}}}}],
+        "resourceClaims":[{{"name":"gpus","resourceClaimName":"hold-{0}-{1}"}}]}},"status":{{"phase":"Running"}}}})",
+        node, k));
+  }
+  return out;
+}
+
 // The DRA objects as Kubernetes JSON: one slice per node, the NVIDIA class, the pending pod's
-// claim and, for every node, a claim allocated to GPUs 0-3 (half the GPUs).
-std::vector<std::string> DraClusterJson(int nodes) {
+// claim and, for every node, a claim allocated to GPUs 0-3 (half the GPUs), or with `full`,
+// FullNodeJson.
+std::vector<std::string> DraClusterJson(int nodes, bool full = false) {
   std::vector<std::string> out;
   for (int n = 0; n < nodes; ++n) {
     std::string node = NodeName(n);
@@ -50,6 +78,10 @@ std::vector<std::string> DraClusterJson(int nodes) {
         R"({{"kind":"ResourceSlice","metadata":{{"name":"{0}-gpu"}},"spec":{{"driver":"gpu.nvidia.com","nodeName":"{0}",
         "pool":{{"name":"{0}","generation":1,"resourceSliceCount":1}},"devices":[{1}]}}}})",
         node, devices));
+    if (full) {
+      for (std::string& o : FullNodeJson(node)) out.push_back(std::move(o));
+      continue;
+    }
     std::string results;
     for (int i = 0; i < 4; ++i) {
       results += fmt::format(R"({}{{"request":"gpus","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})", i ? "," : "", node, i);
@@ -72,13 +104,14 @@ std::vector<std::string> DraClusterJson(int nodes) {
 }
 
 // The whole cluster: nvidia-dra nodes and the DRA objects above.
-ClusterObjects DraCluster(int nodes) {
+ClusterObjects DraCluster(int nodes, bool full = false) {
   ClusterObjects c;
   for (int n = 0; n < nodes; ++n) {
-    AddJson(&c, fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}}}})",
+    AddJson(&c, fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}},
+      "status":{{"allocatable":{{"cpu":"64","memory":"527952472Ki","pods":"110"}}}}}})",
                             NodeName(n)));
   }
-  for (const std::string& text : DraClusterJson(nodes)) AddJson(&c, text);
+  for (const std::string& text : DraClusterJson(nodes, full)) AddJson(&c, text);
   return c;
 }
 
@@ -165,6 +198,26 @@ void BM_DraServiceFilter(benchmark::State& state) {
   state.counters["reply_bytes"] = static_cast<double>(reply);
 }
 
+void BM_DraServicePreempt(benchmark::State& state) {
+  inventory::Inventory inv;
+  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)), /*full=*/true);
+  std::map<std::string, std::vector<std::string>> placeholders;
+  for (const Node& n : cluster.nodes) placeholders[n.name] = {};
+  inv.ReplaceCluster(std::move(cluster));
+  extender::Service service(&inv, extender::ServiceOptions{});
+  std::string pod = PodJson();
+  pod.replace(pod.find(R"("containers")"), 12, R"("priority":1000,"containers")");
+  std::string body = testing::PreemptMetaJson(pod, placeholders);
+  size_t reply = 0;
+  for (auto _ : state) {
+    StatusOr<std::string> out = service.Preempt(body);
+    if (!out.ok()) state.SkipWithError(out.status().message().c_str());
+    reply = out.ok() ? out->size() : 0;
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["reply_bytes"] = static_cast<double>(reply);
+}
+
 // The DRA state of `cluster`, built anew (the set it is built from is gone on return).
 dra::ClusterStatePtr FreshState(const ClusterObjects& cluster) {
   dra::DraObjectSet objects;
@@ -225,6 +278,7 @@ BENCHMARK(BM_DraPlannerRank)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerFilterUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerRankUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraServicePreempt)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraAllocatorColdCel)->Arg(500)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

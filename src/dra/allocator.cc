@@ -53,7 +53,7 @@ AllocatorOutcome Allocate(const AllocatorInput& input) {
       out.reason = fmt::format("gave up after {} allocation steps (the search bound); no device set found yet", search.steps);
       break;
     default:
-      out.reason = Diagnose(*claims, checks, input.features);
+      out.reason = input.want_reason ? Diagnose(*claims, checks, input.features) : "no device set fits";
       if (pools->invalid_pools) out.reason += "; invalid resource pools were encountered";
       break;
   }

@@ -194,6 +194,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
   if (std::optional<NodeVerdict> no = CheckAllocated(info)) return DraVerdict{.node = std::move(*no)};
   dra::NodePoolsPtr pools = state_.PoolsFor(info);
+  bool what_if = held != nullptr;  // EvaluateHeld: only whether it fits matters
   dra::AllocatedDevices merged, with_holds;
   if (held == nullptr) held = Held(&merged);
   held = WithHolds(node, held, &with_holds);
@@ -207,7 +208,8 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
                                              .compiled = &compiled_,
                                              .max_steps = options_.max_steps,
                                              .pools = pools.get(),
-                                             .want_results = rank});
+                                             .want_results = rank,
+                                             .want_reason = !what_if});
   };
   dra::AllocatorOutcome compat = run(anonymous_ptrs_);
   if (compat.kind == dra::AllocatorOutcome::Kind::kError) return RequestError(std::move(compat.reason), compat.steps);

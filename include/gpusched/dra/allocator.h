@@ -61,6 +61,9 @@ struct AllocatorInput {
   const NodePools* pools = nullptr;
   // False: only whether the claims fit matters (filter); results are left empty.
   bool want_results = true;
+  // False: a refusal's reason is not worked out (what-ifs that try many states); `reason` then
+  // says only that no device set fits.
+  bool want_reason = true;
   // Share IDs for consumable-capacity results; default: a counter-derived UUID.
   std::function<std::string()> new_share_id;
 };

@@ -65,7 +65,8 @@ class DraPlanner {
 
   // The verdict on `node` as if the devices held were `held` instead of the cluster's (a what-if:
   // some claims deallocated; dra_victims.h), the node's holds that bind the pod besides. `held`
-  // needs to be right only for the devices `node` can use. Never cached.
+  // needs to be right only for the devices `node` can use. Never cached; a refusal by the
+  // allocator says only that no device set fits.
   DraVerdict EvaluateHeld(const NodeState& node, const dra::AllocatedDevices& held, bool rank = false) const;
 
   // True if verdicts depend only on shape() and the node: the pod has no claim allocated already
