@@ -59,15 +59,20 @@ std::optional<MetaVictims> Offered(const PreemptionCandidate& c) {
 std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement::NodeState& node,
                                   const std::vector<std::string_view>& chosen, placement::ResourceFit* fit) {
   std::vector<Victim> seen, out;
+  // Where the pod fits the rest already, every offered victim gpusched sees is given back (the
+  // loop below would give each back in turn): only the others are kept.
+  bool none_needed = fit->known() && fit->Fits();
   for (size_t i = 0; i < c.victim_uids.size(); ++i) {
     std::string_view uid = c.victim_uids[i];
     if (std::find(chosen.begin(), chosen.end(), uid) != chosen.end()) continue;
     const PodUse* use = fit->Find(uid);
     std::optional<int32_t> p = use != nullptr ? std::optional<int32_t>(use->priority)
                                : i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
+    if (use != nullptr && none_needed) continue;
     (use != nullptr ? seen : out).push_back(Victim{.priority = p, .uid = uid, .offered_at = i, .use = use});
     if (use != nullptr) fit->Remove(*use);
   }
+  if (none_needed) return out;
   if (!fit->known()) {
     std::erase_if(seen, [&](const Victim& v) { return HoldsGpusOn(node, v.uid); });
   } else if (fit->Fits()) {
