@@ -589,12 +589,61 @@ StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
   return c;
 }
 
+StatusOr<DeviceTaintRule> DecodeDeviceTaintRule(const Value& v) {
+  DeviceTaintRule r;
+  std::string path;
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "DeviceTaintRule", &r.name, nullptr, &path));
+  std::string version;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(v, "apiVersion", path, &version));
+  if (!version.empty() && version != "resource.k8s.io/v1" && version != "resource.k8s.io/v1beta2" &&
+      version != "resource.k8s.io/v1alpha3") {
+    return InvalidArgumentError(fmt::format("{}.apiVersion: \"{}\" is not supported (gpusched reads DeviceTaintRules of "
+                                            "resource.k8s.io/v1, v1beta2 and v1alpha3)",
+                                            path, version));
+  }
+  const Value* spec = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
+  if (spec == nullptr) return InvalidArgumentError(path + ".spec: missing");
+  std::string sp = path + ".spec";
+  const Value* selector = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "deviceSelector", sp, &selector));
+  if (selector != nullptr) {
+    std::string sel = sp + ".deviceSelector";
+    r.has_selector = true;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "driver", sel, &r.driver));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "pool", sel, &r.pool));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "device", sel, &r.device));
+    // v1alpha3 also selected by class and CEL; both were dropped from the API in 1.36. A rule
+    // using them is refused (named in /debug/inventory) rather than applied to devices it does
+    // not select.
+    std::string device_class;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "deviceClassName", sel, &device_class));
+    const Value* cel = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(json::FindArray(*selector, "selectors", sel, &cel));
+    if (!device_class.empty() || (cel != nullptr && cel->Size() > 0)) {
+      return InvalidArgumentError(fmt::format("{}: deviceClassName and selectors (v1alpha3) are not supported; select by "
+                                              "driver, pool and device",
+                                              sel));
+    }
+  }
+  const Value* taint = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "taint", sp, &taint));
+  if (taint == nullptr) return InvalidArgumentError(sp + ".taint: missing");
+  std::string tp = sp + ".taint";
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*taint, "key", tp, &r.taint.key));
+  if (r.taint.key.empty()) return InvalidArgumentError(tp + ".key: missing");
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*taint, "value", tp, &r.taint.value));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*taint, "effect", tp, &r.taint.effect));
+  return r;
+}
+
 StatusOr<ResourceSlice> ParseResourceSlice(std::string_view text) { return ParseWith(text, &DecodeResourceSlice); }
 StatusOr<DeviceClass> ParseDeviceClass(std::string_view text) { return ParseWith(text, &DecodeDeviceClass); }
 StatusOr<ResourceClaim> ParseResourceClaim(std::string_view text) { return ParseWith(text, &DecodeResourceClaim); }
 
 std::optional<dra::ObjectKind> DraKind(std::string_view kind) {
-  for (dra::ObjectKind k : {dra::ObjectKind::kResourceSlice, dra::ObjectKind::kDeviceClass, dra::ObjectKind::kResourceClaim}) {
+  for (dra::ObjectKind k : {dra::ObjectKind::kResourceSlice, dra::ObjectKind::kDeviceClass, dra::ObjectKind::kResourceClaim,
+                            dra::ObjectKind::kDeviceTaintRule}) {
     if (dra::ObjectKindName(k) == kind) return k;
   }
   return std::nullopt;
@@ -633,6 +682,7 @@ dra::DraObject DecodeDraObject(const Value& v, dra::ObjectKind kind) {
     }
     case dra::ObjectKind::kDeviceClass: take(DecodeDeviceClass(v)); break;
     case dra::ObjectKind::kResourceClaim: take(DecodeResourceClaim(v)); break;
+    case dra::ObjectKind::kDeviceTaintRule: take(DecodeDeviceTaintRule(v)); break;
   }
   return out;
 }

@@ -71,6 +71,44 @@ TEST(DraObjectSet, WithClaimReplacesOneClaimAndKeepsTheRest) {
   EXPECT_EQ(after->slices().all().size(), 1u);
 }
 
+DraObject TaintRule(std::string name, std::string version, std::string pool, std::string device, std::string effect) {
+  DeviceTaintRule r{.name = name, .has_selector = true, .driver = "gpu.nvidia.com", .pool = std::move(pool), .device = std::move(device),
+                    .taint = {.key = "gpu.nvidia.com/xid", .value = "79", .effect = std::move(effect)}};
+  return DraObject{.kind = ObjectKind::kDeviceTaintRule, .key = name, .resource_version = std::move(version), .value = std::move(r)};
+}
+
+std::vector<DeviceTaint> TaintsOf(const ClusterState& state, std::string_view slice) {
+  for (const auto& s : state.slices().all()) {
+    if (s->slice().name == slice) return s->slice().devices[0].taints;
+  }
+  return {};
+}
+
+// As kube-scheduler's ListWithDeviceTaintRules: a rule's taint is on every device it selects, as
+// if the driver had published it; a slice it does not touch stays the very same object, and a
+// touched one keeps its copy (and its nodes their version) until the slice or the rules change.
+TEST(DraObjectSet, DeviceTaintRulesAreMergedIntoTheDevicesTheySelect) {
+  DraObjectSet set;
+  set.Apply(DraDelta{.upserts = {Slice("s1", "1", "n1"), Slice("s2", "1", "n2"), TaintRule("xid", "1", "n1", "gpu-0", "NoSchedule")}});
+  ClusterStatePtr first = set.Build();
+  EXPECT_THAT(TaintsOf(*first, "s1"), ElementsAre(DeviceTaint{.key = "gpu.nvidia.com/xid", .value = "79", .effect = "NoSchedule"}));
+  EXPECT_THAT(TaintsOf(*first, "s2"), ::testing::IsEmpty());
+  set.Apply(DraDelta{.upserts = {Claim("c", "1")}});
+  ClusterStatePtr second = set.Build(first.get());
+  EXPECT_EQ(second->NodeVersion("n1"), first->NodeVersion("n1"));
+  // A rule without a selector selects nothing; one without a pool selects the driver's devices.
+  DraObject none = TaintRule("none", "1", "", "", "NoExecute");
+  std::get<DeviceTaintRule>(none.value).has_selector = false;
+  set.Apply(DraDelta{.upserts = {none, TaintRule("all", "1", "", "", "NoExecute")}});
+  ClusterStatePtr third = set.Build(second.get());
+  EXPECT_EQ(TaintsOf(*third, "s1").size(), 2u);
+  EXPECT_EQ(TaintsOf(*third, "s2").size(), 1u);
+  EXPECT_NE(third->NodeVersion("n2"), second->NodeVersion("n2"));
+  // Rules deleted: the devices are as published again.
+  set.Apply(DraDelta{.deletes = {{ObjectKind::kDeviceTaintRule, "xid"}, {ObjectKind::kDeviceTaintRule, "all"}}});
+  EXPECT_THAT(TaintsOf(*set.Build(third.get()), "s1"), ::testing::IsEmpty());
+}
+
 DraObject ClassObject(std::string name, std::string version, std::string expression) {
   DeviceClass c{.name = name, .selectors = {std::move(expression)}};
   return DraObject{.kind = ObjectKind::kDeviceClass, .key = name, .resource_version = std::move(version), .value = std::move(c)};

@@ -176,6 +176,38 @@ TEST(DraHttp, MalformedObjectsAnswerErrorsThatNameThemAndTheServerKeepsServing) 
   EXPECT_THAT(Filter(server.port(), ClaimPod("p6", "ok"), {"dra-a"}).kept, ElementsAre("dra-a"));
 }
 
+// A DeviceTaintRule as the API server writes it (1.36: v1beta2; 1.33-1.35: v1alpha3).
+std::string TaintRule(const std::string& name, const std::string& version, const std::string& selector, const std::string& effect) {
+  return fmt::format(R"({{"apiVersion":"resource.k8s.io/{}","kind":"DeviceTaintRule","metadata":{{"name":"{}","uid":"r-{}",
+    "resourceVersion":"41","generation":1,"creationTimestamp":"2026-12-01T08:00:00Z"}},
+    "spec":{{"deviceSelector":{},"taint":{{"key":"gpu.nvidia.com/xid","value":"79","effect":"{}","timeAdded":"2026-12-01T08:00:00Z"}}}},
+    "status":{{"conditions":[]}}}})",
+                     version, name, name, selector, effect);
+}
+
+// Upstream (ListWithDeviceTaintRules) allocates against slices with the rules' taints merged in:
+// a device a rule taints NoSchedule is only for claims that tolerate it.
+TEST(DraHttp, DeviceTaintRulesKeepClaimsOffTheDevicesTheyTaint) {
+  std::string tolerating = R"({"devices":{"requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","count":2,
+    "tolerations":[{"key":"gpu.nvidia.com/xid","operator":"Exists","effect":"NoSchedule"}]}}]}})";
+  std::string by_class = R"({"deviceClassName":"gpu.nvidia.com"})";
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), Claim("two", ClaimSpec(2, "")),
+                              Claim("one", ClaimSpec(1, "")), Claim("tolerant", tolerating),
+                              TaintRule("xid-79", "v1beta2", R"({"driver":"gpu.nvidia.com","pool":"dra-a","device":"gpu-0"})", "NoSchedule"),
+                              TaintRule("old", "v1alpha3", by_class, "NoExecute")}));
+  Filtered two = Filter(server.port(), ClaimPod("p1", "two"), {"dra-a"});
+  EXPECT_THAT(two.kept, ::testing::IsEmpty());
+  EXPECT_THAT(two.failed["dra-a"], HasSubstr("taint"));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("p2", "one"), {"dra-a"}).kept, ElementsAre("dra-a"));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("p3", "tolerant"), {"dra-a"}).kept, ElementsAre("dra-a"));
+  // A v1alpha3 rule selecting by class cannot be applied exactly: it is refused, and named.
+  HttpReply debug = HttpClient(server.port()).Get("/debug/inventory");
+  EXPECT_THAT(debug.body, HasSubstr("DeviceTaintRule old.spec.deviceSelector: deviceClassName and selectors (v1alpha3) are not supported"));
+  // The rule withdrawn, the device serves every claim again.
+  server.Reload(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), Claim("two", ClaimSpec(2, ""))}));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("p1", "two"), {"dra-a"}).kept, ElementsAre("dra-a"));
+}
+
 TEST(DraHttp, AClaimSharedByTwoPodsIsAllocatedOnceAndTheSecondPodFollowsIt) {
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), DraNode("dra-d"), GpuSlice("dra-d", 2), std::string(kGpuClass),
                               Claim("shared", ClaimSpec(2, ""), {"dra-a/gpu-0", "dra-a/gpu-1"}, {"first"}),

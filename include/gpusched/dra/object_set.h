@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -22,9 +23,9 @@
 
 namespace gpusched::dra {
 
-enum class ObjectKind { kResourceSlice, kDeviceClass, kResourceClaim };
+enum class ObjectKind { kResourceSlice, kDeviceClass, kResourceClaim, kDeviceTaintRule };
 
-// "ResourceSlice", "DeviceClass", "ResourceClaim".
+// "ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule".
 std::string_view ObjectKindName(ObjectKind kind);
 
 // One DRA object as read from the API server, or why it could not be read.
@@ -32,7 +33,7 @@ struct DraObject {
   ObjectKind kind = ObjectKind::kResourceSlice;
   std::string key;               // namespace/name for claims, name otherwise
   std::string resource_version;  // metadata.resourceVersion ("" if none)
-  std::variant<std::monostate, SlicePtr, DeviceClass, ResourceClaim> value;  // monostate: unreadable
+  std::variant<std::monostate, SlicePtr, DeviceClass, ResourceClaim, DeviceTaintRule> value;  // monostate: unreadable
   std::string error;  // when unreadable: names the object, the field and the value
 
   bool readable() const { return value.index() != 0; }
@@ -55,15 +56,29 @@ class DraObjectSet {
   bool Apply(DraDelta delta);
 
   // The state of the objects held (shares the slices, copies the rest; unreadable objects
-  // become its errors()). `previous`: the state this one follows, so that unchanged nodes keep
-  // their ClusterState::NodeVersion; may be null.
+  // become its errors()). The DeviceTaintRules' taints are merged into the devices they match,
+  // as kube-scheduler allocates (ListWithDeviceTaintRules): a slice a rule touches is replaced by
+  // a copy with the taints appended, kept from one Build to the next while neither the slice nor
+  // the rules change (so that its nodes keep their NodeVersion). `previous`: the state this one
+  // follows, so that unchanged nodes keep their ClusterState::NodeVersion; may be null.
   ClusterStatePtr Build(const ClusterState* previous = nullptr) const;
 
   size_t size() const { return objects_.size(); }
 
  private:
+  // `slice` with the rules' taints merged in (itself when none matches), from tainted_ if kept.
+  SlicePtr Tainted(const SlicePtr& slice, const std::vector<const DeviceTaintRule*>& rules) const;
+
   std::map<std::pair<ObjectKind, std::string>, DraObject> objects_;
+  uint64_t rules_version_ = 0;  // changes whenever a DeviceTaintRule is added, changed or removed
+  // The tainted copies made for rules_version_, by the slice they copy.
+  mutable std::map<const ResourceSlice*, std::pair<SlicePtr, SlicePtr>> tainted_;
+  mutable uint64_t tainted_version_ = 0;
 };
+
+// Returns `slice` with the taints of the `rules` that match its devices appended to them, or
+// `slice` itself when no rule matches.
+SlicePtr WithTaintRules(const SlicePtr& slice, const std::vector<const DeviceTaintRule*>& rules);
 
 // Returns `state` with `claim` in place of the claim of the same namespace and name (added if
 // absent): owner mode's in-memory claim writes. Shares the slices, copies the other objects;

@@ -74,6 +74,24 @@ struct DeviceTaint {
   bool operator==(const DeviceTaint&) const = default;
 };
 
+// A DeviceTaintRule (resource.k8s.io v1alpha3, v1beta2, v1): `taint` on every device its
+// selector matches, as if the driver had published it there. Selector fields left empty match any
+// value; a rule without a selector matches no device.
+struct DeviceTaintRule {
+  std::string name;
+  bool has_selector = false;
+  std::string driver;
+  std::string pool;
+  std::string device;
+  DeviceTaint taint;
+
+  bool Matches(std::string_view slice_driver, std::string_view slice_pool, std::string_view device_name) const {
+    return has_selector && (driver.empty() || driver == slice_driver) && (pool.empty() || pool == slice_pool) &&
+           (device.empty() || device == device_name);
+  }
+  bool operator==(const DeviceTaintRule&) const = default;
+};
+
 struct DeviceToleration {
   std::string key;
   std::string op = "Equal";  // Exists or Equal
