@@ -12,7 +12,7 @@
 
 namespace gpusched::kubeapi {
 
-enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kBudget, kResourceSlice, kResourceClaim, kDeviceClass };
+enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kBudget, kResourceSlice, kResourceClaim, kDeviceClass, kDeviceTaintRule };
 
 namespace {
 
@@ -89,6 +89,7 @@ class ClusterSync::Handler : public ReflectorHandler {
   }
   dra::ObjectKind DraKind() const {
     if (kind_ == Kind::kResourceClaim) return dra::ObjectKind::kResourceClaim;
+    if (kind_ == Kind::kDeviceTaintRule) return dra::ObjectKind::kDeviceTaintRule;
     return kind_ == Kind::kDeviceClass ? dra::ObjectKind::kDeviceClass : dra::ObjectKind::kResourceSlice;
   }
 
@@ -150,23 +151,62 @@ class ClusterSync::Handler : public ReflectorHandler {
   DraFeed* const feed_;
 };
 
-StatusOr<std::string> DiscoverDraVersion(ApiClient* client) {
+namespace {
+
+// The versions of resource.k8s.io the cluster serves (GET /apis/resource.k8s.io); none when it
+// does not serve the group (404).
+StatusOr<std::set<std::string>> ServedDraVersions(ApiClient* client) {
   GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", "/apis/resource.k8s.io", {}, "application/json", std::chrono::seconds(10)));
-  if (r.status == 404) return std::string();
+  std::set<std::string> served;
+  if (r.status == 404) return served;
   if (r.status != 200) return UnavailableError(fmt::format("GET /apis/resource.k8s.io: {} {}", r.status, StatusMessage(r)));
   rapidjson::Document doc;
   GPUSCHED_RETURN_IF_ERROR(json::Parse(r.body, &doc));
   const rapidjson::Value* versions = doc.IsObject() ? json::Find(doc, "versions") : nullptr;
-  std::set<std::string> served;
   for (rapidjson::SizeType i = 0; versions != nullptr && versions->IsArray() && i < versions->Size(); ++i) {
     std::string v;
     if ((*versions)[i].IsObject() && json::ReadString((*versions)[i], "version", "", &v).ok()) served.insert(v);
   }
-  for (const char* v : {"v1", "v1beta2", "v1beta1"}) {
-    if (served.contains(v)) return std::string(v);
+  return served;
+}
+
+// The newest of `candidates` that `served` holds, or "".
+std::string Newest(const std::set<std::string>& served, std::initializer_list<const char*> candidates) {
+  for (const char* v : candidates) {
+    if (served.contains(v)) return v;
+  }
+  return "";
+}
+
+// True if resource.k8s.io/`version` serves `resource` (its APIResourceList names it); a 404 is
+// no (a version the cluster does not serve after all).
+StatusOr<bool> ServesResource(ApiClient* client, const std::string& version, std::string_view resource) {
+  std::string path = "/apis/resource.k8s.io/" + version;
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", path, {}, "application/json", std::chrono::seconds(10)));
+  if (r.status == 404) return false;
+  if (r.status != 200) return UnavailableError(fmt::format("GET {}: {} {}", path, r.status, StatusMessage(r)));
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(r.body, &doc));
+  const rapidjson::Value* resources = doc.IsObject() ? json::Find(doc, "resources") : nullptr;
+  for (rapidjson::SizeType i = 0; resources != nullptr && resources->IsArray() && i < resources->Size(); ++i) {
+    std::string name;
+    if ((*resources)[i].IsObject() && json::ReadString((*resources)[i], "name", "", &name).ok() && name == resource) return true;
+  }
+  return false;
+}
+
+// The version DeviceTaintRules are watched at: the newest serving them (v1 from 1.37, v1beta2 in
+// 1.36 where the DRADeviceTaintRules gate is on, v1alpha3 before), "" when none does.
+StatusOr<std::string> DiscoverTaintRuleVersion(ApiClient* client, const std::set<std::string>& served) {
+  for (const char* v : {"v1", "v1beta2", "v1alpha3"}) {
+    if (!served.contains(v)) continue;
+    GPUSCHED_ASSIGN_OR_RETURN(bool serves, ServesResource(client, v, "devicetaintrules"));
+    if (serves) return std::string(v);
   }
   return std::string();
 }
+
+}  // namespace
 
 ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, ClusterSyncOptions options)
     : client_(client), inventory_(inventory), options_(options), dra_feed_(std::make_unique<DraFeed>(inventory)) {
@@ -187,26 +227,37 @@ void ClusterSync::AddReflector(Kind kind, ResourceType type) {
 ClusterSync::~ClusterSync() { Stop(); }
 
 void ClusterSync::AddDraReflectors() {
-  // The newest version the cluster serves: v1 from 1.34, v1beta2 in 1.33, v1beta1 in 1.32.
-  StatusOr<std::string> version = DiscoverDraVersion(client_);
-  for (int attempt = 1; !version.ok() && attempt < 3; ++attempt) {
+  StatusOr<std::set<std::string>> served = ServedDraVersions(client_);
+  for (int attempt = 1; !served.ok() && attempt < 3; ++attempt) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    version = DiscoverDraVersion(client_);
+    served = ServedDraVersions(client_);
   }
-  if (!version.ok()) {
-    log::Warning("DRA version discovery failed, watching resource.k8s.io/v1: {}", version.status().message());
-    version = std::string("v1");
+  if (!served.ok()) {
+    log::Warning("DRA version discovery failed, watching resource.k8s.io/v1: {}", served.status().message());
+    served = std::set<std::string>{"v1"};
   }
-  if (version->empty()) {
+  // The newest version the cluster serves: v1 from 1.34, v1beta2 in 1.33, v1beta1 in 1.32.
+  dra_version_ = Newest(*served, {"v1", "v1beta2", "v1beta1"});
+  if (dra_version_.empty()) {
     log::Info("the cluster does not serve resource.k8s.io: DRA objects are not watched");
     return;
   }
-  dra_version_ = *version;
   log::Info("watching DRA objects at resource.k8s.io/{}", dra_version_);
   std::string base = "/apis/resource.k8s.io/" + dra_version_ + "/";
   AddReflector(Kind::kResourceSlice, {"resourceslices", base + "resourceslices", ""});
   AddReflector(Kind::kResourceClaim, {"resourceclaims", base + "resourceclaims", ""});
   AddReflector(Kind::kDeviceClass, {"deviceclasses", base + "deviceclasses", ""});
+  StatusOr<std::string> rules = DiscoverTaintRuleVersion(client_, *served);
+  if (!rules.ok()) {
+    log::Warning("DeviceTaintRule discovery failed, not watched (their taints are not merged): {}", rules.status().message());
+  } else if (rules->empty()) {
+    log::Info("the cluster serves no DeviceTaintRules (DRADeviceTaintRules off): not watched");
+  } else {
+    taint_rule_version_ = *rules;
+    log::Info("watching DeviceTaintRules at resource.k8s.io/{}", taint_rule_version_);
+    AddReflector(Kind::kDeviceTaintRule,
+                 {"devicetaintrules", "/apis/resource.k8s.io/" + taint_rule_version_ + "/devicetaintrules", ""});
+  }
 }
 
 void ClusterSync::Start() {

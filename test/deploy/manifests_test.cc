@@ -349,7 +349,8 @@ const std::map<std::string, std::set<std::string>> kResources = {
     {"coordination.k8s.io", {"leases"}},
     {"policy", {"poddisruptionbudgets"}},
     {"resource.k8s.io",
-     {"resourceslices", "resourceclaims", "resourceclaims/status", "resourceclaims/binding", "deviceclasses", "resourceclaimtemplates"}},
+     {"resourceslices", "resourceclaims", "resourceclaims/status", "resourceclaims/binding", "deviceclasses", "resourceclaimtemplates",
+      "devicetaintrules"}},
 };
 const std::set<std::string> kVerbs = {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"};
 
@@ -621,9 +622,12 @@ using Permission = std::tuple<std::string, std::string, std::string>;
 
 // API discovery (GET /apis/<group>) is a non-resource URL every authenticated user may read
 // (the default ClusterRole system:discovery); no role of ours grants it.
+// Discovery (GET /apis/<group> and /apis/<group>/<version>): every authenticated user may read it.
 bool IsDiscovery(const testing::RecordedRequest& r) {
   std::string path = r.target.substr(0, r.target.find('?'));
-  return r.method == "GET" && path.starts_with("/apis/") && path.find('/', 6) == std::string::npos;
+  if (r.method != "GET" || !path.starts_with("/apis/")) return false;
+  size_t group_end = path.find('/', 6);
+  return group_end == std::string::npos || path.find('/', group_end + 1) == std::string::npos;
 }
 
 Permission PermissionOf(const testing::RecordedRequest& r) {
@@ -718,7 +722,8 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   api.Put("pods", shared);
   testing::LiveReplica replica(api.url());
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
-  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 7; }));  // nodes, pods, pending pods, budgets, DRA x3
+  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules
+  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 8; }));
   replica.service->Filter(testing::ArgsWithNames(pod, {"w1"}));
   replica.service->Filter(testing::ArgsWithNames(shared, {"m1"}));
   api.FailNext("PATCH", "/api/v1/nodes/w1", 409);

@@ -137,7 +137,7 @@ TEST(ClusterSync, CanonicalQuantitiesAreCounted) {
 // Kubernetes 1.32 serves resource.k8s.io/v1beta1 only, 1.33 adds v1beta2: gpusched watches the
 // newest the cluster serves, and a cluster without the group at all still syncs.
 TEST(ClusterSync, WatchesDraAtTheVersionTheClusterServes) {
-  FakeApiServer api(testing::FakeApiServerOptions{.dra_version = "v1beta1"});
+  FakeApiServer api(testing::FakeApiServerOptions{.dra_version = "v1beta1", .taint_rule_version = ""});
   api.Put("nodes", testing::NvidiaNode("d1", 0, "nvidia-dra").ToJson());
   api.Put("resourceslices", R"({"metadata":{"name":"d1-gpu"},"spec":{"driver":"gpu.nvidia.com","nodeName":"d1",)"
                             R"("pool":{"name":"d1","generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0",)"
@@ -155,7 +155,7 @@ TEST(ClusterSync, WatchesDraAtTheVersionTheClusterServes) {
     return r.target.starts_with("/apis/resource.k8s.io/v1beta1/resourceslices");
   }));
 
-  FakeApiServer none(testing::FakeApiServerOptions{.dra_version = ""});
+  FakeApiServer none(testing::FakeApiServerOptions{.dra_version = "", .taint_rule_version = ""});
   none.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
   auto none_client = Client(none);
   inventory::Inventory none_inv;
@@ -164,6 +164,42 @@ TEST(ClusterSync, WatchesDraAtTheVersionTheClusterServes) {
   ASSERT_TRUE(none_sync.WaitSynced(std::chrono::seconds(10)));
   EXPECT_EQ(none_sync.dra_version(), "");
   EXPECT_EQ(none_inv.Snapshot()->nodes().size(), 1u);
+}
+
+// DeviceTaintRules are watched at the newest version that serves them (1.36: v1beta2 beside DRA's
+// v1), their taints merged into the slices; a cluster that serves none (the gate off) is synced
+// and healthy without them.
+TEST(ClusterSync, WatchesDeviceTaintRulesWhereTheClusterServesThem) {
+  FakeApiServer api(testing::FakeApiServerOptions{.dra_version = "v1", .taint_rule_version = "v1beta2"});
+  api.Put("nodes", testing::DraNode("d1"));
+  api.Put("resourceslices", testing::GpuSlice("d1", 2));
+  api.Put("devicetaintrules", R"({"metadata":{"name":"xid"},"spec":{"deviceSelector":{"driver":"gpu.nvidia.com","pool":"d1",)"
+                              R"("device":"gpu-1"},"taint":{"key":"gpu.nvidia.com/xid","value":"79","effect":"NoExecute"}}})");
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_EQ(sync.dra_version(), "v1");
+  EXPECT_EQ(sync.taint_rule_version(), "v1beta2");
+  auto taints = [&] {
+    dra::ClusterStatePtr state = inv.Snapshot()->dra_ptr();
+    for (const auto& s : state->slices().all()) return s->slice().devices[1].taints.size();
+    return size_t{0};
+  };
+  ASSERT_TRUE(Eventually([&] { return taints() == 1; }));
+  ASSERT_TRUE(api.Remove("devicetaintrules", "", "xid"));
+  ASSERT_TRUE(Eventually([&] { return taints() == 0; }));
+
+  FakeApiServer off(testing::FakeApiServerOptions{.dra_version = "v1", .taint_rule_version = ""});
+  off.Put("nodes", testing::DraNode("d1"));
+  auto off_client = Client(off);
+  inventory::Inventory off_inv;
+  ClusterSync off_sync(off_client.get(), &off_inv, Fast());
+  off_sync.Start();
+  ASSERT_TRUE(off_sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_EQ(off_sync.taint_rule_version(), "");
+  EXPECT_TRUE(off_sync.healthy());
 }
 
 // DRA watch events arrive as typed deltas: each object decoded once, the state rebuilt from the

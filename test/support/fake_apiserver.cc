@@ -47,6 +47,7 @@ const std::map<std::string, ResourceInfo, std::less<>>& Resources() {
       {"resourceslices", {"ResourceSlice", "resource.k8s.io/v1", false}},
       {"resourceclaims", {"ResourceClaim", "resource.k8s.io/v1", true}},
       {"deviceclasses", {"DeviceClass", "resource.k8s.io/v1", false}},
+      {"devicetaintrules", {"DeviceTaintRule", "resource.k8s.io/v1", false}},
       {"poddisruptionbudgets", {"PodDisruptionBudget", "policy/v1", true}},
   };
   return *m;
@@ -531,6 +532,9 @@ class FakeApiServer::Impl {
     size_t i = 0;
     if (s.size() >= 2 && s[0] == "api" && s[1] == "v1") {
       i = 2;
+    } else if (s.size() >= 4 && s[0] == "apis" && s[1] == "resource.k8s.io" && s[3] == "devicetaintrules") {
+      if (s[2] != options_.taint_rule_version) return "";
+      i = 3;
     } else if (s.size() >= 3 && s[0] == "apis" && s[1] == "resource.k8s.io" && s[2] == options_.dra_version) {
       i = 3;
     } else if (s.size() >= 3 && s[0] == "apis" && s[1] == "policy" && s[2] == "v1") {
@@ -554,6 +558,9 @@ class FakeApiServer::Impl {
   Reply Handle(const std::string& method, Target& t, const std::string& body) {
     if (method == "GET" && t.segments.size() == 2 && t.segments[0] == "apis" && t.segments[1] == "resource.k8s.io") {
       return DraDiscovery();
+    }
+    if (method == "GET" && t.segments.size() == 3 && t.segments[0] == "apis" && t.segments[1] == "resource.k8s.io") {
+      return DraVersionDiscovery(t.segments[2]);
     }
     std::string ns, name, sub;
     std::string resource = Route(t, &ns, &name, &sub);
@@ -594,13 +601,35 @@ class FakeApiServer::Impl {
       return {404, StatusJson(404, "NotFound", "the server could not find the requested resource")};
     }
     std::string gv = "resource.k8s.io/" + options_.dra_version;
-    return {200, fmt::format(R"({{"kind":"APIGroup","apiVersion":"v1","name":"resource.k8s.io","versions":[)"
-                             R"({{"groupVersion":"{}","version":"{}"}}],"preferredVersion":{{"groupVersion":"{}","version":"{}"}}}})",
-                             gv, options_.dra_version, gv, options_.dra_version)};
+    std::string versions = fmt::format(R"({{"groupVersion":"{}","version":"{}"}})", gv, options_.dra_version);
+    const std::string& rules = options_.taint_rule_version;
+    if (!rules.empty() && rules != options_.dra_version) {
+      versions += fmt::format(R"(,{{"groupVersion":"resource.k8s.io/{}","version":"{}"}})", rules, rules);
+    }
+    return {200, fmt::format(R"({{"kind":"APIGroup","apiVersion":"v1","name":"resource.k8s.io","versions":[{}],)"
+                             R"("preferredVersion":{{"groupVersion":"{}","version":"{}"}}}})",
+                             versions, gv, options_.dra_version)};
+  }
+
+  // GET /apis/resource.k8s.io/<version>: the APIResourceList of that version (404 if not served).
+  Reply DraVersionDiscovery(const std::string& version) const {
+    std::vector<std::string> names;
+    if (!version.empty() && version == options_.dra_version) names = {"resourceslices", "resourceclaims", "resourceclaims/status", "deviceclasses"};
+    if (!version.empty() && version == options_.taint_rule_version) names.push_back("devicetaintrules");
+    if (names.empty()) return {404, StatusJson(404, "NotFound", "the server could not find the requested resource")};
+    std::string resources;
+    for (const std::string& n : names) {
+      if (!resources.empty()) resources += ',';
+      resources += fmt::format(R"({{"name":"{}","namespaced":{},"kind":"{}","verbs":["get","list","watch"]}})", n,
+                               n.starts_with("resourceclaims") ? "true" : "false", Resources().at(n.substr(0, n.find('/'))).kind);
+    }
+    return {200, fmt::format(R"({{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"resource.k8s.io/{}","resources":[{}]}})",
+                             version, resources)};
   }
 
   std::string ApiVersion(const std::string& resource) const {
     const std::string& v = Resources().at(resource).api_version;
+    if (resource == "devicetaintrules") return "resource.k8s.io/" + options_.taint_rule_version;
     return v.starts_with("resource.k8s.io/") ? "resource.k8s.io/" + options_.dra_version : v;
   }
 

@@ -46,6 +46,10 @@ struct FakeApiServerOptions {
   // as stored, with this apiVersion): "v1" (1.34+), "v1beta2" (1.33), "v1beta1" (1.32), or ""
   // for a cluster that does not serve the group.
   std::string dra_version = "v1";
+  // The resource.k8s.io version DeviceTaintRules are served at ("v1" from 1.37, "v1beta2",
+  // "v1alpha3"), "" when not at all (the feature gate off). GET /apis/resource.k8s.io/<version>
+  // lists each version's resources.
+  std::string taint_rule_version = "v1";
 };
 
 struct Fault {

@@ -50,6 +50,9 @@ class ClusterSync {
   void Stop();
   // The resource.k8s.io version watched ("v1", "v1beta2", "v1beta1"), "" if none. Set by Start.
   const std::string& dra_version() const { return dra_version_; }
+  // The resource.k8s.io version DeviceTaintRules are watched at ("v1", "v1beta2", "v1alpha3"),
+  // "" if the cluster serves none. Set by Start.
+  const std::string& taint_rule_version() const { return taint_rule_version_; }
 
   // True once every reflector has listed once.
   bool synced() const;
@@ -81,11 +84,7 @@ class ClusterSync {
   CondVar cv_{&mu_};
   bool stopping_ GPUSCHED_GUARDED_BY(mu_) = false;
   std::string dra_version_;
+  std::string taint_rule_version_;
 };
-
-// Returns the newest resource.k8s.io version gpusched reads that the API server serves ("v1",
-// "v1beta2", "v1beta1"), or "" if it serves none (404 or no supported version).
-// Errors: Unavailable when the discovery request fails.
-StatusOr<std::string> DiscoverDraVersion(ApiClient* client);
 
 }  // namespace gpusched::kubeapi
