@@ -1,8 +1,12 @@
 #include "gpusched/extender/inventory_json.h"
 
+#include <fmt/format.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <algorithm>
+
+#include "gpusched/dra/node_selection.h"
 #include "gpusched/kubejson/dra_allocation_json.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/model/units.h"
@@ -211,8 +215,33 @@ void WriteResults(Writer& w, const std::vector<dra::AllocationResult>& results) 
   w.EndArray();
 }
 
-// DRA: per node its devices (node-local slices) and who holds them; decoding errors; the last
-// decisions with the upstream-compatible and the ranked device choice.
+// The pods that run on `device` although a NoExecute taint on it (the driver's, or a
+// DeviceTaintRule's) is not tolerated by their claim's allocation: Kubernetes' device taint
+// eviction controller evicts them; until then they block the device. "namespace/pod" with the
+// taint, as "key=value:effect".
+std::vector<std::pair<std::string, std::string>> NoExecuteBlockers(const dra::ClusterState& dra, const dra::DeviceId& id,
+                                                                   const dra::Device& device) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const dra::DeviceTaint& taint : device.taints) {
+    if (taint.effect != "NoExecute") continue;
+    for (const dra::ResourceClaim* claim : dra.HoldersOf(id)) {
+      bool tolerated = false;
+      for (const dra::DeviceResult& r : claim->allocation->results) {
+        if (r.id != id) continue;
+        tolerated = std::any_of(r.tolerations.begin(), r.tolerations.end(), [&](const dra::DeviceToleration& t) { return dra::ToleratesTaint(t, taint); });
+      }
+      if (tolerated) continue;
+      for (const dra::ConsumerRef& ref : claim->reserved_for) {
+        out.emplace_back(fmt::format("{}/{}", claim->namespace_name, ref.name), fmt::format("{}={}:{}", taint.key, taint.value, taint.effect));
+      }
+    }
+  }
+  return out;
+}
+
+// DRA: per node its devices (node-local slices) with their taints, who holds them and the pods a
+// NoExecute taint will evict; decoding errors; the last decisions with the upstream-compatible
+// and the ranked device choice.
 void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, const std::vector<DraDecisionView>& decisions) {
   Key(w, "dra");
   w.StartObject();
@@ -237,6 +266,21 @@ void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, co
         Str(w, dra::DeviceName(id));
         Key(w, "heldBy");
         Str(w, dra.Holder(id));
+        Key(w, "taints");
+        w.StartArray();
+        for (const dra::DeviceTaint& t : d.taints) Str(w, fmt::format("{}={}:{}", t.key, t.value, t.effect));
+        w.EndArray();
+        Key(w, "blockers");
+        w.StartArray();
+        for (const auto& [pod, taint] : NoExecuteBlockers(dra, id, d)) {
+          w.StartObject();
+          Key(w, "pod");
+          Str(w, pod);
+          Key(w, "taint");
+          Str(w, taint);
+          w.EndObject();
+        }
+        w.EndArray();
         w.EndObject();
       }
     }

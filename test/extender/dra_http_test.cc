@@ -208,6 +208,23 @@ TEST(DraHttp, DeviceTaintRulesKeepClaimsOffTheDevicesTheyTaint) {
   EXPECT_THAT(Filter(server.port(), ClaimPod("p1", "two"), {"dra-a"}).kept, ElementsAre("dra-a"));
 }
 
+// A NoExecute taint on a device in use (here from a rule added after the pod started): the pod is
+// shown as the device's blocker, to be evicted by Kubernetes' device taint eviction controller.
+TEST(DraHttp, APodOnADeviceWithAnUntoleratedNoExecuteTaintIsShownAsItsBlocker) {
+  TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass),
+                              Claim("train", ClaimSpec(1, ""), {"dra-a/gpu-1"}, {"trainer"}), ClaimPod("trainer", "train", "dra-a"),
+                              TaintRule("xid-48", "v1", R"({"pool":"dra-a","device":"gpu-1"})", "NoExecute")}));
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(HttpClient(server.port()).Get("/debug/inventory?node=dra-a").body, &d).ok());
+  const rapidjson::Value& devices = d["dra"]["nodes"]["dra-a"];
+  ASSERT_EQ(devices.Size(), 2u);
+  EXPECT_EQ(devices[0]["blockers"].Size(), 0u);
+  EXPECT_EQ(std::string(devices[1]["taints"][0].GetString()), "gpu.nvidia.com/xid=79:NoExecute");
+  ASSERT_EQ(devices[1]["blockers"].Size(), 1u);
+  EXPECT_EQ(std::string(devices[1]["blockers"][0]["pod"].GetString()), "ml/trainer");
+  EXPECT_EQ(std::string(devices[1]["blockers"][0]["taint"].GetString()), "gpu.nvidia.com/xid=79:NoExecute");
+}
+
 TEST(DraHttp, AClaimSharedByTwoPodsIsAllocatedOnceAndTheSecondPodFollowsIt) {
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), DraNode("dra-d"), GpuSlice("dra-d", 2), std::string(kGpuClass),
                               Claim("shared", ClaimSpec(2, ""), {"dra-a/gpu-0", "dra-a/gpu-1"}, {"first"}),

@@ -47,7 +47,8 @@ const std::string kH100Selector = Quoted(
     "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3' && "
     "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0");
 
-// A claim; `allocated` lists "node/gpu-i" devices of its status.allocation, `reserved` pod uids.
+// A claim; `allocated` lists "node/gpu-i" devices of its status.allocation, `reserved` pods (uid
+// and name alike, as ClaimPod makes them).
 std::string Claim(const std::string& name, const std::string& spec, const std::vector<std::string>& allocated,
                   const std::vector<std::string>& reserved) {
   std::string status;
@@ -60,7 +61,7 @@ std::string Claim(const std::string& name, const std::string& spec, const std::v
     }
     std::string reserved_for;
     for (size_t i = 0; i < reserved.size(); ++i) {
-      reserved_for += fmt::format(R"({}{{"resource":"pods","name":"p-{}","uid":"{}"}})", i ? "," : "", reserved[i], reserved[i]);
+      reserved_for += fmt::format(R"({}{{"resource":"pods","name":"{}","uid":"{}"}})", i ? "," : "", reserved[i], reserved[i]);
     }
     status = fmt::format(R"(,"status":{{"allocation":{{"devices":{{"results":[{}]}},
       "nodeSelector":{{"nodeSelectorTerms":[{{"matchFields":[{{"key":"metadata.name","operator":"In","values":["{}"]}}]}}]}}}},
