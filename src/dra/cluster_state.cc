@@ -10,8 +10,9 @@ namespace gpusched::dra {
 std::string DeviceName(const DeviceId& id) { return fmt::format("{}/{}/{}", id.driver, id.pool, id.device); }
 
 ClusterState::ClusterState(std::vector<SlicePtr> slices, std::vector<DeviceClass> classes,
-                           std::vector<ResourceClaim> claims, std::vector<std::string> errors, const ClusterState* previous)
-    : slices_(std::move(slices)), errors_(std::move(errors)) {
+                           std::vector<ResourceClaim> claims, std::vector<std::string> errors, const ClusterState* previous,
+                           std::optional<std::set<std::string, std::less<>>> admin_namespaces)
+    : slices_(std::move(slices)), errors_(std::move(errors)), admin_namespaces_(std::move(admin_namespaces)) {
   for (DeviceClass& c : classes) {
     std::string name = c.name;
     classes_.emplace(std::move(name), std::move(c));

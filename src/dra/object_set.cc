@@ -1,6 +1,7 @@
 #include "gpusched/dra/object_set.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace gpusched::dra {
@@ -11,6 +12,7 @@ std::string_view ObjectKindName(ObjectKind kind) {
     case ObjectKind::kDeviceClass: return "DeviceClass";
     case ObjectKind::kResourceClaim: return "ResourceClaim";
     case ObjectKind::kDeviceTaintRule: return "DeviceTaintRule";
+    case ObjectKind::kNamespace: return "Namespace";
   }
   return "ResourceSlice";
 }
@@ -80,7 +82,12 @@ ClusterStatePtr DraObjectSet::Build(const ClusterState* previous) const {
   std::vector<ResourceClaim> claims;
   std::vector<std::string> errors;
   std::set<const ResourceSlice*> present;
+  std::optional<std::set<std::string, std::less<>>> admin;  // known once a Namespace is held
   for (const auto& [id, o] : objects_) {
+    if (const auto* n = std::get_if<NamespaceAccess>(&o.value)) {
+      if (!admin) admin.emplace();
+      if (n->admin_access) admin->insert(n->name);
+    }
     if (const auto* s = std::get_if<SlicePtr>(&o.value)) {
       slices.push_back(Tainted(*s, rules));
       present.insert(s->get());
@@ -90,7 +97,8 @@ ClusterStatePtr DraObjectSet::Build(const ClusterState* previous) const {
     if (!o.readable()) errors.push_back(o.error);
   }
   std::erase_if(tainted_, [&](const auto& entry) { return !present.contains(entry.first); });  // slices gone
-  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), std::move(errors), previous);
+  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), std::move(errors), previous,
+                                              std::move(admin));
 }
 
 ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim) {
@@ -103,7 +111,8 @@ ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim) {
     if (c.namespace_name != claim.namespace_name || c.name != claim.name) claims.push_back(c);
   }
   claims.push_back(std::move(claim));
-  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), state.errors(), &state);
+  return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), state.errors(), &state,
+                                              state.admin_namespaces());
 }
 
 }  // namespace gpusched::dra

@@ -12,7 +12,7 @@
 
 namespace gpusched::kubeapi {
 
-enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kBudget, kResourceSlice, kResourceClaim, kDeviceClass, kDeviceTaintRule };
+enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kBudget, kResourceSlice, kResourceClaim, kDeviceClass, kDeviceTaintRule, kNamespace };
 
 namespace {
 
@@ -90,6 +90,7 @@ class ClusterSync::Handler : public ReflectorHandler {
   dra::ObjectKind DraKind() const {
     if (kind_ == Kind::kResourceClaim) return dra::ObjectKind::kResourceClaim;
     if (kind_ == Kind::kDeviceTaintRule) return dra::ObjectKind::kDeviceTaintRule;
+    if (kind_ == Kind::kNamespace) return dra::ObjectKind::kNamespace;
     return kind_ == Kind::kDeviceClass ? dra::ObjectKind::kDeviceClass : dra::ObjectKind::kResourceSlice;
   }
 
@@ -247,6 +248,8 @@ void ClusterSync::AddDraReflectors() {
   AddReflector(Kind::kResourceSlice, {"resourceslices", base + "resourceslices", ""});
   AddReflector(Kind::kResourceClaim, {"resourceclaims", base + "resourceclaims", ""});
   AddReflector(Kind::kDeviceClass, {"deviceclasses", base + "deviceclasses", ""});
+  // Namespaces: which allow adminAccess (label resource.kubernetes.io/admin-access=true).
+  AddReflector(Kind::kNamespace, {"namespaces", "/api/v1/namespaces", ""});
   StatusOr<std::string> rules = DiscoverTaintRuleVersion(client_, *served);
   if (!rules.ok()) {
     log::Warning("DeviceTaintRule discovery failed, not watched (their taints are not merged): {}", rules.status().message());

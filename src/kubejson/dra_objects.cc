@@ -595,11 +595,8 @@ StatusOr<DeviceTaintRule> DecodeDeviceTaintRule(const Value& v) {
   GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "DeviceTaintRule", &r.name, nullptr, &path));
   std::string version;
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(v, "apiVersion", path, &version));
-  if (!version.empty() && version != "resource.k8s.io/v1" && version != "resource.k8s.io/v1beta2" &&
-      version != "resource.k8s.io/v1alpha3") {
-    return InvalidArgumentError(fmt::format("{}.apiVersion: \"{}\" is not supported (gpusched reads DeviceTaintRules of "
-                                            "resource.k8s.io/v1, v1beta2 and v1alpha3)",
-                                            path, version));
+  if (!version.empty() && version != "resource.k8s.io/v1" && version != "resource.k8s.io/v1beta2" && version != "resource.k8s.io/v1alpha3") {
+    return InvalidArgumentError(fmt::format("{}.apiVersion: \"{}\" is not supported (want resource.k8s.io/v1, v1beta2 or v1alpha3)", path, version));
   }
   const Value* spec = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
@@ -613,9 +610,7 @@ StatusOr<DeviceTaintRule> DecodeDeviceTaintRule(const Value& v) {
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "driver", sel, &r.driver));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "pool", sel, &r.pool));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "device", sel, &r.device));
-    // v1alpha3 also selected by class and CEL; both were dropped from the API in 1.36. A rule
-    // using them is refused (named in /debug/inventory) rather than applied to devices it does
-    // not select.
+    // v1alpha3's class and CEL selectors (dropped in 1.36): refused rather than misapplied.
     std::string device_class;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(*selector, "deviceClassName", sel, &device_class));
     const Value* cel = nullptr;
@@ -637,13 +632,25 @@ StatusOr<DeviceTaintRule> DecodeDeviceTaintRule(const Value& v) {
   return r;
 }
 
+StatusOr<NamespaceAccess> DecodeNamespaceAccess(const Value& v) {
+  NamespaceAccess n;
+  std::string path;
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "Namespace", &n.name, nullptr, &path));
+  const Value* labels = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v["metadata"], "labels", path + ".metadata", &labels));
+  std::string admin;
+  if (labels != nullptr) GPUSCHED_RETURN_IF_ERROR(json::ReadString(*labels, "resource.kubernetes.io/admin-access", path + ".metadata.labels", &admin));
+  n.admin_access = admin == "true";
+  return n;
+}
+
 StatusOr<ResourceSlice> ParseResourceSlice(std::string_view text) { return ParseWith(text, &DecodeResourceSlice); }
 StatusOr<DeviceClass> ParseDeviceClass(std::string_view text) { return ParseWith(text, &DecodeDeviceClass); }
 StatusOr<ResourceClaim> ParseResourceClaim(std::string_view text) { return ParseWith(text, &DecodeResourceClaim); }
 
 std::optional<dra::ObjectKind> DraKind(std::string_view kind) {
   for (dra::ObjectKind k : {dra::ObjectKind::kResourceSlice, dra::ObjectKind::kDeviceClass, dra::ObjectKind::kResourceClaim,
-                            dra::ObjectKind::kDeviceTaintRule}) {
+                            dra::ObjectKind::kDeviceTaintRule, dra::ObjectKind::kNamespace}) {
     if (dra::ObjectKindName(k) == kind) return k;
   }
   return std::nullopt;
@@ -683,6 +690,7 @@ dra::DraObject DecodeDraObject(const Value& v, dra::ObjectKind kind) {
     case dra::ObjectKind::kDeviceClass: take(DecodeDeviceClass(v)); break;
     case dra::ObjectKind::kResourceClaim: take(DecodeResourceClaim(v)); break;
     case dra::ObjectKind::kDeviceTaintRule: take(DecodeDeviceTaintRule(v)); break;
+    case dra::ObjectKind::kNamespace: take(DecodeNamespaceAccess(v)); break;
   }
   return out;
 }

@@ -206,6 +206,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
                                              .allocated = held,
                                              .programs = programs_,
                                              .compiled = &compiled_,
+                                             .admin_namespaces = state_.admin_namespaces() ? &*state_.admin_namespaces() : nullptr,
                                              .max_steps = options_.max_steps,
                                              .pools = pools.get(),
                                              .want_results = rank,

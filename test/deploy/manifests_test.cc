@@ -344,7 +344,7 @@ std::string Check(const YAML::Node& doc) {
 
 // The resources each API group serves, and the verbs RBAC knows.
 const std::map<std::string, std::set<std::string>> kResources = {
-    {"", {"pods", "pods/binding", "bindings", "nodes", "events", "configmaps", "secrets", "services"}},
+    {"", {"pods", "pods/binding", "bindings", "nodes", "namespaces", "events", "configmaps", "secrets", "services"}},
     {"events.k8s.io", {"events"}},
     {"coordination.k8s.io", {"leases"}},
     {"policy", {"poddisruptionbudgets"}},
@@ -642,7 +642,7 @@ Permission PermissionOf(const testing::RecordedRequest& r) {
   }
   size_t i = seg[0] == "api" ? 2 : 3;
   std::string group = seg[0] == "api" ? "" : seg[1];
-  if (i < seg.size() && seg[i] == "namespaces") i += 2;
+  if (i + 2 < seg.size() && seg[i] == "namespaces") i += 2;  // namespaces/NS/resource; "namespaces" alone is the resource
   std::string resource = seg[i];
   bool named = i + 1 < seg.size();
   if (i + 2 < seg.size()) resource += "/" + seg[i + 2];
@@ -722,8 +722,8 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   api.Put("pods", shared);
   testing::LiveReplica replica(api.url());
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
-  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules
-  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 8; }));
+  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces
+  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 9; }));
   replica.service->Filter(testing::ArgsWithNames(pod, {"w1"}));
   replica.service->Filter(testing::ArgsWithNames(shared, {"m1"}));
   api.FailNext("PATCH", "/api/v1/nodes/w1", 409);

@@ -225,6 +225,30 @@ TEST(DraHttp, APodOnADeviceWithAnUntoleratedNoExecuteTaintIsShownAsItsBlocker) {
   EXPECT_EQ(std::string(devices[1]["blockers"][0]["taint"].GetString()), "gpu.nvidia.com/xid=79:NoExecute");
 }
 
+// adminAccess is admission's privilege of namespaces labelled resource.kubernetes.io/admin-access
+// =true; with Namespaces known the allocator applies it again (a label removed after the claim was
+// made). A snapshot without Namespaces leaves the rule to admission.
+TEST(DraHttp, AdminAccessNeedsTheNamespaceLabelWhenNamespacesAreKnown) {
+  std::string admin = R"({"devices":{"requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","adminAccess":true}}]}})";
+  auto ns = [](bool labelled) {
+    return fmt::format(R"({{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"ml","uid":"ns-ml","resourceVersion":"12",
+      "labels":{{"kubernetes.io/metadata.name":"ml"{}}}}},"spec":{{"finalizers":["kubernetes"]}},"status":{{"phase":"Active"}}}})",
+                       labelled ? R"(,"resource.kubernetes.io/admin-access":"true")" : "");
+  };
+  auto cluster = [&](std::vector<std::string> extra) {
+    std::vector<std::string> items = {DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), Claim("monitor", admin)};
+    for (std::string& e : extra) items.push_back(std::move(e));
+    return ListJson(items);
+  };
+  TestServer server(cluster({ns(false)}));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("probe", "monitor"), {"dra-a"}).error,
+              HasSubstr("adminAccess requires namespace ml to be labelled resource.kubernetes.io/admin-access=true"));
+  server.Reload(cluster({ns(true)}));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("probe", "monitor"), {"dra-a"}).kept, ElementsAre("dra-a"));
+  server.Reload(cluster({}));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("probe", "monitor"), {"dra-a"}).kept, ElementsAre("dra-a"));
+}
+
 TEST(DraHttp, AClaimSharedByTwoPodsIsAllocatedOnceAndTheSecondPodFollowsIt) {
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), DraNode("dra-d"), GpuSlice("dra-d", 2), std::string(kGpuClass),
                               Claim("shared", ClaimSpec(2, ""), {"dra-a/gpu-0", "dra-a/gpu-1"}, {"first"}),

@@ -42,6 +42,7 @@ struct ResourceInfo {
 const std::map<std::string, ResourceInfo, std::less<>>& Resources() {
   static const auto* m = new std::map<std::string, ResourceInfo, std::less<>>{
       {"nodes", {"Node", "v1", false}},
+      {"namespaces", {"Namespace", "v1", false}},
       {"pods", {"Pod", "v1", true}},
       {"events", {"Event", "v1", true}},
       {"resourceslices", {"ResourceSlice", "resource.k8s.io/v1", false}},

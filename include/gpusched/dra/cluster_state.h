@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -26,15 +27,21 @@ namespace gpusched::dra {
 class ClusterState {
  public:
   // `previous`, when given, is a state this one follows: nodes whose DRA inputs did not change
-  // keep their NodeVersion.
+  // keep their NodeVersion. `admin_namespaces`: the namespaces labelled
+  // resource.kubernetes.io/admin-access=true, when the source watches Namespaces.
   ClusterState(std::vector<SlicePtr> slices, std::vector<DeviceClass> classes, std::vector<ResourceClaim> claims,
-               std::vector<std::string> errors, const ClusterState* previous = nullptr);
+               std::vector<std::string> errors, const ClusterState* previous = nullptr,
+               std::optional<std::set<std::string, std::less<>>> admin_namespaces = std::nullopt);
 
   const SliceIndex& slices() const { return slices_; }
   const std::map<std::string, DeviceClass, std::less<>>& classes() const { return classes_; }
   const AllocatedDevices& allocated() const { return allocated_; }
   const std::vector<std::string>& errors() const { return errors_; }
   const std::map<std::pair<std::string, std::string>, ResourceClaim>& claims() const { return claims_; }
+  // The namespaces whose claims may ask for adminAccess (admission's rule, which the allocator
+  // applies again: a label removed after a claim was created); nullopt when Namespaces are not
+  // known (a snapshot without them): then the rule is admission's alone.
+  const std::optional<std::set<std::string, std::less<>>>& admin_namespaces() const { return admin_namespaces_; }
 
   // Returns the claim `namespace_name`/`name`, or nullptr.
   const ResourceClaim* FindClaim(const std::string& namespace_name, const std::string& name) const;
@@ -76,6 +83,7 @@ class ClusterState {
   AllocatedDevices allocated_;
   std::map<DeviceId, std::vector<const ResourceClaim*>> holders_;  // into claims_
   std::vector<std::string> errors_;
+  std::optional<std::set<std::string, std::less<>>> admin_namespaces_;
   // Sets the versions above, comparing with `previous` (may be null).
   void AssignVersions(const ClusterState* previous);
   // The slices of every pool `node` publishes to, in pool order.

@@ -23,9 +23,10 @@
 
 namespace gpusched::dra {
 
-enum class ObjectKind { kResourceSlice, kDeviceClass, kResourceClaim, kDeviceTaintRule };
+// The objects the DRA state is built from; Namespaces for adminAccess's namespace rule.
+enum class ObjectKind { kResourceSlice, kDeviceClass, kResourceClaim, kDeviceTaintRule, kNamespace };
 
-// "ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule".
+// "ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule", "Namespace".
 std::string_view ObjectKindName(ObjectKind kind);
 
 // One DRA object as read from the API server, or why it could not be read.
@@ -33,7 +34,7 @@ struct DraObject {
   ObjectKind kind = ObjectKind::kResourceSlice;
   std::string key;               // namespace/name for claims, name otherwise
   std::string resource_version;  // metadata.resourceVersion ("" if none)
-  std::variant<std::monostate, SlicePtr, DeviceClass, ResourceClaim, DeviceTaintRule> value;  // monostate: unreadable
+  std::variant<std::monostate, SlicePtr, DeviceClass, ResourceClaim, DeviceTaintRule, NamespaceAccess> value;  // monostate: unreadable
   std::string error;  // when unreadable: names the object, the field and the value
 
   bool readable() const { return value.index() != 0; }
@@ -60,7 +61,8 @@ class DraObjectSet {
   // as kube-scheduler allocates (ListWithDeviceTaintRules): a slice a rule touches is replaced by
   // a copy with the taints appended, kept from one Build to the next while neither the slice nor
   // the rules change (so that its nodes keep their NodeVersion). `previous`: the state this one
-  // follows, so that unchanged nodes keep their ClusterState::NodeVersion; may be null.
+  // follows, so that unchanged nodes keep their ClusterState::NodeVersion; may be null. When the
+  // set holds Namespaces, the state knows which allow adminAccess (ClusterState::admin_namespaces).
   ClusterStatePtr Build(const ClusterState* previous = nullptr) const;
 
   size_t size() const { return objects_.size(); }

@@ -92,6 +92,14 @@ struct DeviceTaintRule {
   bool operator==(const DeviceTaintRule&) const = default;
 };
 
+// A Namespace as adminAccess admission reads it: whether it carries the label
+// resource.kubernetes.io/admin-access=true.
+struct NamespaceAccess {
+  std::string name;
+  bool admin_access = false;
+  bool operator==(const NamespaceAccess&) const = default;
+};
+
 struct DeviceToleration {
   std::string key;
   std::string op = "Equal";  // Exists or Equal

@@ -21,6 +21,8 @@ StatusOr<dra::DeviceClass> DecodeDeviceClass(const rapidjson::Value& v);
 StatusOr<dra::ResourceClaim> DecodeResourceClaim(const rapidjson::Value& v);
 // A DeviceTaintRule (resource.k8s.io/v1, v1beta2 or v1alpha3; selecting by driver, pool and device).
 StatusOr<dra::DeviceTaintRule> DecodeDeviceTaintRule(const rapidjson::Value& v);
+// A Namespace: its name and whether it allows adminAccess (label resource.kubernetes.io/admin-access=true).
+StatusOr<dra::NamespaceAccess> DecodeNamespaceAccess(const rapidjson::Value& v);
 StatusOr<dra::AllocationResult> DecodeAllocationResult(const rapidjson::Value& v, std::string_view path);
 
 // The same, from JSON text.
