@@ -60,7 +60,7 @@ std::vector<const IndexedSlice*> ClusterState::PoolSlicesOf(std::string_view nod
 }
 
 void ClusterState::AssignVersions(const ClusterState* previous) {
-  bool global_same = previous != nullptr && classes_ == previous->classes_ &&
+  bool global_same = previous != nullptr && classes_ == previous->classes_ && admin_namespaces_ == previous->admin_namespaces_ &&
                      SameSlices(slices_.unpinned(), previous->slices_.unpinned());
   global_version_ = global_same ? previous->global_version_ : FreshVersion();
   for (const auto& [node, pinned] : slices_.by_node()) {

@@ -109,6 +109,28 @@ TEST(DraObjectSet, DeviceTaintRulesAreMergedIntoTheDevicesTheySelect) {
   EXPECT_THAT(TaintsOf(*set.Build(third.get()), "s1"), ::testing::IsEmpty());
 }
 
+// Which namespaces allow adminAccess decides verdicts: a change gives every node a new version.
+TEST(DraObjectSet, NamespacesKnownGiveTheAdminAccessRuleAndItsChangesNewVersions) {
+  DraObjectSet set;
+  set.Apply(DraDelta{.upserts = {Slice("s1", "1", "n1")}});
+  ClusterStatePtr none = set.Build();
+  EXPECT_FALSE(none->admin_namespaces().has_value());  // not known: admission's rule alone
+  auto ns = [](std::string version, bool admin) {
+    return DraObject{.kind = ObjectKind::kNamespace, .key = "ml", .resource_version = std::move(version),
+                     .value = NamespaceAccess{.name = "ml", .admin_access = admin}};
+  };
+  set.Apply(DraDelta{.upserts = {ns("1", false)}});
+  ClusterStatePtr closed = set.Build(none.get());
+  ASSERT_TRUE(closed->admin_namespaces().has_value());
+  EXPECT_TRUE(closed->admin_namespaces()->empty());
+  set.Apply(DraDelta{.upserts = {ns("2", true)}});
+  ClusterStatePtr open = set.Build(closed.get());
+  EXPECT_TRUE(open->admin_namespaces()->contains("ml"));
+  EXPECT_NE(open->NodeVersion("n1"), closed->NodeVersion("n1"));
+  set.Apply(DraDelta{.upserts = {Claim("c", "1")}});
+  EXPECT_EQ(set.Build(open.get())->NodeVersion("n1"), open->NodeVersion("n1"));
+}
+
 DraObject ClassObject(std::string name, std::string version, std::string expression) {
   DeviceClass c{.name = name, .selectors = {std::move(expression)}};
   return DraObject{.kind = ObjectKind::kDeviceClass, .key = name, .resource_version = std::move(version), .value = std::move(c)};

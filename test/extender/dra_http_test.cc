@@ -245,6 +245,9 @@ TEST(DraHttp, AdminAccessNeedsTheNamespaceLabelWhenNamespacesAreKnown) {
               HasSubstr("adminAccess requires namespace ml to be labelled resource.kubernetes.io/admin-access=true"));
   server.Reload(cluster({ns(true)}));
   EXPECT_THAT(Filter(server.port(), ClaimPod("probe", "monitor"), {"dra-a"}).kept, ElementsAre("dra-a"));
+  // The label removed: no verdict kept from before answers.
+  server.Reload(cluster({ns(false)}));
+  EXPECT_THAT(Filter(server.port(), ClaimPod("probe", "monitor"), {"dra-a"}).error, HasSubstr("adminAccess requires namespace ml"));
   server.Reload(cluster({}));
   EXPECT_THAT(Filter(server.port(), ClaimPod("probe", "monitor"), {"dra-a"}).kept, ElementsAre("dra-a"));
 }

@@ -68,7 +68,8 @@ class ClusterState {
 
   // A version of everything the allocator reads for `node` besides the node object itself and
   // the pod's own claims: the slices of its pools and of pools not pinned to a node, which of
-  // their devices are held and how much capacity is consumed, and the device classes. Two states
+  // their devices are held and how much capacity is consumed, the device classes, and which
+  // namespaces allow adminAccess. Two states
   // give a node the same version only if those are equal (versions are unique in the process
   // and carried from `previous` only when unchanged); never 0.
   uint64_t NodeVersion(std::string_view node) const;
