@@ -125,10 +125,28 @@ bool Planner::Fits(const PodRequest& request, const NodeState& node) {
   return fits;
 }
 
+bool Planner::IsOneSlice(const PodRequest& request) {
+  if (request.kind != RequestKind::kMgpu || request.containers.size() != 1) return false;
+  const MgpuContainerRequest& only = request.containers.front();
+  return only.cards == 1 && !only.whole_card;
+}
+
+bool Planner::GpuTakesSlice(const PodRequest& request, const GpuSlot& gpu) {
+  const MgpuContainerRequest& only = request.containers.front();
+  return FitsShared(gpu, only.milli_per_card, only.mib_per_card);
+}
+
+bool Planner::PolicyMatches(const PodRequest& request, const NodeState& node) {
+  return request.any_compute_policy || node.compute_policy == request.compute_policy;
+}
+
+bool Planner::TotalsFit(const PodRequest& request, const NodeState& node) {
+  return request.total_milli <= node.capacity_milli - node.used_milli && request.total_mib <= node.capacity_mib - node.used_mib;
+}
+
 bool Planner::Witness(const PodRequest& request, const NodeState& node, std::vector<int>* gpus) {
   gpus->clear();
-  const MgpuContainerRequest* first = request.containers.empty() ? nullptr : &request.containers.front();
-  bool one_slice = request.kind == RequestKind::kMgpu && request.containers.size() == 1 && first->cards == 1 && !first->whole_card;
+  bool one_slice = IsOneSlice(request);
   explain_ = false;
   witness_ = one_slice ? gpus : nullptr;
   NodeVerdict v = Evaluate(request, node, /*want_placement=*/!one_slice);
@@ -156,20 +174,16 @@ void Planner::EvaluateWhole(const PodRequest& request, const NodeState& node, No
 
 void Planner::EvaluateMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                            NodeVerdict* v) {
-  if (!request.any_compute_policy && node.compute_policy != request.compute_policy) {
-    return explain_ ? RejectComputePolicy(request, node, v) : void();
-  }
-  if (request.total_milli > node.capacity_milli - node.used_milli || request.total_mib > node.capacity_mib - node.used_mib) {
-    return explain_ ? RejectTotals(request, node, v) : void();
-  }
+  if (!PolicyMatches(request, node)) return explain_ ? RejectComputePolicy(request, node, v) : void();
+  if (!TotalsFit(request, node)) return explain_ ? RejectTotals(request, node, v) : void();
   const MgpuContainerRequest& first = request.containers.front();
-  if (request.containers.size() == 1 && first.cards == 1 && !first.whole_card) {
+  if (IsOneSlice(request)) {
     // The common case, one shared slice: a single scan, no search state. Without a placement to
     // return, the first fitting GPU settles it. (Kept inline: this is the hot path.)
     const GpuSlot* best = nullptr;
     double best_key = 0;
     for (const GpuSlot& s : node.gpus) {
-      if (!FitsShared(s, first.milli_per_card, first.mib_per_card)) continue;
+      if (!GpuTakesSlice(request, s)) continue;
       if (!want_placement) {
         best = &s;
         break;

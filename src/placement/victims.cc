@@ -12,8 +12,7 @@ namespace gpusched::placement {
 namespace {
 
 
-// What AddUse changes of a usage view, kept to undo it (assigning into kept vectors, so that a
-// try costs no allocation once the first is made).
+// A usage view's GPU slots and totals, kept to start again from them.
 class Saved {
  public:
   void Save(const NodeState& usage) {
@@ -28,6 +27,37 @@ class Saved {
  private:
   std::vector<GpuSlot> gpus_;
   std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> totals_;
+};
+
+// AddPackedUse that can be undone: it keeps what the allocation changes (the slots of its GPUs
+// and the totals), not the whole view, since a try is repeated for dozens of pods per node.
+class UndoableAdd {
+ public:
+  void Add(const NodeState& node, size_t i, NodeState* usage) {
+    slots_.clear();
+    const PackedAllocation& p = node.packed[i];
+    for (uint32_t k = p.first_use; k < p.first_use + p.uses; ++k) {
+      const GpuSlot* slot = usage->FindGpu(node.packed_uses[k].index);
+      if (slot != nullptr) slots_.emplace_back(static_cast<size_t>(slot - usage->gpus.data()), *slot);
+    }
+    totals_ = {usage->whole_used, usage->used_milli, usage->used_mib};
+    AddPackedUse(node, i, usage);
+  }
+  // The positions in usage->gpus of the slots the last Add changed (a GPU the pod uses twice
+  // is listed twice).
+  template <typename F>
+  void ForEachTouched(F&& f) const {
+    for (const auto& [position, slot] : slots_) f(position);
+  }
+  // Undoes the last Add. REQUIRES: `usage` is unchanged since.
+  void Undo(NodeState* usage) const {
+    for (const auto& [position, slot] : slots_) usage->gpus[position] = slot;
+    std::tie(usage->whole_used, usage->used_milli, usage->used_mib) = totals_;
+  }
+
+ private:
+  std::vector<std::pair<size_t, GpuSlot>> slots_;  // position in usage->gpus, value before
+  std::tuple<int64_t, int64_t, int64_t> totals_;
 };
 
 // Higher priority first, then UID: the order in which candidates are given back.
@@ -105,17 +135,50 @@ std::optional<std::vector<size_t>> GiveBackWithWitness(Planner& planner, const P
                                                        NodeState* kept, VictimChoice* out) {
   std::vector<int> witness;
   if (!planner.Witness(request, *kept, &witness)) return std::nullopt;
-  Saved saved;
+  UndoableAdd add;
   std::vector<size_t> victims = GiveBackInOrder(order, [&](size_t c) {
     size_t i = candidates[c];
     if (Avoids(node, i, witness)) {
       AddPackedUse(node, i, kept);
       return true;
     }
-    saved.Save(*kept);
-    AddPackedUse(node, i, kept);
+    add.Add(node, i, kept);
     if (planner.Witness(request, *kept, &witness)) return true;
-    saved.Restore(kept);
+    add.Undo(kept);
+    return false;
+  }, out);
+  if (!planner.Fits(request, *kept)) return std::nullopt;
+  return victims;
+}
+
+// The reprieve on `kept` for a one-slice mGPU pod (Planner::IsOneSlice): the pod fits while the
+// node's totals do and some GPU takes the slice (the compute policy, fixed for the node, held
+// when the caller found that the pod fits `kept`), so a candidate given back rechecks only the
+// GPUs it uses, and a count of the GPUs that take the slice says whether one still does.
+// Returns nullopt (`kept` and `out` then undefined) if the planner does not confirm the final
+// state. REQUIRES: the pod fits `kept`.
+std::optional<std::vector<size_t>> GiveBackOneSlice(Planner& planner, const PodRequest& request, const NodeState& node,
+                                                    const std::vector<uint32_t>& candidates, const ReprieveOrder& order,
+                                                    NodeState* kept, VictimChoice* out) {
+  std::vector<char> takes(kept->gpus.size());
+  size_t taking = 0;
+  for (size_t p = 0; p < takes.size(); ++p) taking += takes[p] = Planner::GpuTakesSlice(request, kept->gpus[p]);
+  UndoableAdd add;
+  std::vector<size_t> victims = GiveBackInOrder(order, [&](size_t c) {
+    add.Add(node, candidates[c], kept);
+    size_t lost = 0;
+    add.ForEachTouched([&](size_t p) {
+      if (takes[p] && !Planner::GpuTakesSlice(request, kept->gpus[p])) {
+        takes[p] = false;  // set back by the undo below if the candidate stays a victim
+        ++lost;
+      }
+    });
+    if (lost < taking && Planner::TotalsFit(request, *kept)) {
+      taking -= lost;
+      return true;
+    }
+    add.Undo(kept);
+    add.ForEachTouched([&](size_t p) { takes[p] = Planner::GpuTakesSlice(request, kept->gpus[p]); });
     return false;
   }, out);
   if (!planner.Fits(request, *kept)) return std::nullopt;
@@ -173,22 +236,23 @@ VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const No
   if (request.kind == RequestKind::kMgpu) {
     Saved start;
     start.Save(kept);
-    victims = GiveBackWithWitness(planner, request, node, candidates, order, &kept, &out);
+    victims = Planner::IsOneSlice(request) ? GiveBackOneSlice(planner, request, node, candidates, order, &kept, &out)
+                                           : GiveBackWithWitness(planner, request, node, candidates, order, &kept, &out);
     if (!victims) {
       start.Restore(&kept);
       out.pdb_violations = 0;
     }
   }
   if (!victims) {
-    Saved saved;
+    UndoableAdd add;
     victims = GiveBackInOrder(order, [&](size_t c) {
-      saved.Save(kept);
-      AddPackedUse(node, candidates[c], &kept);
+      add.Add(node, candidates[c], &kept);
       if (planner.Fits(request, kept)) return true;
-      saved.Restore(&kept);
+      add.Undo(&kept);
       return false;
     }, &out);
   }
+  out.victims.reserve(victims->size());
   for (size_t c : *victims) out.victims.push_back(all[candidates[c]]);
   return out;
 }

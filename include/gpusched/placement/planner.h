@@ -70,6 +70,18 @@ class Planner {
   // REQUIRES as Evaluate.
   bool Witness(const PodRequest& request, const NodeState& node, std::vector<int>* gpus);
 
+  // A one-slice mGPU request (IsOneSlice: one container on one shared GPU, the common mGPU pod)
+  // fits a ready mGPU node exactly when PolicyMatches, TotalsFit, and some GPU passes
+  // GpuTakesSlice: Fits in parts, for what-ifs that follow one node through many states and
+  // recheck only what each change touches (victims.h).
+  static bool IsOneSlice(const PodRequest& request);
+  // The node's mGPU compute policy is the pod's, or the pod takes any. REQUIRES: mGPU request.
+  static bool PolicyMatches(const PodRequest& request, const NodeState& node);
+  // The node's free mGPU totals cover the pod's. REQUIRES: mGPU request.
+  static bool TotalsFit(const PodRequest& request, const NodeState& node);
+  // GPU `gpu` takes the slice. REQUIRES: IsOneSlice(request).
+  static bool GpuTakesSlice(const PodRequest& request, const GpuSlot& gpu);
+
   const PlacementOptions& options() const { return options_; }
 
  private:
