@@ -27,17 +27,7 @@ void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {
              .requests = EffectiveRequests(pod),
              .labels = InternLabelsLocked(pod)};
   UsesSlot& slot = uses_[pod.node_name];
-  std::vector<PodUse>& pods = slot.uses.pods;
-  auto it = std::lower_bound(pods.begin(), pods.end(), pod.uid, [](const PodUse& u, const std::string& uid) { return u.uid < uid; });
-  if (it != pods.end() && it->uid == pod.uid) {
-    if (*it == use) return;
-    slot.uses.total.Add(it->requests, -1);
-    slot.uses.total.Add(use.requests);
-    *it = std::move(use);
-  } else {
-    slot.uses.total.Add(use.requests);
-    pods.insert(it, std::move(use));  // kept sorted by UID (ResourceFit::Find)
-  }
+  if (!slot.uses.Put(std::move(use))) return;
   slot.shared = nullptr;
   touched->insert(pod.node_name);
 }
@@ -45,16 +35,12 @@ void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {
 void Inventory::DropUseLocked(std::string_view uid, std::string_view node, std::set<std::string>* touched) {
   auto slot = uses_.find(node);
   if (slot == uses_.end()) return;
-  std::vector<PodUse>& pods = slot->second.uses.pods;
-  auto it = std::lower_bound(pods.begin(), pods.end(), uid, [](const PodUse& u, std::string_view id) { return u.uid < id; });
-  if (it == pods.end() || it->uid != uid) return;
+  if (!slot->second.uses.Drop(uid)) return;
   if (touched != nullptr) touched->insert(std::string(node));
-  if (pods.size() == 1) {
+  if (slot->second.uses.empty()) {
     uses_.erase(slot);
     return;
   }
-  slot->second.uses.total.Add(it->requests, -1);
-  pods.erase(it);
   slot->second.shared = nullptr;
 }
 

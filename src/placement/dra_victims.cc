@@ -31,10 +31,8 @@ AllocationPtr PodOnNode(const NodeState& node, const std::string& uid) {
   for (const AllocationPtr& a : node.allocations.shared()) {
     if (a->pod_uid == uid) return a;
   }
-  if (node.uses == nullptr) return nullptr;
-  const std::vector<PodUse>& pods = node.uses->pods;
-  auto it = std::lower_bound(pods.begin(), pods.end(), uid, [](const PodUse& p, const std::string& u) { return p.uid < u; });
-  if (it == pods.end() || it->uid != uid) return nullptr;
+  const PodUse* it = node.uses == nullptr ? nullptr : node.uses->Find(uid);
+  if (it == nullptr) return nullptr;
   return std::make_shared<const Allocation>(Allocation{.pod_uid = it->uid,
                                                        .pod_namespace = it->labels ? it->labels->namespace_name : "",
                                                        .pod_name = it->name,

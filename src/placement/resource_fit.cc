@@ -10,15 +10,12 @@ ResourceFit::ResourceFit(const NodeState& node, const ResourceList& request)
   for (size_t i = 0; i < want.size(); ++i) allocatable_[i] = node_.node.other_allocatable.Get(want[i].first);
   pods_allowed_ = node_.node.other_allocatable.Get("pods");
   if (node_.uses == nullptr) return;
-  for (size_t i = 0; i < want.size(); ++i) used_[i] = node_.uses->total.Get(want[i].first);
-  pods_ = static_cast<int64_t>(node_.uses->pods.size());
+  for (size_t i = 0; i < want.size(); ++i) used_[i] = node_.uses->total().Get(want[i].first);
+  pods_ = static_cast<int64_t>(node_.uses->pods().size());
 }
 
 const PodUse* ResourceFit::Find(std::string_view uid) const {
-  if (node_.uses == nullptr) return nullptr;
-  const std::vector<PodUse>& pods = node_.uses->pods;
-  auto it = std::lower_bound(pods.begin(), pods.end(), uid, [](const PodUse& u, std::string_view id) { return u.uid < id; });
-  return it == pods.end() || it->uid != uid ? nullptr : &*it;
+  return node_.uses == nullptr ? nullptr : node_.uses->Find(uid);
 }
 
 void ResourceFit::Move(const PodUse& use, int sign) {

@@ -39,6 +39,7 @@
 #include "gpusched/model/allocation.h"
 #include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/model/node.h"
+#include "gpusched/model/node_uses.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/planner.h"
 

@@ -7,13 +7,11 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "gpusched/model/disruption_budget.h"
 
 namespace gpusched {
 
@@ -35,30 +33,6 @@ class ResourceList {
 
  private:
   std::vector<std::pair<std::string, int64_t>> items_;  // sorted by name, no duplicates
-};
-
-// What one bound pod asks of its node, for NodeResourcesFit: its effective requests
-// (pod_resources.h), and what preemption weighs of it.
-struct PodUse {
-  std::string uid;
-  std::string name;
-  int32_t priority = 0;
-  bool terminating = false;
-  ResourceList requests;
-  std::shared_ptr<const PodLabels> labels;  // namespace and labels, for PodDisruptionBudgets
-
-  bool operator==(const PodUse& o) const {
-    return uid == o.uid && name == o.name && priority == o.priority && terminating == o.terminating &&
-           requests == o.requests && (labels == o.labels || (labels && o.labels && *labels == *o.labels));
-  }
-};
-
-// Every bound pod's use of one node, by UID, and their sum.
-struct NodeUses {
-  std::vector<PodUse> pods;  // sorted by uid
-  ResourceList total;
-
-  bool operator==(const NodeUses&) const = default;
 };
 
 }  // namespace gpusched

@@ -18,6 +18,7 @@
 #include "gpusched/model/gpu.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/node_mode.h"
+#include "gpusched/model/node_uses.h"
 #include "gpusched/model/units.h"
 #include "gpusched/scoring/node_view.h"
 
@@ -112,7 +113,7 @@ struct NodeState {
   // GPUs held for pending pods nominated to this node (nomination.h), counted as used; not in
   // `allocations`: no pod runs on them yet, and none can be evicted from them.
   std::vector<Allocation> holds;
-  // Every bound, non-terminal pod's use of the node besides GPUs (resource_list.h), GPU pods or
+  // Every bound, non-terminal pod's use of the node besides GPUs (node_uses.h), GPU pods or
   // not, for kube-scheduler's NodeResourcesFit in preemption; shared between states. Null: none.
   std::shared_ptr<const NodeUses> uses;
   std::vector<Blocker> blockers;        // GPU pods of a mode other than the label's

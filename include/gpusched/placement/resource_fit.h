@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpusched/model/resource_list.h"
+#include "gpusched/model/node_uses.h"
 #include "gpusched/placement/node_state.h"
 
 namespace gpusched::placement {

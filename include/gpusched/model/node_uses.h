@@ -1,0 +1,63 @@
+// File: node_uses.h
+//
+// What the bound pods of one node ask of it besides GPUs, for kube-scheduler's NodeResourcesFit in
+// preemption (resource_fit.h): each pod's effective requests with what victim choice weighs of
+// it (priority, PodDisruptionBudget labels), and their sum.
+//
+// Lookups by UID are the hot part of a preempt (a dozen per candidate node, hundreds of nodes):
+// the uses are kept in the order of their UIDs' hashes, with the hashes in one small array
+// beside them, so that a search compares integers and reads one use.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/model/disruption_budget.h"
+#include "gpusched/model/resource_list.h"
+
+namespace gpusched {
+
+// What one bound pod asks of its node, for NodeResourcesFit: its effective requests
+// (pod_resources.h), and what preemption weighs of it.
+struct PodUse {
+  std::string uid;
+  std::string name;
+  int32_t priority = 0;
+  bool terminating = false;
+  ResourceList requests;
+  std::shared_ptr<const PodLabels> labels;  // namespace and labels, for PodDisruptionBudgets
+
+  bool operator==(const PodUse& o) const {
+    return uid == o.uid && name == o.name && priority == o.priority && terminating == o.terminating &&
+           requests == o.requests && (labels == o.labels || (labels && o.labels && *labels == *o.labels));
+  }
+};
+
+// Every bound pod's use of one node, by UID, and their sum.
+class NodeUses {
+ public:
+  // Books `use`, replacing the pod's earlier one. Returns false if that was equal (no change).
+  bool Put(PodUse use);
+  // Drops the use of pod `uid`. Returns false if it had none.
+  bool Drop(std::string_view uid);
+  // Returns the use of pod `uid`, or nullptr.
+  const PodUse* Find(std::string_view uid) const;
+
+  const std::vector<PodUse>& pods() const { return pods_; }  // by UID hash, then UID
+  const ResourceList& total() const { return total_; }
+  bool empty() const { return pods_.empty(); }
+  bool operator==(const NodeUses& o) const { return pods_ == o.pods_ && total_ == o.total_; }
+
+ private:
+  // The first position whose (hash, UID) is not less than `uid`'s.
+  size_t LowerBound(std::string_view uid) const;
+
+  std::vector<PodUse> pods_;    // sorted by (keys_, UID), distinct UIDs
+  std::vector<uint64_t> keys_;  // keys_[i]: the hash of pods_[i].uid, ascending
+  ResourceList total_;
+};
+
+}  // namespace gpusched
