@@ -160,12 +160,12 @@ void BM_PreemptChooseVictims(benchmark::State& state) {
     preemptor.containers[0].limits.mgpu_memory_mib = 40960;
   }
   placement::PodRequest request = placement::AnalyzePod(preemptor);
-  placement::Planner planner(placement::PlacementOptions{});
+  placement::VictimFinder finder(placement::PlacementOptions{});
   size_t helped = 0, victims = 0, pods = 0;
   for (auto _ : state) {
     helped = victims = pods = 0;
     for (const inventory::NodeStatePtr& node : snapshot->nodes()) {
-      placement::VictimChoice c = placement::ChooseVictims(planner, request, *node, {.priority = preemptor.priority});
+      placement::VictimChoice c = finder.Choose(request, *node, {.priority = preemptor.priority});
       helped += c.helps;
       victims += c.victims.size();
       pods += node->allocations.size();

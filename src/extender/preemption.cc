@@ -130,13 +130,13 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
 }
 
 VictimChooser::VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
-    : request_(request), in_(in), planner_(in.options->placement) {
+    : request_(request), in_(in), finder_(in.options->placement) {
   if (request.kind == RequestKind::kNone) dra_.emplace(in.snapshot->dra(), pod, in.programs, in.options->dra);
 }
 
 placement::VictimChoice VictimChooser::Choose(const placement::NodeState& node, const placement::VictimRules& rules) {
   return dra_ ? placement::ChooseDraVictims(*dra_, in_.snapshot->dra(), node, rules)
-              : placement::ChooseVictims(planner_, request_, node, rules);
+              : finder_.Choose(request_, node, rules);
 }
 
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,

@@ -256,6 +256,13 @@ void Pack(NodeState* state) {
     }
     p.uses = static_cast<uint16_t>(state->packed_uses.size() - p.first_use);
   }
+  state->by_importance.resize(all.size());
+  for (uint32_t i = 0; i < all.size(); ++i) state->by_importance[i] = i;
+  std::sort(state->by_importance.begin(), state->by_importance.end(), [&](uint32_t a, uint32_t b) {
+    const PackedAllocation& x = state->packed[a];
+    const PackedAllocation& y = state->packed[b];
+    return x.priority != y.priority ? x.priority > y.priority : x.uid_rank < y.uid_rank;
+  });
 }
 
 NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
@@ -312,20 +319,28 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
 }
 
 NodeState EmptyUsage(const NodeState& node) {
-  NodeState usage{.mode = node.mode,
-                  .condition = node.condition,
-                  .whole_total = node.whole_total,
-                  .compute_policy = node.compute_policy,
-                  .gpus = node.gpus,
-                  .generation = 0};
-  for (GpuSlot& s : usage.gpus) {
+  NodeState usage;
+  ResetUsage(node, &usage);
+  return usage;
+}
+
+void ResetUsage(const NodeState& node, NodeState* usage) {
+  usage->mode = node.mode;
+  usage->condition = node.condition;
+  usage->whole_total = node.whole_total;
+  usage->whole_used = 0;
+  usage->compute_policy = node.compute_policy;
+  usage->gpus.assign(node.gpus.begin(), node.gpus.end());
+  usage->generation = 0;
+  usage->unassigned_milli = 0;
+  usage->unassigned_mib = 0;
+  for (GpuSlot& s : usage->gpus) {
     s.exclusive = false;
     s.instances = 0;
     s.used_milli = 0;
     s.used_mib = 0;
   }
-  SumUsage(&usage);
-  return usage;
+  SumUsage(usage);
 }
 
 void AddUse(const Allocation& a, NodeState* usage) {
@@ -334,7 +349,7 @@ void AddUse(const Allocation& a, NodeState* usage) {
   SumUsage(usage);
 }
 
-void AddPackedUse(const NodeState& node, size_t i, NodeState* usage) {
+void AddPackedUse(const NodeState& node, size_t i, NodeState* usage, std::vector<std::pair<size_t, GpuSlot>>* before) {
   const PackedAllocation& p = node.packed[i];
   usage->whole_used += p.whole_gpus;
   // The totals move with the slots (SumUsage's sums, kept without summing again: a what-if adds
@@ -344,6 +359,7 @@ void AddPackedUse(const NodeState& node, size_t i, NodeState* usage) {
     const PackedUse& u = node.packed_uses[k];
     GpuSlot* slot = FindSlot(usage->gpus, u.index);
     if (slot == nullptr) continue;
+    if (before != nullptr) before->emplace_back(static_cast<size_t>(slot - usage->gpus.data()), *slot);
     int64_t milli = slot->used_milli, mib = slot->used_mib;
     BookOnSlot(GpuUse{.index = u.index, .milli = u.milli, .mib = u.mib, .instances = u.instances, .exclusive = u.exclusive}, slot);
     if (!mgpu || !slot->healthy) continue;

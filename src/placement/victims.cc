@@ -35,13 +35,8 @@ class UndoableAdd {
  public:
   void Add(const NodeState& node, size_t i, NodeState* usage) {
     slots_.clear();
-    const PackedAllocation& p = node.packed[i];
-    for (uint32_t k = p.first_use; k < p.first_use + p.uses; ++k) {
-      const GpuSlot* slot = usage->FindGpu(node.packed_uses[k].index);
-      if (slot != nullptr) slots_.emplace_back(static_cast<size_t>(slot - usage->gpus.data()), *slot);
-    }
     totals_ = {usage->whole_used, usage->used_milli, usage->used_mib};
-    AddPackedUse(node, i, usage);
+    AddPackedUse(node, i, usage, &slots_);
   }
   // The positions in usage->gpus of the slots the last Add changed (a GPU the pod uses twice
   // is listed twice).
@@ -51,7 +46,7 @@ class UndoableAdd {
   }
   // Undoes the last Add. REQUIRES: `usage` is unchanged since.
   void Undo(NodeState* usage) const {
-    for (const auto& [position, slot] : slots_) usage->gpus[position] = slot;
+    for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) usage->gpus[it->first] = it->second;  // last change first
     std::tie(usage->whole_used, usage->used_milli, usage->used_mib) = totals_;
   }
 
@@ -74,46 +69,31 @@ struct ReprieveOrder {
   size_t violating = 0;       // the first `violating` of order
 };
 
-ReprieveOrder SplitByBudget(size_t count, const VictimRules& rules, const std::function<const Allocation&(size_t)>& at) {
-  ReprieveOrder out;
-  out.order.resize(count);
-  for (size_t i = 0; i < count; ++i) out.order[i] = i;
-  if (!rules.violates_pdb) return out;
-  std::vector<size_t> violating, other;
-  for (size_t i = 0; i < count; ++i) (rules.violates_pdb(at(i)) ? violating : other).push_back(i);
-  out.violating = violating.size();
-  violating.insert(violating.end(), other.begin(), other.end());
-  out.order = std::move(violating);
-  return out;
+// Sets *out for `count` candidates, the i-th being at(i).
+void SplitByBudget(size_t count, const VictimRules& rules, const std::function<const Allocation&(size_t)>& at, ReprieveOrder* out) {
+  out->order.resize(count);
+  out->violating = 0;
+  for (size_t i = 0; i < count; ++i) out->order[i] = i;
+  if (!rules.violates_pdb) return;
+  // Stable: the violating ones first, each group in the order given.
+  std::vector<char> violates(count);
+  for (size_t i = 0; i < count; ++i) out->violating += violates[i] = rules.violates_pdb(at(i));
+  std::stable_partition(out->order.begin(), out->order.end(), [&](size_t i) { return violates[i] != 0; });
 }
 
 // Offers each candidate back in `order`: `give_back(i)` returns true if the pod still fits with
-// candidate i back (it stays back), false if not (undone: a victim). Returns the victims' positions.
+// candidate i back (it stays back), false if not (undone: a victim). Sets `victims` to the
+// victims' positions, ascending.
 template <typename GiveBack>
-std::vector<size_t> GiveBackInOrder(const ReprieveOrder& order, GiveBack&& give_back, VictimChoice* out) {
-  std::vector<size_t> victims;
+void GiveBackInOrder(const ReprieveOrder& order, GiveBack&& give_back, std::vector<size_t>* victims, VictimChoice* out) {
+  victims->clear();
   for (size_t k = 0; k < order.order.size(); ++k) {
     size_t i = order.order[k];
     if (give_back(i)) continue;
-    victims.push_back(i);
+    victims->push_back(i);
     if (k < order.violating) ++out->pdb_violations;
   }
-  std::sort(victims.begin(), victims.end());  // positions follow the order of importance
-  return victims;
-}
-
-// Candidate positions (into node.allocations), in decreasing priority then UID.
-std::vector<uint32_t> Candidates(const NodeState& node, const VictimRules& rules) {
-  std::vector<uint32_t> out;
-  for (uint32_t i = 0; i < node.packed.size(); ++i) {
-    if (IsCandidate(node.packed[i], rules)) out.push_back(i);
-  }
-  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
-    const PackedAllocation& x = node.packed[a];
-    const PackedAllocation& y = node.packed[b];
-    return x.priority != y.priority ? x.priority > y.priority : x.uid_rank < y.uid_rank;
-  });
-  return out;
+  std::sort(victims->begin(), victims->end());  // positions follow the order of importance
 }
 
 // True if node.allocations[i] uses none of `gpus`.
@@ -123,66 +103,6 @@ bool Avoids(const NodeState& node, size_t i, const std::vector<int>& gpus) {
     if (std::find(gpus.begin(), gpus.end(), node.packed_uses[k].index) != gpus.end()) return false;
   }
   return true;
-}
-
-// The reprieve on `kept` for an mGPU pod, with a witness: the GPUs of a placement of the pod on
-// `kept` as it stands. A candidate on none of them leaves that placement valid, so it is given back
-// without asking the planner; otherwise the planner is asked, and its placement is the next
-// witness. Returns nullopt (`kept` and `out` then undefined) if the planner does not confirm the
-// final state (its search missed what a witness showed); the caller then asks it at every step.
-std::optional<std::vector<size_t>> GiveBackWithWitness(Planner& planner, const PodRequest& request, const NodeState& node,
-                                                       const std::vector<uint32_t>& candidates, const ReprieveOrder& order,
-                                                       NodeState* kept, VictimChoice* out) {
-  std::vector<int> witness;
-  if (!planner.Witness(request, *kept, &witness)) return std::nullopt;
-  UndoableAdd add;
-  std::vector<size_t> victims = GiveBackInOrder(order, [&](size_t c) {
-    size_t i = candidates[c];
-    if (Avoids(node, i, witness)) {
-      AddPackedUse(node, i, kept);
-      return true;
-    }
-    add.Add(node, i, kept);
-    if (planner.Witness(request, *kept, &witness)) return true;
-    add.Undo(kept);
-    return false;
-  }, out);
-  if (!planner.Fits(request, *kept)) return std::nullopt;
-  return victims;
-}
-
-// The reprieve on `kept` for a one-slice mGPU pod (Planner::IsOneSlice): the pod fits while the
-// node's totals do and some GPU takes the slice (the compute policy, fixed for the node, held
-// when the caller found that the pod fits `kept`), so a candidate given back rechecks only the
-// GPUs it uses, and a count of the GPUs that take the slice says whether one still does.
-// Returns nullopt (`kept` and `out` then undefined) if the planner does not confirm the final
-// state. REQUIRES: the pod fits `kept`.
-std::optional<std::vector<size_t>> GiveBackOneSlice(Planner& planner, const PodRequest& request, const NodeState& node,
-                                                    const std::vector<uint32_t>& candidates, const ReprieveOrder& order,
-                                                    NodeState* kept, VictimChoice* out) {
-  std::vector<char> takes(kept->gpus.size());
-  size_t taking = 0;
-  for (size_t p = 0; p < takes.size(); ++p) taking += takes[p] = Planner::GpuTakesSlice(request, kept->gpus[p]);
-  UndoableAdd add;
-  std::vector<size_t> victims = GiveBackInOrder(order, [&](size_t c) {
-    add.Add(node, candidates[c], kept);
-    size_t lost = 0;
-    add.ForEachTouched([&](size_t p) {
-      if (takes[p] && !Planner::GpuTakesSlice(request, kept->gpus[p])) {
-        takes[p] = false;  // set back by the undo below if the candidate stays a victim
-        ++lost;
-      }
-    });
-    if (lost < taking && Planner::TotalsFit(request, *kept)) {
-      taking -= lost;
-      return true;
-    }
-    add.Undo(kept);
-    add.ForEachTouched([&](size_t p) { takes[p] = Planner::GpuTakesSlice(request, kept->gpus[p]); });
-    return false;
-  }, out);
-  if (!planner.Fits(request, *kept)) return std::nullopt;
-  return victims;
 }
 
 }  // namespace
@@ -199,10 +119,11 @@ bool IsCandidate(const Allocation& a, const VictimRules& rules) {
 void Reprieve(std::vector<const AllocationPtr*> candidates, const VictimRules& rules,
               const std::function<bool(const Allocation&)>& give_back, VictimChoice* out) {
   std::sort(candidates.begin(), candidates.end(), MoreImportant);
-  ReprieveOrder order = SplitByBudget(candidates.size(), rules, [&](size_t i) -> const Allocation& { return **candidates[i]; });
-  for (size_t i : GiveBackInOrder(order, [&](size_t i) { return give_back(**candidates[i]); }, out)) {
-    out->victims.push_back(*candidates[i]);
-  }
+  ReprieveOrder order;
+  SplitByBudget(candidates.size(), rules, [&](size_t i) -> const Allocation& { return **candidates[i]; }, &order);
+  std::vector<size_t> victims;
+  GiveBackInOrder(order, [&](size_t i) { return give_back(**candidates[i]); }, &victims, out);
+  for (size_t i : victims) out->victims.push_back(*candidates[i]);
 }
 
 std::string NoRoomReason(size_t candidates) {
@@ -210,50 +131,113 @@ std::string NoRoomReason(size_t candidates) {
                          : fmt::format("the pod does not fit even with all {} pods of lower priority evicted", candidates);
 }
 
-VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const NodeState& node, const VictimRules& rules) {
+// The per-node search state: the node's use with only the pods that stay (every non-candidate,
+// the holds that count, the candidates given back) and the reprieve's buffers.
+struct VictimFinder::Search {
+  NodeState kept;
+  std::vector<uint32_t> candidates;  // positions into node.allocations, in the order of importance
+  ReprieveOrder order;
+  UndoableAdd add;
+  Saved start;                  // kept before a shortcut, to start again from
+  std::vector<size_t> victims;  // positions into candidates
+  std::vector<int> witness;
+  std::vector<char> takes;      // by position in kept.gpus: that GPU takes the slice
+};
+
+void VictimFinder::SortCandidates(const NodeState& node, const VictimRules& rules) {
+  s_->candidates.clear();
+  for (uint32_t i : node.by_importance) {
+    if (IsCandidate(node.packed[i], rules)) s_->candidates.push_back(i);
+  }
+}
+
+bool VictimFinder::GiveBackWithWitness(const PodRequest& request, const NodeState& node, VictimChoice* out) {
+  if (!planner_.Witness(request, s_->kept, &s_->witness)) return false;
+  GiveBackInOrder(s_->order, [&](size_t c) {
+    size_t i = s_->candidates[c];
+    if (Avoids(node, i, s_->witness)) {
+      AddPackedUse(node, i, &s_->kept);
+      return true;
+    }
+    s_->add.Add(node, i, &s_->kept);
+    if (planner_.Witness(request, s_->kept, &s_->witness)) return true;
+    s_->add.Undo(&s_->kept);
+    return false;
+  }, &s_->victims, out);
+  return planner_.Fits(request, s_->kept);
+}
+
+bool VictimFinder::GiveBackOneSlice(const PodRequest& request, const NodeState& node, VictimChoice* out) {
+  s_->takes.assign(s_->kept.gpus.size(), 0);
+  size_t taking = 0;
+  for (size_t p = 0; p < s_->takes.size(); ++p) taking += s_->takes[p] = Planner::GpuTakesSlice(request, s_->kept.gpus[p]);
+  GiveBackInOrder(s_->order, [&](size_t c) {
+    s_->add.Add(node, s_->candidates[c], &s_->kept);
+    size_t lost = 0;
+    s_->add.ForEachTouched([&](size_t p) {
+      if (s_->takes[p] && !Planner::GpuTakesSlice(request, s_->kept.gpus[p])) {
+        s_->takes[p] = false;  // set back by the undo below if the candidate stays a victim
+        ++lost;
+      }
+    });
+    if (lost < taking && Planner::TotalsFit(request, s_->kept)) {
+      taking -= lost;
+      return true;
+    }
+    s_->add.Undo(&s_->kept);
+    s_->add.ForEachTouched([&](size_t p) { s_->takes[p] = Planner::GpuTakesSlice(request, s_->kept.gpus[p]); });
+    return false;
+  }, &s_->victims, out);
+  return planner_.Fits(request, s_->kept);
+}
+
+void VictimFinder::GiveBackAskingEachTime(const PodRequest& request, const NodeState& node, VictimChoice* out) {
+  GiveBackInOrder(s_->order, [&](size_t c) {
+    s_->add.Add(node, s_->candidates[c], &s_->kept);
+    if (planner_.Fits(request, s_->kept)) return true;
+    s_->add.Undo(&s_->kept);
+    return false;
+  }, &s_->victims, out);
+}
+
+VictimFinder::VictimFinder(PlacementOptions options) : planner_(options), s_(std::make_unique<Search>()) {}
+
+VictimFinder::~VictimFinder() = default;
+
+VictimChoice VictimFinder::Choose(const PodRequest& request, const NodeState& node, const VictimRules& rules) {
   VictimChoice out;
   if (!node.ready()) {
     out.reason = fmt::format("node is {}: {}", ConditionName(node.condition), node.condition_reason);
     return out;
   }
   // The node's use with only the pods that stay: every non-candidate, and those given back.
-  NodeState kept = EmptyUsage(node);
+  ResetUsage(node, &s_->kept);
   for (const Allocation& h : node.holds) {
-    if (HoldCounts(h, rules.pod_uid, rules.priority)) AddUse(h, &kept);  // never freed
+    if (HoldCounts(h, rules.pod_uid, rules.priority)) AddUse(h, &s_->kept);  // never freed
   }
-  std::vector<uint32_t> candidates = Candidates(node, rules);
+  SortCandidates(node, rules);
   for (size_t i = 0; i < node.packed.size(); ++i) {
-    if (!IsCandidate(node.packed[i], rules)) AddPackedUse(node, i, &kept);
+    if (!IsCandidate(node.packed[i], rules)) AddPackedUse(node, i, &s_->kept);
   }
-  if (!planner.Fits(request, kept)) {
-    out.reason = NoRoomReason(candidates.size());
+  if (!planner_.Fits(request, s_->kept)) {
+    out.reason = NoRoomReason(s_->candidates.size());
     return out;
   }
   out.helps = true;
   const std::vector<AllocationPtr>& all = node.allocations.shared();
-  ReprieveOrder order = SplitByBudget(candidates.size(), rules, [&](size_t c) -> const Allocation& { return *all[candidates[c]]; });
-  std::optional<std::vector<size_t>> victims;
+  SplitByBudget(s_->candidates.size(), rules, [&](size_t c) -> const Allocation& { return *all[s_->candidates[c]]; }, &s_->order);
+  bool done = false;
   if (request.kind == RequestKind::kMgpu) {
-    Saved start;
-    start.Save(kept);
-    victims = Planner::IsOneSlice(request) ? GiveBackOneSlice(planner, request, node, candidates, order, &kept, &out)
-                                           : GiveBackWithWitness(planner, request, node, candidates, order, &kept, &out);
-    if (!victims) {
-      start.Restore(&kept);
+    s_->start.Save(s_->kept);
+    done = Planner::IsOneSlice(request) ? GiveBackOneSlice(request, node, &out) : GiveBackWithWitness(request, node, &out);
+    if (!done) {  // the planner did not confirm the shortcut: ask it at every step
+      s_->start.Restore(&s_->kept);
       out.pdb_violations = 0;
     }
   }
-  if (!victims) {
-    UndoableAdd add;
-    victims = GiveBackInOrder(order, [&](size_t c) {
-      add.Add(node, candidates[c], &kept);
-      if (planner.Fits(request, kept)) return true;
-      add.Undo(&kept);
-      return false;
-    }, &out);
-  }
-  out.victims.reserve(victims->size());
-  for (size_t c : *victims) out.victims.push_back(all[candidates[c]]);
+  if (!done) GiveBackAskingEachTime(request, node, &out);
+  out.victims.reserve(s_->victims.size());
+  for (size_t c : s_->victims) out.victims.push_back(all[s_->candidates[c]]);
   return out;
 }
 

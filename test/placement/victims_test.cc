@@ -29,8 +29,7 @@ std::vector<std::string> Uids(const VictimChoice& c) {
 }
 
 VictimChoice Choose(const Pod& pod, const NodeState& node, VictimRules rules) {
-  Planner planner(PlacementOptions{});
-  return ChooseVictims(planner, AnalyzePod(pod), node, rules);
+  return VictimFinder(PlacementOptions{}).Choose(AnalyzePod(pod), node, rules);
 }
 
 TEST(Victims, WholeGpusFreeExactlyWhatThePodNeedsFromLowerPrioritiesOnly) {
@@ -132,6 +131,7 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
   std::mt19937 rng(7);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   Planner planner(PlacementOptions{});
+  VictimFinder finder(PlacementOptions{});  // one for every round: its buffers carry over
   int helped = 0;
   for (int round = 0; round < 3000; ++round) {
     bool mgpu = round % 2 == 1;
@@ -162,7 +162,7 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
     }
     PodRequest request = AnalyzePod(pending);
     int32_t priority = uniform(1, 4);
-    VictimChoice c = ChooseVictims(planner, request, state, {.priority = priority});
+    VictimChoice c = finder.Choose(request, state, {.priority = priority});
     if (!c.helps) continue;
     ++helped;
     std::set<std::string> gone;

@@ -73,7 +73,7 @@ class VictimChooser {
  private:
   const placement::PodRequest& request_;
   const EvaluationInputs& in_;
-  placement::Planner planner_;
+  placement::VictimFinder finder_;
   std::optional<placement::DraPlanner> dra_;
 };
 

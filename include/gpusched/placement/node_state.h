@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpusched/model/allocation.h"
@@ -110,6 +111,7 @@ struct NodeState {
   AllocationList allocations;           // every allocation on the node, by pod namespace/name
   std::vector<PackedAllocation> packed;  // allocations[i] as victim choice reads it
   std::vector<PackedUse> packed_uses;
+  std::vector<uint32_t> by_importance;   // positions into packed: decreasing priority, then UID
   // GPUs held for pending pods nominated to this node (nomination.h), counted as used; not in
   // `allocations`: no pod runs on them yet, and none can be evicted from them.
   std::vector<Allocation> holds;
@@ -136,9 +138,15 @@ NodeState BuildNodeState(Node node, std::vector<Allocation> allocations);
 // result has no node object, allocations, blockers or scoring view: it is for Evaluate only.
 // REQUIRES: `node` was built by BuildNodeState*.
 NodeState EmptyUsage(const NodeState& node);
+// EmptyUsage into *usage, reusing its buffers. REQUIRES: *usage came from EmptyUsage or
+// ResetUsage (or is default): the fields they do not set are unset there.
+void ResetUsage(const NodeState& node, NodeState* usage);
 void AddUse(const Allocation& a, NodeState* usage);
-// AddUse of node.allocations[i] from its packed form. REQUIRES: node is ready.
-void AddPackedUse(const NodeState& node, size_t i, NodeState* usage);
+// AddUse of node.allocations[i] from its packed form. Where `before` is given, appends to it each
+// GPU slot changed (its position in usage->gpus and its value before; a GPU the pod uses twice
+// comes twice), so that the change can be undone. REQUIRES: node is ready.
+void AddPackedUse(const NodeState& node, size_t i, NodeState* usage,
+                  std::vector<std::pair<size_t, GpuSlot>>* before = nullptr);
 // Books `hold` on `state` as used (its scoring view included) and appends it to state->holds.
 void AddHold(Allocation hold, NodeState* state);
 

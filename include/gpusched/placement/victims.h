@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,8 +78,35 @@ void Reprieve(std::vector<const AllocationPtr*> candidates, const VictimRules& r
 // VictimChoice::reason where the pod does not fit with all `candidates` evicted.
 std::string NoRoomReason(size_t candidates);
 
-// Chooses the pods to evict from `node` so that `request` fits there.
-// REQUIRES: request.kind != kNone and request.valid().
-VictimChoice ChooseVictims(Planner& planner, const PodRequest& request, const NodeState& node, const VictimRules& rules);
+// Chooses victims node after node for one pending pod, keeping its buffers from one node to the
+// next (a preempt asks about hundreds of nodes). Not thread-safe: one per request and thread.
+class VictimFinder {
+ public:
+  explicit VictimFinder(PlacementOptions options);
+  ~VictimFinder();
+
+  // Chooses the pods to evict from `node` so that `request` fits there.
+  // REQUIRES: request.kind != kNone and request.valid().
+  VictimChoice Choose(const PodRequest& request, const NodeState& node, const VictimRules& rules);
+
+ private:
+  // The search's state, kept from one node to the next for its buffers (victims.cc).
+  struct Search;
+
+  // Sets the search's candidates to the node's (positions into node.allocations) in decreasing
+  // priority then UID.
+  void SortCandidates(const NodeState& node, const VictimRules& rules);
+  // The reprieve of the candidates on the node's kept use, into the victims and `out`: with a
+  // witness (the GPUs of a placement of the pod as the node stands; a candidate on none of them is given back without
+  // asking the planner), or for a one-slice pod by counting the GPUs that take the slice (a
+  // candidate rechecks only the GPUs it uses). Each returns false if the planner does not confirm
+  // the final state (the search and `out` then undefined); the caller then asks it at every step.
+  bool GiveBackWithWitness(const PodRequest& request, const NodeState& node, VictimChoice* out);
+  bool GiveBackOneSlice(const PodRequest& request, const NodeState& node, VictimChoice* out);
+  void GiveBackAskingEachTime(const PodRequest& request, const NodeState& node, VictimChoice* out);
+
+  Planner planner_;
+  std::unique_ptr<Search> s_;
+};
 
 }  // namespace gpusched::placement
