@@ -1,6 +1,7 @@
 #include "gpusched/extender/preemption.h"
 
 #include <algorithm>
+#include <thread>
 #include <optional>
 #include <tuple>
 
@@ -105,6 +106,21 @@ std::optional<MetaVictims> Finish(const placement::VictimChoice& choice, const P
   return Answer(c.node, std::move(victims), *fit, budgets);
 }
 
+// Calls decide(begin, end) for consecutive shares of [0, count) that together cover it, on up to
+// kPreemptWorkers threads (this one included) when there are at least kPerWorker items per
+// thread: kube-scheduler waits on preempt inside its scheduling cycle, as it waits on its own
+// dry runs, which it spreads over 16 goroutines.
+template <typename Decide>
+void ForEachShare(size_t count, Decide&& decide) {
+  constexpr size_t kPreemptWorkers = 2;
+  constexpr size_t kPerWorker = 64;
+  size_t workers = std::clamp<size_t>(count / kPerWorker, 1, std::min<size_t>(kPreemptWorkers, std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<std::thread> others;
+  for (size_t w = 1; w < workers; ++w) others.emplace_back(decide, count * w / workers, count * (w + 1) / workers);
+  decide(0, count / workers);
+  for (std::thread& t : others) t.join();
+}
+
 }  // namespace
 
 int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit, const Budgets& budgets) {
@@ -149,17 +165,26 @@ std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const plac
     return out;  // no GPU: kube-scheduler's word
   }
   if (!request.schedulable()) return out;  // fits nowhere
-  VictimChooser chooser(args.pod, request, inputs);
-  if (!chooser.problem().empty()) return out;  // its claims are not there yet: fits nowhere
+  if (!VictimChooser(args.pod, request, inputs).problem().empty()) return out;  // its claims are not there yet: fits nowhere
   const Budgets& budgets = inputs.snapshot->budgets();
   ResourceList other = EffectiveRequests(args.pod);
-  for (const PreemptionCandidate& c : args.candidates) {
-    const placement::NodeState* node = inputs.snapshot->FindNode(c.node);
-    if (node == nullptr) continue;
-    placement::ResourceFit fit(*node, other);
-    DisruptionCounter counter(budgets);
-    placement::VictimChoice choice = chooser.Choose(*node, PreemptionRules(args.pod, fit, budgets ? &counter : nullptr));
-    if (std::optional<MetaVictims> kept = Finish(choice, c, *node, &fit, budgets)) out.push_back(std::move(*kept));
+  std::vector<std::optional<MetaVictims>> answers(args.candidates.size());
+  // Candidates [begin, end) with a chooser of their own (its buffers are not shared).
+  auto decide = [&](size_t begin, size_t end) {
+    VictimChooser chooser(args.pod, request, inputs);
+    for (size_t i = begin; i < end; ++i) {
+      const PreemptionCandidate& c = args.candidates[i];
+      const placement::NodeState* node = inputs.snapshot->FindNode(c.node);
+      if (node == nullptr) continue;
+      placement::ResourceFit fit(*node, other);
+      DisruptionCounter counter(budgets);
+      placement::VictimChoice choice = chooser.Choose(*node, PreemptionRules(args.pod, fit, budgets ? &counter : nullptr));
+      answers[i] = Finish(choice, c, *node, &fit, budgets);
+    }
+  };
+  ForEachShare(args.candidates.size(), decide);
+  for (std::optional<MetaVictims>& kept : answers) {
+    if (kept) out.push_back(std::move(*kept));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "gpusched/json/json.h"
 #include "gpusched/kubejson/objects.h"
@@ -13,11 +14,20 @@ namespace {
 
 using rapidjson::Value;
 
+// Where a candidate sits in the request, for errors: formatted only when one is reported.
+struct CandidatePath {
+  std::string_view map;  // NodeNameToMetaVictims or NodeNameToVictims
+  std::string_view node;
+  std::string operator()(std::string_view field = "") const {
+    return fmt::format("ExtenderPreemptionArgs.{}[\"{}\"]{}", map, node, field);
+  }
+};
+
 // Where a victim sits in the request, for errors: formatted only when one is reported.
 struct VictimPath {
-  const std::string& candidate;
+  const CandidatePath& candidate;
   rapidjson::SizeType index;
-  std::string operator()(std::string_view field) const { return fmt::format("{}.Pods[{}]{}", candidate, index, field); }
+  std::string operator()(std::string_view field) const { return candidate(fmt::format(".Pods[{}]{}", index, field)); }
 };
 
 // The UID of one offered victim: {"UID": "..."} (MetaPod) or a Pod object (metadata.uid, and
@@ -47,11 +57,11 @@ Status ReadVictim(const Value& v, bool meta, const VictimPath& path, std::string
 }
 
 // One candidate: {"Pods": [...], "NumPDBViolations": n}; null stands for no victims.
-Status ReadCandidate(const Value& v, bool meta, const std::string& path, PreemptionCandidate* out) {
+Status ReadCandidate(const Value& v, bool meta, const CandidatePath& path, PreemptionCandidate* out) {
   if (v.IsNull()) return OkStatus();
-  if (!v.IsObject()) return json::WrongType(path, "object", v);
+  if (!v.IsObject()) return json::WrongType(path(), "object", v);
   if (const Value* pods = json::FindCaseInsensitive(v, "Pods"); pods != nullptr && !pods->IsNull()) {
-    if (!pods->IsArray()) return json::WrongType(path + ".Pods", "array", *pods);
+    if (!pods->IsArray()) return json::WrongType(path(".Pods"), "array", *pods);
     out->victim_uids.reserve(pods->Size());
     if (!meta) out->victim_priorities.reserve(pods->Size());
     for (rapidjson::SizeType i = 0; i < pods->Size(); ++i) {
@@ -66,7 +76,7 @@ Status ReadCandidate(const Value& v, bool meta, const std::string& path, Preempt
     if (!n->IsInt64() || n->GetInt64() < 0) {
       std::string text;
       json::AppendValue(&text, *n);
-      return InvalidArgumentError(fmt::format("{}.NumPDBViolations: {} is not a count", path, text));
+      return InvalidArgumentError(fmt::format("{}: {} is not a count", path(".NumPDBViolations"), text));
     }
     out->pdb_violations = n->GetInt64();
   }
@@ -88,14 +98,12 @@ StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body) {
   out.meta = meta != nullptr && !meta->IsNull();
   const Value* map = out.meta ? meta : full;
   if (map == nullptr || map->IsNull()) return out;
-  std::string key = out.meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
-  if (!map->IsObject()) return json::WrongType("ExtenderPreemptionArgs." + key, "object", *map);
+  std::string_view key = out.meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
+  if (!map->IsObject()) return json::WrongType(fmt::format("ExtenderPreemptionArgs.{}", key), "object", *map);
   out.candidates.reserve(map->MemberCount());
-  std::string path;
   for (auto it = map->MemberBegin(); it != map->MemberEnd(); ++it) {
     PreemptionCandidate c{.node = std::string(json::View(it->name))};
-    path.assign("ExtenderPreemptionArgs.").append(key).append("[\"").append(c.node).append("\"]");
-    GPUSCHED_RETURN_IF_ERROR(ReadCandidate(it->value, out.meta, path, &c));
+    GPUSCHED_RETURN_IF_ERROR(ReadCandidate(it->value, out.meta, CandidatePath{key, c.node}, &c));
     out.candidates.push_back(std::move(c));
   }
   std::sort(out.candidates.begin(), out.candidates.end(),
@@ -118,7 +126,7 @@ std::string EncodePreemptionResult(std::span<const MetaVictims> nodes) {
       json::AppendString(&out, sorted[i]->uids[k]);
       out.push_back('}');
     }
-    out += fmt::format(R"(],"NumPDBViolations":{}}})", sorted[i]->pdb_violations);
+    fmt::format_to(std::back_inserter(out), R"(],"NumPDBViolations":{}}})", sorted[i]->pdb_violations);
   }
   out += "}}";
   return out;

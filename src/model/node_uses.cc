@@ -18,8 +18,12 @@ size_t NodeUses::LowerBound(std::string_view uid) const {
 }
 
 const PodUse* NodeUses::Find(std::string_view uid) const {
-  size_t i = LowerBound(uid);
-  return i < pods_.size() && pods_[i].uid == uid ? &pods_[i] : nullptr;
+  uint64_t key = UidKey(uid);
+  size_t i = static_cast<size_t>(std::lower_bound(keys_.begin(), keys_.end(), key) - keys_.begin());
+  for (; i < keys_.size() && keys_[i] == key; ++i) {
+    if (pods_[i].uid == uid) return &pods_[i];  // one string compare where the hash matches
+  }
+  return nullptr;
 }
 
 bool NodeUses::Put(PodUse use) {
