@@ -77,8 +77,10 @@ class VictimChooser {
   std::optional<placement::DraPlanner> dra_;
 };
 
-// Returns the nodes kept, with their victims. `request` is AnalyzePod(args.pod); of `inputs`,
-// the snapshot, options and programs are read.
+// Returns the nodes kept, with their victims, in the order of args.candidates. `request` is
+// AnalyzePod(args.pod); of `inputs`, the snapshot, options and programs are read. With 128
+// candidates or more they are decided on two threads (the caller's and one more), each with its
+// own VictimChooser: kube-scheduler waits on preempt inside its scheduling cycle.
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
                                           const EvaluationInputs& inputs);
 

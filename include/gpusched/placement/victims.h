@@ -17,13 +17,16 @@
 // Nodes that are not ready (switching mode, invalid label, inconsistent) are never helped by
 // evictions: their refusal does not depend on the pods that run there.
 //
-// Speed: the choice reads the node's packed allocations (NodeState::packed), and for mGPU pods
-// keeps a witness, the GPUs of a placement the planner found: a candidate on none of them is
-// given back without asking again. The planner confirms the final state; where it does not (its
-// search missing what a witness showed), the choice is made again asking it at every step. The
-// answers are checked against the plain reprieve by a randomized test (victims_test).
+// Speed: the choice reads the node's packed allocations (NodeState::packed, in the order of
+// importance NodeState::by_importance), and undoes a try by the GPU slots it changed. For a
+// one-slice mGPU pod (the common one) it counts the GPUs that take the slice and rechecks only
+// those a candidate uses (Planner::IsOneSlice and its parts); for other mGPU pods it keeps a
+// witness, the GPUs of a placement the planner found: a candidate on none of them is given back
+// without asking again. The planner confirms the final state; where it does not (a shortcut
+// missing what the planner sees), the choice is made again asking it at every step. The answers
+// are checked against the plain reprieve by a randomized test (victims_test).
 //
-// Pure: the result depends only on the arguments.
+// Pure: the result depends only on the arguments (VictimFinder keeps buffers, not state).
 #pragma once
 
 #include <cstdint>
