@@ -2,7 +2,8 @@
 // prioritize, bind) against a small inventory, and through the preempt verb's reader. Any input
 // must produce a well-formed reply and never crash, hang or leak; a body read through a
 // remembered NodeNames list (node_names_memo.h) must read exactly as a full parse does; the
-// preemption answer written for what was read must be valid JSON that reads back the same.
+// preemption request must read the same streamed and from a DOM, and the answer written for what
+// was read must be valid JSON that reads back the same.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -48,11 +49,21 @@ void CheckRememberedReadsAsFull(const std::string& body) {
   }
 }
 
-// Reads `body` as ExtenderPreemptionArgs; if it reads, writes the candidates back as an answer
-// and traps unless that answer, wrapped into a request again, reads as the same victims.
+// Reads `body` as ExtenderPreemptionArgs, streamed and from a DOM, and traps unless both read the
+// same (answer or error); if it reads, writes the candidates back as an answer and traps unless
+// that answer, wrapped into a request again, reads as the same victims.
 void CheckPreemptionRoundTrip(const std::string& body) {
   auto args = gpusched::extender::ParsePreemptionArgs(body);
+  auto dom = gpusched::extender::ParsePreemptionArgs(body, gpusched::extender::PreemptionRead::kDom);
+  if (args.ok() != dom.ok()) __builtin_trap();
+  if (!args.ok() && args.status().message() != dom.status().message()) __builtin_trap();
   if (!args.ok()) return;
+  if (args->meta != dom->meta || args->candidates.size() != dom->candidates.size()) __builtin_trap();
+  for (size_t i = 0; i < dom->candidates.size(); ++i) {
+    const auto& a = args->candidates[i];
+    const auto& b = dom->candidates[i];
+    if (a.node != b.node || a.victim_uids != b.victim_uids || a.pdb_violations != b.pdb_violations) __builtin_trap();
+  }
   std::vector<gpusched::extender::MetaVictims> answer;
   for (const auto& c : args->candidates) answer.push_back({.node = c.node, .uids = {c.victim_uids.begin(), c.victim_uids.end()}, .pdb_violations = c.pdb_violations});
   std::string out = gpusched::extender::EncodePreemptionResult(answer);

@@ -14,6 +14,10 @@ namespace {
 
 using rapidjson::Value;
 
+void SortByNode(std::vector<PreemptionCandidate>* candidates) {
+  std::sort(candidates->begin(), candidates->end(), [](const PreemptionCandidate& a, const PreemptionCandidate& b) { return a.node < b.node; });
+}
+
 // Where a candidate sits in the request, for errors: formatted only when one is reported.
 struct CandidatePath {
   std::string_view map;  // NodeNameToMetaVictims or NodeNameToVictims
@@ -73,6 +77,7 @@ Status ReadCandidate(const Value& v, bool meta, const CandidatePath& path, Preem
     }
   }
   if (const Value* n = json::FindCaseInsensitive(v, "NumPDBViolations"); n != nullptr && !n->IsNull()) {
+    if (n->IsObject() || n->IsArray()) return json::WrongType(path(".NumPDBViolations"), "number", *n);
     if (!n->IsInt64() || n->GetInt64() < 0) {
       std::string text;
       json::AppendValue(&text, *n);
@@ -83,12 +88,171 @@ Status ReadCandidate(const Value& v, bool meta, const CandidatePath& path, Preem
   return OkStatus();
 }
 
+// Reads NodeNameToMetaVictims as the parser streams it (json::ValueEvents), without a DOM: the
+// map is the bulk of a preempt request (hundreds of candidates of ten victims each). Reads what
+// ReadCandidate reads from a DOM, with the same errors: keys matched case-insensitively, the
+// first occurrence of a field counted and later ones ignored (as FindCaseInsensitive), unknown
+// fields skipped. It never stops the parse; status() is its first error, reported once the rest
+// of the body has parsed (a syntax error or a missing Pod comes first, as from a DOM).
+class MetaVictimsReader : public json::ValueEvents {
+ public:
+  std::vector<PreemptionCandidate> Take() { return std::move(candidates_); }
+
+  bool StartObject() override { return !status_.ok() || Container(true); }
+  bool StartArray() override { return !status_.ok() || Container(false); }
+  bool EndObject() override { return !status_.ok() || End(); }
+  bool EndArray() override { return !status_.ok() || End(); }
+  bool Key(std::string_view key) override {
+    if (skipping_ > 0 || !status_.ok()) return true;
+    switch (at_) {
+      case At::kMap:
+        candidates_.push_back(PreemptionCandidate{.node = std::string(key)});
+        candidates_.back().victim_uids.reserve(kVictimsReserved);
+        at_ = At::kCandidateValue;
+        return true;
+      case At::kCandidate:
+        next_ = Field(key, "Pods", &seen_pods_) ? Next::kPods : Field(key, "NumPDBViolations", &seen_count_) ? Next::kCount : Next::kSkip;
+        return true;
+      case At::kVictim:
+        next_ = Field(key, "UID", &seen_uid_) ? Next::kUid : Next::kSkip;
+        return true;
+      default:
+        return true;  // keys arrive only where an object is open
+    }
+  }
+  bool String(std::string_view s) override {
+    rapidjson::Value v(rapidjson::StringRef(s.data(), static_cast<rapidjson::SizeType>(s.size())));
+    return Scalar(v);
+  }
+  bool Scalar(const rapidjson::Value& v) override {
+    if (skipping_ > 0 || !status_.ok()) return true;
+    switch (at_) {
+      case At::kCandidateValue:  // a placeholder (null) or not an object
+        at_ = At::kMap;
+        return v.IsNull() || Fail(json::WrongType(Path()(), "object", v));
+      case At::kCandidate:
+        return Value(v);
+      case At::kPods:
+        return Fail(json::WrongType(VictimPath{Path(), Index()}(""), "object", v));
+      case At::kVictim:
+        if (next_ != Next::kUid) return true;
+        if (v.IsNull()) return true;  // as absent: reported at the end of the victim
+        if (!v.IsString()) return Fail(json::WrongType(VictimPath{Path(), Index()}(".UID"), "string", v));
+        if (v.GetStringLength() == 0) return Fail(InvalidArgumentError(VictimPath{Path(), Index()}(".UID") + ": empty"));
+        uid_ = json::View(v);
+        return true;
+      default:
+        return true;
+    }
+  }
+  Status status() const override { return status_; }
+
+ private:
+  enum class At { kOutside, kMap, kCandidateValue, kCandidate, kPods, kVictim };
+  static constexpr size_t kVictimsReserved = 16;  // one allocation for a candidate's victims, mostly
+  enum class Next { kSkip, kPods, kCount, kUid };
+
+  // True if `key` names `field` and it is the field's first occurrence in this object.
+  static bool Field(std::string_view key, std::string_view field, bool* seen) {
+    if (*seen || !json::EqualsFoldingCase(key, field)) return false;
+    return *seen = true;
+  }
+  CandidatePath Path() const { return CandidatePath{"NodeNameToMetaVictims", candidates_.back().node}; }
+  rapidjson::SizeType Index() const { return static_cast<rapidjson::SizeType>(candidates_.back().victim_uids.size()); }
+  // Keeps the first error and ignores the rest of the map; the parse goes on, so that a syntax
+  // error further on is reported first, as the DOM reading would.
+  bool Fail(Status s) {
+    status_ = std::move(s);
+    return true;
+  }
+
+  // A scalar member of a candidate object.
+  bool Value(const rapidjson::Value& v) {
+    if (next_ == Next::kPods) return v.IsNull() || Fail(json::WrongType(Path()(".Pods"), "array", v));
+    if (next_ != Next::kCount || v.IsNull()) return true;
+    if (!v.IsInt64() || v.GetInt64() < 0) {
+      std::string text;
+      json::AppendValue(&text, v);
+      return Fail(InvalidArgumentError(fmt::format("{}: {} is not a count", Path()(".NumPDBViolations"), text)));
+    }
+    candidates_.back().pdb_violations = v.GetInt64();
+    return true;
+  }
+
+  bool Container(bool object) {
+    if (skipping_ > 0) return ++skipping_, true;
+    switch (at_) {
+      case At::kOutside:
+        at_ = At::kMap;
+        return true;
+      case At::kCandidateValue:
+        if (!object) return Fail(InvalidArgumentError(Path()() + ": want object, got array"));
+        at_ = At::kCandidate;
+        seen_pods_ = seen_count_ = false;
+        next_ = Next::kSkip;
+        return true;
+      case At::kCandidate:
+        if (next_ == Next::kPods && !object) return at_ = At::kPods, true;
+        if (next_ == Next::kPods) return Fail(InvalidArgumentError(Path()(".Pods") + ": want array, got object"));
+        if (next_ == Next::kCount) return Fail(InvalidArgumentError(Path()(".NumPDBViolations") + ": want number, got " + (object ? "object" : "array")));
+        return ++skipping_, true;
+      case At::kPods:
+        if (!object) return Fail(InvalidArgumentError(VictimPath{Path(), Index()}("") + ": want object, got array"));
+        at_ = At::kVictim;
+        seen_uid_ = false;
+        uid_ = {};
+        next_ = Next::kSkip;
+        return true;
+      case At::kVictim:
+        if (next_ == Next::kUid) return Fail(InvalidArgumentError(VictimPath{Path(), Index()}(".UID") + ": want string, got " + (object ? "object" : "array")));
+        return ++skipping_, true;
+      case At::kMap:
+        return true;  // not reached: a map's values are read in kCandidateValue
+    }
+    return true;
+  }
+
+  bool End() {
+    if (skipping_ > 0) return --skipping_, true;
+    switch (at_) {
+      case At::kVictim:
+        if (uid_.empty()) return Fail(InvalidArgumentError(VictimPath{Path(), Index()}(".UID") + ": missing"));
+        candidates_.back().victim_uids.push_back(uid_);
+        at_ = At::kPods;
+        return true;
+      case At::kPods:
+        at_ = At::kCandidate;
+        return true;
+      case At::kCandidate:
+        at_ = At::kMap;
+        return true;
+      default:
+        at_ = At::kOutside;
+        return true;
+    }
+  }
+
+  std::vector<PreemptionCandidate> candidates_;
+  At at_ = At::kOutside;
+  Next next_ = Next::kSkip;
+  int skipping_ = 0;  // containers open inside a skipped value
+  bool seen_pods_ = false, seen_count_ = false, seen_uid_ = false;
+  std::string_view uid_;
+  Status status_;
+};
+
 }  // namespace
 
-StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body) {
+StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mode) {
   PreemptionArgs out{.body = std::make_unique<std::string>(std::move(body))};
   rapidjson::Document doc;
-  GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(out.body.get(), &doc));
+  MetaVictimsReader streamed;
+  bool diverted = false;
+  if (mode == PreemptionRead::kStreamed) {
+    GPUSCHED_RETURN_IF_ERROR(json::ParseInsituDiverting(out.body.get(), "NodeNameToMetaVictims", &streamed, &doc, &diverted));
+  } else {
+    GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(out.body.get(), &doc));
+  }
   if (!doc.IsObject()) return json::WrongType("ExtenderPreemptionArgs", "object", doc);
   const Value* pod = json::FindCaseInsensitive(doc, "Pod");
   if (pod == nullptr || pod->IsNull()) return InvalidArgumentError("ExtenderPreemptionArgs.Pod: missing");
@@ -96,6 +260,12 @@ StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body) {
   const Value* meta = json::FindCaseInsensitive(doc, "NodeNameToMetaVictims");
   const Value* full = json::FindCaseInsensitive(doc, "NodeNameToVictims");
   out.meta = meta != nullptr && !meta->IsNull();
+  if (diverted) {
+    GPUSCHED_RETURN_IF_ERROR(streamed.status());
+    out.candidates = streamed.Take();
+    SortByNode(&out.candidates);
+    return out;
+  }
   const Value* map = out.meta ? meta : full;
   if (map == nullptr || map->IsNull()) return out;
   std::string_view key = out.meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
@@ -106,8 +276,7 @@ StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body) {
     GPUSCHED_RETURN_IF_ERROR(ReadCandidate(it->value, out.meta, CandidatePath{key, c.node}, &c));
     out.candidates.push_back(std::move(c));
   }
-  std::sort(out.candidates.begin(), out.candidates.end(),
-            [](const PreemptionCandidate& a, const PreemptionCandidate& b) { return a.node < b.node; });
+  SortByNode(&out.candidates);
   return out;
 }
 

@@ -6,7 +6,6 @@
 #include <rapidjson/writer.h>
 
 #include <cstring>
-#include <strings.h>
 
 namespace gpusched::json {
 namespace {
@@ -46,6 +45,87 @@ class DepthLimiter {
   bool too_deep_ = false;
 };
 
+// Between the depth limiter and the Document: hands the value of the first top-level member
+// named `key` (case-insensitively) to `events` where it is an object, and gives the Document an
+// empty object there.
+class DivertingHandler {
+ public:
+  DivertingHandler(rapidjson::Document& doc, std::string_view key, ValueEvents* events)
+      : doc_(doc), key_(key), events_(events) {}
+  bool Null() { return Scalar(rapidjson::Value()); }
+  bool Bool(bool b) { return Scalar(rapidjson::Value(b)); }
+  bool Int(int i) { return Scalar(rapidjson::Value(i)); }
+  bool Uint(unsigned u) { return Scalar(rapidjson::Value(u)); }
+  bool Int64(int64_t i) { return Scalar(rapidjson::Value(i)); }
+  bool Uint64(uint64_t u) { return Scalar(rapidjson::Value(u)); }
+  bool Double(double d) { return Scalar(rapidjson::Value(d)); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) { return inside_ == 0 && doc_.RawNumber(s, n, copy); }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    if (inside_ > 0) return events_->String(std::string_view(s, n));
+    armed_ = false;
+    return doc_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    if (inside_ > 0) return events_->Key(std::string_view(s, n));
+    if (depth_ == 1 && !seen_ && EqualsFoldingCase(std::string_view(s, n), key_)) seen_ = armed_ = true;
+    return doc_.Key(s, n, copy);
+  }
+  bool StartObject() {
+    if (inside_ > 0 || armed_) {
+      bool entering = inside_ == 0;
+      armed_ = false;
+      ++inside_;
+      diverted_ = true;
+      return events_->StartObject() && (!entering || doc_.StartObject());
+    }
+    ++depth_;
+    return doc_.StartObject();
+  }
+  bool EndObject(rapidjson::SizeType n) {
+    if (inside_ > 0) return events_->EndObject() && (--inside_ > 0 || doc_.EndObject(0));
+    --depth_;
+    return doc_.EndObject(n);
+  }
+  bool StartArray() {
+    if (inside_ > 0) return ++inside_, events_->StartArray();
+    armed_ = false;
+    ++depth_;
+    return doc_.StartArray();
+  }
+  bool EndArray(rapidjson::SizeType n) {
+    if (inside_ > 0) return --inside_, events_->EndArray();
+    --depth_;
+    return doc_.EndArray(n);
+  }
+  bool diverted() const { return diverted_; }
+
+ private:
+  bool Scalar(rapidjson::Value v) {
+    if (inside_ > 0) return events_->Scalar(v);
+    armed_ = false;
+    switch (v.GetType()) {
+      case rapidjson::kNullType: return doc_.Null();
+      case rapidjson::kFalseType: return doc_.Bool(false);
+      case rapidjson::kTrueType: return doc_.Bool(true);
+      default: break;
+    }
+    if (v.IsInt()) return doc_.Int(v.GetInt());
+    if (v.IsUint()) return doc_.Uint(v.GetUint());
+    if (v.IsInt64()) return doc_.Int64(v.GetInt64());
+    if (v.IsUint64()) return doc_.Uint64(v.GetUint64());
+    return doc_.Double(v.GetDouble());
+  }
+
+  rapidjson::Document& doc_;
+  std::string_view key_;
+  ValueEvents* events_;
+  int depth_ = 0;       // of the Document's containers open
+  int inside_ = 0;      // of the diverted value's containers open (0: not inside it)
+  bool seen_ = false;   // the key came at the top level already
+  bool armed_ = false;  // the next value is the key's
+  bool diverted_ = false;
+};
+
 // RapidJSON's UTF-8 validation takes all continuation bytes a lead byte announces before it
 // looks at them, so a multi-byte sequence cut off by the end of the input reads up to three
 // bytes past the terminating NUL (found by AddressSanitizer on the fuzz corpus). Inputs are
@@ -68,25 +148,41 @@ bool AllAscii(std::string_view text) {
   return (seen & kHighBits) == 0;
 }
 
-// Parses `stream` into *doc. REQUIRES: `ascii` only if the text is all ASCII (AllAscii): then
-// its strings need no UTF-8 validation.
+// A value ParseStream hands to events instead of the Document (DivertingHandler).
+struct Diversion {
+  std::string_view key;
+  ValueEvents* events = nullptr;
+  bool diverted = false;  // set by ParseStream
+};
+
+// Parses `stream` into *doc (all of it, or what `diversion` leaves it). REQUIRES: `ascii` only if
+// the text is all ASCII (AllAscii): then its strings need no UTF-8 validation.
 template <unsigned kFlags, typename Stream>
-Status ParseStream(bool ascii, Stream& stream, rapidjson::Document* doc, int max_depth) {
+Status ParseStream(bool ascii, Stream& stream, rapidjson::Document* doc, int max_depth, Diversion* diversion = nullptr) {
   rapidjson::Reader reader;
   bool too_deep = false;
   rapidjson::ParseResult result;
-  auto generator = [&](rapidjson::Document& d) {
-    DepthLimiter<rapidjson::Document> limiter(d, max_depth);
-    // Recursive descent: the limiter refuses an object or array before the parser recurses into
-    // it, so the stack holds at most max_depth frames; the iterative parser is a fifth slower.
-    constexpr unsigned kBase = kFlags;
-    result = ascii ? reader.Parse<kBase>(stream, limiter)
-                   : reader.Parse<kBase | rapidjson::kParseValidateEncodingFlag>(stream, limiter);
+  // Recursive descent: the limiter refuses an object or array before the parser recurses into
+  // it, so the stack holds at most max_depth frames; the iterative parser is a fifth slower.
+  auto parse = [&](auto& handler) {
+    DepthLimiter limiter(handler, max_depth);
+    result = ascii ? reader.Parse<kFlags>(stream, limiter)
+                   : reader.Parse<kFlags | rapidjson::kParseValidateEncodingFlag>(stream, limiter);
     too_deep = limiter.too_deep();
     return !result.IsError();
   };
+  auto generator = [&](rapidjson::Document& d) {
+    if (diversion == nullptr) return parse(d);
+    DivertingHandler handler(d, diversion->key, diversion->events);
+    bool ok = parse(handler);
+    diversion->diverted = handler.diverted();
+    return ok;
+  };
   doc->Populate(generator);
   if (too_deep) return InvalidArgumentError(fmt::format("JSON nests deeper than {} levels", max_depth));
+  if (diversion != nullptr && result.Code() == rapidjson::kParseErrorTermination && !diversion->events->status().ok()) {
+    return diversion->events->status();
+  }
   if (result.IsError()) {
     return InvalidArgumentError(
         fmt::format("malformed JSON at offset {}: {}", result.Offset(), rapidjson::GetParseError_En(result.Code())));
@@ -200,14 +296,31 @@ Status ParsePrefix(std::string_view text, rapidjson::Document* doc, size_t* cons
   return OkStatus();
 }
 
-Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth) {
+namespace {
+
+// ParseInsitu with an optional diversion.
+Status ParseInPlace(std::string* buffer, rapidjson::Document* doc, int max_depth, Diversion* diversion) {
   if (std::memchr(buffer->data(), '\0', buffer->size()) != nullptr) {
     return InvalidArgumentError("malformed JSON: NUL byte in body");
   }
   bool ascii = AllAscii(*buffer);
   buffer->append(kPadding, '\0');
   rapidjson::InsituStringStream stream(buffer->data());
-  return ParseStream<rapidjson::kParseInsituFlag>(ascii, stream, doc, max_depth);
+  return ParseStream<rapidjson::kParseInsituFlag>(ascii, stream, doc, max_depth, diversion);
+}
+
+}  // namespace
+
+Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth) {
+  return ParseInPlace(buffer, doc, max_depth, nullptr);
+}
+
+Status ParseInsituDiverting(std::string* buffer, std::string_view key, ValueEvents* events, rapidjson::Document* doc,
+                            bool* diverted, int max_depth) {
+  Diversion diversion{.key = key, .events = events};
+  Status status = ParseInPlace(buffer, doc, max_depth, &diversion);
+  *diverted = diversion.diverted;
+  return status;
 }
 
 std::string_view TypeName(const rapidjson::Value& v) {
@@ -243,7 +356,7 @@ const rapidjson::Value* Find(const rapidjson::Value& obj, std::string_view key) 
 const rapidjson::Value* FindCaseInsensitive(const rapidjson::Value& obj, std::string_view key) {
   for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
     std::string_view name = View(it->name);
-    if (name.size() == key.size() && (name == key || strncasecmp(name.data(), key.data(), key.size()) == 0)) {
+    if (EqualsFoldingCase(name, key)) {
       return it->value.IsNull() ? nullptr : &it->value;
     }
   }

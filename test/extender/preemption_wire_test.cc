@@ -78,6 +78,64 @@ TEST(PreemptionWire, BadBodiesNameTheFieldAndTheValue) {
   EXPECT_THAT(error("not json"), HasSubstr("JSON"));
 }
 
+// NodeNameToMetaVictims is read as the parser streams it; the DOM reading, which NodeNameToVictims
+// uses, is the reference: every body here reads the same both ways, answer or error.
+TEST(PreemptionWire, StreamedMetaVictimsReadAsTheDomReadsThem) {
+  const std::vector<std::string> maps = {
+      R"({})",
+      R"({"n1":null,"n2":{"Pods":null},"n3":{"Pods":[],"NumPDBViolations":null}})",
+      R"({"n2":{"Pods":[{"UID":"b"},{"UID":"a","extra":{"x":[1,{"y":2}]}}],"NumPDBViolations":3},"n1":{"pods":[{"uid":"c"}]}})",
+      R"({"n1":{"Extra":[{"Pods":[{"UID":"hidden"}]}],"Pods":[{"UID":"a"}],"PODS":[{"UID":"ignored"}]}})",
+      R"({"n1":{"Pods":null,"pods":[{"UID":"ignored"}]}})",
+      R"({"n1":{"Pods":[{"UID":null,"uid":"ignored"}]}})",
+      R"({"n1":{"Pods":[{"UID":"a","UID":"b"}]},"n1":{"Pods":[{"UID":"c"}]}})",
+      R"({"n1":{"Pods":[{"UID":"\u0061\n"}]}})",
+      R"({"n1":{"Pods":[{"UID":7}]}})",
+      R"({"n1":{"Pods":[{"UID":""}]}})",
+      R"({"n1":{"Pods":[{"UID":{}}]}})",
+      R"({"n1":{"Pods":[{"UID":["a"]}]}})",
+      R"({"n1":{"Pods":[{}]}})",
+      R"({"n1":{"Pods":[null]}})",
+      R"({"n1":{"Pods":["a"]}})",
+      R"({"n1":{"Pods":[[]]}})",
+      R"({"n1":{"Pods":{}}})",
+      R"({"n1":{"Pods":"a"}})",
+      R"({"n1":{"Pods":[],"NumPDBViolations":-1}})",
+      R"({"n1":{"Pods":[],"NumPDBViolations":1.5}})",
+      R"({"n1":{"Pods":[],"NumPDBViolations":"2"}})",
+      R"({"n1":{"Pods":[],"NumPDBViolations":{}}})",
+      R"({"n1":{"Pods":[],"NumPDBViolations":[1]}})",
+      R"({"n1":[]})",
+      R"({"n1":"x"})",
+      R"({"n1":7})",
+  };
+  for (const std::string& map : maps) {
+    for (const std::string& body : {Body("null", map), Body(R"({"other":{"Pods":[]}})", map),
+                                    std::string(R"({"nodeNameToMetaVictims":)") + map + R"(,"pod":)" + std::string(kPod) + "}",
+                                    std::string(R"({"NodeNameToMetaVictims":)") + map + "}",  // no Pod: that error comes first
+                                    Body("null", map) + "}"}) {                                 // a syntax error after the map
+      StatusOr<PreemptionArgs> streamed = ParsePreemptionArgs(body);
+      StatusOr<PreemptionArgs> dom = ParsePreemptionArgs(body, PreemptionRead::kDom);
+      ASSERT_EQ(streamed.ok(), dom.ok()) << body << "\n" << streamed.status().message() << "\n" << dom.status().message();
+      if (!dom.ok()) {
+        EXPECT_EQ(streamed.status().message(), dom.status().message()) << body;
+        continue;
+      }
+      EXPECT_EQ(streamed->meta, dom->meta) << body;
+      ASSERT_EQ(streamed->candidates.size(), dom->candidates.size()) << body;
+      for (size_t i = 0; i < dom->candidates.size(); ++i) {
+        EXPECT_EQ(streamed->candidates[i].node, dom->candidates[i].node) << body;
+        EXPECT_EQ(streamed->candidates[i].victim_uids, dom->candidates[i].victim_uids) << body;
+        EXPECT_EQ(streamed->candidates[i].pdb_violations, dom->candidates[i].pdb_violations) << body;
+      }
+    }
+  }
+  // The streamed reading was taken where it applies.
+  StatusOr<PreemptionArgs> args = ParsePreemptionArgs(Body("null", R"({"n1":{"Pods":[{"UID":"a"}]}})"));
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(args->candidates[0].victim_uids, ElementsAre("a"));
+}
+
 TEST(PreemptionWire, TheAnswerIsMetaVictimsByNodeNameAsGoWritesAMap) {
   std::vector<MetaVictims> nodes = {{.node = "b", .uids = {"u2", "u1"}, .pdb_violations = 1}, {.node = "a", .uids = {"u3"}}};
   EXPECT_EQ(EncodePreemptionResult(nodes),

@@ -39,9 +39,14 @@ struct PreemptionArgs {
   std::vector<PreemptionCandidate> candidates;  // by node name
 };
 
+// How ParsePreemptionArgs reads NodeNameToMetaVictims: streamed from the parser (the default: no
+// DOM for the bulk of the request), or from a DOM as NodeNameToVictims is (the reference the
+// streamed reading is tested against).
+enum class PreemptionRead { kStreamed, kDom };
+
 // Parses an ExtenderPreemptionArgs body. Keys are matched case-insensitively, as Go's decoder
 // does. Errors: InvalidArgument naming the field and what it held.
-StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body);
+StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mode = PreemptionRead::kStreamed);
 
 struct MetaVictims {
   std::string node;

@@ -29,6 +29,31 @@ Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth = kM
 // for large bodies. Same errors.
 Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth = kMaxDepth);
 
+// The events of one JSON value that ParseInsituDiverting hands over instead of storing it in the
+// Document: for a map of thousands of small objects that a DOM would build only to be read once.
+// Strings and keys are views into the buffer parsed in place; null, booleans and numbers arrive
+// as a Value, to be read and named as the DOM would. Each returns false to stop the parse, and
+// status() then says why.
+class ValueEvents {
+ public:
+  virtual ~ValueEvents() = default;
+  virtual bool StartObject() = 0;
+  virtual bool Key(std::string_view key) = 0;
+  virtual bool EndObject() = 0;
+  virtual bool StartArray() = 0;
+  virtual bool EndArray() = 0;
+  virtual bool String(std::string_view s) = 0;
+  virtual bool Scalar(const rapidjson::Value& v) = 0;
+  virtual Status status() const = 0;
+};
+
+// ParseInsitu, except that where the top-level member `key` (matched case-insensitively; its
+// first occurrence) is an object, that object goes to `events`, and `doc` holds an empty object
+// in its place. Returns whether it went there in *diverted. Errors: those of ParseInsitu, or
+// events->status() where the events stopped the parse.
+Status ParseInsituDiverting(std::string* buffer, std::string_view key, ValueEvents* events, rapidjson::Document* doc,
+                            bool* diverted, int max_depth = kMaxDepth);
+
 // Parses the one JSON value that `text` starts with into `doc` and sets *consumed to the bytes
 // it took; what follows is left unread. Same errors as Parse, for that value. REQUIRES: the byte
 // at text.data()[text.size()] may be read (a std::string's terminator, say).
@@ -36,6 +61,17 @@ Status ParsePrefix(std::string_view text, rapidjson::Document* doc, size_t* cons
 
 // Returns "object", "array", "string", "number", "boolean" or "null".
 std::string_view TypeName(const rapidjson::Value& v);
+
+// True if `a` and `b` are equal with ASCII letters folded to one case (how the extender envelope's
+// keys are matched: FindCaseInsensitive).
+inline bool EqualsFoldingCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  auto lower = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; };
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(static_cast<unsigned char>(a[i])) != lower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
 
 // Returns the member `key` of object `obj`, or nullptr if absent or null. REQUIRES: obj.IsObject().
 const rapidjson::Value* Find(const rapidjson::Value& obj, std::string_view key);
