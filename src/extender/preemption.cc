@@ -1,7 +1,9 @@
 #include "gpusched/extender/preemption.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
+#include <utility>
 #include <optional>
 #include <tuple>
 
@@ -106,22 +108,52 @@ std::optional<MetaVictims> Finish(const placement::VictimChoice& choice, const P
   return Answer(c.node, std::move(victims), *fit, budgets);
 }
 
-// Calls decide(begin, end) for consecutive shares of [0, count) that together cover it, on up to
-// kPreemptWorkers threads (this one included) when there are at least kPerWorker items per
-// thread: kube-scheduler waits on preempt inside its scheduling cycle, as it waits on its own
-// dry runs, which it spreads over 16 goroutines.
-template <typename Decide>
-void ForEachShare(size_t count, Decide&& decide) {
+// The items [0, count) handed out to workers a few at a time, so that a worker that starts late
+// (a new thread) or meets slower nodes takes fewer.
+class Chunks {
+ public:
+  explicit Chunks(size_t count) : count_(count) {}
+  // The next items for one worker: [begin, end), empty once all are taken.
+  std::pair<size_t, size_t> Take() {
+    size_t begin = std::min(next_.fetch_add(kChunk, std::memory_order_relaxed), count_);
+    return {begin, std::min(begin + kChunk, count_)};
+  }
+
+ private:
+  static constexpr size_t kChunk = 16;
+  const size_t count_;
+  std::atomic<size_t> next_{0};
+};
+
+// Calls work(chunks) on up to kPreemptWorkers threads (this one included) when there are at least
+// kPerWorker items per thread, each taking items from `chunks` until none are left:
+// kube-scheduler waits on preempt inside its scheduling cycle, as it waits on its own dry runs,
+// which it spreads over 16 goroutines.
+template <typename Work>
+void OnWorkers(size_t count, Work&& work) {
   constexpr size_t kPreemptWorkers = 2;
   constexpr size_t kPerWorker = 64;
-  size_t workers = std::clamp<size_t>(count / kPerWorker, 1, std::min<size_t>(kPreemptWorkers, std::max(1u, std::thread::hardware_concurrency())));
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  size_t workers = std::clamp<size_t>(count / kPerWorker, 1, std::min(kPreemptWorkers, cores));
+  Chunks chunks(count);
   std::vector<std::thread> others;
-  for (size_t w = 1; w < workers; ++w) others.emplace_back(decide, count * w / workers, count * (w + 1) / workers);
-  decide(0, count / workers);
+  for (size_t w = 1; w < workers; ++w) others.emplace_back([&] { work(chunks); });
+  work(chunks);
   for (std::thread& t : others) t.join();
 }
 
 }  // namespace
+
+std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const Pod& pod, const ResourceList& other,
+                                           const inventory::InventorySnapshot& snapshot, VictimChooser& chooser) {
+  const placement::NodeState* node = snapshot.FindNode(c.node);
+  if (node == nullptr) return std::nullopt;
+  const Budgets& budgets = snapshot.budgets();
+  placement::ResourceFit fit(*node, other);
+  DisruptionCounter counter(budgets);
+  placement::VictimChoice choice = chooser.Choose(*node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
+  return Finish(choice, c, *node, &fit, budgets);
+}
 
 int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit, const Budgets& budgets) {
   if (budgets == nullptr) return 0;
@@ -166,23 +198,20 @@ std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const plac
   }
   if (!request.schedulable()) return out;  // fits nowhere
   if (!VictimChooser(args.pod, request, inputs).problem().empty()) return out;  // its claims are not there yet: fits nowhere
-  const Budgets& budgets = inputs.snapshot->budgets();
   ResourceList other = EffectiveRequests(args.pod);
   std::vector<std::optional<MetaVictims>> answers(args.candidates.size());
-  // Candidates [begin, end) with a chooser of their own (its buffers are not shared).
-  auto decide = [&](size_t begin, size_t end) {
+  // One worker's candidates, with a chooser of its own (its buffers are not shared).
+  auto decide = [&](Chunks& chunks) {
     VictimChooser chooser(args.pod, request, inputs);
-    for (size_t i = begin; i < end; ++i) {
-      const PreemptionCandidate& c = args.candidates[i];
-      const placement::NodeState* node = inputs.snapshot->FindNode(c.node);
-      if (node == nullptr) continue;
-      placement::ResourceFit fit(*node, other);
-      DisruptionCounter counter(budgets);
-      placement::VictimChoice choice = chooser.Choose(*node, PreemptionRules(args.pod, fit, budgets ? &counter : nullptr));
-      answers[i] = Finish(choice, c, *node, &fit, budgets);
+    while (true) {
+      auto [begin, end] = chunks.Take();
+      if (begin == end) return;
+      for (size_t i = begin; i < end; ++i) {
+        answers[i] = DecideCandidate(args.candidates[i], args.pod, other, *inputs.snapshot, chooser);
+      }
     }
   };
-  ForEachShare(args.candidates.size(), decide);
+  OnWorkers(args.candidates.size(), decide);
   for (std::optional<MetaVictims>& kept : answers) {
     if (kept) out.push_back(std::move(*kept));
   }

@@ -77,6 +77,11 @@ class VictimChooser {
   std::optional<placement::DraPlanner> dra_;
 };
 
+// The answer for kube-scheduler's candidate `c` on `snapshot`, victims chosen by `chooser` for
+// `pod` (whose requests besides GPUs are `other`): nullopt drops the node.
+std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const Pod& pod, const ResourceList& other,
+                                           const inventory::InventorySnapshot& snapshot, VictimChooser& chooser);
+
 // Returns the nodes kept, with their victims, in the order of args.candidates. `request` is
 // AnalyzePod(args.pod); of `inputs`, the snapshot, options and programs are read. With 128
 // candidates or more they are decided on two threads (the caller's and one more), each with its
