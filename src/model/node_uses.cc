@@ -19,7 +19,12 @@ size_t NodeUses::LowerBound(std::string_view uid) const {
 
 const PodUse* NodeUses::Find(std::string_view uid) const {
   uint64_t key = UidKey(uid);
-  size_t i = static_cast<size_t>(std::lower_bound(keys_.begin(), keys_.end(), key) - keys_.begin());
+  size_t i = 0;
+  if (keys_.size() <= kLinearSearch) {
+    while (i < keys_.size() && keys_[i] < key) ++i;
+  } else {
+    i = static_cast<size_t>(std::lower_bound(keys_.begin(), keys_.end(), key) - keys_.begin());
+  }
   for (; i < keys_.size() && keys_[i] == key; ++i) {
     if (pods_[i].uid == uid) return &pods_[i];  // one string compare where the hash matches
   }

@@ -43,13 +43,15 @@ TEST(NodeUses, PutReplacesAPodsUseAndTheTotalFollows) {
   EXPECT_TRUE(uses.empty());
 }
 
-// Random puts and drops against a plain list of UIDs.
-TEST(NodeUses, AgreesWithAPlainListUnderRandomChanges) {
+// Random puts and drops of UIDs among `uids + 1`, checked against a plain list of UIDs. Returns
+// the most pods the node held.
+size_t CheckAgainstAPlainList(int uids) {
   std::mt19937 rng(11);
   NodeUses uses;
   std::vector<std::string> plain;
-  for (int step = 0; step < 4000; ++step) {
-    std::string uid = "pod-uid-" + std::to_string(std::uniform_int_distribution<int>(0, 60)(rng));
+  size_t largest = 0;
+  for (int step = 0; step < 6000; ++step) {
+    std::string uid = "pod-uid-" + std::to_string(std::uniform_int_distribution<int>(0, uids)(rng));
     bool present = std::find(plain.begin(), plain.end(), uid) != plain.end();
     if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
       EXPECT_EQ(uses.Drop(uid), present);
@@ -60,15 +62,23 @@ TEST(NodeUses, AgreesWithAPlainListUnderRandomChanges) {
     }
     bool now = std::find(plain.begin(), plain.end(), uid) != plain.end();
     EXPECT_EQ(uses.Find(uid) != nullptr, now) << "step " << step << ": " << uid;
+    largest = std::max(largest, plain.size());
   }
-  ASSERT_EQ(uses.pods().size(), plain.size());
+  EXPECT_EQ(uses.pods().size(), plain.size());
   for (const std::string& uid : plain) {
     const PodUse* found = uses.Find(uid);
-    ASSERT_NE(found, nullptr) << uid;
-    EXPECT_EQ(found->uid, uid);
+    EXPECT_TRUE(found != nullptr && found->uid == uid) << uid;
   }
   EXPECT_EQ(uses.total().Get("cpu"), static_cast<int64_t>(plain.size()));
-  EXPECT_EQ(uses.Find("pod-uid-61"), nullptr);
+  EXPECT_EQ(uses.Find("pod-uid-x"), nullptr);
+  return largest;
+}
+
+// On nodes small enough for Find's linear search and large enough for its binary one
+// (NodeUses::kLinearSearch).
+TEST(NodeUses, AgreesWithAPlainListUnderRandomChanges) {
+  EXPECT_LE(CheckAgainstAPlainList(60), NodeUses::kLinearSearch);
+  EXPECT_GT(CheckAgainstAPlainList(400), NodeUses::kLinearSearch);
 }
 
 }  // namespace
