@@ -38,12 +38,12 @@ MetaVictims Answer(const std::string& node, std::vector<Victim> victims, const p
                    const Budgets& budgets) {
   std::sort(victims.begin(), victims.end(), Before);  // a total order: no ties
   MetaVictims out{.node = node};
-  std::vector<std::string_view> uids;
-  for (const Victim& v : victims) {
-    out.uids.emplace_back(v.uid);
-    uids.push_back(v.uid);
+  out.uids.reserve(victims.size());
+  for (const Victim& v : victims) out.uids.emplace_back(v.uid);
+  if (budgets != nullptr) {
+    std::vector<std::string_view> uids(out.uids.begin(), out.uids.end());
+    out.pdb_violations = CountViolations(uids, fit, budgets);
   }
-  out.pdb_violations = CountViolations(uids, fit, budgets);
   return out;
 }
 

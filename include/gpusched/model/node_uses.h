@@ -5,8 +5,10 @@
 // it (priority, PodDisruptionBudget labels), and their sum.
 //
 // Lookups by UID are the hot part of a preempt (a dozen per candidate node, hundreds of nodes):
-// the uses are kept in the order of their UIDs' hashes, with the hashes in one small array
-// beside them, so that a search compares integers and reads one use.
+// the uses are kept in the order of their UIDs' hashes, with the hashes in one small array and
+// the UIDs packed end to end in one string, so that a search compares integers and then one UID
+// in a few cache lines of the node's: the uses themselves, 112 bytes each, missed the cache at
+// nearly every lookup.
 #pragma once
 
 #include <cstdint>
@@ -58,9 +60,13 @@ class NodeUses {
  private:
   // The first position whose (hash, UID) is not less than `uid`'s.
   size_t LowerBound(std::string_view uid) const;
+  // pods_[i].uid, read from uids_.
+  std::string_view UidAt(size_t i) const;
 
   std::vector<PodUse> pods_;    // sorted by (keys_, UID), distinct UIDs
   std::vector<uint64_t> keys_;  // keys_[i]: the hash of pods_[i].uid, ascending
+  std::string uids_;                  // every pods_[i].uid in order, end to end
+  std::vector<uint32_t> uid_starts_;  // pods_[i].uid is uids_[uid_starts_[i], uid_starts_[i + 1]); empty with no pod
   ResourceList total_;
 };
 
