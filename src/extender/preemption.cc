@@ -67,11 +67,11 @@ std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement:
   bool none_needed = fit->known() && fit->Fits();
   for (size_t i = 0; i < c.victim_uids.size(); ++i) {
     std::string_view uid = c.victim_uids[i];
-    if (std::find(chosen.begin(), chosen.end(), uid) != chosen.end()) continue;
     const PodUse* use = fit->Find(uid);
+    if (use != nullptr && none_needed) continue;  // given back, chosen or not
+    if (std::find(chosen.begin(), chosen.end(), uid) != chosen.end()) continue;
     std::optional<int32_t> p = use != nullptr ? std::optional<int32_t>(use->priority)
                                : i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
-    if (use != nullptr && none_needed) continue;
     (use != nullptr ? seen : out).push_back(Victim{.priority = p, .uid = uid, .offered_at = i, .use = use});
     if (use != nullptr) fit->Remove(*use);
   }
