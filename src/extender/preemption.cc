@@ -144,11 +144,9 @@ void OnWorkers(size_t count, Work&& work) {
 
 }  // namespace
 
-std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const Pod& pod, const ResourceList& other,
-                                           const inventory::InventorySnapshot& snapshot, VictimChooser& chooser) {
-  const placement::NodeState* node = snapshot.FindNode(c.node);
+std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const placement::NodeState* node, const Pod& pod,
+                                           const ResourceList& other, const Budgets& budgets, VictimChooser& chooser) {
   if (node == nullptr) return std::nullopt;
-  const Budgets& budgets = snapshot.budgets();
   placement::ResourceFit fit(*node, other);
   DisruptionCounter counter(budgets);
   placement::VictimChoice choice = chooser.Choose(*node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
@@ -206,8 +204,13 @@ std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const plac
     while (true) {
       auto [begin, end] = chunks.Take();
       if (begin == end) return;
+      // Each node is looked up one ahead, and what victim choice reads of it fetched meanwhile.
+      const placement::NodeState* next = inputs.snapshot->FindNode(args.candidates[begin].node);
       for (size_t i = begin; i < end; ++i) {
-        answers[i] = DecideCandidate(args.candidates[i], args.pod, other, *inputs.snapshot, chooser);
+        const placement::NodeState* node = next;
+        next = i + 1 < end ? inputs.snapshot->FindNode(args.candidates[i + 1].node) : nullptr;
+        if (next != nullptr) placement::PrefetchForVictims(*next);
+        answers[i] = DecideCandidate(args.candidates[i], node, args.pod, other, inputs.snapshot->budgets(), chooser);
       }
     }
   };

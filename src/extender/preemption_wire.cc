@@ -282,9 +282,12 @@ StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mo
 
 std::string EncodePreemptionResult(std::span<const MetaVictims> nodes) {
   std::vector<const MetaVictims*> sorted;
+  sorted.reserve(nodes.size());
   for (const MetaVictims& n : nodes) sorted.push_back(&n);
-  std::sort(sorted.begin(), sorted.end(), [](const MetaVictims* a, const MetaVictims* b) { return a->node < b->node; });
+  auto by_node = [](const MetaVictims* a, const MetaVictims* b) { return a->node < b->node; };
+  if (!std::is_sorted(sorted.begin(), sorted.end(), by_node)) std::sort(sorted.begin(), sorted.end(), by_node);  // preempt's are
   std::string out = R"({"NodeNameToMetaVictims":{)";
+  out.reserve(64 * nodes.size());
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (i > 0) out.push_back(',');
     json::AppendString(&out, sorted[i]->node);

@@ -304,7 +304,9 @@ Status ParseInPlace(std::string* buffer, rapidjson::Document* doc, int max_depth
     return InvalidArgumentError("malformed JSON: NUL byte in body");
   }
   bool ascii = AllAscii(*buffer);
-  buffer->append(kPadding, '\0');
+  // ASCII is parsed without validation, which reads nothing past the string's own terminator; the
+  // padding would only cost a copy of a large body into a larger allocation.
+  if (!ascii) buffer->append(kPadding, '\0');
   rapidjson::InsituStringStream stream(buffer->data());
   return ParseStream<rapidjson::kParseInsituFlag>(ascii, stream, doc, max_depth, diversion);
 }

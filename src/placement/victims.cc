@@ -144,6 +144,14 @@ struct VictimFinder::Search {
   std::vector<char> takes;      // by position in kept.gpus: that GPU takes the slice
 };
 
+void PrefetchForVictims(const NodeState& node) {
+  __builtin_prefetch(node.packed.data());
+  __builtin_prefetch(node.by_importance.data());
+  __builtin_prefetch(node.packed_uses.data());
+  __builtin_prefetch(node.gpus.data());
+  if (node.uses != nullptr) node.uses->Prefetch();
+}
+
 void VictimFinder::SortCandidates(const NodeState& node, const VictimRules& rules) {
   s_->candidates.clear();
   for (uint32_t i : node.by_importance) {

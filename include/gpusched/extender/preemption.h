@@ -77,10 +77,13 @@ class VictimChooser {
   std::optional<placement::DraPlanner> dra_;
 };
 
-// The answer for kube-scheduler's candidate `c` on `snapshot`, victims chosen by `chooser` for
-// `pod` (whose requests besides GPUs are `other`): nullopt drops the node.
-std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const Pod& pod, const ResourceList& other,
-                                           const inventory::InventorySnapshot& snapshot, VictimChooser& chooser);
+// The answer for kube-scheduler's candidate `c` on its `node` (null: unknown), victims chosen by
+// `chooser` for `pod` (whose requests besides GPUs are `other`) under `budgets`: nullopt drops
+// the node.
+std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const placement::NodeState* node, const Pod& pod,
+                                           const ResourceList& other,
+                                           const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
+                                           VictimChooser& chooser);
 
 // Returns the nodes kept, with their victims, in the order of args.candidates. `request` is
 // AnalyzePod(args.pod); of `inputs`, the snapshot, options and programs are read. With 128

@@ -25,8 +25,8 @@ inline constexpr int kMaxDepth = 64;
 Status Parse(std::string_view text, rapidjson::Document* doc, int max_depth = kMaxDepth);
 
 // Parses `*buffer` in place: strings in `doc` point into `*buffer`, which must outlive `doc` and
-// stay unmodified. Four NUL bytes are appended to *buffer first (see json.cc). Faster than Parse
-// for large bodies. Same errors.
+// stay unmodified. Four NUL bytes are appended to *buffer first where it holds bytes above 0x7f
+// (see json.cc). Faster than Parse for large bodies. Same errors.
 Status ParseInsitu(std::string* buffer, rapidjson::Document* doc, int max_depth = kMaxDepth);
 
 // The events of one JSON value that ParseInsituDiverting hands over instead of storing it in the

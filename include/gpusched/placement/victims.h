@@ -81,6 +81,10 @@ void Reprieve(std::vector<const AllocationPtr*> candidates, const VictimRules& r
 // VictimChoice::reason where the pod does not fit with all `candidates` evicted.
 std::string NoRoomReason(size_t candidates);
 
+// Starts fetching into the cache what victim choice reads of `node` (its packed allocations and
+// GPUs, and its pods' UIDs), for a caller about to choose on another node first.
+void PrefetchForVictims(const NodeState& node);
+
 // Chooses victims node after node for one pending pod, keeping its buffers from one node to the
 // next (a preempt asks about hundreds of nodes). Not thread-safe: one per request and thread.
 class VictimFinder {
