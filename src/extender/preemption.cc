@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
-#include <utility>
 #include <optional>
+#include <thread>
 #include <tuple>
+#include <utility>
 
 
 namespace gpusched::extender {

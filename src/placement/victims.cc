@@ -152,7 +152,7 @@ void PrefetchForVictims(const NodeState& node) {
   if (node.uses != nullptr) node.uses->Prefetch();
 }
 
-void VictimFinder::SortCandidates(const NodeState& node, const VictimRules& rules) {
+void VictimFinder::ListCandidates(const NodeState& node, const VictimRules& rules) {
   s_->candidates.clear();
   for (uint32_t i : node.by_importance) {
     if (IsCandidate(node.packed[i], rules)) s_->candidates.push_back(i);
@@ -223,7 +223,7 @@ VictimChoice VictimFinder::Choose(const PodRequest& request, const NodeState& no
   for (const Allocation& h : node.holds) {
     if (HoldCounts(h, rules.pod_uid, rules.priority)) AddUse(h, &s_->kept);  // never freed
   }
-  SortCandidates(node, rules);
+  ListCandidates(node, rules);
   for (size_t i = 0; i < node.packed.size(); ++i) {
     if (!IsCandidate(node.packed[i], rules)) AddPackedUse(node, i, &s_->kept);
   }

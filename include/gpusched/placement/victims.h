@@ -102,7 +102,7 @@ class VictimFinder {
 
   // Sets the search's candidates to the node's (positions into node.allocations) in decreasing
   // priority then UID.
-  void SortCandidates(const NodeState& node, const VictimRules& rules);
+  void ListCandidates(const NodeState& node, const VictimRules& rules);
   // The reprieve of the candidates on the node's kept use, into the victims and `out`: with a
   // witness (the GPUs of a placement of the pod as the node stands; a candidate on none of them is given back without
   // asking the planner), or for a one-slice pod by counting the GPUs that take the slice (a
