@@ -167,8 +167,9 @@ TEST(Reflector, RelistsConsistentlyAfter410InStreamOrAsStatus) {
   ASSERT_TRUE(Eventually([&] { return r.stats().relists == 1 && server.open_watches() == 1; }));
   // As the watch's status: history compacted while disconnected, and b deleted meanwhile. The
   // reconnect is held back so that it always finds the history compacted (without the delay,
-  // a reconnect quick enough to land before the second compaction saw b's deletion in-stream).
-  server.SetDelay("/api/v1/nodes", std::chrono::milliseconds(300));
+  // a reconnect quick enough to land before the second compaction saw b's deletion in-stream;
+  // 300 ms was once not enough on a loaded CI machine).
+  server.SetDelay("/api/v1/nodes", std::chrono::milliseconds(1500));
   server.CompactHistory();
   server.DropWatches();
   server.Remove("nodes", "", "b");
