@@ -27,6 +27,68 @@ TEST(Json, ReportsMalformedInputWithOffset) {
   EXPECT_FALSE(Parse(std::string_view("{\"a\":\"\0\"}", 9), &doc).ok());
 }
 
+// Records the events ParseInsituDiverting hands over, as text; stops at the first "stop" string.
+class Recorder : public ValueEvents {
+ public:
+  std::string text;
+  bool stopped = false;
+  bool StartObject() override { return text += "{", true; }
+  bool Key(std::string_view key) override { return text += std::string(key) + ":", true; }
+  bool EndObject() override { return text += "}", true; }
+  bool StartArray() override { return text += "[", true; }
+  bool EndArray() override { return text += "]", true; }
+  bool String(std::string_view s) override {
+    if (s == "stop") return stopped = true, false;
+    return text += "'" + std::string(s) + "'", true;
+  }
+  bool Scalar(const rapidjson::Value& v) override {
+    std::string out;
+    AppendValue(&out, v);
+    return text += out, true;
+  }
+  Status status() const override { return stopped ? InvalidArgumentError("stopped") : OkStatus(); }
+};
+
+TEST(Json, ADivertedMemberGoesToTheEventsAndTheDocumentKeepsAnEmptyObject) {
+  std::string body = R"({"a":1,"BIG":{"x":[1,"s",{"y":null}],"z":true},"big":{"again":1},"b":[2]})";
+  Recorder events;
+  rapidjson::Document doc;
+  bool diverted = false;
+  ASSERT_TRUE(ParseInsituDiverting(&body, "big", &events, &doc, &diverted).ok());
+  EXPECT_TRUE(diverted);
+  EXPECT_EQ(events.text, "{x:[1's'{y:null}]z:true}");
+  std::string rest;
+  AppendValue(&rest, doc);
+  EXPECT_EQ(rest, R"({"a":1,"BIG":{},"big":{"again":1},"b":[2]})");  // only the first occurrence goes
+}
+
+TEST(Json, OnlyATopLevelObjectIsDiverted) {
+  for (std::string body : {std::string(R"({"big":null})"), std::string(R"({"big":[1]})"), std::string(R"({"x":{"big":{"a":1}}})")}) {
+    Recorder events;
+    rapidjson::Document doc;
+    bool diverted = true;
+    std::string original = body;
+    ASSERT_TRUE(ParseInsituDiverting(&body, "big", &events, &doc, &diverted).ok()) << original;
+    EXPECT_FALSE(diverted) << original;
+    EXPECT_EQ(events.text, "") << original;
+    std::string rest;
+    AppendValue(&rest, doc);
+    EXPECT_EQ(rest, original);
+  }
+}
+
+TEST(Json, EventsThatStopTheParseGiveTheirStatus) {
+  std::string body = R"({"big":{"a":"stop"}})";
+  Recorder events;
+  rapidjson::Document doc;
+  bool diverted = false;
+  Status s = ParseInsituDiverting(&body, "big", &events, &doc, &diverted);
+  EXPECT_THAT(s.message(), HasSubstr("stopped"));
+  std::string syntax = R"({"big":{"a":1},)";
+  Recorder fine;
+  EXPECT_THAT(ParseInsituDiverting(&syntax, "big", &fine, &doc, &diverted).message(), HasSubstr("malformed JSON"));
+}
+
 TEST(Json, RefusesDeepNesting) {
   rapidjson::Document doc;
   std::string deep(100000, '[');
