@@ -157,6 +157,8 @@ class MetaVictimsReader : public json::ValueEvents {
     if (*seen || !json::EqualsFoldingCase(key, field)) return false;
     return *seen = true;
   }
+  // An empty object or array, to name the shape of a container that came where another was due.
+  static rapidjson::Value Shape(bool object) { return rapidjson::Value(object ? rapidjson::kObjectType : rapidjson::kArrayType); }
   CandidatePath Path() const { return CandidatePath{"NodeNameToMetaVictims", candidates_.back().node}; }
   rapidjson::SizeType Index() const { return static_cast<rapidjson::SizeType>(candidates_.back().victim_uids.size()); }
   // Keeps the first error and ignores the rest of the map; the parse goes on, so that a syntax
@@ -186,25 +188,25 @@ class MetaVictimsReader : public json::ValueEvents {
         at_ = At::kMap;
         return true;
       case At::kCandidateValue:
-        if (!object) return Fail(InvalidArgumentError(Path()() + ": want object, got array"));
+        if (!object) return Fail(json::WrongType(Path()(), "object", Shape(object)));
         at_ = At::kCandidate;
         seen_pods_ = seen_count_ = false;
         next_ = Next::kSkip;
         return true;
       case At::kCandidate:
         if (next_ == Next::kPods && !object) return at_ = At::kPods, true;
-        if (next_ == Next::kPods) return Fail(InvalidArgumentError(Path()(".Pods") + ": want array, got object"));
-        if (next_ == Next::kCount) return Fail(InvalidArgumentError(Path()(".NumPDBViolations") + ": want number, got " + (object ? "object" : "array")));
+        if (next_ == Next::kPods) return Fail(json::WrongType(Path()(".Pods"), "array", Shape(object)));
+        if (next_ == Next::kCount) return Fail(json::WrongType(Path()(".NumPDBViolations"), "number", Shape(object)));
         return ++skipping_, true;
       case At::kPods:
-        if (!object) return Fail(InvalidArgumentError(VictimPath{Path(), Index()}("") + ": want object, got array"));
+        if (!object) return Fail(json::WrongType(VictimPath{Path(), Index()}(""), "object", Shape(object)));
         at_ = At::kVictim;
         seen_uid_ = false;
         uid_ = {};
         next_ = Next::kSkip;
         return true;
       case At::kVictim:
-        if (next_ == Next::kUid) return Fail(InvalidArgumentError(VictimPath{Path(), Index()}(".UID") + ": want string, got " + (object ? "object" : "array")));
+        if (next_ == Next::kUid) return Fail(json::WrongType(VictimPath{Path(), Index()}(".UID"), "string", Shape(object)));
         return ++skipping_, true;
       case At::kMap:
         return true;  // not reached: a map's values are read in kCandidateValue

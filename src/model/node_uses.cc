@@ -16,23 +16,19 @@ std::string_view NodeUses::UidAt(size_t i) const {
 
 size_t NodeUses::LowerBound(std::string_view uid) const {
   uint64_t key = UidKey(uid);
-  size_t i = static_cast<size_t>(std::lower_bound(keys_.begin(), keys_.end(), key) - keys_.begin());
-  while (i < keys_.size() && keys_[i] == key && UidAt(i) < uid) ++i;  // UIDs sharing a key
-  return i;
-}
-
-const PodUse* NodeUses::Find(std::string_view uid) const {
-  uint64_t key = UidKey(uid);
   size_t i = 0;
   if (keys_.size() <= kLinearSearch) {
     while (i < keys_.size() && keys_[i] < key) ++i;
   } else {
     i = static_cast<size_t>(std::lower_bound(keys_.begin(), keys_.end(), key) - keys_.begin());
   }
-  for (; i < keys_.size() && keys_[i] == key; ++i) {
-    if (UidAt(i) == uid) return &pods_[i];  // one compare where the hash matches
-  }
-  return nullptr;
+  while (i < keys_.size() && keys_[i] == key && UidAt(i) < uid) ++i;  // UIDs sharing a key
+  return i;
+}
+
+const PodUse* NodeUses::Find(std::string_view uid) const {
+  size_t i = LowerBound(uid);
+  return i < pods_.size() && UidAt(i) == uid ? &pods_[i] : nullptr;
 }
 
 bool NodeUses::Put(PodUse use) {

@@ -16,9 +16,9 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
 
 int64_t ResourceList::Get(std::string_view name) const {
   // A node lists a handful of resources (cpu, memory, pods, storage, hugepages, devices): a scan
-  // that compares lengths first is faster than a binary search comparing strings.
+  // (== compares lengths first) is faster than a binary search comparing strings.
   for (const auto& [have, amount] : items_) {
-    if (have.size() == name.size() && have == name) return amount;
+    if (have == name) return amount;
   }
   return 0;
 }

@@ -41,8 +41,8 @@ struct PodUse {
 // Every bound pod's use of one node, by UID, and their sum.
 class NodeUses {
  public:
-  // Find scans up to this many keys in order, rather than bisect them: predictable branches are
-  // faster at the sizes of a node's pod list.
+  // A search scans up to this many keys in order, rather than bisect them: predictable branches
+  // are faster at the sizes of a node's pod list.
   static constexpr size_t kLinearSearch = 128;
 
   // Books `use`, replacing the pod's earlier one. Returns false if that was equal (no change).

@@ -104,9 +104,9 @@ class VictimFinder {
   // priority then UID.
   void ListCandidates(const NodeState& node, const VictimRules& rules);
   // The reprieve of the candidates on the node's kept use, into the victims and `out`: with a
-  // witness (the GPUs of a placement of the pod as the node stands; a candidate on none of them is given back without
-  // asking the planner), or for a one-slice pod by counting the GPUs that take the slice (a
-  // candidate rechecks only the GPUs it uses). Each returns false if the planner does not confirm
+  // witness (the GPUs of a placement of the pod as the node stands; a candidate on none of them
+  // is given back without asking the planner), or for a one-slice pod by counting the GPUs that
+  // take the slice (a candidate rechecks only the GPUs it uses). Each returns false if the planner does not confirm
   // the final state (the search and `out` then undefined); the caller then asks it at every step.
   bool GiveBackWithWitness(const PodRequest& request, const NodeState& node, VictimChoice* out);
   bool GiveBackOneSlice(const PodRequest& request, const NodeState& node, VictimChoice* out);
