@@ -34,16 +34,13 @@ bool HoldsGpusOn(const placement::NodeState& node, std::string_view uid) {
 
 // The answer for `node`: the victims in kube-scheduler's order, and the budget violations of
 // evicting exactly them (in that order, as kube-scheduler counts them).
-MetaVictims Answer(const std::string& node, std::vector<Victim> victims, const placement::ResourceFit& fit,
+MetaVictims Answer(std::string_view node, std::vector<Victim> victims, const placement::ResourceFit& fit,
                    const Budgets& budgets) {
   std::sort(victims.begin(), victims.end(), Before);  // a total order: no ties
   MetaVictims out{.node = node};
   out.uids.reserve(victims.size());
-  for (const Victim& v : victims) out.uids.emplace_back(v.uid);
-  if (budgets != nullptr) {
-    std::vector<std::string_view> uids(out.uids.begin(), out.uids.end());
-    out.pdb_violations = CountViolations(uids, fit, budgets);
-  }
+  for (const Victim& v : victims) out.uids.push_back(v.uid);
+  if (budgets != nullptr) out.pdb_violations = CountViolations(out.uids, fit, budgets);
   return out;
 }
 
@@ -59,12 +56,11 @@ std::optional<MetaVictims> Offered(const PreemptionCandidate& c) {
 // dropped (they free nothing the pod needs) and the rest kept; where even all of them gone leave
 // no room (gpusched's view differs from kube-scheduler's), all are kept. One gpusched does not
 // see on the node is kept as offered.
+// `none_needed`: the pod fits the rest with the chosen gone (or as the node is), so every offered
+// victim gpusched sees is given back (the loop below would give each back in turn).
 std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement::NodeState& node,
-                                  const std::vector<std::string_view>& chosen, placement::ResourceFit* fit) {
+                                  const std::vector<std::string_view>& chosen, bool none_needed, placement::ResourceFit* fit) {
   std::vector<Victim> seen, out;
-  // Where the pod fits the rest already, every offered victim gpusched sees is given back (the
-  // loop below would give each back in turn): only the others are kept.
-  bool none_needed = fit->known() && fit->Fits();
   for (size_t i = 0; i < c.victim_uids.size(); ++i) {
     std::string_view uid = c.victim_uids[i];
     const PodUse* use = fit->Find(uid);
@@ -98,12 +94,16 @@ std::optional<MetaVictims> Finish(const placement::VictimChoice& choice, const P
   if (!choice.helps) return std::nullopt;
   std::vector<Victim> victims;
   std::vector<std::string_view> chosen;  // a few
+  // Where the pod fits the rest as the node is, taking the chosen off changes nothing asked.
+  bool fits_already = fit->known() && fit->Fits();
   for (const AllocationPtr& a : choice.victims) {
     victims.push_back(Victim{.priority = a->priority, .uid = a->pod_uid});
     chosen.push_back(a->pod_uid);
+    if (fits_already) continue;
     if (const PodUse* use = fit->Find(a->pod_uid)) fit->Remove(*use);
   }
-  for (Victim& v : NeededOffered(c, node, chosen, fit)) victims.push_back(std::move(v));
+  bool none_needed = fits_already || (fit->known() && fit->Fits());
+  for (Victim& v : NeededOffered(c, node, chosen, none_needed, fit)) victims.push_back(std::move(v));
   if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
   return Answer(c.node, std::move(victims), *fit, budgets);
 }
@@ -125,21 +125,20 @@ class Chunks {
   std::atomic<size_t> next_{0};
 };
 
-// Calls work(chunks) on up to kPreemptWorkers threads (this one included) when there are at least
+// Calls work(chunks) on this thread and on `helper` (null: none) when there are at least
 // kPerWorker items per thread, each taking items from `chunks` until none are left:
 // kube-scheduler waits on preempt inside its scheduling cycle, as it waits on its own dry runs,
 // which it spreads over 16 goroutines.
 template <typename Work>
-void OnWorkers(size_t count, Work&& work) {
-  constexpr size_t kPreemptWorkers = 2;
+void OnWorkers(size_t count, HelperThread* helper, Work&& work) {
   constexpr size_t kPerWorker = 64;
-  size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  size_t workers = std::clamp<size_t>(count / kPerWorker, 1, std::min(kPreemptWorkers, cores));
   Chunks chunks(count);
-  std::vector<std::thread> others;
-  for (size_t w = 1; w < workers; ++w) others.emplace_back([&] { work(chunks); });
-  work(chunks);
-  for (std::thread& t : others) t.join();
+  bool share = helper != nullptr && count >= 2 * kPerWorker && std::thread::hardware_concurrency() >= 2;
+  if (share) {
+    helper->RunTogether([&] { work(chunks); });
+  } else {
+    work(chunks);
+  }
 }
 
 }  // namespace
@@ -214,7 +213,7 @@ std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const plac
       }
     }
   };
-  OnWorkers(args.candidates.size(), decide);
+  OnWorkers(args.candidates.size(), inputs.helper, decide);
   for (std::optional<MetaVictims>& kept : answers) {
     if (kept) out.push_back(std::move(*kept));
   }

@@ -307,7 +307,7 @@ StatusOr<std::string> Service::Preempt(std::string body) const {
   PodRequest request = placement::AnalyzePod(parsed->pod);
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::vector<MetaVictims> kept =
-      DecidePreemption(*parsed, request, EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_});
+      DecidePreemption(*parsed, request, EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_, .helper = &helper_});
   return EncodePreemptionResult(kept);
 }
 

@@ -46,7 +46,8 @@ TEST(PreemptionShares, ManyCandidatesGetTheAnswerEachGetsAlone) {
   inv.ReplaceCluster(FullMgpuCluster(300));
   auto snapshot = inv.Snapshot();
   ServiceOptions options;
-  EvaluationInputs inputs{.snapshot = snapshot.get(), .options = &options};
+  HelperThread helper;
+  EvaluationInputs inputs{.snapshot = snapshot.get(), .options = &options, .helper = &helper};
   Container ctr{.name = "c"};
   ctr.limits.mgpu_core_percent = 70;
   ctr.limits.mgpu_memory_mib = 4096;
@@ -56,9 +57,11 @@ TEST(PreemptionShares, ManyCandidatesGetTheAnswerEachGetsAlone) {
   placement::PodRequest request = placement::AnalyzePod(all.pod);
   std::vector<MetaVictims> together = DecidePreemption(all, request, inputs);
   std::vector<MetaVictims> alone;
+  std::vector<PreemptionArgs> ones;  // the answers' node names point into them
+  ones.reserve(all.candidates.size());
   for (const PreemptionCandidate& c : all.candidates) {
-    PreemptionArgs one{.pod = all.pod, .meta = true, .candidates = {c}};
-    for (MetaVictims& m : DecidePreemption(one, request, inputs)) alone.push_back(std::move(m));
+    ones.push_back(PreemptionArgs{.pod = all.pod, .meta = true, .candidates = {c}});
+    for (MetaVictims& m : DecidePreemption(ones.back(), request, inputs)) alone.push_back(std::move(m));
   }
   ASSERT_GT(alone.size(), 100u);  // most nodes are helped by evicting pods of priority 0 or 1
   ASSERT_LT(alone.size(), 300u);  // and some are not (a GPU of pods of priority 2 and 3 only)

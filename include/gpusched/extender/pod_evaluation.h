@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/common/helper_thread.h"
 #include "gpusched/common/status.h"
 #include "gpusched/dra/cel.h"
 #include "gpusched/extender/dra_decision_log.h"
@@ -39,6 +40,7 @@ struct EvaluationInputs {
   DraDecisionLog* log = nullptr;               // ranked DRA decisions go here
   ScoreCacheStore* scores = nullptr;           // scores of earlier pods of the same shape; optional
   DraVerdictCacheStore* dra_verdicts = nullptr;  // DRA verdicts of earlier pods of the same claims; optional
+  HelperThread* helper = nullptr;               // a thread to share a long decision with; optional
 };
 
 // The nodes of one request, resolved against the snapshot: the state (nullptr: a node the

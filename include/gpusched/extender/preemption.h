@@ -86,9 +86,10 @@ std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const p
                                            VictimChooser& chooser);
 
 // Returns the nodes kept, with their victims, in the order of args.candidates. `request` is
-// AnalyzePod(args.pod); of `inputs`, the snapshot, options and programs are read. With 128
-// candidates or more they are decided on two threads (the caller's and one more), each with its
-// own VictimChooser: kube-scheduler waits on preempt inside its scheduling cycle.
+// AnalyzePod(args.pod); of `inputs`, the snapshot, options, programs and helper are read. With
+// 128 candidates or more and a helper thread they are decided on two threads (the caller's and
+// the helper), each with its own VictimChooser: kube-scheduler waits on preempt inside its
+// scheduling cycle.
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
                                           const EvaluationInputs& inputs);
 

@@ -48,9 +48,11 @@ enum class PreemptionRead { kStreamed, kDom };
 // does. Errors: InvalidArgument naming the field and what it held.
 StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mode = PreemptionRead::kStreamed);
 
+// One node kept, as answered. Views into the request (PreemptionArgs) and the inventory snapshot
+// it was decided on: both must outlive it (it lives until the answer is encoded).
 struct MetaVictims {
-  std::string node;
-  std::vector<std::string> uids;  // in the order kube-scheduler should see them
+  std::string_view node;
+  std::vector<std::string_view> uids;  // in the order kube-scheduler should see them
   int64_t pdb_violations = 0;
 };
 

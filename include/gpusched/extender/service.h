@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpusched/common/helper_thread.h"
 #include "gpusched/dra/cel.h"
 #include "gpusched/extender/bind_flow.h"
 #include "gpusched/extender/claim_allocator.h"
@@ -80,6 +81,7 @@ class Service {
   const ServiceOptions options_;
   const ServiceCollaborators with_;
   mutable dra::cel::ProgramCache programs_;  // compiled CEL selectors, shared by every DRA decision
+  mutable HelperThread helper_;              // shares preempt's candidates with the serving thread
   const std::unique_ptr<FilterMemoStore> memo_;
   const std::unique_ptr<WorkloadCache> workloads_;
   const std::unique_ptr<ScoreCacheStore> scores_;

@@ -1,0 +1,44 @@
+#include "gpusched/common/helper_thread.h"
+
+namespace gpusched {
+
+HelperThread::HelperThread() : thread_([this] { Loop(); }) {}
+
+HelperThread::~HelperThread() {
+  busy_.Lock();
+  task_.store(&stop_);
+  task_.notify_one();
+  thread_.join();
+  busy_.Unlock();
+}
+
+void HelperThread::Loop() {
+  while (true) {
+    task_.wait(nullptr);
+    const Task* task = task_.load();
+    if (task == &stop_) return;
+    // Claimed only if the caller has not taken it back (it ran out of items first).
+    if (task == nullptr || task == &running_ || !task_.compare_exchange_strong(task, &running_)) continue;
+    (*task)();
+    task_.store(nullptr);
+    task_.notify_all();
+  }
+}
+
+void HelperThread::RunTogether(const std::function<void()>& work) {
+  if (!busy_.TryLock()) {
+    work();
+    return;
+  }
+  task_.store(&work);
+  task_.notify_one();
+  work();
+  // Taken back if the helper has not started it; otherwise wait until it returns.
+  const Task* posted = &work;
+  if (!task_.compare_exchange_strong(posted, nullptr)) {
+    for (const Task* t = task_.load(); t != nullptr; t = task_.load()) task_.wait(t);
+  }
+  busy_.Unlock();
+}
+
+}  // namespace gpusched

@@ -1,0 +1,87 @@
+// HelperThread: a request's work shared with one kept thread, items taken from a shared counter.
+#include "gpusched/common/helper_thread.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "gpusched/common/mutex.h"
+
+namespace gpusched {
+namespace {
+
+// Items [0, count) taken one at a time by whoever calls Work; counts how often each was done.
+class Items {
+ public:
+  explicit Items(size_t count) : done_(count) {}
+  void Work() {
+    for (size_t i = next_.fetch_add(1); i < done_.size(); i = next_.fetch_add(1)) done_[i].fetch_add(1);
+  }
+  bool EachDoneOnce() const {
+    for (const std::atomic<int>& d : done_) {
+      if (d.load() != 1) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::atomic<size_t> next_{0};
+  std::vector<std::atomic<int>> done_;
+};
+
+TEST(HelperThread, RunsTheWorkOnTheCallerAndOnTheHelperAtOnce) {
+  HelperThread helper;
+  Mutex mu;
+  std::set<std::thread::id> threads;
+  std::atomic<int> started{0};
+  helper.RunTogether([&] {
+    started.fetch_add(1);
+    {
+      MutexLock lock(&mu);
+      threads.insert(std::this_thread::get_id());
+    }
+    // Each call waits for the other to start: it returns only once both ran at the same time.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  });
+  EXPECT_EQ(started.load(), 2);
+  EXPECT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 1u);
+}
+
+TEST(HelperThread, EveryItemIsDoneOnceWhoeverTakesIt) {
+  HelperThread helper;
+  for (size_t round = 0; round < 2000; ++round) {
+    Items items(round % 50);  // from none to a few dozen: the helper often wakes after they are gone
+    helper.RunTogether([&] { items.Work(); });
+    ASSERT_TRUE(items.EachDoneOnce()) << "round " << round;
+  }
+}
+
+TEST(HelperThread, ConcurrentCallersEachFinishTheirOwnWork) {
+  HelperThread helper;
+  std::atomic<bool> failed{false};
+  auto caller = [&] {
+    for (int round = 0; round < 500; ++round) {
+      Items items(64);
+      helper.RunTogether([&] { items.Work(); });
+      if (!items.EachDoneOnce()) failed.store(true);
+    }
+  };
+  std::thread a(caller), b(caller);
+  caller();
+  a.join();
+  b.join();
+  EXPECT_FALSE(failed.load());
+}
+
+TEST(HelperThread, StopsWhenDestroyedUnused) {
+  for (int i = 0; i < 100; ++i) HelperThread helper;
+}
+
+}  // namespace
+}  // namespace gpusched
