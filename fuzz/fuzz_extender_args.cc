@@ -3,11 +3,18 @@
 // must produce a well-formed reply and never crash, hang or leak; a body read through a
 // remembered NodeNames list (node_names_memo.h) must read exactly as a full parse does; the
 // preemption request must read the same streamed and from a DOM, and the answer written for what
-// was read must be valid JSON that reads back the same.
+// was read must be valid JSON that reads back the same; the preempt verb, which decides
+// candidates while the body is still being parsed, must answer what deciding the parsed request
+// answers.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "gpusched/extender/preemption.h"
 #include "gpusched/extender/preemption_wire.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/json/json.h"
@@ -70,10 +77,15 @@ void CheckPreemptionRoundTrip(const std::string& body) {
   std::string again = R"({"Pod":{"metadata":{"uid":"p"}},)" + out.substr(1);
   auto reread = gpusched::extender::ParsePreemptionArgs(again);
   if (!reread.ok() || reread->candidates.size() != args->candidates.size()) __builtin_trap();
-  for (size_t i = 0; i < answer.size(); ++i) {
-    // Duplicate node keys read as separate candidates; the answer keeps each in node order.
-    if (reread->candidates[i].node != args->candidates[i].node) __builtin_trap();
+  // Duplicate node keys read as separate candidates; the answer writes each, in node order.
+  std::vector<std::string_view> nodes;
+  for (const auto& c : args->candidates) nodes.push_back(c.node);
+  std::sort(nodes.begin(), nodes.end());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (reread->candidates[i].node != nodes[i]) __builtin_trap();
   }
+  // The preemptor read ahead (preempt decides while the rest parses) is the one the parse reads.
+  if (std::optional<gpusched::Pod> early = gpusched::extender::PeekPreemptor(body); early && !(*early == args->pod)) __builtin_trap();
 }
 
 }  // namespace
@@ -88,5 +100,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string scores = service->Prioritize(body);
   std::string bind = service->Bind(body);
   if (filter.empty() || filter.front() != '{' || scores.empty() || scores.front() != '[' || bind.empty()) __builtin_trap();
+  auto preempt = service->Preempt(body);  // read ahead, decided while parsed, or refused
+  auto args = gpusched::extender::ParsePreemptionArgs(body);
+  if (preempt.ok() != args.ok()) __builtin_trap();
+  if (args.ok()) {
+    static gpusched::extender::ServiceOptions* options = new gpusched::extender::ServiceOptions();
+    static gpusched::dra::cel::ProgramCache* programs = new gpusched::dra::cel::ProgramCache();
+    auto snapshot = inventory->Snapshot();
+    gpusched::placement::PodRequest request = gpusched::placement::AnalyzePod(args->pod);
+    std::string reference = gpusched::extender::EncodePreemptionResult(gpusched::extender::DecidePreemption(
+        *args, request, {.snapshot = snapshot.get(), .options = options, .programs = programs}));
+    if (*preempt != reference) __builtin_trap();
+  }
   return 0;
 }

@@ -5,11 +5,9 @@ namespace gpusched {
 HelperThread::HelperThread() : thread_([this] { Loop(); }) {}
 
 HelperThread::~HelperThread() {
-  busy_.Lock();
   task_.store(&stop_);
   task_.notify_one();
   thread_.join();
-  busy_.Unlock();
 }
 
 void HelperThread::Loop() {
@@ -17,7 +15,7 @@ void HelperThread::Loop() {
     task_.wait(nullptr);
     const Task* task = task_.load();
     if (task == &stop_) return;
-    // Claimed only if the caller has not taken it back (it ran out of items first).
+    // Claimed only if the caller has not taken it back in the meantime.
     if (task == nullptr || task == &running_ || !task_.compare_exchange_strong(task, &running_)) continue;
     (*task)();
     task_.store(nullptr);
@@ -25,20 +23,22 @@ void HelperThread::Loop() {
   }
 }
 
-void HelperThread::RunTogether(const std::function<void()>& work) {
-  if (!busy_.TryLock()) {
-    work();
-    return;
-  }
+bool HelperThread::Start(const std::function<void()>& work) {
+  if (busy_.exchange(true)) return false;
+  posted_ = &work;
   task_.store(&work);
   task_.notify_one();
-  work();
+  return true;
+}
+
+void HelperThread::Wait() {
   // Taken back if the helper has not started it; otherwise wait until it returns.
-  const Task* posted = &work;
+  const Task* posted = posted_;
   if (!task_.compare_exchange_strong(posted, nullptr)) {
     for (const Task* t = task_.load(); t != nullptr; t = task_.load()) task_.wait(t);
   }
-  busy_.Unlock();
+  posted_ = nullptr;
+  busy_.store(false);
 }
 
 }  // namespace gpusched

@@ -1,7 +1,6 @@
 #include "gpusched/extender/preemption.h"
 
 #include <algorithm>
-#include <atomic>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -108,39 +107,6 @@ std::optional<MetaVictims> Finish(const placement::VictimChoice& choice, const P
   return Answer(c.node, std::move(victims), *fit, budgets);
 }
 
-// The items [0, count) handed out to workers a few at a time, so that a worker that starts late
-// (a new thread) or meets slower nodes takes fewer.
-class Chunks {
- public:
-  explicit Chunks(size_t count) : count_(count) {}
-  // The next items for one worker: [begin, end), empty once all are taken.
-  std::pair<size_t, size_t> Take() {
-    size_t begin = std::min(next_.fetch_add(kChunk, std::memory_order_relaxed), count_);
-    return {begin, std::min(begin + kChunk, count_)};
-  }
-
- private:
-  static constexpr size_t kChunk = 16;
-  const size_t count_;
-  std::atomic<size_t> next_{0};
-};
-
-// Calls work(chunks) on this thread and on `helper` (null: none) when there are at least
-// kPerWorker items per thread, each taking items from `chunks` until none are left:
-// kube-scheduler waits on preempt inside its scheduling cycle, as it waits on its own dry runs,
-// which it spreads over 16 goroutines.
-template <typename Work>
-void OnWorkers(size_t count, HelperThread* helper, Work&& work) {
-  constexpr size_t kPerWorker = 64;
-  Chunks chunks(count);
-  bool share = helper != nullptr && count >= 2 * kPerWorker && std::thread::hardware_concurrency() >= 2;
-  if (share) {
-    helper->RunTogether([&] { work(chunks); });
-  } else {
-    work(chunks);
-  }
-}
-
 }  // namespace
 
 std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const placement::NodeState* node, const Pod& pod,
@@ -184,40 +150,104 @@ placement::VictimChoice VictimChooser::Choose(const placement::NodeState& node, 
               : finder_.Choose(request_, node, rules);
 }
 
-std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
-                                          const EvaluationInputs& inputs) {
-  std::vector<MetaVictims> out;
-  if (request.kind == RequestKind::kNone && args.pod.resource_claims.empty()) {
-    for (const PreemptionCandidate& c : args.candidates) {
-      if (std::optional<MetaVictims> kept = Offered(c)) out.push_back(std::move(*kept));
-    }
-    return out;  // no GPU: kube-scheduler's word
+PreemptionPath ChoosePath(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs) {
+  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) return PreemptionPath::kPassThrough;  // no GPU
+  if (!request.schedulable()) return PreemptionPath::kNowhere;
+  if (!VictimChooser(pod, request, inputs).problem().empty()) return PreemptionPath::kNowhere;  // its claims are not there yet
+  return PreemptionPath::kByNode;
+}
+
+PreemptionDecider::PreemptionDecider(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs)
+    : pod_(pod), request_(request), inputs_(inputs), other_(EffectiveRequests(pod)), work_([this] { Work(); }) {
+  helping_ = inputs.helper != nullptr && std::thread::hardware_concurrency() >= 2 && inputs.helper->Start(work_);
+}
+
+PreemptionDecider::~PreemptionDecider() { Stop(); }
+
+void PreemptionDecider::Read(const PreemptionCandidate& candidate) {
+  answers_.emplace_back();
+  {
+    MutexLock lock(&mu_);
+    queue_.push_back(Item{.candidate = &candidate, .answer = &answers_.back()});
   }
-  if (!request.schedulable()) return out;  // fits nowhere
-  if (!VictimChooser(args.pod, request, inputs).problem().empty()) return out;  // its claims are not there yet: fits nowhere
-  ResourceList other = EffectiveRequests(args.pod);
-  std::vector<std::optional<MetaVictims>> answers(args.candidates.size());
-  // One worker's candidates, with a chooser of its own (its buffers are not shared).
-  auto decide = [&](Chunks& chunks) {
-    VictimChooser chooser(args.pod, request, inputs);
-    while (true) {
-      auto [begin, end] = chunks.Take();
-      if (begin == end) return;
-      // Each node is looked up one ahead, and what victim choice reads of it fetched meanwhile.
-      const placement::NodeState* next = inputs.snapshot->FindNode(args.candidates[begin].node);
-      for (size_t i = begin; i < end; ++i) {
-        const placement::NodeState* node = next;
-        next = i + 1 < end ? inputs.snapshot->FindNode(args.candidates[i + 1].node) : nullptr;
-        if (next != nullptr) placement::PrefetchForVictims(*next);
-        answers[i] = DecideCandidate(args.candidates[i], node, args.pod, other, inputs.snapshot->budgets(), chooser);
-      }
+  ready_.Signal();
+}
+
+void PreemptionDecider::Abandon() {
+  {
+    MutexLock lock(&mu_);
+    abandoned_ = true;
+  }
+  Stop();
+}
+
+void PreemptionDecider::Stop() {
+  {
+    MutexLock lock(&mu_);
+    closed_ = true;
+  }
+  ready_.SignalAll();
+  if (helping_) inputs_.helper->Wait();
+  helping_ = false;
+}
+
+size_t PreemptionDecider::Take(std::array<Item, kBatch>& out) {
+  MutexLock lock(&mu_);
+  while (taken_ == queue_.size() && !closed_) ready_.Wait();
+  if (abandoned_) return 0;
+  size_t n = std::min(kBatch, queue_.size() - taken_);
+  std::copy_n(queue_.begin() + static_cast<std::ptrdiff_t>(taken_), n, out.begin());
+  taken_ += n;
+  return n;
+}
+
+void PreemptionDecider::Work() {
+  VictimChooser chooser(pod_, request_, inputs_);
+  std::array<Item, kBatch> items;
+  for (size_t n = Take(items); n > 0; n = Take(items)) {
+    // Each node is looked up one ahead, and what victim choice reads of it fetched meanwhile.
+    const placement::NodeState* next = inputs_.snapshot->FindNode(items[0].candidate->node);
+    for (size_t i = 0; i < n; ++i) {
+      const placement::NodeState* node = next;
+      next = i + 1 < n ? inputs_.snapshot->FindNode(items[i + 1].candidate->node) : nullptr;
+      if (next != nullptr) placement::PrefetchForVictims(*next);
+      *items[i].answer = DecideCandidate(*items[i].candidate, node, pod_, other_, inputs_.snapshot->budgets(), chooser);
     }
-  };
-  OnWorkers(args.candidates.size(), inputs.helper, decide);
-  for (std::optional<MetaVictims>& kept : answers) {
+  }
+}
+
+std::vector<MetaVictims> PreemptionDecider::Finish() {
+  {
+    MutexLock lock(&mu_);
+    closed_ = true;
+  }
+  ready_.SignalAll();
+  Work();
+  Stop();
+  std::vector<MetaVictims> out;
+  for (std::optional<MetaVictims>& kept : answers_) {
     if (kept) out.push_back(std::move(*kept));
   }
   return out;
+}
+
+std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
+                                          const EvaluationInputs& inputs) {
+  std::vector<MetaVictims> out;
+  switch (ChoosePath(args.pod, request, inputs)) {
+    case PreemptionPath::kPassThrough:
+      for (const PreemptionCandidate& c : args.candidates) {
+        if (std::optional<MetaVictims> kept = Offered(c)) out.push_back(std::move(*kept));
+      }
+      return out;  // kube-scheduler's word
+    case PreemptionPath::kNowhere:
+      return out;
+    case PreemptionPath::kByNode:
+      break;
+  }
+  PreemptionDecider decider(args.pod, request, inputs);
+  for (const PreemptionCandidate& c : args.candidates) decider.Read(c);
+  return decider.Finish();
 }
 
 }  // namespace gpusched::extender

@@ -14,10 +14,6 @@ namespace {
 
 using rapidjson::Value;
 
-void SortByNode(std::vector<PreemptionCandidate>* candidates) {
-  std::sort(candidates->begin(), candidates->end(), [](const PreemptionCandidate& a, const PreemptionCandidate& b) { return a.node < b.node; });
-}
-
 // Where a candidate sits in the request, for errors: formatted only when one is reported.
 struct CandidatePath {
   std::string_view map;  // NodeNameToMetaVictims or NodeNameToVictims
@@ -96,7 +92,10 @@ Status ReadCandidate(const Value& v, bool meta, const CandidatePath& path, Preem
 // of the body has parsed (a syntax error or a missing Pod comes first, as from a DOM).
 class MetaVictimsReader : public json::ValueEvents {
  public:
-  std::vector<PreemptionCandidate> Take() { return std::move(candidates_); }
+  // Appends the candidates to *candidates, and tells `listener` (null: none) of each read
+  // without error.
+  MetaVictimsReader(std::deque<PreemptionCandidate>* candidates, CandidateListener* listener)
+      : candidates_(*candidates), listener_(listener) {}
 
   bool StartObject() override { return !status_.ok() || Container(true); }
   bool StartArray() override { return !status_.ok() || Container(false); }
@@ -129,7 +128,8 @@ class MetaVictimsReader : public json::ValueEvents {
     switch (at_) {
       case At::kCandidateValue:  // a placeholder (null) or not an object
         at_ = At::kMap;
-        return v.IsNull() || Fail(json::WrongType(Path()(), "object", v));
+        if (!v.IsNull()) return Fail(json::WrongType(Path()(), "object", v));
+        return Told();
       case At::kCandidate:
         return Value(v);
       case At::kPods:
@@ -165,6 +165,12 @@ class MetaVictimsReader : public json::ValueEvents {
   // error further on is reported first, as the DOM reading would.
   bool Fail(Status s) {
     status_ = std::move(s);
+    return true;
+  }
+
+  // The last candidate is read: the listener is told, unless an error came first.
+  bool Told() {
+    if (listener_ != nullptr && status_.ok()) listener_->Read(candidates_.back());
     return true;
   }
 
@@ -227,14 +233,15 @@ class MetaVictimsReader : public json::ValueEvents {
         return true;
       case At::kCandidate:
         at_ = At::kMap;
-        return true;
+        return Told();
       default:
         at_ = At::kOutside;
         return true;
     }
   }
 
-  std::vector<PreemptionCandidate> candidates_;
+  std::deque<PreemptionCandidate>& candidates_;
+  CandidateListener* const listener_;
   At at_ = At::kOutside;
   Next next_ = Next::kSkip;
   int skipping_ = 0;  // containers open inside a skipped value
@@ -243,43 +250,71 @@ class MetaVictimsReader : public json::ValueEvents {
   Status status_;
 };
 
-}  // namespace
-
-StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mode) {
-  PreemptionArgs out{.body = std::make_unique<std::string>(std::move(body))};
+// ParsePreemptionArgs into *out, whose body is set.
+Status ParseInto(PreemptionArgs* out, PreemptionRead mode, CandidateListener* listener) {
   rapidjson::Document doc;
-  MetaVictimsReader streamed;
+  MetaVictimsReader streamed(&out->candidates, listener);
   bool diverted = false;
   if (mode == PreemptionRead::kStreamed) {
-    GPUSCHED_RETURN_IF_ERROR(json::ParseInsituDiverting(out.body.get(), "NodeNameToMetaVictims", &streamed, &doc, &diverted));
+    GPUSCHED_RETURN_IF_ERROR(json::ParseInsituDiverting(out->body.get(), "NodeNameToMetaVictims", &streamed, &doc, &diverted));
   } else {
-    GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(out.body.get(), &doc));
+    GPUSCHED_RETURN_IF_ERROR(json::ParseInsitu(out->body.get(), &doc));
   }
   if (!doc.IsObject()) return json::WrongType("ExtenderPreemptionArgs", "object", doc);
   const Value* pod = json::FindCaseInsensitive(doc, "Pod");
   if (pod == nullptr || pod->IsNull()) return InvalidArgumentError("ExtenderPreemptionArgs.Pod: missing");
-  GPUSCHED_ASSIGN_OR_RETURN(out.pod, kubejson::DecodePod(*pod, "ExtenderPreemptionArgs.Pod"));
+  GPUSCHED_ASSIGN_OR_RETURN(out->pod, kubejson::DecodePod(*pod, "ExtenderPreemptionArgs.Pod"));
   const Value* meta = json::FindCaseInsensitive(doc, "NodeNameToMetaVictims");
   const Value* full = json::FindCaseInsensitive(doc, "NodeNameToVictims");
-  out.meta = meta != nullptr && !meta->IsNull();
+  out->meta = meta != nullptr && !meta->IsNull();
   if (diverted) {
     GPUSCHED_RETURN_IF_ERROR(streamed.status());
-    out.candidates = streamed.Take();
-    SortByNode(&out.candidates);
-    return out;
+    return OkStatus();
   }
-  const Value* map = out.meta ? meta : full;
-  if (map == nullptr || map->IsNull()) return out;
-  std::string_view key = out.meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
+  const Value* map = out->meta ? meta : full;
+  if (map == nullptr || map->IsNull()) return OkStatus();
+  std::string_view key = out->meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
   if (!map->IsObject()) return json::WrongType(fmt::format("ExtenderPreemptionArgs.{}", key), "object", *map);
-  out.candidates.reserve(map->MemberCount());
   for (auto it = map->MemberBegin(); it != map->MemberEnd(); ++it) {
     PreemptionCandidate c{.node = std::string(json::View(it->name))};
-    GPUSCHED_RETURN_IF_ERROR(ReadCandidate(it->value, out.meta, CandidatePath{key, c.node}, &c));
-    out.candidates.push_back(std::move(c));
+    GPUSCHED_RETURN_IF_ERROR(ReadCandidate(it->value, out->meta, CandidatePath{key, c.node}, &c));
+    out->candidates.push_back(std::move(c));
+    if (listener != nullptr) listener->Read(out->candidates.back());
   }
-  SortByNode(&out.candidates);
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mode, CandidateListener* listener) {
+  PreemptionArgs out{.body = std::make_unique<std::string>(std::move(body))};
+  if (Status s = ParseInto(&out, mode, listener); !s.ok()) {
+    if (listener != nullptr) listener->Abandon();  // before the candidates go
+    return s;
+  }
   return out;
+}
+
+std::optional<Pod> PeekPreemptor(const std::string& body) {
+  // {"Pod": — the key without escapes (kube-scheduler writes none), then the value.
+  auto skip_space = [&](size_t i) { return body.find_first_not_of(" \t\r\n", i); };
+  size_t i = skip_space(0);
+  if (i == std::string::npos || body[i] != '{') return std::nullopt;
+  i = skip_space(i + 1);
+  if (i == std::string::npos || body[i] != '"') return std::nullopt;
+  size_t close = body.find_first_of("\"\\", i + 1);
+  if (close == std::string::npos || body[close] != '"') return std::nullopt;
+  if (!json::EqualsFoldingCase(std::string_view(body).substr(i + 1, close - i - 1), "Pod")) return std::nullopt;
+  i = skip_space(close + 1);
+  if (i == std::string::npos || body[i] != ':') return std::nullopt;
+  i = skip_space(i + 1);
+  if (i == std::string::npos) return std::nullopt;
+  rapidjson::Document doc;
+  size_t consumed = 0;
+  if (!json::ParsePrefix(std::string_view(body).substr(i), &doc, &consumed).ok() || doc.IsNull()) return std::nullopt;
+  StatusOr<Pod> pod = kubejson::DecodePod(doc, "ExtenderPreemptionArgs.Pod");
+  if (!pod.ok()) return std::nullopt;
+  return std::move(*pod);
 }
 
 std::string EncodePreemptionResult(std::span<const MetaVictims> nodes) {

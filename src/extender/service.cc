@@ -299,16 +299,22 @@ std::string Service::Bind(std::string_view body) const {
 }
 
 StatusOr<std::string> Service::Preempt(std::string body) const {
-  StatusOr<PreemptionArgs> parsed = ParsePreemptionArgs(std::move(body));
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  EvaluationInputs inputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_, .helper = &helper_};
+  // kube-scheduler writes the Pod first: its candidates are decided while the rest is parsed.
+  std::optional<Pod> early = PeekPreemptor(body);
+  std::optional<PodRequest> early_request;
+  std::optional<PreemptionDecider> decider;
+  if (early) early_request = placement::AnalyzePod(*early);
+  if (early && ChoosePath(*early, *early_request, inputs) == PreemptionPath::kByNode) decider.emplace(*early, *early_request, inputs);
+  StatusOr<PreemptionArgs> parsed = ParsePreemptionArgs(std::move(body), PreemptionRead::kStreamed, decider ? &*decider : nullptr);
   if (!parsed.ok()) {
     CountError("preempt");
     return parsed.status();
   }
+  if (decider) return EncodePreemptionResult(decider->Finish());
   PodRequest request = placement::AnalyzePod(parsed->pod);
-  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  std::vector<MetaVictims> kept =
-      DecidePreemption(*parsed, request, EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_, .helper = &helper_});
-  return EncodePreemptionResult(kept);
+  return EncodePreemptionResult(DecidePreemption(*parsed, request, inputs));
 }
 
 StatusOr<std::string> Service::ExplainPod(const Pod& pod, const std::optional<Allocation>& placed, bool text) const {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -33,12 +34,19 @@ class Items {
   std::vector<std::atomic<int>> done_;
 };
 
+// Start, the same work on the caller's thread, Wait.
+void RunTogether(HelperThread& helper, const std::function<void()>& work) {
+  bool started = helper.Start(work);
+  work();
+  if (started) helper.Wait();
+}
+
 TEST(HelperThread, RunsTheWorkOnTheCallerAndOnTheHelperAtOnce) {
   HelperThread helper;
   Mutex mu;
   std::set<std::thread::id> threads;
   std::atomic<int> started{0};
-  helper.RunTogether([&] {
+  RunTogether(helper, [&] {
     started.fetch_add(1);
     {
       MutexLock lock(&mu);
@@ -57,7 +65,7 @@ TEST(HelperThread, EveryItemIsDoneOnceWhoeverTakesIt) {
   HelperThread helper;
   for (size_t round = 0; round < 2000; ++round) {
     Items items(round % 50);  // from none to a few dozen: the helper often wakes after they are gone
-    helper.RunTogether([&] { items.Work(); });
+    RunTogether(helper, [&] { items.Work(); });
     ASSERT_TRUE(items.EachDoneOnce()) << "round " << round;
   }
 }
@@ -68,7 +76,7 @@ TEST(HelperThread, ConcurrentCallersEachFinishTheirOwnWork) {
   auto caller = [&] {
     for (int round = 0; round < 500; ++round) {
       Items items(64);
-      helper.RunTogether([&] { items.Work(); });
+      RunTogether(helper, [&] { items.Work(); });
       if (!items.EachDoneOnce()) failed.store(true);
     }
   };
@@ -77,6 +85,27 @@ TEST(HelperThread, ConcurrentCallersEachFinishTheirOwnWork) {
   a.join();
   b.join();
   EXPECT_FALSE(failed.load());
+}
+
+TEST(HelperThread, OneCallerHoldsItUntilItWaits) {
+  HelperThread helper;
+  std::atomic<bool> release{false};
+  std::function<void()> slow = [&] {
+    while (!release.load()) std::this_thread::yield();
+  };
+  ASSERT_TRUE(helper.Start(slow));
+  std::function<void()> other = [] { ADD_FAILURE() << "ran while another caller held the helper"; };
+  EXPECT_FALSE(helper.Start(other));
+  release.store(true);
+  helper.Wait();
+  std::atomic<bool> ran{false};
+  std::function<void()> next = [&] { ran.store(true); };
+  ASSERT_TRUE(helper.Start(next));
+  // The helper runs it, or Wait takes it back unstarted: either way Wait returns with it done or never begun.
+  helper.Wait();
+  bool after = ran.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(ran.load(), after);  // never called after Wait returned
 }
 
 TEST(HelperThread, StopsWhenDestroyedUnused) {

@@ -1,16 +1,24 @@
 // DecidePreemption over many candidates, where it shares them out between threads: the answer is
-// the one each candidate gets alone, in the same order.
+// the one each candidate gets alone, in the same order. And the preempt verb, which decides
+// candidates while the rest of the body is parsed: the answer is the parsed request's.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <map>
 #include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "gpusched/extender/preemption.h"
+#include "gpusched/extender/service.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/pod_request.h"
+#include "cluster_json.h"
 
 namespace gpusched::extender {
 namespace {
@@ -70,6 +78,97 @@ TEST(PreemptionShares, ManyCandidatesGetTheAnswerEachGetsAlone) {
     EXPECT_EQ(together[i].node, alone[i].node);
     EXPECT_EQ(together[i].uids, alone[i].uids) << alone[i].node;
   }
+}
+
+// A preempt body for an mGPU pod of priority 2 over every node of `inv`, kube-scheduler offering
+// up to 10 pods of each as victims.
+std::string PreemptBody(const inventory::Inventory& inv) {
+  std::map<std::string, std::vector<std::string>> offered;
+  for (const inventory::NodeStatePtr& node : inv.Snapshot()->nodes()) {
+    std::vector<std::string>& uids = offered[node->node.name];
+    for (const Allocation& a : node->allocations) {
+      if (uids.size() < 10) uids.push_back(a.pod_uid);
+    }
+  }
+  testing::PodJson pod{.name = "urgent", .namespace_name = "t", .uid = "urgent", .containers = {testing::Mgpu("c", 70, 4096)},
+                       .priority = 2};
+  return testing::PreemptMetaJson(pod.ToJson(), offered);
+}
+
+// The answer of deciding the fully parsed request, on one thread.
+std::string ParsedAnswer(const std::string& body, const inventory::Inventory& inv) {
+  StatusOr<PreemptionArgs> args = ParsePreemptionArgs(body);
+  EXPECT_TRUE(args.ok()) << args.status().message();
+  if (!args.ok()) return "";
+  auto snapshot = inv.Snapshot();
+  ServiceOptions options;
+  placement::PodRequest request = placement::AnalyzePod(args->pod);
+  return EncodePreemptionResult(DecidePreemption(*args, request, {.snapshot = snapshot.get(), .options = &options}));
+}
+
+// The preempt verb over 300 full mGPU nodes, with a request and the answer it must get.
+class PreemptVerb : public ::testing::Test {
+ protected:
+  PreemptVerb() {
+    inv.ReplaceCluster(FullMgpuCluster(300));
+    body = PreemptBody(inv);
+    expected = ParsedAnswer(body, inv);
+  }
+  inventory::Inventory inv;
+  Service service{&inv, ServiceOptions{}};
+  std::string body, expected;
+};
+
+TEST_F(PreemptVerb, DecidingWhileParsingAnswersAsTheParsedRequest) {
+  ASSERT_EQ(body.rfind(R"({"Pod":)", 0), 0u);  // the Pod first, as kube-scheduler writes it: read ahead
+  ASSERT_GT(expected.size(), 1000u);
+  for (int round = 0; round < 20; ++round) {  // the helper's share differs from run to run
+    StatusOr<std::string> answer = service.Preempt(body);
+    ASSERT_TRUE(answer.ok()) << answer.status().message();
+    ASSERT_EQ(*answer, expected) << "round " << round;
+  }
+  // The Pod last: nothing is read ahead, and the answer is the same.
+  size_t map = body.find(R"(,"NodeNameToMetaVictims")");
+  ASSERT_NE(map, std::string::npos);
+  std::string pod_last = "{" + body.substr(map + 1, body.size() - map - 2) + "," + body.substr(1, map - 1) + "}";
+  StatusOr<std::string> answer = service.Preempt(pod_last);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  EXPECT_EQ(*answer, expected);
+}
+
+TEST_F(PreemptVerb, AnErrorAfterCandidatesWereDecidedFailsTheRequestAndTheNextOneIsServed) {
+  // Broken near the end, after most candidates were handed to the helper: a syntax error, and a
+  // victim without a UID.
+  std::string syntax = body.substr(0, body.size() - 2) + "]}";
+  std::string no_uid = body;
+  size_t last = no_uid.rfind(R"({"UID":")");
+  ASSERT_NE(last, std::string::npos);
+  no_uid.replace(last, 8, R"({"UID":7,"x":")");
+  for (int round = 0; round < 10; ++round) {
+    StatusOr<std::string> broken = service.Preempt(syntax);
+    ASSERT_FALSE(broken.ok());
+    EXPECT_NE(broken.status().message().find("malformed JSON"), std::string::npos) << broken.status().message();
+    broken = service.Preempt(no_uid);
+    ASSERT_FALSE(broken.ok());
+    EXPECT_NE(broken.status().message().find(".UID: want string, got number"), std::string::npos) << broken.status().message();
+    StatusOr<std::string> answer = service.Preempt(body);
+    ASSERT_TRUE(answer.ok()) << answer.status().message();
+    EXPECT_EQ(*answer, expected);
+  }
+}
+
+TEST_F(PreemptVerb, ConcurrentCallsEachGetTheirAnswer) {
+  std::atomic<int> wrong{0};
+  auto caller = [&] {
+    for (int round = 0; round < 10; ++round) {
+      StatusOr<std::string> answer = service.Preempt(body);
+      if (!answer.ok() || *answer != expected) wrong.fetch_add(1);
+    }
+  };
+  std::thread other(caller);  // one holds the helper, the other decides alone
+  caller();
+  other.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace

@@ -33,10 +33,11 @@ TEST(PreemptionWire, ReadsMetaVictimsWithPlaceholderCandidates) {
   EXPECT_EQ(a->pod.uid, "5f0c3a1e-2b4d-4c6e-8f10-123456789abc");
   EXPECT_EQ(a->pod.priority, 1000);
   ASSERT_EQ(a->candidates.size(), 4u);
-  EXPECT_EQ(a->candidates[0].node, "gpu-node-0003");  // by name
-  EXPECT_THAT(a->candidates[0].victim_uids, ElementsAre("9d8c"));
-  EXPECT_THAT(a->candidates[1].victim_uids, ElementsAre("1a2b", "2b3c"));
-  EXPECT_EQ(a->candidates[1].pdb_violations, 1);
+  EXPECT_EQ(a->candidates[0].node, "gpu-node-0004");  // in the order of the body
+  EXPECT_THAT(a->candidates[0].victim_uids, ElementsAre("1a2b", "2b3c"));
+  EXPECT_EQ(a->candidates[0].pdb_violations, 1);
+  EXPECT_EQ(a->candidates[1].node, "gpu-node-0003");
+  EXPECT_THAT(a->candidates[1].victim_uids, ElementsAre("9d8c"));
   EXPECT_THAT(a->candidates[2].victim_uids, IsEmpty());  // placeholders
   EXPECT_THAT(a->candidates[3].victim_uids, IsEmpty());
 }
@@ -134,6 +135,61 @@ TEST(PreemptionWire, StreamedMetaVictimsReadAsTheDomReadsThem) {
   StatusOr<PreemptionArgs> args = ParsePreemptionArgs(Body("null", R"({"n1":{"Pods":[{"UID":"a"}]}})"));
   ASSERT_TRUE(args.ok());
   EXPECT_THAT(args->candidates[0].victim_uids, ElementsAre("a"));
+}
+
+// Records what a CandidateListener is told.
+struct Told : CandidateListener {
+  std::vector<const PreemptionCandidate*> read;
+  bool abandoned = false;
+  void Read(const PreemptionCandidate& c) override { read.push_back(&c); }
+  void Abandon() override { abandoned = true; }
+};
+
+TEST(PreemptionWire, TheListenerIsToldOfEachCandidateWhereItStays) {
+  std::string map = R"({"n2":{"Pods":[{"UID":"a"}]},"n1":null,"n3":{"Pods":[]}})";
+  for (PreemptionRead mode : {PreemptionRead::kStreamed, PreemptionRead::kDom}) {
+    for (const std::string& body : {Body("null", map), Body(R"({"n2":{"Pods":[{"metadata":{"uid":"a"}}]},"n1":null,"n3":{}})", "null")}) {
+      Told told;
+      StatusOr<PreemptionArgs> a = ParsePreemptionArgs(body, mode, &told);
+      ASSERT_TRUE(a.ok()) << a.status().message();
+      ASSERT_EQ(told.read.size(), 3u) << body;
+      EXPECT_FALSE(told.abandoned);
+      for (size_t i = 0; i < 3; ++i) EXPECT_EQ(told.read[i], &a->candidates[i]) << body;  // the same object, not a copy
+      EXPECT_EQ(told.read[0]->node, "n2");
+      EXPECT_THAT(told.read[0]->victim_uids, ElementsAre("a"));
+    }
+  }
+}
+
+TEST(PreemptionWire, TheListenerIsToldToAbandonWhenTheParseFailsAfterCandidates) {
+  for (const std::string& body : {Body("null", R"({"n1":{"Pods":[{"UID":"a"}]},"n2":{"Pods":[{"UID":""}]}})"),  // an empty UID
+                                  Body("null", R"({"n1":{"Pods":[{"UID":"a"}]}})") + "x",                       // a syntax error after
+                                  std::string(R"({"NodeNameToMetaVictims":{"n1":null}})")}) {                  // no Pod
+    Told told;
+    StatusOr<PreemptionArgs> a = ParsePreemptionArgs(body, PreemptionRead::kStreamed, &told);
+    ASSERT_FALSE(a.ok()) << body;
+    EXPECT_TRUE(told.abandoned) << body;
+    EXPECT_EQ(told.read.size(), 1u) << body;  // n1; never one read with an error
+  }
+}
+
+TEST(PreemptionWire, ThePreemptorIsReadAheadWhenItComesFirst) {
+  std::string body = Body("null", R"({"n1":null})");
+  std::optional<Pod> early = PeekPreemptor(body);
+  StatusOr<PreemptionArgs> a = ParsePreemptionArgs(body);
+  ASSERT_TRUE(early.has_value());
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(*early == a->pod);
+  EXPECT_EQ(early->priority, 1000);
+  EXPECT_TRUE(PeekPreemptor(std::string(" {\n \"pod\" : ") + std::string(kPod) + "}").has_value());  // any case, spaces
+  // Not first, null, not a Pod, or a key with escapes: left to the full parse.
+  EXPECT_FALSE(PeekPreemptor(std::string(R"({"NodeNameToMetaVictims":null,"Pod":)") + std::string(kPod) + "}").has_value());
+  EXPECT_FALSE(PeekPreemptor(R"({"Pod":null,"NodeNameToMetaVictims":null})").has_value());
+  EXPECT_FALSE(PeekPreemptor(R"({"Pod":[1,2],"NodeNameToMetaVictims":null})").has_value());
+  EXPECT_FALSE(PeekPreemptor(R"({"Pod":{"metadata":{"uid":7}}})").has_value());
+  EXPECT_FALSE(PeekPreemptor(std::string(R"({"P\u006fd":)") + std::string(kPod) + "}").has_value());
+  EXPECT_FALSE(PeekPreemptor(R"({"Pod":{"metadata":)").has_value());
+  EXPECT_FALSE(PeekPreemptor("").has_value());
 }
 
 TEST(PreemptionWire, TheAnswerIsMetaVictimsByNodeNameAsGoWritesAMap) {

@@ -4,10 +4,11 @@
 // that splits its work in two (preempt's candidates) does not pay for a new thread each time:
 // kube-scheduler waits on those verbs inside its scheduling cycle.
 //
-// RunTogether(work) runs `work` on the caller's thread and on the helper at once and returns when
-// both calls have returned; `work` takes its items from a shared counter, so a helper that wakes
-// late (or not before the caller ran out of items) takes fewer or none. One caller at a time uses
-// the helper: a concurrent caller runs its work on its own thread only.
+// Start(work) posts `work` to the helper and returns at once; the caller goes on (parsing the
+// rest of the request, or running the same work), then Wait()s. `work` takes its items from a
+// queue or counter it shares with the caller, so a helper that wakes late takes fewer or none;
+// Wait takes the work back if the helper has not started it. One caller at a time holds the
+// helper: Start fails for the others, which do all their work themselves.
 //
 // Thread-safe.
 #pragma once
@@ -16,28 +17,28 @@
 #include <functional>
 #include <thread>
 
-#include "gpusched/common/mutex.h"
-
 namespace gpusched {
 
 class HelperThread {
  public:
   HelperThread();
-  ~HelperThread();  // waits for the helper to stop; REQUIRES: no RunTogether in progress
+  ~HelperThread();  // stops the helper; REQUIRES: no work posted and not waited for
   HelperThread(const HelperThread&) = delete;
   HelperThread& operator=(const HelperThread&) = delete;
 
-  // Calls work() on this thread and, unless another caller holds the helper, on the helper
-  // thread too; returns when every call that started has returned. `work` must be safe to call
-  // twice at once, and must return once the items it shares are taken (the helper's call may
-  // start after the caller's has returned, or not at all).
-  void RunTogether(const std::function<void()>& work);
+  // Posts work() to the helper, unless another caller holds it: returns false then (work is
+  // never called). After true the caller must call Wait() before `work` is destroyed.
+  bool Start(const std::function<void()>& work);
+  // Returns once the work of the last successful Start has returned, or has been taken back
+  // before the helper started it (it is never called then); the helper is free again after.
+  void Wait();
 
  private:
   using Task = std::function<void()>;
   void Loop();
 
-  Mutex busy_;  // held by the caller that has the helper
+  std::atomic<bool> busy_{false};  // a caller holds the helper (between Start and Wait)
+  const Task* posted_ = nullptr;   // the holder's work; read and written by the holder only
   // nullptr: idle; a caller's task: posted, not started; &running_: the helper is running it;
   // &stop_: the helper returns.
   std::atomic<const Task*> task_{nullptr};

@@ -23,7 +23,6 @@
 #define GPUSCHED_EXCLUDES(...) GPUSCHED_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define GPUSCHED_ACQUIRE(...) GPUSCHED_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define GPUSCHED_RELEASE(...) GPUSCHED_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
-#define GPUSCHED_TRY_ACQUIRE(...) GPUSCHED_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 
 namespace gpusched {
 
@@ -35,8 +34,6 @@ class GPUSCHED_LOCKABLE Mutex {
 
   void Lock() GPUSCHED_ACQUIRE() { mu_.lock(); }
   void Unlock() GPUSCHED_RELEASE() { mu_.unlock(); }
-  // Returns true, holding the mutex, if it was free; false, not holding it, otherwise.
-  bool TryLock() GPUSCHED_TRY_ACQUIRE(true) { return mu_.try_lock(); }
 
  private:
   friend class CondVar;

@@ -30,6 +30,9 @@
 // Pure: the answer depends only on the arguments.
 #pragma once
 
+#include <array>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpusched/common/mutex.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/preemption_wire.h"
 #include "gpusched/inventory/snapshot.h"
@@ -85,11 +89,66 @@ std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const p
                                            const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
                                            VictimChooser& chooser);
 
-// Returns the nodes kept, with their victims, in the order of args.candidates. `request` is
-// AnalyzePod(args.pod); of `inputs`, the snapshot, options, programs and helper are read. With
-// 128 candidates or more and a helper thread they are decided on two threads (the caller's and
-// the helper), each with its own VictimChooser: kube-scheduler waits on preempt inside its
-// scheduling cycle.
+// How preempt decides for a pod: kube-scheduler's victims unchanged (it asks for no GPU and no
+// claim), no node at all (its request is invalid, or its claims do not exist yet), or node by
+// node (PreemptionDecider).
+enum class PreemptionPath { kPassThrough, kNowhere, kByNode };
+PreemptionPath ChoosePath(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs);
+
+// Decides kube-scheduler's candidates node by node as they are read (CandidateListener): the
+// helper thread (inputs.helper, when it is free and the machine has two cores) takes them while
+// the caller parses the rest of the request, and the caller joins in once it has (Finish). Each
+// thread has its own VictimChooser and takes a few candidates at a time; each node is looked up
+// one ahead. kube-scheduler waits on preempt inside its scheduling cycle.
+class PreemptionDecider : public CandidateListener {
+ public:
+  // REQUIRES: ChoosePath(pod, request, inputs) == kByNode; pod, request and inputs outlive the
+  // decider, and every candidate read outlives it or is abandoned.
+  PreemptionDecider(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs);
+  ~PreemptionDecider() override;  // stops the helper's work if Finish was not called
+  PreemptionDecider(const PreemptionDecider&) = delete;
+  PreemptionDecider& operator=(const PreemptionDecider&) = delete;
+
+  // Called by the parsing thread only.
+  void Read(const PreemptionCandidate& candidate) override;
+  void Abandon() override;
+  // Decides what the helper has not, and returns the nodes kept with their victims, in the order
+  // read. Call once, after the last Read; never after Abandon.
+  std::vector<MetaVictims> Finish();
+
+ private:
+  struct Item {
+    const PreemptionCandidate* candidate;
+    std::optional<MetaVictims>* answer;
+  };
+  static constexpr size_t kBatch = 8;
+  // Takes up to kBatch items into `out`, waiting for some while the queue is open; returns how
+  // many (0: no more, or abandoned).
+  size_t Take(std::array<Item, kBatch>& out);
+  // Decides items until there are no more (run by the helper and by Finish).
+  void Work();
+  void Stop();
+
+  const Pod& pod_;
+  const placement::PodRequest& request_;
+  const EvaluationInputs& inputs_;
+  const ResourceList other_;  // the pod's requests besides GPUs
+  // One slot per candidate read, filled by whichever thread decides it. A deque: a slot stays
+  // where it is while the parsing thread appends more.
+  std::deque<std::optional<MetaVictims>> answers_;
+  const std::function<void()> work_;
+  bool helping_ = false;  // the helper took work_ and has not been waited for
+  Mutex mu_;
+  CondVar ready_{&mu_};  // an item arrived, or the queue closed
+  std::vector<Item> queue_ GPUSCHED_GUARDED_BY(mu_);
+  size_t taken_ GPUSCHED_GUARDED_BY(mu_) = 0;  // items of queue_ handed out
+  bool closed_ GPUSCHED_GUARDED_BY(mu_) = false;
+  bool abandoned_ GPUSCHED_GUARDED_BY(mu_) = false;
+};
+
+// Returns the nodes kept, with their victims, in the order of args.candidates (a
+// PreemptionDecider told of them all, where ChoosePath says kByNode). `request` is
+// AnalyzePod(args.pod); of `inputs`, the snapshot, options, programs and helper are read.
 std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const placement::PodRequest& request,
                                           const EvaluationInputs& inputs);
 

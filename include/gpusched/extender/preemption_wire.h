@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,10 +34,25 @@ struct PreemptionCandidate {
 };
 
 struct PreemptionArgs {
-  std::unique_ptr<std::string> body;          // the request, parsed in place: victim_uids point here
-  Pod pod;                                    // the preemptor
-  bool meta = false;                          // the request used NodeNameToMetaVictims
-  std::vector<PreemptionCandidate> candidates;  // by node name
+  std::unique_ptr<std::string> body;  // the request, parsed in place: victim_uids point here
+  Pod pod;                            // the preemptor
+  bool meta = false;                  // the request used NodeNameToMetaVictims
+  // In the order of the body (Go writes a map's keys sorted). A deque: a candidate stays at its
+  // address from the moment it is read, through moves of the PreemptionArgs.
+  std::deque<PreemptionCandidate> candidates;
+};
+
+// Told of each candidate as soon as it is read, while the rest of the body is still being parsed
+// (preempt decides them meanwhile). Called on the parsing thread, in the order of the body; the
+// candidate stays at that address, unchanged, as long as the PreemptionArgs returned. A candidate
+// told of may belong to a request whose parse then fails.
+class CandidateListener {
+ public:
+  virtual ~CandidateListener() = default;
+  virtual void Read(const PreemptionCandidate& candidate) = 0;
+  // The parse failed: the candidates told of are about to be destroyed, and must not be read
+  // once this returns.
+  virtual void Abandon() = 0;
 };
 
 // How ParsePreemptionArgs reads NodeNameToMetaVictims: streamed from the parser (the default: no
@@ -46,7 +62,13 @@ enum class PreemptionRead { kStreamed, kDom };
 
 // Parses an ExtenderPreemptionArgs body. Keys are matched case-insensitively, as Go's decoder
 // does. Errors: InvalidArgument naming the field and what it held.
-StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mode = PreemptionRead::kStreamed);
+StatusOr<PreemptionArgs> ParsePreemptionArgs(std::string body, PreemptionRead mode = PreemptionRead::kStreamed,
+                                             CandidateListener* listener = nullptr);
+
+// The preemptor of an ExtenderPreemptionArgs body, read before the rest: the Pod if it is the
+// body's first member (kube-scheduler writes it first), nullopt otherwise and on any error (the
+// full parse reports it). ParsePreemptionArgs(body) decodes the same Pod when it succeeds.
+std::optional<Pod> PeekPreemptor(const std::string& body);
 
 // One node kept, as answered. Views into the request (PreemptionArgs) and the inventory snapshot
 // it was decided on: both must outlive it (it lives until the answer is encoded).
