@@ -394,6 +394,7 @@ StatusOr<DeviceClass> DecodeDeviceClass(const Value& v) {
   DeviceClass c;
   std::string path;
   GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "DeviceClass", &c.name, nullptr, &path));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(v["metadata"], "creationTimestamp", path + ".metadata", &c.creation_timestamp));
   std::string version;
   GPUSCHED_RETURN_IF_ERROR(ReadDraVersion(v, path, &version));
   const Value* spec = nullptr;

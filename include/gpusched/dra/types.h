@@ -168,6 +168,9 @@ struct DeviceClass {
   std::vector<std::string> selectors;  // CEL; "" = a selector without cel (an error when used)
   std::vector<OpaqueConfig> configs;
   std::string extended_resource_name;
+  // metadata.creationTimestamp as the API server writes it (RFC 3339 in UTC, whole seconds): in
+  // that form string order is time order. Breaks ties between classes mapping one resource.
+  std::string creation_timestamp;
   bool operator==(const DeviceClass&) const = default;
 };
 

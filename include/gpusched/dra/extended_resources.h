@@ -1,0 +1,79 @@
+// File: extended_resources.h
+//
+// Extended resources served by DRA (KEP 5004; kube-scheduler's DRAExtendedResource, beta in
+// 1.36): a container asking `limits: {nvidia.com/gpu: 2}` on a node whose status.allocatable
+// does not list nvidia.com/gpu is served from the node's ResourceSlices, through the DeviceClass
+// that maps the resource, by a special ResourceClaim that kube-scheduler builds for the pod.
+// shared/specs/dra.md §1.5.
+//
+// - The class of a resource (ClassFor): a class whose spec.extendedResourceName is the resource,
+//   and every class <c> under the implicit name deviceclass.resource.kubernetes.io/<c>. Where
+//   several classes map one name, the newest (metadata.creationTimestamp) wins, then the lower
+//   name (upstream's extendedresourcecache, betterDeviceClass).
+// - A resource is served by DRA on a node if a class maps it and the node's allocatable lists
+//   none of it; otherwise the device plugin serves it (upstream's filterExtendedResources).
+// - The special claim (BuildSpecialClaim): one ExactCount request per container and resource
+//   served, named container-<i>-request-<j>: i counts the init containers, then the containers;
+//   j is the resource's position among everything the container requests, in name order (cpu and
+//   memory included). Sidecars and app containers each get their requests. An init container
+//   that is not a sidecar runs before the later long-lived containers start: where one of those
+//   asks at least as many, it reuses that request; of the remaining init containers (they run one
+//   after another) only the one asking most keeps a request and the others map to it (upstream's
+//   createRequestsAndMappings, 1.35+). Requests are sorted by name; the mappings go resource by
+//   resource, long-lived containers first, in container order.
+//
+// Pure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/dra/types.h"
+#include "gpusched/model/node.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::dra {
+
+inline constexpr std::string_view kImplicitExtendedResourcePrefix = "deviceclass.resource.kubernetes.io/";
+// The annotation of a special claim ("true"), and the suffix of its generateName after the pod's name.
+inline constexpr std::string_view kExtendedResourceClaimAnnotation = "resource.kubernetes.io/extended-resource-claim";
+inline constexpr std::string_view kExtendedResourceClaimSuffix = "-extended-resources-";
+
+using DeviceClasses = std::map<std::string, DeviceClass, std::less<>>;
+
+// Returns the class that serves extended resource `resource`, or nullptr.
+const DeviceClass* ClassFor(const DeviceClasses& classes, std::string_view resource);
+
+// Returns the extended resources `pod` requests (any container) that a class maps, by name.
+std::vector<std::string> MappedResources(const Pod& pod, const DeviceClasses& classes);
+
+// Returns the resources of `mapped` (MappedResources) that DRA serves on `node`: those its
+// allocatable does not list (or lists as 0).
+std::vector<std::string> ServedOn(const Node& node, std::span<const std::string> mapped);
+
+// <container>, <resource> -> <request>: pod.status.extendedResourceClaimStatus.requestMappings.
+struct RequestMapping {
+  std::string container;
+  std::string resource;
+  std::string request;
+  bool operator==(const RequestMapping&) const = default;
+};
+
+struct SpecialClaim {
+  // In the pod's namespace, named "<pod>-extended-resources-" (the generateName the API server
+  // completes), owned by the pod; its requests. No allocation.
+  ResourceClaim claim;
+  std::vector<RequestMapping> mappings;
+};
+
+// Returns the special claim for `pod` where DRA serves `served` (ServedOn), or nullopt when it
+// asks none of them.
+std::optional<SpecialClaim> BuildSpecialClaim(const Pod& pod, const DeviceClasses& classes, std::span<const std::string> served);
+
+}  // namespace gpusched::dra
