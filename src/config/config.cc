@@ -191,6 +191,8 @@ const Setting kSettings[] = {
      [](std::string_view t, Config* c) { return ParseLogLevel(t, &c->log_level); }},
     {"dra.mode", "", "", "", Kind::kScalar, &DraMode},
     {"dra.gpuDrivers", "", "", "", Kind::kList, &AddGpuDriver, &ClearGpuDrivers},
+    {"dra.extendedResources", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Bool(t, &c->service.dra_extended_resources); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

@@ -126,6 +126,12 @@ ClusterState::PodClaims ClusterState::Resolve(const Pod& pod) const {
     }
     out.claims.push_back(claim);
   }
+  // The special claim for extended resources (KEP 5004): kube-scheduler records it once created
+  // and allocated, so one not seen yet is not waited for.
+  if (!pod.extended_resource_claim.empty()) {
+    const ResourceClaim* claim = FindClaim(pod.namespace_name, pod.extended_resource_claim);
+    if (claim != nullptr && !claim->deleting) out.claims.push_back(claim);
+  }
   return out;
 }
 

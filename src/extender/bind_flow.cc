@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/allocation_record.h"
 #include "gpusched/placement/nomination.h"
 #include "gpusched/placement/planner.h"
@@ -10,6 +11,14 @@ namespace gpusched::extender {
 namespace {
 
 constexpr std::string_view kUnknownNode = "node is not in gpusched's inventory";
+constexpr std::string_view kOwnerModeExtended =
+    "extended resources served by DRA (KEP 5004) need a special ResourceClaim, which gpusched's DRA owner mode does "
+    "not create yet; run kube-scheduler's DynamicResources plugin (advisory mode) for such pods";
+
+// True if DRA serves the pod's extended resources on `node` (dra/extended_resources.h).
+bool ServedByDra(const Pod& pod, const placement::NodeState& node, const dra::ClusterState& dra) {
+  return node.mode == NodeMode::kNvidiaDra && !dra::ServedOn(node.node, dra::MappedResources(pod, dra.classes())).empty();
+}
 
 std::string PodKey(const BindingArgs& b) { return fmt::format("{}/{}", b.pod_namespace, b.pod_name); }
 
@@ -125,11 +134,17 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
       std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
       const placement::NodeState* node = snapshot->FindNode(b.node);
       if (node == nullptr) return NotFoundError(fmt::format("bind {} to {}: {}", PodKey(b), b.node, kUnknownNode));
-      // GPUs held for this pod after its preemption are room for it (nomination.h).
-      std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid, pod.priority);
-      placement::NodeVerdict v = planner.Evaluate(request, own ? *own : *node, /*want_placement=*/true);
-      if (!v.fits) return Rejected(b, v.reason);
-      placement = std::move(v.placement);
+      if (options_->dra_extended_resources && ServedByDra(pod, *node, snapshot->dra())) {
+        // kube-scheduler's DynamicResources plugin allocated the special claim before this bind
+        // (PreBind): the pod holds what the claim holds, and is committed without GPUs.
+        if (claims_ != nullptr) return Rejected(b, kOwnerModeExtended);
+      } else {
+        // GPUs held for this pod after its preemption are room for it (nomination.h).
+        std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid, pod.priority);
+        placement::NodeVerdict v = planner.Evaluate(request, own ? *own : *node, /*want_placement=*/true);
+        if (!v.fits) return Rejected(b, v.reason);
+        placement = std::move(v.placement);
+      }
     }
     if (with_->before_commit) with_->before_commit();
     Node checked;

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <span>
+
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/scoring/scorer.h"
 
@@ -66,6 +70,34 @@ class DevicePluginEvaluation final : public PodEvaluation {
   const EvaluationInputs in_;
 };
 
+// Judges the nodes of `resolved` at `positions` (none null) with `planner`, through the DRA
+// verdict cache where the planner's verdicts can be shared; appends those that fit to *fits and
+// calls on_failed for the others. Errors: a fault of the request (bad CEL, unknown class), which
+// stops the pod's filter as upstream.
+Status EvaluateByDra(const placement::DraPlanner& planner, const Pod& pod, const EvaluationInputs& in, const ResolvedNodes& resolved,
+                     std::span<const size_t> positions, bool rank, const OnNodeFailed& on_failed, std::vector<RankedNode>* fits) {
+  std::optional<DraVerdictCacheStore::Loan> loan;
+  if (in.dra_verdicts != nullptr && planner.cacheable()) loan = in.dra_verdicts->Borrow(planner.shape());
+  placement::DraVerdictCache* cache = loan ? loan->cache.get() : nullptr;
+  Status status;
+  for (size_t pos : positions) {
+    const placement::NodeState& node = *resolved.nodes[pos];
+    std::shared_ptr<const placement::DraVerdict> v = planner.Evaluate(node, resolved.index[pos], rank, cache);
+    if (v->request_error && !rank) {
+      status = InvalidArgumentError(v->node.reason);
+      break;
+    }
+    if (!v->fits()) {
+      on_failed(pos, NodeVerdict(v->node));
+      continue;
+    }
+    fits->push_back(RankedNode{pos, v->score});
+    if (rank && in.log != nullptr) in.log->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node.node.name, std::move(v));
+  }
+  if (loan) in.dra_verdicts->Return(std::move(*loan));
+  return status;
+}
+
 // Pods with ResourceClaims: the DRA planner allocates as kube-scheduler would, and ranks.
 class DraEvaluation final : public PodEvaluation {
  public:
@@ -77,42 +109,76 @@ class DraEvaluation final : public PodEvaluation {
 
   StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool rank,
                                              const OnNodeFailed& on_failed) override {
-    const std::vector<const placement::NodeState*>& nodes = resolved.nodes;
-    std::optional<DraVerdictCacheStore::Loan> loan;
-    if (in_.dra_verdicts != nullptr && planner_.cacheable()) loan = in_.dra_verdicts->Borrow(planner_.shape());
-    placement::DraVerdictCache* cache = loan ? loan->cache.get() : nullptr;
-    std::vector<RankedNode> fits;
-    for (size_t pos = 0; pos < nodes.size(); ++pos) {
-      if (nodes[pos] == nullptr) {
+    std::vector<size_t> known;
+    for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
+      if (resolved.nodes[pos] == nullptr) {
         on_failed(pos, UnknownNode());
-        continue;
-      }
-      std::shared_ptr<const placement::DraVerdict> v = planner_.Evaluate(*nodes[pos], resolved.index[pos], rank, cache);
-      // As upstream: a fault of the request (bad CEL, unknown class) stops the pod's filter.
-      if (v->request_error && !rank) return Finish(std::move(loan), InvalidArgumentError(v->node.reason));
-      if (!v->fits()) {
-        on_failed(pos, NodeVerdict(v->node));
-        continue;
-      }
-      fits.push_back(RankedNode{pos, v->score});
-      if (rank && in_.log != nullptr) {
-        in_.log->Record(fmt::format("{}/{}", pod_.namespace_name, pod_.name), nodes[pos]->node.name, std::move(v));
+      } else {
+        known.push_back(pos);
       }
     }
-    return Finish(std::move(loan), std::move(fits));
+    std::vector<RankedNode> fits;
+    GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(planner_, pod_, in_, resolved, known, rank, on_failed, &fits));
+    return fits;
   }
 
  private:
-  // Returns the borrowed cache, if any, and passes `result` through.
-  template <typename T>
-  T Finish(std::optional<DraVerdictCacheStore::Loan> loan, T result) {
-    if (loan) in_.dra_verdicts->Return(std::move(*loan));
-    return result;
-  }
-
   const Pod& pod_;
   const EvaluationInputs in_;
   placement::DraPlanner planner_;
+};
+
+// Pods asking extended resources that a DeviceClass maps (KEP 5004, dra/extended_resources.h):
+// on nvidia-dra nodes where DRA serves them (the node's allocatable lists none) the DRA planner
+// allocates the pod's special claim (with its own claims, if any) and ranks; every other node
+// judges the pod as a device-plugin pod. The two kinds of node are scored by their own rules.
+class ExtendedResourceEvaluation final : public PodEvaluation {
+ public:
+  ExtendedResourceEvaluation(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in,
+                             std::vector<std::string> mapped)
+      : pod_(pod), request_(request), in_(in), mapped_(std::move(mapped)), plugin_(pod, request, in) {}
+
+  std::string problem() const override { return in_.snapshot->dra().Resolve(pod_).problem; }
+  bool scores_while_filtering() const override { return false; }
+
+  StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool rank,
+                                             const OnNodeFailed& on_failed) override {
+    ResolvedNodes plugin;
+    std::vector<size_t> plugin_pos;
+    std::map<std::vector<std::string>, std::vector<size_t>> by_served;  // DRA nodes by what DRA serves there
+    for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
+      const placement::NodeState* node = resolved.nodes[pos];
+      std::vector<std::string> served = node != nullptr ? dra::ServedOn(node->node, mapped_) : std::vector<std::string>{};
+      if (node != nullptr && node->mode == NodeMode::kNvidiaDra && !served.empty()) {
+        by_served[std::move(served)].push_back(pos);
+        continue;
+      }
+      plugin.nodes.push_back(node);
+      plugin.index.push_back(resolved.index[pos]);
+      plugin.generations.push_back(resolved.generations[pos]);
+      plugin_pos.push_back(pos);
+    }
+    std::vector<RankedNode> fits;
+    for (const auto& [served, positions] : by_served) {
+      std::optional<dra::SpecialClaim> special = dra::BuildSpecialClaim(pod_, in_.snapshot->dra().classes(), served);
+      placement::DraPlanner planner(in_.snapshot->dra(), pod_, in_.programs, in_.options->dra, &special->claim);
+      GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(planner, pod_, in_, resolved, positions, rank, on_failed, &fits));
+    }
+    if (!plugin.nodes.empty()) {
+      auto on_plugin_failed = [&](size_t i, NodeVerdict&& v) { on_failed(plugin_pos[i], std::move(v)); };
+      GPUSCHED_ASSIGN_OR_RETURN(std::vector<RankedNode> more, plugin_.Evaluate(plugin, rank, on_plugin_failed));
+      for (const RankedNode& f : more) fits.push_back(RankedNode{plugin_pos[f.pos], f.score});
+    }
+    std::sort(fits.begin(), fits.end(), [](const RankedNode& a, const RankedNode& b) { return a.pos < b.pos; });
+    return fits;
+  }
+
+ private:
+  const Pod& pod_;
+  const placement::PodRequest& request_;
+  const EvaluationInputs in_;
+  const std::vector<std::string> mapped_;
+  DevicePluginEvaluation plugin_;
 };
 
 }  // namespace
@@ -124,6 +190,9 @@ std::string_view NodePolicyFor(const placement::PodRequest& request, const Servi
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs) {
   if (request.kind == RequestKind::kNone) return std::make_unique<DraEvaluation>(pod, inputs);
+  bool extended = inputs.options->dra_extended_resources && !inputs.claims_owned;
+  std::vector<std::string> mapped = extended ? dra::MappedResources(pod, inputs.snapshot->dra().classes()) : std::vector<std::string>{};
+  if (!mapped.empty()) return std::make_unique<ExtendedResourceEvaluation>(pod, request, inputs, std::move(mapped));
   return std::make_unique<DevicePluginEvaluation>(pod, request, inputs);
 }
 

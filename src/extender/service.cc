@@ -137,6 +137,17 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get())),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get())) {}
 
+EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
+  EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),
+                      .claims_owned = claims_ != nullptr};
+  if (caches) {
+    in.log = dra_log_.get();
+    in.scores = scores_.get();
+    in.dra_verdicts = dra_verdicts_.get();
+  }
+  return in;
+}
+
 void Service::CountDecisions(const DecisionCounts& counts) const {
   if (with_.telemetry == nullptr) return;
   for (size_t i = 0; i < counts.rejects.size(); ++i) {
@@ -181,7 +192,7 @@ std::string Service::Filter(std::string body) const {
 std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
-      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get(), dra_verdicts_.get()});
+      args.pod, request, Inputs(snapshot.get(), /*caches=*/true));
   DecisionCounts counts;
   if (std::string problem = evaluation->problem(); !problem.empty()) {
     // The pod cannot be placed anywhere until its claims exist: kube-scheduler retries it later.
@@ -254,7 +265,7 @@ std::string Service::Prioritize(std::string body) const {
   if (PassesThrough(args.pod, request) || !request.schedulable()) return "[]";
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
-      args.pod, request, EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get(), dra_log_.get(), scores_.get(), dra_verdicts_.get()});
+      args.pod, request, Inputs(snapshot.get(), /*caches=*/true));
   if (!evaluation->problem().empty()) return "[]";
   ResolvedNodes resolved = Resolve(args, *snapshot);
   std::vector<placement::NodeState> own;
@@ -321,7 +332,7 @@ StatusOr<std::string> Service::ExplainPod(const Pod& pod, const std::optional<Al
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   // No shared caches: an explanation is computed afresh, and never disturbs the verbs' caches.
   GPUSCHED_ASSIGN_OR_RETURN(Explanation e, extender::Explain(pod, placed,
-                                                             EvaluationInputs{snapshot.get(), &options_, &programs_, workloads_.get()}));
+                                                             Inputs(snapshot.get(), /*caches=*/false)));
   return text ? ExplanationText(e) : ExplanationJson(e);
 }
 

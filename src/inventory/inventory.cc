@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/model/names.h"
 #include "gpusched/placement/allocation_record.h"
 #include "gpusched/placement/fit_check.h"
@@ -68,13 +69,22 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   allocation_only_ = allocation_only_ - (was ? 1 : 0) + (AllocationOnlyLocked(uid) ? 1 : 0);
 }
 
+bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodRequest& request) const {
+  if (!pod.extended_resource_claim.empty()) return true;
+  if (request.kind == RequestKind::kNone || !pod.bound()) return false;
+  auto it = nodes_.find(pod.node_name);
+  if (it == nodes_.end() || ModeFromLabel(it->second.spec.mode_label) != NodeMode::kNvidiaDra) return false;
+  return !dra::ServedOn(it->second.spec, dra::MappedResources(pod, dra_state_->classes())).empty();
+}
+
 void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
   const Allocation* existing = ledger_.Find(pod.uid);
   placement::PodRequest request = placement::AnalyzePod(pod);
   if (pod.terminal()) gone_[pod.uid] = options_.clock->Now();
-  bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone;
+  bool through_dra = ExtendedThroughDraLocked(pod, request);
+  bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone && !through_dra;
   std::vector<std::string> dra_devices;
-  if (!holds && pod.bound() && !pod.terminal() && !pod.resource_claims.empty()) {
+  if (!holds && pod.bound() && !pod.terminal() && (!pod.resource_claims.empty() || through_dra)) {
     // A pod holding GPUs through its claims: a GPU pod of the nvidia-dra mode.
     for (std::string& d : dra_state_->DevicesOf(pod)) {
       std::string_view driver = std::string_view(d).substr(0, d.find('/'));
@@ -110,7 +120,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
     ledger_.Put(std::move(observed));
     // Known by its allocation alone from now on, unless a claim change must observe it again or
     // its record names an error.
-    if (pod.resource_claims.empty() && pod.spec_error.empty()) {
+    if (pod.resource_claims.empty() && !through_dra && pod.spec_error.empty()) {
       ErasePodLocked(pod.uid);
       return;
     }
@@ -410,7 +420,9 @@ bool Inventory::ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>
   // Claims decide what pods with claims hold: observe them again.
   std::vector<Pod> with_claims;
   for (const auto& [uid, pod] : pods_) {
-    if (!pod.resource_claims.empty() && pod.bound()) with_claims.push_back(pod);
+    if (pod.bound() && (!pod.resource_claims.empty() || ExtendedThroughDraLocked(pod, placement::AnalyzePod(pod)))) {
+      with_claims.push_back(pod);
+    }
   }
   for (Pod& p : with_claims) ObservePodLocked(std::move(p), touched);
   return true;
@@ -608,7 +620,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   record.node_name = node;
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
   TrackUseLocked(record, &touched);  // kube-scheduler counts it on the node from its bind on
-  if (placement.kind == RequestKind::kNone && !record.resource_claims.empty()) {
+  if (placement.kind == RequestKind::kNone && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
     ObservePodLocked(std::move(record), &touched);  // holds what its (allocated) claims hold
   } else {
     PutPodLocked(std::move(record));

@@ -183,7 +183,8 @@ Status DecodePodClaims(const Value& spec, std::string_view spath, std::vector<Po
   return OkStatus();
 }
 
-// Reads status.phase and the generated claim names of status.resourceClaimStatuses.
+// Reads status.phase, the generated claim names of status.resourceClaimStatuses and the special
+// claim of status.extendedResourceClaimStatus.
 Status DecodePodStatus(const Value& status, std::string_view path, Pod* pod) {
   std::string phase;
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(status, "phase", path, &phase));
@@ -201,6 +202,12 @@ Status DecodePodStatus(const Value& status, std::string_view path, Pod* pod) {
     for (PodClaimRef& ref : pod->resource_claims) {
       if (ref.name == name) ref.generated = generated;
     }
+  }
+  const Value* extended = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(status, "extendedResourceClaimStatus", path, &extended));
+  if (extended != nullptr) {
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*extended, "resourceClaimName", fmt::format("{}.extendedResourceClaimStatus", path),
+                                              &pod->extended_resource_claim));
   }
   return OkStatus();
 }

@@ -16,13 +16,15 @@ std::string Placeholder(size_t i) { return fmt::format("{}{}{}", kMark, i, kMark
 
 }  // namespace
 
-DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options)
+DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options,
+                       const dra::ResourceClaim* special)
     : state_(state), pod_(pod), programs_(programs), options_(std::move(options)) {
   dra::ClusterState::PodClaims resolved = state_.Resolve(pod_);
   problem_ = std::move(resolved.problem);
   for (const dra::ResourceClaim* c : resolved.claims) {
     (c->allocation ? allocated_ : to_allocate_).push_back(c);
   }
+  if (special != nullptr) to_allocate_.push_back(special);
   // What the allocator sees: the claims' specs under placeholder names (no uid, version, owner
   // or consumers: it reads none of them), so that verdicts are the same for every pod of a shape.
   for (size_t i = 0; i < to_allocate_.size(); ++i) {

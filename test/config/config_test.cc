@@ -108,5 +108,15 @@ TEST(Config, ContradictionsAreNamed) {
   EXPECT_EQ(drivers->inventory.dra_gpu_drivers, drivers->service.dra.gpu_drivers);
 }
 
+TEST(Config, ExtendedResourcesThroughDraAreOnUnlessTurnedOff) {
+  StatusOr<Config> defaults = ParseConfig("{}");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->service.dra_extended_resources);
+  StatusOr<Config> off = ParseConfig("dra: {extendedResources: false}");
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_FALSE(off->service.dra_extended_resources);
+  EXPECT_THAT(ParseConfig("dra: {extendedResources: maybe}").status().message(), HasSubstr("config dra.extendedResources"));
+}
+
 }  // namespace
 }  // namespace gpusched::config

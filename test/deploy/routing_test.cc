@@ -129,7 +129,8 @@ TEST(Routing, TheShippedVerbsServeClaimsOnlyWholeGpuAndGpuLessPods) {
   EXPECT_THAT(client.Post(at("prioritizeVerb"), ArgsWithNames(dra, nodes)).body, HasSubstr(R"({"Host":"dra-1","Score":10})"));
 
   std::string whole = PodJson{.name = "w", .uid = "uid-w", .containers = {WholeGpus("c", 1)}}.ToJson();
-  EXPECT_THAT(client.Post(at("filterVerb"), ArgsWithNames(whole, nodes)).body, HasSubstr(R"("NodeNames":["whole-1"])"));
+  // The class maps nvidia.com/gpu (KEP 5004), so dra-1 serves it through DRA as well.
+  EXPECT_THAT(client.Post(at("filterVerb"), ArgsWithNames(whole, nodes)).body, HasSubstr(R"("NodeNames":["dra-1","whole-1"])"));
   EXPECT_THAT(client.Post(at("bindVerb"), BindJson("w", "default", "uid-w", "whole-1")).body, HasSubstr(R"("Error":"")"));
   // whole-1 is not full: a higher-priority pod of 8 GPUs needs w gone (kube-scheduler's
   // placeholder candidate), and a claims-only pod's placeholder is dropped.

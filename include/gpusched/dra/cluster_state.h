@@ -55,7 +55,8 @@ class ClusterState {
   // The pod's claims resolved as kube-scheduler resolves them (resourceclaim.Name): a named claim
   // as is, a template claim through pod.status.resourceClaimStatuses (and it must be owned by the
   // pod). `problem` says why the pod cannot be scheduled yet; `claims` skips entries whose
-  // generated name is empty (nothing to allocate).
+  // generated name is empty (nothing to allocate). The special claim of extended resources
+  // (pod.extended_resource_claim) comes last, once the state has it.
   struct PodClaims {
     std::vector<const ResourceClaim*> claims;
     std::string problem;

@@ -31,6 +31,7 @@
 #include "gpusched/extender/claim_allocator.h"
 #include "gpusched/extender/dra_decision_log.h"
 #include "gpusched/extender/filter_memo.h"
+#include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/cache_store.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/telemetry.h"
@@ -75,6 +76,9 @@ class Service {
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
   StatusOr<std::string> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed, bool text) const;
   void CountDecisions(const DecisionCounts& counts) const;
+  // The inputs of a pod's evaluation on `snapshot`; with the caches shared between requests
+  // (verdicts, scores, the DRA decision log) when `caches`.
+  EvaluationInputs Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const;
   void CountError(std::string_view verb) const;
 
   inventory::Inventory* const inventory_;

@@ -37,6 +37,11 @@ struct ServiceOptions {
   std::chrono::seconds bind_deadline{6};
   // DRA placement (gpu drivers, search bound, topology attribute).
   placement::DraOptions dra;
+  // Extended resources a DeviceClass maps (KEP 5004, dra/extended_resources.h) are served
+  // through DRA on nvidia-dra nodes whose allocatable does not list them; needs kube-scheduler's
+  // DRAExtendedResource feature gate. False: such pods are device-plugin pods on every node.
+  // Default: true.
+  bool dra_extended_resources = true;
 };
 
 // Not owned: each must outlive the service. Null means "not there".

@@ -183,6 +183,10 @@ class Inventory {
   std::string NodeOfLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // ObservePodLocked's work, without keeping allocation_only_ (its caller does).
   void ObserveLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // True if the pod's GPU resources come through a special claim (KEP 5004): kube-scheduler
+  // recorded one, or it is bound to an nvidia-dra node where DRA serves them
+  // (dra/extended_resources.h). Then it holds what the claim holds, never device-plugin GPUs.
+  bool ExtendedThroughDraLocked(const Pod& pod, const placement::PodRequest& request) const GPUSCHED_REQUIRES(mu_);
   // True if `uid` is known by its observed allocation alone (no pod record).
   bool AllocationOnlyLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.

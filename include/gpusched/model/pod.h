@@ -72,6 +72,9 @@ struct Pod {
   std::vector<Container> init_containers;
   // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.
   std::vector<PodClaimRef> resource_claims;
+  // status.extendedResourceClaimStatus.resourceClaimName: the special claim kube-scheduler
+  // created for the pod's extended resources served by DRA (KEP 5004); empty when none.
+  std::string extended_resource_claim;
   ResourceList overhead;       // spec.overhead (RuntimeClass)
   ResourceList pod_requests;   // spec.resources.requests (pod-level resources): cpu and memory
   Labels labels;               // metadata.labels: PodDisruptionBudgets select by them

@@ -46,8 +46,11 @@ struct DraOptions {
 
 class DraPlanner {
  public:
-  // REQUIRES: state, pod and programs outlive the planner.
-  DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options = {});
+  // REQUIRES: state, pod and programs outlive the planner, and `special` (null: none) too: the
+  // pod's special claim for extended resources served by DRA (dra/extended_resources.h), to
+  // allocate after its own claims.
+  DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel::ProgramCache* programs, DraOptions options = {},
+             const dra::ResourceClaim* special = nullptr);
   // Not copyable: compiled_ is keyed by addresses inside aligned_.
   DraPlanner(const DraPlanner&) = delete;
   DraPlanner& operator=(const DraPlanner&) = delete;
