@@ -118,7 +118,7 @@ void FindEvictions(const Pod& pod, const NodeState& node, const std::shared_ptr<
   if (!c.helps || c.victims.empty()) return;
   std::vector<Eviction> evict;
   std::vector<std::string_view> uids;
-  for (const AllocationPtr& a : c.victims) {
+  for (const Allocation* a : c.victims) {
     evict.push_back(Eviction{.pod = a->pod_namespace + "/" + a->pod_name, .uid = a->pod_uid, .priority = a->priority});
     uids.push_back(a->pod_uid);
   }

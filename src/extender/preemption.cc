@@ -49,28 +49,31 @@ std::optional<MetaVictims> Offered(const PreemptionCandidate& c) {
   return MetaVictims{.node = c.node, .uids = {c.victim_uids.begin(), c.victim_uids.end()}, .pdb_violations = c.pdb_violations};
 }
 
-// The victims kube-scheduler offered beyond gpusched's `chosen`, those its own checks need: each
-// is given back, in decreasing priority, if the pod still fits the node's other resources
-// without it. Where the node's allocatable is not known, those holding GPUs on the node are
-// dropped (they free nothing the pod needs) and the rest kept; where even all of them gone leave
-// no room (gpusched's view differs from kube-scheduler's), all are kept. One gpusched does not
-// see on the node is kept as offered.
-// `none_needed`: the pod fits the rest with the chosen gone (or as the node is), so every offered
-// victim gpusched sees is given back (the loop below would give each back in turn).
-std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement::NodeState& node,
-                                  const std::vector<std::string_view>& chosen, bool none_needed, placement::ResourceFit* fit) {
-  std::vector<Victim> seen, out;
+// Appends to *victims those kube-scheduler offered beyond gpusched's choice (the first `chosen`
+// of *victims) that its own checks need: each is given back, in decreasing priority, if the pod
+// still fits the node's other resources without it. Where the node's allocatable is not known,
+// those holding GPUs on the node are dropped (they free nothing the pod needs) and the rest kept;
+// where even all of them gone leave no room (gpusched's view differs from kube-scheduler's), all
+// are kept. One gpusched does not see on the node is kept as offered. `none_needed`: the pod
+// fits the rest with the chosen gone (or as the node is), so every offered victim gpusched sees
+// is given back (the loop below would give each back in turn).
+void AddNeededOffered(const PreemptionCandidate& c, const placement::NodeState& node, size_t chosen, bool none_needed,
+                      placement::ResourceFit* fit, std::vector<Victim>* victims) {
+  auto is_chosen = [&](std::string_view uid) {
+    return std::any_of(victims->begin(), victims->begin() + static_cast<std::ptrdiff_t>(chosen), [&](const Victim& v) { return v.uid == uid; });
+  };
+  std::vector<Victim> seen;
   for (size_t i = 0; i < c.victim_uids.size(); ++i) {
     std::string_view uid = c.victim_uids[i];
     const PodUse* use = fit->Find(uid);
     if (use != nullptr && none_needed) continue;  // given back, chosen or not
-    if (std::find(chosen.begin(), chosen.end(), uid) != chosen.end()) continue;
+    if (is_chosen(uid)) continue;
     std::optional<int32_t> p = use != nullptr ? std::optional<int32_t>(use->priority)
                                : i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
-    (use != nullptr ? seen : out).push_back(Victim{.priority = p, .uid = uid, .offered_at = i, .use = use});
+    (use != nullptr ? seen : *victims).push_back(Victim{.priority = p, .uid = uid, .offered_at = i, .use = use});
     if (use != nullptr) fit->Remove(*use);
   }
-  if (none_needed) return out;
+  if (none_needed) return;
   if (!fit->known()) {
     std::erase_if(seen, [&](const Victim& v) { return HoldsGpusOn(node, v.uid); });
   } else if (fit->Fits()) {
@@ -82,8 +85,7 @@ std::vector<Victim> NeededOffered(const PreemptionCandidate& c, const placement:
       return false;
     });
   }
-  for (Victim& v : seen) out.push_back(std::move(v));
-  return out;
+  victims->insert(victims->end(), seen.begin(), seen.end());
 }
 
 // The answer on `node` given gpusched's `choice` there: its victims, and those of kube-scheduler's
@@ -92,17 +94,16 @@ std::optional<MetaVictims> Finish(const placement::VictimChoice& choice, const P
                                   placement::ResourceFit* fit, const Budgets& budgets) {
   if (!choice.helps) return std::nullopt;
   std::vector<Victim> victims;
-  std::vector<std::string_view> chosen;  // a few
+  victims.reserve(choice.victims.size() + c.victim_uids.size());
   // Where the pod fits the rest as the node is, taking the chosen off changes nothing asked.
   bool fits_already = fit->known() && fit->Fits();
-  for (const AllocationPtr& a : choice.victims) {
+  for (const Allocation* a : choice.victims) {
     victims.push_back(Victim{.priority = a->priority, .uid = a->pod_uid});
-    chosen.push_back(a->pod_uid);
     if (fits_already) continue;
     if (const PodUse* use = fit->Find(a->pod_uid)) fit->Remove(*use);
   }
   bool none_needed = fits_already || (fit->known() && fit->Fits());
-  for (Victim& v : NeededOffered(c, node, chosen, none_needed, fit)) victims.push_back(std::move(v));
+  AddNeededOffered(c, node, choice.victims.size(), none_needed, fit, &victims);
   if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
   return Answer(c.node, std::move(victims), *fit, budgets);
 }

@@ -123,7 +123,7 @@ void Reprieve(std::vector<const AllocationPtr*> candidates, const VictimRules& r
   SplitByBudget(candidates.size(), rules, [&](size_t i) -> const Allocation& { return **candidates[i]; }, &order);
   std::vector<size_t> victims;
   GiveBackInOrder(order, [&](size_t i) { return give_back(**candidates[i]); }, &victims, out);
-  for (size_t i : victims) out->victims.push_back(*candidates[i]);
+  for (size_t i : victims) out->victims.push_back(candidates[i]->get());
 }
 
 std::string NoRoomReason(size_t candidates) {
@@ -245,7 +245,7 @@ VictimChoice VictimFinder::Choose(const PodRequest& request, const NodeState& no
   }
   if (!done) GiveBackAskingEachTime(request, node, &out);
   out.victims.reserve(s_->victims.size());
-  for (size_t c : s_->victims) out.victims.push_back(all[s_->candidates[c]]);
+  for (size_t c : s_->victims) out.victims.push_back(all[s_->candidates[c]].get());
   return out;
 }
 

@@ -24,7 +24,7 @@ Allocation WithPriority(Allocation a, int32_t priority) {
 
 std::vector<std::string> Uids(const VictimChoice& c) {
   std::vector<std::string> out;
-  for (const AllocationPtr& a : c.victims) out.push_back(a->pod_uid);
+  for (const Allocation* a : c.victims) out.push_back(a->pod_uid);
   return out;
 }
 
@@ -166,7 +166,7 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
     if (!c.helps) continue;
     ++helped;
     std::set<std::string> gone;
-    for (const AllocationPtr& v : c.victims) {
+    for (const Allocation* v : c.victims) {
       EXPECT_LT(v->priority, priority);
       gone.insert(v->pod_uid);
     }

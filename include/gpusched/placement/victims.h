@@ -59,7 +59,9 @@ struct VictimRules {
 
 struct VictimChoice {
   bool helps = false;                  // some evictions make the pod fit (none may be needed)
-  std::vector<AllocationPtr> victims;  // when helps: decreasing priority, then UID
+  // When helps: decreasing priority, then UID. They point into the node's state (NodeState or
+  // its snapshot), which must outlive the choice.
+  std::vector<const Allocation*> victims;
   int64_t pdb_violations = 0;          // victims whose eviction violates a budget
   std::string reason;                  // when !helps: why evictions cannot make room
 };
