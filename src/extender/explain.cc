@@ -201,20 +201,31 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
   std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
-  for (size_t r = 0; r < fits.size(); ++r) {
-    NodeExplanation n = Describe(*resolved.nodes[fits[r].pos], request, nullptr);
-    n.score = fits[r].score;
-    n.rank = static_cast<int>(r) + 1;
-    e.nodes.push_back(std::move(n));
-  }
-  VictimChooser chooser(pod, request, inputs);
+  // The fitting nodes by rank, then the others in node order; each described apart (its GPUs one
+  // by one, the evictions that would make room), on this thread and the helper's.
+  std::vector<std::pair<size_t, const NodeVerdict*>> order;  // position, verdict (null: fits)
+  for (const placement::RankedNode& f : fits) order.emplace_back(f.pos, nullptr);
   std::map<std::string, size_t> refusals;
-  for (auto& [pos, verdict] : refused) {
-    NodeExplanation n = Describe(*resolved.nodes[pos], request, &verdict);
+  for (const auto& [pos, verdict] : refused) {
+    order.emplace_back(pos, &verdict);
     ++refusals[std::string(placement::RejectName(verdict.reject))];
-    if (verdict.resolvable) FindEvictions(pod, *resolved.nodes[pos], snapshot.budgets(), chooser, &n);
-    e.nodes.push_back(std::move(n));
   }
+  e.nodes.resize(order.size());
+  ShareItems(inputs.helper, order.size(), 64, [&](auto& take) {
+    VictimChooser chooser(pod, request, inputs);  // one per thread: it keeps buffers
+    for (size_t begin = 0, end = 0; take(&begin, &end);) {
+      for (size_t k = begin; k < end; ++k) {
+        const auto& [pos, verdict] = order[k];
+        NodeExplanation& n = e.nodes[k] = Describe(*resolved.nodes[pos], request, verdict);
+        if (verdict == nullptr) {
+          n.score = fits[k].score;
+          n.rank = static_cast<int>(k) + 1;
+        } else if (verdict->resolvable) {
+          FindEvictions(pod, *resolved.nodes[pos], snapshot.budgets(), chooser, &n);
+        }
+      }
+    }
+  });
   e.summary = Summary(e.nodes, refusals);
   return e;
 }
@@ -342,9 +353,24 @@ void WriteNode(std::string* out, const NodeExplanation& n) {
 
 }  // namespace
 
-std::string ExplanationJson(const Explanation& e) {
+std::string ExplanationJson(const Explanation& e, HelperThread* helper) {
+  size_t per_node = e.nodes.empty() || e.nodes[0].gpus.empty() ? 256 : 1280;
+  // The second half of the nodes is written on the helper meanwhile (about 1 KB a node).
+  size_t half = e.nodes.size() / 2;
+  std::string second;
+  bool written = false;
+  std::function<void()> write_second = [&] {
+    second.reserve(half * per_node);
+    for (size_t i = e.nodes.size() - half; i < e.nodes.size(); ++i) {
+      second.push_back(',');
+      WriteNode(&second, e.nodes[i]);
+    }
+    written = true;
+  };
+  bool shared = helper != nullptr && half >= 256 && helper->Start(write_second);
+  if (!shared) half = 0;
   std::string out;
-  out.reserve(512 + e.nodes.size() * (e.nodes.empty() || e.nodes[0].gpus.empty() ? 256 : 1280));
+  out.reserve(512 + e.nodes.size() * per_node);
   out.append(R"({"pod":)");
   json::AppendString(&out, e.pod);
   out.append(R"(,"request":)").append(e.request_json).append(R"(,"placed":)");
@@ -367,9 +393,14 @@ std::string ExplanationJson(const Explanation& e) {
     out.append("]}");
   }
   out.append(R"(,"nodes":[)");
-  for (size_t i = 0; i < e.nodes.size(); ++i) {
+  for (size_t i = 0; i < e.nodes.size() - half; ++i) {
     if (i > 0) out.push_back(',');
     WriteNode(&out, e.nodes[i]);
+  }
+  if (shared) {
+    helper->Wait();
+    if (!written) write_second();  // taken back before the helper started it
+    out.append(second);
   }
   out.append(R"(],"summary":)");
   json::AppendString(&out, e.summary);

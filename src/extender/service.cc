@@ -139,7 +139,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
 
 EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
   EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),
-                      .claims_owned = claims_ != nullptr};
+                      .helper = &helper_, .claims_owned = claims_ != nullptr};
   if (caches) {
     in.log = dra_log_.get();
     in.scores = scores_.get();
@@ -311,7 +311,7 @@ std::string Service::Bind(std::string_view body) const {
 
 StatusOr<std::string> Service::Preempt(std::string body) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  EvaluationInputs inputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_, .helper = &helper_};
+  EvaluationInputs inputs = Inputs(snapshot.get(), /*caches=*/false);
   // kube-scheduler writes the Pod first: its candidates are decided while the rest is parsed.
   std::optional<Pod> early = PeekPreemptor(body);
   std::optional<PodRequest> early_request;
@@ -333,7 +333,7 @@ StatusOr<std::string> Service::ExplainPod(const Pod& pod, const std::optional<Al
   // No shared caches: an explanation is computed afresh, and never disturbs the verbs' caches.
   GPUSCHED_ASSIGN_OR_RETURN(Explanation e, extender::Explain(pod, placed,
                                                              Inputs(snapshot.get(), /*caches=*/false)));
-  return text ? ExplanationText(e) : ExplanationJson(e);
+  return text ? ExplanationText(e) : ExplanationJson(e, &helper_);
 }
 
 StatusOr<std::string> Service::Explain(std::string_view body, bool text) const {

@@ -13,7 +13,9 @@
 // Thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <thread>
 
@@ -45,5 +47,23 @@ class HelperThread {
   const Task running_, stop_;
   std::thread thread_;
 };
+
+// Shares the items [0, count) between this thread and `helper` (null, busy, or one core: this
+// thread alone), `chunk` at a time: calls worker(take) on each thread, where take(&begin, &end)
+// sets the next items [begin, end) and returns false once none are left. Returns when all are
+// done. A worker keeps what it must not share (buffers, choosers) for its whole run.
+template <typename Worker>
+void ShareItems(HelperThread* helper, size_t count, size_t chunk, Worker&& worker) {
+  std::atomic<size_t> next{0};
+  auto take = [&](size_t* begin, size_t* end) {
+    *begin = std::min(next.fetch_add(chunk, std::memory_order_relaxed), count);
+    *end = std::min(*begin + chunk, count);
+    return *begin < *end;
+  };
+  std::function<void()> run = [&] { worker(take); };
+  bool shared = helper != nullptr && count > chunk && std::thread::hardware_concurrency() >= 2 && helper->Start(run);
+  run();
+  if (shared) helper->Wait();
+}
 
 }  // namespace gpusched

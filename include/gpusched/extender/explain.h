@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/common/helper_thread.h"
 #include "gpusched/common/status.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/model/allocation.h"
@@ -95,7 +96,8 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
 std::string CheapestFix(const Pod& pod, const placement::PodRequest& request, std::span<const placement::NodeState* const> nodes,
                         const EvaluationInputs& inputs);
 
-std::string ExplanationJson(const Explanation& e);
+// With a helper thread (optional, when free), the second half of the nodes is written on it.
+std::string ExplanationJson(const Explanation& e, HelperThread* helper = nullptr);
 // A table a person reads in a terminal: the summary, then one line per node.
 std::string ExplanationText(const Explanation& e);
 

@@ -85,7 +85,7 @@ class Service {
   const ServiceOptions options_;
   const ServiceCollaborators with_;
   mutable dra::cel::ProgramCache programs_;  // compiled CEL selectors, shared by every DRA decision
-  mutable HelperThread helper_;              // shares preempt's candidates with the serving thread
+  mutable HelperThread helper_;              // shares preempt's candidates and explain's nodes with the serving thread
   const std::unique_ptr<FilterMemoStore> memo_;
   const std::unique_ptr<WorkloadCache> workloads_;
   const std::unique_ptr<ScoreCacheStore> scores_;
