@@ -5,7 +5,7 @@
 #include <map>
 #include <span>
 
-#include "gpusched/dra/extended_resources.h"
+#include "gpusched/extender/extended_planners.h"
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/scoring/scorer.h"
 
@@ -128,15 +128,15 @@ class DraEvaluation final : public PodEvaluation {
   placement::DraPlanner planner_;
 };
 
-// Pods asking extended resources that a DeviceClass maps (KEP 5004, dra/extended_resources.h):
-// on nvidia-dra nodes where DRA serves them (the node's allocatable lists none) the DRA planner
-// allocates the pod's special claim (with its own claims, if any) and ranks; every other node
-// judges the pod as a device-plugin pod. The two kinds of node are scored by their own rules.
+// Pods asking extended resources that a DeviceClass maps (KEP 5004, extended_planners.h): on
+// nvidia-dra nodes where DRA serves them the DRA planner allocates the pod's special claim (with
+// its own claims, if any) and ranks; every other node judges the pod as a device-plugin pod. The
+// two kinds of node are scored by their own rules.
 class ExtendedResourceEvaluation final : public PodEvaluation {
  public:
   ExtendedResourceEvaluation(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in,
-                             std::vector<std::string> mapped)
-      : pod_(pod), request_(request), in_(in), mapped_(std::move(mapped)), plugin_(pod, request, in) {}
+                             std::unique_ptr<ExtendedPlanners> planners)
+      : pod_(pod), in_(in), planners_(std::move(planners)), plugin_(pod, request, in) {}
 
   std::string problem() const override { return in_.snapshot->dra().Resolve(pod_).problem; }
   bool scores_while_filtering() const override { return false; }
@@ -145,12 +145,11 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
                                              const OnNodeFailed& on_failed) override {
     ResolvedNodes plugin;
     std::vector<size_t> plugin_pos;
-    std::map<std::vector<std::string>, std::vector<size_t>> by_served;  // DRA nodes by what DRA serves there
+    std::map<const placement::DraPlanner*, std::vector<size_t>> by_planner;  // DRA nodes
     for (size_t pos = 0; pos < resolved.nodes.size(); ++pos) {
       const placement::NodeState* node = resolved.nodes[pos];
-      std::vector<std::string> served = node != nullptr ? dra::ServedOn(node->node, mapped_) : std::vector<std::string>{};
-      if (node != nullptr && node->mode == NodeMode::kNvidiaDra && !served.empty()) {
-        by_served[std::move(served)].push_back(pos);
+      if (const placement::DraPlanner* planner = node != nullptr ? planners_->For(*node) : nullptr) {
+        by_planner[planner].push_back(pos);
         continue;
       }
       plugin.nodes.push_back(node);
@@ -159,10 +158,8 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
       plugin_pos.push_back(pos);
     }
     std::vector<RankedNode> fits;
-    for (const auto& [served, positions] : by_served) {
-      std::optional<dra::SpecialClaim> special = dra::BuildSpecialClaim(pod_, in_.snapshot->dra().classes(), served);
-      placement::DraPlanner planner(in_.snapshot->dra(), pod_, in_.programs, in_.options->dra, &special->claim);
-      GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(planner, pod_, in_, resolved, positions, rank, on_failed, &fits));
+    for (const auto& [planner, positions] : by_planner) {
+      GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(*planner, pod_, in_, resolved, positions, rank, on_failed, &fits));
     }
     if (!plugin.nodes.empty()) {
       auto on_plugin_failed = [&](size_t i, NodeVerdict&& v) { on_failed(plugin_pos[i], std::move(v)); };
@@ -175,9 +172,8 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
 
  private:
   const Pod& pod_;
-  const placement::PodRequest& request_;
   const EvaluationInputs in_;
-  const std::vector<std::string> mapped_;
+  std::unique_ptr<ExtendedPlanners> planners_;
   DevicePluginEvaluation plugin_;
 };
 
@@ -190,9 +186,8 @@ std::string_view NodePolicyFor(const placement::PodRequest& request, const Servi
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs) {
   if (request.kind == RequestKind::kNone) return std::make_unique<DraEvaluation>(pod, inputs);
-  bool extended = inputs.options->dra_extended_resources && !inputs.claims_owned;
-  std::vector<std::string> mapped = extended ? dra::MappedResources(pod, inputs.snapshot->dra().classes()) : std::vector<std::string>{};
-  if (!mapped.empty()) return std::make_unique<ExtendedResourceEvaluation>(pod, request, inputs, std::move(mapped));
+  auto planners = std::make_unique<ExtendedPlanners>(pod, inputs);
+  if (planners->any()) return std::make_unique<ExtendedResourceEvaluation>(pod, request, inputs, std::move(planners));
   return std::make_unique<DevicePluginEvaluation>(pod, request, inputs);
 }
 

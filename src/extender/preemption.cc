@@ -142,13 +142,14 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
 }
 
 VictimChooser::VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
-    : request_(request), in_(in), finder_(in.options->placement) {
+    : request_(request), in_(in), finder_(in.options->placement), extended_(pod, in) {
   if (request.kind == RequestKind::kNone) dra_.emplace(in.snapshot->dra(), pod, in.programs, in.options->dra);
 }
 
 placement::VictimChoice VictimChooser::Choose(const placement::NodeState& node, const placement::VictimRules& rules) {
-  return dra_ ? placement::ChooseDraVictims(*dra_, in_.snapshot->dra(), node, rules)
-              : finder_.Choose(request_, node, rules);
+  if (dra_) return placement::ChooseDraVictims(*dra_, in_.snapshot->dra(), node, rules);
+  if (const placement::DraPlanner* special = extended_.For(node)) return placement::ChooseDraVictims(*special, in_.snapshot->dra(), node, rules);
+  return finder_.Choose(request_, node, rules);
 }
 
 PreemptionPath ChoosePath(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs) {

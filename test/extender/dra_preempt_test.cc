@@ -68,6 +68,16 @@ TEST_F(DraPreempt, PodsOfEqualOrHigherPriorityAreNeverVictimsAndAClaimFreesOnlyW
   EXPECT_EQ(body, R"({"NodeNameToMetaVictims":{"dra-b":{"Pods":[{"UID":"s-hi"},{"UID":"s-lo"}],"NumPDBViolations":0}}})");
 }
 
+// KEP 5004: the class maps nvidia.com/gpu, so a pod asking it is served through DRA on these
+// nodes, and its victims are those whose claims hold the devices, as for a claim pod.
+TEST_F(DraPreempt, AWholeGpuPodServedThroughDraEvictsThePodsWhoseClaimsHoldTheDevices) {
+  std::string one = PodJson{.name = "want", .namespace_name = "ml", .uid = "want", .containers = {WholeGpus("main", 1)}, .priority = 10}.ToJson();
+  EXPECT_EQ(Preempt(one, Placeholders()), R"({"NodeNameToMetaVictims":{"dra-a":{"Pods":[{"UID":"lo-a"}],"NumPDBViolations":0},)"
+                                          R"("dra-c":{"Pods":[{"UID":"lo-c"}],"NumPDBViolations":0}}})");
+  std::string two = PodJson{.name = "want", .namespace_name = "ml", .uid = "want", .containers = {WholeGpus("main", 2)}, .priority = 10}.ToJson();
+  EXPECT_EQ(Preempt(two, Placeholders()), R"({"NodeNameToMetaVictims":{"dra-a":{"Pods":[{"UID":"lo-b"},{"UID":"lo-a"}],"NumPDBViolations":0}}})");
+}
+
 TEST_F(DraPreempt, KubeSchedulersVictimHoldingTheWrongDeviceIsReplaced) {
   // kube-scheduler offered lo-b (it cannot see devices); lo-a is cheaper and frees one GPU.
   EXPECT_EQ(Preempt(ClaimPod("want", "want-1", "", 10), {{"dra-a", {"lo-b"}}}),

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/extended_planners.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/preemption_wire.h"
 #include "gpusched/inventory/snapshot.h"
@@ -65,7 +66,8 @@ int64_t CountViolations(std::span<const std::string_view> uids, const placement:
 
 // Preempt's victim choice for one pod, node by node: by the GPUs it would get (victims.h), or for
 // a pod with claims and no device-plugin GPUs, by the devices its claims would get
-// (dra_victims.h). Shared by preempt and explain. Not thread-safe: one per request.
+// (dra_victims.h), as for a pod's extended resources on nodes where DRA serves them
+// (extended_planners.h). Shared by preempt and explain. Not thread-safe: one per request.
 class VictimChooser {
  public:
   // REQUIRES: pod, request and inputs outlive the chooser; `request` is AnalyzePod(pod).
@@ -79,6 +81,7 @@ class VictimChooser {
   const EvaluationInputs& in_;
   placement::VictimFinder finder_;
   std::optional<placement::DraPlanner> dra_;
+  ExtendedPlanners extended_;  // nodes where DRA serves the pod's extended resources
 };
 
 // The answer for kube-scheduler's candidate `c` on its `node` (null: unknown), victims chosen by
