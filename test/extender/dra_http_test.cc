@@ -439,6 +439,18 @@ TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice)
   EXPECT_EQ(results, 8u);
 }
 
+// Owner mode cannot create special claims yet: nvidia-dra nodes are not offered to a pod whose
+// extended resources DRA would serve there, and a bind there says why.
+TEST(DraOwner, ExtendedResourcesThroughDraAreRefusedWithTheReason) {
+  LateClaimWriter writer;
+  TestServer server(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), std::string(kGpuClass)}), {}, "", {},
+                    extender::ServiceCollaborators{.claim_writer = &writer});
+  writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
+  EXPECT_THAT(Filter(server.port(), GpuLimitPod("w", 2), {"dra-big"}).failed["dra-big"], HasSubstr("node mode nvidia-dra"));
+  EXPECT_THAT(BindError(server.port(), "w", "dra-big"), HasSubstr("gpusched's DRA owner mode does not create yet"));
+  EXPECT_FALSE(server.inventory().AllocationOf("w").has_value());
+}
+
 TEST(DraOwner, ASecondPodOfASharedClaimIsOnlyAddedToReservedFor) {
   LateClaimWriter writer;
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), Claim("shared", ClaimSpec(2, ""))}),
