@@ -70,16 +70,62 @@ class DevicePluginEvaluation final : public PodEvaluation {
   const EvaluationInputs in_;
 };
 
+// Re-scores `fits[first..]` (DRA nodes that fit, with their `verdicts`) by the node policy, as
+// device-plugin pods are scored: the scoring library on each node's GPU devices (whole, free or
+// held), the pod taking as many as its ranked choice does. A topology-aligned choice stays first.
+// Nodes the library cannot judge (no GPU taken, more devices than a view holds) and policies
+// whose workload is not at hand keep the planner's score.
+void ScoreByPolicy(const placement::DraPlanner& planner, std::string_view policy, uint64_t seed, const EvaluationInputs& in,
+                   const ResolvedNodes& resolved, const std::vector<std::shared_ptr<const placement::DraVerdict>>& verdicts,
+                   size_t first, std::vector<RankedNode>* fits) {
+  constexpr double kTopologyFirst = 1e6;  // above any policy's score
+  std::shared_ptr<const scoring::TargetWorkload> workload;
+  if (scoring::NeedsWorkload(policy)) {
+    if (in.workloads == nullptr) return;
+    workload = in.workloads->Get(*in.snapshot);
+  }
+  StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(policy, workload.get());
+  if (!scorer.ok()) return;
+  // Candidates grouped by the GPUs the pod takes (one group, unless firstAvailable differs by node).
+  std::map<int, std::vector<size_t>> by_taken;  // GPUs taken -> indices into verdicts
+  std::vector<scoring::NodeView> views(verdicts.size());
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    const placement::NodeState& node = *resolved.nodes[(*fits)[first + i].pos];
+    std::optional<scoring::NodeView> view = planner.GpuView(node);
+    int taken = planner.GpusTaken(*verdicts[i]);
+    if (!view || taken == 0) continue;
+    views[i] = *view;
+    if (scoring::Fits(scoring::PodShape{.gpus = taken, .milli = static_cast<int32_t>(kMilliPerGpu)}, views[i])) by_taken[taken].push_back(i);
+  }
+  Rng rng(seed);
+  for (const auto& [taken, members] : by_taken) {
+    std::vector<scoring::Candidate> candidates;
+    for (size_t i : members) {
+      const RankedNode& f = (*fits)[first + i];
+      candidates.push_back(scoring::Candidate{.node = &views[i], .order = resolved.index[f.pos],
+                                              .rank = (*scorer)->UsesRank() ? placement::StableRank(resolved.nodes[f.pos]->node.name) : 0.0});
+    }
+    std::vector<scoring::Choice> choices(candidates.size());
+    (*scorer)->Score(scoring::PodShape{.gpus = taken, .milli = static_cast<int32_t>(kMilliPerGpu)}, candidates, choices, rng);
+    for (size_t k = 0; k < members.size(); ++k) {
+      (*fits)[first + members[k]].score = (verdicts[members[k]]->topology_aligned ? kTopologyFirst : 0.0) + choices[k].score;
+    }
+  }
+}
+
 // Judges the nodes of `resolved` at `positions` (none null) with `planner`, through the DRA
-// verdict cache where the planner's verdicts can be shared; appends those that fit to *fits and
-// calls on_failed for the others. Errors: a fault of the request (bad CEL, unknown class), which
-// stops the pod's filter as upstream.
-Status EvaluateByDra(const placement::DraPlanner& planner, const Pod& pod, const EvaluationInputs& in, const ResolvedNodes& resolved,
-                     std::span<const size_t> positions, bool rank, const OnNodeFailed& on_failed, std::vector<RankedNode>* fits) {
+// verdict cache where the planner's verdicts can be shared; appends those that fit to *fits
+// (scored by `policy` when `rank`) and calls on_failed for the others. Errors: a fault of the
+// request (bad CEL, unknown class), which stops the pod's filter as upstream.
+Status EvaluateByDra(const placement::DraPlanner& planner, std::string_view policy, const Pod& pod, const EvaluationInputs& in,
+                     const ResolvedNodes& resolved, std::span<const size_t> positions, bool rank, const OnNodeFailed& on_failed,
+                     std::vector<RankedNode>* fits) {
   std::optional<DraVerdictCacheStore::Loan> loan;
   if (in.dra_verdicts != nullptr && planner.cacheable()) loan = in.dra_verdicts->Borrow(planner.shape());
   placement::DraVerdictCache* cache = loan ? loan->cache.get() : nullptr;
   Status status;
+  size_t first = fits->size();
+  std::vector<std::shared_ptr<const placement::DraVerdict>> fitting;
   for (size_t pos : positions) {
     const placement::NodeState& node = *resolved.nodes[pos];
     std::shared_ptr<const placement::DraVerdict> v = planner.Evaluate(node, resolved.index[pos], rank, cache);
@@ -92,17 +138,19 @@ Status EvaluateByDra(const placement::DraPlanner& planner, const Pod& pod, const
       continue;
     }
     fits->push_back(RankedNode{pos, v->score});
+    if (rank) fitting.push_back(v);
     if (rank && in.log != nullptr) in.log->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node.node.name, std::move(v));
   }
   if (loan) in.dra_verdicts->Return(std::move(*loan));
+  if (rank && status.ok()) ScoreByPolicy(planner, policy, Hash(pod.uid), in, resolved, fitting, first, fits);
   return status;
 }
 
 // Pods with ResourceClaims: the DRA planner allocates as kube-scheduler would, and ranks.
 class DraEvaluation final : public PodEvaluation {
  public:
-  DraEvaluation(const Pod& pod, const EvaluationInputs& in)
-      : pod_(pod), in_(in), planner_(in.snapshot->dra(), pod, in.programs, in.options->dra) {}
+  DraEvaluation(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
+      : pod_(pod), policy_(NodePolicyFor(request, *in.options)), in_(in), planner_(in.snapshot->dra(), pod, in.programs, in.options->dra) {}
 
   std::string problem() const override { return planner_.problem(); }
   bool scores_while_filtering() const override { return false; }
@@ -118,12 +166,13 @@ class DraEvaluation final : public PodEvaluation {
       }
     }
     std::vector<RankedNode> fits;
-    GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(planner_, pod_, in_, resolved, known, rank, on_failed, &fits));
+    GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(planner_, policy_, pod_, in_, resolved, known, rank, on_failed, &fits));
     return fits;
   }
 
  private:
   const Pod& pod_;
+  const std::string policy_;
   const EvaluationInputs in_;
   placement::DraPlanner planner_;
 };
@@ -136,7 +185,7 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
  public:
   ExtendedResourceEvaluation(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in,
                              std::unique_ptr<ExtendedPlanners> planners)
-      : pod_(pod), in_(in), planners_(std::move(planners)), plugin_(pod, request, in) {}
+      : pod_(pod), policy_(NodePolicyFor(request, *in.options)), in_(in), planners_(std::move(planners)), plugin_(pod, request, in) {}
 
   std::string problem() const override { return in_.snapshot->dra().Resolve(pod_).problem; }
   bool scores_while_filtering() const override { return false; }
@@ -159,7 +208,7 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
     }
     std::vector<RankedNode> fits;
     for (const auto& [planner, positions] : by_planner) {
-      GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(*planner, pod_, in_, resolved, positions, rank, on_failed, &fits));
+      GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(*planner, policy_, pod_, in_, resolved, positions, rank, on_failed, &fits));
     }
     if (!plugin.nodes.empty()) {
       auto on_plugin_failed = [&](size_t i, NodeVerdict&& v) { on_failed(plugin_pos[i], std::move(v)); };
@@ -172,6 +221,7 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
 
  private:
   const Pod& pod_;
+  const std::string policy_;
   const EvaluationInputs in_;
   std::unique_ptr<ExtendedPlanners> planners_;
   DevicePluginEvaluation plugin_;
@@ -185,7 +235,7 @@ std::string_view NodePolicyFor(const placement::PodRequest& request, const Servi
 
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs) {
-  if (request.kind == RequestKind::kNone) return std::make_unique<DraEvaluation>(pod, inputs);
+  if (request.kind == RequestKind::kNone) return std::make_unique<DraEvaluation>(pod, request, inputs);
   auto planners = std::make_unique<ExtendedPlanners>(pod, inputs);
   if (planners->any()) return std::make_unique<ExtendedResourceEvaluation>(pod, request, inputs, std::move(planners));
   return std::make_unique<DevicePluginEvaluation>(pod, request, inputs);

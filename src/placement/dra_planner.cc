@@ -250,25 +250,53 @@ void DraPlanner::Rank(const NodeState& node,
   v->score = (v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
 }
 
-double DraPlanner::PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const {
-  // The node's GPU devices left free after this pod: fewer is better.
-  int64_t total = 0, free = 0;
+template <typename F>
+void DraPlanner::ForEachGpuDevice(const NodeState& node, F&& f) const {
   for (const dra::IndexedSlice* s : state_.slices().PinnedTo(node.node.name)) {
     if (!IsGpu(s->slice().driver)) continue;
     const std::vector<uint8_t>* held = s->HeldBy(&state_.allocated());  // marked when the state was built
     for (size_t i = 0; i < s->slice().devices.size(); ++i) {
-      ++total;
-      bool taken = held != nullptr ? (*held)[i] != 0
-                                   : state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, s->slice().devices[i].name});
-      if (!taken) ++free;
+      f(held != nullptr ? (*held)[i] != 0
+                        : state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, s->slice().devices[i].name}));
     }
   }
+}
+
+double DraPlanner::PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const {
+  // The node's GPU devices left free after this pod: fewer is better.
+  int64_t total = 0, free = 0;
+  ForEachGpuDevice(node, [&](bool taken) {
+    ++total;
+    if (!taken) ++free;
+  });
   int64_t used = 0;
   for (const dra::AllocationResult& a : chosen) {
     for (const dra::DeviceResult& r : a.results) used += IsGpu(r.id.driver) ? 1 : 0;
   }
   double left = total > 0 ? static_cast<double>(std::max<int64_t>(free - used, 0)) / static_cast<double>(total) : 0;
   return 1.0 - left;
+}
+
+std::optional<scoring::NodeView> DraPlanner::GpuView(const NodeState& node) const {
+  scoring::NodeView view;
+  bool fits = true;
+  ForEachGpuDevice(node, [&](bool taken) {
+    if (view.gpu_count == scoring::kMaxGpus) {
+      fits = false;
+      return;
+    }
+    view.gpu_free[view.gpu_count++] = taken ? 0 : static_cast<int32_t>(kMilliPerGpu);
+  });
+  if (!fits) return std::nullopt;
+  return view;
+}
+
+int DraPlanner::GpusTaken(const DraVerdict& v) const {
+  int n = 0;
+  for (const dra::AllocationResult& a : v.ranked) {
+    for (const dra::DeviceResult& r : a.results) n += IsGpu(r.id.driver) && !r.admin_access ? 1 : 0;
+  }
+  return n;
 }
 
 }  // namespace gpusched::placement

@@ -304,6 +304,28 @@ TEST(DraHttp, EveryOtherReasonANodeIsRefusedIsNamed) {
   EXPECT_EQ(f.failed["bare"], "claim ml/train: no ResourceSlice offers devices on this node");
 }
 
+// DRA nodes are ranked by the node policy, as device-plugin nodes are (the scoring library on
+// each node's GPU devices), a topology-aligned choice first. dra-full: 4 of 8 GPUs held, one in
+// each PCIe root, so no free pair shares a root; dra-empty: all 8 free.
+TEST(DraHttp, TheNodePolicyRanksDraNodesAfterTopology) {
+  std::string cluster = ListJson({DraNode("dra-full"), GpuSlice("dra-full", 8), DraNode("dra-empty"), GpuSlice("dra-empty", 8),
+                                  std::string(kGpuClass),
+                                  Claim("held", ClaimSpec(4, ""), {"dra-full/gpu-0", "dra-full/gpu-2", "dra-full/gpu-4", "dra-full/gpu-6"}, {"h"}),
+                                  Claim("want-1", ClaimSpec(1, "")), Claim("want-2", ClaimSpec(2, ""))});
+  std::vector<std::string> nodes = {"dra-full", "dra-empty"};
+  TestServer binpack(cluster);
+  std::map<std::string, int64_t> one = Prioritize(binpack.port(), ClaimPod("p", "want-1"), nodes);
+  EXPECT_GT(one["dra-full"], one["dra-empty"]);  // binpack: the fuller node
+  TestServer spread(cluster, extender::ServiceOptions{.node_policy = "spread"});
+  one = Prioritize(spread.port(), ClaimPod("p", "want-1"), nodes);
+  EXPECT_GT(one["dra-empty"], one["dra-full"]);  // spread: the emptier one
+  // Two GPUs: only dra-empty gives a pair under one PCIe root, and that comes before packing.
+  std::map<std::string, int64_t> two = Prioritize(binpack.port(), ClaimPod("p", "want-2"), nodes);
+  EXPECT_GT(two["dra-empty"], two["dra-full"]);
+  TestServer fgd(cluster, extender::ServiceOptions{.node_policy = "fgd"});
+  EXPECT_EQ(Prioritize(fgd.port(), ClaimPod("p", "want-1"), nodes).size(), 2u);
+}
+
 // Owner mode in snapshot mode: the writer applies allocations to the in-memory claims. The
 // writer needs the server's inventory, which exists only once the server does.
 struct LateClaimWriter : extender::ClaimWriter {

@@ -31,6 +31,7 @@
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/dra_verdict_cache.h"
 #include "gpusched/placement/planner.h"
+#include "gpusched/scoring/node_view.h"
 
 namespace gpusched::placement {
 
@@ -80,6 +81,13 @@ class DraPlanner {
   // verdicts (the names are put back into reasons afterwards).
   const std::vector<dra::ResourceClaim>& shape() const { return anonymous_; }
 
+  // The node's GPU devices (those of DraOptions::gpu_drivers pinned to it) as the scoring
+  // library sees a node: each whole, 1000 milli free unless the cluster's claims hold it. At
+  // most scoring::kMaxGpus (then nullopt: too many to score so).
+  std::optional<scoring::NodeView> GpuView(const NodeState& node) const;
+  // The GPU devices `v`'s ranked choice takes.
+  int GpusTaken(const DraVerdict& v) const;
+
   // The pod's claims: those to allocate (in pod order, as DraVerdict's results) and those
   // allocated already.
   const std::vector<const dra::ResourceClaim*>& to_allocate() const { return to_allocate_; }
@@ -109,6 +117,9 @@ class DraPlanner {
   void Rank(const NodeState& node, const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
             DraVerdict* v) const;
   double PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const;
+  // Calls f(taken) for each GPU device pinned to `node`, taken: held by the cluster's claims.
+  template <typename F>
+  void ForEachGpuDevice(const NodeState& node, F&& f) const;
 
   const dra::ClusterState& state_;
   const Pod& pod_;
