@@ -256,8 +256,8 @@ void DraPlanner::ForEachGpuDevice(const NodeState& node, F&& f) const {
     if (!IsGpu(s->slice().driver)) continue;
     const std::vector<uint8_t>* held = s->HeldBy(&state_.allocated());  // marked when the state was built
     for (size_t i = 0; i < s->slice().devices.size(); ++i) {
-      f(held != nullptr ? (*held)[i] != 0
-                        : state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, s->slice().devices[i].name}));
+      const dra::Device& d = s->slice().devices[i];
+      f(held != nullptr ? (*held)[i] != 0 : state_.allocated().Holds(dra::DeviceId{s->slice().driver, s->slice().pool, d.name}), d);
     }
   }
 }
@@ -265,7 +265,7 @@ void DraPlanner::ForEachGpuDevice(const NodeState& node, F&& f) const {
 double DraPlanner::PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const {
   // The node's GPU devices left free after this pod: fewer is better.
   int64_t total = 0, free = 0;
-  ForEachGpuDevice(node, [&](bool taken) {
+  ForEachGpuDevice(node, [&](bool taken, const dra::Device&) {
     ++total;
     if (!taken) ++free;
   });
@@ -280,8 +280,9 @@ double DraPlanner::PackingScore(const NodeState& node, const std::vector<dra::Al
 std::optional<scoring::NodeView> DraPlanner::GpuView(const NodeState& node) const {
   scoring::NodeView view;
   bool fits = true;
-  ForEachGpuDevice(node, [&](bool taken) {
-    if (view.gpu_count == scoring::kMaxGpus) {
+  ForEachGpuDevice(node, [&](bool taken, const dra::Device& d) {
+    // A partitionable device shares counters with others: not one whole GPU of a view.
+    if (view.gpu_count == scoring::kMaxGpus || !d.consumes_counters.empty()) {
       fits = false;
       return;
     }

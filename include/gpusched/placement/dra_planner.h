@@ -82,8 +82,9 @@ class DraPlanner {
   const std::vector<dra::ResourceClaim>& shape() const { return anonymous_; }
 
   // The node's GPU devices (those of DraOptions::gpu_drivers pinned to it) as the scoring
-  // library sees a node: each whole, 1000 milli free unless the cluster's claims hold it. At
-  // most scoring::kMaxGpus (then nullopt: too many to score so).
+  // library sees a node: each whole, 1000 milli free unless the cluster's claims hold it.
+  // nullopt where that view would be wrong: more than scoring::kMaxGpus devices, or partitionable
+  // ones (they consume shared counters).
   std::optional<scoring::NodeView> GpuView(const NodeState& node) const;
   // The GPU devices `v`'s ranked choice takes.
   int GpusTaken(const DraVerdict& v) const;
@@ -117,7 +118,8 @@ class DraPlanner {
   void Rank(const NodeState& node, const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
             DraVerdict* v) const;
   double PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const;
-  // Calls f(taken) for each GPU device pinned to `node`, taken: held by the cluster's claims.
+  // Calls f(taken, device) for each GPU device pinned to `node`, taken: held by the cluster's
+  // claims.
   template <typename F>
   void ForEachGpuDevice(const NodeState& node, F&& f) const;
 
