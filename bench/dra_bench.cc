@@ -8,7 +8,9 @@
 //   BM_DraPlanner*Uncached the allocator on every node (what the two above measured before the
 //                          verdict cache)
 //   BM_DraServiceFilter    the extender's filter in process: JSON body in, JSON reply out
-//   BM_DraServiceFilterExtended  the same for a pod asking limits nvidia.com/gpu: 2, served
+//   BM_DraServicePrioritize the extender's prioritize in process: cached verdicts, then the node
+//                          policy on each fitting node's GPU devices
+//   BM_DraServiceFilterExtended  the filter for a pod asking limits nvidia.com/gpu: 2, served
 //                          through DRA by a special claim (KEP 5004; goal < 500 µs)
 //   BM_DraServicePreempt   the preempt verb in process on full nodes (4 bound pods of priority 0
 //                          holding 2 GPUs each through their claims), every node a placeholder
@@ -184,7 +186,8 @@ void BM_DraPlannerRank(benchmark::State& state) { PlannerFilter(state, true, tru
 void BM_DraPlannerFilterUncached(benchmark::State& state) { PlannerFilter(state, false, false); }
 void BM_DraPlannerRankUncached(benchmark::State& state) { PlannerFilter(state, true, false); }
 
-void BM_DraServiceFilter(benchmark::State& state) {
+// The claim pod through the extender's filter or prioritize in process: JSON in, JSON out.
+void ServiceVerb(benchmark::State& state, bool prioritize) {
   inventory::Inventory inv;
   ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
   std::vector<std::string> names;
@@ -194,12 +197,18 @@ void BM_DraServiceFilter(benchmark::State& state) {
   std::string body = testing::ArgsWithNames(PodJson(), names);
   size_t reply = 0;
   for (auto _ : state) {
-    std::string out = service.Filter(body);
+    std::string out = prioritize ? service.Prioritize(body) : service.Filter(body);
     reply = out.size();
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["reply_bytes"] = static_cast<double>(reply);
 }
+
+void BM_DraServiceFilter(benchmark::State& state) { ServiceVerb(state, false); }
+
+// Prioritize: verdicts from the cache of the pod's shape, then each fitting node scored by the
+// node policy on its GPU devices.
+void BM_DraServicePrioritize(benchmark::State& state) { ServiceVerb(state, true); }
 
 // A pod asking limits nvidia.com/gpu: 2, served through DRA (KEP 5004): its special claim is
 // allocated on every node, through the verdict cache kept for its shape.
@@ -305,6 +314,7 @@ BENCHMARK(BM_DraPlannerRank)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerFilterUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerRankUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraServicePrioritize)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilterExtended)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePreempt)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraAllocatorColdCel)->Arg(500)->Unit(benchmark::kMicrosecond);

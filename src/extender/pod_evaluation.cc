@@ -75,7 +75,7 @@ class DevicePluginEvaluation final : public PodEvaluation {
 // held), the pod taking as many as its ranked choice does. A topology-aligned choice stays first.
 // Nodes the library cannot judge (no GPU taken, more devices than a view holds) and policies
 // whose workload is not at hand keep the planner's score.
-void ScoreByPolicy(const placement::DraPlanner& planner, std::string_view policy, uint64_t seed, const EvaluationInputs& in,
+void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInputs& in,
                    const ResolvedNodes& resolved, const std::vector<std::shared_ptr<const placement::DraVerdict>>& verdicts,
                    size_t first, std::vector<RankedNode>* fits) {
   constexpr double kTopologyFirst = 1e6;  // above any policy's score
@@ -90,9 +90,8 @@ void ScoreByPolicy(const placement::DraPlanner& planner, std::string_view policy
   std::map<int, std::vector<size_t>> by_taken;  // GPUs taken -> indices into verdicts
   std::vector<scoring::NodeView> views(verdicts.size());
   for (size_t i = 0; i < verdicts.size(); ++i) {
-    const placement::NodeState& node = *resolved.nodes[(*fits)[first + i].pos];
-    std::optional<scoring::NodeView> view = planner.GpuView(node);
-    int taken = planner.GpusTaken(*verdicts[i]);
+    const std::optional<scoring::NodeView>& view = verdicts[i]->gpu_view;
+    int taken = verdicts[i]->gpus_taken;
     if (!view || taken == 0) continue;
     views[i] = *view;
     if (scoring::Fits(scoring::PodShape{.gpus = taken, .milli = static_cast<int32_t>(kMilliPerGpu)}, views[i])) by_taken[taken].push_back(i);
@@ -142,7 +141,7 @@ Status EvaluateByDra(const placement::DraPlanner& planner, std::string_view poli
     if (rank && in.log != nullptr) in.log->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node.node.name, std::move(v));
   }
   if (loan) in.dra_verdicts->Return(std::move(*loan));
-  if (rank && status.ok()) ScoreByPolicy(planner, policy, Hash(pod.uid), in, resolved, fitting, first, fits);
+  if (rank && status.ok()) ScoreByPolicy(policy, Hash(pod.uid), in, resolved, fitting, first, fits);
   return status;
 }
 

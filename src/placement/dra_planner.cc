@@ -248,6 +248,8 @@ void DraPlanner::Rank(const NodeState& node,
     v->ranked = v->compat;
   }
   v->score = (v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
+  v->gpu_view = GpuView(node);
+  v->gpus_taken = GpusTaken(*v);
 }
 
 template <typename F>

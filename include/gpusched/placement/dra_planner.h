@@ -81,14 +81,6 @@ class DraPlanner {
   // verdicts (the names are put back into reasons afterwards).
   const std::vector<dra::ResourceClaim>& shape() const { return anonymous_; }
 
-  // The node's GPU devices (those of DraOptions::gpu_drivers pinned to it) as the scoring
-  // library sees a node: each whole, 1000 milli free unless the cluster's claims hold it.
-  // nullopt where that view would be wrong: more than scoring::kMaxGpus devices, or partitionable
-  // ones (they consume shared counters).
-  std::optional<scoring::NodeView> GpuView(const NodeState& node) const;
-  // The GPU devices `v`'s ranked choice takes.
-  int GpusTaken(const DraVerdict& v) const;
-
   // The pod's claims: those to allocate (in pod order, as DraVerdict's results) and those
   // allocated already.
   const std::vector<const dra::ResourceClaim*>& to_allocate() const { return to_allocate_; }
@@ -114,10 +106,18 @@ class DraPlanner {
   std::optional<NodeVerdict> CheckMode(const NodeState& node, const std::set<std::string>& drivers) const;
   // The devices held: the cluster's, plus options_.also_allocated into `merged`.
   const dra::AllocatedDevices* Held(dra::AllocatedDevices* merged) const;
-  // Fills v.ranked, v.topology_aligned and v.score from the aligned claims.
+  // Fills v.ranked, v.topology_aligned, v.score, v.gpu_view and v.gpus_taken from the aligned
+  // claims.
   void Rank(const NodeState& node, const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
             DraVerdict* v) const;
   double PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const;
+  // The node's GPU devices (those of DraOptions::gpu_drivers pinned to it) as the scoring
+  // library sees a node: each whole, 1000 milli free unless the cluster's claims hold it.
+  // nullopt where that view would be wrong: more than scoring::kMaxGpus devices, or partitionable
+  // ones (they consume shared counters).
+  std::optional<scoring::NodeView> GpuView(const NodeState& node) const;
+  // The GPU devices `v`'s ranked choice takes.
+  int GpusTaken(const DraVerdict& v) const;
   // Calls f(taken, device) for each GPU device pinned to `node`, taken: held by the cluster's
   // claims.
   template <typename F>

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "gpusched/dra/types.h"
 #include "gpusched/placement/planner.h"
+#include "gpusched/scoring/node_view.h"
 
 namespace gpusched::placement {
 
@@ -24,6 +26,11 @@ struct DraVerdict {
   std::vector<dra::AllocationResult> ranked;  // fits, when ranked: gpusched's choice
   bool topology_aligned = false;             // ranked keeps every multi-device request in one root
   double score = 0;                          // fits, when ranked: higher is better
+  // Fits, when ranked: the node's GPU devices as the scoring library sees them before the pod
+  // (DraPlanner::GpuView; nullopt where that view would be wrong) and how many the ranked choice
+  // takes. The node policy scores with them (kept here, so cached verdicts need no recount).
+  std::optional<scoring::NodeView> gpu_view;
+  int gpus_taken = 0;
   int64_t steps = 0;
 
   bool fits() const { return node.fits; }
