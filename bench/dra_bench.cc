@@ -186,51 +186,39 @@ void BM_DraPlannerRank(benchmark::State& state) { PlannerFilter(state, true, tru
 void BM_DraPlannerFilterUncached(benchmark::State& state) { PlannerFilter(state, false, false); }
 void BM_DraPlannerRankUncached(benchmark::State& state) { PlannerFilter(state, true, false); }
 
-// The claim pod through the extender's filter or prioritize in process: JSON in, JSON out.
-void ServiceVerb(benchmark::State& state, bool prioritize) {
+// `pod` through the extender's filter or prioritize in process, JSON in and out, over the DRA
+// cluster; returns the last reply.
+std::string ServiceVerb(benchmark::State& state, const std::string& pod, bool prioritize) {
   inventory::Inventory inv;
   ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
   std::vector<std::string> names;
   for (const Node& n : cluster.nodes) names.push_back(n.name);
   inv.ReplaceCluster(std::move(cluster));
   extender::Service service(&inv, extender::ServiceOptions{});
-  std::string body = testing::ArgsWithNames(PodJson(), names);
-  size_t reply = 0;
+  std::string body = testing::ArgsWithNames(pod, names);
+  std::string out;
   for (auto _ : state) {
-    std::string out = prioritize ? service.Prioritize(body) : service.Filter(body);
-    reply = out.size();
+    out = prioritize ? service.Prioritize(body) : service.Filter(body);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["reply_bytes"] = static_cast<double>(reply);
+  state.counters["reply_bytes"] = static_cast<double>(out.size());
+  return out;
 }
 
-void BM_DraServiceFilter(benchmark::State& state) { ServiceVerb(state, false); }
+void BM_DraServiceFilter(benchmark::State& state) { ServiceVerb(state, PodJson(), false); }
 
 // Prioritize: verdicts from the cache of the pod's shape, then each fitting node scored by the
 // node policy on its GPU devices.
-void BM_DraServicePrioritize(benchmark::State& state) { ServiceVerb(state, true); }
+void BM_DraServicePrioritize(benchmark::State& state) { ServiceVerb(state, PodJson(), true); }
 
 // A pod asking limits nvidia.com/gpu: 2, served through DRA (KEP 5004): its special claim is
 // allocated on every node, through the verdict cache kept for its shape.
 void BM_DraServiceFilterExtended(benchmark::State& state) {
-  inventory::Inventory inv;
-  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
-  std::vector<std::string> names;
-  for (const Node& n : cluster.nodes) names.push_back(n.name);
-  inv.ReplaceCluster(std::move(cluster));
-  extender::Service service(&inv, extender::ServiceOptions{});
   std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"whole","namespace":"ml","uid":"whole"},
     "spec":{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/gpu":"2"},"requests":{"nvidia.com/gpu":"2"}}}]}})";
-  std::string body = testing::ArgsWithNames(pod, names);
-  size_t reply = 0, kept = 0;
-  for (auto _ : state) {
-    std::string out = service.Filter(body);
-    reply = out.size();
-    benchmark::DoNotOptimize(out.data());
-  }
-  std::string out = service.Filter(body);
+  std::string out = ServiceVerb(state, pod, false);
+  size_t kept = 0;
   for (size_t at = out.find("dra-"); at != std::string::npos && at < out.find("FailedNodes"); at = out.find("dra-", at + 1)) ++kept;
-  state.counters["reply_bytes"] = static_cast<double>(reply);
   state.counters["nodes_kept"] = static_cast<double>(kept);
 }
 

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "gpusched/model/names.h"
+#include "gpusched/model/node_mode.h"
 
 namespace gpusched::dra {
 namespace {
@@ -75,6 +76,10 @@ std::vector<std::string> ServedOn(const Node& node, std::span<const std::string>
     if (listed == 0) out.push_back(r);
   }
   return out;
+}
+
+bool ServedThroughDra(const Pod& pod, const Node& node, const DeviceClasses& classes) {
+  return ModeFromLabel(node.mode_label) == NodeMode::kNvidiaDra && !ServedOn(node, MappedResources(pod, classes)).empty();
 }
 
 std::optional<SpecialClaim> BuildSpecialClaim(const Pod& pod, const DeviceClasses& classes, std::span<const std::string> served) {

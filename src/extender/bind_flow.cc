@@ -15,11 +15,6 @@ constexpr std::string_view kOwnerModeExtended =
     "extended resources served by DRA (KEP 5004) need a special ResourceClaim, which gpusched's DRA owner mode does "
     "not create yet; run kube-scheduler's DynamicResources plugin (advisory mode) for such pods";
 
-// True if DRA serves the pod's extended resources on `node` (dra/extended_resources.h).
-bool ServedByDra(const Pod& pod, const placement::NodeState& node, const dra::ClusterState& dra) {
-  return node.mode == NodeMode::kNvidiaDra && !dra::ServedOn(node.node, dra::MappedResources(pod, dra.classes())).empty();
-}
-
 std::string PodKey(const BindingArgs& b) { return fmt::format("{}/{}", b.pod_namespace, b.pod_name); }
 
 Status Rejected(const BindingArgs& b, std::string_view why) {
@@ -134,7 +129,7 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
       std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
       const placement::NodeState* node = snapshot->FindNode(b.node);
       if (node == nullptr) return NotFoundError(fmt::format("bind {} to {}: {}", PodKey(b), b.node, kUnknownNode));
-      if (options_->dra_extended_resources && ServedByDra(pod, *node, snapshot->dra())) {
+      if (options_->dra_extended_resources && dra::ServedThroughDra(pod, node->node, snapshot->dra().classes())) {
         // kube-scheduler's DynamicResources plugin allocated the special claim before this bind
         // (PreBind): the pod holds what the claim holds, and is committed without GPUs.
         if (claims_ != nullptr) return Rejected(b, kOwnerModeExtended);

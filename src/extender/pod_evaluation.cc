@@ -28,6 +28,18 @@ uint64_t Hash(std::string_view s) {
   return h;
 }
 
+// The scorer of node policy `policy`, and in *workload the workload it scores against (fgd and
+// the soft policies; null for the others). Errors: the policy needs a workload and `in` has no
+// cache of it, or MakeScorer's.
+StatusOr<std::unique_ptr<scoring::Scorer>> PolicyScorer(std::string_view policy, const EvaluationInputs& in,
+                                                        std::shared_ptr<const scoring::TargetWorkload>* workload) {
+  if (scoring::NeedsWorkload(policy)) {
+    if (in.workloads == nullptr) return FailedPreconditionError(fmt::format("node policy {} needs the cluster's workload", policy));
+    *workload = in.workloads->Get(*in.snapshot);
+  }
+  return scoring::MakeScorer(policy, workload->get());
+}
+
 // nvidia.com/gpu and mGPU pods: the Planner decides, the node policy scores, in one pass.
 class DevicePluginEvaluation final : public PodEvaluation {
  public:
@@ -45,9 +57,8 @@ class DevicePluginEvaluation final : public PodEvaluation {
     }
     std::string_view policy = NodePolicyFor(request_, *in_.options);
     std::shared_ptr<const scoring::TargetWorkload> workload;
-    if (scoring::NeedsWorkload(policy)) workload = in_.workloads->Get(*in_.snapshot);
     // The name was validated where it was read (the configuration or the pod's annotation).
-    StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(policy, workload.get());
+    StatusOr<std::unique_ptr<scoring::Scorer>> scorer = PolicyScorer(policy, in_, &workload);
     if (!scorer.ok()) return InternalError(fmt::format("node policy {}: {}", policy, scorer.status().message()));
     placement::Planner planner(in_.options->placement);
     auto on_fail = [&](size_t pos, NodeVerdict&& v) { on_failed(pos, std::move(v)); };
@@ -80,11 +91,7 @@ void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInput
                    size_t first, std::vector<RankedNode>* fits) {
   constexpr double kTopologyFirst = 1e6;  // above any policy's score
   std::shared_ptr<const scoring::TargetWorkload> workload;
-  if (scoring::NeedsWorkload(policy)) {
-    if (in.workloads == nullptr) return;
-    workload = in.workloads->Get(*in.snapshot);
-  }
-  StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(policy, workload.get());
+  StatusOr<std::unique_ptr<scoring::Scorer>> scorer = PolicyScorer(policy, in, &workload);
   if (!scorer.ok()) return;
   // Candidates grouped by the GPUs the pod takes (one group, unless firstAvailable differs by node).
   std::map<int, std::vector<size_t>> by_taken;  // GPUs taken -> indices into verdicts

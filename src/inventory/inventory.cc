@@ -73,8 +73,7 @@ bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodReq
   if (!pod.extended_resource_claim.empty()) return true;
   if (request.kind == RequestKind::kNone || !pod.bound()) return false;
   auto it = nodes_.find(pod.node_name);
-  if (it == nodes_.end() || ModeFromLabel(it->second.spec.mode_label) != NodeMode::kNvidiaDra) return false;
-  return !dra::ServedOn(it->second.spec, dra::MappedResources(pod, dra_state_->classes())).empty();
+  return it != nodes_.end() && dra::ServedThroughDra(pod, it->second.spec, dra_state_->classes());
 }
 
 void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {

@@ -41,8 +41,7 @@
 namespace gpusched::dra {
 
 inline constexpr std::string_view kImplicitExtendedResourcePrefix = "deviceclass.resource.kubernetes.io/";
-// The annotation of a special claim ("true"), and the suffix of its generateName after the pod's name.
-inline constexpr std::string_view kExtendedResourceClaimAnnotation = "resource.kubernetes.io/extended-resource-claim";
+// The suffix of a special claim's generateName after the pod's name.
 inline constexpr std::string_view kExtendedResourceClaimSuffix = "-extended-resources-";
 
 using DeviceClasses = std::map<std::string, DeviceClass, std::less<>>;
@@ -56,6 +55,10 @@ std::vector<std::string> MappedResources(const Pod& pod, const DeviceClasses& cl
 // Returns the resources of `mapped` (MappedResources) that DRA serves on `node`: those its
 // allocatable does not list (or lists as 0).
 std::vector<std::string> ServedOn(const Node& node, std::span<const std::string> mapped);
+
+// True if `node` is labelled nvidia-dra and DRA serves some of `pod`'s extended resources there
+// (ServedOn of MappedResources): the pod's GPUs there come through its special claim.
+bool ServedThroughDra(const Pod& pod, const Node& node, const DeviceClasses& classes);
 
 // <container>, <resource> -> <request>: pod.status.extendedResourceClaimStatus.requestMappings.
 struct RequestMapping {
