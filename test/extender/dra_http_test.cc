@@ -371,6 +371,29 @@ TEST(DraHttp, AWholeGpuPodIsServedThroughDraOnNvidiaDraNodesWhereAClassMapsItsRe
   EXPECT_FALSE(scores.contains("dra-small"));
 }
 
+// A DeviceClass as the API server writes it (uid, resourceVersion, creationTimestamp,
+// managedFields) mapping nvidia.com/gpu with `selector`.
+std::string MappingClass(const std::string& name, const std::string& created, const std::string& selector) {
+  return fmt::format(R"({{"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{{"name":"{0}","uid":"uid-{0}",
+    "resourceVersion":"4711","generation":1,"creationTimestamp":"{1}","managedFields":[{{"manager":"helm","operation":"Update",
+    "apiVersion":"resource.k8s.io/v1","time":"{1}","fieldsType":"FieldsV1","fieldsV1":{{"f:spec":{{"f:extendedResourceName":{{}},
+    "f:selectors":{{}}}}}}}}]}},"spec":{{"selectors":[{{"cel":{{"expression":{2}}}}}],"extendedResourceName":"nvidia.com/gpu"}}}})",
+                     name, created, Quoted(selector));
+}
+
+// Of two classes mapping nvidia.com/gpu the newest serves it (upstream's extendedresourcecache):
+// here the newer one selects only A100s, so an H100 node refuses the pod in its name.
+TEST(DraHttp, OfTwoClassesMappingTheResourceTheNewestServesIt) {
+  std::string any = "device.driver == 'gpu.nvidia.com'";
+  std::string a100 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'";
+  TestServer newer_a100(ListJson({DraNode("dra-h100"), GpuSlice("dra-h100", 8), MappingClass("any-gpu", "2026-01-10T08:00:00Z", any),
+                                  MappingClass("a100-only", "2026-03-02T09:30:00Z", a100)}));
+  EXPECT_THAT(Filter(newer_a100.port(), GpuLimitPod("w", 1), {"dra-h100"}).failed["dra-h100"], HasSubstr("class a100-only"));
+  TestServer newer_any(ListJson({DraNode("dra-h100"), GpuSlice("dra-h100", 8), MappingClass("any-gpu", "2026-03-02T09:30:00Z", any),
+                                 MappingClass("a100-only", "2026-01-10T08:00:00Z", a100)}));
+  EXPECT_THAT(Filter(newer_any.port(), GpuLimitPod("w", 1), {"dra-h100"}).kept, ElementsAre("dra-h100"));
+}
+
 TEST(DraHttp, WithoutAClassMappingTheResourceOrWithTheFeatureOffNvidiaDraNodesRefuseWholeGpuPods) {
   std::string unmapped = std::string(kGpuClass);
   size_t at = unmapped.find(R"("extendedResourceName")");
