@@ -11,9 +11,6 @@ namespace gpusched::extender {
 namespace {
 
 constexpr std::string_view kUnknownNode = "node is not in gpusched's inventory";
-constexpr std::string_view kOwnerModeExtended =
-    "extended resources served by DRA (KEP 5004) need a special ResourceClaim, which gpusched's DRA owner mode does "
-    "not create yet; run kube-scheduler's DynamicResources plugin (advisory mode) for such pods";
 
 std::string PodKey(const BindingArgs& b) { return fmt::format("{}/{}", b.pod_namespace, b.pod_name); }
 
@@ -56,13 +53,23 @@ Status BindFlow::Bind(const BindingArgs& b) {
   if (std::optional<Status> done = FinishUnknownOutcome(b, &pod)) return *done;
   if (std::optional<Status> done = AlreadyBound(b)) return *done;
   placement::PodRequest request = placement::AnalyzePod(pod);
-  if (claims_ != nullptr && request.kind == RequestKind::kNone && !pod.resource_claims.empty()) {
-    if (Status s = claims_->Allocate(pod, b.node); !s.ok()) return Failed(b, s);
+  if (claims_ != nullptr && NeedsClaims(pod, request, b.node)) {
+    StatusOr<std::string> special = claims_->Allocate(pod, b.node);
+    if (!special.ok()) return Failed(b, special.status());
+    if (!special->empty()) pod.extended_resource_claim = *special;  // as the pod's status now says
   }
   if (!request.schedulable()) {
     return FailedPreconditionError(fmt::format("bind {} rejected: {}", PodKey(b), request.RefusalReason()));
   }
   return Book(b, pod, request, deadline);
+}
+
+bool BindFlow::NeedsClaims(const Pod& pod, const placement::PodRequest& request, const std::string& node) const {
+  if (request.kind == RequestKind::kNone) return !pod.resource_claims.empty();
+  if (!options_->dra_extended_resources) return false;
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  const placement::NodeState* state = snapshot->FindNode(node);
+  return state != nullptr && dra::ServedThroughDra(pod, state->node, snapshot->dra().classes());
 }
 
 StatusOr<Pod> BindFlow::FindPod(const BindingArgs& b) const {
@@ -129,11 +136,10 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
       std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
       const placement::NodeState* node = snapshot->FindNode(b.node);
       if (node == nullptr) return NotFoundError(fmt::format("bind {} to {}: {}", PodKey(b), b.node, kUnknownNode));
-      if (options_->dra_extended_resources && dra::ServedThroughDra(pod, node->node, snapshot->dra().classes())) {
-        // kube-scheduler's DynamicResources plugin allocated the special claim before this bind
-        // (PreBind): the pod holds what the claim holds, and is committed without GPUs.
-        if (claims_ != nullptr) return Rejected(b, kOwnerModeExtended);
-      } else {
+      // A pod served through DRA holds what its special claim holds (allocated by kube-scheduler's
+      // DynamicResources plugin in PreBind, or in owner mode by Bind above): it is committed
+      // without device-plugin GPUs.
+      if (!options_->dra_extended_resources || !dra::ServedThroughDra(pod, node->node, snapshot->dra().classes())) {
         // GPUs held for this pod after its preemption are room for it (nomination.h).
         std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid, pod.priority);
         placement::NodeVerdict v = planner.Evaluate(request, own ? *own : *node, /*want_placement=*/true);

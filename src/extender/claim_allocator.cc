@@ -6,12 +6,15 @@
 #include <chrono>
 #include <thread>
 
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/dra_planner.h"
 
 namespace gpusched::extender {
 namespace {
 
 constexpr int kAttempts = 4;
+// The in-flight key of a pod's special claim while it is created (it has no UID yet).
+constexpr std::string_view kCreating = "creating special claim of pod ";
 
 bool Overlaps(const dra::AllocatedDevices& held, const dra::AllocationResult& result) {
   return std::any_of(result.results.begin(), result.results.end(),
@@ -23,6 +26,7 @@ bool Overlaps(const dra::AllocatedDevices& held, const dra::AllocationResult& re
 dra::AllocatedDevices ClaimAllocator::HeldInFlight(const dra::ClusterState& state) {
   MutexLock lock(&mu_);
   std::erase_if(in_flight_, [&](const auto& kv) {
+    if (kv.first.starts_with(kCreating)) return false;  // the cluster cannot show it yet
     for (const auto& [key, claim] : state.claims()) {
       if (claim.uid == kv.first) return claim.allocation.has_value();
     }
@@ -70,27 +74,64 @@ Status ClaimAllocator::Write(const Pod& pod, const std::vector<const dra::Resour
   return OkStatus();
 }
 
-Status ClaimAllocator::Allocate(const Pod& pod, const std::string& node_name) {
+std::optional<dra::SpecialClaim> ClaimAllocator::SpecialClaimFor(const Pod& pod, const placement::NodeState& node,
+                                                                  const dra::ClusterState& state) const {
+  if (!options_->dra_extended_resources || !pod.extended_resource_claim.empty()) return std::nullopt;
+  if (!dra::ServedThroughDra(pod, node.node, state.classes())) return std::nullopt;
+  std::vector<std::string> served = dra::ServedOn(node.node, dra::MappedResources(pod, state.classes()));
+  std::optional<dra::SpecialClaim> special = dra::BuildSpecialClaim(pod, state.classes(), served);
+  if (special) special->claim.uid = fmt::format("{}{}", kCreating, pod.uid);  // its in-flight key until created
+  return special;
+}
+
+StatusOr<std::string> ClaimAllocator::CreateSpecial(const Pod& pod, const dra::SpecialClaim& special,
+                                                    const dra::AllocationResult& result) {
+  StatusOr<dra::ResourceClaim> created = writer_->CreateSpecial(special, result, pod);
+  MutexLock lock(&mu_);
+  in_flight_.erase(special.claim.uid);
+  if (!created.ok()) return created.status();
+  in_flight_[created->uid] = result;  // held until the cluster shows it allocated
+  return created->name;
+}
+
+StatusOr<std::string> ClaimAllocator::Allocate(const Pod& pod, const std::string& node_name) {
   std::string last;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
     dra::AllocatedDevices held = HeldInFlight(snapshot->dra());
     placement::DraOptions options = options_->dra;
     options.also_allocated = &held;
-    placement::DraPlanner planner(snapshot->dra(), pod, programs_, options);
-    if (!planner.problem().empty()) return FailedPreconditionError(planner.problem());
     const placement::NodeState* node = snapshot->FindNode(node_name);
     if (node == nullptr) return NotFoundError(fmt::format("node {} is not in gpusched's inventory", node_name));
+    std::optional<dra::SpecialClaim> special = SpecialClaimFor(pod, *node, snapshot->dra());
+    placement::DraPlanner planner(snapshot->dra(), pod, programs_, options, special ? &special->claim : nullptr);
+    if (!planner.problem().empty()) return FailedPreconditionError(planner.problem());
     placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
     if (!v.fits()) return FailedPreconditionError(v.node.reason);
     if (!Reserve(planner.to_allocate(), v.ranked)) {
       last = "another bind reserved one of the devices meanwhile";
       continue;  // plan again with its reservation counted
     }
-    Status s = Write(pod, planner.to_allocate(), v.ranked, planner.allocated());
+    // The special claim comes last (DraPlanner) and is created after the pod's own claims.
+    std::vector<const dra::ResourceClaim*> own = planner.to_allocate();
+    std::vector<dra::AllocationResult> results = v.ranked;
+    if (special) {
+      own.pop_back();
+      results.pop_back();
+    }
+    Status s = Write(pod, own, results, planner.allocated());
+    StatusOr<std::string> special_name = std::string();
+    if (special) {
+      if (s.ok()) {
+        special_name = CreateSpecial(pod, *special, v.ranked.back());
+        s = special_name.status();
+      } else {
+        Unreserve({&special->claim});
+      }
+    }
     if (s.ok()) {
       if (log_ != nullptr) log_->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node_name, std::make_shared<const placement::DraVerdict>(std::move(v)));
-      return OkStatus();
+      return special_name;
     }
     if (s.code() != StatusCode::kAborted) return s;
     last = std::string(s.message());

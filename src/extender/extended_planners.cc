@@ -6,7 +6,7 @@ ExtendedPlanners::Served::Served(const Pod& pod, const EvaluationInputs& in, dra
     : special(std::move(claim)), planner(in.snapshot->dra(), pod, in.programs, in.options->dra, &special.claim) {}
 
 ExtendedPlanners::ExtendedPlanners(const Pod& pod, const EvaluationInputs& inputs) : pod_(pod), in_(inputs) {
-  if (inputs.options->dra_extended_resources && !inputs.claims_owned) {
+  if (inputs.options->dra_extended_resources) {
     mapped_ = dra::MappedResources(pod, inputs.snapshot->dra().classes());
   }
 }

@@ -1,7 +1,10 @@
 #include "gpusched/extender/inventory_claim_writer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <string>
 
 namespace gpusched::extender {
@@ -18,7 +21,47 @@ std::string NextVersion(const std::string& version) {
   return version + "+1";
 }
 
+// The API server's alphabet for generated names (no vowels, no look-alikes).
+constexpr std::string_view kNameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+constexpr int kNameAttempts = 8;
+
+std::string NameSuffix(uint64_t seed) {
+  std::string out;
+  for (int i = 0; i < 5; ++i) {
+    out.push_back(kNameAlphabet[seed % kNameAlphabet.size()]);
+    seed /= kNameAlphabet.size();
+  }
+  return out;
+}
+
+// A UUID-shaped ID derived from `text` (stable across runs, so replays are repeatable).
+std::string DerivedUid(const std::string& text) {
+  uint64_t a = std::hash<std::string>{}(text);
+  uint64_t b = std::hash<std::string>{}(fmt::format("{}/uid", text));
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff, b >> 48,
+                     b & 0xffffffffffffULL);
+}
+
 }  // namespace
+
+StatusOr<dra::ResourceClaim> InventoryClaimWriter::CreateSpecial(const dra::SpecialClaim& special,
+                                                                 const dra::AllocationResult& result, const Pod& pod) {
+  Status last;
+  for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+    dra::ResourceClaim claim = special.claim;
+    claim.name = fmt::format("{}{}", special.claim.name, NameSuffix(std::hash<std::string>{}(pod.uid) + static_cast<uint64_t>(attempt)));
+    claim.uid = DerivedUid(fmt::format("{}/{}", claim.namespace_name, claim.name));
+    claim.resource_version = std::to_string(1);  // (a literal trips GCC 12's -Wrestrict false positive)
+    claim.finalizers = {std::string(kDeleteProtection)};
+    claim.allocation = result;
+    claim.reserved_for = {dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid}};
+    Pod recorded = inventory_->FindPod(pod.uid).value_or(pod);
+    recorded.extended_resource_claim = claim.name;
+    last = inventory_->CreateDraClaim(claim, std::move(recorded));
+    if (last.ok()) return claim;
+  }
+  return last;
+}
 
 Status InventoryClaimWriter::Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) {
   dra::ResourceClaim updated = claim;

@@ -139,7 +139,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
 
 EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
   EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),
-                      .helper = &helper_, .claims_owned = claims_ != nullptr};
+                      .helper = &helper_};
   if (caches) {
     in.log = dra_log_.get();
     in.scores = scores_.get();

@@ -5,6 +5,7 @@
 #include "gpusched/json/json.h"
 #include "gpusched/kubejson/dra_allocation_json.h"
 #include "gpusched/kubejson/dra_objects.h"
+#include "gpusched/kubejson/special_claim_json.h"
 
 namespace gpusched::kubeapi {
 namespace {
@@ -18,19 +19,19 @@ std::string Quoted(std::string_view s) {
   return out;
 }
 
-// Returns the resourceVersion of the object in `body`, or "".
-std::string ResourceVersionOf(const std::string& body) {
+// The metadata field `key` of the object in `body`, or "".
+std::string MetadataOf(const std::string& body, const char* key) {
   rapidjson::Document d;
   if (!json::Parse(body, &d).ok() || !d.IsObject()) return "";
   const rapidjson::Value* meta = json::Find(d, "metadata");
-  std::string rv;
-  if (meta != nullptr && meta->IsObject()) (void)json::ReadString(*meta, "resourceVersion", "metadata", &rv);
-  return rv;
+  std::string value;
+  if (meta != nullptr && meta->IsObject()) (void)json::ReadString(*meta, key, "metadata", &value);
+  return value;
 }
 
 Status Check(const StatusOr<ApiResponse>& r, std::string_view what, const dra::ResourceClaim& claim) {
   if (!r.ok()) return UnavailableError(fmt::format("{} of claim {}/{}: {}", what, claim.namespace_name, claim.name, r.status().message()));
-  if (r->status == 200) return OkStatus();
+  if (r->status == 200 || r->status == 201) return OkStatus();
   std::string message = fmt::format("{} of claim {}/{}: {} {}", what, claim.namespace_name, claim.name, r->status, StatusMessage(*r));
   if (r->status == 409) return AbortedError(std::move(message));
   if (r->status == 404) return NotFoundError(std::move(message));
@@ -40,7 +41,7 @@ Status Check(const StatusOr<ApiResponse>& r, std::string_view what, const dra::R
 }  // namespace
 
 Status ApiClaimWriter::Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) {
-  std::string path = fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}", claim.namespace_name, claim.name);
+  std::string path = ClaimPath(claim);
   std::string rv = claim.resource_version;
   if (result != nullptr && std::find(claim.finalizers.begin(), claim.finalizers.end(), kDeleteProtection) == claim.finalizers.end()) {
     std::string patch = R"({"metadata":{"resourceVersion":)";
@@ -54,7 +55,7 @@ Status ApiClaimWriter::Write(const dra::ResourceClaim& claim, const dra::Allocat
     patch += "]}}";
     StatusOr<ApiResponse> r = client_->Send("PATCH", path, patch, kMergePatch, request_timeout_);
     GPUSCHED_RETURN_IF_ERROR(Check(r, "adding the finalizer", claim));
-    rv = ResourceVersionOf(r->body);
+    rv = MetadataOf(r->body, "resourceVersion");
   }
   std::string patch = R"({"metadata":{"resourceVersion":)";
   json::AppendString(&patch, rv);
@@ -70,6 +71,60 @@ Status ApiClaimWriter::Write(const dra::ResourceClaim& claim, const dra::Allocat
   }
   patch += fmt::format(R"({{"resource":"pods","name":{},"uid":{}}}]}}}})", Quoted(pod.name), Quoted(pod.uid));
   return Check(client_->Send("PATCH", path + "/status", patch, kMergePatch, request_timeout_), "writing the allocation", claim);
+}
+
+std::string ApiClaimWriter::ClaimPath(const dra::ResourceClaim& claim) {
+  return fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}", claim.namespace_name, claim.name);
+}
+
+StatusOr<dra::ResourceClaim> ApiClaimWriter::CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
+                                                           const Pod& pod) {
+  dra::ResourceClaim created = special.claim;
+  StatusOr<ApiResponse> r = client_->Send("POST", fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims", created.namespace_name),
+                                          kubejson::SpecialClaimJson(special, pod), "application/json", request_timeout_);
+  GPUSCHED_RETURN_IF_ERROR(Check(r, "creating the special claim", created));
+  created.name = MetadataOf(r->body, "name");
+  created.uid = MetadataOf(r->body, "uid");
+  created.resource_version = MetadataOf(r->body, "resourceVersion");
+  created.finalizers = {std::string(kDeleteProtection)};
+  if (created.name.empty()) return UnavailableError(fmt::format("creating the special claim {}/{}: the reply names no claim", created.namespace_name, special.claim.name));
+  Status s = Write(created, &result, pod);
+  if (s.ok()) {
+    std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", pod.namespace_name, pod.name);
+    StatusOr<ApiResponse> p = client_->Send("PATCH", path, kubejson::ExtendedClaimStatusPatch(special, created.name, pod), kMergePatch,
+                                            request_timeout_);
+    if (!p.ok()) {
+      s = UnavailableError(fmt::format("recording claim {} in the status of pod {}/{}: {}", created.name, pod.namespace_name, pod.name, p.status().message()));
+    } else if (p->status != 200) {
+      s = Status(p->status == 409 || p->status == 404 ? StatusCode::kAborted : StatusCode::kUnavailable,
+                 fmt::format("recording claim {} in the status of pod {}/{}: {} {}", created.name, pod.namespace_name, pod.name, p->status, StatusMessage(*p)));
+    }
+  }
+  if (!s.ok()) {
+    Status released = Release(created);
+    if (!released.ok()) return Status(s.code(), fmt::format("{}; releasing the claim again failed too: {}", s.message(), released.message()));
+    return s;
+  }
+  created.allocation = result;
+  created.reserved_for = {dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid}};
+  return created;
+}
+
+Status ApiClaimWriter::Release(const dra::ResourceClaim& claim) {
+  // Clear what this writer wrote (allocation, reservation, finalizer), then delete: a claim that is
+  // already gone (404) is released.
+  const std::pair<std::string, std::string> steps[] = {
+      {ClaimPath(claim) + "/status", R"({"status":{"allocation":null,"reservedFor":null}})"},
+      {ClaimPath(claim), R"({"metadata":{"finalizers":null}})"},
+  };
+  for (const auto& [path, patch] : steps) {
+    StatusOr<ApiResponse> r = client_->Send("PATCH", path, patch, kMergePatch, request_timeout_);
+    if (r.ok() && r->status == 404) return OkStatus();
+    GPUSCHED_RETURN_IF_ERROR(Check(r, "releasing", claim));
+  }
+  StatusOr<ApiResponse> r = client_->Send("DELETE", ClaimPath(claim), "", "application/json", request_timeout_);
+  if (r.ok() && r->status == 404) return OkStatus();
+  return Check(r, "deleting", claim);
 }
 
 }  // namespace gpusched::kubeapi

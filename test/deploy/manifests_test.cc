@@ -344,7 +344,7 @@ std::string Check(const YAML::Node& doc) {
 
 // The resources each API group serves, and the verbs RBAC knows.
 const std::map<std::string, std::set<std::string>> kResources = {
-    {"", {"pods", "pods/binding", "bindings", "nodes", "namespaces", "events", "configmaps", "secrets", "services"}},
+    {"", {"pods", "pods/binding", "pods/status", "bindings", "nodes", "namespaces", "events", "configmaps", "secrets", "services"}},
     {"events.k8s.io", {"events"}},
     {"coordination.k8s.io", {"leases"}},
     {"policy", {"poddisruptionbudgets"}},
@@ -684,6 +684,13 @@ TEST(Manifests, TheDraOwnerRoleGrantsExactlyWhatOwnerModeAddsToTheBaseRole) {
   ASSERT_TRUE(testing::Eventually([&] { return replica.inventory->Snapshot()->dra().FindClaim("ml", "train") != nullptr; }));
   replica.service->Filter(testing::ArgsWithNames(pod, {"dra-a"}));
   EXPECT_THAT(replica.service->Bind(testing::BindJson("trainer", "ml", "trainer", "dra-a")), HasSubstr(R"("Error":"")"));
+  // A pod of nvidia.com/gpu served through DRA: its special claim is created, and deleted again
+  // when the pod's status cannot name it; the retry binds.
+  std::string whole = api.Put("pods", testing::PodJson{.name = "w", .namespace_name = "ml", .uid = "w", .containers = {testing::WholeGpus("main", 1)}}.ToJson());
+  replica.service->Filter(testing::ArgsWithNames(whole, {"dra-a"}));
+  api.FailNext("PATCH", "/api/v1/namespaces/ml/pods/w/status", 500);
+  EXPECT_THAT(replica.service->Bind(testing::BindJson("w", "ml", "w", "dra-a")), HasSubstr("recording claim"));
+  EXPECT_THAT(replica.service->Bind(testing::BindJson("w", "ml", "w", "dra-a")), HasSubstr(R"("Error":"")"));
   std::set<Permission> used;
   for (const testing::RecordedRequest& r : api.Requests()) {
     if (!IsDiscovery(r)) used.insert(PermissionOf(r));

@@ -333,6 +333,10 @@ struct LateClaimWriter : extender::ClaimWriter {
   Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override {
     return target->Write(claim, result, pod);
   }
+  StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
+                                             const Pod& pod) override {
+    return target->CreateSpecial(special, result, pod);
+  }
 };
 
 std::string BindError(uint16_t port, const std::string& pod, const std::string& node) {
@@ -438,6 +442,28 @@ TEST(DraHttp, ABoundWholeGpuPodHoldsItsSpecialClaimsDevices) {
               HasSubstr("node is switching from nvidia-dra to mgpu: 1 GPU pod of the old mode still runs (ml/w)"));
 }
 
+// The devices of `claim`'s allocation, by name.
+std::vector<std::string> DevicesOf(const dra::ResourceClaim& claim) {
+  std::vector<std::string> out;
+  if (claim.allocation) {
+    for (const dra::DeviceResult& r : claim.allocation->results) out.push_back(r.id.device);
+  }
+  return out;
+}
+
+// Every device an allocated claim holds, and how many results hold them (equal: none twice).
+std::pair<std::set<std::string>, size_t> AllocatedDevices(TestServer& server) {
+  std::set<std::string> devices;
+  size_t results = 0;
+  for (const auto& [key, c] : server.inventory().Snapshot()->dra().claims()) {
+    for (const std::string& d : DevicesOf(c)) {
+      devices.insert(d);
+      ++results;
+    }
+  }
+  return {devices, results};
+}
+
 TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice) {
   LateClaimWriter writer;
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 8), std::string(kGpuClass),
@@ -453,9 +479,7 @@ TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice)
   const dra::ResourceClaim* claim = server.inventory().Snapshot()->dra().FindClaim("ml", "train");
   ASSERT_NE(claim, nullptr);
   ASSERT_TRUE(claim->allocation.has_value());
-  std::vector<std::string> devices;
-  for (const dra::DeviceResult& r : claim->allocation->results) devices.push_back(r.id.device);
-  EXPECT_THAT(devices, ElementsAre("gpu-2", "gpu-3"));
+  EXPECT_THAT(DevicesOf(*claim), ElementsAre("gpu-2", "gpu-3"));
   EXPECT_THAT(claim->finalizers, ElementsAre("resource.kubernetes.io/delete-protection"));
   ASSERT_EQ(claim->reserved_for.size(), 1u);
   EXPECT_EQ(claim->reserved_for[0].uid, "trainer");
@@ -471,29 +495,52 @@ TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice)
   ASSERT_THAT(Filter(server.port(), ClaimPod("filler", "rest"), {"dra-a"}).kept, ElementsAre("dra-a"));
   EXPECT_EQ(BindError(server.port(), "filler", "dra-a"), "");
   // Every GPU is held once: 1 + 2 + 5 = 8 distinct devices.
-  std::set<std::string> held_devices;
-  size_t results = 0;
-  for (const auto& [key, c] : server.inventory().Snapshot()->dra().claims()) {
-    if (!c.allocation) continue;
-    for (const dra::DeviceResult& r : c.allocation->results) {
-      held_devices.insert(r.id.device);
-      ++results;
-    }
-  }
-  EXPECT_EQ(held_devices.size(), 8u);
+  auto [taken, results] = AllocatedDevices(server);
+  EXPECT_EQ(taken.size(), 8u);
   EXPECT_EQ(results, 8u);
 }
 
-// Owner mode cannot create special claims yet: nvidia-dra nodes are not offered to a pod whose
-// extended resources DRA would serve there, and a bind there says why.
-TEST(DraOwner, ExtendedResourcesThroughDraAreRefusedWithTheReason) {
+// Owner mode serves extended resources through DRA as kube-scheduler's PreBind would: bind
+// creates the pod's special claim (generated name, the pod as owner, the finalizer, one request
+// per container), allocates it (gpusched's ranked choice: one PCIe root) and names it in the pod's
+// status; the ledger and the mode-switch guard count the pod.
+TEST(DraOwner, BindCreatesAllocatesAndRecordsTheSpecialClaimOfExtendedResources) {
   LateClaimWriter writer;
-  TestServer server(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), std::string(kGpuClass)}), {}, "", {},
-                    extender::ServiceCollaborators{.claim_writer = &writer});
+  TestServer server(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), std::string(kGpuClass),
+                              Claim("busy", ClaimSpec(1, ""), {"dra-big/gpu-0"}, {"b"})}),
+                    {}, "", {}, extender::ServiceCollaborators{.claim_writer = &writer});
   writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
-  EXPECT_THAT(Filter(server.port(), GpuLimitPod("w", 2), {"dra-big"}).failed["dra-big"], HasSubstr("node mode nvidia-dra"));
-  EXPECT_THAT(BindError(server.port(), "w", "dra-big"), HasSubstr("gpusched's DRA owner mode does not create yet"));
-  EXPECT_FALSE(server.inventory().AllocationOf("w").has_value());
+  ASSERT_THAT(Filter(server.port(), GpuLimitPod("w", 2), {"dra-big"}).kept, ElementsAre("dra-big"));
+  EXPECT_EQ(BindError(server.port(), "w", "dra-big"), "");
+
+  std::optional<Pod> record = server.inventory().FindPod("w");
+  ASSERT_TRUE(record.has_value());
+  EXPECT_THAT(record->extended_resource_claim, ::testing::StartsWith("w-extended-resources-"));
+  EXPECT_EQ(record->extended_resource_claim.size(), std::string("w-extended-resources-").size() + 5);
+  const dra::ResourceClaim* claim = server.inventory().Snapshot()->dra().FindClaim("ml", record->extended_resource_claim);
+  ASSERT_NE(claim, nullptr);
+  EXPECT_EQ(claim->owner_pod_uid, "w");
+  EXPECT_THAT(claim->finalizers, ElementsAre("resource.kubernetes.io/delete-protection"));
+  ASSERT_EQ(claim->requests.size(), 1u);
+  EXPECT_EQ(claim->requests[0].name, "container-0-request-0");
+  ASSERT_TRUE(claim->allocation.has_value());
+  EXPECT_THAT(DevicesOf(*claim), ElementsAre("gpu-2", "gpu-3"));  // one PCIe root, not gpu-1 beside the busy gpu-0
+  ASSERT_EQ(claim->reserved_for.size(), 1u);
+  EXPECT_EQ(claim->reserved_for[0].uid, "w");
+  std::optional<Allocation> held = server.inventory().AllocationOf("w");
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->mode, NodeMode::kNvidiaDra);
+  EXPECT_THAT(held->placement.devices, ElementsAre("gpu.nvidia.com/dra-big/gpu-2", "gpu.nvidia.com/dra-big/gpu-3"));
+
+  // Five devices are left: a pod of five fits, one of six does not, and no device is taken twice.
+  EXPECT_THAT(Filter(server.port(), GpuLimitPod("y", 6), {"dra-big"}).failed["dra-big"], HasSubstr("5 of 6 devices available"));
+  ASSERT_THAT(Filter(server.port(), GpuLimitPod("x", 5), {"dra-big"}).kept, ElementsAre("dra-big"));
+  EXPECT_EQ(BindError(server.port(), "x", "dra-big"), "");
+  auto [taken, results] = AllocatedDevices(server);
+  EXPECT_EQ(taken.size(), 8u);
+  EXPECT_EQ(results, 8u);
+  EXPECT_THAT(BindError(server.port(), "y", "dra-big"), HasSubstr("0 of 6 devices available"));
+  EXPECT_NE(server.inventory().FindPod("x")->extended_resource_claim, record->extended_resource_claim);
 }
 
 TEST(DraOwner, ASecondPodOfASharedClaimIsOnlyAddedToReservedFor) {

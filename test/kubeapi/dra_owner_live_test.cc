@@ -22,6 +22,15 @@ std::string BindError(const std::string& reply) {
   return d["Error"].GetString();
 }
 
+// The requests other than reads that `api` received: "METHOD target".
+std::vector<std::string> WritesTo(const testing::FakeApiServer& api) {
+  std::vector<std::string> out;
+  for (const auto& r : api.Requests()) {
+    if (r.method != "GET") out.push_back(r.method + " " + r.target);
+  }
+  return out;
+}
+
 struct Fixture {
   testing::FakeApiServer api;
   std::unique_ptr<testing::LiveReplica> replica;
@@ -39,13 +48,7 @@ struct Fixture {
     EXPECT_TRUE(Eventually([&] { return replica->inventory->Snapshot()->dra().FindClaim("ml", "train") != nullptr; }));
   }
 
-  std::vector<std::string> Writes() const {
-    std::vector<std::string> out;
-    for (const auto& r : api.Requests()) {
-      if (r.method != "GET") out.push_back(r.method + " " + r.target);
-    }
-    return out;
-  }
+  std::vector<std::string> Writes() const { return WritesTo(api); }
 };
 
 TEST(DraOwnerLive, BindWritesFinalizerThenAllocationAndReservedForThenTheBinding) {
@@ -83,6 +86,87 @@ TEST(DraOwnerLive, AClaimChangedMeanwhileIsReadAgainAndAllocatedOnce) {
   // One finalizer, one reservation.
   EXPECT_EQ(claim.find("delete-protection"), claim.rfind("delete-protection"));
   EXPECT_EQ(claim.find(R"("uid":"trainer")"), claim.rfind(R"("uid":"trainer")"));
+}
+
+// KEP 5004 in owner mode: a pod asking nvidia.com/gpu on an nvidia-dra node without device-plugin
+// capacity gets its special claim as kube-scheduler's PreBind would write it: created (generated
+// name, the pod as controlling owner, finalizer, annotation, one ExactCount request), allocated and
+// reserved on the status subresource at the created resourceVersion, named in the pod's status,
+// then the Binding.
+struct ExtendedFixture {
+  testing::FakeApiServer api;
+  std::unique_ptr<testing::LiveReplica> replica;
+  std::string pod;
+
+  ExtendedFixture() {
+    api.Put("nodes", testing::DraNode("dra-a"));
+    api.Put("resourceslices", testing::GpuSlice("dra-a", 4));
+    api.Put("deviceclasses", std::string(testing::kGpuClass));
+    pod = api.Put("pods", testing::PodJson{.name = "w", .namespace_name = "ml", .uid = "w", .containers = {testing::WholeGpus("main", 2)}}.ToJson());
+    replica = std::make_unique<testing::LiveReplica>(api.url(), extender::ServiceOptions{}, inventory::InventoryOptions{},
+                                                     kubeapi::ApiBinderOptions{}, /*dra_owner=*/true);
+    EXPECT_TRUE(replica->sync->WaitSynced(std::chrono::seconds(10)));
+    EXPECT_TRUE(Eventually([&] { return replica->inventory->Snapshot()->dra().classes().size() == 1; }));
+    api.ClearRequests();
+  }
+
+  std::vector<std::string> Writes() const { return WritesTo(api); }
+  std::string Body(const std::string& method, const std::string& target) const {
+    for (const auto& r : api.Requests()) {
+      if (r.method == method && r.target == target) return r.body;
+    }
+    return "";
+  }
+  std::string Bind() {
+    replica->service->Filter(testing::ArgsWithNames(pod, {"dra-a"}));
+    return BindError(replica->service->Bind(testing::BindJson("w", "ml", "w", "dra-a")));
+  }
+};
+
+TEST(DraOwnerLive, AnExtendedResourcePodGetsItsSpecialClaimCreatedAllocatedAndNamedInItsStatus) {
+  ExtendedFixture f;
+  EXPECT_EQ(f.Bind(), "");
+  std::vector<std::string> claims = f.api.Objects("resourceclaims");
+  ASSERT_EQ(claims.size(), 1u);
+  rapidjson::Document claim;
+  ASSERT_TRUE(json::Parse(claims[0], &claim).ok());
+  std::string name = claim["metadata"]["name"].GetString();
+  EXPECT_THAT(name, ::testing::StartsWith("w-extended-resources-"));
+  std::string base = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
+  EXPECT_THAT(f.Writes(), ElementsAre("POST " + base, "PATCH " + base + "/" + name + "/status", "PATCH /api/v1/namespaces/ml/pods/w/status",
+                                      "POST /api/v1/namespaces/ml/pods/w/binding"));
+  std::string created = f.Body("POST", base);
+  EXPECT_THAT(created, HasSubstr(R"("generateName":"w-extended-resources-")"));
+  EXPECT_THAT(created, HasSubstr(R"("annotations":{"resource.kubernetes.io/extended-resource-claim":"true"})"));
+  EXPECT_THAT(created, HasSubstr(R"("ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"w","uid":"w","controller":true,"blockOwnerDeletion":true}])"));
+  EXPECT_THAT(created, HasSubstr(R"("requests":[{"name":"container-0-request-0","exactly":{"deviceClassName":"gpu.nvidia.com","allocationMode":"ExactCount","count":2}}])"));
+  EXPECT_THAT(f.Body("PATCH", base + "/" + name + "/status"), HasSubstr(R"("reservedFor":[{"resource":"pods","name":"w","uid":"w"}])"));
+  EXPECT_THAT(claims[0], HasSubstr(R"("allocation":)"));
+  std::string pod = *f.api.Get("pods", "ml", "w");
+  EXPECT_THAT(pod, HasSubstr(R"("extendedResourceClaimStatus":{"resourceClaimName":")" + name +
+                             R"(","requestMappings":[{"containerName":"main","resourceName":"nvidia.com/gpu","requestName":"container-0-request-0"}]})"));
+  // The watch brings claim and pod back: the ledger books the two devices under nvidia-dra.
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<Allocation> a = f.replica->inventory->AllocationOf("w");
+    return a && a->mode == NodeMode::kNvidiaDra && a->placement.devices.size() == 2;
+  }));
+}
+
+TEST(DraOwnerLive, ASpecialClaimWhosePodCannotRecordItIsReleasedAndDeletedAndTheRetryBinds) {
+  ExtendedFixture f;
+  f.api.FailNext("PATCH", "/api/v1/namespaces/ml/pods/w/status", 500);
+  EXPECT_THAT(f.Bind(), HasSubstr("recording claim w-extended-resources-"));
+  std::vector<std::string> writes = f.Writes();
+  ASSERT_EQ(writes.size(), 6u) << ::testing::PrintToString(writes);
+  EXPECT_THAT(writes[3], ::testing::EndsWith("/status"));   // allocation and reservation cleared
+  EXPECT_THAT(writes[4], ::testing::StartsWith("PATCH "));  // finalizer removed
+  EXPECT_THAT(writes[5], ::testing::StartsWith("DELETE "));
+  EXPECT_TRUE(f.api.Objects("resourceclaims").empty());
+  EXPECT_FALSE(f.replica->inventory->AllocationOf("w").has_value());
+  // kube-scheduler retries the pod: it binds, with one claim.
+  f.api.ClearRequests();
+  EXPECT_EQ(f.Bind(), "");
+  EXPECT_EQ(f.api.Objects("resourceclaims").size(), 1u);
 }
 
 }  // namespace

@@ -574,9 +574,11 @@ class FakeApiServer::Impl {
       if (it == objects.end()) return NotFound(resource, name);
       return {200, WithKind(resource, it->second)};
     }
-    if (method == "PATCH" && (sub.empty() || (sub == "status" && resource == "resourceclaims"))) {
+    if (method == "PATCH" && (sub.empty() || (sub == "status" && HasStatusSubresource(resource)))) {
       return PatchLocked(resource, ns, name, body, sub);
     }
+    if (method == "POST" && resource == "resourceclaims" && name.empty()) return CreateLocked(resource, ns, body);
+    if (method == "DELETE" && resource == "resourceclaims" && !name.empty() && sub.empty()) return DeleteLocked(resource, ns, name);
     if (method == "POST" && resource == "pods" && sub == "binding") return BindLocked(ns, name, body);
     if (method == "POST" && resource == "events" && name.empty()) {
       Document d;
@@ -687,8 +689,58 @@ class FakeApiServer::Impl {
     return {200, out};
   }
 
+  static bool HasStatusSubresource(const std::string& resource) { return resource == "resourceclaims" || resource == "pods"; }
+
+  // A create, as the API server does it: the name, or generateName completed with five
+  // characters; 409 AlreadyExists for a name taken; the namespace of the URL; status dropped.
+  Reply CreateLocked(const std::string& resource, const std::string& ns, const std::string& body) {
+    Document d;
+    d.Parse(body.c_str());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("metadata") || !d["metadata"].IsObject()) {
+      return {400, StatusJson(400, "BadRequest", "malformed object")};
+    }
+    auto& a = d.GetAllocator();
+    std::string name = Str(d, "metadata", "name");
+    if (name.empty()) {
+      std::string prefix = Str(d, "metadata", "generateName");
+      if (prefix.empty()) return {422, StatusJson(422, "Invalid", "metadata.name: Required value: name or generateName is required")};
+      name = fmt::format("{}{}", prefix, fmt::format("{:05d}", ++uids_ % 100000));
+      SetString(Meta(d), "name", name, a);
+    }
+    if (!Str(d, "metadata", "namespace").empty() && Str(d, "metadata", "namespace") != ns) {
+      return {400, StatusJson(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request")};
+    }
+    SetString(Meta(d), "namespace", ns, a);
+    if (objects_[resource].contains(Key(resource, ns, name))) {
+      return {409, StatusJson(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", resource, name))};
+    }
+    d.RemoveMember("status");
+    return {201, WithKind(resource, StoreLocked(resource, d))};
+  }
+
+  // A delete: an object with finalizers only gets its deletionTimestamp (the finalizers' owners
+  // remove them); one without is gone.
+  Reply DeleteLocked(const std::string& resource, const std::string& ns, const std::string& name) {
+    auto& objects = objects_[resource];
+    auto it = objects.find(Key(resource, ns, name));
+    if (it == objects.end()) return NotFound(resource, name);
+    Document d;
+    d.Parse(it->second.c_str());
+    const Value& meta = Meta(d);
+    if (meta.HasMember("finalizers") && meta["finalizers"].IsArray() && !meta["finalizers"].Empty()) {
+      if (Str(d, "metadata", "deletionTimestamp").empty()) SetString(Meta(d), "deletionTimestamp", "2026-12-02T10:00:00Z", d.GetAllocator());
+      return {200, WithKind(resource, StoreLocked(resource, d))};
+    }
+    SetString(Meta(d), "resourceVersion", std::to_string(++rv_), d.GetAllocator());
+    std::string json = Dump(d);
+    history_.push_back({rv_, resource, "DELETED", json, ""});
+    objects.erase(it);
+    cv_.notify_all();
+    return {200, WithKind(resource, json)};
+  }
+
   // A merge patch. As the API server does for resources with a status subresource (here:
-  // resourceclaims), the main resource ignores status and /status changes only status.
+  // resourceclaims and pods), the main resource ignores status and /status changes only status.
   Reply PatchLocked(const std::string& resource, const std::string& ns, const std::string& name, const std::string& body,
                     const std::string& sub = "") {
     auto& objects = objects_[resource];
@@ -712,7 +764,7 @@ class FakeApiServer::Impl {
       return {409, StatusJson(409, "Conflict",
                               fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}", want_uid, uid))};
     }
-    if (resource == "resourceclaims") {
+    if (HasStatusSubresource(resource)) {
       if (sub == "status") {
         for (auto it = patch.MemberBegin(); it != patch.MemberEnd();) {
           std::string key = it->name.GetString();

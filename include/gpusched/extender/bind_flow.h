@@ -1,7 +1,8 @@
 // File: bind_flow.h
 //
 // kube-scheduler's bind verb as a state machine: find the pod filter saw, finish a bind of ours
-// whose outcome was unknown, allocate its claims (DRA owner mode), then plan again on the current
+// whose outcome was unknown, allocate its claims (DRA owner mode; the special claim of extended
+// resources served by DRA too), then plan again on the current
 // inventory and commit atomically, and make it real in the cluster through the binder (released
 // again if that is refused). A bind that no longer fits changes nothing. One bind of a pod runs
 // at a time: a retry that arrives while the first attempt still runs (after kube-scheduler's
@@ -39,6 +40,9 @@ class BindFlow {
   // Marks the pod's bind as running for its scope; `acquired` is false if one already runs.
   class Running;
 
+  // True if bind must allocate claims for `pod` on `node` in owner mode: its own claims, or the
+  // special claim of extended resources DRA serves there.
+  bool NeedsClaims(const Pod& pod, const placement::PodRequest& request, const std::string& node) const;
   // Returns the pod filter saw under b.pod_uid, checked against b's names.
   StatusOr<Pod> FindPod(const BindingArgs& b) const;
   // Returns the answer if the pod is bound already: only the cluster's word (an observed

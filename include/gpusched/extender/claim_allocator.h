@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,20 @@ class ClaimAllocator {
       : inventory_(inventory), writer_(writer), options_(options), programs_(programs), log_(log) {}
 
   // Allocates `pod`'s unallocated claims on `node` and reserves every claim of it for the pod.
+  // Where DRA serves the pod's extended resources on `node` and the pod names no special claim
+  // yet, it also creates, allocates and reserves that claim, and returns its name ("" otherwise).
   // Errors: FailedPrecondition when they do not fit there (the reason); Aborted when the claims
   // kept changing under it; the writer's error otherwise.
-  Status Allocate(const Pod& pod, const std::string& node) GPUSCHED_EXCLUDES(mu_);
+  StatusOr<std::string> Allocate(const Pod& pod, const std::string& node) GPUSCHED_EXCLUDES(mu_);
 
  private:
+  // The special claim `pod` needs on `node` (its uid: its in-flight key while it is created), or
+  // nullopt.
+  std::optional<dra::SpecialClaim> SpecialClaimFor(const Pod& pod, const placement::NodeState& node,
+                                                   const dra::ClusterState& state) const;
+  // Creates the reserved `special` with `result`; keeps it in flight under its new UID. Returns its name.
+  StatusOr<std::string> CreateSpecial(const Pod& pod, const dra::SpecialClaim& special, const dra::AllocationResult& result)
+      GPUSCHED_EXCLUDES(mu_);
   // Returns the devices in flight, after dropping those the cluster now shows (or whose claim is
   // gone) from `state`.
   dra::AllocatedDevices HeldInFlight(const dra::ClusterState& state) GPUSCHED_EXCLUDES(mu_);

@@ -1,7 +1,9 @@
 // File: inventory_claim_writer.h
 //
 // Owner mode in snapshot mode: claim allocations are applied to the inventory's in-memory
-// ResourceClaims (there is no API server to write to).
+// ResourceClaims (there is no API server to write to). A special claim gets the name the API
+// server would complete from its generateName (five characters of its alphabet, derived from the
+// pod's UID, the next ones on a clash) and a UID derived from that name.
 #pragma once
 
 #include "gpusched/extender/claim_writer.h"
@@ -14,6 +16,8 @@ class InventoryClaimWriter : public ClaimWriter {
   // REQUIRES: `inventory` outlives the writer.
   explicit InventoryClaimWriter(inventory::Inventory* inventory) : inventory_(inventory) {}
   Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+  StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
+                                             const Pod& pod) override;
 
  private:
   inventory::Inventory* const inventory_;

@@ -41,10 +41,6 @@ struct EvaluationInputs {
   ScoreCacheStore* scores = nullptr;           // scores of earlier pods of the same shape; optional
   DraVerdictCacheStore* dra_verdicts = nullptr;  // DRA verdicts of earlier pods of the same claims; optional
   HelperThread* helper = nullptr;               // a thread to share a long decision with; optional
-  // DRA owner mode: bind allocates claims itself, and cannot create special claims for extended
-  // resources served by DRA yet (dra/extended_resources.h), so nodes that serve them so are not
-  // offered: such pods are judged as device-plugin pods everywhere.
-  bool claims_owned = false;
 };
 
 // The nodes of one request, resolved against the snapshot: the state (nullptr: a node the

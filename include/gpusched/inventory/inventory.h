@@ -89,6 +89,11 @@ class Inventory {
   // resourceVersion when the writer read it). The new DRA state is built outside the lock.
   // Errors: Aborted if the claim is gone or changed meanwhile.
   Status ReplaceDraClaim(dra::ResourceClaim claim, std::string_view expected_version) GPUSCHED_EXCLUDES(mu_);
+  // Adds `claim`, which must not exist yet, and records `pod` as updated, in one snapshot: owner
+  // mode's special claim for extended resources (created, allocated, and named in the pod's
+  // status) in snapshot mode. Errors: Aborted if a claim of that name is held or the DRA objects
+  // changed meanwhile.
+  Status CreateDraClaim(dra::ResourceClaim claim, Pod pod) GPUSCHED_EXCLUDES(mu_);
 
   // Returns the current snapshot. Never null.
   std::shared_ptr<const InventorySnapshot> Snapshot() const { return snapshot_.load(); }
@@ -156,6 +161,9 @@ class Inventory {
   };
 
   void ApplyLocked(ClusterDelta&& delta) GPUSCHED_REQUIRES(mu_);
+  // Applies `next` (built from `base` outside the lock) with `pods`, unless the DRA state moved
+  // on from `base` meanwhile (Aborted).
+  Status SwapDraStateLocked(const dra::ClusterStatePtr& base, dra::ClusterStatePtr next, std::vector<Pod> pods) GPUSCHED_REQUIRES(mu_);
   // The parts of ApplyLocked. Each adds the nodes whose state must be rebuilt to *touched and
   // returns whether anything changed.
   bool ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec) GPUSCHED_REQUIRES(mu_);

@@ -6,6 +6,12 @@
 // appended to status.reservedFor, with the resourceVersion the first write returned. A 409 at
 // either step is Aborted (someone else changed the claim: plan again); status.devices is never
 // written (it belongs to drivers).
+//
+// A special claim (extended resources served by DRA) is POSTed with its finalizer already on,
+// then allocated and reserved as above, then named in the pod's status (a merge patch of
+// pods/<name>/status with the pod's UID as precondition), as kube-scheduler's PreBind does. If a
+// step after the POST fails, the claim is released (status cleared, finalizer removed) and
+// deleted, so that no device stays held by a claim no pod names.
 #pragma once
 
 #include <chrono>
@@ -21,8 +27,14 @@ class ApiClaimWriter : public extender::ClaimWriter {
   explicit ApiClaimWriter(ApiClient* client, std::chrono::milliseconds request_timeout = std::chrono::seconds(3))
       : client_(client), request_timeout_(request_timeout) {}
   Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+  StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
+                                             const Pod& pod) override;
 
  private:
+  static std::string ClaimPath(const dra::ResourceClaim& claim);
+  // Undoes CreateSpecial's writes to `claim` and deletes it.
+  Status Release(const dra::ResourceClaim& claim);
+
   ApiClient* const client_;
   const std::chrono::milliseconds request_timeout_;
 };
