@@ -18,6 +18,7 @@
 #include "gpusched/kubejson/objects.h"
 #include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/replay/cluster_replay.h"
+#include "gpusched/replay/dra_example.h"
 #include "gpusched/replay/grid.h"
 #include "gpusched/replay/report.h"
 
@@ -50,6 +51,18 @@ placements.csv.
   --place FILE        (second form) the pods to place, in order
   --score-mapping M   (second form) rank (default) or linear
   --filter-top-k K    (second form) filter keeps the best K nodes (default 0: all)
+                      Policies "upstream" and "upstream-packing" (second form): kube-scheduler
+                      alone, the baselines: NodeResourcesFit (LeastAllocated, the default; or
+                      MostAllocated, its bin-packing setup) and BalancedAllocation pick the node,
+                      DRA devices are taken in published order. Columns: dra% of DRA GPUs allocated, frag% of
+                      them fragmented for the replayed pods (FGD), idle DRA nodes, the largest
+                      free block on one node, split = multi-GPU pods across PCIe roots.
+
+       gpusched replay --write-dra-example DIR [--example-nodes N] [--example-demand D] [--seeds S]
+writes DIR/cluster.json and DIR/pods.json: N nvidia-dra nodes (default 200) of 8 GPUs under
+PCIe roots of four, and pods asking 1, 2, 4 or 8 GPUs (half through ResourceClaims, half as
+nvidia.com/gpu served by DRA) until they ask D times the GPUs (default 1.1); the first seed
+draws them.
 )";
 
 struct Args {
@@ -65,6 +78,9 @@ struct Args {
   std::string selection = "policy";
   double tune_ratio = 1.3;
   int threads = 0;
+  std::string write_dra_example;
+  int example_nodes = 200;
+  double example_demand = 1.1;
 };
 
 StatusOr<Args> Parse(int argc, char** argv) {
@@ -105,6 +121,17 @@ StatusOr<Args> Parse(int argc, char** argv) {
       a.score_mapping = value;
     } else if (flag == "--filter-top-k") {
       a.filter_top_k = static_cast<size_t>(std::max(0, std::atoi(value.c_str())));
+    } else if (flag == "--write-dra-example") {
+      a.write_dra_example = value;
+    } else if (flag == "--example-nodes") {
+      a.example_nodes = std::atoi(value.c_str());
+      if (a.example_nodes < 1 || a.example_nodes > 100000) return InvalidArgumentError(fmt::format("--example-nodes \"{}\": want 1-100000", value));
+    } else if (flag == "--example-demand") {
+      char* end = nullptr;
+      a.example_demand = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || !(a.example_demand > 0 && a.example_demand <= 10)) {
+        return InvalidArgumentError(fmt::format("--example-demand \"{}\": want a number in (0, 10]", value));
+      }
     } else if (flag == "--threads") {
       a.threads = std::atoi(value.c_str());
       if (a.threads < 1 || a.threads > 256) return InvalidArgumentError(fmt::format("--threads \"{}\": want 1-256", value));
@@ -112,6 +139,7 @@ StatusOr<Args> Parse(int argc, char** argv) {
       return InvalidArgumentError(fmt::format("unknown flag {}", flag));
     }
   }
+  if (!a.write_dra_example.empty()) return a;
   bool trace = !a.nodes.empty() || !a.pods.empty();
   bool cluster = !a.snapshots.empty() || !a.place.empty();
   if (trace && cluster) return InvalidArgumentError("give either --nodes/--pods or --snapshot/--place, not both");
@@ -149,6 +177,23 @@ void ProgressBar(size_t done, size_t total, std::chrono::steady_clock::time_poin
   std::fflush(stderr);
 }
 
+int WriteDraExample(const Args& args, uint64_t seed) {
+  replay::DraExample example = replay::MakeDraExample(replay::DraExampleOptions{.nodes = args.example_nodes, .demand = args.example_demand, .seed = seed});
+  std::error_code ec;
+  std::filesystem::create_directories(args.write_dra_example, ec);
+  for (const auto& [name, content] : {std::pair{"cluster.json", &example.cluster_json}, std::pair{"pods.json", &example.pods_json}}) {
+    std::string path = fmt::format("{}/{}", args.write_dra_example, name);
+    std::ofstream out(path, std::ios::binary);
+    out << *content;
+    if (!out) {
+      log::Error("{}: write failed", path);
+      return 1;
+    }
+  }
+  std::printf("wrote %s/cluster.json and pods.json\n", args.write_dra_example.c_str());
+  return 0;
+}
+
 int RunClusterMode(const Args& args, const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds) {
   StatusOr<ClusterObjects> cluster = kubejson::LoadSnapshotFiles(args.snapshots);
   if (!cluster.ok()) {
@@ -176,7 +221,9 @@ int RunClusterMode(const Args& args, const std::vector<std::string>& policies, c
   for (const std::string& policy : policies) {
     for (uint64_t seed : seeds) {
       replay::ClusterReplayOptions o{.seed = seed};
-      if (Status s = config::SetNodePolicy(policy, &o.service); !s.ok()) {
+      if (policy == "upstream") o.upstream = replay::FitStrategy::kLeastAllocated;
+      if (policy == "upstream-packing") o.upstream = replay::FitStrategy::kMostAllocated;
+      if (Status s = o.upstream ? OkStatus() : config::SetNodePolicy(policy, &o.service); !s.ok()) {
         log::Error("--policy: {}", s.message());
         return 2;
       }
@@ -201,10 +248,13 @@ int RunClusterMode(const Args& args, const std::vector<std::string>& policies, c
       return 1;
     }
   }
-  std::printf("%-10s %5s %6s %6s %7s %9s %9s\n", "policy", "seed", "placed", "failed", "whole%", "mgpuCore%", "mgpuMem%");
+  std::printf("%-16s %5s %6s %6s %7s %9s %9s %6s %6s %5s %7s %6s\n", "policy", "seed", "placed", "failed", "whole%", "mgpuCore%",
+              "mgpuMem%", "dra%", "frag%", "idle", "largest", "split");
   for (const replay::ClusterReplayResult& r : results) {
-    std::printf("%-10s %5llu %6d %6d %7.2f %9.2f %9.2f\n", r.policy.c_str(), static_cast<unsigned long long>(r.seed),
-                r.placed, r.failed, r.whole_gpu_used_pct, r.mgpu_core_used_pct, r.mgpu_memory_used_pct);
+    std::printf("%-16s %5llu %6d %6d %7.2f %9.2f %9.2f %6.2f %6.2f %5d %7d %6s\n", r.policy.c_str(),
+                static_cast<unsigned long long>(r.seed), r.placed, r.failed, r.whole_gpu_used_pct, r.mgpu_core_used_pct,
+                r.mgpu_memory_used_pct, r.dra_gpu_used_pct, r.dra_fragmented_pct, r.dra_idle_nodes, r.largest_free,
+                fmt::format("{}/{}", r.split_pods, r.multi_gpu_pods).c_str());
   }
   std::printf("wrote %s/summary.csv, placements.csv\n", args.out.c_str());
   return 0;
@@ -232,6 +282,7 @@ int RunReplay(int argc, char** argv) {
     return 2;
   }
   grid.seeds = *seeds;
+  if (!args->write_dra_example.empty()) return WriteDraExample(*args, grid.seeds.front());
   if (!args->snapshots.empty()) return RunClusterMode(*args, grid.policies, grid.seeds);
   if (args->selection == "policy") {
     grid.selection = replay::Selection::kPolicy;

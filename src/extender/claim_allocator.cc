@@ -108,6 +108,7 @@ StatusOr<std::string> ClaimAllocator::Allocate(const Pod& pod, const std::string
     if (!planner.problem().empty()) return FailedPreconditionError(planner.problem());
     placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
     if (!v.fits()) return FailedPreconditionError(v.node.reason);
+    if (options_->dra_upstream_devices) v.ranked = v.compat;  // the replay's baseline: upstream's choice
     if (!Reserve(planner.to_allocate(), v.ranked)) {
       last = "another bind reserved one of the devices meanwhile";
       continue;  // plan again with its reservation counted

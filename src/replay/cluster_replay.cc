@@ -2,14 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
 
 #include "gpusched/common/random.h"
+#include "gpusched/extender/inventory_claim_writer.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/json/json.h"
+#include "gpusched/placement/pod_request.h"
 
 namespace gpusched::replay {
 namespace {
+
+double Pct(int64_t used, int64_t total) { return total > 0 ? 100.0 * static_cast<double>(used) / static_cast<double>(total) : 0.0; }
 
 std::string NodeNamesJson(const inventory::InventorySnapshot& snapshot) {
   std::string out = "[";
@@ -71,68 +79,203 @@ std::string PickByPriorities(const std::string& reply, const std::vector<std::st
   return best.size() == 1 ? best[0] : best[rng.Below(best.size())];
 }
 
-std::string PodKey(const std::string& pod_json) {
-  rapidjson::Document doc;
-  if (!json::Parse(pod_json, &doc).ok() || !doc.IsObject()) return "?";
-  std::string ns;
-  std::string name;
-  if (const rapidjson::Value* meta = json::Find(doc, "metadata"); meta != nullptr && meta->IsObject()) {
-    (void)json::ReadString(*meta, "namespace", "metadata", &ns);
-    (void)json::ReadString(*meta, "name", "metadata", &name);
-  }
-  return fmt::format("{}/{}", ns, name);
-}
-
-std::string BindBody(const std::string& pod_json, const std::string& node) {
-  rapidjson::Document doc;
-  std::string ns;
+struct PodMeta {
+  std::string namespace_name;
   std::string name;
   std::string uid;
-  if (json::Parse(pod_json, &doc).ok() && doc.IsObject()) {
-    if (const rapidjson::Value* meta = json::Find(doc, "metadata"); meta != nullptr && meta->IsObject()) {
-      (void)json::ReadString(*meta, "namespace", "metadata", &ns);
-      (void)json::ReadString(*meta, "name", "metadata", &name);
-      (void)json::ReadString(*meta, "uid", "metadata", &uid);
-    }
+};
+
+PodMeta ReadMeta(const std::string& pod_json) {
+  rapidjson::Document doc;
+  PodMeta out;
+  if (!json::Parse(pod_json, &doc).ok() || !doc.IsObject()) return out;
+  if (const rapidjson::Value* meta = json::Find(doc, "metadata"); meta != nullptr && meta->IsObject()) {
+    (void)json::ReadString(*meta, "namespace", "metadata", &out.namespace_name);
+    (void)json::ReadString(*meta, "name", "metadata", &out.name);
+    (void)json::ReadString(*meta, "uid", "metadata", &out.uid);
   }
+  return out;
+}
+
+std::string BindBody(const PodMeta& pod, const std::string& node) {
   std::string out = R"({"PodName":)";
-  json::AppendString(&out, name);
+  json::AppendString(&out, pod.name);
   out += R"(,"PodNamespace":)";
-  json::AppendString(&out, ns);
+  json::AppendString(&out, pod.namespace_name);
   out += R"(,"PodUID":)";
-  json::AppendString(&out, uid);
+  json::AppendString(&out, pod.uid);
   out += R"(,"Node":)";
   json::AppendString(&out, node);
   out += "}";
   return out;
 }
 
-double Pct(int64_t used, int64_t total) { return total > 0 ? 100.0 * static_cast<double>(used) / static_cast<double>(total) : 0.0; }
+// kube-scheduler's pick without gpusched's scores: the best UpstreamScore, ties at random.
+std::string PickUpstream(const inventory::InventorySnapshot& snapshot, const Pod& pod, const std::vector<std::string>& kept,
+                         FitStrategy strategy, Rng& rng) {
+  ResourceList requests = EffectiveRequests(pod);
+  std::vector<std::string> best;
+  int64_t top = -1;
+  for (const std::string& name : kept) {
+    const placement::NodeState* node = snapshot.FindNode(name);
+    int64_t score = node == nullptr ? 0 : UpstreamScore(*node, requests, strategy);
+    if (score > top) {
+      top = score;
+      best.clear();
+    }
+    if (score == top) best.push_back(name);
+  }
+  return best.size() == 1 ? best[0] : best[rng.Below(best.size())];
+}
+
+// The GPUs `pod` asks: nvidia.com/gpu, or the ExactCount requests of its claims.
+int GpusAsked(const Pod& pod, const dra::ClusterState& state) {
+  placement::PodRequest request = placement::AnalyzePod(pod);
+  if (request.whole_gpus > 0) return static_cast<int>(request.whole_gpus);
+  int64_t n = 0;
+  for (const dra::ResourceClaim* c : state.Resolve(pod).claims) {
+    for (const dra::DeviceRequest& r : c->requests) {
+      if (r.exactly && r.exactly->allocation_mode == "ExactCount") n += r.exactly->count;
+    }
+  }
+  return static_cast<int>(n);
+}
+
+bool IsGpuDriver(std::string_view driver, const std::vector<std::string>& drivers) {
+  return std::find(drivers.begin(), drivers.end(), driver) != drivers.end();
+}
+
+// The PCIe root of every GPU device of the DRA state, by device.
+std::map<dra::DeviceId, std::string> Roots(const dra::ClusterState& state, const std::vector<std::string>& drivers, std::string_view attribute) {
+  std::map<dra::DeviceId, std::string> out;
+  for (const auto& indexed : state.slices().all()) {
+    const dra::ResourceSlice& slice = indexed->slice();
+    if (!IsGpuDriver(slice.driver, drivers)) continue;
+    for (const dra::Device& d : slice.devices) {
+      auto it = d.attributes.find(std::string(attribute));
+      out[dra::DeviceId{slice.driver, slice.pool, d.name}] = it == d.attributes.end() ? "" : it->second.text;
+    }
+  }
+  return out;
+}
+
+// Fills the DRA measures of `r` from the final state; `asked` holds the GPUs each replayed pod asked.
+void MeasureDra(const inventory::InventorySnapshot& snapshot, const std::vector<int>& asked, const std::vector<Pod>& placed,
+                const placement::DraOptions& options, ClusterReplayResult* r) {
+  const dra::ClusterState& state = snapshot.dra();
+  std::map<std::string, std::pair<int, int>> per_node;  // name -> (devices, free)
+  for (const auto& indexed : state.slices().all()) {
+    const dra::ResourceSlice& slice = indexed->slice();
+    const placement::NodeState* node = snapshot.FindNode(slice.node_name);
+    if (!IsGpuDriver(slice.driver, options.gpu_drivers) || node == nullptr || !node->ready() || node->mode != NodeMode::kNvidiaDra) continue;
+    for (const dra::Device& d : slice.devices) {
+      auto& [devices, free] = per_node[slice.node_name];
+      ++devices;
+      if (!state.allocated().Holds(dra::DeviceId{slice.driver, slice.pool, d.name})) ++free;
+    }
+  }
+  std::map<int, int> sizes;  // GPUs asked -> pods
+  for (int n : asked) {
+    if (n > 0) ++sizes[n];
+  }
+  int64_t used = 0;
+  double fragmented = 0;
+  for (const auto& [name, counts] : per_node) {
+    auto [devices, free] = counts;
+    r->dra_gpus += devices;
+    used += devices - free;
+    r->dra_idle_nodes += free == devices ? 1 : 0;
+    r->largest_free = std::max(r->largest_free, free);
+    for (const auto& [gpus, pods] : sizes) {
+      if (free < gpus) fragmented += static_cast<double>(free) * pods / static_cast<double>(asked.size());
+    }
+  }
+  r->dra_gpu_used_pct = Pct(used, r->dra_gpus);
+  r->dra_fragmented_pct = r->dra_gpus > 0 ? 100.0 * fragmented / static_cast<double>(r->dra_gpus) : 0;
+  std::map<dra::DeviceId, std::string> roots = Roots(state, options.gpu_drivers, options.topology_attribute);
+  std::map<std::pair<std::string, std::string>, int> root_size;  // (pool, root) -> GPUs under it
+  for (const auto& [id, root] : roots) ++root_size[{id.pool, root}];
+  for (const Pod& pod : placed) {
+    std::set<std::pair<std::string, std::string>> pod_roots;
+    int gpus = 0;
+    for (const dra::ResourceClaim* c : state.Resolve(pod).claims) {
+      for (const dra::DeviceResult& d : c->allocation ? c->allocation->results : std::vector<dra::DeviceResult>{}) {
+        if (auto it = roots.find(d.id); it != roots.end()) {
+          ++gpus;
+          pod_roots.insert({d.id.pool, it->second});
+        }
+      }
+    }
+    r->dra_pod_gpus += gpus;
+    if (gpus < 2) continue;
+    ++r->multi_gpu_pods;
+    // Split: across more roots than the fewest that could hold its GPUs (the largest roots of its pool).
+    std::vector<int> sizes;
+    for (const auto& [key, n] : root_size) {
+      if (key.first == pod_roots.begin()->first) sizes.push_back(n);
+    }
+    std::sort(sizes.rbegin(), sizes.rend());
+    size_t needed = 0;
+    for (int held = 0; held < gpus && needed < sizes.size(); ++needed) held += sizes[needed];
+    r->split_pods += pod_roots.size() > std::max<size_t>(needed, 1) ? 1 : 0;
+  }
+}
 
 }  // namespace
+
+int64_t UpstreamScore(const placement::NodeState& node, const ResourceList& pod, FitStrategy strategy) {
+  constexpr int64_t kMaxScore = 100;
+  const ResourceList& allocatable = node.node.other_allocatable;
+  int64_t fit = 0;
+  double fractions[2] = {0, 0};
+  int i = 0;
+  for (auto [name, floor] : {std::pair<std::string_view, int64_t>{"cpu", 100}, {"memory", int64_t{200} << 20}}) {
+    int64_t capacity = allocatable.Get(name);
+    int64_t asked = pod.Get(name) > 0 ? pod.Get(name) : floor;
+    int64_t requested = (node.uses ? node.uses->total().Get(name) : 0) + asked;
+    if (capacity > 0 && requested <= capacity) {
+      fit += (strategy == FitStrategy::kLeastAllocated ? capacity - requested : requested) * kMaxScore / capacity;
+    }
+    fractions[i++] = capacity > 0 ? std::min(1.0, static_cast<double>(requested) / static_cast<double>(capacity)) : 1.0;
+  }
+  double deviation = std::abs(fractions[0] - fractions[1]) / 2;  // the standard deviation of two
+  return fit / 2 + static_cast<int64_t>((1 - deviation) * kMaxScore);
+}
 
 ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::vector<std::string>& pods_json,
                                      const ClusterReplayOptions& options) {
   auto start = std::chrono::steady_clock::now();
   inventory::Inventory inventory;
   inventory.ReplaceCluster(ClusterObjects(cluster));
-  extender::Service service(&inventory, options.service);
+  extender::InventoryClaimWriter claims(&inventory);
+  extender::ServiceOptions service_options = options.service;
+  service_options.dra_upstream_devices = options.upstream.has_value();
+  extender::Service service(&inventory, service_options, extender::ServiceCollaborators{.claim_writer = &claims});
   Rng rng(options.seed);
   std::string names = NodeNamesJson(*inventory.Snapshot());
 
-  ClusterReplayResult result{.policy = options.service.node_policy, .seed = options.seed};
+  std::string policy = !options.upstream                                        ? options.service.node_policy
+                       : *options.upstream == FitStrategy::kLeastAllocated ? "upstream"
+                                                                           : "upstream-packing";
+  ClusterReplayResult result{.policy = policy, .seed = options.seed};
+  std::vector<int> asked;
+  std::vector<Pod> placed_pods;
   for (const std::string& pod : pods_json) {
     ++result.pods;
+    PodMeta meta = ReadMeta(pod);
     std::string args = fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":{}}})", pod, names);
     FilterOutcome filtered = ReadFilter(service.Filter(args));
-    Placed placed{.pod = PodKey(pod)};
+    std::optional<Pod> record = inventory.FindPod(meta.uid);
+    if (record) asked.push_back(GpusAsked(*record, inventory.Snapshot()->dra()));
+    Placed placed{.pod = fmt::format("{}/{}", meta.namespace_name, meta.name)};
     if (filtered.kept.empty()) {
       placed.error = filtered.reasons.empty() ? "no node fits" : filtered.reasons;
     } else {
       std::string node = filtered.kept.size() == 1 ? filtered.kept[0]
-                                                    : PickByPriorities(service.Prioritize(args), filtered.kept, rng);
+                         : options.upstream && record ? PickUpstream(*inventory.Snapshot(), *record, filtered.kept, *options.upstream, rng)
+                                                      : PickByPriorities(service.Prioritize(args), filtered.kept, rng);
       rapidjson::Document bind;
-      std::string reply = service.Bind(BindBody(pod, node));
+      std::string reply = service.Bind(BindBody(meta, node));
       std::string error = "malformed bind reply";
       if (json::Parse(reply, &bind).ok() && bind.IsObject()) {
         const rapidjson::Value* e = json::Find(bind, "Error");
@@ -140,6 +283,7 @@ ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::v
       }
       if (error.empty()) {
         placed.node = node;
+        if (std::optional<Pod> bound = inventory.FindPod(meta.uid)) placed_pods.push_back(std::move(*bound));
       } else {
         placed.error = error;
       }
@@ -149,7 +293,8 @@ ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::v
   }
 
   int64_t whole_used = 0, whole_total = 0, core_used = 0, core_total = 0, mem_used = 0, mem_total = 0;
-  for (const inventory::NodeStatePtr& n : inventory.Snapshot()->nodes()) {
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory.Snapshot();
+  for (const inventory::NodeStatePtr& n : snapshot->nodes()) {
     if (!n->ready()) continue;
     if (n->mode == NodeMode::kNvidia) {
       whole_used += n->whole_used;
@@ -164,15 +309,20 @@ ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::v
   result.whole_gpu_used_pct = Pct(whole_used, whole_total);
   result.mgpu_core_used_pct = Pct(core_used, core_total);
   result.mgpu_memory_used_pct = Pct(mem_used, mem_total);
+  MeasureDra(*snapshot, asked, placed_pods, service_options.dra, &result);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
 std::string ClusterSummaryCsv(const std::vector<ClusterReplayResult>& results) {
-  std::string out = "policy,seed,pods,placed,failed_pods,whole_gpu_used_pct,mgpu_core_used_pct,mgpu_memory_used_pct,wall_s\n";
+  // New columns go after the existing ones: scripts read these by position.
+  std::string out =
+      "policy,seed,pods,placed,failed_pods,whole_gpu_used_pct,mgpu_core_used_pct,mgpu_memory_used_pct,wall_s,"
+      "dra_gpus,dra_gpu_used_pct,dra_fragmented_pct,dra_idle_nodes,largest_free,multi_gpu_pods,split_pods\n";
   for (const ClusterReplayResult& r : results) {
-    out += fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.3f}\n", r.policy, r.seed, r.pods, r.placed, r.failed,
-                       r.whole_gpu_used_pct, r.mgpu_core_used_pct, r.mgpu_memory_used_pct, r.wall_s);
+    out += fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.3f},{},{:.2f},{:.2f},{},{},{},{}\n", r.policy, r.seed, r.pods, r.placed,
+                       r.failed, r.whole_gpu_used_pct, r.mgpu_core_used_pct, r.mgpu_memory_used_pct, r.wall_s, r.dra_gpus,
+                       r.dra_gpu_used_pct, r.dra_fragmented_pct, r.dra_idle_nodes, r.largest_free, r.multi_gpu_pods, r.split_pods);
   }
   return out;
 }

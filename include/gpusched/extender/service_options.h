@@ -42,6 +42,10 @@ struct ServiceOptions {
   // DRAExtendedResource feature gate. False: such pods are device-plugin pods on every node.
   // Default: true.
   bool dra_extended_resources = true;
+  // DRA owner mode writes the device set kube-scheduler's allocator would pick (the compatible
+  // choice: devices in published order) instead of gpusched's ranked one. Not a configuration
+  // key: the replay's `upstream` baseline uses it to measure what gpusched's choice gains.
+  bool dra_upstream_devices = false;
 };
 
 // Not owned: each must outlive the service. Null means "not there".
