@@ -340,8 +340,10 @@ class SnapshotReloader {
 
 // Waits for SIGINT/SIGTERM, meanwhile following the live cluster's health or the snapshots.
 void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const LiveCluster* live, inventory::Inventory* inventory,
-                       std::atomic<bool>* ready) {
+                       const extender::Service* service, std::atomic<bool>* ready) {
   SnapshotReloader reloader(c);
+  constexpr auto kSweepEvery = std::chrono::seconds(5);
+  auto last_sweep = std::chrono::steady_clock::now();
   while (true) {
     timespec timeout = live != nullptr && !ready->load() ? timespec{0, 50'000'000} : timespec{1, 0};
     int sig = sigtimedwait(&signals, nullptr, &timeout);
@@ -351,6 +353,13 @@ void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const L
     }
     if (live != nullptr) {
       FollowLiveHealth(*live, *inventory, ready);
+      if (c.dra_owner && live->healthy() && std::chrono::steady_clock::now() - last_sweep >= kSweepEvery) {
+        last_sweep = std::chrono::steady_clock::now();
+        if (size_t released = service->SweepClaims(); released > 0) {
+          log::Info("released {} ResourceClaim(s) allocated for pods that did not bind within {} s", released,
+                    c.service.dra_release_after.count());
+        }
+      }
     } else {
       reloader.OnTick(sig == SIGHUP, inventory, ready);
     }
@@ -390,7 +399,7 @@ int RunServe(int argc, char** argv) {
   if (std::optional<int> exit_code = StartWebhook(c, &service, &inventory, &ready, &telemetry, &webhook)) return *exit_code;
   LogServing(c, server.port());
 
-  ServeUntilStopped(c, signals, live.get(), &inventory, &ready);
+  ServeUntilStopped(c, signals, live.get(), &inventory, &service, &ready);
   if (webhook.server) webhook.server->Shutdown();
   size_t unfinished = server.Shutdown();
   if (unfinished > 0) log::Warning("stopped with {} requests unfinished after the grace period", unfinished);

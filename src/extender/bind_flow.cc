@@ -53,15 +53,22 @@ Status BindFlow::Bind(const BindingArgs& b) {
   if (std::optional<Status> done = FinishUnknownOutcome(b, &pod)) return *done;
   if (std::optional<Status> done = AlreadyBound(b)) return *done;
   placement::PodRequest request = placement::AnalyzePod(pod);
-  if (claims_ != nullptr && NeedsClaims(pod, request, b.node)) {
-    StatusOr<std::string> special = claims_->Allocate(pod, b.node);
-    if (!special.ok()) return Failed(b, special.status());
-    if (!special->empty()) pod.extended_resource_claim = *special;  // as the pod's status now says
-  }
   if (!request.schedulable()) {
     return FailedPreconditionError(fmt::format("bind {} rejected: {}", PodKey(b), request.RefusalReason()));
   }
-  return Book(b, pod, request, deadline);
+  if (claims_ == nullptr || !NeedsClaims(pod, request, b.node)) return Book(b, pod, request, deadline);
+  StatusOr<ClaimAllocator::Allocated> allocated = claims_->Allocate(pod, b.node);
+  if (!allocated.ok()) return Failed(b, allocated.status());
+  if (!allocated->special.empty()) pod.extended_resource_claim = allocated->special;  // as the pod's status now says
+  Status booked = Book(b, pod, request, deadline);
+  // A bind that failed gives its claims back, as kube-scheduler's Unreserve; one whose outcome is
+  // unknown (the binding may have happened) keeps them until the pod is seen or a sweep releases them.
+  if (!booked.ok() && booked.code() != StatusCode::kDeadlineExceeded) {
+    if (Status released = claims_->Release(pod, *allocated); !released.ok()) {
+      return Status(booked.code(), fmt::format("{}; giving its claims back failed too (a sweep retries): {}", booked.message(), released.message()));
+    }
+  }
+  return booked;
 }
 
 bool BindFlow::NeedsClaims(const Pod& pod, const placement::PodRequest& request, const std::string& node) const {

@@ -84,17 +84,17 @@ std::optional<dra::SpecialClaim> ClaimAllocator::SpecialClaimFor(const Pod& pod,
   return special;
 }
 
-StatusOr<std::string> ClaimAllocator::CreateSpecial(const Pod& pod, const dra::SpecialClaim& special,
-                                                    const dra::AllocationResult& result) {
+StatusOr<dra::ResourceClaim> ClaimAllocator::CreateSpecial(const Pod& pod, const dra::SpecialClaim& special,
+                                                           const dra::AllocationResult& result) {
   StatusOr<dra::ResourceClaim> created = writer_->CreateSpecial(special, result, pod);
   MutexLock lock(&mu_);
   in_flight_.erase(special.claim.uid);
   if (!created.ok()) return created.status();
   in_flight_[created->uid] = result;  // held until the cluster shows it allocated
-  return created->name;
+  return created;
 }
 
-StatusOr<std::string> ClaimAllocator::Allocate(const Pod& pod, const std::string& node_name) {
+StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, const std::string& node_name) {
   std::string last;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
@@ -121,18 +121,26 @@ StatusOr<std::string> ClaimAllocator::Allocate(const Pod& pod, const std::string
       results.pop_back();
     }
     Status s = Write(pod, own, results, planner.allocated());
-    StatusOr<std::string> special_name = std::string();
+    Allocated done;
+    for (size_t i = 0; s.ok() && i < own.size(); ++i) {
+      done.claims.push_back(*own[i]);
+      done.claims.back().allocation = results[i];
+    }
     if (special) {
       if (s.ok()) {
-        special_name = CreateSpecial(pod, *special, v.ranked.back());
-        s = special_name.status();
+        StatusOr<dra::ResourceClaim> created = CreateSpecial(pod, *special, v.ranked.back());
+        s = created.status();
+        if (created.ok()) {
+          done.special = created->name;
+          done.claims.push_back(std::move(created).value());
+        }
       } else {
         Unreserve({&special->claim});
       }
     }
     if (s.ok()) {
       if (log_ != nullptr) log_->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node_name, std::make_shared<const placement::DraVerdict>(std::move(v)));
-      return special_name;
+      return done;
     }
     if (s.code() != StatusCode::kAborted) return s;
     last = std::string(s.message());
@@ -140,6 +148,58 @@ StatusOr<std::string> ClaimAllocator::Allocate(const Pod& pod, const std::string
     std::this_thread::sleep_for(std::chrono::milliseconds(50) * (attempt + 1));
   }
   return AbortedError(fmt::format("claims kept changing: {}", last));
+}
+
+Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  Status first;
+  for (const dra::ResourceClaim* claim : snapshot->dra().Resolve(pod).claims) {
+    bool ours = std::any_of(allocated.claims.begin(), allocated.claims.end(), [&](const dra::ResourceClaim& c) { return c.uid == claim->uid; });
+    bool others = std::any_of(claim->reserved_for.begin(), claim->reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid != pod.uid; });
+    Status s = writer_->Unreserve(*claim, {pod.uid}, ours && !others);
+    if (first.ok()) first = s;
+  }
+  // Claims the cluster does not show yet (a live writer's, before the watch brings them) keep
+  // their devices in flight until a sweep finds them.
+  MutexLock lock(&mu_);
+  for (const dra::ResourceClaim& c : allocated.claims) {
+    if (snapshot->dra().FindClaim(c.namespace_name, c.name) != nullptr) in_flight_.erase(c.uid);
+  }
+  return first;
+}
+
+size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  auto now = clock_->Now();
+  std::vector<const dra::ResourceClaim*> unbound;
+  for (const auto& [key, claim] : snapshot->dra().claims()) {
+    if (!claim.allocation || claim.reserved_for.empty()) continue;
+    if (std::all_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) {
+          std::optional<Pod> pod = inventory_->FindPod(r.uid);
+          return !pod || !pod->bound();
+        })) {
+      unbound.push_back(&claim);
+    }
+  }
+  std::vector<const dra::ResourceClaim*> stale;
+  {
+    MutexLock lock(&mu_);
+    std::map<std::string, std::chrono::steady_clock::time_point> seen;  // claims no longer unbound start afresh
+    for (const dra::ResourceClaim* claim : unbound) {
+      auto it = unbound_since_.find(claim->uid);
+      auto since = it == unbound_since_.end() ? now : it->second;
+      seen[claim->uid] = since;
+      if (now - since >= ttl) stale.push_back(claim);
+    }
+    unbound_since_ = std::move(seen);
+  }
+  size_t released = 0;
+  for (const dra::ResourceClaim* claim : stale) {
+    std::vector<std::string> pods;
+    for (const dra::ConsumerRef& r : claim->reserved_for) pods.push_back(r.uid);
+    if (writer_->Unreserve(*claim, pods, /*deallocate=*/true).ok()) ++released;
+  }
+  return released;
 }
 
 }  // namespace gpusched::extender

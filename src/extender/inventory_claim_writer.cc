@@ -44,6 +44,17 @@ std::string DerivedUid(const std::string& text) {
 
 }  // namespace
 
+Status InventoryClaimWriter::Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) {
+  dra::ResourceClaim updated = claim;
+  std::erase_if(updated.reserved_for, [&](const dra::ConsumerRef& r) { return std::find(pods.begin(), pods.end(), r.uid) != pods.end(); });
+  if (deallocate) {
+    updated.allocation.reset();
+    std::erase(updated.finalizers, std::string(kDeleteProtection));
+  }
+  updated.resource_version = NextVersion(claim.resource_version);
+  return inventory_->ReplaceDraClaim(std::move(updated), claim.resource_version);
+}
+
 StatusOr<dra::ResourceClaim> InventoryClaimWriter::CreateSpecial(const dra::SpecialClaim& special,
                                                                  const dra::AllocationResult& result, const Pod& pod) {
   Status last;

@@ -134,8 +134,10 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       dra_log_(std::make_unique<DraDecisionLog>()),
       claims_(with_.claim_writer == nullptr
                   ? nullptr
-                  : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get())),
+                  : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get())) {}
+
+size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
 EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
   EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),

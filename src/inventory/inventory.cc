@@ -148,6 +148,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
+  committed_bare_.erase(uid);
   EndNominationLocked(uid, touched);
   DropUseLocked(uid, NodeOfLocked(uid), touched);
   if (AllocationOnlyLocked(uid)) --allocation_only_;
@@ -426,6 +427,7 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
   }
   for (Pod& p : delta->upsert_pods) {
     changed = true;
+    committed_bare_.erase(p.uid);  // the cluster's word from now on
     ObservePodLocked(std::move(p), touched);
   }
   return changed;
@@ -635,6 +637,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   }
   Pod record = pod;
   record.node_name = node;
+  if (placement.kind == RequestKind::kNone) committed_bare_.insert(pod.uid);
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
   TrackUseLocked(record, &touched);  // kube-scheduler counts it on the node from its bind on
   if (placement.kind == RequestKind::kNone && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
@@ -649,6 +652,18 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
 
 void Inventory::Release(std::string_view uid) {
   MutexLock lock(&mu_);
+  if (committed_bare_.erase(std::string(uid)) > 0) {
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) return;
+    std::set<std::string> touched = {it->second.node_name};
+    DropUseLocked(uid, it->second.node_name, &touched);
+    Pod pending = it->second;
+    pending.node_name.clear();
+    ObservePodLocked(std::move(pending), &touched);  // what its claims held there is no longer held
+    RebuildLocked(touched);
+    PublishLocked(false);
+    return;
+  }
   const Allocation* held = ledger_.Find(uid);
   // Once the cluster reported the pod bound, that allocation is the truth, whatever our bind did.
   if (held == nullptr || held->origin != AllocationOrigin::kCommitted) return;

@@ -101,7 +101,7 @@ StatusOr<dra::ResourceClaim> ApiClaimWriter::CreateSpecial(const dra::SpecialCla
     }
   }
   if (!s.ok()) {
-    Status released = Release(created);
+    Status released = Delete(created);
     if (!released.ok()) return Status(s.code(), fmt::format("{}; releasing the claim again failed too: {}", s.message(), released.message()));
     return s;
   }
@@ -110,7 +110,37 @@ StatusOr<dra::ResourceClaim> ApiClaimWriter::CreateSpecial(const dra::SpecialCla
   return created;
 }
 
-Status ApiClaimWriter::Release(const dra::ResourceClaim& claim) {
+Status ApiClaimWriter::Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) {
+  std::string patch = R"({"metadata":{"resourceVersion":)";
+  json::AppendString(&patch, claim.resource_version);
+  patch += R"(},"status":{)";
+  if (deallocate) patch += R"("allocation":null,)";
+  patch += R"("reservedFor":[)";
+  bool first = true;
+  for (const dra::ConsumerRef& ref : claim.reserved_for) {
+    if (std::find(pods.begin(), pods.end(), ref.uid) != pods.end()) continue;
+    patch += fmt::format(R"({}{{"resource":{},"name":{},"uid":{}}})", first ? "" : ",", Quoted(ref.resource), Quoted(ref.name), Quoted(ref.uid));
+    first = false;
+  }
+  patch += "]}}";
+  StatusOr<ApiResponse> r = client_->Send("PATCH", ClaimPath(claim) + "/status", patch, kMergePatch, request_timeout_);
+  GPUSCHED_RETURN_IF_ERROR(Check(r, "unreserving", claim));
+  if (!deallocate || std::find(claim.finalizers.begin(), claim.finalizers.end(), kDeleteProtection) == claim.finalizers.end()) return OkStatus();
+  patch = R"({"metadata":{"resourceVersion":)";
+  json::AppendString(&patch, MetadataOf(r->body, "resourceVersion"));
+  patch += R"(,"finalizers":[)";
+  first = true;
+  for (const std::string& f : claim.finalizers) {
+    if (f == kDeleteProtection) continue;
+    if (!first) patch += ',';
+    json::AppendString(&patch, f);
+    first = false;
+  }
+  patch += "]}}";
+  return Check(client_->Send("PATCH", ClaimPath(claim), patch, kMergePatch, request_timeout_), "removing the finalizer", claim);
+}
+
+Status ApiClaimWriter::Delete(const dra::ResourceClaim& claim) {
   // Clear what this writer wrote (allocation, reservation, finalizer), then delete: a claim that is
   // already gone (404) is released.
   const std::pair<std::string, std::string> steps[] = {

@@ -333,6 +333,9 @@ struct LateClaimWriter : extender::ClaimWriter {
   Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override {
     return target->Write(claim, result, pod);
   }
+  Status Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) override {
+    return target->Unreserve(claim, pods, deallocate);
+  }
   StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
                                              const Pod& pod) override {
     return target->CreateSpecial(special, result, pod);

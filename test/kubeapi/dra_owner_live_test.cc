@@ -88,6 +88,26 @@ TEST(DraOwnerLive, AClaimChangedMeanwhileIsReadAgainAndAllocatedOnce) {
   EXPECT_EQ(claim.find(R"("uid":"trainer")"), claim.rfind(R"("uid":"trainer")"));
 }
 
+// A bind that fails after the claims were allocated gives them back, as kube-scheduler's
+// Unreserve: the pod leaves reservedFor, the allocation and the finalizer go; the retry binds.
+TEST(DraOwnerLive, AFailedBindingUnreservesAndDeallocatesTheClaimsItAllocated) {
+  Fixture f;
+  f.api.ClearRequests();
+  f.api.FailNext("POST", "/api/v1/namespaces/ml/pods/trainer/binding", 422);
+  f.replica->service->Filter(testing::ArgsWithNames(f.pod, {"dra-a"}));
+  EXPECT_THAT(BindError(f.replica->service->Bind(testing::BindJson("trainer", "ml", "trainer", "dra-a"))), HasSubstr("binding"));
+  std::string claims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/train";
+  EXPECT_THAT(f.Writes(), ElementsAre("PATCH " + claims, "PATCH " + claims + "/status", "POST /api/v1/namespaces/ml/pods/trainer/binding",
+                                      "PATCH " + claims + "/status", "PATCH " + claims));
+  std::string claim = *f.api.Get("resourceclaims", "ml", "train");
+  EXPECT_THAT(claim, ::testing::Not(HasSubstr(R"("allocation":)")));
+  EXPECT_THAT(claim, ::testing::Not(HasSubstr("delete-protection")));
+  EXPECT_THAT(claim, ::testing::Not(HasSubstr(R"("uid":"trainer")")));
+  ASSERT_TRUE(Eventually([&] { return !f.replica->inventory->Snapshot()->dra().FindClaim("ml", "train")->allocation.has_value(); }));
+  EXPECT_EQ(BindError(f.replica->service->Bind(testing::BindJson("trainer", "ml", "trainer", "dra-a"))), "");
+  EXPECT_THAT(*f.api.Get("resourceclaims", "ml", "train"), HasSubstr(R"("allocation":)"));
+}
+
 // KEP 5004 in owner mode: a pod asking nvidia.com/gpu on an nvidia-dra node without device-plugin
 // capacity gets its special claim as kube-scheduler's PreBind would write it: created (generated
 // name, the pod as controlling owner, finalizer, annotation, one ExactCount request), allocated and

@@ -32,23 +32,40 @@ class ClaimAllocator {
  public:
   // REQUIRES: every pointer outlives the allocator.
   ClaimAllocator(const inventory::Inventory* inventory, ClaimWriter* writer, const ServiceOptions* options,
-                 dra::cel::ProgramCache* programs, DraDecisionLog* log)
-      : inventory_(inventory), writer_(writer), options_(options), programs_(programs), log_(log) {}
+                 dra::cel::ProgramCache* programs, DraDecisionLog* log, const Clock* clock = &RealClock())
+      : inventory_(inventory), writer_(writer), options_(options), programs_(programs), log_(log), clock_(clock) {}
 
+  struct Allocated {
+    std::string special;                  // the special claim created, or ""
+    std::vector<dra::ResourceClaim> claims;  // the claims this call allocated, as written
+  };
   // Allocates `pod`'s unallocated claims on `node` and reserves every claim of it for the pod.
   // Where DRA serves the pod's extended resources on `node` and the pod names no special claim
-  // yet, it also creates, allocates and reserves that claim, and returns its name ("" otherwise).
+  // yet, it also creates, allocates and reserves that claim.
   // Errors: FailedPrecondition when they do not fit there (the reason); Aborted when the claims
   // kept changing under it; the writer's error otherwise.
-  StatusOr<std::string> Allocate(const Pod& pod, const std::string& node) GPUSCHED_EXCLUDES(mu_);
+  StatusOr<Allocated> Allocate(const Pod& pod, const std::string& node) GPUSCHED_EXCLUDES(mu_);
+
+  // Undoes Allocate after the bind that followed it failed, as kube-scheduler's Unreserve does:
+  // the pod leaves the reservedFor of each claim of it, and the claims the bind allocated
+  // (reserved for no one else) are deallocated; a special claim stays, since the pod's status
+  // names it, but deallocated. Returns the first error: what it could not undo, Sweep does later.
+  Status Release(const Pod& pod, const Allocated& allocated) GPUSCHED_EXCLUDES(mu_);
+
+  // Owner mode's cleanup of what kube-scheduler's PostFilter and Unreserve would undo (an
+  // extender has neither hook): a claim allocated and reserved only for pods that are not bound
+  // (pending, or unknown to the inventory) for longer than `ttl`, measured from when a sweep first
+  // saw it so, is unreserved and deallocated. Returns how many claims it released. Call it while
+  // the inventory is in sync with the cluster.
+  size_t Sweep(std::chrono::seconds ttl) GPUSCHED_EXCLUDES(mu_);
 
  private:
   // The special claim `pod` needs on `node` (its uid: its in-flight key while it is created), or
   // nullopt.
   std::optional<dra::SpecialClaim> SpecialClaimFor(const Pod& pod, const placement::NodeState& node,
                                                    const dra::ClusterState& state) const;
-  // Creates the reserved `special` with `result`; keeps it in flight under its new UID. Returns its name.
-  StatusOr<std::string> CreateSpecial(const Pod& pod, const dra::SpecialClaim& special, const dra::AllocationResult& result)
+  // Creates the reserved `special` with `result`; keeps it in flight under its new UID. Returns it.
+  StatusOr<dra::ResourceClaim> CreateSpecial(const Pod& pod, const dra::SpecialClaim& special, const dra::AllocationResult& result)
       GPUSCHED_EXCLUDES(mu_);
   // Returns the devices in flight, after dropping those the cluster now shows (or whose claim is
   // gone) from `state`.
@@ -67,7 +84,10 @@ class ClaimAllocator {
   const ServiceOptions* const options_;
   dra::cel::ProgramCache* const programs_;
   DraDecisionLog* const log_;
+  const Clock* const clock_;
   Mutex mu_;
+  // Claims a sweep saw allocated for unbound pods only, by UID: when it first saw them so.
+  std::map<std::string, std::chrono::steady_clock::time_point> unbound_since_ GPUSCHED_GUARDED_BY(mu_);
   // Allocations in flight, by claim UID: written (not seen in the cluster yet) or being written.
   std::map<std::string, dra::AllocationResult> in_flight_ GPUSCHED_GUARDED_BY(mu_);
 };

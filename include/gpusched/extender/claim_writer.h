@@ -8,6 +8,9 @@
 // pod's status.extendedResourceClaimStatus.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "gpusched/common/status.h"
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/dra/types.h"
@@ -29,6 +32,10 @@ class ClaimWriter {
   // status.extendedResourceClaimStatus (claim name and request mappings). Returns the claim as
   // created (its name and uid). All or nothing: on an error after the claim was created, the
   // claim is released and deleted again (best effort; the error says if that failed too).
+  // Removes `pods` (UIDs) from `claim`'s status.reservedFor and, with `deallocate`, also clears
+  // status.allocation and removes the finalizer, as kube-scheduler's Unreserve does for a claim it
+  // allocated in the failed attempt. Errors: Aborted when the claim changed since it was read.
+  virtual Status Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) = 0;
   virtual StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
                                                      const Pod& pod) = 0;
 };

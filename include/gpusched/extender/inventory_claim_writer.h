@@ -16,6 +16,7 @@ class InventoryClaimWriter : public ClaimWriter {
   // REQUIRES: `inventory` outlives the writer.
   explicit InventoryClaimWriter(inventory::Inventory* inventory) : inventory_(inventory) {}
   Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+  Status Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) override;
   StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
                                              const Pod& pod) override;
 

@@ -63,6 +63,10 @@ class Service {
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
   // mode bind only books in memory.
   bool BindWaits() const { return with_.binder != nullptr || with_.claim_writer != nullptr; }
+  // DRA owner mode: releases claims allocated for pods that have not bound within
+  // ServiceOptions::dra_release_after (ClaimAllocator::Sweep). Returns how many; 0 in advisory
+  // mode. Call it every few seconds while the inventory is in sync with the cluster.
+  size_t SweepClaims() const;
   // Returns /debug/inventory: every node (or only `node` when non-empty) with its mode, state,
   // GPUs, usage, allocations and blockers.
   std::string DebugInventory(std::string_view node) const;

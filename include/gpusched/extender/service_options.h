@@ -46,6 +46,10 @@ struct ServiceOptions {
   // choice: devices in published order) instead of gpusched's ranked one. Not a configuration
   // key: the replay's `upstream` baseline uses it to measure what gpusched's choice gains.
   bool dra_upstream_devices = false;
+  // DRA owner mode: a claim allocated for pods none of which has bound after this long is
+  // unreserved and deallocated (Service::SweepClaims): kube-scheduler would have undone it in
+  // Unreserve or PostFilter. Default: 300 s.
+  std::chrono::seconds dra_release_after{300};
 };
 
 // Not owned: each must outlive the service. Null means "not there".

@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gpusched/common/clock.h"
@@ -150,7 +151,8 @@ class Inventory {
   [[nodiscard]] Status Commit(const Pod& pod, const std::string& node, const Placement& placement,
                               Node* checked = nullptr) GPUSCHED_EXCLUDES(mu_);
 
-  // Drops the booking Commit made for `uid` (a bind that failed after Commit). An allocation the
+  // Drops the booking Commit made for `uid` (a bind that failed after Commit), or for a pod
+  // Commit bound without GPUs of its own (claims only, or nothing) the node it recorded. What the
   // cluster has reported since (the pod seen bound) stays. OK if there was none.
   void Release(std::string_view uid) GPUSCHED_EXCLUDES(mu_);
 
@@ -231,6 +233,9 @@ class Inventory {
   Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);
   // When each kCommitted booking was made, for assume_ttl.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_ GPUSCHED_GUARDED_BY(mu_);
+  // Pods Commit recorded on a node without GPUs of their own (claims only, or nothing), until the
+  // cluster reports them: Release takes the node back.
+  std::unordered_set<std::string> committed_bare_ GPUSCHED_GUARDED_BY(mu_);
   // When each kBooked booking was made (the writer's wall clock, Unix ms), for booking_ttl.
   std::unordered_map<std::string, int64_t> booked_at_ms_ GPUSCHED_GUARDED_BY(mu_);
   // Bookings of pods whose ledger entry is a booking on another node (two bind attempts in

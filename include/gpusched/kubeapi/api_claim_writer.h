@@ -12,6 +12,10 @@
 // pods/<name>/status with the pod's UID as precondition), as kube-scheduler's PreBind does. If a
 // step after the POST fails, the claim is released (status cleared, finalizer removed) and
 // deleted, so that no device stays held by a claim no pod names.
+//
+// Unreserve writes the status (reservedFor without the pods, and allocation null to deallocate)
+// at the claim's resourceVersion, then the finalizers without delete-protection at the version
+// that returned.
 #pragma once
 
 #include <chrono>
@@ -27,13 +31,14 @@ class ApiClaimWriter : public extender::ClaimWriter {
   explicit ApiClaimWriter(ApiClient* client, std::chrono::milliseconds request_timeout = std::chrono::seconds(3))
       : client_(client), request_timeout_(request_timeout) {}
   Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+  Status Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) override;
   StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
                                              const Pod& pod) override;
 
  private:
   static std::string ClaimPath(const dra::ResourceClaim& claim);
   // Undoes CreateSpecial's writes to `claim` and deletes it.
-  Status Release(const dra::ResourceClaim& claim);
+  Status Delete(const dra::ResourceClaim& claim);
 
   ApiClient* const client_;
   const std::chrono::milliseconds request_timeout_;
