@@ -193,6 +193,8 @@ const Setting kSettings[] = {
     {"dra.gpuDrivers", "", "", "", Kind::kList, &AddGpuDriver, &ClearGpuDrivers},
     {"dra.extendedResources", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Bool(t, &c->service.dra_extended_resources); }},
+    {"dra.bindingTimeoutSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.dra_binding_timeout); }},
     {"dra.releaseAfterSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.dra_release_after); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,

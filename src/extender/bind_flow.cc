@@ -60,6 +60,7 @@ Status BindFlow::Bind(const BindingArgs& b) {
   StatusOr<ClaimAllocator::Allocated> allocated = claims_->Allocate(pod, b.node);
   if (!allocated.ok()) return Failed(b, allocated.status());
   if (!allocated->special.empty()) pod.extended_resource_claim = allocated->special;  // as the pod's status now says
+  if (Status ready = claims_->AwaitBinding(pod, *allocated); !ready.ok()) return Failed(b, ready);
   Status booked = Book(b, pod, request, deadline);
   // A bind that failed gives its claims back, as kube-scheduler's Unreserve; one whose outcome is
   // unknown (the binding may have happened) keeps them until the pod is seen or a sweep releases them.

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <thread>
 
+#include "gpusched/dra/binding_conditions.h"
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/dra_planner.h"
 
@@ -56,20 +58,21 @@ void ClaimAllocator::Unreserve(const std::vector<const dra::ResourceClaim*>& cla
 
 Status ClaimAllocator::Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
                              const std::vector<dra::AllocationResult>& results,
-                             const std::vector<const dra::ResourceClaim*>& allocated) {
+                             const std::vector<const dra::ResourceClaim*>& allocated, std::vector<dra::ResourceClaim>* written) {
   for (size_t i = 0; i < to_allocate.size(); ++i) {
-    Status s = writer_->Write(*to_allocate[i], &results[i], pod);
-    if (!s.ok()) {
+    StatusOr<dra::ResourceClaim> w = writer_->Write(*to_allocate[i], &results[i], pod);
+    if (!w.ok()) {
       // The claims not written are free again; those written stay held until the cluster shows them.
       Unreserve(std::vector<const dra::ResourceClaim*>(to_allocate.begin() + static_cast<std::ptrdiff_t>(i),
                                                        to_allocate.end()));
-      return s;
+      return w.status();
     }
+    written->push_back(std::move(w).value());
   }
   for (const dra::ResourceClaim* claim : allocated) {
     bool reserved = std::any_of(claim->reserved_for.begin(), claim->reserved_for.end(),
                                 [&](const dra::ConsumerRef& r) { return r.uid == pod.uid; });
-    if (!reserved) GPUSCHED_RETURN_IF_ERROR(writer_->Write(*claim, nullptr, pod));
+    if (!reserved) GPUSCHED_RETURN_IF_ERROR(writer_->Write(*claim, nullptr, pod).status());
   }
   return OkStatus();
 }
@@ -109,6 +112,9 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
     placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
     if (!v.fits()) return FailedPreconditionError(v.node.reason);
     if (options_->dra_upstream_devices) v.ranked = v.compat;  // the replay's baseline: upstream's choice
+    for (dra::AllocationResult& r : v.ranked) {
+      if (dra::HasBindingConditions(r)) r.allocation_timestamp_ms = clock_->WallMs();  // the wait counts from here
+    }
     if (!Reserve(planner.to_allocate(), v.ranked)) {
       last = "another bind reserved one of the devices meanwhile";
       continue;  // plan again with its reservation counted
@@ -120,12 +126,8 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
       own.pop_back();
       results.pop_back();
     }
-    Status s = Write(pod, own, results, planner.allocated());
     Allocated done;
-    for (size_t i = 0; s.ok() && i < own.size(); ++i) {
-      done.claims.push_back(*own[i]);
-      done.claims.back().allocation = results[i];
-    }
+    Status s = Write(pod, own, results, planner.allocated(), &done.claims);
     if (special) {
       if (s.ok()) {
         StatusOr<dra::ResourceClaim> created = CreateSpecial(pod, *special, v.ranked.back());
@@ -150,22 +152,82 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
   return AbortedError(fmt::format("claims kept changing: {}", last));
 }
 
-Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
+namespace {
+
+bool ReservedFor(const dra::ResourceClaim& claim, std::string_view uid) {
+  return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == uid; });
+}
+
+bool Holds(const ClaimAllocator::Allocated& allocated, std::string_view uid) {
+  return std::any_of(allocated.claims.begin(), allocated.claims.end(), [&](const dra::ResourceClaim& c) { return c.uid == uid; });
+}
+
+}  // namespace
+
+std::vector<dra::ResourceClaim> ClaimAllocator::CurrentClaims(const Pod& pod, const Allocated& allocated) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  Status first;
-  for (const dra::ResourceClaim* claim : snapshot->dra().Resolve(pod).claims) {
-    bool ours = std::any_of(allocated.claims.begin(), allocated.claims.end(), [&](const dra::ResourceClaim& c) { return c.uid == claim->uid; });
-    bool others = std::any_of(claim->reserved_for.begin(), claim->reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid != pod.uid; });
-    Status s = writer_->Unreserve(*claim, {pod.uid}, ours && !others);
-    if (first.ok()) first = s;
+  std::vector<dra::ResourceClaim> out;
+  for (const dra::ResourceClaim* seen : snapshot->dra().Resolve(pod).claims) out.push_back(*seen);
+  for (const dra::ResourceClaim& written : allocated.claims) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const dra::ResourceClaim& c) { return c.uid == written.uid; });
+    if (it == out.end()) {
+      out.push_back(written);  // not seen yet (a special claim just created)
+    } else if (!ReservedFor(*it, pod.uid)) {
+      *it = written;  // the watch has not brought our write yet
+    }
   }
-  // Claims the cluster does not show yet (a live writer's, before the watch brings them) keep
-  // their devices in flight until a sweep finds them.
+  return out;
+}
+
+Status ClaimAllocator::AwaitBinding(const Pod& pod, const Allocated& allocated) {
+  for (const dra::ResourceClaim& claim : CurrentClaims(pod, allocated)) {
+    dra::BindingCheck check = dra::CheckBindingConditions(claim, clock_->WallMs(), options_->dra_binding_timeout);
+    if (check.ready()) continue;
+    if (check.state == dra::BindingCheck::State::kWaiting) return UnavailableError(check.reason);
+    // Failed or timed out: give the devices back, as kube-scheduler does before it retries.
+    std::vector<std::string> pods;
+    for (const dra::ConsumerRef& r : claim.reserved_for) pods.push_back(r.uid);
+    if (std::find(pods.begin(), pods.end(), pod.uid) == pods.end()) pods.push_back(pod.uid);
+    Status released = writer_->Unreserve(claim, pods, /*deallocate=*/true);
+    if (!released.ok()) return FailedPreconditionError(fmt::format("{}; deallocating it failed: {}", check.reason, released.message()));
+    return FailedPreconditionError(fmt::format("{}; the claim was deallocated for a new try", check.reason));
+  }
+  return OkStatus();
+}
+
+Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
+  std::set<std::string> done;
+  std::map<std::string, std::string> conflicted;  // claim UID -> the resourceVersion that got a conflict
+  Status last;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    bool again = false;
+    for (const dra::ResourceClaim& claim : CurrentClaims(pod, allocated)) {
+      if (done.contains(claim.uid) || !ReservedFor(claim, pod.uid)) continue;
+      if (auto c = conflicted.find(claim.uid); c != conflicted.end() && c->second == claim.resource_version) {
+        again = true;  // wait for a fresher copy
+        continue;
+      }
+      bool others = std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(),
+                                [&](const dra::ConsumerRef& r) { return r.uid != pod.uid; });
+      Status s = writer_->Unreserve(claim, {pod.uid}, Holds(allocated, claim.uid) && !others);
+      if (s.code() == StatusCode::kAborted) {
+        conflicted[claim.uid] = claim.resource_version;
+        again = true;
+      } else {
+        done.insert(claim.uid);
+      }
+      if (!s.ok()) last = s;
+    }
+    if (!again) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50) * (attempt + 1));  // let the watch bring the change
+  }
+  // Claims the cluster does not show yet keep their devices in flight until a sweep finds them.
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   MutexLock lock(&mu_);
   for (const dra::ResourceClaim& c : allocated.claims) {
     if (snapshot->dra().FindClaim(c.namespace_name, c.name) != nullptr) in_flight_.erase(c.uid);
   }
-  return first;
+  return last;
 }
 
 size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
@@ -189,7 +251,9 @@ size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
       auto it = unbound_since_.find(claim->uid);
       auto since = it == unbound_since_.end() ? now : it->second;
       seen[claim->uid] = since;
-      if (now - since >= ttl) stale.push_back(claim);
+      // A claim awaiting binding conditions gets at least their timeout (AwaitBinding ends it).
+      auto limit = dra::HasBindingConditions(*claim->allocation) ? std::max(ttl, options_->dra_binding_timeout) : ttl;
+      if (now - since >= limit) stale.push_back(claim);
     }
     unbound_since_ = std::move(seen);
   }

@@ -49,6 +49,7 @@ Status InventoryClaimWriter::Unreserve(const dra::ResourceClaim& claim, const st
   std::erase_if(updated.reserved_for, [&](const dra::ConsumerRef& r) { return std::find(pods.begin(), pods.end(), r.uid) != pods.end(); });
   if (deallocate) {
     updated.allocation.reset();
+    updated.device_statuses.clear();
     std::erase(updated.finalizers, std::string(kDeleteProtection));
   }
   updated.resource_version = NextVersion(claim.resource_version);
@@ -74,7 +75,8 @@ StatusOr<dra::ResourceClaim> InventoryClaimWriter::CreateSpecial(const dra::Spec
   return last;
 }
 
-Status InventoryClaimWriter::Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) {
+StatusOr<dra::ResourceClaim> InventoryClaimWriter::Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result,
+                                                         const Pod& pod) {
   dra::ResourceClaim updated = claim;
   if (std::find(updated.finalizers.begin(), updated.finalizers.end(), kDeleteProtection) == updated.finalizers.end()) {
     updated.finalizers.emplace_back(kDeleteProtection);
@@ -82,7 +84,8 @@ Status InventoryClaimWriter::Write(const dra::ResourceClaim& claim, const dra::A
   if (result != nullptr) updated.allocation = *result;
   updated.reserved_for.push_back(dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid});
   updated.resource_version = NextVersion(claim.resource_version);
-  return inventory_->ReplaceDraClaim(std::move(updated), claim.resource_version);
+  GPUSCHED_RETURN_IF_ERROR(inventory_->ReplaceDraClaim(updated, claim.resource_version));
+  return updated;
 }
 
 }  // namespace gpusched::extender

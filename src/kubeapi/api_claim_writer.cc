@@ -40,7 +40,9 @@ Status Check(const StatusOr<ApiResponse>& r, std::string_view what, const dra::R
 
 }  // namespace
 
-Status ApiClaimWriter::Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) {
+StatusOr<dra::ResourceClaim> ApiClaimWriter::Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result,
+                                                   const Pod& pod) {
+  dra::ResourceClaim written = claim;
   std::string path = ClaimPath(claim);
   std::string rv = claim.resource_version;
   if (result != nullptr && std::find(claim.finalizers.begin(), claim.finalizers.end(), kDeleteProtection) == claim.finalizers.end()) {
@@ -56,6 +58,7 @@ Status ApiClaimWriter::Write(const dra::ResourceClaim& claim, const dra::Allocat
     StatusOr<ApiResponse> r = client_->Send("PATCH", path, patch, kMergePatch, request_timeout_);
     GPUSCHED_RETURN_IF_ERROR(Check(r, "adding the finalizer", claim));
     rv = MetadataOf(r->body, "resourceVersion");
+    written.finalizers.emplace_back(kDeleteProtection);
   }
   std::string patch = R"({"metadata":{"resourceVersion":)";
   json::AppendString(&patch, rv);
@@ -70,7 +73,12 @@ Status ApiClaimWriter::Write(const dra::ResourceClaim& claim, const dra::Allocat
     patch += fmt::format(R"({{"resource":{},"name":{},"uid":{}}},)", Quoted(ref.resource), Quoted(ref.name), Quoted(ref.uid));
   }
   patch += fmt::format(R"({{"resource":"pods","name":{},"uid":{}}}]}}}})", Quoted(pod.name), Quoted(pod.uid));
-  return Check(client_->Send("PATCH", path + "/status", patch, kMergePatch, request_timeout_), "writing the allocation", claim);
+  StatusOr<ApiResponse> r = client_->Send("PATCH", path + "/status", patch, kMergePatch, request_timeout_);
+  GPUSCHED_RETURN_IF_ERROR(Check(r, "writing the allocation", claim));
+  if (result != nullptr) written.allocation = *result;
+  written.reserved_for.push_back(dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid});
+  written.resource_version = MetadataOf(r->body, "resourceVersion");
+  return written;
 }
 
 std::string ApiClaimWriter::ClaimPath(const dra::ResourceClaim& claim) {
@@ -88,8 +96,10 @@ StatusOr<dra::ResourceClaim> ApiClaimWriter::CreateSpecial(const dra::SpecialCla
   created.resource_version = MetadataOf(r->body, "resourceVersion");
   created.finalizers = {std::string(kDeleteProtection)};
   if (created.name.empty()) return UnavailableError(fmt::format("creating the special claim {}/{}: the reply names no claim", created.namespace_name, special.claim.name));
-  Status s = Write(created, &result, pod);
+  StatusOr<dra::ResourceClaim> allocated = Write(created, &result, pod);
+  Status s = allocated.status();
   if (s.ok()) {
+    created = std::move(allocated).value();
     std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", pod.namespace_name, pod.name);
     StatusOr<ApiResponse> p = client_->Send("PATCH", path, kubejson::ExtendedClaimStatusPatch(special, created.name, pod), kMergePatch,
                                             request_timeout_);
@@ -105,8 +115,6 @@ StatusOr<dra::ResourceClaim> ApiClaimWriter::CreateSpecial(const dra::SpecialCla
     if (!released.ok()) return Status(s.code(), fmt::format("{}; releasing the claim again failed too: {}", s.message(), released.message()));
     return s;
   }
-  created.allocation = result;
-  created.reserved_for = {dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid}};
   return created;
 }
 
@@ -114,7 +122,7 @@ Status ApiClaimWriter::Unreserve(const dra::ResourceClaim& claim, const std::vec
   std::string patch = R"({"metadata":{"resourceVersion":)";
   json::AppendString(&patch, claim.resource_version);
   patch += R"(},"status":{)";
-  if (deallocate) patch += R"("allocation":null,)";
+  if (deallocate) patch += R"("allocation":null,"devices":null,)";
   patch += R"("reservedFor":[)";
   bool first = true;
   for (const dra::ConsumerRef& ref : claim.reserved_for) {

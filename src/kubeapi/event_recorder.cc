@@ -1,10 +1,10 @@
 #include "gpusched/kubeapi/event_recorder.h"
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include "gpusched/common/log.h"
+#include "gpusched/common/time_format.h"
 #include "gpusched/json/json.h"
 
 namespace gpusched::kubeapi {
@@ -14,14 +14,6 @@ std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "";
   return name;
-}
-
-// RFC 3339 in UTC with seconds, as metav1.Time writes it.
-std::string Rfc3339(int64_t unix_ms) {
-  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", tm);
 }
 
 }  // namespace
@@ -90,7 +82,7 @@ std::optional<EventRecorder::Pending> EventRecorder::NextPending() {
 
 void EventRecorder::Post(const Pending& p) {
   std::string host = options_.host.empty() ? Hostname() : options_.host;
-  std::string at = Rfc3339(p.at_ms);
+  std::string at = FormatRfc3339(p.at_ms);
   std::string body = R"({"apiVersion":"v1","kind":"Event","metadata":{"generateName":)";
   json::AppendString(&body, p.pod.name + ".");
   body += R"(,"namespace":)";

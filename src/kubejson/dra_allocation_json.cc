@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gpusched/common/time_format.h"
 #include "gpusched/json/json.h"
 
 namespace gpusched::kubejson {
@@ -88,6 +89,16 @@ void AppendDeviceResult(std::string* out, const DeviceResult& d) {
   json::AppendString(out, d.id.device);
   if (d.admin_access) *out += R"(,"adminAccess":true)";
   if (!d.tolerations.empty()) AppendTolerations(out, d.tolerations);
+  for (const auto& [key, conditions] : {std::pair{"bindingConditions", &d.binding_conditions},
+                                        std::pair{"bindingFailureConditions", &d.binding_failure_conditions}}) {
+    if (conditions->empty()) continue;
+    *out += fmt::format(R"(,"{}":[)", key);
+    for (size_t i = 0; i < conditions->size(); ++i) {
+      if (i > 0) *out += ',';
+      json::AppendString(out, (*conditions)[i]);
+    }
+    *out += ']';
+  }
   if (!d.share_id.empty()) {
     *out += R"(,"shareID":)";
     json::AppendString(out, d.share_id);
@@ -144,6 +155,10 @@ void AppendAllocationResult(std::string* out, const AllocationResult& r) {
   if (r.node_selector) {
     *out += R"(,"nodeSelector":)";
     AppendNodeSelector(out, *r.node_selector);
+  }
+  if (r.allocation_timestamp_ms) {
+    *out += R"(,"allocationTimestamp":)";
+    json::AppendString(out, FormatRfc3339(*r.allocation_timestamp_ms));
   }
   *out += '}';
 }

@@ -70,5 +70,69 @@ TEST(ClaimRelease, APodThatBindsInTimeKeepsItsClaim) {
   EXPECT_THAT(o.ClaimNamed("train").finalizers, ElementsAre("resource.kubernetes.io/delete-protection"));
 }
 
+// Binding conditions in owner mode: bind allocates, then answers an error naming the wait instead
+// of blocking; kube-scheduler's retry binds once the driver reports the condition; a failure
+// condition or the timeout deallocates the claim for a new try.
+struct Bindable : Owner {
+  Bindable() : Owner(ListJson({DraNode("dra-a"), MarkedSlice(), std::string(kGpuClass), Claim("train", ClaimSpec(1, ""))})) {
+    service->Filter(ArgsWithNames(ClaimPod("trainer", "train"), {"dra-a"}));
+  }
+  static std::string MarkedSlice() {
+    std::string slice = GpuSlice("dra-a", 2);
+    const std::string device = R"({"name":"gpu-)";
+    for (size_t at = slice.find(device); at != std::string::npos; at = slice.find(device, at + 1)) {
+      slice.insert(at + 1, R"("bindingConditions":["dra.example.com/attached"],"bindingFailureConditions":["dra.example.com/failed"],)");
+    }
+    return slice;
+  }
+  std::string Bind() { return service->Bind(BindJson("trainer", "ml", "trainer", "dra-a")); }
+  // The driver reports `condition` of the allocated device.
+  void Report(const std::string& condition) {
+    dra::ResourceClaim c = ClaimNamed("train");
+    c.device_statuses.push_back(dra::AllocatedDeviceStatus{.id = c.allocation->results[0].id, .conditions = {{condition, "True"}}});
+    std::string version = c.resource_version;
+    c.resource_version += "1";
+    ASSERT_TRUE(inventory.ReplaceDraClaim(std::move(c), version).ok());
+  }
+};
+
+TEST(BindingConditionsOwner, BindAnswersTheWaitAndTheRetryBindsOnceTheDriverReportsTheCondition) {
+  Bindable o;
+  EXPECT_THAT(o.Bind(), ::testing::HasSubstr("waiting for binding condition dra.example.com/attached of device gpu.nvidia.com/dra-a/gpu-0 (0 of 600 s)"));
+  const dra::ResourceClaim& claim = o.ClaimNamed("train");
+  ASSERT_TRUE(claim.allocation.has_value());
+  EXPECT_EQ(claim.allocation->allocation_timestamp_ms, o.clock.WallMs());
+  EXPECT_THAT(claim.allocation->results[0].binding_conditions, ElementsAre("dra.example.com/attached"));
+  EXPECT_EQ(claim.reserved_for.size(), 1u);
+  EXPECT_FALSE(o.inventory.FindPod("trainer")->bound());
+  o.clock.Advance(std::chrono::seconds(301));
+  EXPECT_EQ(o.service->SweepClaims(), 0u);  // the sweep leaves it to the binding timeout
+  EXPECT_EQ(o.service->SweepClaims(), 0u);
+  EXPECT_THAT(o.Bind(), ::testing::HasSubstr("(301 of 600 s)"));
+  o.Report("dra.example.com/attached");
+  EXPECT_THAT(o.Bind(), ::testing::HasSubstr(R"("Error":"")"));
+  EXPECT_TRUE(o.inventory.FindPod("trainer")->bound());
+  EXPECT_EQ(o.ClaimNamed("train").reserved_for.size(), 1u);
+}
+
+TEST(BindingConditionsOwner, AFailureConditionOrTheTimeoutDeallocatesTheClaimForANewTry) {
+  Bindable failing;
+  failing.Bind();
+  failing.Report("dra.example.com/failed");
+  EXPECT_THAT(failing.Bind(), ::testing::HasSubstr("reports binding failure condition dra.example.com/failed; the claim was deallocated"));
+  EXPECT_FALSE(failing.ClaimNamed("train").allocation.has_value());
+  EXPECT_THAT(failing.ClaimNamed("train").device_statuses, IsEmpty());
+  EXPECT_THAT(failing.Bind(), ::testing::HasSubstr("waiting for binding condition"));  // allocated afresh
+  EXPECT_TRUE(failing.ClaimNamed("train").allocation.has_value());
+
+  Bindable slow;
+  slow.Bind();
+  slow.clock.Advance(std::chrono::seconds(600));
+  EXPECT_THAT(slow.Bind(), ::testing::HasSubstr("did not hold within 600 s; the claim was deallocated"));
+  EXPECT_FALSE(slow.ClaimNamed("train").allocation.has_value());
+  EXPECT_THAT(slow.ClaimNamed("train").reserved_for, IsEmpty());
+  EXPECT_FALSE(slow.inventory.FindPod("trainer")->bound());
+}
+
 }  // namespace
 }  // namespace gpusched::testing

@@ -330,7 +330,7 @@ TEST(DraHttp, TheNodePolicyRanksDraNodesAfterTopology) {
 // writer needs the server's inventory, which exists only once the server does.
 struct LateClaimWriter : extender::ClaimWriter {
   std::unique_ptr<extender::InventoryClaimWriter> target;
-  Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override {
+  StatusOr<dra::ResourceClaim> Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override {
     return target->Write(claim, result, pod);
   }
   Status Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) override {

@@ -1,6 +1,7 @@
 // resource.k8s.io/v1 JSON into the DRA model, and allocation results back.
 #include "gpusched/kubejson/dra_allocation_json.h"
 #include "gpusched/kubejson/dra_objects.h"
+#include "gpusched/json/json.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -49,6 +50,36 @@ TEST(DraObjects, AClaimWithEveryRequestShapeDecodes) {
   StatusOr<dra::AllocationResult> again = DecodeAllocationResult(d, "allocation");
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(*again, *c->allocation);
+}
+
+// Binding conditions (KEP 5007): copied into the results with the allocation's timestamp, and the
+// drivers' device conditions in status.devices; written back as read.
+TEST(DraObjects, BindingConditionsTheirTimestampAndTheDeviceConditionsRoundTrip) {
+  StatusOr<dra::ResourceClaim> c = ParseResourceClaim(R"({"kind":"ResourceClaim","metadata":{"name":"c","namespace":"ml"},
+    "spec":{"devices":{"requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}},
+    "status":{"allocation":{"devices":{"results":[{"request":"gpus","driver":"gpu.nvidia.com","pool":"n1","device":"gpu-0",
+      "bindingConditions":["dra.example.com/attached"],"bindingFailureConditions":["dra.example.com/failed"]}]},
+      "allocationTimestamp":"2026-12-02T10:00:00Z"},
+      "devices":[{"driver":"gpu.nvidia.com","pool":"n1","device":"gpu-0","conditions":[
+        {"type":"dra.example.com/attached","status":"True","reason":"Attached","message":"","lastTransitionTime":"2026-12-02T10:00:07Z"}]}]}})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const dra::DeviceResult& r = c->allocation->results[0];
+  EXPECT_EQ(r.binding_conditions, std::vector<std::string>{"dra.example.com/attached"});
+  EXPECT_EQ(r.binding_failure_conditions, std::vector<std::string>{"dra.example.com/failed"});
+  EXPECT_EQ(c->allocation->allocation_timestamp_ms, int64_t{1796205600000});
+  ASSERT_EQ(c->device_statuses.size(), 1u);
+  EXPECT_EQ(c->device_statuses[0].conditions.at("dra.example.com/attached"), "True");
+  std::string text;
+  AppendAllocationResult(&text, *c->allocation);
+  EXPECT_THAT(text, HasSubstr(R"("bindingConditions":["dra.example.com/attached"],"bindingFailureConditions":["dra.example.com/failed"])"));
+  EXPECT_THAT(text, HasSubstr(R"("allocationTimestamp":"2026-12-02T10:00:00Z")"));
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(text, &d).ok()) << text;
+  EXPECT_EQ(*DecodeAllocationResult(d, "allocation"), *c->allocation);
+  // A timestamp that is not one is named.
+  StatusOr<dra::ResourceClaim> bad = ParseResourceClaim(R"({"kind":"ResourceClaim","metadata":{"name":"c","namespace":"ml"},
+    "spec":{"devices":{"requests":[]}},"status":{"allocation":{"devices":{"results":[]},"allocationTimestamp":"yesterday"}}})");
+  EXPECT_THAT(bad.status().message(), HasSubstr(R"(allocationTimestamp: "yesterday" is not an RFC 3339 time)"));
 }
 
 // Kubernetes 1.32 serves resource.k8s.io/v1beta1 only: device fields under "basic", exact request

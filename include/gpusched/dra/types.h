@@ -238,6 +238,9 @@ struct AllocationResult {
   std::vector<DeviceResult> results;
   std::vector<ResultConfig> config;
   std::optional<NodeSelector> node_selector;  // nullopt: usable everywhere
+  // allocationTimestamp (Unix ms): set by the allocating scheduler when a device has binding
+  // conditions; their timeout counts from it.
+  std::optional<int64_t> allocation_timestamp_ms;
   bool operator==(const AllocationResult&) const = default;
 };
 
@@ -246,6 +249,15 @@ struct ConsumerRef {
   std::string name;
   std::string uid;
   bool operator==(const ConsumerRef&) const = default;
+};
+
+// status.devices[]: what a DRA driver reports of an allocated device; its conditions by type
+// ("True", "False" or "Unknown").
+struct AllocatedDeviceStatus {
+  DeviceId id;
+  std::string share_id;
+  std::map<std::string, std::string> conditions;
+  bool operator==(const AllocatedDeviceStatus&) const = default;
 };
 
 struct ResourceClaim {
@@ -261,6 +273,7 @@ struct ResourceClaim {
   std::vector<ClaimConfig> configs;
   std::optional<AllocationResult> allocation;
   std::vector<ConsumerRef> reserved_for;
+  std::vector<AllocatedDeviceStatus> device_statuses;
   bool operator==(const ResourceClaim&) const = default;
 };
 

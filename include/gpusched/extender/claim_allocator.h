@@ -37,7 +37,8 @@ class ClaimAllocator {
 
   struct Allocated {
     std::string special;                  // the special claim created, or ""
-    std::vector<dra::ResourceClaim> claims;  // the claims this call allocated, as written
+    std::vector<dra::ResourceClaim> claims;  // the claims this call allocated, as written (their new
+                                             // resourceVersion)
   };
   // Allocates `pod`'s unallocated claims on `node` and reserves every claim of it for the pod.
   // Where DRA serves the pod's extended resources on `node` and the pod names no special claim
@@ -45,6 +46,14 @@ class ClaimAllocator {
   // Errors: FailedPrecondition when they do not fit there (the reason); Aborted when the claims
   // kept changing under it; the writer's error otherwise.
   StatusOr<Allocated> Allocate(const Pod& pod, const std::string& node) GPUSCHED_EXCLUDES(mu_);
+
+  // Binding conditions (dra/binding_conditions.h) of `pod`'s claims after Allocate: OK when every
+  // one holds. Unavailable while one is awaited: the claims stay allocated and reserved, and
+  // kube-scheduler's retry of the pod binds once the driver reports it (a verb never waits for
+  // it). FailedPrecondition when a failure condition holds or the wait passed
+  // ServiceOptions::dra_binding_timeout: the claims with binding conditions are unreserved and
+  // deallocated first, so that the retry allocates afresh.
+  Status AwaitBinding(const Pod& pod, const Allocated& allocated) GPUSCHED_EXCLUDES(mu_);
 
   // Undoes Allocate after the bind that followed it failed, as kube-scheduler's Unreserve does:
   // the pod leaves the reservedFor of each claim of it, and the claims the bind allocated
@@ -60,6 +69,9 @@ class ClaimAllocator {
   size_t Sweep(std::chrono::seconds ttl) GPUSCHED_EXCLUDES(mu_);
 
  private:
+  // `pod`'s claims as they are now: the inventory's copy, or the one this process wrote (in
+  // `allocated`) where the inventory does not show that write yet.
+  std::vector<dra::ResourceClaim> CurrentClaims(const Pod& pod, const Allocated& allocated) const;
   // The special claim `pod` needs on `node` (its uid: its in-flight key while it is created), or
   // nullopt.
   std::optional<dra::SpecialClaim> SpecialClaimFor(const Pod& pod, const placement::NodeState& node,
@@ -75,9 +87,11 @@ class ClaimAllocator {
   bool Reserve(const std::vector<const dra::ResourceClaim*>& claims, const std::vector<dra::AllocationResult>& results)
       GPUSCHED_EXCLUDES(mu_);
   void Unreserve(const std::vector<const dra::ResourceClaim*>& claims) GPUSCHED_EXCLUDES(mu_);
-  // Writes the planned allocations and the pod's reservations. Returns the first error.
+  // Writes the planned allocations and the pod's reservations; the claims allocated, as written,
+  // go to `written`. Returns the first error.
   Status Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
-               const std::vector<dra::AllocationResult>& results, const std::vector<const dra::ResourceClaim*>& allocated);
+               const std::vector<dra::AllocationResult>& results, const std::vector<const dra::ResourceClaim*>& allocated,
+               std::vector<dra::ResourceClaim>* written);
 
   const inventory::Inventory* const inventory_;
   ClaimWriter* const writer_;

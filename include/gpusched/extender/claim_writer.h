@@ -22,10 +22,12 @@ class ClaimWriter {
  public:
   virtual ~ClaimWriter() = default;
   // Allocates `claim` with `*result` and reserves it for `pod`; with result == nullptr (a claim
-  // allocated before, e.g. shared), only adds `pod` to reservedFor.
+  // allocated before, e.g. shared), only adds `pod` to reservedFor. Returns the claim as written
+  // (its new resourceVersion).
   // Errors: Aborted when the claim changed since it was read (someone else allocated or reserved
   // it: plan again on fresh state); anything else is final.
-  virtual Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) = 0;
+  virtual StatusOr<dra::ResourceClaim> Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result,
+                                             const Pod& pod) = 0;
   // Creates `special` (its name is the generateName to complete) owned by `pod`, with the
   // finalizer and the annotation resource.kubernetes.io/extended-resource-claim: "true",
   // allocated with `result` and reserved for `pod`, then sets the pod's

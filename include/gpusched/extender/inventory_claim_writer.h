@@ -15,7 +15,8 @@ class InventoryClaimWriter : public ClaimWriter {
  public:
   // REQUIRES: `inventory` outlives the writer.
   explicit InventoryClaimWriter(inventory::Inventory* inventory) : inventory_(inventory) {}
-  Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+  StatusOr<dra::ResourceClaim> Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result,
+                                     const Pod& pod) override;
   Status Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) override;
   StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
                                              const Pod& pod) override;

@@ -50,6 +50,10 @@ struct ServiceOptions {
   // unreserved and deallocated (Service::SweepClaims): kube-scheduler would have undone it in
   // Unreserve or PostFilter. Default: 300 s.
   std::chrono::seconds dra_release_after{300};
+  // DRA owner mode: how long bind waits, over kube-scheduler's retries, for the binding conditions
+  // of allocated devices (dra/binding_conditions.h) before it deallocates them. Default: 600 s,
+  // kube-scheduler's own.
+  std::chrono::seconds dra_binding_timeout{600};
 };
 
 // Not owned: each must outlive the service. Null means "not there".

@@ -13,7 +13,8 @@
 // step after the POST fails, the claim is released (status cleared, finalizer removed) and
 // deleted, so that no device stays held by a claim no pod names.
 //
-// Unreserve writes the status (reservedFor without the pods, and allocation null to deallocate)
+// Unreserve writes the status (reservedFor without the pods; to deallocate, allocation and the
+// drivers' devices null)
 // at the claim's resourceVersion, then the finalizers without delete-protection at the version
 // that returned.
 #pragma once
@@ -30,7 +31,8 @@ class ApiClaimWriter : public extender::ClaimWriter {
   // REQUIRES: `client` outlives the writer.
   explicit ApiClaimWriter(ApiClient* client, std::chrono::milliseconds request_timeout = std::chrono::seconds(3))
       : client_(client), request_timeout_(request_timeout) {}
-  Status Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result, const Pod& pod) override;
+  StatusOr<dra::ResourceClaim> Write(const dra::ResourceClaim& claim, const dra::AllocationResult* result,
+                                     const Pod& pod) override;
   Status Unreserve(const dra::ResourceClaim& claim, const std::vector<std::string>& pods, bool deallocate) override;
   StatusOr<dra::ResourceClaim> CreateSpecial(const dra::SpecialClaim& special, const dra::AllocationResult& result,
                                              const Pod& pod) override;
