@@ -82,8 +82,9 @@ class DevicePluginEvaluation final : public PodEvaluation {
 };
 
 // Re-scores `fits[first..]` (DRA nodes that fit, with their `verdicts`) by the node policy, as
-// device-plugin pods are scored: the scoring library on each node's GPU devices (whole, free or
-// held), the pod taking as many as its ranked choice does. A topology-aligned choice stays first.
+// device-plugin pods are scored: the scoring library on each node's GPUs (whole devices, and
+// partitionable ones by their counters: DraPlanner::GpuView), the pod taking what its ranked
+// choice does (whole GPUs, or one partition's share). A topology-aligned choice stays first.
 // Nodes the library cannot judge (no GPU taken, more devices than a view holds) and policies
 // whose workload is not at hand keep the planner's score.
 void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInputs& in,
@@ -93,15 +94,15 @@ void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInput
   std::shared_ptr<const scoring::TargetWorkload> workload;
   StatusOr<std::unique_ptr<scoring::Scorer>> scorer = PolicyScorer(policy, in, &workload);
   if (!scorer.ok()) return;
-  // Candidates grouped by the GPUs the pod takes (one group, unless firstAvailable differs by node).
-  std::map<int, std::vector<size_t>> by_taken;  // GPUs taken -> indices into verdicts
+  // Candidates grouped by what the pod takes (one group, unless firstAvailable differs by node).
+  std::map<std::pair<int, int32_t>, std::vector<size_t>> by_taken;  // {GPUs, milli} -> indices into verdicts
   std::vector<scoring::NodeView> views(verdicts.size());
   for (size_t i = 0; i < verdicts.size(); ++i) {
     const std::optional<scoring::NodeView>& view = verdicts[i]->gpu_view;
-    int taken = verdicts[i]->gpus_taken;
-    if (!view || taken == 0) continue;
+    std::pair<int, int32_t> taken{verdicts[i]->gpus_taken, verdicts[i]->milli_taken};
+    if (!view || taken.first == 0) continue;
     views[i] = *view;
-    if (scoring::Fits(scoring::PodShape{.gpus = taken, .milli = static_cast<int32_t>(kMilliPerGpu)}, views[i])) by_taken[taken].push_back(i);
+    if (scoring::Fits(scoring::PodShape{.gpus = taken.first, .milli = taken.second}, views[i])) by_taken[taken].push_back(i);
   }
   Rng rng(seed);
   for (const auto& [taken, members] : by_taken) {
@@ -112,7 +113,7 @@ void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInput
                                               .rank = (*scorer)->UsesRank() ? placement::StableRank(resolved.nodes[f.pos]->node.name) : 0.0});
     }
     std::vector<scoring::Choice> choices(candidates.size());
-    (*scorer)->Score(scoring::PodShape{.gpus = taken, .milli = static_cast<int32_t>(kMilliPerGpu)}, candidates, choices, rng);
+    (*scorer)->Score(scoring::PodShape{.gpus = taken.first, .milli = taken.second}, candidates, choices, rng);
     for (size_t k = 0; k < members.size(); ++k) {
       (*fits)[first + members[k]].score = (verdicts[members[k]]->topology_aligned ? kTopologyFirst : 0.0) + choices[k].score;
     }

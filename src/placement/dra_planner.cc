@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
 #include <set>
 
 #include "gpusched/placement/nomination.h"
@@ -249,7 +252,7 @@ void DraPlanner::Rank(const NodeState& node,
   }
   v->score = (v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
   v->gpu_view = GpuView(node);
-  v->gpus_taken = GpusTaken(*v);
+  std::tie(v->gpus_taken, v->milli_taken) = Taken(node, *v);
 }
 
 template <typename F>
@@ -279,27 +282,87 @@ double DraPlanner::PackingScore(const NodeState& node, const std::vector<dra::Al
   return 1.0 - left;
 }
 
+namespace {
+
+// The mean over `set`'s counters of the share `used` leaves (1 = all free).
+double FreeShare(const dra::CounterSet& set, const std::map<std::string, int64_t>& used) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& [name, capacity] : set.counters_milli) {
+    if (capacity <= 0) continue;
+    auto it = used.find(name);
+    int64_t taken = it == used.end() ? 0 : std::min(it->second, capacity);
+    sum += static_cast<double>(capacity - taken) / static_cast<double>(capacity);
+    ++n;
+  }
+  return n > 0 ? sum / n : 0;
+}
+
+const dra::CounterSet* SetNamed(const dra::ResourceSlice& slice, const std::string& name) {
+  for (const dra::CounterSet& c : slice.shared_counters) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::optional<scoring::NodeView> DraPlanner::GpuView(const NodeState& node) const {
   scoring::NodeView view;
-  bool fits = true;
-  ForEachGpuDevice(node, [&](bool taken, const dra::Device& d) {
-    // A partitionable device shares counters with others: not one whole GPU of a view.
-    if (view.gpu_count == scoring::kMaxGpus || !d.consumes_counters.empty()) {
-      fits = false;
-      return;
+  for (const dra::IndexedSlice* s : state_.slices().PinnedTo(node.node.name)) {
+    const dra::ResourceSlice& slice = s->slice();
+    if (!IsGpu(slice.driver)) continue;
+    const std::vector<uint8_t>* held = s->HeldBy(&state_.allocated());  // marked when the state was built
+    std::map<std::string, std::map<std::string, int64_t>> used;  // counter set -> counter -> consumed
+    for (size_t i = 0; i < slice.devices.size(); ++i) {
+      const dra::Device& d = slice.devices[i];
+      bool taken = held != nullptr ? (*held)[i] != 0 : state_.allocated().Holds(dra::DeviceId{slice.driver, slice.pool, d.name});
+      if (d.consumes_counters.empty()) {
+        if (view.gpu_count == scoring::kMaxGpus) return std::nullopt;
+        view.gpu_free[view.gpu_count++] = taken ? 0 : static_cast<int32_t>(kMilliPerGpu);
+        continue;
+      }
+      for (const dra::CounterConsumption& c : taken ? d.consumes_counters : std::vector<dra::CounterConsumption>{}) {
+        for (const auto& [name, milli] : c.counters_milli) used[c.counter_set][name] += milli;
+      }
     }
-    view.gpu_free[view.gpu_count++] = taken ? 0 : static_cast<int32_t>(kMilliPerGpu);
-  });
-  if (!fits) return std::nullopt;
+    for (const dra::CounterSet& set : slice.shared_counters) {
+      if (view.gpu_count == scoring::kMaxGpus) return std::nullopt;
+      view.gpu_free[view.gpu_count++] = static_cast<int32_t>(std::floor(FreeShare(set, used[set.name]) * kMilliPerGpu));
+    }
+  }
   return view;
 }
 
-int DraPlanner::GpusTaken(const DraVerdict& v) const {
-  int n = 0;
+std::pair<int, int32_t> DraPlanner::Taken(const NodeState& node, const DraVerdict& v) const {
+  int whole = 0;
+  std::vector<int32_t> partitions;  // the share of each partition taken
   for (const dra::AllocationResult& a : v.ranked) {
-    for (const dra::DeviceResult& r : a.results) n += IsGpu(r.id.driver) && !r.admin_access ? 1 : 0;
+    for (const dra::DeviceResult& r : a.results) {
+      if (!IsGpu(r.id.driver) || r.admin_access) continue;
+      const dra::Device* device = nullptr;
+      const dra::ResourceSlice* in = nullptr;
+      for (const dra::IndexedSlice* s : state_.slices().PinnedTo(node.node.name)) {
+        if (s->slice().driver != r.id.driver || s->slice().pool != r.id.pool) continue;
+        for (const dra::Device& d : s->slice().devices) {
+          if (d.name == r.id.device) device = &d, in = &s->slice();
+        }
+      }
+      if (device != nullptr && device->consumes_counters.size() > 1) return {0, 0};  // spans counter sets
+      if (device == nullptr || device->consumes_counters.empty()) {
+        ++whole;
+        continue;
+      }
+      const dra::CounterConsumption& c = device->consumes_counters[0];
+      const dra::CounterSet* set = SetNamed(*in, c.counter_set);
+      if (set == nullptr) return {0, 0};
+      partitions.push_back(static_cast<int32_t>(std::ceil((1.0 - FreeShare(*set, c.counters_milli)) * kMilliPerGpu - 1e-9)));
+    }
   }
-  return n;
+  bool all_full = std::all_of(partitions.begin(), partitions.end(), [](int32_t m) { return m >= kMilliPerGpu; });
+  if (all_full) return {whole + static_cast<int>(partitions.size()), static_cast<int32_t>(kMilliPerGpu)};
+  if (whole == 0 && partitions.size() == 1) return {1, partitions[0]};
+  return {0, 0};
 }
 
 }  // namespace gpusched::placement

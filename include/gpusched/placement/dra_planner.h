@@ -111,13 +111,17 @@ class DraPlanner {
   void Rank(const NodeState& node, const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
             DraVerdict* v) const;
   double PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const;
-  // The node's GPU devices (those of DraOptions::gpu_drivers pinned to it) as the scoring
-  // library sees a node: each whole, 1000 milli free unless the cluster's claims hold it.
-  // nullopt where that view would be wrong: more than scoring::kMaxGpus devices, or partitionable
-  // ones (they consume shared counters).
+  // The node's GPUs (the devices of DraOptions::gpu_drivers pinned to it) as the scoring library
+  // sees a node. A device that consumes no counters is one GPU, 1000 milli free unless the
+  // cluster's claims hold it. Partitionable devices (MIG) are one GPU per shared counter set, free
+  // by the mean over its counters of the share left after the held devices' consumption (the
+  // full GPU consumes all of it; a MIG device its compute, memory and memory slices). nullopt
+  // beyond scoring::kMaxGpus GPUs.
   std::optional<scoring::NodeView> GpuView(const NodeState& node) const;
-  // The GPU devices `v`'s ranked choice takes.
-  int GpusTaken(const DraVerdict& v) const;
+  // What `v`'s ranked choice takes as the scoring library counts a pod: {GPUs, milli of each}.
+  // Whole devices, or full counter sets each on its own, give {n, 1000}; one partition {1, its
+  // share of its set}; {0, 0} for what the library cannot express (several partitions).
+  std::pair<int, int32_t> Taken(const NodeState& node, const DraVerdict& v) const;
   // Calls f(taken, device) for each GPU device pinned to `node`, taken: held by the cluster's
   // claims.
   template <typename F>

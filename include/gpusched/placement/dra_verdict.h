@@ -31,6 +31,7 @@ struct DraVerdict {
   // takes. The node policy scores with them (kept here, so cached verdicts need no recount).
   std::optional<scoring::NodeView> gpu_view;
   int gpus_taken = 0;
+  int32_t milli_taken = 0;  // of each GPU it takes: 1000 for whole devices, a share for a partition
   int64_t steps = 0;
 
   bool fits() const { return node.fits; }
