@@ -230,6 +230,28 @@ Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
   return last;
 }
 
+namespace {
+
+// The node an allocation is pinned to (matchFields metadata.name In [node]), or "".
+std::string PinnedNode(const dra::AllocationResult& a) {
+  if (!a.node_selector || a.node_selector->terms.size() != 1) return "";
+  const dra::NodeSelectorTerm& t = a.node_selector->terms[0];
+  if (!t.match_expressions.empty() || t.match_fields.size() != 1) return "";
+  const dra::NodeSelectorRequirement& r = t.match_fields[0];
+  return r.key == "metadata.name" && r.op == "In" && r.values.size() == 1 ? r.values[0] : "";
+}
+
+// True if the node `a` is pinned to can no longer take a GPU pod: gone, not ready, or no longer
+// (only) nvidia-dra.
+bool NodeGone(const inventory::InventorySnapshot& snapshot, const dra::AllocationResult& a) {
+  std::string name = PinnedNode(a);
+  if (name.empty()) return false;
+  const placement::NodeState* node = snapshot.FindNode(name);
+  return node == nullptr || !node->ready() || node->mode != NodeMode::kNvidiaDra;
+}
+
+}  // namespace
+
 size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   auto now = clock_->Now();
@@ -253,7 +275,8 @@ size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
       seen[claim->uid] = since;
       // A claim awaiting binding conditions gets at least their timeout (AwaitBinding ends it).
       auto limit = dra::HasBindingConditions(*claim->allocation) ? std::max(ttl, options_->dra_binding_timeout) : ttl;
-      if (now - since >= limit) stale.push_back(claim);
+      // Pinned to a node that can no longer take the pod: no point in waiting.
+      if (now - since >= limit || NodeGone(*snapshot, *claim->allocation)) stale.push_back(claim);
     }
     unbound_since_ = std::move(seen);
   }

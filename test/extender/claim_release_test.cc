@@ -57,6 +57,19 @@ TEST(ClaimRelease, AClaimHeldForPodsThatNeverBoundIsDeallocatedAfterTheTtlAndOth
   EXPECT_EQ(o.service->SweepClaims(), 0u);
 }
 
+// A claim pinned to a node that can no longer take GPU pods (gone, not ready, switched to
+// another mode) is released at the next sweep, without waiting for the TTL.
+TEST(ClaimRelease, AClaimPinnedToANodeThatCanNoLongerTakeThePodIsReleasedAtOnce) {
+  std::string orphan = Claim("orphan", ClaimSpec(1, ""), {"dra-a/gpu-0"}, {"ghost"});
+  Owner o(ListJson({DraNode("dra-a", "mgpu"), GpuSlice("dra-a", 2), std::string(kGpuClass), orphan}));
+  EXPECT_EQ(o.service->SweepClaims(), 1u);
+  EXPECT_FALSE(o.ClaimNamed("orphan").allocation.has_value());
+  Owner gone(ListJson({GpuSlice("dra-a", 2), std::string(kGpuClass), orphan}));  // the Node is gone
+  EXPECT_EQ(gone.service->SweepClaims(), 1u);
+  Owner fine(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), orphan}));
+  EXPECT_EQ(fine.service->SweepClaims(), 0u);  // waits for the TTL
+}
+
 // A pod seen bound before the TTL ran out restarts nothing: its claim stays.
 TEST(ClaimRelease, APodThatBindsInTimeKeepsItsClaim) {
   Owner o(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 4), std::string(kGpuClass), Claim("train", ClaimSpec(2, ""))}));

@@ -64,7 +64,8 @@ class ClaimAllocator {
   // Owner mode's cleanup of what kube-scheduler's PostFilter and Unreserve would undo (an
   // extender has neither hook): a claim allocated and reserved only for pods that are not bound
   // (pending, or unknown to the inventory) for longer than `ttl`, measured from when a sweep first
-  // saw it so, is unreserved and deallocated. Returns how many claims it released. Call it while
+  // saw it so, or pinned to a node that can no longer take a GPU pod (gone, not ready, another
+  // mode), is unreserved and deallocated. Returns how many claims it released. Call it while
   // the inventory is in sync with the cluster.
   size_t Sweep(std::chrono::seconds ttl) GPUSCHED_EXCLUDES(mu_);
 
