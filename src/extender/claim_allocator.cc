@@ -17,6 +17,8 @@ namespace {
 constexpr int kAttempts = 4;
 // The in-flight key of a pod's special claim while it is created (it has no UID yet).
 constexpr std::string_view kCreating = "creating special claim of pod ";
+// How long a claim created here is held in flight while the cluster's state does not show it.
+constexpr std::chrono::minutes kUnseenLimit{2};
 
 bool Overlaps(const dra::AllocatedDevices& held, const dra::AllocationResult& result) {
   return std::any_of(result.results.begin(), result.results.end(),
@@ -26,16 +28,26 @@ bool Overlaps(const dra::AllocatedDevices& held, const dra::AllocationResult& re
 }  // namespace
 
 dra::AllocatedDevices ClaimAllocator::HeldInFlight(const dra::ClusterState& state) {
+  std::map<std::string, bool> allocated;  // claim UID -> allocated, for the claims of the state
+  for (const auto& [key, claim] : state.claims()) allocated[claim.uid] = claim.allocation.has_value();
+  auto now = clock_->Now();
   MutexLock lock(&mu_);
-  std::erase_if(in_flight_, [&](const auto& kv) {
-    if (kv.first.starts_with(kCreating)) return false;  // the cluster cannot show it yet
-    for (const auto& [key, claim] : state.claims()) {
-      if (claim.uid == kv.first) return claim.allocation.has_value();
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    bool drop = false;
+    if (!it->first.starts_with(kCreating)) {  // (a claim being created: the cluster cannot show it yet)
+      auto shown = allocated.find(it->first);
+      if (shown != allocated.end()) {
+        it->second.seen = true;
+        drop = shown->second;  // the cluster shows the allocation: it holds the devices from now on
+      } else {
+        // Not in the state: gone if it was seen; a claim just created is awaited (not forever).
+        drop = it->second.seen || now - it->second.since > kUnseenLimit;
+      }
     }
-    return true;  // the claim is gone
-  });
+    it = drop ? in_flight_.erase(it) : std::next(it);
+  }
   dra::AllocatedDevices held;
-  for (const auto& [uid, result] : in_flight_) held.Add(result);
+  for (const auto& [uid, f] : in_flight_) held.Add(f.result);
   return held;
 }
 
@@ -43,11 +55,11 @@ bool ClaimAllocator::Reserve(const std::vector<const dra::ResourceClaim*>& claim
                              const std::vector<dra::AllocationResult>& results) {
   MutexLock lock(&mu_);
   dra::AllocatedDevices held;
-  for (const auto& [uid, result] : in_flight_) held.Add(result);
+  for (const auto& [uid, f] : in_flight_) held.Add(f.result);
   for (const dra::AllocationResult& r : results) {
     if (Overlaps(held, r)) return false;
   }
-  for (size_t i = 0; i < claims.size(); ++i) in_flight_[claims[i]->uid] = results[i];
+  for (size_t i = 0; i < claims.size(); ++i) in_flight_[claims[i]->uid] = InFlight{results[i], true, clock_->Now()};
   return true;
 }
 
@@ -93,7 +105,7 @@ StatusOr<dra::ResourceClaim> ClaimAllocator::CreateSpecial(const Pod& pod, const
   MutexLock lock(&mu_);
   in_flight_.erase(special.claim.uid);
   if (!created.ok()) return created.status();
-  in_flight_[created->uid] = result;  // held until the cluster shows it allocated
+  in_flight_[created->uid] = InFlight{result, false, clock_->Now()};  // held until the cluster shows it allocated
   return created;
 }
 
@@ -142,9 +154,14 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
     }
     if (s.ok()) {
       if (log_ != nullptr) log_->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node_name, std::make_shared<const placement::DraVerdict>(std::move(v)));
+      MutexLock lock(&mu_);
+      for (const dra::ResourceClaim& c : done.claims) owned_.insert(c.uid);
       return done;
     }
-    if (s.code() != StatusCode::kAborted) return s;
+    if (s.code() != StatusCode::kAborted) {
+      (void)Release(pod, done);  // what this attempt wrote; a sweep retries what fails here
+      return s;
+    }
     last = std::string(s.message());
     // Someone changed a claim: give the watch a moment to bring the change, then plan again.
     std::this_thread::sleep_for(std::chrono::milliseconds(50) * (attempt + 1));
@@ -184,13 +201,13 @@ Status ClaimAllocator::AwaitBinding(const Pod& pod, const Allocated& allocated) 
     dra::BindingCheck check = dra::CheckBindingConditions(claim, clock_->WallMs(), options_->dra_binding_timeout);
     if (check.ready()) continue;
     if (check.state == dra::BindingCheck::State::kWaiting) return UnavailableError(check.reason);
-    // Failed or timed out: give the devices back, as kube-scheduler does before it retries.
-    std::vector<std::string> pods;
-    for (const dra::ConsumerRef& r : claim.reserved_for) pods.push_back(r.uid);
-    if (std::find(pods.begin(), pods.end(), pod.uid) == pods.end()) pods.push_back(pod.uid);
-    Status released = writer_->Unreserve(claim, pods, /*deallocate=*/true);
-    if (!released.ok()) return FailedPreconditionError(fmt::format("{}; deallocating it failed: {}", check.reason, released.message()));
-    return FailedPreconditionError(fmt::format("{}; the claim was deallocated for a new try", check.reason));
+    // Failed or timed out: give the devices back, as kube-scheduler does before it retries; a
+    // claim other pods share only loses this one.
+    bool others = std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(),
+                              [&](const dra::ConsumerRef& r) { return r.uid != pod.uid; });
+    Status released = others ? writer_->Unreserve(claim, {pod.uid}, /*deallocate=*/false) : Deallocate(claim, {pod.uid});
+    if (!released.ok()) return FailedPreconditionError(fmt::format("{}; giving it back failed: {}", check.reason, released.message()));
+    return FailedPreconditionError(fmt::format("{}; {} for a new try", check.reason, others ? "the pod left it" : "the claim was deallocated"));
   }
   return OkStatus();
 }
@@ -209,7 +226,7 @@ Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
       }
       bool others = std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(),
                                 [&](const dra::ConsumerRef& r) { return r.uid != pod.uid; });
-      Status s = writer_->Unreserve(claim, {pod.uid}, Holds(allocated, claim.uid) && !others);
+      Status s = Holds(allocated, claim.uid) && !others ? Deallocate(claim, {pod.uid}) : writer_->Unreserve(claim, {pod.uid}, false);
       if (s.code() == StatusCode::kAborted) {
         conflicted[claim.uid] = claim.resource_version;
         again = true;
@@ -221,13 +238,16 @@ Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
     if (!again) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50) * (attempt + 1));  // let the watch bring the change
   }
-  // Claims the cluster does not show yet keep their devices in flight until a sweep finds them.
-  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  MutexLock lock(&mu_);
-  for (const dra::ResourceClaim& c : allocated.claims) {
-    if (snapshot->dra().FindClaim(c.namespace_name, c.name) != nullptr) in_flight_.erase(c.uid);
-  }
   return last;
+}
+
+Status ClaimAllocator::Deallocate(const dra::ResourceClaim& claim, const std::vector<std::string>& pods) {
+  GPUSCHED_RETURN_IF_ERROR(writer_->Unreserve(claim, pods, /*deallocate=*/true));
+  MutexLock lock(&mu_);
+  in_flight_.erase(claim.uid);
+  owned_.erase(claim.uid);
+  unbound_since_.erase(claim.uid);
+  return OkStatus();
 }
 
 namespace {
@@ -255,19 +275,40 @@ bool NodeGone(const inventory::InventorySnapshot& snapshot, const dra::Allocatio
 size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   auto now = clock_->Now();
+  std::set<std::string> owned;
+  {
+    MutexLock lock(&mu_);
+    owned = owned_;
+  }
   std::vector<const dra::ResourceClaim*> unbound;
+  std::set<std::string> settled;  // owned claims gone, or whose pods the cluster shows bound
   for (const auto& [key, claim] : snapshot->dra().claims()) {
-    if (!claim.allocation || claim.reserved_for.empty()) continue;
-    if (std::all_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) {
-          std::optional<Pod> pod = inventory_->FindPod(r.uid);
-          return !pod || !pod->bound();
-        })) {
+    if (!owned.contains(claim.uid)) continue;
+    owned.erase(claim.uid);
+    if (!claim.allocation) {
+      settled.insert(claim.uid);
+      continue;
+    }
+    // Only pods' reservations are judged; a reservation of another kind keeps the claim.
+    bool pods_only = std::all_of(claim.reserved_for.begin(), claim.reserved_for.end(),
+                                 [](const dra::ConsumerRef& r) { return r.resource == "pods"; });
+    bool unbound_only = pods_only && std::all_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) {
+                          std::optional<Pod> pod = inventory_->FindPod(r.uid);
+                          return !pod || !pod->bound();
+                        });
+    if (unbound_only && !claim.reserved_for.empty()) {
       unbound.push_back(&claim);
+    } else if (pods_only && !claim.reserved_for.empty()) {
+      settled.insert(claim.uid);  // its pod is bound: the cluster's from now on
     }
   }
+  settled.insert(owned.begin(), owned.end());  // not in the state any more
   std::vector<const dra::ResourceClaim*> stale;
   {
     MutexLock lock(&mu_);
+    for (const std::string& uid : settled) {
+      if (!in_flight_.contains(uid)) owned_.erase(uid);  // a claim just written may not show yet
+    }
     std::map<std::string, std::chrono::steady_clock::time_point> seen;  // claims no longer unbound start afresh
     for (const dra::ResourceClaim* claim : unbound) {
       auto it = unbound_since_.find(claim->uid);
@@ -284,7 +325,7 @@ size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
   for (const dra::ResourceClaim* claim : stale) {
     std::vector<std::string> pods;
     for (const dra::ConsumerRef& r : claim->reserved_for) pods.push_back(r.uid);
-    if (writer_->Unreserve(*claim, pods, /*deallocate=*/true).ok()) ++released;
+    if (Deallocate(*claim, pods).ok()) ++released;
   }
   return released;
 }

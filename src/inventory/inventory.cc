@@ -70,7 +70,13 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodRequest& request) const {
-  if (!pod.extended_resource_claim.empty()) return true;
+  if (!pod.extended_resource_claim.empty()) {
+    if (!pod.bound()) return true;
+    // The special claim its status names holds its GPUs, if allocated; one left unallocated by an
+    // attempt on another node does not stand for the device-plugin GPUs it holds here.
+    const dra::ResourceClaim* c = dra_state_->FindClaim(pod.namespace_name, pod.extended_resource_claim);
+    if (c != nullptr && c->allocation) return true;
+  }
   if (request.kind == RequestKind::kNone || !pod.bound()) return false;
   auto it = nodes_.find(pod.node_name);
   return it != nodes_.end() && dra::ServedThroughDra(pod, it->second.spec, dra_state_->classes());
@@ -294,42 +300,6 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
                      .dra_state = std::move(dra_state)});
 }
 
-Status Inventory::ReplaceDraClaim(dra::ResourceClaim claim, std::string_view expected_version) {
-  dra::ClusterStatePtr base;
-  {
-    MutexLock lock(&mu_);
-    base = dra_state_;
-  }
-  const dra::ResourceClaim* held = base->FindClaim(claim.namespace_name, claim.name);
-  if (held == nullptr || held->resource_version != expected_version) {
-    return AbortedError(fmt::format("claim {}/{} changed since it was read", claim.namespace_name, claim.name));
-  }
-  dra::ClusterStatePtr next = dra::WithClaim(*base, std::move(claim));  // outside the lock
-  MutexLock lock(&mu_);
-  return SwapDraStateLocked(base, std::move(next), {});
-}
-
-Status Inventory::CreateDraClaim(dra::ResourceClaim claim, Pod pod) {
-  dra::ClusterStatePtr base;
-  {
-    MutexLock lock(&mu_);
-    base = dra_state_;
-  }
-  if (base->FindClaim(claim.namespace_name, claim.name) != nullptr) {
-    return AbortedError(fmt::format("claim {}/{} already exists", claim.namespace_name, claim.name));
-  }
-  dra::ClusterStatePtr next = dra::WithClaim(*base, std::move(claim));  // outside the lock
-  MutexLock lock(&mu_);
-  return SwapDraStateLocked(base, std::move(next), {std::move(pod)});
-}
-
-Status Inventory::SwapDraStateLocked(const dra::ClusterStatePtr& base, dra::ClusterStatePtr next, std::vector<Pod> pods) {
-  // Another write got in first: the caller plans again on the fresh state, as after a 409.
-  if (dra_state_ != base) return AbortedError("the DRA objects changed while the claim was written");
-  ApplyLocked(ClusterDelta{.upsert_pods = std::move(pods), .dra_state = std::move(next)});
-  return OkStatus();
-}
-
 std::set<std::string> Inventory::BookedNodesLocked() const {
   std::set<std::string> out(annotated_nodes_.begin(), annotated_nodes_.end());
   for (const auto& [name, extra] : extra_bookings_) out.insert(name);
@@ -427,7 +397,7 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
   }
   for (Pod& p : delta->upsert_pods) {
     changed = true;
-    committed_bare_.erase(p.uid);  // the cluster's word from now on
+    if (committed_bare_.erase(p.uid) > 0) committed_at_.erase(p.uid);  // the cluster's word from now on
     ObservePodLocked(std::move(p), touched);
   }
   return changed;
@@ -465,6 +435,12 @@ size_t Inventory::Expire() {
   }
   std::set<std::string> touched;
   for (const std::string& uid : stale) touched.insert(UnbookLocked(uid));
+  std::vector<std::string> bare;  // bound without GPUs of their own by us, never seen bound since
+  for (const std::string& uid : committed_bare_) {
+    auto at = committed_at_.find(uid);
+    if (at != committed_at_.end() && now - at->second > options_.assume_ttl) bare.push_back(uid);
+  }
+  for (const std::string& uid : bare) RevertBareLocked(uid, &touched);
   std::vector<std::string> expired;
   for (const auto& [uid, n] : nominations_) {
     if (now - n.since > options_.nomination_ttl) expired.push_back(uid);
@@ -645,21 +621,29 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   } else {
     PutPodLocked(std::move(record));
   }
+  if (placement.kind == RequestKind::kNone) committed_at_[pod.uid] = options_.clock->Now();  // for assume_ttl
   RebuildLocked(touched);
   PublishLocked(false);
   return OkStatus();
 }
 
+void Inventory::RevertBareLocked(const std::string& uid, std::set<std::string>* touched) {
+  committed_bare_.erase(uid);
+  committed_at_.erase(uid);
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  touched->insert(it->second.node_name);
+  DropUseLocked(uid, it->second.node_name, touched);
+  Pod pending = it->second;
+  pending.node_name.clear();
+  ObservePodLocked(std::move(pending), touched);  // what its claims held there is no longer held
+}
+
 void Inventory::Release(std::string_view uid) {
   MutexLock lock(&mu_);
-  if (committed_bare_.erase(std::string(uid)) > 0) {
-    auto it = pods_.find(uid);
-    if (it == pods_.end()) return;
-    std::set<std::string> touched = {it->second.node_name};
-    DropUseLocked(uid, it->second.node_name, &touched);
-    Pod pending = it->second;
-    pending.node_name.clear();
-    ObservePodLocked(std::move(pending), &touched);  // what its claims held there is no longer held
+  if (committed_bare_.contains(std::string(uid))) {
+    std::set<std::string> touched;
+    RevertBareLocked(std::string(uid), &touched);
     RebuildLocked(touched);
     PublishLocked(false);
     return;

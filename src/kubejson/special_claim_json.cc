@@ -20,7 +20,7 @@ std::string SpecialClaimJson(const dra::SpecialClaim& special, const Pod& pod) {
   std::string out = fmt::format(
       R"({{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{{"generateName":{},"namespace":{},)"
       R"("annotations":{{{}:"true"}},"finalizers":["resource.kubernetes.io/delete-protection"],)"
-      R"("ownerReferences":[{{"apiVersion":"v1","kind":"Pod","name":{},"uid":{},"controller":true,"blockOwnerDeletion":true}}]}},)"
+      R"("ownerReferences":[{{"apiVersion":"v1","kind":"Pod","name":{},"uid":{},"controller":true}}]}},)"
       R"("spec":{{"devices":{{"requests":[)",
       Quoted(c.name), Quoted(c.namespace_name), Quoted(kExtendedResourceClaimAnnotation), Quoted(pod.name), Quoted(pod.uid));
   for (size_t i = 0; i < c.requests.size(); ++i) {

@@ -298,65 +298,76 @@ double FreeShare(const dra::CounterSet& set, const std::map<std::string, int64_t
   return n > 0 ? sum / n : 0;
 }
 
-const dra::CounterSet* SetNamed(const dra::ResourceSlice& slice, const std::string& name) {
-  for (const dra::CounterSet& c : slice.shared_counters) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
+// The shared counter sets of a node's GPU pools, by (driver, pool, set): a pool may publish them
+// in a slice of their own (Kubernetes 1.35+) or beside its devices (1.34).
+using CounterSets = std::map<std::tuple<std::string, std::string, std::string>, const dra::CounterSet*>;
 
 }  // namespace
 
+template <typename F>
+void DraPlanner::ForEachGpuSlice(const NodeState& node, F&& f) const {
+  for (const dra::IndexedSlice* s : state_.slices().PinnedTo(node.node.name)) {
+    if (IsGpu(s->slice().driver)) f(*s);
+  }
+}
+
 std::optional<scoring::NodeView> DraPlanner::GpuView(const NodeState& node) const {
   scoring::NodeView view;
-  for (const dra::IndexedSlice* s : state_.slices().PinnedTo(node.node.name)) {
-    const dra::ResourceSlice& slice = s->slice();
-    if (!IsGpu(slice.driver)) continue;
-    const std::vector<uint8_t>* held = s->HeldBy(&state_.allocated());  // marked when the state was built
-    std::map<std::string, std::map<std::string, int64_t>> used;  // counter set -> counter -> consumed
+  std::vector<std::tuple<std::string, std::string, std::string>> order;  // counter sets, as published
+  CounterSets sets;
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, int64_t>> used;  // set -> counter -> consumed
+  bool fits = true;
+  ForEachGpuSlice(node, [&](const dra::IndexedSlice& s) {
+    const dra::ResourceSlice& slice = s.slice();
+    for (const dra::CounterSet& set : slice.shared_counters) {
+      auto key = std::make_tuple(slice.driver, slice.pool, set.name);
+      if (sets.emplace(key, &set).second) order.push_back(key);
+    }
+    const std::vector<uint8_t>* held = s.HeldBy(&state_.allocated());  // marked when the state was built
     for (size_t i = 0; i < slice.devices.size(); ++i) {
       const dra::Device& d = slice.devices[i];
       bool taken = held != nullptr ? (*held)[i] != 0 : state_.allocated().Holds(dra::DeviceId{slice.driver, slice.pool, d.name});
       if (d.consumes_counters.empty()) {
-        if (view.gpu_count == scoring::kMaxGpus) return std::nullopt;
-        view.gpu_free[view.gpu_count++] = taken ? 0 : static_cast<int32_t>(kMilliPerGpu);
+        if (view.gpu_count == scoring::kMaxGpus) fits = false;
+        if (fits) view.gpu_free[view.gpu_count++] = taken ? 0 : static_cast<int32_t>(kMilliPerGpu);
         continue;
       }
       for (const dra::CounterConsumption& c : taken ? d.consumes_counters : std::vector<dra::CounterConsumption>{}) {
-        for (const auto& [name, milli] : c.counters_milli) used[c.counter_set][name] += milli;
+        for (const auto& [name, milli] : c.counters_milli) used[std::make_tuple(slice.driver, slice.pool, c.counter_set)][name] += milli;
       }
     }
-    for (const dra::CounterSet& set : slice.shared_counters) {
-      if (view.gpu_count == scoring::kMaxGpus) return std::nullopt;
-      view.gpu_free[view.gpu_count++] = static_cast<int32_t>(std::floor(FreeShare(set, used[set.name]) * kMilliPerGpu));
-    }
+  });
+  for (const auto& key : order) {
+    if (view.gpu_count == scoring::kMaxGpus) fits = false;
+    if (fits) view.gpu_free[view.gpu_count++] = static_cast<int32_t>(std::floor(FreeShare(*sets[key], used[key]) * kMilliPerGpu));
   }
+  if (!fits) return std::nullopt;
   return view;
 }
 
 std::pair<int, int32_t> DraPlanner::Taken(const NodeState& node, const DraVerdict& v) const {
+  CounterSets sets;
+  std::map<std::tuple<std::string, std::string, std::string>, const dra::Device*> devices;  // (driver, pool, name)
+  ForEachGpuSlice(node, [&](const dra::IndexedSlice& s) {
+    for (const dra::CounterSet& set : s.slice().shared_counters) sets.emplace(std::make_tuple(s.slice().driver, s.slice().pool, set.name), &set);
+    for (const dra::Device& d : s.slice().devices) devices.emplace(std::make_tuple(s.slice().driver, s.slice().pool, d.name), &d);
+  });
   int whole = 0;
   std::vector<int32_t> partitions;  // the share of each partition taken
   for (const dra::AllocationResult& a : v.ranked) {
     for (const dra::DeviceResult& r : a.results) {
       if (!IsGpu(r.id.driver) || r.admin_access) continue;
-      const dra::Device* device = nullptr;
-      const dra::ResourceSlice* in = nullptr;
-      for (const dra::IndexedSlice* s : state_.slices().PinnedTo(node.node.name)) {
-        if (s->slice().driver != r.id.driver || s->slice().pool != r.id.pool) continue;
-        for (const dra::Device& d : s->slice().devices) {
-          if (d.name == r.id.device) device = &d, in = &s->slice();
-        }
-      }
+      auto d = devices.find(std::make_tuple(r.id.driver, r.id.pool, r.id.device));
+      const dra::Device* device = d == devices.end() ? nullptr : d->second;
       if (device != nullptr && device->consumes_counters.size() > 1) return {0, 0};  // spans counter sets
       if (device == nullptr || device->consumes_counters.empty()) {
         ++whole;
         continue;
       }
       const dra::CounterConsumption& c = device->consumes_counters[0];
-      const dra::CounterSet* set = SetNamed(*in, c.counter_set);
-      if (set == nullptr) return {0, 0};
-      partitions.push_back(static_cast<int32_t>(std::ceil((1.0 - FreeShare(*set, c.counters_milli)) * kMilliPerGpu - 1e-9)));
+      auto set = sets.find(std::make_tuple(r.id.driver, r.id.pool, c.counter_set));
+      if (set == sets.end()) return {0, 0};
+      partitions.push_back(static_cast<int32_t>(std::ceil((1.0 - FreeShare(*set->second, c.counters_milli)) * kMilliPerGpu - 1e-9)));
     }
   }
   bool all_full = std::all_of(partitions.begin(), partitions.end(), [](int32_t m) { return m >= kMilliPerGpu; });

@@ -8,6 +8,7 @@
 #include "dra_json.h"
 #include "fake_clock.h"
 #include "gpusched/extender/inventory_claim_writer.h"
+#include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/kubejson/objects.h"
 
@@ -17,41 +18,62 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
+// A binding whose outcome is never known (the API server timed out): the claims stay, since the
+// pod may be bound.
+struct LostBinder : extender::PodBinder {
+  Status Bind(const extender::BindTarget&) override { return DeadlineExceededError("binding: the API server did not answer"); }
+};
+
 struct Owner {
   FakeClock clock;
-  inventory::Inventory inventory;
+  inventory::Inventory inventory{inventory::InventoryOptions{.clock = &clock}};
   extender::InventoryClaimWriter writer{&inventory};
+  LostBinder lost;
   std::unique_ptr<extender::Service> service;
 
-  explicit Owner(const std::string& list) {
+  explicit Owner(const std::string& list, bool lose_bindings = false) {
     ClusterObjects objects;
     EXPECT_TRUE(kubejson::AppendClusterJson(list, &objects).ok());
     inventory.ReplaceCluster(std::move(objects));
-    service = std::make_unique<extender::Service>(&inventory, extender::ServiceOptions{},
-                                                  extender::ServiceCollaborators{.claim_writer = &writer, .clock = &clock});
+    service = std::make_unique<extender::Service>(
+        &inventory, extender::ServiceOptions{},
+        extender::ServiceCollaborators{.binder = lose_bindings ? &lost : nullptr, .claim_writer = &writer, .clock = &clock});
   }
   const dra::ResourceClaim& ClaimNamed(const std::string& name) { return *inventory.Snapshot()->dra().FindClaim("ml", name); }
+  // Filter and bind of a pod of `claim`; the binding's outcome is lost.
+  void BindLost(const std::string& pod, const std::string& claim) {
+    service->Filter(ArgsWithNames(ClaimPod(pod, claim), {"dra-a"}));
+    EXPECT_THAT(service->Bind(BindJson(pod, "ml", pod, "dra-a")), ::testing::HasSubstr("did not answer"));
+    EXPECT_TRUE(ClaimNamed(claim).allocation.has_value());
+  }
+  // The pod was never bound: past assume_ttl the inventory forgets the node it recorded.
+  void ForgetLostBindings() {
+    clock.Advance(std::chrono::seconds(601));
+    inventory.Expire();
+  }
 };
 
-TEST(ClaimRelease, AClaimHeldForPodsThatNeverBoundIsDeallocatedAfterTheTtlAndOthersAreLeftAlone) {
-  Owner o(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 4), std::string(kGpuClass),
-                    Claim("orphan", ClaimSpec(2, ""), {"dra-a/gpu-0", "dra-a/gpu-1"}, {"ghost"}),
-                    Claim("running", ClaimSpec(1, ""), {"dra-a/gpu-2"}, {"r"}), ClaimPod("r", "running", "dra-a"),
-                    Claim("three", ClaimSpec(3, ""))}));
+TEST(ClaimRelease, AClaimAllocatedForAPodThatNeverBoundIsDeallocatedAfterTheTtlAndOthersAreLeftAlone) {
+  Owner o(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 4), std::string(kGpuClass), Claim("train", ClaimSpec(2, "")),
+                    Claim("foreign", ClaimSpec(1, ""), {"dra-a/gpu-3"}, {"ghost"}),  // another scheduler's
+                    Claim("three", ClaimSpec(3, ""))}),
+          /*lose_bindings=*/true);
+  o.BindLost("trainer", "train");
   std::string big = ArgsWithNames(ClaimPod("big", "three"), {"dra-a"});
   EXPECT_THAT(o.service->Filter(big), ::testing::HasSubstr("1 of 3 devices available"));
-  EXPECT_EQ(o.service->SweepClaims(), 0u);  // first seen now
+  EXPECT_EQ(o.service->SweepClaims(), 0u);  // the pod may be bound
+  o.ForgetLostBindings();
+  EXPECT_FALSE(o.inventory.FindPod("trainer")->bound());
+  EXPECT_EQ(o.service->SweepClaims(), 0u);  // first seen unbound now
   o.clock.Advance(std::chrono::seconds(299));
   EXPECT_EQ(o.service->SweepClaims(), 0u);
   o.clock.Advance(std::chrono::seconds(1));
   EXPECT_EQ(o.service->SweepClaims(), 1u);
-  const dra::ResourceClaim& orphan = o.ClaimNamed("orphan");
-  EXPECT_FALSE(orphan.allocation.has_value());
-  EXPECT_THAT(orphan.reserved_for, IsEmpty());
-  EXPECT_THAT(orphan.finalizers, IsEmpty());
-  const dra::ResourceClaim& running = o.ClaimNamed("running");  // its pod is bound
-  EXPECT_TRUE(running.allocation.has_value());
-  EXPECT_EQ(running.reserved_for.size(), 1u);
+  const dra::ResourceClaim& train = o.ClaimNamed("train");
+  EXPECT_FALSE(train.allocation.has_value());
+  EXPECT_THAT(train.reserved_for, IsEmpty());
+  EXPECT_THAT(train.finalizers, IsEmpty());
+  EXPECT_TRUE(o.ClaimNamed("foreign").allocation.has_value());  // never gpusched's to release
   // The devices are free again: a pod of three fits.
   EXPECT_THAT(o.service->Filter(big), ::testing::HasSubstr(R"("NodeNames":["dra-a"])"));
   EXPECT_EQ(o.service->SweepClaims(), 0u);
@@ -60,13 +82,16 @@ TEST(ClaimRelease, AClaimHeldForPodsThatNeverBoundIsDeallocatedAfterTheTtlAndOth
 // A claim pinned to a node that can no longer take GPU pods (gone, not ready, switched to
 // another mode) is released at the next sweep, without waiting for the TTL.
 TEST(ClaimRelease, AClaimPinnedToANodeThatCanNoLongerTakeThePodIsReleasedAtOnce) {
-  std::string orphan = Claim("orphan", ClaimSpec(1, ""), {"dra-a/gpu-0"}, {"ghost"});
-  Owner o(ListJson({DraNode("dra-a", "mgpu"), GpuSlice("dra-a", 2), std::string(kGpuClass), orphan}));
+  std::string base = ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), Claim("train", ClaimSpec(1, ""))});
+  Owner o(base, /*lose_bindings=*/true);
+  o.BindLost("trainer", "train");
+  o.ForgetLostBindings();
+  o.inventory.UpsertNodes({Node{.name = "dra-a", .mode_label = "mgpu"}});
   EXPECT_EQ(o.service->SweepClaims(), 1u);
-  EXPECT_FALSE(o.ClaimNamed("orphan").allocation.has_value());
-  Owner gone(ListJson({GpuSlice("dra-a", 2), std::string(kGpuClass), orphan}));  // the Node is gone
-  EXPECT_EQ(gone.service->SweepClaims(), 1u);
-  Owner fine(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 2), std::string(kGpuClass), orphan}));
+  EXPECT_FALSE(o.ClaimNamed("train").allocation.has_value());
+  Owner fine(base, /*lose_bindings=*/true);
+  fine.BindLost("trainer", "train");
+  fine.ForgetLostBindings();
   EXPECT_EQ(fine.service->SweepClaims(), 0u);  // waits for the TTL
 }
 

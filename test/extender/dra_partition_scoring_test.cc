@@ -42,7 +42,8 @@ std::string MigClaim(const std::string& name, const std::string& profile) {
 
 // h200-a and h200-b: one H200 each, partitionable; on h200-a a 3g.71gb is held by a running pod.
 struct MigCluster {
-  explicit MigCluster(const std::string& policy) {
+  // `split`: each pool publishes its counter set in a slice of its own (Kubernetes 1.35+).
+  explicit MigCluster(const std::string& policy, bool split = false) {
     StatusOr<std::vector<dra::MigProfile>> profiles =
         dra::ParseMigProfiles(Fixture("nvidia-smi-mig-lgip.txt"), Fixture("nvidia-smi-mig-lgipp.txt"));
     EXPECT_TRUE(profiles.ok()) << profiles.status().message();
@@ -54,6 +55,15 @@ struct MigCluster {
       for (const dra::Device& d : slice.devices) {
         auto profile = d.attributes.find("profile");
         if (held.empty() && profile != d.attributes.end() && profile->second.text == "3g.71gb") held = node + "/" + d.name;
+      }
+      if (split) {
+        dra::ResourceSlice counters = slice;
+        counters.name += "-counters";
+        counters.devices.clear();
+        counters.slice_count = slice.slice_count = 2;
+        slice.shared_counters.clear();
+        c.dra_objects.push_back(dra::DraObject{.kind = dra::ObjectKind::kResourceSlice, .key = counters.name, .resource_version = "1",
+                                               .value = std::make_shared<const dra::ResourceSlice>(std::move(counters))});
       }
       c.dra_objects.push_back(dra::DraObject{.kind = dra::ObjectKind::kResourceSlice, .key = slice.name, .resource_version = "1",
                                              .value = std::make_shared<const dra::ResourceSlice>(std::move(slice))});
@@ -102,10 +112,12 @@ TEST(DraPartitionScoring, TheViewReadsEachGpusFillFromItsCountersAndTheMigPodTak
 }
 
 TEST(DraPartitionScoring, BinpackFillsThePartitionedGpuAndSpreadTakesTheIdleOne) {
-  std::map<std::string, int64_t> packed = MigCluster("binpack").Scores();
-  EXPECT_GT(packed["h200-a"], packed["h200-b"]);
-  std::map<std::string, int64_t> spread = MigCluster("spread").Scores();
-  EXPECT_GT(spread["h200-b"], spread["h200-a"]);
+  for (bool split : {false, true}) {
+    std::map<std::string, int64_t> packed = MigCluster("binpack", split).Scores();
+    EXPECT_GT(packed["h200-a"], packed["h200-b"]) << "split " << split;
+    std::map<std::string, int64_t> spread = MigCluster("spread", split).Scores();
+    EXPECT_GT(spread["h200-b"], spread["h200-a"]) << "split " << split;
+  }
 }
 
 }  // namespace

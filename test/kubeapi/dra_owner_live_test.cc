@@ -158,7 +158,7 @@ TEST(DraOwnerLive, AnExtendedResourcePodGetsItsSpecialClaimCreatedAllocatedAndNa
   std::string created = f.Body("POST", base);
   EXPECT_THAT(created, HasSubstr(R"("generateName":"w-extended-resources-")"));
   EXPECT_THAT(created, HasSubstr(R"("annotations":{"resource.kubernetes.io/extended-resource-claim":"true"})"));
-  EXPECT_THAT(created, HasSubstr(R"("ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"w","uid":"w","controller":true,"blockOwnerDeletion":true}])"));
+  EXPECT_THAT(created, HasSubstr(R"("ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"w","uid":"w","controller":true}])"));
   EXPECT_THAT(created, HasSubstr(R"("requests":[{"name":"container-0-request-0","exactly":{"deviceClassName":"gpu.nvidia.com","allocationMode":"ExactCount","count":2}}])"));
   EXPECT_THAT(f.Body("PATCH", base + "/" + name + "/status"), HasSubstr(R"("reservedFor":[{"resource":"pods","name":"w","uid":"w"}])"));
   EXPECT_THAT(claims[0], HasSubstr(R"("allocation":)"));

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,7 @@ class ClaimAllocator {
   Status Release(const Pod& pod, const Allocated& allocated) GPUSCHED_EXCLUDES(mu_);
 
   // Owner mode's cleanup of what kube-scheduler's PostFilter and Unreserve would undo (an
-  // extender has neither hook): a claim allocated and reserved only for pods that are not bound
+  // extender has neither hook): a claim this process allocated, reserved only for pods that are not bound
   // (pending, or unknown to the inventory) for longer than `ttl`, measured from when a sweep first
   // saw it so, or pinned to a node that can no longer take a GPU pod (gone, not ready, another
   // mode), is unreserved and deallocated. Returns how many claims it released. Call it while
@@ -77,6 +78,8 @@ class ClaimAllocator {
   // nullopt.
   std::optional<dra::SpecialClaim> SpecialClaimFor(const Pod& pod, const placement::NodeState& node,
                                                    const dra::ClusterState& state) const;
+  // Unreserves `pods` from `claim` and deallocates it; it is no longer held in flight or owned.
+  Status Deallocate(const dra::ResourceClaim& claim, const std::vector<std::string>& pods) GPUSCHED_EXCLUDES(mu_);
   // Creates the reserved `special` with `result`; keeps it in flight under its new UID. Returns it.
   StatusOr<dra::ResourceClaim> CreateSpecial(const Pod& pod, const dra::SpecialClaim& special, const dra::AllocationResult& result)
       GPUSCHED_EXCLUDES(mu_);
@@ -103,8 +106,16 @@ class ClaimAllocator {
   Mutex mu_;
   // Claims a sweep saw allocated for unbound pods only, by UID: when it first saw them so.
   std::map<std::string, std::chrono::steady_clock::time_point> unbound_since_ GPUSCHED_GUARDED_BY(mu_);
+  // Claims this process allocated whose pods have not been seen bound, by UID: the only ones a
+  // sweep may release (other schedulers allocate claims too). A restart forgets them.
+  std::set<std::string> owned_ GPUSCHED_GUARDED_BY(mu_);
   // Allocations in flight, by claim UID: written (not seen in the cluster yet) or being written.
-  std::map<std::string, dra::AllocationResult> in_flight_ GPUSCHED_GUARDED_BY(mu_);
+  struct InFlight {
+    dra::AllocationResult result;
+    bool seen = true;  // the cluster's state has shown the claim (false: created, not seen yet)
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<std::string, InFlight> in_flight_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::extender

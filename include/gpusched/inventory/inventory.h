@@ -108,7 +108,8 @@ class Inventory {
   // anything changed.
   void Apply(ClusterDelta&& delta) GPUSCHED_EXCLUDES(mu_);
 
-  // Releases bookings past their TTL (kCommitted past assume_ttl with the pod not seen bound,
+  // Releases bookings past their TTL (kCommitted past assume_ttl with the pod not seen bound, the
+  // node recorded for a pod bound without GPUs of its own likewise,
   // kBooked past booking_ttl) and forgets old deletions. Returns how many bookings it released.
   // A live cluster source calls it every few seconds.
   size_t Expire() GPUSCHED_EXCLUDES(mu_);
@@ -201,6 +202,8 @@ class Inventory {
   bool AllocationOnlyLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
   void ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Takes back the node Commit recorded for `uid` (committed_bare_): the pod is pending again.
+  void RevertBareLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Drops the allocation of `uid` with its timestamps; if it was our own booking (kCommitted), the
   // pod record loses the node and result annotations Commit gave it. Returns the node.
   std::string UnbookLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);

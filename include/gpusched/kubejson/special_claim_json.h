@@ -4,7 +4,9 @@
 // as the API server takes them: the special ResourceClaim to create (generateName
 // "<pod>-extended-resources-", the annotation resource.kubernetes.io/extended-resource-claim:
 // "true", the finalizer resource.kubernetes.io/delete-protection, the pod as its controlling
-// owner, one ExactCount request per container request), and the merge patch of the pod's status
+// owner (without blockOwnerDeletion, which upstream dropped: kubernetes#134956; it would need
+// pods/finalizers rights under OwnerReferencesPermissionEnforcement), one ExactCount request per
+// container request), and the merge patch of the pod's status
 // that names it (status.extendedResourceClaimStatus with the request mappings). shared/specs/dra.md
 // §1.5.
 #pragma once

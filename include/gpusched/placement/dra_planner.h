@@ -115,8 +115,9 @@ class DraPlanner {
   // sees a node. A device that consumes no counters is one GPU, 1000 milli free unless the
   // cluster's claims hold it. Partitionable devices (MIG) are one GPU per shared counter set, free
   // by the mean over its counters of the share left after the held devices' consumption (the
-  // full GPU consumes all of it; a MIG device its compute, memory and memory slices). nullopt
-  // beyond scoring::kMaxGpus GPUs.
+  // full GPU consumes all of it; a MIG device its compute, memory and memory slices), wherever
+  // the pool publishes the set (its own slice, 1.35+, or beside the devices). nullopt beyond
+  // scoring::kMaxGpus GPUs.
   std::optional<scoring::NodeView> GpuView(const NodeState& node) const;
   // What `v`'s ranked choice takes as the scoring library counts a pod: {GPUs, milli of each}.
   // Whole devices, or full counter sets each on its own, give {n, 1000}; one partition {1, its
@@ -126,6 +127,9 @@ class DraPlanner {
   // claims.
   template <typename F>
   void ForEachGpuDevice(const NodeState& node, F&& f) const;
+  // Calls f(slice) for each slice of a GPU driver pinned to `node`.
+  template <typename F>
+  void ForEachGpuSlice(const NodeState& node, F&& f) const;
 
   const dra::ClusterState& state_;
   const Pod& pod_;
