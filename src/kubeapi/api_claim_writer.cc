@@ -19,6 +19,12 @@ std::string Quoted(std::string_view s) {
   return out;
 }
 
+// A status.reservedFor entry as the API server keeps it.
+std::string ConsumerJson(const dra::ConsumerRef& ref) {
+  std::string group = ref.api_group.empty() ? "" : fmt::format(R"("apiGroup":{},)", Quoted(ref.api_group));
+  return fmt::format(R"({{{}"resource":{},"name":{},"uid":{}}})", group, Quoted(ref.resource), Quoted(ref.name), Quoted(ref.uid));
+}
+
 // The metadata field `key` of the object in `body`, or "".
 std::string MetadataOf(const std::string& body, const char* key) {
   rapidjson::Document d;
@@ -69,9 +75,7 @@ StatusOr<dra::ResourceClaim> ApiClaimWriter::Write(const dra::ResourceClaim& cla
     patch += ',';
   }
   patch += R"("reservedFor":[)";
-  for (const dra::ConsumerRef& ref : claim.reserved_for) {
-    patch += fmt::format(R"({{"resource":{},"name":{},"uid":{}}},)", Quoted(ref.resource), Quoted(ref.name), Quoted(ref.uid));
-  }
+  for (const dra::ConsumerRef& ref : claim.reserved_for) patch += ConsumerJson(ref) + ',';
   patch += fmt::format(R"({{"resource":"pods","name":{},"uid":{}}}]}}}})", Quoted(pod.name), Quoted(pod.uid));
   StatusOr<ApiResponse> r = client_->Send("PATCH", path + "/status", patch, kMergePatch, request_timeout_);
   GPUSCHED_RETURN_IF_ERROR(Check(r, "writing the allocation", claim));
@@ -127,7 +131,7 @@ Status ApiClaimWriter::Unreserve(const dra::ResourceClaim& claim, const std::vec
   bool first = true;
   for (const dra::ConsumerRef& ref : claim.reserved_for) {
     if (std::find(pods.begin(), pods.end(), ref.uid) != pods.end()) continue;
-    patch += fmt::format(R"({}{{"resource":{},"name":{},"uid":{}}})", first ? "" : ",", Quoted(ref.resource), Quoted(ref.name), Quoted(ref.uid));
+    patch += (first ? "" : ",") + ConsumerJson(ref);
     first = false;
   }
   patch += "]}}";

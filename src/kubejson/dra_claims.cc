@@ -198,6 +198,7 @@ Status DecodeClaimStatus(const Value& v, const std::string& path, ResourceClaim*
     const Value& r = (*reserved)[i];
     if (!r.IsObject()) return json::WrongType(rpath, "object", r);
     ConsumerRef ref;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "apiGroup", rpath, &ref.api_group));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "resource", rpath, &ref.resource));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "name", rpath, &ref.name));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "uid", rpath, &ref.uid));

@@ -108,6 +108,31 @@ TEST(DraOwnerLive, AFailedBindingUnreservesAndDeallocatesTheClaimsItAllocated) {
   EXPECT_THAT(*f.api.Get("resourceclaims", "ml", "train"), HasSubstr(R"("allocation":)"));
 }
 
+// A claim shared with a consumer that is not a pod: a failed bind takes only its pod out of
+// reservedFor, and the other entry keeps its apiGroup; the allocation stays.
+TEST(DraOwnerLive, AFailedBindLeavesASharedClaimsOtherConsumersAsTheyWere) {
+  testing::FakeApiServer api;
+  api.Put("nodes", testing::DraNode("dra-a"));
+  api.Put("resourceslices", testing::GpuSlice("dra-a", 4));
+  api.Put("deviceclasses", std::string(testing::kGpuClass));
+  std::string claim = testing::Claim("shared", testing::ClaimSpec(2, ""), {"dra-a/gpu-0", "dra-a/gpu-1"}, {"x"});
+  std::string pod_ref = R"({"resource":"pods","name":"x","uid":"x"})";
+  std::string jobset = R"({"apiGroup":"example.com","resource":"jobsets","name":"j","uid":"j1"})";
+  claim.replace(claim.find(pod_ref), pod_ref.size(), jobset);
+  api.Put("resourceclaims", claim);
+  std::string pod = api.Put("pods", testing::ClaimPod("trainer", "shared"));
+  testing::LiveReplica replica(api.url(), extender::ServiceOptions{}, inventory::InventoryOptions{}, kubeapi::ApiBinderOptions{},
+                               /*dra_owner=*/true);
+  ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return replica.inventory->Snapshot()->dra().FindClaim("ml", "shared") != nullptr; }));
+  api.FailNext("POST", "/api/v1/namespaces/ml/pods/trainer/binding", 422);
+  replica.service->Filter(testing::ArgsWithNames(pod, {"dra-a"}));
+  EXPECT_THAT(BindError(replica.service->Bind(testing::BindJson("trainer", "ml", "trainer", "dra-a"))), HasSubstr("binding"));
+  std::string now = *api.Get("resourceclaims", "ml", "shared");
+  EXPECT_THAT(now, HasSubstr(R"("reservedFor":[)" + jobset + "]"));
+  EXPECT_THAT(now, HasSubstr(R"("allocation":)"));
+}
+
 // KEP 5004 in owner mode: a pod asking nvidia.com/gpu on an nvidia-dra node without device-plugin
 // capacity gets its special claim as kube-scheduler's PreBind would write it: created (generated
 // name, the pod as controlling owner, finalizer, annotation, one ExactCount request), allocated and

@@ -245,7 +245,8 @@ struct AllocationResult {
 };
 
 struct ConsumerRef {
-  std::string resource;  // "pods"
+  std::string api_group;  // "" for pods
+  std::string resource;   // "pods"
   std::string name;
   std::string uid;
   bool operator==(const ConsumerRef&) const = default;
