@@ -54,9 +54,11 @@ placements.csv.
                       Policies "upstream" and "upstream-packing" (second form): kube-scheduler
                       alone, the baselines: NodeResourcesFit (LeastAllocated, the default; or
                       MostAllocated, its bin-packing setup) and BalancedAllocation pick the node,
-                      DRA devices are taken in published order. Columns: dra% of DRA GPUs allocated, frag% of
-                      them fragmented for the replayed pods (FGD), idle DRA nodes, the largest
-                      free block on one node, split = multi-GPU pods across PCIe roots.
+                      DRA devices are taken in published order. Columns: on nvidia and mgpu
+                      nodes, idle GPUs, FGD's fragmentation for the replayed pods, the most whole
+                      GPUs free on one node and the most compute free on one mGPU GPU; after |,
+                      for DRA nodes: dra% of their GPUs allocated, frag% (FGD), idle nodes, the
+                      largest free block on one node, split = multi-GPU pods across PCIe roots.
 
        gpusched replay --write-dra-example DIR [--example-nodes N] [--example-demand D] [--seeds S]
 writes DIR/cluster.json and DIR/pods.json: N nvidia-dra nodes (default 200) of 8 GPUs under
@@ -248,12 +250,13 @@ int RunClusterMode(const Args& args, const std::vector<std::string>& policies, c
       return 1;
     }
   }
-  std::printf("%-16s %5s %6s %6s %7s %9s %9s %6s %6s %5s %7s %6s\n", "policy", "seed", "placed", "failed", "whole%", "mgpuCore%",
-              "mgpuMem%", "dra%", "frag%", "idle", "largest", "split");
+  std::printf("%-16s %5s %6s %6s %7s %9s %9s %7s %6s %7s %8s | %6s %6s %5s %7s %6s\n", "policy", "seed", "placed", "failed", "whole%",
+              "mgpuCore%", "mgpuMem%", "idleGPU", "frag%", "wholeFit", "mgpuFit%", "dra%", "frag%", "idle", "largest", "split");
   for (const replay::ClusterReplayResult& r : results) {
-    std::printf("%-16s %5llu %6d %6d %7.2f %9.2f %9.2f %6.2f %6.2f %5d %7d %6s\n", r.policy.c_str(),
+    std::printf("%-16s %5llu %6d %6d %7.2f %9.2f %9.2f %7d %6.2f %7d %8d | %6.2f %6.2f %5d %7d %6s\n", r.policy.c_str(),
                 static_cast<unsigned long long>(r.seed), r.placed, r.failed, r.whole_gpu_used_pct, r.mgpu_core_used_pct,
-                r.mgpu_memory_used_pct, r.dra_gpu_used_pct, r.dra_fragmented_pct, r.dra_idle_nodes, r.largest_free,
+                r.mgpu_memory_used_pct, r.idle_gpus, r.gpu_fragmented_pct, r.largest_whole_fit, r.largest_mgpu_core_pct,
+                r.dra_gpu_used_pct, r.dra_fragmented_pct, r.dra_idle_nodes, r.largest_free,
                 fmt::format("{}/{}", r.split_pods, r.multi_gpu_pods).c_str());
   }
   std::printf("wrote %s/summary.csv, placements.csv\n", args.out.c_str());

@@ -12,7 +12,10 @@
 #include "gpusched/extender/inventory_claim_writer.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/json/json.h"
+#include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/pod_request.h"
+#include "gpusched/scoring/fragmentation.h"
+#include "gpusched/scoring/target_workload.h"
 
 namespace gpusched::replay {
 namespace {
@@ -221,6 +224,32 @@ void MeasureDra(const inventory::InventorySnapshot& snapshot, const std::vector<
   }
 }
 
+// Fills the device-plugin measures of `r` (nvidia and mgpu nodes) from the final state, for the
+// workload of `pods` (the replayed pods gpusched knows).
+void MeasureDevicePlugin(const inventory::InventorySnapshot& snapshot, const std::vector<Pod>& pods, ClusterReplayResult* r) {
+  std::vector<scoring::WorkloadSample> samples;
+  for (const Pod& pod : pods) {
+    scoring::PodShape shape = placement::ScoringShape(placement::AnalyzePod(pod));
+    if (shape.uses_gpu()) samples.push_back({shape, ""});
+  }
+  scoring::TargetWorkload workload = scoring::BuildTargetWorkload(samples);
+  double fragmented = 0;
+  int64_t gpus = 0;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (!n->ready() || (n->mode != NodeMode::kNvidia && n->mode != NodeMode::kMgpu)) continue;
+    gpus += n->view.gpu_count;
+    r->idle_gpus += n->view.FullyFree();
+    if (!samples.empty()) fragmented += scoring::FgdFragmentation(n->view, workload);
+    if (n->mode == NodeMode::kNvidia) r->largest_whole_fit = std::max(r->largest_whole_fit, n->view.FullyFree());
+    for (const placement::GpuSlot& g : n->mode == NodeMode::kMgpu ? n->gpus : std::vector<placement::GpuSlot>{}) {
+      if (!g.healthy || g.exclusive) continue;
+      r->largest_mgpu_core_pct = std::max(r->largest_mgpu_core_pct, static_cast<int>(g.free_milli() / 10));
+      r->largest_mgpu_mib = std::max(r->largest_mgpu_mib, g.memory_mib - g.used_mib);
+    }
+  }
+  r->gpu_fragmented_pct = gpus > 0 ? 100.0 * fragmented / (static_cast<double>(gpus) * kMilliPerGpu) : 0;
+}
+
 }  // namespace
 
 int64_t UpstreamScore(const placement::NodeState& node, const ResourceList& pod, FitStrategy strategy) {
@@ -259,14 +288,17 @@ ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::v
                                                                            : "upstream-packing";
   ClusterReplayResult result{.policy = policy, .seed = options.seed};
   std::vector<int> asked;
-  std::vector<Pod> placed_pods;
+  std::vector<Pod> placed_pods, known_pods;
   for (const std::string& pod : pods_json) {
     ++result.pods;
     PodMeta meta = ReadMeta(pod);
     std::string args = fmt::format(R"({{"Pod":{},"Nodes":null,"NodeNames":{}}})", pod, names);
     FilterOutcome filtered = ReadFilter(service.Filter(args));
     std::optional<Pod> record = inventory.FindPod(meta.uid);
-    if (record) asked.push_back(GpusAsked(*record, inventory.Snapshot()->dra()));
+    if (record) {
+      asked.push_back(GpusAsked(*record, inventory.Snapshot()->dra()));
+      known_pods.push_back(*record);
+    }
     Placed placed{.pod = fmt::format("{}/{}", meta.namespace_name, meta.name)};
     if (filtered.kept.empty()) {
       placed.error = filtered.reasons.empty() ? "no node fits" : filtered.reasons;
@@ -310,6 +342,7 @@ ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::v
   result.mgpu_core_used_pct = Pct(core_used, core_total);
   result.mgpu_memory_used_pct = Pct(mem_used, mem_total);
   MeasureDra(*snapshot, asked, placed_pods, service_options.dra, &result);
+  MeasureDevicePlugin(*snapshot, known_pods, &result);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
@@ -318,11 +351,14 @@ std::string ClusterSummaryCsv(const std::vector<ClusterReplayResult>& results) {
   // New columns go after the existing ones: scripts read these by position.
   std::string out =
       "policy,seed,pods,placed,failed_pods,whole_gpu_used_pct,mgpu_core_used_pct,mgpu_memory_used_pct,wall_s,"
-      "dra_gpus,dra_gpu_used_pct,dra_fragmented_pct,dra_idle_nodes,largest_free,multi_gpu_pods,split_pods\n";
+      "dra_gpus,dra_gpu_used_pct,dra_fragmented_pct,dra_idle_nodes,largest_free,multi_gpu_pods,split_pods,"
+      "idle_gpus,gpu_fragmented_pct,largest_whole_fit,largest_mgpu_core_pct,largest_mgpu_mib\n";
   for (const ClusterReplayResult& r : results) {
-    out += fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.3f},{},{:.2f},{:.2f},{},{},{},{}\n", r.policy, r.seed, r.pods, r.placed,
-                       r.failed, r.whole_gpu_used_pct, r.mgpu_core_used_pct, r.mgpu_memory_used_pct, r.wall_s, r.dra_gpus,
-                       r.dra_gpu_used_pct, r.dra_fragmented_pct, r.dra_idle_nodes, r.largest_free, r.multi_gpu_pods, r.split_pods);
+    out += fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.3f},{},{:.2f},{:.2f},{},{},{},{},{},{:.2f},{},{},{}\n", r.policy, r.seed,
+                       r.pods, r.placed, r.failed, r.whole_gpu_used_pct, r.mgpu_core_used_pct, r.mgpu_memory_used_pct, r.wall_s,
+                       r.dra_gpus, r.dra_gpu_used_pct, r.dra_fragmented_pct, r.dra_idle_nodes, r.largest_free, r.multi_gpu_pods,
+                       r.split_pods, r.idle_gpus, r.gpu_fragmented_pct, r.largest_whole_fit, r.largest_mgpu_core_pct,
+                       r.largest_mgpu_mib);
   }
   return out;
 }

@@ -66,6 +66,30 @@ TEST(ClusterReplay, TheNodePolicyDecides) {
   EXPECT_THAT(ClusterSummaryCsv({r}), HasSubstr("spread,42,11,10,1,"));
 }
 
+// Where every policy places the same pods, the summary tells them apart: binpack keeps a node's
+// worth of GPUs together (4 free on one node), spread leaves 2 free on each; both leave 4 idle.
+// The mGPU node has 20% of a GPU and 4000 MiB left on its GPUs either way.
+TEST(ClusterReplay, TheSummaryShowsIdleGpusFragmentationAndTheLargestPodThatStillFits) {
+  ClusterReplayResult packed = RunClusterReplay(Cluster(), Pods(), ClusterReplayOptions{});
+  ClusterReplayOptions spread_options;
+  spread_options.service.node_policy = "spread";
+  ClusterReplayResult spread = RunClusterReplay(Cluster(), Pods(), spread_options);
+  EXPECT_EQ(packed.placed, spread.placed);
+  EXPECT_EQ(packed.idle_gpus, 4);
+  EXPECT_EQ(spread.idle_gpus, 4);
+  EXPECT_EQ(packed.largest_whole_fit, 4);
+  EXPECT_EQ(spread.largest_whole_fit, 2);
+  // FGD's F(M) for these pods (2-GPU and 40% classes): only the mGPU node's two 20% slivers,
+  // 400 milli of 18 GPUs, in both layouts.
+  EXPECT_NEAR(packed.gpu_fragmented_pct, 100.0 * 400 / 18000, 0.01);
+  EXPECT_NEAR(spread.gpu_fragmented_pct, 100.0 * 400 / 18000, 0.01);
+  EXPECT_EQ(packed.largest_mgpu_core_pct, 20);
+  EXPECT_EQ(packed.largest_mgpu_mib, 4000);
+  EXPECT_THAT(ClusterSummaryCsv({packed}), HasSubstr(",4,"));
+  EXPECT_THAT(ClusterSummaryCsv({packed}).substr(0, ClusterSummaryCsv({packed}).find('\n')),
+              ::testing::EndsWith("idle_gpus,gpu_fragmented_pct,largest_whole_fit,largest_mgpu_core_pct,largest_mgpu_mib"));
+}
+
 // A small replay through filter, prioritize and bind, pinned pod by pod: a change to the request
 // path (caches, lookups, answers) must not move a single pod. The expected nodes were recorded
 // before the score cache and the name lookup memo existed.

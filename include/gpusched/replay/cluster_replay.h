@@ -58,6 +58,15 @@ struct ClusterReplayResult {
   double whole_gpu_used_pct = 0;   // nvidia.com/gpu booked / offered, over ready whole-GPU nodes
   double mgpu_core_used_pct = 0;   // mGPU compute booked / capacity
   double mgpu_memory_used_pct = 0;
+  // Ready nvidia and mgpu nodes, what tells policies apart that place every pod: GPUs left idle,
+  // FGD's fragmentation F(M) for the replayed pods (M built from their shapes), in % of those
+  // GPUs, and the largest pod of each kind that still fits on one node: whole GPUs free on one
+  // nvidia node, and the most compute (% of a GPU) and memory (MiB) free on one mGPU GPU.
+  int idle_gpus = 0;
+  double gpu_fragmented_pct = 0;
+  int largest_whole_fit = 0;
+  int largest_mgpu_core_pct = 0;
+  int64_t largest_mgpu_mib = 0;
   // Ready nvidia-dra nodes: their GPU devices (DRA's GPU drivers), the share allocated, and FGD's
   // fragmentation for the pods replayed (the free GPUs of a node that a pod drawn from their
   // GPU counts could not use there: all of them when fewer than it asks), in % of the devices.
