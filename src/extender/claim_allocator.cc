@@ -124,9 +124,9 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
     placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
     if (!v.fits()) return FailedPreconditionError(v.node.reason);
     if (options_->dra_upstream_devices) v.ranked = v.compat;  // the replay's baseline: upstream's choice
-    for (dra::AllocationResult& r : v.ranked) {
-      if (dra::HasBindingConditions(r)) r.allocation_timestamp_ms = clock_->WallMs();  // the wait counts from here
-    }
+    // As kube-scheduler stamps allocations (1.36: its binding-condition gates on by default); a
+    // binding condition's wait counts from here, and an API server without the field drops it.
+    for (dra::AllocationResult& r : v.ranked) r.allocation_timestamp_ms = clock_->WallMs();
     if (!Reserve(planner.to_allocate(), v.ranked)) {
       last = "another bind reserved one of the devices meanwhile";
       continue;  // plan again with its reservation counted

@@ -68,6 +68,7 @@ TEST(DraOwnerLive, BindWritesFinalizerThenAllocationAndReservedForThenTheBinding
   EXPECT_EQ(writes[0].body, R"({"metadata":{"resourceVersion":")" + rv + R"(","finalizers":["resource.kubernetes.io/delete-protection"]}})");
   EXPECT_THAT(writes[1].body, HasSubstr(R"("status":{"allocation":{"devices":{"results":[{"request":"gpus","driver":"gpu.nvidia.com","pool":"dra-a","device":"gpu-0"},)"));
   EXPECT_THAT(writes[1].body, HasSubstr(R"("reservedFor":[{"resource":"pods","name":"trainer","uid":"trainer"}])"));
+  EXPECT_THAT(writes[1].body, HasSubstr(R"("allocationTimestamp":"20)"));  // as kube-scheduler stamps it
   // The API server holds it; the watch brings it back and the ledger books the devices.
   EXPECT_THAT(*f.api.Get("resourceclaims", "ml", "train"), HasSubstr(R"("allocation":)"));
   ASSERT_TRUE(Eventually([&] {
