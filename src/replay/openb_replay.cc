@@ -5,19 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <map>
-#include <numeric>
 
 #include "gpusched/common/random.h"
-#include "gpusched/placement/score_mapping.h"
 #include "gpusched/scoring/fragmentation.h"
+#include "replay_cluster.h"
 
 namespace gpusched::replay {
 namespace {
 
-using scoring::Candidate;
-using scoring::Choice;
 using scoring::NodeView;
 using scoring::PodShape;
 
@@ -90,20 +86,6 @@ std::vector<CurvePoint> Curve(const std::vector<Event>& events) {
   return curve;
 }
 
-// Picks the candidate kube-scheduler would bind when gpusched maps the scores to 0-10.
-size_t PickThroughExtender(std::span<const Candidate> candidates, std::span<const Choice> choices,
-                           const std::vector<std::string>& ordered_names, placement::ScoreMapping mapping, Rng& rng) {
-  std::vector<placement::ScoredNode> scored(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) scored[i] = {ordered_names[candidates[i].order], choices[i].score};
-  std::vector<int64_t> mapped = placement::MapScores(scored, mapping);
-  int64_t top = *std::max_element(mapped.begin(), mapped.end());
-  std::vector<size_t> tied;
-  for (size_t i = 0; i < mapped.size(); ++i) {
-    if (mapped[i] == top) tied.push_back(i);
-  }
-  return tied.size() == 1 ? tied[0] : tied[rng.Below(tied.size())];
-}
-
 }  // namespace
 
 StatusOr<PreparedTrace> PrepareTrace(const std::vector<TraceNode>& nodes, std::vector<TracePod> pods) {
@@ -140,89 +122,6 @@ StatusOr<PreparedTrace> PrepareTrace(const std::vector<TraceNode>& nodes, std::v
   return t;
 }
 
-namespace {
-
-// One replay's cluster as it fills: the nodes, each node's FGD fragmentation and the scorer's
-// potential, kept current as pods are placed.
-class ReplayCluster {
- public:
-  ReplayCluster(const PreparedTrace& trace, const scoring::Scorer& scorer, Rng& rng)
-      : trace_(trace), scorer_(scorer), nodes_(trace.nodes), idle_total_(trace.capacity_milli) {
-    size_t n = nodes_.size();
-    // The order kube-scheduler would list the nodes in, and their names sorting in that order.
-    order_.resize(n);
-    std::iota(order_.begin(), order_.end(), 0u);
-    for (size_t i = n; i > 1; --i) std::swap(order_[i - 1], order_[rng.Below(i)]);
-    ordered_names_.resize(n);
-    for (size_t i = 0; i < n; ++i) ordered_names_[order_[i]] = fmt::format("{:05}-{}", order_[i], trace.node_names[i]);
-    frag_.resize(n);
-    potential_.assign(n, std::numeric_limits<double>::quiet_NaN());
-    for (size_t i = 0; i < n; ++i) {
-      frag_[i] = scoring::FgdFragmentation(nodes_[i], trace.workload);
-      frag_total_ += frag_[i];
-      if (scorer.HasPotential()) potential_[i] = scorer.Potential(nodes_[i]);
-    }
-  }
-
-  // Places `pod` where the scorer (through `selection`) picks; returns false if no node fits.
-  bool Place(const PodShape& pod, Selection selection, Rng& rng) {
-    candidates_.clear();
-    candidate_node_.clear();
-    size_t n = nodes_.size();
-    for (size_t i = 0; i < n; ++i) {
-      if (!scoring::Fits(pod, nodes_[i])) continue;
-      candidates_.push_back(Candidate{.node = &nodes_[i],
-                                      .order = order_[i],
-                                      .rank = static_cast<double>(order_[i]) / static_cast<double>(n),
-                                      .potential = potential_[i]});
-      candidate_node_.push_back(i);
-    }
-    if (candidates_.empty()) return false;
-    choices_.assign(candidates_.size(), Choice{});
-    scorer_.Score(pod, candidates_, choices_, rng);
-    size_t pick = Pick(selection, rng);
-    size_t i = candidate_node_[pick];
-    int gpu = choices_[pick].gpu;
-    if (pod.sharing() && gpu < 0) gpu = scoring::BestFitGpu(pod, nodes_[i]);
-    scoring::Place(pod, gpu, &nodes_[i]);
-    idle_total_ -= pod.gpu_milli();
-    frag_total_ -= frag_[i];
-    frag_[i] = scoring::FgdFragmentation(nodes_[i], trace_.workload);
-    frag_total_ += frag_[i];
-    if (scorer_.HasPotential()) potential_[i] = scorer_.Potential(nodes_[i]);
-    return true;
-  }
-
-  double frag_total() const { return frag_total_; }
-  int64_t idle_total() const { return idle_total_; }
-
- private:
-  size_t Pick(Selection selection, Rng& rng) {
-    switch (selection) {
-      case Selection::kPolicy: return scoring::Best(candidates_, choices_);
-      case Selection::kExtenderRank:
-        return PickThroughExtender(candidates_, choices_, ordered_names_, placement::ScoreMapping::kRank, rng);
-      case Selection::kExtenderLinear:
-        return PickThroughExtender(candidates_, choices_, ordered_names_, placement::ScoreMapping::kLinear, rng);
-    }
-    return 0;
-  }
-
-  const PreparedTrace& trace_;
-  const scoring::Scorer& scorer_;
-  std::vector<NodeView> nodes_;
-  std::vector<uint32_t> order_;
-  std::vector<std::string> ordered_names_;
-  std::vector<double> frag_;
-  std::vector<double> potential_;
-  double frag_total_ = 0;
-  int64_t idle_total_;
-  std::vector<Candidate> candidates_;
-  std::vector<size_t> candidate_node_;
-  std::vector<Choice> choices_;
-};
-
-}  // namespace
 
 ReplayResult RunReplay(const PreparedTrace& trace, const scoring::Scorer& scorer, const ReplayOptions& options) {
   auto start = std::chrono::steady_clock::now();

@@ -1,0 +1,60 @@
+// File: replay_cluster.h (private to replay)
+//
+// One replay's cluster of scoring views (openb_replay.h, timeline_replay.h): the nodes, each
+// node's FGD fragmentation and the scorer's potential, kept current as pods are placed and, in a
+// timeline, removed again. The node order kube-scheduler would list the nodes in is drawn with
+// the seed and breaks score ties.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpusched/common/random.h"
+#include "gpusched/replay/openb_replay.h"
+#include "gpusched/scoring/node_view.h"
+#include "gpusched/scoring/scorer.h"
+
+namespace gpusched::replay {
+
+// Where a pod went: its node and the milli it took from each GPU there.
+struct PlacedPod {
+  size_t node = 0;
+  std::array<int32_t, scoring::kMaxGpus> taken{};
+};
+
+class ReplayCluster {
+ public:
+  // REQUIRES: `trace` and `scorer` outlive the cluster.
+  ReplayCluster(const PreparedTrace& trace, const scoring::Scorer& scorer, Rng& rng);
+
+  // Places `pod` where the scorer (through `selection`) picks; returns false if no node fits.
+  // `placed` (optional) receives where it went.
+  bool Place(const scoring::PodShape& pod, Selection selection, Rng& rng, PlacedPod* placed = nullptr);
+  // Takes `pod`, placed as `placed`, off its node.
+  void Remove(const scoring::PodShape& pod, const PlacedPod& placed);
+
+  double frag_total() const { return frag_total_; }
+  int64_t idle_total() const { return idle_total_; }
+
+ private:
+  size_t Pick(Selection selection, Rng& rng);
+  // Recomputes node i's fragmentation and potential.
+  void Refresh(size_t i);
+
+  const PreparedTrace& trace_;
+  const scoring::Scorer& scorer_;
+  std::vector<scoring::NodeView> nodes_;
+  std::vector<uint32_t> order_;
+  std::vector<std::string> ordered_names_;
+  std::vector<double> frag_;
+  std::vector<double> potential_;
+  double frag_total_ = 0;
+  int64_t idle_total_;
+  std::vector<scoring::Candidate> candidates_;
+  std::vector<size_t> candidate_node_;
+  std::vector<scoring::Choice> choices_;
+};
+
+}  // namespace gpusched::replay
