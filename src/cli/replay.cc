@@ -21,6 +21,8 @@
 #include "gpusched/replay/dra_example.h"
 #include "gpusched/replay/grid.h"
 #include "gpusched/replay/report.h"
+#include "gpusched/replay/timeline_replay.h"
+#include "gpusched/scoring/scorer.h"
 
 namespace gpusched::cli {
 namespace {
@@ -47,6 +49,14 @@ placements.csv.
                       with kube-scheduler's random tie-break
   --tune-ratio R      arrived workload as a multiple of GPU capacity (default 1.3)
   --threads N         parallel runs (default: all hardware threads)
+  --timeline          (first form) replay the trace in time order instead: pods arrive at their
+                      creation_time and leave after their own duration; a pod that fits nowhere
+                      waits and is tried again, in arrival order, whenever a pod leaves. Needs the
+                      creation_time and deletion_time columns. Reports the GPU allocation rate
+                      per simulated minute (mean, p10), pending times (p50, p99 by class: sharing,
+                      1 GPU, multi-GPU), pods never placed; summary.csv rows with mode timeline
+  --time-compress F   (with --timeline) divide arrival times by F, keeping durations (default:
+                      the F at which GPU time asked equals GPU time available: 100% offered load)
   --snapshot FILE     (second form) the cluster; repeat to merge files
   --place FILE        (second form) the pods to place, in order
   --score-mapping M   (second form) rank (default) or linear
@@ -80,6 +90,8 @@ struct Args {
   std::string selection = "policy";
   double tune_ratio = 1.3;
   int threads = 0;
+  bool timeline = false;
+  double time_compress = 0;  // 0: the factor at which the offered load is 100%
   std::string write_dra_example;
   int example_nodes = 200;
   double example_demand = 1.1;
@@ -89,6 +101,10 @@ StatusOr<Args> Parse(int argc, char** argv) {
   Args a;
   for (int i = 0; i < argc; ++i) {
     std::string flag = argv[i];
+    if (flag == "--timeline") {
+      a.timeline = true;
+      continue;
+    }
     std::string value;
     if (size_t eq = flag.find('='); eq != std::string::npos) {
       value = flag.substr(eq + 1);
@@ -128,6 +144,12 @@ StatusOr<Args> Parse(int argc, char** argv) {
     } else if (flag == "--example-nodes") {
       a.example_nodes = std::atoi(value.c_str());
       if (a.example_nodes < 1 || a.example_nodes > 100000) return InvalidArgumentError(fmt::format("--example-nodes \"{}\": want 1-100000", value));
+    } else if (flag == "--time-compress") {
+      char* end = nullptr;
+      a.time_compress = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || !(a.time_compress >= 1 && a.time_compress <= 1e7)) {
+        return InvalidArgumentError(fmt::format("--time-compress \"{}\": want a number in [1, 1e7]", value));
+      }
     } else if (flag == "--example-demand") {
       char* end = nullptr;
       a.example_demand = std::strtod(value.c_str(), &end);
@@ -145,6 +167,7 @@ StatusOr<Args> Parse(int argc, char** argv) {
   bool trace = !a.nodes.empty() || !a.pods.empty();
   bool cluster = !a.snapshots.empty() || !a.place.empty();
   if (trace && cluster) return InvalidArgumentError("give either --nodes/--pods or --snapshot/--place, not both");
+  if (a.timeline && cluster) return InvalidArgumentError("--timeline replays a trace (--nodes/--pods), not --snapshot");
   if (cluster) {
     if (a.snapshots.empty()) return InvalidArgumentError("--snapshot is required with --place");
     if (a.place.empty()) return InvalidArgumentError("--place is required with --snapshot");
@@ -177,6 +200,73 @@ void ProgressBar(size_t done, size_t total, std::chrono::steady_clock::time_poin
   std::fprintf(stderr, "\r[%s] %zu/%zu runs, %.1f s", bar.c_str(), done, total, secs);
   if (done == total) std::fputc('\n', stderr);
   std::fflush(stderr);
+}
+
+// Loads --nodes and each --pods trace (and, with --timeline, the pods' times).
+Status LoadTraces(const Args& args, std::vector<replay::NamedTrace>* traces, std::vector<std::vector<replay::TimelinePod>>* timelines) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<replay::TraceNode> nodes, replay::LoadNodeCsv(args.nodes));
+  for (const std::string& file : args.pods) {
+    GPUSCHED_ASSIGN_OR_RETURN(std::vector<replay::TracePod> pods, replay::LoadPodCsv(file));
+    if (args.timeline) {
+      StatusOr<std::vector<replay::TimelinePod>> timeline = replay::TimelinePods(pods);
+      if (!timeline.ok()) return InvalidArgumentError(fmt::format("--pods {}: {}", file, timeline.status().message()));
+      timelines->push_back(std::move(timeline).value());
+    }
+    GPUSCHED_ASSIGN_OR_RETURN(replay::PreparedTrace prepared, replay::PrepareTrace(nodes, std::move(pods)));
+    traces->push_back(replay::NamedTrace{replay::TraceName(file), std::move(prepared)});
+  }
+  return OkStatus();
+}
+
+int RunTimelineMode(const Args& args, const replay::GridOptions& grid, const std::vector<replay::NamedTrace>& traces,
+                    const std::vector<std::vector<replay::TimelinePod>>& timelines) {
+  struct Job {
+    size_t trace;
+    std::unique_ptr<scoring::Scorer> scorer;
+    uint64_t seed;
+  };
+  std::vector<Job> jobs;
+  for (size_t t = 0; t < traces.size(); ++t) {
+    for (const std::string& policy : grid.policies) {
+      for (uint64_t seed : grid.seeds) {
+        StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(policy, &traces[t].trace.workload);
+        if (!scorer.ok()) {
+          log::Error("--policy: {}", scorer.status().message());
+          return 2;
+        }
+        jobs.push_back(Job{t, std::move(scorer).value(), seed});
+      }
+    }
+  }
+  std::vector<replay::TimelineRun> runs(jobs.size());
+  auto start = std::chrono::steady_clock::now();
+  replay::ParallelFor(
+      jobs.size(), args.threads,
+      [&](size_t j) {
+        const Job& job = jobs[j];
+        replay::TimelineOptions o{.seed = job.seed, .time_compress = args.time_compress};
+        runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
+      },
+      [&](size_t done, size_t total) { ProgressBar(done, total, start); });
+  std::error_code ec;
+  std::filesystem::create_directories(args.out, ec);
+  std::ofstream out(args.out + "/summary.csv", std::ios::binary);
+  out << replay::TimelineSummaryCsv(runs);
+  if (!out) {
+    log::Error("{}/summary.csv: write failed", args.out);
+    return 1;
+  }
+  std::printf("%-12s %-9s %5s %9s %8s %8s %9s %9s %9s %6s %9s\n", "trace", "policy", "seed", "allocMean", "allocP10", "pendP50",
+              "pendP99", "p99multi", "p99share", "never", "compress");
+  for (const replay::TimelineRun& t : runs) {
+    const replay::TimelineResult& r = t.result;
+    std::printf("%-12s %-9s %5llu %9.2f %8.2f %8.0f %9.0f %9.0f %9.0f %6d %9.2f\n", t.trace.c_str(), r.policy.c_str(),
+                static_cast<unsigned long long>(r.seed), r.alloc_rate_mean, r.alloc_rate_p10, r.pending_p50_s, r.pending_p99_s,
+                r.pending_p99_s_multigpu, r.pending_p99_s_sharing, r.never_placed, r.time_compress);
+  }
+  std::printf("%zu runs in %.1f s; wrote %s/summary.csv\n", runs.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), args.out.c_str());
+  return 0;
 }
 
 int WriteDraExample(const Args& args, uint64_t seed) {
@@ -298,26 +388,13 @@ int RunReplay(int argc, char** argv) {
     return 2;
   }
 
-  StatusOr<std::vector<replay::TraceNode>> nodes = replay::LoadNodeCsv(args->nodes);
-  if (!nodes.ok()) {
-    log::Error("{}", nodes.status().message());
+  std::vector<replay::NamedTrace> traces;
+  std::vector<std::vector<replay::TimelinePod>> timelines;  // with --timeline, by trace
+  if (Status s = LoadTraces(*args, &traces, &timelines); !s.ok()) {
+    log::Error("{}", s.message());
     return 1;
   }
-  std::vector<replay::NamedTrace> traces;
-  for (const std::string& file : args->pods) {
-    StatusOr<std::vector<replay::TracePod>> pods = replay::LoadPodCsv(file);
-    if (!pods.ok()) {
-      log::Error("{}", pods.status().message());
-      return 1;
-    }
-    StatusOr<replay::PreparedTrace> prepared = replay::PrepareTrace(*nodes, std::move(pods).value());
-    if (!prepared.ok()) {
-      log::Error("{}", prepared.status().message());
-      return 1;
-    }
-    traces.push_back(replay::NamedTrace{replay::TraceName(file), std::move(prepared).value()});
-  }
-
+  if (args->timeline) return RunTimelineMode(*args, grid, traces, timelines);
   auto start = std::chrono::steady_clock::now();
   bool tty = isatty(STDERR_FILENO) != 0;
   StatusOr<std::vector<replay::GridRun>> runs = replay::RunGrid(traces, grid, [&](size_t done, size_t total) {

@@ -70,7 +70,7 @@ void ClaimAllocator::Unreserve(const std::vector<const dra::ResourceClaim*>& cla
 
 Status ClaimAllocator::Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
                              const std::vector<dra::AllocationResult>& results,
-                             const std::vector<const dra::ResourceClaim*>& allocated, std::vector<dra::ResourceClaim>* written) {
+                             const std::vector<const dra::ResourceClaim*>& allocated, Allocated* done) {
   for (size_t i = 0; i < to_allocate.size(); ++i) {
     StatusOr<dra::ResourceClaim> w = writer_->Write(*to_allocate[i], &results[i], pod);
     if (!w.ok()) {
@@ -79,12 +79,15 @@ Status ClaimAllocator::Write(const Pod& pod, const std::vector<const dra::Resour
                                                        to_allocate.end()));
       return w.status();
     }
-    written->push_back(std::move(w).value());
+    done->claims.push_back(std::move(w).value());
   }
   for (const dra::ResourceClaim* claim : allocated) {
     bool reserved = std::any_of(claim->reserved_for.begin(), claim->reserved_for.end(),
                                 [&](const dra::ConsumerRef& r) { return r.uid == pod.uid; });
-    if (!reserved) GPUSCHED_RETURN_IF_ERROR(writer_->Write(*claim, nullptr, pod).status());
+    if (reserved) continue;
+    StatusOr<dra::ResourceClaim> w = writer_->Write(*claim, nullptr, pod);
+    GPUSCHED_RETURN_IF_ERROR(w.status());
+    done->reserved.push_back(std::move(w).value());
   }
   return OkStatus();
 }
@@ -139,7 +142,7 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
       results.pop_back();
     }
     Allocated done;
-    Status s = Write(pod, own, results, planner.allocated(), &done.claims);
+    Status s = Write(pod, own, results, planner.allocated(), &done);
     if (special) {
       if (s.ok()) {
         StatusOr<dra::ResourceClaim> created = CreateSpecial(pod, *special, v.ranked.back());
@@ -185,7 +188,9 @@ std::vector<dra::ResourceClaim> ClaimAllocator::CurrentClaims(const Pod& pod, co
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::vector<dra::ResourceClaim> out;
   for (const dra::ResourceClaim* seen : snapshot->dra().Resolve(pod).claims) out.push_back(*seen);
-  for (const dra::ResourceClaim& written : allocated.claims) {
+  std::vector<dra::ResourceClaim> writes = allocated.claims;
+  writes.insert(writes.end(), allocated.reserved.begin(), allocated.reserved.end());
+  for (const dra::ResourceClaim& written : writes) {
     auto it = std::find_if(out.begin(), out.end(), [&](const dra::ResourceClaim& c) { return c.uid == written.uid; });
     if (it == out.end()) {
       out.push_back(written);  // not seen yet (a special claim just created)

@@ -35,6 +35,7 @@ class ReplayCluster {
   // Takes `pod`, placed as `placed`, off its node.
   void Remove(const scoring::PodShape& pod, const PlacedPod& placed);
 
+  const scoring::NodeView& node(size_t i) const { return nodes_[i]; }
   double frag_total() const { return frag_total_; }
   int64_t idle_total() const { return idle_total_; }
 

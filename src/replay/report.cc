@@ -146,14 +146,28 @@ MeanSd UnallocatedAt100(const std::vector<GridRun>& runs, const std::string& tra
   return out;
 }
 
+constexpr std::string_view kSummaryColumns =
+    "trace,policy,selection,seed,pods,failed_pods,unallocated_pct_at_100,frag_pct_at_100,paper_unallocated_pct_at_100,wall_s";
+
 std::string SummaryCsv(const std::vector<GridRun>& runs) {
-  std::string out =
-      "trace,policy,selection,seed,pods,failed_pods,unallocated_pct_at_100,frag_pct_at_100,paper_unallocated_pct_at_100,wall_s\n";
+  std::string out = fmt::format("{},{}\n", kSummaryColumns, kTimelineColumns);
   for (const GridRun& r : runs) {
     double paper = PaperUnallocatedAt100(r.trace, r.result.policy);
-    out += fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{},{:.3f}\n", r.trace, r.result.policy, SelectionName(r.selection),
-                       r.result.seed, r.result.pods, r.result.failed_pods, r.result.unallocated_pct_at_100,
+    out += fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{},{:.3f},static,,,,,,,,,,\n", r.trace, r.result.policy,
+                       SelectionName(r.selection), r.result.seed, r.result.pods, r.result.failed_pods, r.result.unallocated_pct_at_100,
                        r.result.frag_pct_at_100, paper < 0 ? "" : fmt::format("{:.2f}", paper), r.result.wall_s);
+  }
+  return out;
+}
+
+std::string TimelineSummaryCsv(const std::vector<TimelineRun>& runs) {
+  std::string out = fmt::format("{},{}\n", kSummaryColumns, kTimelineColumns);
+  for (const TimelineRun& t : runs) {
+    const TimelineResult& r = t.result;
+    out += fmt::format("{},{},policy,{},{},{},,,,{:.3f},timeline,{:.2f},{:.2f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},0,{:.2f}\n", t.trace,
+                       r.policy, r.seed, r.pods, r.never_placed, r.wall_s, r.alloc_rate_mean, r.alloc_rate_p10, r.pending_p50_s,
+                       r.pending_p99_s, r.pending_p99_s_sharing, r.pending_p99_s_onegpu, r.pending_p99_s_multigpu, r.never_placed,
+                       r.time_compress);
   }
   return out;
 }

@@ -40,6 +40,7 @@ class ClaimAllocator {
     std::string special;                  // the special claim created, or ""
     std::vector<dra::ResourceClaim> claims;  // the claims this call allocated, as written (their new
                                              // resourceVersion)
+    std::vector<dra::ResourceClaim> reserved;  // claims allocated before that it reserved, as written
   };
   // Allocates `pod`'s unallocated claims on `node` and reserves every claim of it for the pod.
   // Where DRA serves the pod's extended resources on `node` and the pod names no special claim
@@ -91,11 +92,11 @@ class ClaimAllocator {
   bool Reserve(const std::vector<const dra::ResourceClaim*>& claims, const std::vector<dra::AllocationResult>& results)
       GPUSCHED_EXCLUDES(mu_);
   void Unreserve(const std::vector<const dra::ResourceClaim*>& claims) GPUSCHED_EXCLUDES(mu_);
-  // Writes the planned allocations and the pod's reservations; the claims allocated, as written,
-  // go to `written`. Returns the first error.
+  // Writes the planned allocations and the pod's reservations; what it wrote goes to `done`.
+  // Returns the first error.
   Status Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
                const std::vector<dra::AllocationResult>& results, const std::vector<const dra::ResourceClaim*>& allocated,
-               std::vector<dra::ResourceClaim>* written);
+               Allocated* done);
 
   const inventory::Inventory* const inventory_;
   ClaimWriter* const writer_;

@@ -2,7 +2,7 @@
 //
 // What a replay grid writes to --out:
 //   summary.csv  one row per (trace, policy, seed): unallocated_pct_at_100, frag_pct_at_100,
-//                failed_pods, wall_s, ...
+//                failed_pods, wall_s, ...; a timeline grid writes its own rows (kTimelineColumns)
 //   curve.csv    one row per (trace, policy, seed, arrived %): allocated, unallocated,
 //                fragmentation amount and ratio
 //   report.html  a self-contained page: per trace, SVG charts of unallocated GPU and
@@ -15,10 +15,20 @@
 
 #include "gpusched/common/status.h"
 #include "gpusched/replay/grid.h"
+#include "gpusched/replay/timeline_replay.h"
 
 namespace gpusched::replay {
 
+// summary.csv's columns after the first ten: timeline rows (mode "timeline") fill them, static
+// rows have mode "static" and leave the rest empty. Scripts read the columns by position: new
+// ones go at the end.
+inline constexpr std::string_view kTimelineColumns =
+    "mode,alloc_rate_mean,alloc_rate_p10,pending_p50_s,pending_p99_s,pending_p99_s_sharing,pending_p99_s_onegpu,"
+    "pending_p99_s_multigpu,never_placed,moves,time_compress";
+
 std::string SummaryCsv(const std::vector<GridRun>& runs);
+// The same file for a timeline grid (timeline_replay.h).
+std::string TimelineSummaryCsv(const std::vector<TimelineRun>& runs);
 std::string CurveCsv(const std::vector<GridRun>& runs);
 std::string ReportHtml(const std::vector<GridRun>& runs);
 

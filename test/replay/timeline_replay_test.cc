@@ -1,0 +1,100 @@
+// The churn replay on hand-built traces: pods leave after their durations, waiting pods are
+// placed when room opens without blocking the ones behind them, and the measures are what the
+// timeline says.
+#include "gpusched/replay/timeline_replay.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpusched/scoring/scorer.h"
+
+namespace gpusched::replay {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Loaded {
+  PreparedTrace trace;
+  std::vector<TimelinePod> pods;
+};
+
+// One node of `gpus` GPUs; `rows` are "name,num_gpu,creation_time,deletion_time" (whole GPUs).
+Loaded Load(int gpus, const std::vector<std::string>& rows) {
+  std::string csv = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
+  for (const std::string& r : rows) {
+    std::vector<std::string> f;
+    for (size_t at = 0, comma; at <= r.size(); at = comma + 1) {
+      comma = r.find(',', at);
+      if (comma == std::string::npos) comma = r.size();
+      f.push_back(r.substr(at, comma - at));
+    }
+    csv += fmt::format("{},1000,1024,{},{},,LS,Running,{},{},{}\n", f[0], f[1], f[1] == "0" ? 0 : 1000, f[2], f[3], f[2]);
+  }
+  auto nodes = ParseNodeCsv(fmt::format("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,{},V100M16\n", gpus), "nodes.csv");
+  auto pods = ParsePodCsv(csv, "pods.csv");
+  EXPECT_TRUE(nodes.ok() && pods.ok()) << pods.status().message();
+  Loaded l{.trace = PrepareTrace(*nodes, *pods).value(), .pods = TimelinePods(*pods).value()};
+  return l;
+}
+
+TimelineResult Replay(const Loaded& l, double compress = 1) {
+  auto scorer = scoring::MakeScorer("binpack", &l.trace.workload);
+  EXPECT_TRUE(scorer.ok());
+  return RunTimeline(l.trace, l.pods, **scorer, TimelineOptions{.time_compress = compress});
+}
+
+// 4 GPUs: a (3 GPUs, 0-100 s) leaves one free; b (2 GPUs at 10 s) waits; c (1 GPU at 20 s) is
+// not held back by b; b goes in when a leaves at 100 s; d (5 GPUs) never fits.
+TEST(TimelineReplay, WaitingPodsGoInWhenRoomOpensWithoutHoldingBackTheOnesBehind) {
+  Loaded l = Load(4, {"a,3,0,100", "b,2,10,300", "c,1,20,400", "d,5,30,60"});
+  TimelineResult r = Replay(l);
+  EXPECT_EQ(r.pods, 4);
+  EXPECT_EQ(r.never_placed, 1);
+  EXPECT_DOUBLE_EQ(r.pending_max_s, 90);           // b: 10 s -> 100 s
+  EXPECT_DOUBLE_EQ(r.pending_p50_s, 0);            // a and c at once
+  EXPECT_DOUBLE_EQ(r.pending_p99_s_multigpu, 90);  // b (a waited 0)
+  EXPECT_DOUBLE_EQ(r.pending_p99_s_onegpu, 0);     // c
+}
+
+// Pods arrive at 0, 60 and 120 s (the horizon) and stay: each sample is taken before the events
+// of its instant, so the samples at 0, 60 and 120 s see 0, 1 and 2 of 4 GPUs taken.
+TEST(TimelineReplay, TheAllocationRateIsSampledEverySimulatedMinuteWhilePodsArrive) {
+  Loaded l = Load(4, {"a,1,0,1000", "b,1,60,1000", "c,1,120,1000"});
+  TimelineResult r = Replay(l);
+  EXPECT_THAT(r.alloc_rate, ::testing::ElementsAre(0, 25, 50));
+  EXPECT_DOUBLE_EQ(r.alloc_rate_mean, 25);
+  EXPECT_DOUBLE_EQ(r.alloc_rate_p10, 0);
+  EXPECT_EQ(r.never_placed, 0);
+}
+
+// Compressing arrivals keeps durations: at 10x, a (0-1000 s) still runs when b arrives at 100 s
+// (1000 s in the trace), so b waits for it.
+TEST(TimelineReplay, CompressionDividesArrivalsAndKeepsDurations) {
+  Loaded l = Load(2, {"a,2,0,1000", "b,2,1000,1500"});
+  EXPECT_DOUBLE_EQ(Replay(l, 1).pending_max_s, 0);
+  TimelineResult r = Replay(l, 10);
+  EXPECT_DOUBLE_EQ(r.time_compress, 10);
+  EXPECT_DOUBLE_EQ(r.pending_max_s, 900);  // arrives at 100 s, a leaves at 1000 s
+}
+
+// The default factor makes the offered load 100%: GPU time asked (a: 2 GPUs x 100 s, b: 1 GPU x
+// 100 s) over GPU time available while pods arrive (2 GPUs x 4000/F s): F = 8,000,000 / 300,000.
+TEST(TimelineReplay, TheDefaultCompressionMakesTheOfferedLoadOneHundredPercent) {
+  Loaded l = Load(2, {"a,2,0,100", "b,1,4000,4100"});
+  EXPECT_DOUBLE_EQ(OfferedLoad(l.trace, l.pods, 1), 300'000.0 / 8'000'000);
+  EXPECT_NEAR(DefaultTimeCompress(l.trace, l.pods), 8'000'000.0 / 300'000, 1e-9);
+  EXPECT_NEAR(OfferedLoad(l.trace, l.pods, DefaultTimeCompress(l.trace, l.pods)), 1, 1e-6);
+  Loaded busy = Load(2, {"a,2,0,100000", "b,2,10,100000"});
+  EXPECT_DOUBLE_EQ(DefaultTimeCompress(busy.trace, busy.pods), 1);  // already over 100%: never below 1
+}
+
+TEST(TimelineReplay, ATraceWithoutTimesIsRefusedWithTheColumnItLacks) {
+  auto pods = ParsePodCsv("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,8000,100,1,1000\n", "short.csv");
+  ASSERT_TRUE(pods.ok());
+  StatusOr<std::vector<TimelinePod>> t = TimelinePods(*pods);
+  EXPECT_THAT(t.status().message(), HasSubstr("no creation_time column"));
+}
+
+}  // namespace
+}  // namespace gpusched::replay
