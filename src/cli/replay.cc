@@ -244,7 +244,7 @@ int RunTimelineMode(const Args& args, const replay::GridOptions& grid, const std
       jobs.size(), args.threads,
       [&](size_t j) {
         const Job& job = jobs[j];
-        replay::TimelineOptions o{.seed = job.seed, .time_compress = args.time_compress};
+        replay::TimelineOptions o{.seed = job.seed, .time_compress = args.time_compress, .selection = grid.selection};
         runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
       },
       [&](size_t done, size_t total) { ProgressBar(done, total, start); });
@@ -256,13 +256,13 @@ int RunTimelineMode(const Args& args, const replay::GridOptions& grid, const std
     log::Error("{}/summary.csv: write failed", args.out);
     return 1;
   }
-  std::printf("%-12s %-9s %5s %9s %8s %8s %9s %9s %9s %6s %9s\n", "trace", "policy", "seed", "allocMean", "allocP10", "pendP50",
-              "pendP99", "p99multi", "p99share", "never", "compress");
+  std::printf("%-12s %-9s %5s %9s %8s %8s %8s %9s %9s %9s %6s %9s\n", "trace", "policy", "seed", "allocMean", "allocP10", "fragMean",
+              "pendP50", "pendP99", "p99multi", "p99share", "never", "compress");
   for (const replay::TimelineRun& t : runs) {
     const replay::TimelineResult& r = t.result;
-    std::printf("%-12s %-9s %5llu %9.2f %8.2f %8.0f %9.0f %9.0f %9.0f %6d %9.2f\n", t.trace.c_str(), r.policy.c_str(),
-                static_cast<unsigned long long>(r.seed), r.alloc_rate_mean, r.alloc_rate_p10, r.pending_p50_s, r.pending_p99_s,
-                r.pending_p99_s_multigpu, r.pending_p99_s_sharing, r.never_placed, r.time_compress);
+    std::printf("%-12s %-9s %5llu %9.2f %8.2f %8.2f %8.0f %9.0f %9.0f %9.0f %6d %9.2f\n", t.trace.c_str(), r.policy.c_str(),
+                static_cast<unsigned long long>(r.seed), r.alloc_rate_mean, r.alloc_rate_p10, r.frag_pct_mean, r.pending_p50_s,
+                r.pending_p99_s, r.pending_p99_s_multigpu, r.pending_p99_s_sharing, r.never_placed, r.time_compress);
   }
   std::printf("%zu runs in %.1f s; wrote %s/summary.csv\n", runs.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), args.out.c_str());
