@@ -178,6 +178,11 @@ bool ReservedFor(const dra::ResourceClaim& claim, std::string_view uid) {
   return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == uid; });
 }
 
+// True if `claim` is reserved for a consumer other than pod `uid`.
+bool SharedWithOthers(const dra::ResourceClaim& claim, std::string_view uid) {
+  return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid != uid; });
+}
+
 bool Holds(const ClaimAllocator::Allocated& allocated, std::string_view uid) {
   return std::any_of(allocated.claims.begin(), allocated.claims.end(), [&](const dra::ResourceClaim& c) { return c.uid == uid; });
 }
@@ -208,8 +213,7 @@ Status ClaimAllocator::AwaitBinding(const Pod& pod, const Allocated& allocated) 
     if (check.state == dra::BindingCheck::State::kWaiting) return UnavailableError(check.reason);
     // Failed or timed out: give the devices back, as kube-scheduler does before it retries; a
     // claim other pods share only loses this one.
-    bool others = std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(),
-                              [&](const dra::ConsumerRef& r) { return r.uid != pod.uid; });
+    bool others = SharedWithOthers(claim, pod.uid);
     Status released = others ? writer_->Unreserve(claim, {pod.uid}, /*deallocate=*/false) : Deallocate(claim, {pod.uid});
     if (!released.ok()) return FailedPreconditionError(fmt::format("{}; giving it back failed: {}", check.reason, released.message()));
     return FailedPreconditionError(fmt::format("{}; {} for a new try", check.reason, others ? "the pod left it" : "the claim was deallocated"));
@@ -229,9 +233,7 @@ Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
         again = true;  // wait for a fresher copy
         continue;
       }
-      bool others = std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(),
-                                [&](const dra::ConsumerRef& r) { return r.uid != pod.uid; });
-      Status s = Holds(allocated, claim.uid) && !others ? Deallocate(claim, {pod.uid}) : writer_->Unreserve(claim, {pod.uid}, false);
+      Status s = Holds(allocated, claim.uid) && !SharedWithOthers(claim, pod.uid) ? Deallocate(claim, {pod.uid}) : writer_->Unreserve(claim, {pod.uid}, false);
       if (s.code() == StatusCode::kAborted) {
         conflicted[claim.uid] = claim.resource_version;
         again = true;

@@ -218,6 +218,12 @@ size_t FirstToEscape(std::string_view s) {
 
 }  // namespace
 
+std::string Quoted(std::string_view s) {
+  std::string out;
+  AppendString(&out, s);
+  return out;
+}
+
 void AppendString(std::string* out, std::string_view s) {
   out->push_back('"');
   size_t first = FirstToEscape(s);

@@ -13,16 +13,10 @@ namespace {
 constexpr std::string_view kMergePatch = "application/merge-patch+json";
 constexpr std::string_view kDeleteProtection = "resource.kubernetes.io/delete-protection";
 
-std::string Quoted(std::string_view s) {
-  std::string out;
-  json::AppendString(&out, s);
-  return out;
-}
-
 // A status.reservedFor entry as the API server keeps it.
 std::string ConsumerJson(const dra::ConsumerRef& ref) {
-  std::string group = ref.api_group.empty() ? "" : fmt::format(R"("apiGroup":{},)", Quoted(ref.api_group));
-  return fmt::format(R"({{{}"resource":{},"name":{},"uid":{}}})", group, Quoted(ref.resource), Quoted(ref.name), Quoted(ref.uid));
+  std::string group = ref.api_group.empty() ? "" : fmt::format(R"("apiGroup":{},)", json::Quoted(ref.api_group));
+  return fmt::format(R"({{{}"resource":{},"name":{},"uid":{}}})", group, json::Quoted(ref.resource), json::Quoted(ref.name), json::Quoted(ref.uid));
 }
 
 // The metadata field `key` of the object in `body`, or "".
@@ -76,7 +70,7 @@ StatusOr<dra::ResourceClaim> ApiClaimWriter::Write(const dra::ResourceClaim& cla
   }
   patch += R"("reservedFor":[)";
   for (const dra::ConsumerRef& ref : claim.reserved_for) patch += ConsumerJson(ref) + ',';
-  patch += fmt::format(R"({{"resource":"pods","name":{},"uid":{}}}]}}}})", Quoted(pod.name), Quoted(pod.uid));
+  patch += fmt::format(R"({{"resource":"pods","name":{},"uid":{}}}]}}}})", json::Quoted(pod.name), json::Quoted(pod.uid));
   StatusOr<ApiResponse> r = client_->Send("PATCH", path + "/status", patch, kMergePatch, request_timeout_);
   GPUSCHED_RETURN_IF_ERROR(Check(r, "writing the allocation", claim));
   if (result != nullptr) written.allocation = *result;

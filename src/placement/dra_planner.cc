@@ -298,9 +298,9 @@ double FreeShare(const dra::CounterSet& set, const std::map<std::string, int64_t
   return n > 0 ? sum / n : 0;
 }
 
-// The shared counter sets of a node's GPU pools, by (driver, pool, set): a pool may publish them
-// in a slice of their own (Kubernetes 1.35+) or beside its devices (1.34).
-using CounterSets = std::map<std::tuple<std::string, std::string, std::string>, const dra::CounterSet*>;
+// A counter set of a node's GPU pools: (driver, pool, set). A pool may publish its sets in a
+// slice of their own (Kubernetes 1.35+) or beside its devices (1.34).
+using CounterSetKey = std::tuple<std::string, std::string, std::string>;
 
 }  // namespace
 
@@ -313,9 +313,9 @@ void DraPlanner::ForEachGpuSlice(const NodeState& node, F&& f) const {
 
 std::optional<scoring::NodeView> DraPlanner::GpuView(const NodeState& node) const {
   scoring::NodeView view;
-  std::vector<std::tuple<std::string, std::string, std::string>> order;  // counter sets, as published
-  CounterSets sets;
-  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, int64_t>> used;  // set -> counter -> consumed
+  std::vector<CounterSetKey> order;  // counter sets, as published
+  std::map<CounterSetKey, const dra::CounterSet*> sets;
+  std::map<CounterSetKey, std::map<std::string, int64_t>> used;  // set -> counter -> consumed
   bool fits = true;
   ForEachGpuSlice(node, [&](const dra::IndexedSlice& s) {
     const dra::ResourceSlice& slice = s.slice();
@@ -332,7 +332,8 @@ std::optional<scoring::NodeView> DraPlanner::GpuView(const NodeState& node) cons
         if (fits) view.gpu_free[view.gpu_count++] = taken ? 0 : static_cast<int32_t>(kMilliPerGpu);
         continue;
       }
-      for (const dra::CounterConsumption& c : taken ? d.consumes_counters : std::vector<dra::CounterConsumption>{}) {
+      if (!taken) continue;
+      for (const dra::CounterConsumption& c : d.consumes_counters) {
         for (const auto& [name, milli] : c.counters_milli) used[std::make_tuple(slice.driver, slice.pool, c.counter_set)][name] += milli;
       }
     }
@@ -346,28 +347,42 @@ std::optional<scoring::NodeView> DraPlanner::GpuView(const NodeState& node) cons
 }
 
 std::pair<int, int32_t> DraPlanner::Taken(const NodeState& node, const DraVerdict& v) const {
-  CounterSets sets;
-  std::map<std::tuple<std::string, std::string, std::string>, const dra::Device*> devices;  // (driver, pool, name)
-  ForEachGpuSlice(node, [&](const dra::IndexedSlice& s) {
-    for (const dra::CounterSet& set : s.slice().shared_counters) sets.emplace(std::make_tuple(s.slice().driver, s.slice().pool, set.name), &set);
-    for (const dra::Device& d : s.slice().devices) devices.emplace(std::make_tuple(s.slice().driver, s.slice().pool, d.name), &d);
-  });
+  // The device of a result and its pool's counter set, looked up among the node's GPU slices.
+  auto find_device = [&](const dra::DeviceId& id) -> const dra::Device* {
+    const dra::Device* found = nullptr;
+    ForEachGpuSlice(node, [&](const dra::IndexedSlice& s) {
+      if (found != nullptr || s.slice().driver != id.driver || s.slice().pool != id.pool) return;
+      for (const dra::Device& d : s.slice().devices) {
+        if (d.name == id.device) found = &d;
+      }
+    });
+    return found;
+  };
+  auto find_set = [&](const dra::DeviceId& id, const std::string& name) -> const dra::CounterSet* {
+    const dra::CounterSet* found = nullptr;
+    ForEachGpuSlice(node, [&](const dra::IndexedSlice& s) {
+      if (found != nullptr || s.slice().driver != id.driver || s.slice().pool != id.pool) return;
+      for (const dra::CounterSet& c : s.slice().shared_counters) {
+        if (c.name == name) found = &c;
+      }
+    });
+    return found;
+  };
   int whole = 0;
   std::vector<int32_t> partitions;  // the share of each partition taken
   for (const dra::AllocationResult& a : v.ranked) {
     for (const dra::DeviceResult& r : a.results) {
       if (!IsGpu(r.id.driver) || r.admin_access) continue;
-      auto d = devices.find(std::make_tuple(r.id.driver, r.id.pool, r.id.device));
-      const dra::Device* device = d == devices.end() ? nullptr : d->second;
+      const dra::Device* device = find_device(r.id);
       if (device != nullptr && device->consumes_counters.size() > 1) return {0, 0};  // spans counter sets
       if (device == nullptr || device->consumes_counters.empty()) {
         ++whole;
         continue;
       }
       const dra::CounterConsumption& c = device->consumes_counters[0];
-      auto set = sets.find(std::make_tuple(r.id.driver, r.id.pool, c.counter_set));
-      if (set == sets.end()) return {0, 0};
-      partitions.push_back(static_cast<int32_t>(std::ceil((1.0 - FreeShare(*set->second, c.counters_milli)) * kMilliPerGpu - 1e-9)));
+      const dra::CounterSet* set = find_set(r.id, c.counter_set);
+      if (set == nullptr) return {0, 0};
+      partitions.push_back(static_cast<int32_t>(std::ceil((1.0 - FreeShare(*set, c.counters_milli)) * kMilliPerGpu - 1e-9)));
     }
   }
   bool all_full = std::all_of(partitions.begin(), partitions.end(), [](int32_t m) { return m >= kMilliPerGpu; });

@@ -99,6 +99,8 @@ Status FindArray(const rapidjson::Value& obj, std::string_view key, std::string_
 // Strings without such characters (node names, almost every reason) are copied in one go.
 // REQUIRES: `s` is valid UTF-8.
 void AppendString(std::string* out, std::string_view s);
+// `s` as a JSON string (AppendString to an empty string), for building bodies with fmt.
+std::string Quoted(std::string_view s);
 
 // Appends `v` to *out as compact JSON.
 void AppendValue(std::string* out, const rapidjson::Value& v);
