@@ -38,4 +38,12 @@ bool DisruptionCounter::Evict(const std::string& name, const PodLabels* labels) 
   return violates;
 }
 
+bool DisruptionCounter::Covers(const std::string& name, const PodLabels* labels) const {
+  if (budgets_ == nullptr || labels == nullptr) return false;
+  return std::any_of(budgets_->begin(), budgets_->end(), [&](const DisruptionBudget& b) {
+    return b.namespace_name == labels->namespace_name && !b.selector.empty() && b.selector.Matches(labels->labels) &&
+           !b.disrupted_pods.contains(name);
+  });
+}
+
 }  // namespace gpusched

@@ -315,6 +315,31 @@ std::string PodRequest::RefusalReason() const {
   return invalid_reason + "; " + unplaceable_reason;
 }
 
+PodRequest RequestHeldBy(const Allocation& a, std::string_view compute_policy) {
+  PodRequest out;
+  if (a.placement.kind == RequestKind::kWholeGpu) {
+    out.kind = RequestKind::kWholeGpu;
+    out.whole_gpus = a.placement.whole_gpus;
+    return out;
+  }
+  if (a.placement.kind != RequestKind::kMgpu) return out;
+  out.kind = RequestKind::kMgpu;
+  out.compute_policy = std::string(compute_policy);
+  for (const ContainerAssignment& c : a.placement.containers) {
+    int cards = static_cast<int>(c.gpu_indices.size());
+    MgpuContainerRequest r{.container = c.container, .cards = cards, .whole_card = c.exclusive,
+                           .milli_per_card = c.milli_per_gpu, .mib_per_card = c.exclusive ? 0 : c.mib_per_gpu,
+                           .init_position = c.init_position, .sidecar = c.sidecar};
+    r.core_percent = c.milli_per_gpu * cards / (kMilliPerGpu / kCorePercentPerGpu);
+    r.memory_mib = r.mib_per_card * cards;
+    out.containers.push_back(std::move(r));
+  }
+  SetMgpuTotals(&out);
+  out.any_compute_policy = !out.containers.empty() && std::all_of(out.containers.begin(), out.containers.end(),
+                                                                  [](const MgpuContainerRequest& c) { return c.whole_card; });
+  return out;
+}
+
 bool IsComputePolicy(std::string_view policy) {
   return policy == names::kPolicyFixedShare || policy == names::kPolicyGuaranteedBurstShare ||
          policy == names::kPolicyNativeBurstShare;

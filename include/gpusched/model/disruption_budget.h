@@ -59,6 +59,8 @@ class DisruptionCounter {
   explicit DisruptionCounter(std::shared_ptr<const std::vector<DisruptionBudget>> budgets);
   // Evicts the pod `name` with `labels` (null: no labels); returns true if that violates a budget.
   bool Evict(const std::string& name, const PodLabels* labels);
+  // Returns true if some budget counts the eviction of that pod (it would use an allowance).
+  bool Covers(const std::string& name, const PodLabels* labels) const;
 
  private:
   std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;

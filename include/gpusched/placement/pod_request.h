@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/model/allocation.h"
 #include "gpusched/model/node_mode.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/policy.h"
@@ -73,6 +74,11 @@ struct PodRequest {
 
 // Returns the pod's GPU request. Never fails: rule violations land in invalid_reason.
 PodRequest AnalyzePod(const Pod& pod);
+
+// Returns the request that `a` answers, for placing the same pod again elsewhere (a defrag move):
+// its whole GPUs, or one mGPU container request per assignment (same cards, shares and phase),
+// under `compute_policy` (the node's, where the pod was admitted). kNone for a DRA allocation.
+PodRequest RequestHeldBy(const Allocation& a, std::string_view compute_policy);
 
 // Returns true if `policy` is one of the three mGPU compute policies.
 bool IsComputePolicy(std::string_view policy);

@@ -1,0 +1,241 @@
+// The defragmentation planner on hand-built clusters: the fewest moves for a pod in each device-
+// plugin mode, budgets that allow no disruption, nodes that cannot take pods, plans that never
+// over-book (checked by replaying random plans), and consolidation to a fragmentation target.
+#include "gpusched/placement/defrag_planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "gpusched/placement/planner.h"
+#include "test_nodes.h"
+
+namespace gpusched::placement {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A cluster of node states that a DefragInput points into.
+struct Cluster {
+  std::vector<NodeState> nodes;
+  std::shared_ptr<std::vector<DisruptionBudget>> budgets = std::make_shared<std::vector<DisruptionBudget>>();
+  scoring::TargetWorkload workload;
+
+  void Add(Node node, std::vector<Allocation> allocations) {
+    NodeState s = BuildNodeState(std::move(node), allocations);
+    auto uses = std::make_shared<NodeUses>();
+    for (const Allocation& a : allocations) {
+      uses->Put(PodUse{.uid = a.pod_uid, .name = a.pod_name,
+                       .labels = std::make_shared<PodLabels>(PodLabels{"ns", {{"app", a.pod_name}}})});
+    }
+    s.uses = uses;
+    nodes.push_back(std::move(s));
+  }
+  // A budget over the pod `app` that allows `allowed` disruptions.
+  void Protect(const std::string& app, int32_t allowed = 0) {
+    budgets->push_back(DisruptionBudget{.namespace_name = "ns", .name = "pdb-" + app,
+                                        .selector = {.match_labels = {{"app", app}}}, .disruptions_allowed = allowed});
+  }
+  DefragInput Input() {
+    DefragInput in{.budgets = budgets, .workload = &workload};
+    for (const NodeState& n : nodes) in.nodes.push_back(&n);
+    return in;
+  }
+};
+
+std::vector<std::string> Moves(const DefragPlan& p) {
+  std::vector<std::string> out;
+  for (const DefragMove& m : p.moves) out.push_back(m.pod + " " + m.from + "->" + m.to);
+  return out;
+}
+
+DefragPlan Room(const Pod& pod, Cluster& c, int max_moves = 8) {
+  return MakeRoom(AnalyzePod(pod), pod.uid, c.Input(), DefragOptions{.max_moves = max_moves});
+}
+
+TEST(DefragPlanner, APodThatFitsAlreadyNeedsNoMove) {
+  Cluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("x", "a", 4)});
+  DefragPlan p = Room(WholePod(4), c);
+  EXPECT_TRUE(p.fits);
+  EXPECT_EQ(p.node, "a");
+  EXPECT_TRUE(p.moves.empty());
+}
+
+TEST(DefragPlanner, WholeGpusMoveTheOneSmallPodThatOpensANode) {
+  // a: 4+2 used, b: 2+2+2 used; 2 free on each. A 4-GPU pod fits after one move: a's 2-GPU pod to b.
+  Cluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b1", "b", 2), WholeAlloc("b2", "b", 2), WholeAlloc("b3", "b", 2)});
+  DefragPlan p = Room(WholePod(4), c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.node, "a");
+  EXPECT_EQ(p.placement.whole_gpus, 4);
+  EXPECT_THAT(Moves(p), ElementsAre("ns/a2 a->b"));
+  EXPECT_EQ(p.moves[0].placement.whole_gpus, 2);
+}
+
+TEST(DefragPlanner, AnMgpuShareMovesOffTheGpuThePodNeeds) {
+  // m1: GPU 0 and GPU 1 at 50%; m2: 40% and 50%. A 70% pod needs a GPU with 70% free: one share
+  // moves. m1 comes first (same cost, then name); its share lands on the fullest node that takes
+  // it, m1 itself once the pod is booked there: GPU 1, now full.
+  Cluster c;
+  c.Add(SharedNode("m1", 2, 16384), {SharedAlloc("p1", "m1", {0}, 500, 4096), SharedAlloc("p2", "m1", {1}, 500, 4096)});
+  c.Add(SharedNode("m2", 2, 16384), {SharedAlloc("q1", "m2", {0}, 400, 4096), SharedAlloc("q2", "m2", {1}, 500, 4096)});
+  DefragPlan p = Room(MgpuPod({MgpuC("c", 70, 4096)}), c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  ASSERT_EQ(p.moves.size(), 1u);
+  EXPECT_EQ(p.node, "m1");
+  EXPECT_EQ(p.moves[0].from, "m1");
+  EXPECT_EQ(p.moves[0].to, "m1");
+  ASSERT_EQ(p.moves[0].placement.containers.size(), 1u);
+  EXPECT_EQ(p.moves[0].placement.containers[0].milli_per_gpu, 500);
+  ASSERT_EQ(p.placement.containers.size(), 1u);
+  int pod_gpu = p.placement.containers[0].gpu_indices.at(0);
+  EXPECT_THAT(p.moves[0].placement.containers[0].gpu_indices, ElementsAre(1 - pod_gpu));
+}
+
+TEST(DefragPlanner, APodWhoseBudgetAllowsNoDisruptionNeverMoves) {
+  Cluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b1", "b", 2), WholeAlloc("b2", "b", 2), WholeAlloc("b3", "b", 2)});
+  c.Protect("a2");
+  DefragPlan p = Room(WholePod(4), c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.node, "b");
+  ASSERT_EQ(p.moves.size(), 1u);
+  EXPECT_EQ(p.moves[0].from, "b");
+  EXPECT_EQ(p.moves[0].to, "a");
+  // A budget with room is used, and said so, but only when nothing else is as cheap.
+  Cluster d;
+  d.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  d.Add(WholeNode("b", 8), {WholeAlloc("b1", "b", 6)});
+  d.Protect("a2", 1);
+  DefragPlan q = Room(WholePod(4), d);
+  ASSERT_TRUE(q.fits) << q.reason;
+  EXPECT_THAT(Moves(q), ElementsAre("ns/a2 a->b"));
+  EXPECT_TRUE(q.moves[0].uses_budget);
+  // Every pod protected: no plan, and why.
+  for (const char* app : {"a4", "b1"}) d.Protect(app);
+  d.budgets->at(0).disruptions_allowed = 0;
+  DefragPlan none = Room(WholePod(4), d);
+  EXPECT_FALSE(none.fits);
+  EXPECT_TRUE(none.moves.empty());
+  EXPECT_THAT(none.reason, HasSubstr("no node makes room"));
+}
+
+TEST(DefragPlanner, ASwitchingNodeIsNeitherEmptiedNorFilled) {
+  // s is labelled mgpu but runs a whole-GPU pod: switching. The only other room is on it.
+  Cluster c;
+  c.Add(WholeNode("a", 4), {WholeAlloc("a2", "a", 2), WholeAlloc("a1", "a", 1)});
+  c.Add(WholeNode("s", 8, "mgpu"), {WholeAlloc("s1", "s", 1)});
+  DefragPlan p = Room(WholePod(2), c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.reason, HasSubstr("find no other node"));
+}
+
+TEST(DefragPlanner, TheMaximumNumberOfMovesIsHonoured) {
+  Cluster c;
+  c.Add(WholeNode("a", 4), {WholeAlloc("a1", "a", 1), WholeAlloc("a2", "a", 1), WholeAlloc("a3", "a", 1)});
+  c.Add(WholeNode("b", 4), {WholeAlloc("b1", "b", 1)});
+  // A 4-GPU pod: three moves empty a (to b, which has 3 free), or one empties b.
+  DefragPlan one = Room(WholePod(4), c, 1);
+  ASSERT_TRUE(one.fits) << one.reason;
+  EXPECT_THAT(Moves(one), ElementsAre("ns/b1 b->a"));
+  Cluster d;
+  d.Add(WholeNode("a", 4), {WholeAlloc("a1", "a", 1), WholeAlloc("a2", "a", 1)});
+  d.Add(WholeNode("b", 4), {WholeAlloc("b1", "b", 1), WholeAlloc("b2", "b", 1)});
+  EXPECT_FALSE(Room(WholePod(4), d, 1).fits);
+  EXPECT_EQ(Room(WholePod(4), d, 2).moves.size(), 2u);
+}
+
+// Replays `plan` on the cluster: each move off its node and onto its target, then the pod. Every
+// state must be one the planner accepts: no GPU holds more than it has.
+void ExpectNoOverbooking(const Cluster& c, const DefragPlan& plan, const PodRequest& request) {
+  std::map<std::string, std::vector<Allocation>> by_node;
+  std::map<std::string, Node> node_of;
+  for (const NodeState& n : c.nodes) {
+    node_of[n.node.name] = n.node;
+    by_node[n.node.name] = std::vector<Allocation>(n.allocations.begin(), n.allocations.end());
+  }
+  for (const DefragMove& m : plan.moves) {
+    auto& from = by_node[m.from];
+    auto it = std::find_if(from.begin(), from.end(), [&](const Allocation& a) { return a.pod_uid == m.uid; });
+    ASSERT_NE(it, from.end()) << m.uid;
+    Allocation moved = *it;
+    from.erase(it);
+    moved.node_name = m.to;
+    moved.placement = m.placement;
+    by_node[m.to].push_back(moved);
+  }
+  Planner planner{PlacementOptions{}};
+  EXPECT_TRUE(planner.Fits(request, BuildNodeState(node_of[plan.node], by_node[plan.node]))) << plan.node;
+  for (auto& [name, allocations] : by_node) {
+    NodeState s = BuildNodeState(node_of[name], allocations);
+    EXPECT_LE(s.whole_used, s.whole_total) << name;
+    for (const GpuSlot& g : s.gpus) {
+      EXPECT_LE(g.used_milli, kMilliPerGpu) << name << " GPU " << g.index;
+      EXPECT_LE(g.used_mib, g.memory_mib) << name << " GPU " << g.index;
+    }
+  }
+}
+
+TEST(DefragPlanner, RandomPlansNeverOverbookAnyGpu) {
+  std::mt19937 rng(7);
+  int plans = 0;
+  for (int round = 0; round < 60; ++round) {
+    Cluster c;
+    for (int n = 0; n < 6; ++n) {
+      std::string name = "m" + std::to_string(n);
+      std::vector<Allocation> pods;
+      for (int g = 0; g < 4; ++g) {
+        int64_t used = 0;
+        for (int k = 0; k < 3; ++k) {
+          int64_t milli = 100 * (1 + static_cast<int64_t>(rng() % 5));
+          if (used + milli > kMilliPerGpu || rng() % 3 == 0) continue;
+          used += milli;
+          pods.push_back(SharedAlloc(name + "-" + std::to_string(g) + "-" + std::to_string(k), name, {g}, milli, 2048));
+        }
+      }
+      c.Add(SharedNode(name, 4, 16384), pods);
+    }
+    Pod pod = MgpuPod({MgpuC("c", 100 * (1 + static_cast<int64_t>(rng() % 2)), 4096)});
+    pod.containers[0].limits.mgpu_core_percent = 100;  // a whole card: some GPU must be emptied
+    pod.containers[0].limits.mgpu_memory_mib.reset();
+    DefragPlan p = Room(pod, c);
+    if (!p.fits) continue;
+    ++plans;
+    ExpectNoOverbooking(c, p, AnalyzePod(pod));
+  }
+  EXPECT_GT(plans, 20);
+}
+
+TEST(DefragPlanner, ConsolidationMovesHalfUsedGpusTogetherUntilTheTargetHolds) {
+  // Four nodes of 2 GPUs, each with one 50% share on GPU 0: every half-free GPU is a fragment for
+  // a workload of whole-GPU pods. Moving shares onto each other's GPU frees whole GPUs.
+  Cluster c;
+  for (int n = 0; n < 4; ++n) {
+    std::string name = "m" + std::to_string(n);
+    c.Add(SharedNode(name, 2, 16384), {SharedAlloc("p" + std::to_string(n), name, {0}, 500, 4096)});
+  }
+  std::vector<scoring::WorkloadSample> samples(10, scoring::WorkloadSample{scoring::PodShape{.gpus = 1, .milli = 1000}, ""});
+  c.workload = scoring::BuildTargetWorkload(samples);
+  DefragPlan p = Consolidate(0, c.Input(), DefragOptions{});
+  EXPECT_NEAR(p.frag_before_pct, 25.0, 1e-9);  // 4 x 500 of 8 x 1000
+  EXPECT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.moves.size(), 2u);
+  EXPECT_NEAR(p.frag_after_pct, 0.0, 1e-9);
+  // A target already met needs nothing; a budget that allows nothing stops it.
+  EXPECT_TRUE(Consolidate(30, c.Input(), DefragOptions{}).moves.empty());
+  for (int n = 0; n < 4; ++n) c.Protect("p" + std::to_string(n));
+  DefragPlan stuck = Consolidate(0, c.Input(), DefragOptions{});
+  EXPECT_FALSE(stuck.fits);
+  EXPECT_TRUE(stuck.moves.empty());
+  EXPECT_THAT(stuck.reason, HasSubstr("no single move"));
+}
+
+}  // namespace
+}  // namespace gpusched::placement
