@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/defrag.h"
 #include "cli/explain.h"
 #include "cli/replay.h"
 #include "cli/serve.h"
@@ -14,6 +15,7 @@ commands:
   serve     run the scheduler extender (see gpusched serve --help)
   replay    replay the openb trace or a recorded cluster (see gpusched replay --help)
   explain   why a pod fits where it does, or nowhere (see gpusched explain --help)
+  defrag    plan pod moves that make room for a pod or lower fragmentation (gpusched defrag --help)
   version   print the version
 )";
 
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return gpusched::cli::RunServe(argc - 2, argv + 2);
   if (command == "replay") return gpusched::cli::RunReplay(argc - 2, argv + 2);
   if (command == "explain") return gpusched::cli::RunExplain(argc - 2, argv + 2);
+  if (command == "defrag") return gpusched::cli::RunDefrag(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     std::printf("gpusched %s\n", GPUSCHED_VERSION);
     return 0;

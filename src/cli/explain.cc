@@ -1,7 +1,6 @@
 #include "cli/explain.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <fstream>
@@ -10,13 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "demo/demo_cluster.h"
-#include "gpusched/extender/service.h"
-#include "gpusched/inventory/inventory.h"
+#include "cli/pod_file.h"
+#include "cli/subcommand.h"
 #include "gpusched/json/json.h"
 #include "gpusched/kubeapi/api_client.h"
-#include "gpusched/kubejson/objects.h"
-#include "gpusched/kubejson/snapshot_source.h"
 
 namespace gpusched::cli {
 namespace {
@@ -72,64 +68,6 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
   return a;
 }
 
-// A YAML value as JSON: plain scalars that read as numbers, booleans or null become those (as
-// the API server would have typed them); quoted ones stay strings.
-void AppendYamlAsJson(const YAML::Node& n, std::string* out) {
-  if (n.IsMap()) {
-    out->push_back('{');
-    bool first = true;
-    for (const auto& kv : n) {
-      if (!first) out->push_back(',');
-      first = false;
-      json::AppendString(out, kv.first.as<std::string>());
-      out->push_back(':');
-      AppendYamlAsJson(kv.second, out);
-    }
-    out->push_back('}');
-  } else if (n.IsSequence()) {
-    out->push_back('[');
-    for (size_t i = 0; i < n.size(); ++i) {
-      if (i > 0) out->push_back(',');
-      AppendYamlAsJson(n[i], out);
-    }
-    out->push_back(']');
-  } else if (n.IsNull()) {
-    out->append("null");
-  } else {
-    std::string s = n.Scalar();
-    int64_t number = 0;
-    bool plain = n.Tag() == "?";
-    if (plain && (s == "true" || s == "false")) {
-      out->append(s);
-    } else if (plain && YAML::convert<int64_t>::decode(n, number)) {
-      out->append(std::to_string(number));
-    } else {
-      json::AppendString(out, s);
-    }
-  }
-}
-
-StatusOr<std::string> ReadPod(const std::string& file) {
-  std::stringstream text;
-  if (file == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(file);
-    if (!in) return NotFoundError(fmt::format("--pod {}: cannot be read", file));
-    text << in.rdbuf();
-  }
-  std::string s = text.str();
-  size_t start = s.find_first_not_of(" \t\r\n");
-  if (start != std::string::npos && s[start] == '{') return s;
-  try {
-    std::string out;
-    AppendYamlAsJson(YAML::Load(s), &out);
-    return out;
-  } catch (const YAML::Exception& e) {
-    return InvalidArgumentError(fmt::format("--pod {}: neither JSON nor YAML: {}", file, e.what()));
-  }
-}
-
 StatusOr<std::string> AskServer(const Args& a) {
   kubeapi::ApiConfig config;
   GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
@@ -139,7 +77,7 @@ StatusOr<std::string> AskServer(const Args& a) {
   if (!a.name.empty()) {
     r = client->Send("GET", fmt::format("/explain?pod={}{}{}", a.name, query.empty() ? "" : "&", query));
   } else {
-    GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPod(a.pod_file));
+    GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPodFile(a.pod_file));
     r = client->Send("POST", query.empty() ? "/explain" : "/explain?" + query, pod);
   }
   if (!r.ok()) return r.status();
@@ -148,38 +86,17 @@ StatusOr<std::string> AskServer(const Args& a) {
 }
 
 StatusOr<std::string> ExplainOffline(const Args& a) {
-  ClusterObjects objects;
-  if (a.snapshots.empty()) {
-    GPUSCHED_RETURN_IF_ERROR(kubejson::AppendClusterJson(demo::DemoClusterJson(), &objects));
-  } else {
-    GPUSCHED_ASSIGN_OR_RETURN(objects, kubejson::LoadSnapshotFiles(a.snapshots));
-  }
-  inventory::Inventory inventory;
-  inventory.ReplaceCluster(std::move(objects));
-  extender::Service service(&inventory, extender::ServiceOptions{});
-  GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPod(a.pod_file));
-  return service.Explain(pod, !a.json);
+  GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<OfflineCluster> cluster, OfflineCluster::Load(a.snapshots));
+  GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPodFile(a.pod_file));
+  return cluster->service().Explain(pod, !a.json);
 }
 
 }  // namespace
 
 int RunExplain(int argc, char** argv) {
-  if (argc > 0 && (std::string_view(argv[0]) == "--help" || std::string_view(argv[0]) == "-h")) {
-    std::fputs(kUsage.data(), stdout);
-    return 0;
-  }
-  StatusOr<Args> args = ParseArgs(argc, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "gpusched explain: %s\n%s", args.status().message().c_str(), kUsage.data());
-    return 2;
-  }
-  StatusOr<std::string> answer = args->server.empty() ? ExplainOffline(*args) : AskServer(*args);
-  if (!answer.ok()) {
-    std::fprintf(stderr, "gpusched explain: %s\n", answer.status().message().c_str());
-    return 1;
-  }
-  std::fputs(answer->c_str(), stdout);
-  return 0;
+  return RunAnswering<Args>("explain", kUsage, argc, argv, ParseArgs, [](const Args& a) {
+    return a.server.empty() ? ExplainOffline(a) : AskServer(a);
+  });
 }
 
 }  // namespace gpusched::cli

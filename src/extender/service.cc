@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "gpusched/extender/defrag.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/extender/pod_evaluation.h"
@@ -360,6 +361,21 @@ StatusOr<std::string> Service::ExplainKnown(std::string_view key, bool text) con
         placed->node_name));
   }
   return ExplainPod(*pod, placed, text);
+}
+
+StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text) const {
+  DefragAsk ask{.target_frag_pct = target_frag_pct, .max_moves = max_moves};
+  std::optional<Allocation> placed;
+  if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+    rapidjson::Document doc;
+    GPUSCHED_RETURN_IF_ERROR(json::Parse(body, &doc));
+    GPUSCHED_ASSIGN_OR_RETURN(Pod pod, kubejson::DecodePod(doc, "Pod"));
+    if (!pod.spec_error.empty()) return InvalidArgumentError(pod.spec_error);
+    if (!pod.uid.empty()) placed = inventory_->AllocationOf(pod.uid);
+    ask.pod = std::move(pod);
+  }
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  return PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false), text);
 }
 
 std::string Service::DebugInventory(std::string_view node) const {

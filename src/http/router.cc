@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 
 #include "gpusched/common/log.h"
 #include "gpusched/extender/admission.h"
@@ -42,6 +44,23 @@ std::string PercentDecode(std::string_view s) {
   return out;
 }
 
+// Reads all of `text` as a number.
+bool ParseNumber(const std::string& text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size() && std::isfinite(*out);
+}
+
+// The answer of explain or defrag: JSON or text on success; 404, 409 or 400 with the message.
+Response Answer(StatusOr<std::string> answer, bool text) {
+  if (!answer.ok()) {
+    int status = answer.status().code() == StatusCode::kNotFound ? 404
+                 : answer.status().code() == StatusCode::kFailedPrecondition ? 409 : 400;
+    return Text(status, answer.status().message() + "\n");
+  }
+  return text ? Text(200, std::move(answer).value()) : Json(200, std::move(answer).value());
+}
+
 }  // namespace
 
 std::string QueryParam(std::string_view target, std::string_view key) {
@@ -76,6 +95,7 @@ std::string_view VerbOf(std::string_view path, std::string_view prefix) {
   if (path == "/metrics") return "metrics";
   if (path == "/debug/inventory") return "debug_inventory";
   if (path == "/explain") return "explain";
+  if (path == "/debug/defrag") return "defrag";
   return "";
 }
 
@@ -129,7 +149,7 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     return Text(404, fmt::format("no route for {} {}\n", request.method, target.substr(0, target.find('?'))));
   }
   if (IsPostRoute(verb) && !post) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
-  if (!IsPostRoute(verb) && !get && verb != "explain") {
+  if (!IsPostRoute(verb) && !get && verb != "explain" && verb != "defrag") {
     return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
   }
   if (!ready_->load()) {
@@ -138,11 +158,12 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     constexpr std::string_view kNotReady = "gpusched's inventory is not in sync with the cluster yet; retry";
     if (verb == "filter") return Json(200, extender::EncodeFilterError(kNotReady));
     if (verb == "bind") return Json(200, extender::EncodeBindingResult(kNotReady));
-    if (verb == "prioritize" || verb == "preempt" || verb == "validate_node" || verb == "explain") {
+    if (verb == "prioritize" || verb == "preempt" || verb == "validate_node" || verb == "explain" || verb == "defrag") {
       return Text(503, std::string(kNotReady) + "\n");
     }
   }
   if (verb == "explain") return RouteExplain(std::move(request));
+  if (verb == "defrag") return RouteDefrag(std::move(request));
   if (verb == "filter") return Json(200, service_->Filter(std::move(request.body)));
   if (verb == "prioritize") return Json(200, service_->Prioritize(std::move(request.body)));
   if (verb == "bind") return Json(200, service_->Bind(request.body));
@@ -178,13 +199,30 @@ Response Router::RouteExplain(Request&& request) const {
   } else {
     return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET or POST\n", .allow = "GET, HEAD, POST"};
   }
-  if (!answer.ok()) {
-    int status = answer.status().code() == StatusCode::kNotFound ? 404
-                 : answer.status().code() == StatusCode::kFailedPrecondition ? 409 : 400;
-    return Text(status, answer.status().message() + "\n");
+  return Answer(std::move(answer), text);
+}
+
+Response Router::RouteDefrag(Request&& request) const {
+  bool text = QueryParam(request.target, "format") == "text";
+  bool post = request.method == "POST";
+  if (!post && request.method != "GET" && request.method != "HEAD") {
+    return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET or POST\n", .allow = "GET, HEAD, POST"};
   }
-  Response r = text ? Text(200, std::move(answer).value()) : Json(200, std::move(answer).value());
-  return r;
+  std::string target = QueryParam(request.target, "targetFrag");
+  std::string moves = QueryParam(request.target, "maxMoves");
+  bool has_pod = post && request.body.find_first_not_of(" \t\r\n") != std::string::npos;
+  if (has_pod == !target.empty()) {
+    return Text(400, "POST a Pod to make room for, or give ?targetFrag=PCT (one of the two)\n");
+  }
+  double target_pct = 0;
+  if (!target.empty() && !ParseNumber(target, &target_pct)) {
+    return Text(400, fmt::format("targetFrag \"{}\": want a percentage, such as 5 or 2.5\n", target));
+  }
+  double max_moves = 8;
+  if (!moves.empty() && (!ParseNumber(moves, &max_moves) || max_moves != static_cast<int>(max_moves) || max_moves < 0 || max_moves > 1000)) {
+    return Text(400, fmt::format("maxMoves \"{}\": want a whole number from 0 to 1000\n", moves));
+  }
+  return Answer(service_->Defrag(has_pod ? request.body : "", target_pct, static_cast<int>(max_moves), text), text);
 }
 
 }  // namespace gpusched::http

@@ -3,10 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
-#include <fstream>
 
+#include "cli_run.h"
 #include "cluster_json.h"
 #include "test_server.h"
 
@@ -15,28 +13,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int code = -1;
-  std::string out;
-};
+CliRun Explain(const std::string& args) { return RunCli(GPUSCHED_BINARY, "explain " + args); }
 
-// Runs the binary with `args` (stderr merged into stdout).
-CliRun Explain(const std::string& args) {
-  std::string command = std::string(GPUSCHED_BINARY) + " explain " + args + " 2>&1";
-  FILE* p = popen(command.c_str(), "r");
-  CliRun r;
-  std::array<char, 4096> buf;
-  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string Write(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
+std::string Write(const std::string& name, const std::string& text) { return WriteTemp(name, text); }
 
 constexpr const char* kPodYaml = R"(apiVersion: v1
 kind: Pod

@@ -16,6 +16,7 @@
 //   preempt     preemption.h: per candidate node, the victims whose eviction makes room for the
 //               pod by gpusched's rules; nodes where no eviction helps are left out.
 //   explain     explain.h: not a kube-scheduler verb; one pod judged on every node, for people.
+//   defrag      defrag.h: not a kube-scheduler verb; a dry-run plan of pod moves.
 //
 // Thread-safe: the service holds immutable options and collaborators, and parts that guard their
 // own state (memo, workload cache, decision log, bind flow, claim allocator).
@@ -60,6 +61,11 @@ class Service {
   // were not there. Errors: NotFound; FailedPrecondition for a bound pod whose spec gpusched
   // does not keep (known by its allocation alone).
   StatusOr<std::string> ExplainKnown(std::string_view key, bool text) const;
+  // defrag.h: a dry-run plan of pod moves that makes room for the pod in `body` (Pod JSON), or
+  // when `body` is empty lowers fragmentation to `target_frag_pct`; at most `max_moves` moves.
+  // Errors: InvalidArgument (not a pod, one no move can help, bad numbers); FailedPrecondition
+  // for a pod already placed.
+  StatusOr<std::string> Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text) const;
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
   // mode bind only books in memory.
   bool BindWaits() const { return with_.binder != nullptr || with_.claim_writer != nullptr; }

@@ -71,6 +71,7 @@ class Router {
  private:
   Response Route(std::string_view verb, Request&& request) const;
   Response RouteExplain(Request&& request) const;
+  Response RouteDefrag(Request&& request) const;
 
   const extender::Service* const service_;
   const inventory::Inventory* const inventory_;

@@ -1,0 +1,113 @@
+#include "cli/defrag.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/pod_file.h"
+#include "cli/subcommand.h"
+#include "gpusched/kubeapi/api_client.h"
+
+namespace gpusched::cli {
+namespace {
+
+constexpr std::string_view kUsage = R"(usage: gpusched defrag (--pod FILE | --target-frag PCT) [flags]
+
+Plans pod moves (evict from one node, land on another) that make room for a pending pod, or
+lower the cluster's GPU fragmentation (FGD's measure, in percent of GPU compute) to a target:
+the fewest moves, then the least disruption. Pods whose PodDisruptionBudget allows no
+disruption never move; switching or invalid nodes are never used. A dry run: nothing is evicted
+(README: Defragmentation).
+
+  --pod FILE         the pending pod, as JSON or YAML; "-" reads stdin
+  --target-frag PCT  instead: lower fragmentation to PCT percent
+  --max-moves N      at most N moves (default 8)
+  --snapshot FILE    plan on a cluster file (kubectl get nodes,pods,pdb -A -o json); repeatable,
+                     so that `kubectl get pdb -A -o json` can come as a file of its own;
+                     default: the demo cluster
+  --server URL       ask a running gpusched instead (http://127.0.0.1:8888)
+  --format F         table (default) or json
+)";
+
+struct Args {
+  std::string pod_file;
+  std::optional<double> target;
+  int max_moves = 8;
+  std::vector<std::string> snapshots;
+  std::string server;
+  bool json = false;
+};
+
+StatusOr<double> Number(std::string_view flag, const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) return InvalidArgumentError(fmt::format("{} \"{}\": want a number", flag, text));
+  return v;
+}
+
+Status ParseFlag(std::string_view flag, const std::string& v, Args* a) {
+  if (flag == "--pod") {
+    a->pod_file = v;
+  } else if (flag == "--target-frag") {
+    GPUSCHED_ASSIGN_OR_RETURN(double t, Number(flag, v));
+    if (t < 0) return InvalidArgumentError(fmt::format("--target-frag {}: want a percentage >= 0", v));
+    a->target = t;
+  } else if (flag == "--max-moves") {
+    GPUSCHED_ASSIGN_OR_RETURN(double n, Number(flag, v));
+    if (n < 0 || n > 1000 || n != static_cast<int>(n)) return InvalidArgumentError(fmt::format("--max-moves {}: want 0 to 1000", v));
+    a->max_moves = static_cast<int>(n);
+  } else if (flag == "--snapshot") {
+    a->snapshots.push_back(v);
+  } else if (flag == "--server") {
+    a->server = v;
+  } else if (flag == "--format") {
+    if (v != "table" && v != "json") return InvalidArgumentError(fmt::format("--format {}: want table or json", v));
+    a->json = v == "json";
+  } else {
+    return InvalidArgumentError(fmt::format("unknown flag {}", flag));
+  }
+  return OkStatus();
+}
+
+StatusOr<Args> ParseArgs(int argc, char** argv) {
+  Args a;
+  for (int i = 0; i < argc; ++i) {
+    std::string_view flag = argv[i];
+    if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
+    GPUSCHED_RETURN_IF_ERROR(ParseFlag(flag, argv[++i], &a));
+  }
+  if (a.pod_file.empty() == !a.target.has_value()) return InvalidArgumentError("give exactly one of --pod and --target-frag");
+  if (!a.server.empty() && !a.snapshots.empty()) return InvalidArgumentError("--server and --snapshot exclude each other");
+  return a;
+}
+
+StatusOr<std::string> AskServer(const Args& a, const std::string& pod) {
+  kubeapi::ApiConfig config;
+  GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
+  GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, kubeapi::ApiClient::Create(config));
+  std::string query = fmt::format("maxMoves={}{}", a.max_moves, a.json ? "" : "&format=text");
+  if (a.target) query += fmt::format("&targetFrag={}", *a.target);
+  GPUSCHED_ASSIGN_OR_RETURN(kubeapi::ApiResponse r, client->Send("POST", "/debug/defrag?" + query, pod));
+  if (r.status != 200) return FailedPreconditionError(fmt::format("{} answered {}: {}", a.server, r.status, r.body));
+  return r.body;
+}
+
+StatusOr<std::string> Plan(const Args& a) {
+  std::string pod;
+  if (!a.pod_file.empty()) {
+    GPUSCHED_ASSIGN_OR_RETURN(pod, ReadPodFile(a.pod_file));
+  }
+  if (!a.server.empty()) return AskServer(a, pod);
+  GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<OfflineCluster> cluster, OfflineCluster::Load(a.snapshots));
+  return cluster->service().Defrag(pod, a.target.value_or(0), a.max_moves, !a.json);
+}
+
+}  // namespace
+
+int RunDefrag(int argc, char** argv) { return RunAnswering<Args>("defrag", kUsage, argc, argv, ParseArgs, Plan); }
+
+}  // namespace gpusched::cli

@@ -1,0 +1,93 @@
+// `gpusched defrag` as a person runs it: a pod in YAML planned for offline against a cluster file
+// and a separate PodDisruptionBudget file (kubectl get pdb -A -o json), as a table or JSON, or
+// asked of a running server; bad usage named.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cli_run.h"
+#include "cluster_json.h"
+#include "test_server.h"
+
+namespace gpusched::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+CliRun Defrag(const std::string& args) { return RunCli(GPUSCHED_BINARY, "defrag " + args); }
+
+constexpr const char* kPodYaml = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+  namespace: ml
+  uid: 6c1d2f1e-0000-4000-8000-000000000002
+spec:
+  containers:
+  - name: s
+    image: pytorch:2.5
+    resources:
+      limits:
+        nvidia.com/gpu: "4"
+)";
+
+// w0: 4 + 2 of 8 GPUs used; w1: 6 of 8.
+std::string Cluster() {
+  auto bound = [](std::string name, std::string node, int gpus) {
+    return PodJson{.name = name, .namespace_name = "ml", .uid = "uid-" + name, .node = node, .phase = "Running",
+                   .containers = {WholeGpus("s", gpus)}, .labels = {{"app", name}}, .priority = 0}
+        .ToJson();
+  };
+  return ListJson({NvidiaNode("w0", 8).ToJson(), NvidiaNode("w1", 8).ToJson(), bound("a4", "w0", 4), bound("a2", "w0", 2),
+                   bound("b6", "w1", 6)});
+}
+
+TEST(DefragCli, APodInYamlIsPlannedAgainstAClusterFile) {
+  std::string pod = WriteTemp("defrag-pod.yaml", kPodYaml);
+  std::string cluster = WriteTemp("defrag-cluster.json", Cluster());
+  CliRun r = Defrag("--pod " + pod + " --snapshot " + cluster);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("pod ml/train: fits on w0 (GPUs 4 whole) after 1 move"));
+  EXPECT_THAT(r.out, HasSubstr("ml/a2"));
+  CliRun json = Defrag("--pod " + pod + " --snapshot " + cluster + " --format json");
+  EXPECT_EQ(json.code, 0) << json.out;
+  EXPECT_THAT(json.out, HasSubstr(R"("moves":[{"pod":"ml/a2","uid":"uid-a2","priority":0,"from":"w0","to":"w1")"));
+}
+
+TEST(DefragCli, BudgetsFromTheirOwnFileKeepTheirPodsInPlace) {
+  std::string pod = WriteTemp("defrag-pod2.yaml", kPodYaml);
+  std::string cluster = WriteTemp("defrag-cluster2.json", Cluster());
+  std::string pdbs = WriteTemp("defrag-pdb.json", ListJson({BudgetJson("ml", "a2", {{"app", "a2"}}, 0)}));
+  CliRun r = Defrag("--pod " + pod + " --snapshot " + cluster + " --snapshot " + pdbs + " --format json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(R"("fits":false)"));
+  EXPECT_THAT(r.out, HasSubstr(R"("moves":[])"));
+}
+
+TEST(DefragCli, AsksARunningServerForAPodOrATarget) {
+  TestServer server(Cluster());
+  std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  std::string pod = WriteTemp("defrag-pod3.yaml", kPodYaml);
+  CliRun r = Defrag("--pod " + pod + " --server " + url);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("fits on w0"));
+  CliRun target = Defrag("--target-frag 0 --max-moves 2 --server " + url + " --format json");
+  EXPECT_EQ(target.code, 0) << target.out;
+  EXPECT_THAT(target.out, HasSubstr(R"("targetFragPct":0)"));
+}
+
+TEST(DefragCli, BadUsageIsNamed) {
+  CliRun none = Defrag("");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod and --target-frag"));
+  CliRun format = Defrag("--target-frag 1 --format xml");
+  EXPECT_EQ(format.code, 2);
+  EXPECT_THAT(format.out, HasSubstr("--format xml: want table or json"));
+  EXPECT_EQ(Defrag("--target-frag -3").code, 2);
+  EXPECT_EQ(Defrag("--target-frag 1 --max-moves 2.5").code, 2);
+  CliRun missing = Defrag("--pod /nonexistent.yaml");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.out, HasSubstr("/nonexistent.yaml: cannot be read"));
+}
+
+}  // namespace
+}  // namespace gpusched::testing
