@@ -57,6 +57,13 @@ placements.csv.
                       1 GPU, multi-GPU), pods never placed; summary.csv rows with mode timeline
   --time-compress F   (with --timeline) divide arrival times by F, keeping durations (default:
                       the F at which GPU time asked equals GPU time available: 100% offered load)
+  --inflate K         (with --timeline) replay K copies of each pod, each copy arriving a random
+                      part of the mean gap after its original (default 1): the trace asks less
+                      than the cluster holds even all at once, so only inflation keeps it loaded
+  --defrag-every T    (with --timeline) every T simulated seconds while pods wait, move running
+                      pods (at most 4 per waiting pod) to make room for waiting pods, oldest first
+  --defrag-budget-pct P  moving at most P% of the running pods per simulated hour (default 1);
+                      rows get policy "<policy>+defrag" and the moves column
   --snapshot FILE     (second form) the cluster; repeat to merge files
   --place FILE        (second form) the pods to place, in order
   --score-mapping M   (second form) rank (default) or linear
@@ -92,10 +99,24 @@ struct Args {
   int threads = 0;
   bool timeline = false;
   double time_compress = 0;  // 0: the factor at which the offered load is 100%
+  int inflate = 1;
+  double defrag_every = 0;   // 0: no defrag
+  double defrag_budget_pct = 1;
   std::string write_dra_example;
   int example_nodes = 200;
   double example_demand = 1.1;
 };
+
+// Reads `value` of `flag` as a number in [lo, hi] into *out.
+Status ReadNumber(const std::string& flag, const std::string& value, double lo, double hi, double* out) {
+  char* end = nullptr;
+  double v = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || !(v >= lo && v <= hi)) {
+    return InvalidArgumentError(fmt::format("{} \"{}\": want a number in [{}, {}]", flag, value, lo, hi));
+  }
+  *out = v;
+  return OkStatus();
+}
 
 StatusOr<Args> Parse(int argc, char** argv) {
   Args a;
@@ -126,11 +147,7 @@ StatusOr<Args> Parse(int argc, char** argv) {
     } else if (flag == "--selection") {
       a.selection = value;
     } else if (flag == "--tune-ratio") {
-      char* end = nullptr;
-      a.tune_ratio = std::strtod(value.c_str(), &end);
-      if (end == value.c_str() || *end != '\0' || !(a.tune_ratio > 0 && a.tune_ratio <= 10)) {
-        return InvalidArgumentError(fmt::format("--tune-ratio \"{}\": want a number in (0, 10]", value));
-      }
+      GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0.01, 10, &a.tune_ratio));
     } else if (flag == "--snapshot") {
       a.snapshots.push_back(value);
     } else if (flag == "--place") {
@@ -145,17 +162,17 @@ StatusOr<Args> Parse(int argc, char** argv) {
       a.example_nodes = std::atoi(value.c_str());
       if (a.example_nodes < 1 || a.example_nodes > 100000) return InvalidArgumentError(fmt::format("--example-nodes \"{}\": want 1-100000", value));
     } else if (flag == "--time-compress") {
-      char* end = nullptr;
-      a.time_compress = std::strtod(value.c_str(), &end);
-      if (end == value.c_str() || *end != '\0' || !(a.time_compress >= 1 && a.time_compress <= 1e7)) {
-        return InvalidArgumentError(fmt::format("--time-compress \"{}\": want a number in [1, 1e7]", value));
-      }
+      GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 1e7, &a.time_compress));
+    } else if (flag == "--inflate") {
+      double copies = 1;
+      GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 100, &copies));
+      a.inflate = static_cast<int>(copies);
+    } else if (flag == "--defrag-every") {
+      GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 1e7, &a.defrag_every));
+    } else if (flag == "--defrag-budget-pct") {
+      GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0, 100, &a.defrag_budget_pct));
     } else if (flag == "--example-demand") {
-      char* end = nullptr;
-      a.example_demand = std::strtod(value.c_str(), &end);
-      if (end == value.c_str() || *end != '\0' || !(a.example_demand > 0 && a.example_demand <= 10)) {
-        return InvalidArgumentError(fmt::format("--example-demand \"{}\": want a number in (0, 10]", value));
-      }
+      GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0.01, 10, &a.example_demand));
     } else if (flag == "--threads") {
       a.threads = std::atoi(value.c_str());
       if (a.threads < 1 || a.threads > 256) return InvalidArgumentError(fmt::format("--threads \"{}\": want 1-256", value));
@@ -168,6 +185,7 @@ StatusOr<Args> Parse(int argc, char** argv) {
   bool cluster = !a.snapshots.empty() || !a.place.empty();
   if (trace && cluster) return InvalidArgumentError("give either --nodes/--pods or --snapshot/--place, not both");
   if (a.timeline && cluster) return InvalidArgumentError("--timeline replays a trace (--nodes/--pods), not --snapshot");
+  if (!a.timeline && (a.inflate != 1 || a.defrag_every > 0)) return InvalidArgumentError("--inflate and --defrag-every need --timeline");
   if (cluster) {
     if (a.snapshots.empty()) return InvalidArgumentError("--snapshot is required with --place");
     if (a.place.empty()) return InvalidArgumentError("--place is required with --snapshot");
@@ -244,27 +262,33 @@ int RunTimelineMode(const Args& args, const replay::GridOptions& grid, const std
       jobs.size(), args.threads,
       [&](size_t j) {
         const Job& job = jobs[j];
-        replay::TimelineOptions o{.seed = job.seed, .time_compress = args.time_compress, .selection = grid.selection};
+        replay::TimelineOptions o{.seed = job.seed, .time_compress = args.time_compress, .selection = grid.selection,
+                                  .inflate = args.inflate, .defrag_every_s = args.defrag_every,
+                                  .defrag_budget_pct = args.defrag_budget_pct};
         runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
+        if (args.defrag_every > 0) runs[j].result.policy += "+defrag";
       },
       [&](size_t done, size_t total) { ProgressBar(done, total, start); });
   std::error_code ec;
   std::filesystem::create_directories(args.out, ec);
-  std::ofstream out(args.out + "/summary.csv", std::ios::binary);
-  out << replay::TimelineSummaryCsv(runs);
-  if (!out) {
-    log::Error("{}/summary.csv: write failed", args.out);
-    return 1;
+  for (const auto& [name, content] : {std::pair{"summary.csv", replay::TimelineSummaryCsv(runs)},
+                                      std::pair{"report.html", replay::TimelineReportHtml(runs)}}) {
+    std::ofstream out(args.out + "/" + name, std::ios::binary);
+    out << content;
+    if (!out) {
+      log::Error("{}/{}: write failed", args.out, name);
+      return 1;
+    }
   }
-  std::printf("%-12s %-9s %5s %9s %8s %8s %8s %9s %9s %9s %6s %9s\n", "trace", "policy", "seed", "allocMean", "allocP10", "fragMean",
-              "pendP50", "pendP99", "p99multi", "p99share", "never", "compress");
+  std::printf("%-12s %-16s %5s %9s %8s %8s %8s %9s %9s %9s %6s %6s %9s\n", "trace", "policy", "seed", "allocMean", "allocP10",
+              "fragMean", "pendP50", "pendP99", "p99multi", "p99share", "never", "moves", "compress");
   for (const replay::TimelineRun& t : runs) {
     const replay::TimelineResult& r = t.result;
-    std::printf("%-12s %-9s %5llu %9.2f %8.2f %8.2f %8.0f %9.0f %9.0f %9.0f %6d %9.2f\n", t.trace.c_str(), r.policy.c_str(),
+    std::printf("%-12s %-16s %5llu %9.2f %8.2f %8.2f %8.0f %9.0f %9.0f %9.0f %6d %6d %9.2f\n", t.trace.c_str(), r.policy.c_str(),
                 static_cast<unsigned long long>(r.seed), r.alloc_rate_mean, r.alloc_rate_p10, r.frag_pct_mean, r.pending_p50_s,
-                r.pending_p99_s, r.pending_p99_s_multigpu, r.pending_p99_s_sharing, r.never_placed, r.time_compress);
+                r.pending_p99_s, r.pending_p99_s_multigpu, r.pending_p99_s_sharing, r.never_placed, r.moves, r.time_compress);
   }
-  std::printf("%zu runs in %.1f s; wrote %s/summary.csv\n", runs.size(),
+  std::printf("%zu runs in %.1f s; wrote %s/summary.csv, report.html\n", runs.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), args.out.c_str());
   return 0;
 }

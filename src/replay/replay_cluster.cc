@@ -30,7 +30,33 @@ size_t PickThroughExtender(std::span<const Candidate> candidates, std::span<cons
   return tied.size() == 1 ? tied[0] : tied[rng.Below(tied.size())];
 }
 
+// Takes `pod` (placed as `placed`) off `node`, or (sign -1) books it there again.
+void Unbook(const scoring::PodShape& pod, const PlacedPod& placed, scoring::NodeView* node, int sign = 1) {
+  for (int g = 0; g < scoring::kMaxGpus; ++g) node->gpu_free[g] += sign * placed.taken[g];
+  node->cpu_free += sign * pod.cpu;
+  node->mem_free += sign * pod.mem;
+  if (pod.tag() >= 0) node->tags[pod.tag()] -= sign;
+}
+
 }  // namespace
+
+std::optional<std::vector<size_t>> RoomOnNode(const scoring::PodShape& pod, scoring::NodeView view,
+                                              const std::vector<RunningPod>& on_node) {
+  for (const RunningPod& r : on_node) Unbook(*r.shape, *r.placed, &view);
+  if (!scoring::Fits(pod, view)) return std::nullopt;
+  std::vector<size_t> order(on_node.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return on_node[a].shape->gpu_milli() > on_node[b].shape->gpu_milli(); });
+  std::vector<size_t> victims;
+  for (size_t i : order) {
+    Unbook(*on_node[i].shape, *on_node[i].placed, &view, -1);
+    if (scoring::Fits(pod, view)) continue;
+    Unbook(*on_node[i].shape, *on_node[i].placed, &view);
+    victims.push_back(i);
+  }
+  return victims;
+}
 
 ReplayCluster::ReplayCluster(const PreparedTrace& trace, const scoring::Scorer& scorer, Rng& rng)
     : trace_(trace), scorer_(scorer), nodes_(trace.nodes), idle_total_(trace.capacity_milli) {
@@ -81,12 +107,14 @@ bool ReplayCluster::Place(const scoring::PodShape& pod, Selection selection, Rng
 }
 
 void ReplayCluster::Remove(const scoring::PodShape& pod, const PlacedPod& placed) {
-  scoring::NodeView& node = nodes_[placed.node];
-  for (int g = 0; g < scoring::kMaxGpus; ++g) node.gpu_free[g] += placed.taken[g];
-  node.cpu_free += pod.cpu;
-  node.mem_free += pod.mem;
-  if (pod.tag() >= 0) --node.tags[pod.tag()];
+  Unbook(pod, placed, &nodes_[placed.node]);
   idle_total_ += pod.gpu_milli();
+  Refresh(placed.node);
+}
+
+void ReplayCluster::Restore(const scoring::PodShape& pod, const PlacedPod& placed) {
+  Unbook(pod, placed, &nodes_[placed.node], -1);
+  idle_total_ -= pod.gpu_milli();
   Refresh(placed.node);
 }
 

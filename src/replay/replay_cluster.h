@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,19 @@ struct PlacedPod {
   std::array<int32_t, scoring::kMaxGpus> taken{};
 };
 
+// One pod running on a node, as victim choice reads it.
+struct RunningPod {
+  const scoring::PodShape* shape = nullptr;
+  const PlacedPod* placed = nullptr;
+};
+
+// The pods of `on_node` (positions into it) that must leave node `view` for `pod` to fit, the
+// largest kept where the pod still fits with them (so that small pods, which land elsewhere more
+// easily, move): nullopt if the pod does not fit even with all of them gone. The defrag of the
+// churn replay (the replay's counterpart of placement/defrag_planner.h's LargestKept).
+std::optional<std::vector<size_t>> RoomOnNode(const scoring::PodShape& pod, scoring::NodeView view,
+                                              const std::vector<RunningPod>& on_node);
+
 class ReplayCluster {
  public:
   // REQUIRES: `trace` and `scorer` outlive the cluster.
@@ -34,6 +48,8 @@ class ReplayCluster {
   bool Place(const scoring::PodShape& pod, Selection selection, Rng& rng, PlacedPod* placed = nullptr);
   // Takes `pod`, placed as `placed`, off its node.
   void Remove(const scoring::PodShape& pod, const PlacedPod& placed);
+  // Puts `pod` back exactly as `placed` took it (undoes Remove).
+  void Restore(const scoring::PodShape& pod, const PlacedPod& placed);
 
   const scoring::NodeView& node(size_t i) const { return nodes_[i]; }
   double frag_total() const { return frag_total_; }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -72,7 +73,8 @@ constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "
                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000"};
 
 std::string Svg(const std::string& title, const std::string& y_label, const std::vector<std::string>& policies,
-                const std::vector<std::map<int, double>>& series, int x_lo, int x_hi) {
+                const std::vector<std::map<int, double>>& series, int x_lo, int x_hi,
+                std::string_view x_label = "arrived workload (% of cluster GPU capacity)") {
   constexpr double kW = 640, kH = 360, kL = 60, kR = 150, kT = 30, kB = 45;
   double y_lo = HUGE_VAL;
   double y_hi = -HUGE_VAL;
@@ -89,6 +91,7 @@ std::string Svg(const std::string& title, const std::string& y_label, const std:
   }
   y_lo = std::floor(y_lo);
   y_hi = std::ceil(y_hi);
+  if (x_hi <= x_lo) x_hi = x_lo + 1;
   auto px = [&](double x) { return kL + (x - x_lo) / (x_hi - x_lo) * (kW - kL - kR); };
   auto py = [&](double y) { return kH - kB - (y - y_lo) / (y_hi - y_lo) * (kH - kT - kB); };
   std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="11">)", kW, kH);
@@ -102,8 +105,7 @@ std::string Svg(const std::string& title, const std::string& y_label, const std:
   for (int x = x_lo; x <= x_hi; x += std::max(1, (x_hi - x_lo) / 8)) {
     svg += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)", px(x), kH - kB + 15, x);
   }
-  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">arrived workload (% of cluster GPU capacity)</text>)",
-                     (kL + kW - kR) / 2, kH - 8);
+  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (kL + kW - kR) / 2, kH - 8, x_label);
   svg += fmt::format(R"svg(<text x="14" y="{}" transform="rotate(-90 14 {})" text-anchor="middle">{}</text>)svg", (kT + kH - kB) / 2,
                      (kT + kH - kB) / 2, y_label);
   for (size_t s = 0; s < series.size(); ++s) {
@@ -121,7 +123,93 @@ std::string Svg(const std::string& title, const std::string& y_label, const std:
   return svg;
 }
 
+// The page's head, style and title, with `note` under the title.
+std::string HtmlHead(std::string_view note) {
+  return fmt::format(R"(<!DOCTYPE html><html><head><meta charset="utf-8"><title>gpusched replay</title>
+<style>body{{font-family:sans-serif;margin:24px;color:#222}}table{{border-collapse:collapse;margin:12px 0}}
+td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}th{{background:#f4f4f4}}td:first-child,th:first-child{{text-align:left}}
+.best{{font-weight:bold}}.note{{color:#666;font-size:12px}}</style></head><body>
+<h1>gpusched replay</h1>
+<p class="note">{}</p>)",
+                     note);
+}
+
+// Median over seeds of a timeline series (one sample per simulated minute), by minute.
+std::map<int, double> MedianSeries(const std::vector<TimelineRun>& runs, const std::string& trace, const std::string& policy,
+                                   std::vector<double> TimelineResult::*series) {
+  std::map<int, std::vector<double>> values;
+  for (const TimelineRun& t : runs) {
+    if (t.trace != trace || t.result.policy != policy) continue;
+    const std::vector<double>& v = t.result.*series;
+    for (size_t i = 0; i < v.size(); ++i) values[static_cast<int>(i)].push_back(v[i]);
+  }
+  std::map<int, double> out;
+  for (auto& [minute, v] : values) out[minute] = Median(v);
+  return out;
+}
+
+// The mean over seeds of `field` for one trace and policy label, and the number of runs.
+std::pair<double, int> MeanOf(const std::vector<TimelineRun>& runs, const std::string& trace, const std::string& policy,
+                              const std::function<double(const TimelineResult&)>& field) {
+  double sum = 0;
+  int n = 0;
+  for (const TimelineRun& t : runs) {
+    if (t.trace != trace || t.result.policy != policy) continue;
+    sum += field(t.result);
+    ++n;
+  }
+  return {n > 0 ? sum / n : 0, n};
+}
+
+std::string TimelineTable(const std::vector<TimelineRun>& runs, const std::string& trace, const std::vector<std::string>& policies) {
+  std::string html = fmt::format(
+      "<h2>{}</h2><table><tr><th>policy</th><th>runs</th><th>allocation mean %</th><th>allocation p10 %</th><th>fragmented mean %</th>"
+      "<th>pending p99 s</th><th>p99 multi-GPU s</th><th>p99 one GPU s</th><th>p99 sharing s</th><th>never placed</th><th>moves</th></tr>",
+      trace);
+  using R = const TimelineResult&;
+  const std::vector<std::function<double(R)>> columns = {
+      [](R r) { return r.alloc_rate_mean; },       [](R r) { return r.alloc_rate_p10; },
+      [](R r) { return r.frag_pct_mean; },         [](R r) { return r.pending_p99_s; },
+      [](R r) { return r.pending_p99_s_multigpu; }, [](R r) { return r.pending_p99_s_onegpu; },
+      [](R r) { return r.pending_p99_s_sharing; }, [](R r) { return static_cast<double>(r.never_placed); },
+      [](R r) { return static_cast<double>(r.moves); }};
+  for (const std::string& p : policies) {
+    int n = MeanOf(runs, trace, p, columns[0]).second;
+    if (n == 0) continue;
+    html += fmt::format("<tr><td>{}</td><td>{}</td>", p, n);
+    for (const auto& column : columns) html += fmt::format("<td>{:.2f}</td>", MeanOf(runs, trace, p, column).first);
+    html += "</tr>";
+  }
+  return html + "</table>";
+}
+
 }  // namespace
+
+std::string TimelineReportHtml(const std::vector<TimelineRun>& runs) {
+  std::vector<std::string> traces, policies;
+  for (const TimelineRun& t : runs) {
+    if (std::find(traces.begin(), traces.end(), t.trace) == traces.end()) traces.push_back(t.trace);
+    if (std::find(policies.begin(), policies.end(), t.result.policy) == policies.end()) policies.push_back(t.result.policy);
+  }
+  std::string html = HtmlHead(
+      "Churn replay (timeline): means over seeds; pending times of placed pods by class; the charts show the median over "
+      "seeds of each simulated minute while pods arrive.");
+  for (const std::string& trace : traces) {
+    html += TimelineTable(runs, trace, policies);
+    std::vector<std::map<int, double>> alloc, frag;
+    int minutes = 0;
+    for (const std::string& p : policies) {
+      alloc.push_back(MedianSeries(runs, trace, p, &TimelineResult::alloc_rate));
+      frag.push_back(MedianSeries(runs, trace, p, &TimelineResult::frag_rate));
+      if (!alloc.back().empty()) minutes = std::max(minutes, alloc.back().rbegin()->first);
+    }
+    html += "<div>" + Svg(trace + ": GPU allocation over time", "allocated GPU (%)", policies, alloc, 0, minutes,
+                          "simulated minute") + "</div>";
+    html += "<div>" + Svg(trace + ": fragmentation over time (FGD)", "fragmented GPU (%)", policies, frag, 0, minutes,
+                          "simulated minute") + "</div>";
+  }
+  return html + "</body></html>\n";
+}
 
 double PaperUnallocatedAt100(const std::string& trace, const std::string& policy) {
   auto t = PaperTable().find(trace);
@@ -164,10 +252,10 @@ std::string TimelineSummaryCsv(const std::vector<TimelineRun>& runs) {
   std::string out = fmt::format("{},{}\n", kSummaryColumns, kTimelineColumns);
   for (const TimelineRun& t : runs) {
     const TimelineResult& r = t.result;
-    out += fmt::format("{},{},policy,{},{},{},,,,{:.3f},timeline,{:.2f},{:.2f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},0,{:.2f}\n", t.trace,
+    out += fmt::format("{},{},policy,{},{},{},,,,{:.3f},timeline,{:.2f},{:.2f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},{},{:.2f}\n", t.trace,
                        r.policy, r.seed, r.pods, r.never_placed, r.wall_s, r.alloc_rate_mean, r.alloc_rate_p10, r.pending_p50_s,
                        r.pending_p99_s, r.pending_p99_s_sharing, r.pending_p99_s_onegpu, r.pending_p99_s_multigpu, r.never_placed,
-                       r.time_compress);
+                       r.moves, r.time_compress);
   }
   return out;
 }
@@ -186,13 +274,8 @@ std::string CurveCsv(const std::vector<GridRun>& runs) {
 std::string ReportHtml(const std::vector<GridRun>& runs) {
   std::vector<std::string> traces = Ordered(runs, true);
   std::vector<std::string> policies = Ordered(runs, false);
-  std::string html = R"(<!DOCTYPE html><html><head><meta charset="utf-8"><title>gpusched replay</title>
-<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:12px 0}
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
-.best{font-weight:bold}.note{color:#666;font-size:12px}</style></head><body>
-<h1>gpusched replay</h1>
-<p class="note">Unallocated GPU (% of cluster GPU capacity) when the arrived workload reaches 100%: mean &plusmn; sd over seeds;
-the paper column is the FGD artifact's 10-seed mean (USENIX ATC'23). Charts: median over seeds.</p>)";
+  std::string html = HtmlHead(R"(Unallocated GPU (% of cluster GPU capacity) when the arrived workload reaches 100%: mean &plusmn; sd over seeds;
+the paper column is the FGD artifact's 10-seed mean (USENIX ATC'23). Charts: median over seeds.)");
   for (const std::string& trace : traces) {
     html += fmt::format("<h2>{}</h2><table><tr><th>policy</th><th>unallocated at 100%</th><th>paper</th><th>frag at 100%</th><th>failed pods</th><th>runs</th></tr>", trace);
     double best = HUGE_VAL;

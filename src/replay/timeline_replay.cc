@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <queue>
+#include <tuple>
 
 #include "gpusched/common/random.h"
 #include "replay_cluster.h"
@@ -38,7 +40,8 @@ class Timeline {
  public:
   Timeline(const PreparedTrace& trace, const std::vector<TimelinePod>& pods, const scoring::Scorer& scorer,
            const TimelineOptions& options, double compress)
-      : trace_(trace), pods_(pods), options_(options), rng_(options.seed), cluster_(trace, scorer, rng_), where_(pods.size()) {
+      : trace_(trace), pods_(pods), options_(options), rng_(options.seed), cluster_(trace, scorer, rng_),
+        where_(pods.size()), on_node_(trace.nodes.size()) {
     int64_t t0 = pods.empty() ? 0 : std::min_element(pods.begin(), pods.end(), [](const TimelinePod& a, const TimelinePod& b) {
                                       return a.created_s < b.created_s;
                                     })->created_s;
@@ -49,54 +52,66 @@ class Timeline {
     }
     std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return arrive_[a] < arrive_[b]; });
     horizon_ = order_.empty() ? 0 : arrive_[order_.back()];
+    next_defrag_ = options.defrag_every_s > 0 ? options.defrag_every_s : kNever;
   }
 
   void Run() {
     size_t next = 0;
     while (next < order_.size() || !departures_.empty()) {
-      bool depart = !departures_.empty() && (next == order_.size() || departures_.top().first <= arrive_[order_[next]]);
-      double now = depart ? departures_.top().first : arrive_[order_[next]];
+      double arrival = next < order_.size() ? arrive_[order_[next]] : kNever;
+      double departure = departures_.empty() ? kNever : departures_.top().first;
+      double now = std::min({arrival, departure, next_defrag_});
       SampleUntil(now);
-      if (depart) {
+      if (now == departure) {
         size_t k = departures_.top().second;
         departures_.pop();
-        cluster_.Remove(Shape(k), where_[k]);
+        Unplace(k);
         RetryWaiting(where_[k].node, now);
-      } else {
+      } else if (now == arrival) {
         size_t k = order_[next++];
         if (!TryPlace(k, now)) waiting_.push_back(k);
+      } else {
+        Defrag(now);
+        next_defrag_ = waiting_.empty() && next == order_.size() ? kNever : now + options_.defrag_every_s;
       }
     }
-    SampleUntil(horizon_);
   }
 
-  void Report(TimelineResult* r) const {
-    r->never_placed = static_cast<int>(waiting_.size());
-    double sum = 0;
-    for (double a : alloc_) sum += a;
-    r->alloc_rate_mean = alloc_.empty() ? 0 : sum / static_cast<double>(alloc_.size());
-    r->alloc_rate_p10 = Percentile(alloc_, 0.10);
-    double frag = 0;
-    for (double f : frag_) frag += f;
-    r->frag_pct_mean = frag_.empty() ? 0 : frag / static_cast<double>(frag_.size());
-    r->pending_p50_s = Percentile(pending_all_, 0.50);
-    r->pending_p99_s = Percentile(pending_all_, 0.99);
-    r->pending_max_s = pending_all_.empty() ? 0 : *std::max_element(pending_all_.begin(), pending_all_.end());
-    r->pending_p99_s_sharing = Percentile(pending_[kSharing], 0.99);
-    r->pending_p99_s_onegpu = Percentile(pending_[kOneGpu], 0.99);
-    r->pending_p99_s_multigpu = Percentile(pending_[kMultiGpu], 0.99);
-    r->alloc_rate = alloc_;
-  }
+  void Report(TimelineResult* r) const;
 
  private:
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+  // A defrag makes room for a waiting pod with at most this many moves.
+  static constexpr size_t kMaxMovesPerPod = 4;
+  // ... and tries at most this many waiting pods, oldest first, and this many nodes for each.
+  static constexpr size_t kDefragPods = 16;
+  static constexpr size_t kDefragNodes = 4;
+
   const PodShape& Shape(size_t k) const { return trace_.pods[pods_[k].index]; }
 
-  bool TryPlace(size_t k, double now) {
+  // Places pod k where the policy picks; false if it fits nowhere.
+  bool Place(size_t k) {
     if (!cluster_.Place(Shape(k), options_.selection, rng_, &where_[k])) return false;
+    on_node_[where_[k].node].push_back(k);
+    ++running_;
+    return true;
+  }
+  void Unplace(size_t k) {
+    cluster_.Remove(Shape(k), where_[k]);
+    std::vector<size_t>& on = on_node_[where_[k].node];
+    on.erase(std::find(on.begin(), on.end(), k));
+    --running_;
+  }
+  // Records that pod k, placed at `now`, waited since its arrival and leaves after its duration.
+  void Started(size_t k, double now) {
     double waited = now - arrive_[k];
     pending_all_.push_back(waited);
     pending_[ClassOf(Shape(k))].push_back(waited);
     departures_.push({now + static_cast<double>(pods_[k].duration_s), k});
+  }
+  bool TryPlace(size_t k, double now) {
+    if (!Place(k)) return false;
+    Started(k, now);
     return true;
   }
 
@@ -110,9 +125,13 @@ class Timeline {
     waiting_ = std::move(still);
   }
 
+  void Defrag(double now);
+  bool MakeRoom(size_t k, double now);
+  bool MoveAndPlace(size_t k, const std::vector<size_t>& victims, double now);
+
   void SampleUntil(double t) {
     double capacity = static_cast<double>(trace_.capacity_milli);
-    for (; next_sample_ <= t && next_sample_ <= horizon_; next_sample_ += kSampleEvery) {
+    for (; next_sample_ <= t && t != kNever; next_sample_ += kSampleEvery) {
       alloc_.push_back(100.0 * (capacity - static_cast<double>(cluster_.idle_total())) / capacity);
       frag_.push_back(100.0 * cluster_.frag_total() / capacity);
     }
@@ -124,16 +143,115 @@ class Timeline {
   Rng rng_;
   ReplayCluster cluster_;
   std::vector<PlacedPod> where_;
+  std::vector<std::vector<size_t>> on_node_;  // the running pods of each node
+  size_t running_ = 0;
   std::vector<double> arrive_;  // compressed arrival time, by pod
   std::vector<size_t> order_;   // pods by arrival
   double horizon_ = 0;          // the last arrival
   std::priority_queue<std::pair<double, size_t>, std::vector<std::pair<double, size_t>>, std::greater<>> departures_;
   std::vector<size_t> waiting_;  // in arrival order
   double next_sample_ = 0;
-  std::vector<double> alloc_, frag_;
+  double next_defrag_ = kNever;
+  double budget_ = 0;           // moves the defrag may still make
+  double budget_at_ = 0;        // when the budget was last topped up
+  int moves_ = 0;
+  std::vector<double> alloc_, frag_;  // samples, every kSampleEvery from 0
   std::vector<double> pending_all_;
   std::vector<double> pending_[kClasses];
 };
+
+void Timeline::Report(TimelineResult* r) const {
+  r->never_placed = static_cast<int>(waiting_.size());
+  r->moves = moves_;
+  // Samples while pods arrive: the same window for every policy.
+  size_t kept = std::min(alloc_.size(), static_cast<size_t>(horizon_ / kSampleEvery) + 1);
+  std::vector<double> alloc(alloc_.begin(), alloc_.begin() + kept), frag(frag_.begin(), frag_.begin() + kept);
+  double sum = 0;
+  for (double a : alloc) sum += a;
+  r->alloc_rate_mean = alloc.empty() ? 0 : sum / static_cast<double>(alloc.size());
+  r->alloc_rate_p10 = Percentile(alloc, 0.10);
+  double total_frag = 0;
+  for (double f : frag) total_frag += f;
+  r->frag_pct_mean = frag.empty() ? 0 : total_frag / static_cast<double>(frag.size());
+  r->pending_p50_s = Percentile(pending_all_, 0.50);
+  r->pending_p99_s = Percentile(pending_all_, 0.99);
+  r->pending_max_s = pending_all_.empty() ? 0 : *std::max_element(pending_all_.begin(), pending_all_.end());
+  r->pending_p99_s_sharing = Percentile(pending_[kSharing], 0.99);
+  r->pending_p99_s_onegpu = Percentile(pending_[kOneGpu], 0.99);
+  r->pending_p99_s_multigpu = Percentile(pending_[kMultiGpu], 0.99);
+  r->alloc_rate = std::move(alloc);
+  r->frag_rate = std::move(frag);
+}
+
+// Tops up the budget (defrag_budget_pct of the running pods per simulated hour, at most an hour's
+// worth kept), then makes room for the waiting pods, oldest first, while it lasts.
+void Timeline::Defrag(double now) {
+  double per_hour = options_.defrag_budget_pct / 100.0 * static_cast<double>(running_);
+  budget_ = std::min(per_hour, budget_ + per_hour * (now - budget_at_) / 3600.0);
+  budget_at_ = now;
+  size_t tried = 0;
+  for (size_t w = 0; w < waiting_.size() && budget_ >= 1 && tried < kDefragPods; ++tried) {
+    if (MakeRoom(waiting_[w], now)) {
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(w));
+    } else {
+      ++w;
+    }
+  }
+}
+
+// Finds the nodes where the fewest moves (within the budget) make room for pod k, and tries them
+// in that order (then less GPU moved, then node) until the pod and every moved pod land.
+bool Timeline::MakeRoom(size_t k, double now) {
+  size_t most = std::min(kMaxMovesPerPod, static_cast<size_t>(budget_));
+  std::vector<std::tuple<size_t, int64_t, size_t, std::vector<size_t>>> options;  // moves, milli, node, victims
+  std::vector<RunningPod> on;
+  for (size_t i = 0; i < on_node_.size(); ++i) {
+    on.clear();
+    for (size_t p : on_node_[i]) on.push_back(RunningPod{&Shape(p), &where_[p]});
+    std::optional<std::vector<size_t>> room = RoomOnNode(Shape(k), cluster_.node(i), on);
+    if (!room || room->empty() || room->size() > most) continue;
+    std::vector<size_t> victims;
+    int64_t milli = 0;
+    for (size_t v : *room) {
+      victims.push_back(on_node_[i][v]);
+      milli += Shape(on_node_[i][v]).gpu_milli();
+    }
+    options.emplace_back(victims.size(), milli, i, std::move(victims));
+  }
+  std::sort(options.begin(), options.end());
+  for (size_t t = 0; t < options.size() && t < kDefragNodes; ++t) {
+    if (MoveAndPlace(k, std::get<3>(options[t]), now)) return true;
+  }
+  return false;
+}
+
+// Takes `victims` off their node, places pod k (it fits only there: nothing else changed), then
+// each victim where the policy picks. Undoes everything if one does not land.
+bool Timeline::MoveAndPlace(size_t k, const std::vector<size_t>& victims, double now) {
+  std::vector<PlacedPod> was;
+  for (size_t v : victims) {
+    was.push_back(where_[v]);
+    Unplace(v);
+  }
+  bool placed = Place(k);
+  size_t landed = 0;
+  while (placed && landed < victims.size() && Place(victims[landed])) ++landed;
+  if (placed && landed == victims.size()) {
+    Started(k, now);
+    moves_ += static_cast<int>(victims.size());
+    budget_ -= static_cast<double>(victims.size());
+    return true;
+  }
+  for (size_t i = 0; i < landed; ++i) Unplace(victims[i]);
+  if (placed) Unplace(k);
+  for (size_t i = 0; i < victims.size(); ++i) {
+    where_[victims[i]] = was[i];
+    cluster_.Restore(Shape(victims[i]), was[i]);
+    on_node_[was[i].node].push_back(victims[i]);
+    ++running_;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -171,6 +289,25 @@ double OfferedLoad(const PreparedTrace& trace, const std::vector<TimelinePod>& p
   return asked * compress / (static_cast<double>(trace.capacity_milli) * span);
 }
 
+std::vector<TimelinePod> Inflate(const std::vector<TimelinePod>& pods, int copies, uint64_t seed) {
+  std::vector<TimelinePod> out;
+  if (pods.empty()) return out;
+  auto [first, last] = std::minmax_element(pods.begin(), pods.end(),
+                                           [](const TimelinePod& a, const TimelinePod& b) { return a.created_s < b.created_s; });
+  double gap = static_cast<double>(last->created_s - first->created_s) / static_cast<double>(pods.size());
+  Rng rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  out.reserve(pods.size() * static_cast<size_t>(copies));
+  for (const TimelinePod& p : pods) {
+    out.push_back(p);
+    for (int c = 1; c < copies; ++c) {
+      TimelinePod copy = p;
+      copy.created_s += static_cast<int64_t>(rng.Unit() * gap);
+      out.push_back(copy);
+    }
+  }
+  return out;
+}
+
 double DefaultTimeCompress(const PreparedTrace& trace, const std::vector<TimelinePod>& pods) {
   double at_one = OfferedLoad(trace, pods, 1);  // the load grows linearly with the factor
   return at_one > 0 ? std::max(1.0, 1.0 / at_one) : 1.0;
@@ -179,10 +316,12 @@ double DefaultTimeCompress(const PreparedTrace& trace, const std::vector<Timelin
 TimelineResult RunTimeline(const PreparedTrace& trace, const std::vector<TimelinePod>& pods, const scoring::Scorer& scorer,
                            const TimelineOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  double compress = options.time_compress > 0 ? options.time_compress : DefaultTimeCompress(trace, pods);
-  Timeline timeline(trace, pods, scorer, options, compress);
+  std::vector<TimelinePod> inflated = options.inflate > 1 ? Inflate(pods, options.inflate, options.seed) : std::vector<TimelinePod>{};
+  const std::vector<TimelinePod>& replayed = options.inflate > 1 ? inflated : pods;
+  double compress = options.time_compress > 0 ? options.time_compress : DefaultTimeCompress(trace, replayed);
+  Timeline timeline(trace, replayed, scorer, options, compress);
   timeline.Run();
-  TimelineResult r{.policy = std::string(scorer.Name()), .seed = options.seed, .pods = static_cast<int>(pods.size()),
+  TimelineResult r{.policy = std::string(scorer.Name()), .seed = options.seed, .pods = static_cast<int>(replayed.size()),
                    .time_compress = compress};
   timeline.Report(&r);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -19,8 +19,8 @@ struct Loaded {
   std::vector<TimelinePod> pods;
 };
 
-// One node of `gpus` GPUs; `rows` are "name,num_gpu,creation_time,deletion_time" (whole GPUs).
-Loaded Load(int gpus, const std::vector<std::string>& rows) {
+// `nodes` nodes of `gpus` GPUs; `rows` are "name,num_gpu,creation_time,deletion_time" (whole GPUs).
+Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1) {
   std::string csv = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
   for (const std::string& r : rows) {
     std::vector<std::string> f;
@@ -31,17 +31,20 @@ Loaded Load(int gpus, const std::vector<std::string>& rows) {
     }
     csv += fmt::format("{},1000,1024,{},{},,LS,Running,{},{},{}\n", f[0], f[1], f[1] == "0" ? 0 : 1000, f[2], f[3], f[2]);
   }
-  auto nodes = ParseNodeCsv(fmt::format("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,{},V100M16\n", gpus), "nodes.csv");
+  std::string node_csv = "sn,cpu_milli,memory_mib,gpu,model\n";
+  for (int n = 0; n < nodes; ++n) node_csv += fmt::format("n{},64000,262144,{},V100M16\n", n, gpus);
+  auto node_list = ParseNodeCsv(node_csv, "nodes.csv");
   auto pods = ParsePodCsv(csv, "pods.csv");
-  EXPECT_TRUE(nodes.ok() && pods.ok()) << pods.status().message();
-  Loaded l{.trace = PrepareTrace(*nodes, *pods).value(), .pods = TimelinePods(*pods).value()};
+  EXPECT_TRUE(node_list.ok() && pods.ok()) << pods.status().message();
+  Loaded l{.trace = PrepareTrace(*node_list, *pods).value(), .pods = TimelinePods(*pods).value()};
   return l;
 }
 
-TimelineResult Replay(const Loaded& l, double compress = 1) {
+TimelineResult Replay(const Loaded& l, double compress = 1, TimelineOptions options = {}) {
   auto scorer = scoring::MakeScorer("binpack", &l.trace.workload);
   EXPECT_TRUE(scorer.ok());
-  return RunTimeline(l.trace, l.pods, **scorer, TimelineOptions{.time_compress = compress});
+  options.time_compress = compress;
+  return RunTimeline(l.trace, l.pods, **scorer, options);
 }
 
 // 4 GPUs: a (3 GPUs, 0-100 s) leaves one free; b (2 GPUs at 10 s) waits; c (1 GPU at 20 s) is
@@ -87,6 +90,47 @@ TEST(TimelineReplay, TheDefaultCompressionMakesTheOfferedLoadOneHundredPercent) 
   EXPECT_NEAR(OfferedLoad(l.trace, l.pods, DefaultTimeCompress(l.trace, l.pods)), 1, 1e-6);
   Loaded busy = Load(2, {"a,2,0,100000", "b,2,10,100000"});
   EXPECT_DOUBLE_EQ(DefaultTimeCompress(busy.trace, busy.pods), 1);  // already over 100%: never below 1
+}
+
+// Two nodes of 4 GPUs. a (2), b (1) and c (1) fill one node; e (1) goes to the other; b leaves
+// at 5 s. d (4 GPUs, at 6 s) then fits nowhere: one node has 1 GPU free, the other 3. Moving e
+// onto the first node's free GPU empties the second for d. The budget (100% of the 3 running
+// pods per hour) has saved up one move by the defrag at 1200 s.
+TEST(TimelineReplay, TheDefragMovesASmallPodToOpenANodeForAWaitingOne) {
+  std::vector<std::string> rows = {"a,2,0,100000", "b,1,1,5", "c,1,2,100000", "e,1,3,100000", "d,4,6,20000"};
+  Loaded l = Load(4, rows, 2);
+  TimelineResult plain = Replay(l);
+  EXPECT_EQ(plain.moves, 0);
+  EXPECT_EQ(plain.never_placed, 0);
+  EXPECT_DOUBLE_EQ(plain.pending_max_s, 100000 - 6);  // d waits until a, c and e leave
+  TimelineResult moved = Replay(l, 1, TimelineOptions{.defrag_every_s = 1200, .defrag_budget_pct = 100});
+  EXPECT_EQ(moved.moves, 1);
+  EXPECT_EQ(moved.never_placed, 0);
+  EXPECT_DOUBLE_EQ(moved.pending_max_s, 1200 - 6);
+  // Without a budget nothing moves.
+  TimelineResult none = Replay(l, 1, TimelineOptions{.defrag_every_s = 1200, .defrag_budget_pct = 0});
+  EXPECT_EQ(none.moves, 0);
+  EXPECT_DOUBLE_EQ(none.pending_max_s, plain.pending_max_s);
+  // Too little saved up at 60 s (3 pods x 60 / 3600 < 1 move): the first move comes at 1200 s.
+  TimelineResult early = Replay(l, 1, TimelineOptions{.defrag_every_s = 60, .defrag_budget_pct = 100});
+  EXPECT_EQ(early.moves, 1);
+  EXPECT_DOUBLE_EQ(early.pending_max_s, 1200 - 6);
+}
+
+TEST(TimelineReplay, InflationAddsCopiesThatArriveWithinOneMeanGap) {
+  Loaded l = Load(8, {"a,1,0,100", "b,2,1000,1100", "c,1,2000,2100"});
+  std::vector<TimelinePod> three = Inflate(l.pods, 3, 42);
+  ASSERT_EQ(three.size(), 9u);
+  for (size_t i = 0; i < three.size(); ++i) {
+    const TimelinePod& original = l.pods[i / 3];
+    EXPECT_EQ(three[i].index, original.index);
+    EXPECT_EQ(three[i].duration_s, original.duration_s);
+    EXPECT_GE(three[i].created_s, original.created_s);
+    EXPECT_LT(three[i].created_s, original.created_s + 667);  // mean gap: 2000 s / 3 pods
+  }
+  EXPECT_EQ(Inflate(l.pods, 3, 42)[4].created_s, three[4].created_s);  // the seed decides
+  TimelineResult r = Replay(l, 1, TimelineOptions{.inflate = 3});
+  EXPECT_EQ(r.pods, 9);
 }
 
 TEST(TimelineReplay, ATraceWithoutTimesIsRefusedWithTheColumnItLacks) {

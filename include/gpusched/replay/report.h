@@ -31,6 +31,9 @@ std::string SummaryCsv(const std::vector<GridRun>& runs);
 std::string TimelineSummaryCsv(const std::vector<TimelineRun>& runs);
 std::string CurveCsv(const std::vector<GridRun>& runs);
 std::string ReportHtml(const std::vector<GridRun>& runs);
+// report.html for a timeline grid: per trace, a table of means over seeds and charts of the
+// allocation and the fragmentation per simulated minute (median over seeds), per policy label.
+std::string TimelineReportHtml(const std::vector<TimelineRun>& runs);
 
 // Writes the three files into `dir` (created if missing). Errors name the file.
 Status WriteReport(const std::vector<GridRun>& runs, const std::string& dir);

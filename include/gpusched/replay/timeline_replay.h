@@ -13,9 +13,11 @@
 //   pod that fits the node just freed can have become placeable, so others are not re-scored.
 // - At a time, departures come before arrivals.
 //
-// Reported: the GPU allocation rate sampled every simulated minute while pods arrive (mean, p10);
-// pending times of placed pods (p50, p99, max; p99 per class: sharing, one GPU, several); pods
-// never placed (still waiting when the last pod has left); FGD fragmentation (mean of the samples).
+// Reported: the GPU allocation rate sampled every simulated minute while pods arrive (the same
+// window for every policy; mean, p10); pending times of placed
+// pods (p50, p99, max; p99 per class: sharing, one GPU, several); pods never placed (still
+// waiting when the last pod has left); FGD fragmentation (the same samples); pods moved by the
+// defragmentation (TimelineOptions).
 //
 // Pure: the same inputs give the same result.
 #pragma once
@@ -47,6 +49,11 @@ StatusOr<std::vector<TimelinePod>> TimelinePods(std::vector<TracePod> pods);
 // Heavy-tailed durations put much of what is asked after the last arrival: the cluster's measured
 // allocation (TimelineResult) can stay far below it.
 double OfferedLoad(const PreparedTrace& trace, const std::vector<TimelinePod>& pods, double compress);
+// The pods with `copies` - 1 more of each (the FGD paper's inflation, in time): a copy arrives
+// after its original by a random part of the trace's mean gap between arrivals (drawn with
+// `seed`), with the same shape and duration. The trace asks for less than the cluster holds even
+// all at once (default: 98% of its GPUs), so compression alone never keeps the cluster loaded.
+std::vector<TimelinePod> Inflate(const std::vector<TimelinePod>& pods, int copies, uint64_t seed);
 // The compression at which the offered load is 100% (at least 1).
 double DefaultTimeCompress(const PreparedTrace& trace, const std::vector<TimelinePod>& pods);
 
@@ -54,6 +61,13 @@ struct TimelineOptions {
   uint64_t seed = 42;          // the node order that breaks score ties
   double time_compress = 0;    // 0: DefaultTimeCompress
   Selection selection = Selection::kPolicy;
+  int inflate = 1;               // copies of each pod (Inflate); 1: the trace as it is
+  // Defragmentation: every defrag_every_s simulated seconds (0: never) while pods wait, room is
+  // made for waiting pods, oldest first, by moving running pods (at most 4 per waiting pod), as
+  // long as the budget lasts: defrag_budget_pct of the running pods per simulated hour, at most
+  // an hour's worth saved up. A moved pod keeps its departure time.
+  double defrag_every_s = 0;
+  double defrag_budget_pct = 1;
 };
 
 struct TimelineResult {
@@ -71,7 +85,9 @@ struct TimelineResult {
   double pending_p99_s_sharing = 0;
   double pending_p99_s_onegpu = 0;
   double pending_p99_s_multigpu = 0;
+  int moves = 0;               // pods moved by the defrag
   std::vector<double> alloc_rate;  // the per-minute samples
+  std::vector<double> frag_rate;   // FGD fragmentation, % of capacity, at the same times
   double wall_s = 0;
 };
 
