@@ -20,7 +20,7 @@ constexpr std::string_view kUsage = R"(usage: gpusched defrag (--pod FILE | --ta
 Plans pod moves (evict from one node, land on another) that make room for a pending pod, or
 lower the cluster's GPU fragmentation (FGD's measure, in percent of GPU compute) to a target:
 the fewest moves, then the least disruption. Pods whose PodDisruptionBudget allows no
-disruption never move; switching or invalid nodes are never used. A dry run: nothing is evicted
+disruption never move; switching or invalid nodes are never used. A dry run unless --apply
 (README: Defragmentation).
 
   --pod FILE         the pending pod, as JSON or YAML; "-" reads stdin
@@ -31,6 +31,9 @@ disruption never move; switching or invalid nodes are never used. A dry run: not
                      default: the demo cluster
   --server URL       ask a running gpusched instead (http://127.0.0.1:8888)
   --format F         table (default) or json
+  --apply            with --server: make the moves (POST /debug/defrag?apply=true): hold the GPUs
+                     each moved pod's replacement gets, evict it through the Eviction API, one at
+                     a time, stopping at the first failure (README: Defragmentation)
 )";
 
 struct Args {
@@ -40,6 +43,7 @@ struct Args {
   std::vector<std::string> snapshots;
   std::string server;
   bool json = false;
+  bool apply = false;
 };
 
 StatusOr<double> Number(std::string_view flag, const std::string& text) {
@@ -77,11 +81,16 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
   Args a;
   for (int i = 0; i < argc; ++i) {
     std::string_view flag = argv[i];
+    if (flag == "--apply") {
+      a.apply = true;
+      continue;
+    }
     if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
     GPUSCHED_RETURN_IF_ERROR(ParseFlag(flag, argv[++i], &a));
   }
   if (a.pod_file.empty() == !a.target.has_value()) return InvalidArgumentError("give exactly one of --pod and --target-frag");
   if (!a.server.empty() && !a.snapshots.empty()) return InvalidArgumentError("--server and --snapshot exclude each other");
+  if (a.apply && a.server.empty()) return InvalidArgumentError("--apply needs --server: moves are made by the running gpusched");
   return a;
 }
 
@@ -89,7 +98,7 @@ StatusOr<std::string> AskServer(const Args& a, const std::string& pod) {
   kubeapi::ApiConfig config;
   GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, kubeapi::ApiClient::Create(config));
-  std::string query = fmt::format("maxMoves={}{}", a.max_moves, a.json ? "" : "&format=text");
+  std::string query = fmt::format("maxMoves={}{}{}", a.max_moves, a.json ? "" : "&format=text", a.apply ? "&apply=true" : "");
   if (a.target) query += fmt::format("&targetFrag={}", *a.target);
   GPUSCHED_ASSIGN_OR_RETURN(kubeapi::ApiResponse r, client->Send("POST", "/debug/defrag?" + query, pod));
   if (r.status != 200) return FailedPreconditionError(fmt::format("{} answered {}: {}", a.server, r.status, r.body));

@@ -26,6 +26,7 @@
 #include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/extender/inventory_claim_writer.h"
 #include "gpusched/kubeapi/api_binder.h"
+#include "gpusched/kubeapi/api_evictor.h"
 #include "gpusched/kubeapi/api_claim_writer.h"
 #include "gpusched/kubeapi/api_client.h"
 #include "gpusched/kubeapi/cluster_sync.h"
@@ -151,6 +152,7 @@ class LiveCluster {
                                                       kubeapi::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra});
     live->binder_ = std::make_unique<kubeapi::ApiBinder>(live->client_.get(), inventory,
                                                       kubeapi::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
+    live->evictor_ = std::make_unique<kubeapi::ApiEvictor>(live->client_.get());
     if (c.dra_owner) live->claim_writer_ = std::make_unique<kubeapi::ApiClaimWriter>(live->client_.get());
     if (c.cluster.events) live->events_ = std::make_unique<kubeapi::EventRecorder>(live->client_.get());
     live->sync_->Start();
@@ -169,6 +171,7 @@ class LiveCluster {
 
   bool healthy() const { return sync_->healthy(); }
   extender::PodBinder* binder() { return binder_.get(); }
+  extender::PodEvictor* evictor() { return evictor_.get(); }
   extender::ClaimWriter* claim_writer() { return claim_writer_.get(); }
   extender::EventSink* events() { return events_.get(); }
 
@@ -177,6 +180,7 @@ class LiveCluster {
   std::unique_ptr<kubeapi::ApiClient> client_;
   std::unique_ptr<kubeapi::ClusterSync> sync_;
   std::unique_ptr<kubeapi::ApiBinder> binder_;
+  std::unique_ptr<kubeapi::ApiEvictor> evictor_;
   std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer_;
   std::unique_ptr<kubeapi::EventRecorder> events_;
 };
@@ -234,6 +238,7 @@ Status StartSource(const config::Config& c, inventory::Inventory* inventory, std
     if (!started.ok()) return started.status();
     *live = std::move(started).value();
     with->binder = (*live)->binder();
+    with->evictor = (*live)->evictor();
     with->events = (*live)->events();
     with->claim_writer = (*live)->claim_writer();
     ready->store(false);

@@ -8,6 +8,7 @@
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/json/json.h"
 #include "gpusched/placement/defrag_planner.h"
+#include "gpusched/placement/nomination.h"
 
 namespace gpusched::extender {
 namespace {
@@ -34,7 +35,18 @@ void AppendNameOrNull(std::string* out, const std::string& s) {
   }
 }
 
-std::string PlanJson(const DefragPlan& plan, const DefragAsk& ask) {
+// What applying a plan did: per move made or tried, and whether the pending pod's GPUs are held.
+struct Applied {
+  struct Move {
+    std::string pod;
+    bool evicted = false;
+    std::string error;
+  };
+  std::vector<Move> moves;
+  bool held = false;
+};
+
+std::string PlanJson(const DefragPlan& plan, const DefragAsk& ask, const std::optional<Applied>& applied) {
   std::string out = fmt::format(R"({{"fits":{},"pod":)", plan.fits);
   AppendNameOrNull(&out, ask.pod ? ask.pod->namespace_name + "/" + ask.pod->name : "");
   out += ask.pod ? R"(,"targetFragPct":null)" : fmt::format(R"(,"targetFragPct":{})", ask.target_frag_pct);
@@ -60,7 +72,17 @@ std::string PlanJson(const DefragPlan& plan, const DefragAsk& ask) {
   out += fmt::format(R"(],"fragmentedPct":{{"before":{:.4f},"after":{:.4f}}},"reason":)", plan.frag_before_pct,
                      plan.frag_after_pct);
   json::AppendString(&out, plan.reason);
-  return out + "}\n";
+  out += R"(,"applied":)";
+  if (!applied) return out + R"(null,"held":false})" + "\n";
+  out += "[";
+  for (size_t i = 0; i < applied->moves.size(); ++i) {
+    out += i > 0 ? R"(,{"pod":)" : R"({"pod":)";
+    json::AppendString(&out, applied->moves[i].pod);
+    out += fmt::format(R"(,"evicted":{},"error":)", applied->moves[i].evicted);
+    json::AppendString(&out, applied->moves[i].error);
+    out += "}";
+  }
+  return out + fmt::format(R"(],"held":{}}})", applied->held) + "\n";
 }
 
 std::string GpusText(const Placement& p) {
@@ -68,7 +90,7 @@ std::string GpusText(const Placement& p) {
   return fmt::format("{}", fmt::join(GpusOf(p), ","));
 }
 
-std::string PlanText(const DefragPlan& plan, const DefragAsk& ask) {
+std::string PlanText(const DefragPlan& plan, const DefragAsk& ask, const std::optional<Applied>& applied) {
   std::string out;
   std::string what = ask.pod ? fmt::format("pod {}/{}", ask.pod->namespace_name, ask.pod->name)
                              : fmt::format("fragmentation target {:.2f}%", ask.target_frag_pct);
@@ -80,8 +102,11 @@ std::string PlanText(const DefragPlan& plan, const DefragAsk& ask) {
   } else {
     out = fmt::format("{}: no plan: {}", what, plan.reason);
   }
-  out += fmt::format("; fragmented {:.2f}% -> {:.2f}% (dry run: nothing was evicted)\n", plan.frag_before_pct,
-                     plan.frag_after_pct);
+  out += fmt::format("; fragmented {:.2f}% -> {:.2f}%{}\n", plan.frag_before_pct, plan.frag_after_pct,
+                     applied ? "" : " (dry run: nothing was evicted)");
+  for (const Applied::Move& m : applied ? applied->moves : std::vector<Applied::Move>{}) {
+    out += m.evicted ? fmt::format("evicted {}\n", m.pod) : fmt::format("stopped at {}: {}\n", m.pod, m.error);
+  }
   if (plan.moves.empty()) return out;
   out += fmt::format("{:<4} {:<40} {:<20} {:<20} {:<10} {:>8}  {}\n", "#", "POD", "FROM", "TO", "GPUS", "PRIORITY", "BUDGET");
   for (size_t i = 0; i < plan.moves.size(); ++i) {
@@ -106,10 +131,42 @@ StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allo
   return request;
 }
 
+// Applies `plan` (see defrag.h). `ask.pod`, when set, is the pending pod the plan makes room for.
+Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const DefragApplier& with) {
+  Applied out;
+  std::set<std::string, std::less<>> leaving;
+  for (const DefragMove& m : plan.moves) leaving.insert(m.uid);
+  std::string pending_uid = ask.pod && !ask.pod->uid.empty() ? ask.pod->uid : "";
+  if (!pending_uid.empty()) {
+    Allocation about{.pod_uid = pending_uid, .pod_namespace = ask.pod->namespace_name, .pod_name = ask.pod->name};
+    out.held = with.inventory->HoldFor(pending_uid, about, plan.node, plan.placement, with.hold_ttl, leaving).ok();
+  }
+  for (const DefragMove& m : plan.moves) {
+    Applied::Move done{.pod = m.pod};
+    size_t slash = m.pod.find('/');
+    Allocation about{.pod_uid = m.uid, .pod_namespace = m.pod.substr(0, slash), .pod_name = m.pod.substr(slash + 1)};
+    Status s = m.controller_uid.empty()
+                   ? FailedPreconditionError(fmt::format("pod {} has no controller: nothing would recreate it", m.pod))
+                   : with.inventory->HoldFor(placement::ControllerHoldKey(m.controller_uid), about, m.to, m.placement,
+                                             with.hold_ttl, leaving);
+    if (s.ok()) s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid);
+    done.evicted = s.ok();
+    done.error = s.ok() ? "" : s.message();
+    out.moves.push_back(std::move(done));
+    if (!s.ok()) {
+      with.inventory->DropHold(m.uid);
+      if (out.held) with.inventory->DropHold(pending_uid);
+      out.held = false;
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::string> PlanDefrag(const DefragAsk& ask, const std::optional<Allocation>& placed,
-                                 const EvaluationInputs& inputs, bool text) {
+                                 const EvaluationInputs& inputs, bool text, const DefragApplier* apply) {
   if (!ask.pod && ask.target_frag_pct < 0) {
     return InvalidArgumentError(fmt::format("targetFrag {}: want a percentage >= 0", ask.target_frag_pct));
   }
@@ -126,7 +183,9 @@ StatusOr<std::string> PlanDefrag(const DefragAsk& ask, const std::optional<Alloc
   } else {
     plan = placement::Consolidate(ask.target_frag_pct, in, options);
   }
-  return text ? PlanText(plan, ask) : PlanJson(plan, ask);
+  std::optional<Applied> applied;
+  if (apply != nullptr) applied = plan.fits ? Apply(plan, ask, *apply) : Applied{};
+  return text ? PlanText(plan, ask, applied) : PlanJson(plan, ask, applied);
 }
 
 }  // namespace gpusched::extender

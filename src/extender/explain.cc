@@ -61,14 +61,14 @@ std::string RequestJson(const Pod& pod, const PodRequest& r) {
 // holds of pods of lower priority (nomination.h).
 std::optional<NodeState> WithoutPod(const NodeState& node, const Pod& pod) {
   bool holds = std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == pod.uid; });
-  if (!holds) return node.holds.empty() ? std::nullopt : placement::WithoutHold(node, pod.uid, pod.priority);
+  if (!holds) return node.holds.empty() ? std::nullopt : placement::WithoutHold(node, pod.uid, pod.priority, pod.controller_uid);
   std::vector<AllocationPtr> others;
   for (const AllocationPtr& a : node.allocations.shared()) {
     if (a->pod_uid != pod.uid) others.push_back(a);
   }
   NodeState out = placement::BuildNodeStateSharing(node.node, std::move(others));
   for (const Allocation& h : node.holds) {
-    if (placement::HoldCounts(h, pod.uid, pod.priority)) placement::AddHold(h, &out);
+    if (placement::HoldCounts(h, pod.uid, pod.priority, pod.controller_uid)) placement::AddHold(h, &out);
   }
   out.uses = node.uses;
   return out;

@@ -75,7 +75,7 @@ void UseHolds(const Pod& pod, const inventory::InventorySnapshot& snapshot, Reso
   for (const std::string& name : snapshot.held_nodes()) {
     const placement::NodeState* held = snapshot.FindNode(name);
     if (held == nullptr || held->holds.empty()) continue;
-    std::optional<placement::NodeState> view = placement::WithoutHold(*held, pod.uid, pod.priority);
+    std::optional<placement::NodeState> view = placement::WithoutHold(*held, pod.uid, pod.priority, pod.controller_uid);
     if (!view) continue;
     own->push_back(std::move(*view));
     for (size_t pos = 0; pos < resolved->nodes.size(); ++pos) {
@@ -363,7 +363,11 @@ StatusOr<std::string> Service::ExplainKnown(std::string_view key, bool text) con
   return ExplainPod(*pod, placed, text);
 }
 
-StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text) const {
+StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text,
+                                      bool apply) const {
+  if (apply && with_.evictor == nullptr) {
+    return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
+  }
   DefragAsk ask{.target_frag_pct = target_frag_pct, .max_moves = max_moves};
   std::optional<Allocation> placed;
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
@@ -375,7 +379,8 @@ StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_
     ask.pod = std::move(pod);
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  return PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false), text);
+  DefragApplier applier{.inventory = inventory_, .evictor = with_.evictor, .hold_ttl = options_.defrag_hold_ttl};
+  return PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false), text, apply ? &applier : nullptr);
 }
 
 std::string Service::DebugInventory(std::string_view node) const {

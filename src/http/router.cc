@@ -222,7 +222,13 @@ Response Router::RouteDefrag(Request&& request) const {
   if (!moves.empty() && (!ParseNumber(moves, &max_moves) || max_moves != static_cast<int>(max_moves) || max_moves < 0 || max_moves > 1000)) {
     return Text(400, fmt::format("maxMoves \"{}\": want a whole number from 0 to 1000\n", moves));
   }
-  return Answer(service_->Defrag(has_pod ? request.body : "", target_pct, static_cast<int>(max_moves), text), text);
+  std::string apply = QueryParam(request.target, "apply");
+  if (!apply.empty() && apply != "true" && apply != "false") {
+    return Text(400, fmt::format("apply \"{}\": want true or false\n", apply));
+  }
+  if (apply == "true" && !post) return Text(405, "apply=true changes the cluster: use POST\n");
+  return Answer(service_->Defrag(has_pod ? request.body : "", target_pct, static_cast<int>(max_moves), text, apply == "true"),
+                text);
 }
 
 }  // namespace gpusched::http

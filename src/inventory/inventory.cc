@@ -238,6 +238,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
       placement::HoldNominatedClaims(*dra_state_, &hold_programs_, placement::DraOptions{.gpu_drivers = options_.dra_gpu_drivers},
                                      held->second, &state);
     }
+    AddDefragHoldsLocked(name, &state);
     built.emplace_back(&it->second, std::move(state));
   }
   // Allocated back to back, after everything the builds allocated, the states and their GPU arrays
@@ -279,6 +280,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
   }
   std::set<std::string> held;
   for (const auto& [uid, n] : nominations_) held.insert(n.pod.nominated_node);
+  for (const auto& [uid, h] : defrag_holds_) held.insert(h.hold.node_name);
   snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_,
                                                             std::vector<std::string>(held.begin(), held.end())));
 }
@@ -446,6 +448,7 @@ size_t Inventory::Expire() {
     if (now - n.since > options_.nomination_ttl) expired.push_back(uid);
   }
   for (const std::string& uid : expired) EndNominationLocked(uid, &touched);
+  ExpireDefragHoldsLocked(now, &touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);
   auto keep = 2 * options_.booking_ttl;
   std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
@@ -573,7 +576,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
       RebuildLocked({replaced});
     }
     // The pod's own hold (nomination.h) is room kept for it, not against it.
-    std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid, pod.priority);
+    std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid, pod.priority, pod.controller_uid);
     Status fits = placement::CheckFits(own ? *own : *it->second.state, placement);
     if (fits.ok()) {
       fits = ledger_.Add(Allocation{.pod_uid = pod.uid,
@@ -602,6 +605,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
     committed_at_[pod.uid] = options_.clock->Now();
     touched.insert(node);
     EndNominationLocked(pod.uid, &touched);  // it holds real GPUs now
+    UseHoldLocked(pod, node, &touched);
   } else if (checked != nullptr) {
     // Nothing to book: the node as known (or just its name) is what the bind targets.
     auto it = nodes_.find(node);

@@ -268,6 +268,25 @@ Status ReadPriority(const Value& spec, const std::string& path, int32_t* out) {
   return OkStatus();
 }
 
+namespace {
+
+// The UID of the owner reference with controller: true, or "" (none, or not readable: an owner
+// only matters to a defrag move, which then treats the pod as one nothing recreates).
+std::string ControllerUid(const Value& meta) {
+  const Value* owners = json::Find(meta, "ownerReferences");
+  if (owners == nullptr || !owners->IsArray()) return "";
+  for (const Value& o : owners->GetArray()) {
+    const Value* controller = o.IsObject() ? json::Find(o, "controller") : nullptr;
+    const Value* uid = o.IsObject() ? json::Find(o, "uid") : nullptr;
+    if (controller != nullptr && controller->IsBool() && controller->GetBool() && uid != nullptr && uid->IsString()) {
+      return uid->GetString();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
   if (!v.IsObject()) return json::WrongType(path, "object", v);
   Pod pod;
@@ -290,6 +309,7 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     note(ReadStringMap(*meta, "labels", mpath, [](std::string_view) { return true; }, &pod.labels));
     const Value* deletion = json::Find(*meta, "deletionTimestamp");
     pod.terminating = deletion != nullptr && !deletion->IsNull();
+    pod.controller_uid = ControllerUid(*meta);
   }
   const Value* spec = nullptr;
   note(json::FindObject(v, "spec", path, &spec));

@@ -134,9 +134,12 @@ std::optional<Allocation> Land(Planner& planner, const PodRequest& request, Allo
   return placed;
 }
 
-DefragMove MoveOf(const Allocation& was, const Allocation& now, bool uses_budget) {
+// The move of `was` (on its node `source`) to where it is `now`.
+DefragMove MoveOf(const NodeState& source, const Allocation& was, const Allocation& now, const MoveRules& rules) {
+  const PodLabels* labels = rules.LabelsOf(source, was);
   return DefragMove{.pod = was.pod_namespace + "/" + was.pod_name, .uid = was.pod_uid, .priority = was.priority,
-                    .from = was.node_name, .to = now.node_name, .placement = now.placement, .uses_budget = uses_budget};
+                    .from = was.node_name, .to = now.node_name, .placement = now.placement,
+                    .uses_budget = rules.UsesBudget(source, was), .controller_uid = labels != nullptr ? labels->controller_uid : ""};
 }
 
 double NodeFrag(const NodeState& n, const scoring::TargetWorkload* workload) {
@@ -250,7 +253,7 @@ bool TryCandidate(const Candidate& c, const PodRequest& request, std::string_vie
     std::optional<size_t> to = Fullest(planner, moved, trial);
     std::optional<Allocation> landed = to ? Land(planner, moved, *v, *to, &trial) : std::nullopt;
     if (!landed) return false;
-    moves.push_back(MoveOf(*v, *landed, rules.UsesBudget(source, *v)));
+    moves.push_back(MoveOf(source, *v, *landed, rules));
   }
   plan->fits = true;
   plan->node = source.node.name;
@@ -383,7 +386,7 @@ DefragPlan Consolidate(double target_pct, const DefragInput& input, const Defrag
       plan.reason = fmt::format("no single move of a pod that may move lowers the fragmentation below {:.2f}%", pct);
       break;
     }
-    plan.moves.push_back(MoveOf(step->was, step->landed, rules.UsesBudget(cluster.node(step->from), step->was)));
+    plan.moves.push_back(MoveOf(cluster.node(step->from), step->was, step->landed, rules));
     rules.Moved(cluster.node(step->from), step->was);
     cluster.Set(step->from, std::move(step->from_state));
     cluster.Set(step->to, std::move(step->to_state));

@@ -73,6 +73,10 @@ TEST(DefragCli, AsksARunningServerForAPodOrATarget) {
   CliRun target = Defrag("--target-frag 0 --max-moves 2 --server " + url + " --format json");
   EXPECT_EQ(target.code, 0) << target.out;
   EXPECT_THAT(target.out, HasSubstr(R"("targetFragPct":0)"));
+  // A server on cluster files has no cluster to evict in.
+  CliRun apply = Defrag("--pod " + pod + " --server " + url + " --apply");
+  EXPECT_EQ(apply.code, 1) << apply.out;
+  EXPECT_THAT(apply.out, HasSubstr("answered 409: applying a defrag plan needs a live cluster"));
 }
 
 TEST(DefragCli, BadUsageIsNamed) {
@@ -84,6 +88,9 @@ TEST(DefragCli, BadUsageIsNamed) {
   EXPECT_THAT(format.out, HasSubstr("--format xml: want table or json"));
   EXPECT_EQ(Defrag("--target-frag -3").code, 2);
   EXPECT_EQ(Defrag("--target-frag 1 --max-moves 2.5").code, 2);
+  CliRun offline_apply = Defrag("--target-frag 1 --apply");
+  EXPECT_EQ(offline_apply.code, 2);
+  EXPECT_THAT(offline_apply.out, HasSubstr("--apply needs --server"));
   CliRun missing = Defrag("--pod /nonexistent.yaml");
   EXPECT_EQ(missing.code, 1);
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent.yaml: cannot be read"));

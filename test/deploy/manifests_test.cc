@@ -344,7 +344,7 @@ std::string Check(const YAML::Node& doc) {
 
 // The resources each API group serves, and the verbs RBAC knows.
 const std::map<std::string, std::set<std::string>> kResources = {
-    {"", {"pods", "pods/binding", "pods/status", "bindings", "nodes", "namespaces", "events", "configmaps", "secrets", "services"}},
+    {"", {"pods", "pods/binding", "pods/status", "pods/eviction", "bindings", "nodes", "namespaces", "events", "configmaps", "secrets", "services"}},
     {"events.k8s.io", {"events"}},
     {"coordination.k8s.io", {"leases"}},
     {"policy", {"poddisruptionbudgets"}},
@@ -718,9 +718,19 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   }
   ASSERT_FALSE(granted.empty());
 
-  // Exercise every path: sync, a bind whose node booking conflicts once, a refused bind, an event.
+  // Exercise every path: sync, a bind whose node booking conflicts once, a refused bind, an event,
+  // an applied defrag move.
   testing::FakeApiServer api;
   api.Put("nodes", testing::NvidiaNode("w1", 1).ToJson());
+  api.Put("nodes", testing::NvidiaNode("w2", 2).ToJson());
+  api.Put("nodes", testing::NvidiaNode("w3", 2).ToJson());
+  for (const char* name : {"r2", "r3"}) {
+    api.Put("pods", testing::PodJson{.name = name, .namespace_name = "ml", .uid = std::string("u-") + name,
+                                     .node = std::string("w") + name[1], .phase = "Running",
+                                     .containers = {testing::WholeGpus("c", 1)}, .controller_uid = "rs"}
+                        .ToJson());
+  }
+  std::string two = testing::PodJson{.name = "two", .namespace_name = "ml", .uid = "u-two", .containers = {testing::WholeGpus("c", 2)}}.ToJson();
   std::string pod = testing::PodJson{.name = "p", .namespace_name = "ml", .uid = "u-p", .containers = {testing::WholeGpus("c", 1)}}.ToJson();
   std::string big = testing::PodJson{.name = "big", .namespace_name = "ml", .uid = "u-big", .containers = {testing::WholeGpus("c", 4)}}.ToJson();
   std::string shared = testing::PodJson{.name = "s", .namespace_name = "ml", .uid = "u-s", .containers = {testing::Mgpu("c", 20, 1024)}}.ToJson();
@@ -738,6 +748,7 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   EXPECT_THAT(replica.service->Bind(testing::BindJson("s", "ml", "u-s", "m1")), HasSubstr(R"("Error":"")"));
   replica.service->Filter(testing::ArgsWithNames(big, {"w1"}));
   ASSERT_TRUE(replica.events->WaitIdle(std::chrono::seconds(10)));
+  EXPECT_THAT(*replica.service->Defrag(two, 0, 8, false, /*apply=*/true), HasSubstr(R"("evicted":true)"));
 
   std::set<Permission> used;
   for (const testing::RecordedRequest& r : api.Requests()) {

@@ -138,6 +138,11 @@ TEST_F(DefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {
   EXPECT_EQ(placed.status, 409);
   EXPECT_THAT(placed.body, HasSubstr("already placed on w0"));
   EXPECT_EQ(client_.Post("/debug/defrag", "{not json").status, 400);
+  EXPECT_EQ(client_.Get("/debug/defrag?targetFrag=1&apply=true").status, 405);
+  EXPECT_EQ(client_.Post("/debug/defrag?apply=maybe", Pending(WholeGpus("s", 4))).status, 400);
+  HttpReply snapshot = client_.Post("/debug/defrag?apply=true", Pending(WholeGpus("s", 4)));
+  EXPECT_EQ(snapshot.status, 409);
+  EXPECT_THAT(snapshot.body, HasSubstr("needs a live cluster"));
   EXPECT_EQ(client_.Get("/healthz").status, 200);
 }
 

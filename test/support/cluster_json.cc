@@ -162,6 +162,20 @@ std::string PodJson::ToJson() const {
     S(w, "labels");
     StringMap(w, labels);
   }
+  if (!controller_uid.empty()) {
+    S(w, "ownerReferences");
+    w.StartArray();
+    w.StartObject();
+    for (const char* kv : {"apiVersion", "apps/v1", "kind", "ReplicaSet", "name", "owner"}) S(w, kv);
+    S(w, "uid");
+    S(w, controller_uid);
+    S(w, "controller");
+    w.Bool(true);
+    S(w, "blockOwnerDeletion");
+    w.Bool(true);
+    w.EndObject();
+    w.EndArray();
+  }
   w.EndObject();
   S(w, "spec");
   w.StartObject();

@@ -55,6 +55,7 @@ struct PodJson {
   std::optional<int32_t> priority;  // spec.priority (with a priorityClassName), as admission sets it
   std::string deletion_timestamp;   // metadata.deletionTimestamp; empty = omitted
   std::string nominated_node;       // status.nominatedNodeName; empty = omitted
+  std::string controller_uid;       // metadata.ownerReferences: a ReplicaSet controller; empty = none
 
   std::string ToJson() const;
 };

@@ -580,6 +580,7 @@ class FakeApiServer::Impl {
     if (method == "POST" && resource == "resourceclaims" && name.empty()) return CreateLocked(resource, ns, body);
     if (method == "DELETE" && resource == "resourceclaims" && !name.empty() && sub.empty()) return DeleteLocked(resource, ns, name);
     if (method == "POST" && resource == "pods" && sub == "binding") return BindLocked(ns, name, body);
+    if (method == "POST" && resource == "pods" && sub == "eviction") return EvictLocked(ns, name, body);
     if (method == "POST" && resource == "events" && name.empty()) {
       Document d;
       d.Parse(body.c_str());
@@ -783,6 +784,66 @@ class FakeApiServer::Impl {
     }
     MergePatch(current, patch, current.GetAllocator());
     return {200, WithKind(resource, StoreLocked(resource, current))};
+  }
+
+  // policy/v1 Eviction, as the API server's eviction storage does it: the UID precondition, then
+  // every PodDisruptionBudget of the namespace whose matchLabels select the pod must allow a
+  // disruption (429 otherwise); each such budget's status.disruptionsAllowed is taken down by one,
+  // and the pod is deleted (gracefully: with finalizers it only gets its deletionTimestamp).
+  Reply EvictLocked(const std::string& ns, const std::string& name, const std::string& body) {
+    Document e;
+    e.Parse(body.c_str());
+    if (e.HasParseError() || !e.IsObject()) return {400, StatusJson(400, "BadRequest", "malformed Eviction")};
+    auto& pods = objects_["pods"];
+    auto it = pods.find(Key("pods", ns, name));
+    if (it == pods.end()) return NotFound("pods", name);
+    Document pod;
+    pod.Parse(it->second.c_str());
+    std::string want_uid;
+    if (e.HasMember("deleteOptions") && e["deleteOptions"].IsObject()) want_uid = Str(e["deleteOptions"], "preconditions", "uid");
+    if (!want_uid.empty() && want_uid != Str(pod, "metadata", "uid")) {
+      return {409, StatusJson(409, "Conflict", fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                                                           want_uid, Str(pod, "metadata", "uid")))};
+    }
+    std::vector<Document> budgets;
+    for (const auto& [key, json] : objects_["poddisruptionbudgets"]) {
+      Document b;
+      b.Parse(json.c_str());
+      if (Str(b, "metadata", "namespace") != ns || !Selects(b, pod)) continue;
+      const Value* allowed = b.HasMember("status") && b["status"].IsObject() && b["status"].HasMember("disruptionsAllowed")
+                                 ? &b["status"]["disruptionsAllowed"]
+                                 : nullptr;
+      if (allowed == nullptr || !allowed->IsInt() || allowed->GetInt() < 1) {
+        return {429, StatusJson(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.")};
+      }
+      budgets.push_back(std::move(b));
+    }
+    for (Document& b : budgets) {
+      b["status"]["disruptionsAllowed"].SetInt(b["status"]["disruptionsAllowed"].GetInt() - 1);
+      StoreLocked("poddisruptionbudgets", b);
+    }
+    Reply deleted = DeleteLocked("pods", ns, name);
+    if (deleted.status != 200) return deleted;
+    return {201, StatusJson(201, "", "")};
+  }
+
+  // True if budget `b`'s spec.selector.matchLabels (non-empty) all hold on `pod`'s labels.
+  static bool Selects(const Document& b, const Document& pod) {
+    if (!b.HasMember("spec") || !b["spec"].IsObject() || !b["spec"].HasMember("selector")) return false;
+    const Value& sel = b["spec"]["selector"];
+    if (!sel.IsObject() || !sel.HasMember("matchLabels") || !sel["matchLabels"].IsObject() || sel["matchLabels"].ObjectEmpty()) {
+      return false;
+    }
+    const Value& meta = pod["metadata"];
+    if (!meta.HasMember("labels") || !meta["labels"].IsObject()) return false;
+    for (const auto& m : sel["matchLabels"].GetObject()) {
+      auto l = meta["labels"].FindMember(m.name);
+      if (l == meta["labels"].MemberEnd() || !l->value.IsString() || !m.value.IsString() ||
+          std::string_view(l->value.GetString()) != m.value.GetString()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   Reply BindLocked(const std::string& ns, const std::string& name, const std::string& body) {

@@ -14,6 +14,7 @@
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kubeapi/api_binder.h"
+#include "gpusched/kubeapi/api_evictor.h"
 #include "gpusched/kubeapi/api_claim_writer.h"
 #include "gpusched/kubeapi/api_client.h"
 #include "gpusched/kubeapi/cluster_sync.h"
@@ -35,12 +36,14 @@ struct LiveReplica {
         kubeapi::ClusterSyncOptions{.reflector = {.backoff_initial = std::chrono::milliseconds(10),
                                                .backoff_max = std::chrono::milliseconds(100)}});
     binder = std::make_unique<kubeapi::ApiBinder>(client.get(), inventory.get(), binder_options);
+    evictor = std::make_unique<kubeapi::ApiEvictor>(client.get());
     events = std::make_unique<kubeapi::EventRecorder>(client.get(), kubeapi::EventRecorderOptions{.host = "test-host"});
     if (dra_owner) {
       claim_writer = std::make_unique<kubeapi::ApiClaimWriter>(client.get());
       with.claim_writer = claim_writer.get();
     }
     with.binder = binder.get();
+    with.evictor = evictor.get();
     with.events = events.get();
     service = std::make_unique<extender::Service>(inventory.get(), service_options, std::move(with));
     sync->Start();
@@ -51,6 +54,7 @@ struct LiveReplica {
   std::unique_ptr<inventory::Inventory> inventory;
   std::unique_ptr<kubeapi::ClusterSync> sync;
   std::unique_ptr<kubeapi::ApiBinder> binder;
+  std::unique_ptr<kubeapi::ApiEvictor> evictor;
   std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer;
   std::unique_ptr<kubeapi::EventRecorder> events;
   std::unique_ptr<extender::Service> service;

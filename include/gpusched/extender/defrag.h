@@ -9,16 +9,28 @@
 //    "node": name | null, "gpus": [index...], "wholeGpus": n,
 //    "moves": [{"pod": "ns/name", "uid", "priority", "from", "to", "gpus": [index...],
 //               "wholeGpus": n, "usesBudget": bool}],
-//    "fragmentedPct": {"before", "after"}, "reason": ""}
+//    "fragmentedPct": {"before", "after"}, "reason": "",
+//    "applied": null | [{"pod": "ns/name", "evicted": bool, "error": ""}], "held": bool}
 // "gpus" are the device indices an mGPU pod gets on its node; a whole-GPU pod gets "wholeGpus"
 // of them and the device plugin picks which.
+//
+// Applying a plan (a live cluster only): first the GPUs the plan gives the pending pod are held
+// for it, then move by move, in order: the target GPUs are held for the next pod of the moved
+// pod's controller (its replacement gets a new name and UID), and the pod is evicted through the
+// Eviction API, where the API server honours PodDisruptionBudgets. The first failure stops it: a
+// pod without a controller (nothing would recreate it), a hold that no longer fits, an eviction
+// refused; that move's hold and the pending pod's are dropped, the moves made stay made. Holds
+// end when their pod binds there, or after the hold time. They live in this replica's memory.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
 #include "gpusched/common/status.h"
 #include "gpusched/extender/pod_evaluation.h"
+#include "gpusched/extender/pod_evictor.h"
+#include "gpusched/inventory/inventory.h"
 #include "gpusched/model/pod.h"
 
 namespace gpusched::extender {
@@ -30,11 +42,19 @@ struct DefragAsk {
   int max_moves = 8;
 };
 
+// What applying a plan uses (see above). Both must outlive the call.
+struct DefragApplier {
+  inventory::Inventory* inventory = nullptr;
+  PodEvictor* evictor = nullptr;
+  std::chrono::seconds hold_ttl{300};
+};
+
 // The plan for `ask` on inputs.snapshot (its nodes and PodDisruptionBudgets; inputs.workloads for
 // the workload fragmentation is measured for), as JSON or as text. Errors: InvalidArgument for a
 // pod no move can help (no GPU request, a DRA pod, a request that breaks its contract) or a
 // negative target; FailedPrecondition for a pod already placed.
+// With `apply`, the plan is then applied (see above) and the answer says what was done.
 StatusOr<std::string> PlanDefrag(const DefragAsk& ask, const std::optional<Allocation>& placed,
-                                 const EvaluationInputs& inputs, bool text);
+                                 const EvaluationInputs& inputs, bool text, const DefragApplier* apply = nullptr);
 
 }  // namespace gpusched::extender

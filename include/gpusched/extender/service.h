@@ -63,9 +63,11 @@ class Service {
   StatusOr<std::string> ExplainKnown(std::string_view key, bool text) const;
   // defrag.h: a dry-run plan of pod moves that makes room for the pod in `body` (Pod JSON), or
   // when `body` is empty lowers fragmentation to `target_frag_pct`; at most `max_moves` moves.
+  // With `apply`, the plan is applied through ServiceCollaborators::evictor (defrag.h).
   // Errors: InvalidArgument (not a pod, one no move can help, bad numbers); FailedPrecondition
-  // for a pod already placed.
-  StatusOr<std::string> Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text) const;
+  // for a pod already placed, or `apply` without an evictor (snapshot mode).
+  StatusOr<std::string> Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text,
+                               bool apply = false) const;
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
   // mode bind only books in memory.
   bool BindWaits() const { return with_.binder != nullptr || with_.claim_writer != nullptr; }

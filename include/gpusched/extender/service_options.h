@@ -14,6 +14,7 @@
 #include "gpusched/extender/claim_writer.h"
 #include "gpusched/extender/event_sink.h"
 #include "gpusched/extender/pod_binder.h"
+#include "gpusched/extender/pod_evictor.h"
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/policy.h"
 #include "gpusched/placement/score_mapping.h"
@@ -54,6 +55,9 @@ struct ServiceOptions {
   // of allocated devices (dra/binding_conditions.h) before it deallocates them. Default: 600 s,
   // kube-scheduler's own.
   std::chrono::seconds dra_binding_timeout{600};
+  // An applied defrag plan (defrag.h) holds the GPUs it gives each moved pod's replacement, and
+  // the pending pod, this long at most. Default: 300 s.
+  std::chrono::seconds defrag_hold_ttl{300};
 };
 
 // Not owned: each must outlive the service. Null means "not there".
@@ -62,6 +66,8 @@ struct ServiceCollaborators {
   PodBinder* binder = nullptr;
   // Told about pods that fit no node.
   EventSink* events = nullptr;
+  // Evicts the pods of an applied defrag plan (defrag.h); null: plans are dry runs only.
+  PodEvictor* evictor = nullptr;
   // DRA owner mode (dra.md §5.3 C): bind allocates the pod's claims (the ranked choice) through
   // this writer before binding. Null: advisory mode, kube-scheduler's plugin allocates.
   ClaimWriter* claim_writer = nullptr;

@@ -157,6 +157,20 @@ class Inventory {
   // cluster has reported since (the pod seen bound) stays. OK if there was none.
   void Release(std::string_view uid) GPUSCHED_EXCLUDES(mu_);
 
+  // Holds `placement` on `node` for `holder`: ControllerHoldKey(c) for the next pod of controller
+  // c, the replacement of `about`, a pod a defrag move evicts (extender/defrag.h), whatever its
+  // name and UID; or a pending pod's UID, for the room a defrag plan made for `about`, that pod.
+  // Every other pod sees the GPUs as used (placement/nomination.h). The hold ends when a pod it
+  // is for is committed to the node, on DropHold(about.pod_uid), or after `ttl`. The placement
+  // must fit the node once its terminating pods and the pods `leaving` (those the plan evicts)
+  // are gone, beside the holds already there.
+  // Errors: NotFound (unknown node), FailedPrecondition (the placement does not fit so).
+  [[nodiscard]] Status HoldFor(const std::string& holder, const Allocation& about, const std::string& node,
+                               const Placement& placement, std::chrono::seconds ttl,
+                               const std::set<std::string, std::less<>>& leaving = {}) GPUSCHED_EXCLUDES(mu_);
+  // Ends the hold kept about pod `about_uid` (a move that failed). OK if none.
+  void DropHold(std::string_view about_uid) GPUSCHED_EXCLUDES(mu_);
+
  private:
   struct NodeEntry {
     Node spec;
@@ -180,6 +194,11 @@ class Inventory {
   void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void EndNominationLocked(std::string_view uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // Defrag holds (HoldFor): books those of `node` on `state`; drops those whose time is up; ends
+  // one that is for `pod` (its UID or its controller's key) on `node` (it was committed there).
+  void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) const GPUSCHED_REQUIRES(mu_);
+  void ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
   bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);
   // The shared copy of `pod`'s namespace and labels (one per distinct set).
@@ -252,6 +271,13 @@ class Inventory {
     std::chrono::steady_clock::time_point since;
   };
   std::map<std::string, Nomination, std::less<>> nominations_ GPUSCHED_GUARDED_BY(mu_);
+  // GPUs held for the replacements of pods a defrag move evicted, and for the pods their moves
+  // made room for, by the UID of the pod they are about.
+  struct DefragHold {
+    Allocation hold;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::map<std::string, DefragHold, std::less<>> defrag_holds_ GPUSCHED_GUARDED_BY(mu_);
   // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name: changed in
   // place, and copied once for the node states built after a change (shared until the next).
   struct UsesSlot {

@@ -17,10 +17,12 @@ namespace gpusched {
 
 using Labels = std::map<std::string, std::string, std::less<>>;
 
-// A pod's namespace and labels, shared by the pods that have the same (a workload's replicas).
+// A pod's namespace, labels and controller, shared by the pods that have the same (a workload's
+// replicas).
 struct PodLabels {
   std::string namespace_name;
   Labels labels;
+  std::string controller_uid;  // Pod::controller_uid: what recreates the pod, "" for nothing
 
   auto operator<=>(const PodLabels&) const = default;
 };

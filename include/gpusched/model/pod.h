@@ -68,6 +68,9 @@ struct Pod {
   // status.nominatedNodeName: the node kube-scheduler chose for this pending pod when it
   // preempted pods there; its GPUs are held for the pod (inventory.h). Empty when none.
   std::string nominated_node;
+  // metadata.ownerReferences: the UID of the controller (controller: true; a ReplicaSet, a Job);
+  // its next pod replaces this one when it is evicted. Empty for a pod nothing recreates.
+  std::string controller_uid;
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.

@@ -60,6 +60,7 @@ struct DefragMove {
   std::string to;
   Placement placement;
   bool uses_budget = false;  // a PodDisruptionBudget covers the pod (its eviction uses its allowance)
+  std::string controller_uid;  // what recreates the pod (PodLabels::controller_uid); "" if unknown
 };
 
 struct DefragPlan {

@@ -1,0 +1,24 @@
+// File: pod_evictor.h
+//
+// What evicts a pod for a defrag move (defrag.h). Without an evictor (snapshot or demo mode) a plan
+// cannot be applied; the live one (kubeapi/api_evictor.h) goes through the Eviction API, where the
+// API server honours PodDisruptionBudgets.
+#pragma once
+
+#include <string>
+
+#include "gpusched/common/status.h"
+
+namespace gpusched::extender {
+
+class PodEvictor {
+ public:
+  virtual ~PodEvictor() = default;
+  // Evicts pod `ns`/`name`, if its UID is still `uid`. Errors: ResourceExhausted when a
+  // PodDisruptionBudget forbids it now (429); NotFound when the pod is gone; FailedPrecondition
+  // when the name holds another pod (409); Unavailable for anything else (the outcome may be
+  // unknown).
+  virtual Status Evict(const std::string& ns, const std::string& name, const std::string& uid) = 0;
+};
+
+}  // namespace gpusched::extender
