@@ -13,8 +13,11 @@
 //                               cluster for a pod of higher priority than every pod there: a
 //                               whole GPU (whole-GPU nodes) or 90% core and 40 GiB of one GPU
 //                               (mGPU nodes)
+//   BM_ServiceDefrag            /debug/defrag's plan for a pod that fits nowhere, at 85% fill;
+//                               target=1: one consolidation move
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <map>
 
 #include "bench_cluster.h"
@@ -241,6 +244,28 @@ void BM_ServiceExplain(benchmark::State& state) {
   state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
 }
 
+// /debug/defrag's plan for one pod that fits nowhere (8 whole GPUs, or a whole mGPU card) on a
+// cluster filled to 85%: victims on every node, then their landing places, as JSON. With arg
+// target=1, the consolidation instead: one move that lowers the fragmentation most.
+void BM_ServiceDefrag(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  bool consolidate = state.range(2) != 0;
+  inventory::Inventory inv;
+  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1)), /*fill=*/0.85));
+  testing::PodJson pod{.name = "big", .namespace_name = "bench", .uid = "big", .resource_version = "81240002",
+                       .containers = {kind == Kind::kMgpu ? testing::Mgpu("c", 100, std::nullopt) : testing::WholeGpus("c", 8)}};
+  std::string body = consolidate ? "" : pod.ToJson();
+  extender::Service service(&inv, extender::ServiceOptions{});
+  size_t moves = 0;
+  for (auto _ : state) {
+    StatusOr<std::string> answer = service.Defrag(body, 0, consolidate ? 1 : 8, /*text=*/false);
+    if (!answer.ok()) state.SkipWithError(answer.status().message().c_str());
+    moves = answer.ok() ? static_cast<size_t>(std::count(answer->begin(), answer->end(), '{')) - 2 : 0;
+    benchmark::DoNotOptimize(answer);
+  }
+  state.counters["moves"] = static_cast<double>(moves);
+}
+
 // The growth table: cost per pod against cluster size, up to 20,000 nodes.
 void Growth(benchmark::internal::Benchmark* b) {
   Sizes(b);
@@ -257,6 +282,14 @@ BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ServiceDefrag)
+    ->ArgNames({"mgpu", "nodes", "target"})
+    ->Args({0, 500, 0})
+    ->Args({1, 500, 0})
+    ->Args({0, 5000, 0})
+    ->Args({1, 5000, 0})
+    ->Args({1, 500, 1})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ServiceExplain)
     ->ArgNames({"mgpu", "nodes", "full"})
     ->Args({0, 5000, 0})
