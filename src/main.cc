@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/agent.h"
 #include "cli/defrag.h"
 #include "cli/explain.h"
 #include "cli/replay.h"
@@ -16,6 +17,7 @@ commands:
   replay    replay the openb trace or a recorded cluster (see gpusched replay --help)
   explain   why a pod fits where it does, or nowhere (see gpusched explain --help)
   defrag    plan pod moves that make room for a pod or lower fragmentation (gpusched defrag --help)
+  agent     the node side: the GPUs nvidia-smi reports, as gpusched.io/gpu-devices (gpusched agent --help)
   version   print the version
 )";
 
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
   if (command == "replay") return gpusched::cli::RunReplay(argc - 2, argv + 2);
   if (command == "explain") return gpusched::cli::RunExplain(argc - 2, argv + 2);
   if (command == "defrag") return gpusched::cli::RunDefrag(argc - 2, argv + 2);
+  if (command == "agent") return gpusched::cli::RunAgent(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     std::printf("gpusched %s\n", GPUSCHED_VERSION);
     return 0;

@@ -426,6 +426,19 @@ StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text) {
   return out;
 }
 
+std::string EncodeGpuDevices(const std::vector<GpuDevice>& gpus) {
+  std::string out = "[";
+  for (const GpuDevice& g : gpus) {
+    out += fmt::format(R"({}{{"index":{},"uuid":)", out.size() > 1 ? "," : "", g.index);
+    json::AppendString(&out, g.uuid);
+    out += R"(,"model":)";
+    json::AppendString(&out, g.model);
+    out += fmt::format(R"(,"memoryMiB":{},"numa":{},"health":"{}"}})", g.memory_mib, g.numa_node,
+                       g.healthy ? "Healthy" : "Unhealthy");
+  }
+  return out + "]";
+}
+
 StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
   if (!v.IsObject()) return json::WrongType(path, "object", v);
   Node node;

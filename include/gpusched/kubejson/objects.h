@@ -36,6 +36,9 @@ StatusOr<Node> DecodeNode(const rapidjson::Value& v, std::string_view path);
 
 // Returns the GPUs described by the node annotation gpusched.io/gpu-devices.
 StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text);
+// Returns the annotation's value for `gpus` (what ParseGpuDevices reads back):
+// [{"index","uuid","model","memoryMiB","numa","health"}].
+std::string EncodeGpuDevices(const std::vector<GpuDevice>& gpus);
 
 // Returns the PodDisruptionBudget (policy/v1) in `v`. Errors: InvalidArgument naming the field
 // and the value (a selector operator Kubernetes does not define, a wrong type).
