@@ -690,6 +690,13 @@ TEST(Manifests, TheDraOwnerRoleGrantsExactlyWhatOwnerModeAddsToTheBaseRole) {
   replica.service->Filter(testing::ArgsWithNames(whole, {"dra-a"}));
   api.FailNext("PATCH", "/api/v1/namespaces/ml/pods/w/status", 500);
   EXPECT_THAT(replica.service->Bind(testing::BindJson("w", "ml", "w", "dra-a")), HasSubstr("recording claim"));
+  // kube-scheduler retries after a backoff; by then the watch has shown the claim deleted.
+  ASSERT_TRUE(testing::Eventually([&] {
+    for (const auto& [key, claim] : replica.inventory->Snapshot()->dra().claims()) {
+      if (key.second.starts_with("w-extended-resources-")) return false;
+    }
+    return true;
+  }));
   EXPECT_THAT(replica.service->Bind(testing::BindJson("w", "ml", "w", "dra-a")), HasSubstr(R"("Error":"")"));
   std::set<Permission> used;
   for (const testing::RecordedRequest& r : api.Requests()) {
