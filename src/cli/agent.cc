@@ -3,7 +3,13 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,22 +19,29 @@
 #include "cli/subcommand.h"
 #include "gpusched/agent/gpu_devices.h"
 #include "gpusched/agent/nvidia_smi.h"
+#include "gpusched/kubeapi/api_client.h"
+#include "gpusched/kubeapi/api_config.h"
+#include "gpusched/kubeapi/gpu_publisher.h"
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kUsage = R"(usage: gpusched agent --once --print [flags]
+constexpr std::string_view kUsage = R"(usage: gpusched agent [--node NAME] [flags]
 
-Reads this node's GPUs from `nvidia-smi -q -x` and prints the value of the annotation
+Reads this node's GPUs from `nvidia-smi -q -x` and publishes the annotation
 gpusched.io/gpu-devices that describes them (index, UUID, model, memory MiB, NUMA node, health:
-unhealthy on uncorrectable ECC errors, a pending or failed row remap, pages pending retirement).
-Publishing it on the Node is not built yet: --once --print are required (README: Node agent).
+unhealthy on uncorrectable ECC errors, a pending or failed row remap, pages pending retirement) on
+its Node, every --interval seconds, writing only when the value changed (README: Node agent).
 
-  --once              read once and exit
-  --print             print the annotation's value instead of publishing it
+  --node NAME         the Node to publish on (default: $NODE_NAME, set by the DaemonSet)
+  --interval S        seconds between reads (default 5: an unhealthy GPU is published within 10 s)
+  --once              read and publish once, then exit
+  --print             print the annotation's value instead of publishing it (implies --once)
   --nvidia-smi-xml F  read a saved `nvidia-smi -q -x` report instead of running nvidia-smi
   --sysfs DIR         where sysfs is mounted, for the GPUs' NUMA nodes (default /sys)
+  --server URL        the API server (default: in-cluster, from the pod's ServiceAccount)
+  --kubeconfig FILE   or a kubeconfig's current context
 )";
 
 struct Args {
@@ -36,7 +49,13 @@ struct Args {
   bool print = false;
   std::string xml_file;
   std::string sysfs = "/sys";
+  std::string node;
+  std::string server;
+  std::string kubeconfig;
+  int interval_s = 5;
 };
+
+std::atomic<bool> stop_agent{false};
 
 StatusOr<Args> ParseArgs(int argc, char** argv) {
   Args a;
@@ -46,14 +65,25 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
       a.once = true;
     } else if (flag == "--print") {
       a.print = true;
-    } else if (flag == "--nvidia-smi-xml" || flag == "--sysfs") {
+    } else if (std::string* into = flag == "--nvidia-smi-xml" ? &a.xml_file
+                                   : flag == "--sysfs"          ? &a.sysfs
+                                   : flag == "--node"           ? &a.node
+                                   : flag == "--server"         ? &a.server
+                                   : flag == "--kubeconfig"     ? &a.kubeconfig
+                                                                : nullptr) {
       if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
-      (flag == "--sysfs" ? a.sysfs : a.xml_file) = argv[++i];
+      *into = argv[++i];
+    } else if (flag == "--interval") {
+      if (i + 1 >= argc) return InvalidArgumentError("--interval needs a value");
+      a.interval_s = std::atoi(argv[++i]);
+      if (a.interval_s < 1 || a.interval_s > 3600) return InvalidArgumentError(fmt::format("--interval {}: want 1-3600", argv[i]));
     } else {
       return InvalidArgumentError(fmt::format("unknown flag {}", flag));
     }
   }
-  if (!a.once || !a.print) return InvalidArgumentError("publishing on the Node is not built yet: give --once --print");
+  if (a.node.empty() && std::getenv("NODE_NAME") != nullptr) a.node = std::getenv("NODE_NAME");
+  if (!a.print && a.node.empty()) return InvalidArgumentError("give --node (or set NODE_NAME), or --print");
+  if (!a.server.empty() && !a.kubeconfig.empty()) return InvalidArgumentError("--server and --kubeconfig exclude each other");
   return a;
 }
 
@@ -84,8 +114,55 @@ StatusOr<std::string> Describe(const Args& a) {
   return kubejson::EncodeGpuDevices(agent::ToGpuDevices(gpus)) + "\n";
 }
 
+StatusOr<std::unique_ptr<kubeapi::ApiClient>> Client(const Args& a) {
+  kubeapi::ApiConfig config;
+  if (!a.server.empty()) {
+    GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
+  } else {
+    GPUSCHED_ASSIGN_OR_RETURN(config, a.kubeconfig.empty() ? kubeapi::InClusterConfig() : kubeapi::LoadKubeconfig(a.kubeconfig));
+  }
+  return kubeapi::ApiClient::Create(config);
+}
+
+// One round: read the GPUs and publish them if they changed. Returns what happened, in words.
+StatusOr<std::string> PublishOnce(const Args& a, kubeapi::ApiClient* client) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::string value, Describe(a));
+  value.pop_back();  // the newline
+  GPUSCHED_ASSIGN_OR_RETURN(bool wrote, kubeapi::PublishGpuDevices(client, a.node, value));
+  return fmt::format("node {}: {} {}\n", a.node, wrote ? "published" : "unchanged", value);
+}
+
+// Publishes every interval until SIGTERM or SIGINT; a failed round is logged and retried.
+int PublishLoop(const Args& a, kubeapi::ApiClient* client) {
+  std::signal(SIGTERM, [](int) { stop_agent = true; });
+  std::signal(SIGINT, [](int) { stop_agent = true; });
+  while (!stop_agent) {
+    StatusOr<std::string> round = PublishOnce(a, client);
+    if (round.ok() && round->find(": published ") != std::string::npos) std::fputs(round->c_str(), stdout);
+    if (!round.ok()) std::fprintf(stderr, "gpusched agent: %s\n", round.status().message().c_str());
+    std::fflush(stdout);
+    for (int tick = 0; tick < a.interval_s * 10 && !stop_agent; ++tick) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return 0;
+}
+
 }  // namespace
 
-int RunAgent(int argc, char** argv) { return RunAnswering<Args>("agent", kUsage, argc, argv, ParseArgs, Describe); }
+int RunAgent(int argc, char** argv) {
+  StatusOr<Args> parsed = ParseArgs(argc, argv);
+  if (parsed.ok() && !parsed->print && !parsed->once) {
+    StatusOr<std::unique_ptr<kubeapi::ApiClient>> client = Client(*parsed);
+    if (!client.ok()) {
+      std::fprintf(stderr, "gpusched agent: %s\n", client.status().message().c_str());
+      return 1;
+    }
+    return PublishLoop(*parsed, client->get());
+  }
+  return RunAnswering<Args>("agent", kUsage, argc, argv, ParseArgs, [](const Args& a) -> StatusOr<std::string> {
+    if (a.print) return Describe(a);
+    GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, Client(a));
+    return PublishOnce(a, client.get());
+  });
+}
 
 }  // namespace gpusched::cli

@@ -3,10 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "cli_run.h"
+#include "cluster_json.h"
+#include "eventually.h"
+#include "fake_apiserver.h"
 
 namespace gpusched::testing {
 namespace {
@@ -28,10 +33,68 @@ TEST(AgentCli, PrintsTheGpuDevicesAnnotationOfASavedReport) {
                    "\n");
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The node's published annotation, as the in-process API server holds it ("" if none).
+std::string Published(const FakeApiServer& api, const std::string& node) {
+  std::optional<std::string> got = api.Get("nodes", "", node);
+  if (!got) return "";
+  size_t at = got->find("gpusched.io/gpu-devices");
+  return at == std::string::npos ? "" : got->substr(at, got->find("}]", at) - at);
+}
+
+int Patches(const FakeApiServer& api) {
+  int n = 0;
+  for (const RecordedRequest& r : api.Requests()) n += r.method == "PATCH";
+  return n;
+}
+
+TEST(AgentCli, PublishesOnItsNodeOnlyWhenTheGpusChanged) {
+  FakeApiServer api;
+  api.Put("nodes", NvidiaNode("gpu-0", 1).ToJson());
+  std::string url = api.url();
+  CliRun first = Agent("--once --node gpu-0 --server " + url + " --nvidia-smi-xml " + kXml);
+  EXPECT_EQ(first.code, 0) << first.out;
+  EXPECT_THAT(first.out, HasSubstr("node gpu-0: published"));
+  EXPECT_THAT(Published(api, "gpu-0"), HasSubstr(R"(\"model\":\"NVIDIA-H200\")"));
+  CliRun again = Agent("--once --node gpu-0 --server " + url + " --nvidia-smi-xml " + kXml);
+  EXPECT_THAT(again.out, HasSubstr("node gpu-0: unchanged"));
+  EXPECT_EQ(Patches(api), 1);
+  CliRun missing = Agent("--once --node nowhere --server " + url + " --nvidia-smi-xml " + kXml);
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.out, HasSubstr("node nowhere does not exist"));
+}
+
+// The agent as the DaemonSet runs it: a GPU that turns unhealthy is published within 10 s, and
+// SIGTERM ends it cleanly.
+TEST(AgentCli, AGpuThatTurnsUnhealthyIsPublishedWithinTenSeconds) {
+  FakeApiServer api;
+  api.Put("nodes", NvidiaNode("gpu-1", 1).ToJson());
+  std::string report = WriteTemp("agent-live.xml", ReadAll(kXml));
+  std::string pid_file = ::testing::TempDir() + "agent.pid";
+  std::string command = std::string(GPUSCHED_BINARY) + " agent --node gpu-1 --interval 1 --server " + api.url() +
+                        " --nvidia-smi-xml " + report + " > /dev/null 2>&1 & echo $! > " + pid_file;
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  ASSERT_TRUE(Eventually([&] { return Published(api, "gpu-1").find("Healthy") != std::string::npos; }));
+  std::string xml = ReadAll(kXml);
+  xml.replace(xml.find("<dram_uncorrectable>0"), 22, "<dram_uncorrectable>3<");
+  std::ofstream(report) << xml;
+  auto changed = std::chrono::steady_clock::now();
+  EXPECT_TRUE(Eventually([&] { return Published(api, "gpu-1").find("Unhealthy") != std::string::npos; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - changed, std::chrono::seconds(10));
+  std::string pid = ReadAll(pid_file);
+  EXPECT_EQ(std::system(("kill -TERM " + pid).c_str()), 0);
+}
+
 TEST(AgentCli, BadUsageAndUnreadableReportsAreNamed) {
   CliRun loop = Agent("--nvidia-smi-xml " + kXml);
   EXPECT_EQ(loop.code, 2);
-  EXPECT_THAT(loop.out, HasSubstr("give --once --print"));
+  EXPECT_THAT(loop.out, HasSubstr("give --node"));
   CliRun missing = Agent("--once --print --nvidia-smi-xml /nonexistent.xml");
   EXPECT_EQ(missing.code, 1);
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent.xml: cannot be read"));

@@ -18,6 +18,8 @@
 #include "dra_json.h"
 #include "fake_apiserver.h"
 #include "gpusched/config/config.h"
+#include "gpusched/kubeapi/api_config.h"
+#include "gpusched/kubeapi/gpu_publisher.h"
 #include "live_replica.h"
 
 namespace gpusched {
@@ -73,7 +75,7 @@ container: &container
   restartPolicy: ~
   command: ~
   args: ~
-  env: [{name: ~, value: ~}]
+  env: [{name: ~, value: ~, valueFrom: {fieldRef: {fieldPath: ~}}}]
   ports: [{name: ~, containerPort: ~, protocol: ~}]
   livenessProbe: *probe
   readinessProbe: *probe
@@ -88,6 +90,8 @@ container: &container
   volumeMounts: [{name: ~, mountPath: ~, subPath: ~, readOnly: ~}]
 podspec: &podspec
   serviceAccountName: ~
+  hostPID: ~
+  runtimeClassName: ~
   automountServiceAccountToken: ~
   priorityClassName: ~
   terminationGracePeriodSeconds: ~
@@ -109,6 +113,7 @@ podspec: &podspec
   - name: ~
     configMap: {name: ~, items: "*"}
     secret: {secretName: ~, items: "*"}
+    hostPath: {path: ~, type: ~}
     projected:
       sources:
       - serviceAccountToken: {path: ~, expirationSeconds: ~, audience: ~}
@@ -140,6 +145,14 @@ kinds:
       revisionHistoryLimit: ~
       selector: *selector
       strategy: {type: ~, rollingUpdate: {maxSurge: ~, maxUnavailable: ~}}
+      template: {metadata: *meta, spec: *podspec}
+  apps/v1/DaemonSet:
+    apiVersion: ~
+    kind: ~
+    metadata: *meta
+    spec:
+      selector: *selector
+      updateStrategy: {type: ~, rollingUpdate: {maxUnavailable: ~, maxSurge: ~}}
       template: {metadata: *meta, spec: *podspec}
   policy/v1/PodDisruptionBudget:
     apiVersion: ~
@@ -709,6 +722,38 @@ TEST(Manifests, TheDraOwnerRoleGrantsExactlyWhatOwnerModeAddsToTheBaseRole) {
     if (std::get<1>(p) == "resourceclaims/binding") continue;  // checked by the API server, never requested
     EXPECT_TRUE(used.contains(p)) << "granted but never used: " << std::get<1>(p) << " " << std::get<2>(p);
   }
+}
+
+// The agent's ClusterRole: exactly the reads and writes of its publishing, which the policy then
+// limits to its own Node's gpu-devices annotation.
+TEST(Manifests, TheAgentRoleGrantsExactlyWhatItsPublishingUses) {
+  std::set<Permission> granted;
+  for (const YAML::Node& d : Documents("deploy/agent/rbac.yaml")) {
+    if (d["kind"].as<std::string>() != "ClusterRole") continue;
+    for (const YAML::Node& rule : d["rules"]) {
+      for (const YAML::Node& g : rule["apiGroups"]) {
+        for (const YAML::Node& r : rule["resources"]) {
+          for (const YAML::Node& v : rule["verbs"]) granted.insert({g.as<std::string>(), r.as<std::string>(), v.as<std::string>()});
+        }
+      }
+    }
+  }
+  testing::FakeApiServer api;
+  api.Put("nodes", testing::NvidiaNode("gpu-0", 1).ToJson());
+  kubeapi::ApiConfig config;
+  ASSERT_TRUE(kubeapi::ParseServerUrl(api.url(), &config).ok());
+  std::unique_ptr<kubeapi::ApiClient> client = kubeapi::ApiClient::Create(config).value();
+  EXPECT_TRUE(kubeapi::PublishGpuDevices(client.get(), "gpu-0", "[]").value());
+  EXPECT_FALSE(kubeapi::PublishGpuDevices(client.get(), "gpu-0", "[]").value());
+  std::set<Permission> used;
+  for (const testing::RecordedRequest& r : api.Requests()) used.insert(PermissionOf(r));
+  EXPECT_EQ(used, granted);
+  // The policy binds the agent's writes to the node in its token.
+  std::vector<YAML::Node> docs = Documents("deploy/agent/admission-policy.yaml");
+  const YAML::Node* policy = Find(docs, "ValidatingAdmissionPolicy", "gpusched-agent-own-node");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_THAT(YAML::Dump(*policy), HasSubstr("authentication.kubernetes.io/node-name"));
+  EXPECT_THAT(YAML::Dump(*policy), HasSubstr("system:serviceaccount:kube-system:gpusched-agent"));
 }
 
 TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
