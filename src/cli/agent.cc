@@ -15,6 +15,7 @@
 #include <string>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/subcommand.h"
 #include "gpusched/agent/gpu_devices.h"
@@ -96,11 +97,25 @@ StatusOr<std::string> Report(const Args& a) {
     text << in.rdbuf();
     return text.str();
   }
-  FILE* p = popen("nvidia-smi -q -x 2>&1", "r");
-  if (p == nullptr) return UnavailableError("cannot run nvidia-smi");
+  // No shell: the image is distroless. nvidia-smi comes from the PATH the NVIDIA runtime sets up.
+  int out[2];
+  if (pipe(out) != 0) return UnavailableError("cannot run nvidia-smi: no pipe");
+  pid_t pid = fork();
+  if (pid < 0) return UnavailableError("cannot run nvidia-smi: fork failed");
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    execlp("nvidia-smi", "nvidia-smi", "-q", "-x", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
   std::array<char, 65536> buf;
-  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) text.write(buf.data(), static_cast<std::streamsize>(n));
-  int status = pclose(p);
+  for (ssize_t n; (n = read(out[0], buf.data(), buf.size())) > 0;) text.write(buf.data(), n);
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 127) return UnavailableError("nvidia-smi is not on this machine's PATH (give --nvidia-smi-xml to read a saved report)");
   if (code != 0) return UnavailableError(fmt::format("nvidia-smi -q -x exited {}: {}", code, text.str().substr(0, 300)));

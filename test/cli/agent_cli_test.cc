@@ -91,6 +91,20 @@ TEST(AgentCli, AGpuThatTurnsUnhealthyIsPublishedWithinTenSeconds) {
   EXPECT_EQ(std::system(("kill -TERM " + pid).c_str()), 0);
 }
 
+// Without a saved report it runs nvidia-smi from the PATH, without a shell (the image has none).
+TEST(AgentCli, RunsNvidiaSmiFromThePathAndSaysWhenItIsMissing) {
+  std::filesystem::path bin = std::filesystem::path(::testing::TempDir()) / "fake-nvidia-bin";
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin / "nvidia-smi") << "#!/bin/sh\n[ \"$1 $2\" = \"-q -x\" ] || exit 3\ncat " << kXml << "\n";
+  std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
+  CliRun r = RunCli("PATH=" + bin.string() + ":/usr/bin:/bin " + std::string(GPUSCHED_BINARY), "agent --once --print");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(R"("model":"NVIDIA-H200")"));
+  CliRun missing = RunCli("PATH=/nonexistent " + std::string(GPUSCHED_BINARY), "agent --once --print");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.out, HasSubstr("nvidia-smi is not on this machine's PATH"));
+}
+
 TEST(AgentCli, BadUsageAndUnreadableReportsAreNamed) {
   CliRun loop = Agent("--nvidia-smi-xml " + kXml);
   EXPECT_EQ(loop.code, 2);
