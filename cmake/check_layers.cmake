@@ -17,7 +17,7 @@ set(allow_http "common;json;extender")
 set(allow_config "common;scoring;inventory;extender;http")
 set(allow_kubeapi "common;model;inventory;json;kubejson;extender")
 set(allow_replay "common;model;scoring;placement;inventory;json;extender")
-set(allow_agent "common;model;json;kubejson")
+set(allow_agent "common;model;scoring;dra;placement;json;kubejson")
 # The I/O libraries: which areas may include them.
 set(io_rapidjson "json;kubejson;extender;replay;config;kubeapi;http;cli;demo")
 set(io_boost "http;kubeapi")

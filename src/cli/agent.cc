@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <thread>
 #include <fstream>
 #include <sstream>
@@ -18,11 +19,12 @@
 #include <unistd.h>
 
 #include "cli/subcommand.h"
+#include "gpusched/agent/drift.h"
 #include "gpusched/agent/gpu_devices.h"
 #include "gpusched/agent/nvidia_smi.h"
 #include "gpusched/kubeapi/api_client.h"
 #include "gpusched/kubeapi/api_config.h"
-#include "gpusched/kubeapi/gpu_publisher.h"
+#include "gpusched/kubeapi/node_agent_api.h"
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::cli {
@@ -33,7 +35,10 @@ constexpr std::string_view kUsage = R"(usage: gpusched agent [--node NAME] [flag
 Reads this node's GPUs from `nvidia-smi -q -x` and publishes the annotation
 gpusched.io/gpu-devices that describes them (index, UUID, model, memory MiB, NUMA node, health:
 unhealthy on uncorrectable ECC errors, a pending or failed row remap, pages pending retirement) on
-its Node, every --interval seconds, writing only when the value changed (README: Node agent).
+its Node, every --interval seconds, writing only when the value changed. Each round it also checks
+the GPUs against what gpusched booked for the node's pods: a GPU used beyond its mGPU bookings, or
+used by no booked pod, is posted as a Warning Event GPUAccountingDrift on the Node (README: Node
+agent).
 
   --node NAME         the Node to publish on (default: $NODE_NAME, set by the DaemonSet)
   --interval S        seconds between reads (default 5: an unhealthy GPU is published within 10 s)
@@ -122,10 +127,15 @@ StatusOr<std::string> Report(const Args& a) {
   return text.str();
 }
 
-StatusOr<std::string> Describe(const Args& a) {
+StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const Args& a) {
   GPUSCHED_ASSIGN_OR_RETURN(std::string xml, Report(a));
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, agent::ParseNvidiaSmiXml(xml));
   agent::ResolveNumaNodes(a.sysfs, &gpus);
+  return gpus;
+}
+
+StatusOr<std::string> Describe(const Args& a) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a));
   return kubejson::EncodeGpuDevices(agent::ToGpuDevices(gpus)) + "\n";
 }
 
@@ -139,21 +149,36 @@ StatusOr<std::unique_ptr<kubeapi::ApiClient>> Client(const Args& a) {
   return kubeapi::ApiClient::Create(config);
 }
 
-// One round: read the GPUs and publish them if they changed. Returns what happened, in words.
-StatusOr<std::string> PublishOnce(const Args& a, kubeapi::ApiClient* client) {
-  GPUSCHED_ASSIGN_OR_RETURN(std::string value, Describe(a));
-  value.pop_back();  // the newline
+// One round: read the GPUs, publish them if they changed, and check them against what the node's
+// pods book; a drift not in *reported (the last round's) is posted as a Node Event. Returns what
+// happened, in words: "published" or "unchanged", then one "drift:" line per drifting GPU.
+StatusOr<std::string> PublishOnce(const Args& a, kubeapi::ApiClient* client, std::set<std::string>* reported) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a));
+  std::string value = kubejson::EncodeGpuDevices(agent::ToGpuDevices(gpus));
   GPUSCHED_ASSIGN_OR_RETURN(bool wrote, kubeapi::PublishGpuDevices(client, a.node, value));
-  return fmt::format("node {}: {} {}\n", a.node, wrote ? "published" : "unchanged", value);
+  std::string out = fmt::format("node {}: {} {}\n", a.node, wrote ? "published" : "unchanged", value);
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<Pod> pods, kubeapi::PodsOnNode(client, a.node));
+  std::set<std::string> now;
+  for (const agent::GpuDrift& d : agent::FindDrift(gpus, agent::BookedBy(pods))) {
+    now.insert(d.reason);
+    out += fmt::format("drift: {}\n", d.reason);
+    if (reported->contains(d.reason)) continue;
+    Status posted = kubeapi::PostNodeEvent(client, a.node, "GPUAccountingDrift", d.reason);
+    if (!posted.ok()) now.erase(d.reason);  // tried again next round
+  }
+  *reported = std::move(now);
+  return out;
 }
 
 // Publishes every interval until SIGTERM or SIGINT; a failed round is logged and retried.
 int PublishLoop(const Args& a, kubeapi::ApiClient* client) {
   std::signal(SIGTERM, [](int) { stop_agent = true; });
   std::signal(SIGINT, [](int) { stop_agent = true; });
+  std::set<std::string> reported;
   while (!stop_agent) {
-    StatusOr<std::string> round = PublishOnce(a, client);
-    if (round.ok() && round->find(": published ") != std::string::npos) std::fputs(round->c_str(), stdout);
+    StatusOr<std::string> round = PublishOnce(a, client, &reported);
+    bool news = round.ok() && (round->find(": published ") != std::string::npos || round->find("\ndrift: ") != std::string::npos);
+    if (news) std::fputs(round->c_str(), stdout);
     if (!round.ok()) std::fprintf(stderr, "gpusched agent: %s\n", round.status().message().c_str());
     std::fflush(stdout);
     for (int tick = 0; tick < a.interval_s * 10 && !stop_agent; ++tick) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -176,7 +201,8 @@ int RunAgent(int argc, char** argv) {
   return RunAnswering<Args>("agent", kUsage, argc, argv, ParseArgs, [](const Args& a) -> StatusOr<std::string> {
     if (a.print) return Describe(a);
     GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, Client(a));
-    return PublishOnce(a, client.get());
+    std::set<std::string> reported;
+    return PublishOnce(a, client.get(), &reported);
   });
 }
 

@@ -2,7 +2,7 @@
 //
 // `gpusched agent`: the node side. Reads the node's GPUs from `nvidia-smi -q -x` (or a saved
 // report) and publishes gpusched.io/gpu-devices (agent/gpu_devices.h) on its Node when the value
-// changes (kubeapi/gpu_publisher.h), every few seconds; `--print` prints it instead. The drift
+// changes (kubeapi/node_agent_api.h), every few seconds; `--print` prints it instead. The drift
 // check against the ledger is not built yet.
 #pragma once
 

@@ -70,6 +70,34 @@ TEST(AgentCli, PublishesOnItsNodeOnlyWhenTheGpusChanged) {
   EXPECT_THAT(missing.out, HasSubstr("node nowhere does not exist"));
 }
 
+// A GPU used beyond what the ledger books on it: the agent says so and posts a Node Event.
+TEST(AgentCli, AGpuUsedBeyondItsBookingIsReportedAsDrift) {
+  FakeApiServer api;
+  api.Put("nodes", MgpuNode("gpu-2", 1, 143771).ToJson());
+  api.Put("pods", PodJson{.name = "p", .namespace_name = "ml", .uid = "u-p", .node = "gpu-2", .phase = "Running",
+                          .containers = {Mgpu("s", 50, 8192)},
+                          .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}}}
+                      .ToJson());
+  std::string xml = ReadAll(kXml);
+  xml.replace(xml.find("<processes>"), std::string("<processes>\n\t\t</processes>").size(),
+              "<processes><process_info><pid>77</pid><process_name>python</process_name><used_memory>20000 MiB</used_memory>"
+              "</process_info></processes>");
+  std::string report = WriteTemp("agent-drift.xml", xml);
+  CliRun r = Agent("--once --node gpu-2 --server " + api.url() + " --nvidia-smi-xml " + report);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("drift: GPU 0 (GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c): processes use 20000 MiB, 8192 MiB booked by ml/p"));
+  bool event = false;
+  for (const RecordedRequest& q : api.Requests()) {
+    event |= q.method == "POST" && q.body.find(R"("reason":"GPUAccountingDrift")") != std::string::npos &&
+             q.body.find(R"("kind":"Node","name":"gpu-2")") != std::string::npos;
+  }
+  EXPECT_TRUE(event);
+  // Within its booking (plus tolerance) there is nothing to say.
+  std::string fine = WriteTemp("agent-fine.xml", ReadAll(report).replace(ReadAll(report).find("20000 MiB"), 9, "8000 MiB"));
+  CliRun ok = Agent("--once --node gpu-2 --server " + api.url() + " --nvidia-smi-xml " + fine);
+  EXPECT_THAT(ok.out, ::testing::Not(HasSubstr("drift:")));
+}
+
 // The agent as the DaemonSet runs it: a GPU that turns unhealthy is published within 10 s, and
 // SIGTERM ends it cleanly.
 TEST(AgentCli, AGpuThatTurnsUnhealthyIsPublishedWithinTenSeconds) {

@@ -19,7 +19,7 @@
 #include "fake_apiserver.h"
 #include "gpusched/config/config.h"
 #include "gpusched/kubeapi/api_config.h"
-#include "gpusched/kubeapi/gpu_publisher.h"
+#include "gpusched/kubeapi/node_agent_api.h"
 #include "live_replica.h"
 
 namespace gpusched {
@@ -724,9 +724,9 @@ TEST(Manifests, TheDraOwnerRoleGrantsExactlyWhatOwnerModeAddsToTheBaseRole) {
   }
 }
 
-// The agent's ClusterRole: exactly the reads and writes of its publishing, which the policy then
-// limits to its own Node's gpu-devices annotation.
-TEST(Manifests, TheAgentRoleGrantsExactlyWhatItsPublishingUses) {
+// The agent's ClusterRole: exactly the calls of its publishing and drift check; the policy then
+// limits its Node writes to its own Node's gpu-devices annotation.
+TEST(Manifests, TheAgentRoleGrantsExactlyWhatItsCallsUse) {
   std::set<Permission> granted;
   for (const YAML::Node& d : Documents("deploy/agent/rbac.yaml")) {
     if (d["kind"].as<std::string>() != "ClusterRole") continue;
@@ -745,6 +745,8 @@ TEST(Manifests, TheAgentRoleGrantsExactlyWhatItsPublishingUses) {
   std::unique_ptr<kubeapi::ApiClient> client = kubeapi::ApiClient::Create(config).value();
   EXPECT_TRUE(kubeapi::PublishGpuDevices(client.get(), "gpu-0", "[]").value());
   EXPECT_FALSE(kubeapi::PublishGpuDevices(client.get(), "gpu-0", "[]").value());
+  EXPECT_TRUE(kubeapi::PodsOnNode(client.get(), "gpu-0").ok());
+  EXPECT_TRUE(kubeapi::PostNodeEvent(client.get(), "gpu-0", "GPUAccountingDrift", "test").ok());
   std::set<Permission> used;
   for (const testing::RecordedRequest& r : api.Requests()) used.insert(PermissionOf(r));
   EXPECT_EQ(used, granted);

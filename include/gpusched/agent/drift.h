@@ -1,0 +1,48 @@
+// File: drift.h (agent)
+//
+// The check no peer has: what gpusched booked on a node (the ledger's view, from the bound pods'
+// requests and result annotations) against what runs on its GPUs (nvidia-smi's processes and
+// memory). A GPU is drifting when
+//   - it is used beyond what is booked on it: mGPU containers booked there hold some MiB, and the
+//     processes on it use more than that plus a tolerance (CUDA contexts cost a few hundred MiB
+//     beyond what a container asks);
+//   - it is used by no booked pod: processes run on a GPU that no mGPU container is booked on,
+//     beyond the number of whole GPUs the node's whole-GPU pods hold (the device plugin picks
+//     their devices, so gpusched does not know which ones they are).
+// HAMi #2923 and volcano PR #5253 were allocation bugs of exactly these two shapes.
+//
+// Pure: the result depends only on the arguments.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpusched/agent/nvidia_smi.h"
+#include "gpusched/model/allocation.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::agent {
+
+struct DriftOptions {
+  // Memory a GPU may use beyond its bookings: the larger of these.
+  int64_t tolerance_mib = 512;
+  double tolerance_fraction = 0.05;  // of what is booked there
+};
+
+struct GpuDrift {
+  int index = -1;      // the GPU; -1 for a node-wide finding (whole GPUs in use without bookings)
+  std::string reason;  // what was seen against what was booked, with the pods booked there
+
+  bool operator==(const GpuDrift&) const = default;
+};
+
+// What gpusched's ledger books for `pods`, the unfinished pods bound to one node: the allocation
+// each GPU pod records (placement/allocation_record.h: requests and result annotations).
+std::vector<Allocation> BookedBy(const std::vector<Pod>& pods);
+
+// The drifting GPUs of a node whose GPUs are `gpus` and whose bound pods hold `booked`.
+std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std::vector<Allocation>& booked,
+                                const DriftOptions& options = {});
+
+}  // namespace gpusched::agent

@@ -1,0 +1,87 @@
+#include "gpusched/agent/drift.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "gpusched/placement/allocation_record.h"
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::agent {
+namespace {
+
+// What the ledger books on one GPU: the memory of the mGPU containers there, and their pods.
+struct Booked {
+  int64_t mib = 0;
+  bool exclusive = false;
+  std::vector<std::string> pods;
+};
+
+std::map<int, Booked> BookedByGpu(const std::vector<Allocation>& booked, int64_t* whole_gpus) {
+  std::map<int, Booked> out;
+  for (const Allocation& a : booked) {
+    if (a.placement.kind == RequestKind::kWholeGpu) *whole_gpus += a.placement.whole_gpus;
+    if (a.placement.kind != RequestKind::kMgpu) continue;
+    for (const ContainerAssignment& c : a.placement.containers) {
+      for (int index : c.gpu_indices) {
+        Booked& b = out[index];
+        b.mib += c.mib_per_gpu;
+        b.exclusive |= c.exclusive;
+        std::string pod = a.pod_namespace + "/" + a.pod_name;
+        if (std::find(b.pods.begin(), b.pods.end(), pod) == b.pods.end()) b.pods.push_back(pod);
+      }
+    }
+  }
+  return out;
+}
+
+int64_t ProcessMib(const PhysicalGpu& g) {
+  int64_t mib = 0;
+  for (const GpuProcess& p : g.processes) mib += p.used_mib;
+  return mib;
+}
+
+}  // namespace
+
+std::vector<Allocation> BookedBy(const std::vector<Pod>& pods) {
+  std::vector<Allocation> out;
+  for (const Pod& pod : pods) {
+    if (!pod.bound() || pod.terminal()) continue;
+    placement::PodRequest request = placement::AnalyzePod(pod);
+    if (request.kind == RequestKind::kNone) continue;
+    out.push_back(placement::RecordedAllocation(pod, request));
+  }
+  return out;
+}
+
+std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std::vector<Allocation>& booked,
+                                const DriftOptions& options) {
+  int64_t whole_gpus = 0;
+  std::map<int, Booked> by_gpu = BookedByGpu(booked, &whole_gpus);
+  std::vector<GpuDrift> out;
+  std::vector<int> unbooked_in_use;
+  for (const PhysicalGpu& g : gpus) {
+    auto it = by_gpu.find(g.index);
+    if (it == by_gpu.end()) {
+      if (!g.processes.empty()) unbooked_in_use.push_back(g.index);
+      continue;
+    }
+    const Booked& b = it->second;
+    int64_t used = ProcessMib(g);
+    int64_t allowed = b.mib + std::max(options.tolerance_mib, static_cast<int64_t>(options.tolerance_fraction * static_cast<double>(b.mib)));
+    if (b.exclusive || used <= allowed) continue;
+    out.push_back(GpuDrift{.index = g.index,
+                           .reason = fmt::format("GPU {} ({}): processes use {} MiB, {} MiB booked by {}", g.index, g.uuid, used,
+                                                 b.mib, fmt::join(b.pods, ", "))});
+  }
+  if (static_cast<int64_t>(unbooked_in_use.size()) > whole_gpus) {
+    out.push_back(GpuDrift{.index = -1,
+                           .reason = fmt::format("GPUs {} run processes but no mGPU container is booked on them, and the "
+                                                 "node's whole-GPU pods hold {} GPU{}",
+                                                 fmt::join(unbooked_in_use, ", "), whole_gpus, whole_gpus == 1 ? "" : "s")});
+  }
+  return out;
+}
+
+}  // namespace gpusched::agent

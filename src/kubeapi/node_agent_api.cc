@@ -1,0 +1,73 @@
+#include "gpusched/kubeapi/node_agent_api.h"
+
+#include <fmt/format.h>
+
+#include "gpusched/common/time_format.h"
+#include "gpusched/json/json.h"
+#include "gpusched/kubejson/objects.h"
+#include "gpusched/model/names.h"
+
+namespace gpusched::kubeapi {
+
+StatusOr<bool> PublishGpuDevices(ApiClient* client, const std::string& node, const std::string& value,
+                                 std::chrono::milliseconds timeout) {
+  std::string path = fmt::format("/api/v1/nodes/{}", node);
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse got, client->Send("GET", path, {}, "application/json", timeout));
+  if (got.status == 404) return NotFoundError(fmt::format("node {} does not exist", node));
+  if (got.status != 200) return UnavailableError(fmt::format("GET node {}: {} {}", node, got.status, StatusMessage(got)));
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(got.body, &doc));
+  const rapidjson::Value* meta = doc.IsObject() ? json::Find(doc, "metadata") : nullptr;
+  const rapidjson::Value* annotations = meta != nullptr && meta->IsObject() ? json::Find(*meta, "annotations") : nullptr;
+  const rapidjson::Value* current = annotations != nullptr && annotations->IsObject()
+                                        ? json::Find(*annotations, names::kGpuDevicesAnnotation)
+                                        : nullptr;
+  if (current != nullptr && current->IsString() && value == current->GetString()) return false;
+  std::string patch = R"({"metadata":{"annotations":{)";
+  json::AppendString(&patch, names::kGpuDevicesAnnotation);
+  patch += ":";
+  json::AppendString(&patch, value);
+  patch += "}}}";
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("PATCH", path, patch, "application/merge-patch+json", timeout));
+  if (r.status != 200) return UnavailableError(fmt::format("PATCH node {}: {} {}", node, r.status, StatusMessage(r)));
+  return true;
+}
+
+StatusOr<std::vector<Pod>> PodsOnNode(ApiClient* client, const std::string& node, std::chrono::milliseconds timeout) {
+  std::string path = fmt::format("/api/v1/pods?fieldSelector=spec.nodeName%3D{}", node);
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", path, {}, "application/json", timeout));
+  if (r.status != 200) return UnavailableError(fmt::format("LIST pods on {}: {} {}", node, r.status, StatusMessage(r)));
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(r.body, &doc));
+  std::vector<Pod> out;
+  const rapidjson::Value* items = doc.IsObject() ? json::Find(doc, "items") : nullptr;
+  if (items == nullptr || !items->IsArray()) return out;
+  for (const rapidjson::Value& item : items->GetArray()) {
+    StatusOr<Pod> pod = kubejson::DecodePod(item, "pod");
+    if (!pod.ok() || pod->terminal()) continue;
+    out.push_back(std::move(pod).value());
+  }
+  return out;
+}
+
+Status PostNodeEvent(ApiClient* client, const std::string& node, const std::string& reason, const std::string& message,
+                     std::chrono::milliseconds timeout) {
+  std::string now = FormatRfc3339(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch()).count());
+  std::string body = R"({"apiVersion":"v1","kind":"Event","metadata":{"generateName":)";
+  json::AppendString(&body, node + ".");
+  body += R"(,"namespace":"default"},"involvedObject":{"apiVersion":"v1","kind":"Node","name":)";
+  json::AppendString(&body, node);
+  body += R"(},"reason":)";
+  json::AppendString(&body, reason);
+  body += R"(,"message":)";
+  json::AppendString(&body, message);
+  body += R"(,"type":"Warning","source":{"component":"gpusched-agent","host":)";
+  json::AppendString(&body, node);
+  body += fmt::format(R"(}},"firstTimestamp":"{0}","lastTimestamp":"{0}","count":1}})", now);
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("POST", "/api/v1/namespaces/default/events", body, "application/json", timeout));
+  if (r.status != 201 && r.status != 200) return UnavailableError(fmt::format("POST Event on node {}: {} {}", node, r.status, StatusMessage(r)));
+  return OkStatus();
+}
+
+}  // namespace gpusched::kubeapi

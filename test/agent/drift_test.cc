@@ -1,0 +1,64 @@
+// The drift check on hand-built nodes: memory used beyond an mGPU booking (with its tolerance),
+// exclusive cards, GPUs in use that no pod is booked on, and whole-GPU pods whose devices the
+// device plugin picks.
+#include "gpusched/agent/drift.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpusched::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+PhysicalGpu Gpu(int index, std::vector<int64_t> process_mib) {
+  PhysicalGpu g{.index = index, .uuid = "GPU-" + std::to_string(index), .memory_mib = 81920};
+  for (size_t i = 0; i < process_mib.size(); ++i) g.processes.push_back(GpuProcess{.pid = 100 + static_cast<int64_t>(i), .used_mib = process_mib[i]});
+  return g;
+}
+
+Allocation Shared(std::string name, std::vector<int> gpus, int64_t mib, bool exclusive = false) {
+  Allocation a{.pod_uid = name, .pod_namespace = "ml", .pod_name = name, .node_name = "n", .mode = NodeMode::kMgpu};
+  a.placement.kind = RequestKind::kMgpu;
+  a.placement.containers.push_back(ContainerAssignment{.container = "c", .gpu_indices = std::move(gpus), .milli_per_gpu = 500,
+                                                       .mib_per_gpu = mib, .exclusive = exclusive});
+  return a;
+}
+
+Allocation Whole(std::string name, int64_t gpus) {
+  Allocation a{.pod_uid = name, .pod_namespace = "ml", .pod_name = name, .node_name = "n", .mode = NodeMode::kNvidia};
+  a.placement.kind = RequestKind::kWholeGpu;
+  a.placement.whole_gpus = gpus;
+  return a;
+}
+
+TEST(Drift, AGpuUsedBeyondItsMgpuBookingsIsReportedWithThePodsBookedThere) {
+  std::vector<Allocation> booked = {Shared("a", {0}, 8192), Shared("b", {0}, 4096)};
+  // 12,288 MiB booked; the tolerance is 614 MiB (5%), above the 512 MiB floor.
+  EXPECT_THAT(FindDrift({Gpu(0, {8192, 4096 + 600})}, booked), IsEmpty());
+  std::vector<GpuDrift> d = FindDrift({Gpu(0, {8192, 4096 + 700})}, booked);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].index, 0);
+  EXPECT_EQ(d[0].reason, "GPU 0 (GPU-0): processes use 12988 MiB, 12288 MiB booked by ml/a, ml/b");
+  // A small booking gets the 512 MiB floor.
+  EXPECT_THAT(FindDrift({Gpu(1, {1024 + 500})}, {Shared("c", {1}, 1024)}), IsEmpty());
+  EXPECT_EQ(FindDrift({Gpu(1, {1024 + 513})}, {Shared("c", {1}, 1024)}).size(), 1u);
+  // A whole card booked exclusively may use all of it.
+  EXPECT_THAT(FindDrift({Gpu(2, {80000})}, {Shared("w", {2}, 0, /*exclusive=*/true)}), IsEmpty());
+}
+
+TEST(Drift, GpusInUseBeyondTheWholeGpuPodsAreReported) {
+  std::vector<PhysicalGpu> gpus = {Gpu(0, {30000}), Gpu(1, {}), Gpu(2, {100}), Gpu(3, {})};
+  // One whole-GPU pod holds 1 GPU; two GPUs run processes with no mGPU container on them.
+  std::vector<GpuDrift> d = FindDrift(gpus, {Whole("t", 1)});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].index, -1);
+  EXPECT_EQ(d[0].reason, "GPUs 0, 2 run processes but no mGPU container is booked on them, and the node's whole-GPU pods hold 1 GPU");
+  EXPECT_THAT(FindDrift(gpus, {Whole("t", 2)}), IsEmpty());
+  EXPECT_THAT(FindDrift(gpus, {Whole("t", 1), Shared("s", {2}, 1024)}), IsEmpty());  // GPU 2 is an mGPU pod's
+  EXPECT_THAT(FindDrift({Gpu(0, {})}, {}), IsEmpty());  // idle and unbooked: nothing to say
+}
+
+}  // namespace
+}  // namespace gpusched::agent
