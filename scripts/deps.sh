@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
   curl openssl
   clang   # scripts/thread-safety.sh: clang's -Wthread-safety analysis
+  chromium fonts-dejavu-core   # test/http/ui_browser_test.cc: /ui in a real browser, headless
 )
 
 sudo=""

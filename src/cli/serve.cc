@@ -39,7 +39,7 @@ std::string Usage() {
   return fmt::format(R"(usage: gpusched serve [flags]
 
 Serves kube-scheduler's extender verbs (POST <prefix>/filter, /prioritize, /bind, /preempt) and
-GET /healthz, /readyz, /debug/inventory[?node=NAME]; /explain and /debug/defrag for people.
+GET /healthz, /readyz, /debug/inventory[?node=NAME]; /explain, /debug/defrag and /ui for people.
 
   {:<22} YAML configuration (see scheduler-config/gpusched.yaml); flags override it
 {}

@@ -314,7 +314,7 @@ void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, co
 
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions,
-                            const std::vector<std::string>& errors) {
+                            const std::vector<std::string>& errors, std::optional<double> fragmented_pct) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.SetIndent(' ', 2);
@@ -329,6 +329,13 @@ std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const 
   w.Uint64(s.pending_pods);
   Key(w, "draObjects");
   w.Uint64(s.dra_objects);
+  if (fragmented_pct) {
+    Key(w, "summary");
+    w.StartObject();
+    Key(w, "fragmentedPct");
+    w.Double(*fragmented_pct);
+    w.EndObject();
+  }
   Key(w, "errors");
   w.StartArray();
   for (const std::string& e : errors) Str(w, e);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpusched/extender/defrag.h"
+#include "gpusched/placement/defrag_planner.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/extender/pod_evaluation.h"
@@ -387,7 +388,14 @@ std::string Service::DebugInventory(std::string_view node) const {
   std::vector<DraDecision> recent = dra_log_->Recent();
   std::vector<DraDecisionView> decisions;
   for (const DraDecision& d : recent) decisions.push_back(DraDecisionView{d.pod, d.node, d.verdict.get()});
-  return EncodeInventory(*inventory_->Snapshot(), inventory_->Stats(), node, decisions, inventory_->Errors());
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  std::optional<double> fragmented;
+  if (node.empty()) {
+    std::vector<const placement::NodeState*> nodes;
+    for (const inventory::NodeStatePtr& n : snapshot->nodes()) nodes.push_back(n.get());
+    fragmented = placement::FragmentedPct(nodes, *workloads_->Get(*snapshot));
+  }
+  return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented);
 }
 
 }  // namespace gpusched::extender

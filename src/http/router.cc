@@ -10,6 +10,7 @@
 #include "gpusched/common/log.h"
 #include "gpusched/extender/admission.h"
 #include "gpusched/extender/wire.h"
+#include "gpusched/http/ui_page.h"
 
 namespace gpusched::http {
 namespace {
@@ -96,6 +97,7 @@ std::string_view VerbOf(std::string_view path, std::string_view prefix) {
   if (path == "/debug/inventory") return "debug_inventory";
   if (path == "/explain") return "explain";
   if (path == "/debug/defrag") return "defrag";
+  if (path == "/ui" || path == "/ui/") return "ui";
   return "";
 }
 
@@ -178,6 +180,7 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     return Json(200, std::move(review).value());
   }
   if (verb == "healthz") return Text(200, "ok\n");
+  if (verb == "ui") return Response{.status = 200, .content_type = "text/html; charset=utf-8", .body = std::string(UiPage())};
   if (verb == "readyz") return ready_->load() ? Text(200, "ok\n") : Text(503, "inventory not synced\n");
   if (verb == "metrics") {
     Response r = Text(200, telemetry_ != nullptr ? telemetry_->Render() : "");

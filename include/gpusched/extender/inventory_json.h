@@ -4,6 +4,7 @@
 // whole-GPU counts, allocations and the pods blocking a mode switch.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,11 @@ struct DraDecisionView {
 
 // Returns the inventory document for `snapshot`; only node `node` when it is non-empty. `errors`
 // are the objects that could not be read (Inventory::Errors()).
+// `fragmented_pct`, when given, goes into "summary": {"fragmentedPct"} (FGD's measure for the
+// running workload, placement/defrag_planner.h's FragmentedPct).
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& stats,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions = {},
-                            const std::vector<std::string>& errors = {});
+                            const std::vector<std::string>& errors = {},
+                            std::optional<double> fragmented_pct = std::nullopt);
 
 }  // namespace gpusched::extender

@@ -1,0 +1,102 @@
+// /ui in a real browser (Debian's headless Chromium) against a real server: every demo node with
+// its state and its GPU cells, a switching node's blockers, 5,000 nodes loaded within 2 s with
+// only the rows in view in the DOM; a screenshot of the demo goes to the build folder. Chromium
+// is kept off every network but 127.0.0.1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <regex>
+#include <string>
+
+#include "cluster_json.h"
+#include "demo/demo_cluster.h"
+#include "test_server.h"
+
+namespace gpusched::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Runs headless Chromium on `url` with `mode` (--dump-dom, or --screenshot=FILE); returns stdout.
+std::string Chromium(const std::string& url, const std::string& mode) {
+  std::string command =
+      "chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+      "--disable-component-update --disable-sync --disable-default-apps --disable-extensions --disable-breakpad "
+      "--metrics-recording-only --host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1' --hide-scrollbars "
+      "--window-size=1280,640 --virtual-time-budget=5000 " + mode + " '" + url + "' 2>/dev/null";
+  FILE* p = popen(command.c_str(), "r");
+  std::string out;
+  std::array<char, 65536> buf;
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+  pclose(p);
+  return out;
+}
+
+std::string Url(const TestServer& server, const std::string& path) {
+  return "http://127.0.0.1:" + std::to_string(server.port()) + path;
+}
+
+// The GPU cells of node `name`'s row in `dom`, or -1 if the row is not there.
+int CellsOf(const std::string& dom, const std::string& name) {
+  size_t at = dom.find("data-node=\"" + name + "\"");
+  if (at == std::string::npos) return -1;
+  std::string row = dom.substr(at, dom.find("</span></div>", at) - at);  // a row ends with its GPU cells
+  int cells = 0;
+  for (size_t p = row.find("class=\"gpu"); p != std::string::npos; p = row.find("class=\"gpu", p + 1)) cells += row[p + 10] != 's';
+  return cells;
+}
+
+TEST(UiBrowser, EveryDemoNodeShowsItsStateAndItsGpus) {
+  TestServer server{std::string(demo::DemoClusterJson())};
+  std::string dom = Chromium(Url(server, "/ui"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\"")) << dom.substr(0, 2000);
+  // name, state, GPU cells (DRA: the devices of its slices; whole-GPU: the node's GPUs)
+  const std::vector<std::tuple<std::string, std::string, int>> nodes = {
+      {"dra-h200-01", "ready", 4},   {"gpu-a100-01", "ready", 8},       {"gpu-a100-02", "ready", 8},
+      {"gpu-badlabel-01", "invalid", 4}, {"gpu-switch-01", "switching", 8}, {"mgpu-a10-01", "ready", 4},
+      {"mgpu-mixed-01", "ready", 3}};
+  for (const auto& [name, state, cells] : nodes) {
+    EXPECT_THAT(dom, HasSubstr("data-node=\"" + name + "\" data-state=\"" + state + "\"")) << name;
+    EXPECT_EQ(CellsOf(dom, name), cells) << name;
+  }
+  EXPECT_THAT(dom, HasSubstr("7 of 7 nodes"));
+  EXPECT_THAT(dom, HasSubstr("fragmented (FGD)"));
+  Chromium(Url(server, "/ui"), "--screenshot=" + std::string(GPUSCHED_BUILD_DIR) + "/ui-demo.png");
+}
+
+TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {
+  TestServer server{std::string(demo::DemoClusterJson())};
+  std::string dom = Chromium(Url(server, "/ui#node=gpu-switch-01"), "--dump-dom");
+  size_t detail = dom.find("<aside id=\"detail\"");
+  ASSERT_NE(detail, std::string::npos);
+  std::string panel = dom.substr(detail, dom.find("</aside>", detail) - detail);
+  EXPECT_THAT(panel, HasSubstr("Blockers (old-mode pods)</h3><ul><li>ml/legacy-train (nvidia)</li>"));
+  EXPECT_THAT(panel, HasSubstr("node is switching from nvidia to mgpu"));
+}
+
+TEST(UiBrowser, FiveThousandNodesLoadWithinTwoSecondsWithOnlyTheVisibleRowsDrawn) {
+  std::vector<std::string> items;
+  for (int i = 0; i < 5000; ++i) {
+    std::string name = "gpu-" + std::to_string(10000 + i);
+    items.push_back(NvidiaNode(name, 8).ToJson());
+    items.push_back(PodJson{.name = "p" + std::to_string(i), .namespace_name = "ml", .uid = "u" + std::to_string(i),
+                            .node = name, .phase = "Running", .containers = {WholeGpus("c", 1 + i % 8)}}
+                        .ToJson());
+  }
+  TestServer server{ListJson(items)};
+  std::string dom = Chromium(Url(server, "/ui"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
+  EXPECT_THAT(dom, HasSubstr("5000 of 5000 nodes"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-render-ms=\"([0-9]+)\"")));
+  EXPECT_LT(std::stoi(m[1]), 2000) << "fetch, parse and first draw of 5,000 nodes";
+  int rows = 0;
+  for (size_t p = dom.find("class=\"row\""); p != std::string::npos; p = dom.find("class=\"row\"", p + 1)) ++rows;
+  EXPECT_GT(rows, 10);
+  EXPECT_LT(rows, 100);  // virtualized
+}
+
+}  // namespace
+}  // namespace gpusched::testing
