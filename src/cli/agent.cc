@@ -18,10 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/agent_metrics.h"
 #include "cli/subcommand.h"
 #include "gpusched/agent/drift.h"
 #include "gpusched/agent/gpu_devices.h"
 #include "gpusched/agent/nvidia_smi.h"
+#include "gpusched/config/config.h"
+#include "gpusched/http/server.h"
 #include "gpusched/kubeapi/api_client.h"
 #include "gpusched/kubeapi/api_config.h"
 #include "gpusched/kubeapi/node_agent_api.h"
@@ -48,6 +51,8 @@ agent).
   --sysfs DIR         where sysfs is mounted, for the GPUs' NUMA nodes (default /sys)
   --server URL        the API server (default: in-cluster, from the pod's ServiceAccount)
   --kubeconfig FILE   or a kubeconfig's current context
+  --metrics-listen A  serve GET /metrics and /healthz on HOST:PORT (the loop only): GPUs, health
+                      and drift per GPU, writes and failed rounds
 )";
 
 struct Args {
@@ -58,6 +63,7 @@ struct Args {
   std::string node;
   std::string server;
   std::string kubeconfig;
+  std::string metrics_listen;
   int interval_s = 5;
 };
 
@@ -76,6 +82,7 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
                                    : flag == "--node"           ? &a.node
                                    : flag == "--server"         ? &a.server
                                    : flag == "--kubeconfig"     ? &a.kubeconfig
+                                   : flag == "--metrics-listen" ? &a.metrics_listen
                                                                 : nullptr) {
       if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
       *into = argv[++i];
@@ -149,40 +156,73 @@ StatusOr<std::unique_ptr<kubeapi::ApiClient>> Client(const Args& a) {
   return kubeapi::ApiClient::Create(config);
 }
 
+// One round's outcome: in words ("published" or "unchanged", then a "drift:" line per drifting
+// GPU), and what the metrics read.
+struct RoundResult {
+  std::string text;
+  std::vector<agent::PhysicalGpu> gpus;
+  std::vector<agent::GpuDrift> drift;
+  bool published = false;
+};
+
 // One round: read the GPUs, publish them if they changed, and check them against what the node's
-// pods book; a drift not in *reported (the last round's) is posted as a Node Event. Returns what
-// happened, in words: "published" or "unchanged", then one "drift:" line per drifting GPU.
-StatusOr<std::string> PublishOnce(const Args& a, kubeapi::ApiClient* client, std::set<std::string>* reported) {
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a));
-  std::string value = kubejson::EncodeGpuDevices(agent::ToGpuDevices(gpus));
-  GPUSCHED_ASSIGN_OR_RETURN(bool wrote, kubeapi::PublishGpuDevices(client, a.node, value));
-  std::string out = fmt::format("node {}: {} {}\n", a.node, wrote ? "published" : "unchanged", value);
+// pods book; a drift not in *reported (the last round's) is posted as a Node Event.
+StatusOr<RoundResult> PublishOnce(const Args& a, kubeapi::ApiClient* client, std::set<std::string>* reported) {
+  RoundResult r;
+  GPUSCHED_ASSIGN_OR_RETURN(r.gpus, ReadGpus(a));
+  std::string value = kubejson::EncodeGpuDevices(agent::ToGpuDevices(r.gpus));
+  GPUSCHED_ASSIGN_OR_RETURN(r.published, kubeapi::PublishGpuDevices(client, a.node, value));
+  r.text = fmt::format("node {}: {} {}\n", a.node, r.published ? "published" : "unchanged", value);
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<Pod> pods, kubeapi::PodsOnNode(client, a.node));
+  r.drift = agent::FindDrift(r.gpus, agent::BookedBy(pods));
   std::set<std::string> now;
-  for (const agent::GpuDrift& d : agent::FindDrift(gpus, agent::BookedBy(pods))) {
+  for (const agent::GpuDrift& d : r.drift) {
     now.insert(d.reason);
-    out += fmt::format("drift: {}\n", d.reason);
+    r.text += fmt::format("drift: {}\n", d.reason);
     if (reported->contains(d.reason)) continue;
     Status posted = kubeapi::PostNodeEvent(client, a.node, "GPUAccountingDrift", d.reason);
     if (!posted.ok()) now.erase(d.reason);  // tried again next round
   }
   *reported = std::move(now);
-  return out;
+  return r;
+}
+
+// Starts the /metrics listener if asked for; prints where it listens. Null when not asked for.
+StatusOr<std::unique_ptr<http::Server>> MetricsServer(const Args& a, const AgentMetrics* metrics) {
+  if (a.metrics_listen.empty()) return std::unique_ptr<http::Server>();
+  http::ServerOptions options{.threads = 1, .blocking_threads = 1};
+  GPUSCHED_RETURN_IF_ERROR(config::ParseListen(a.metrics_listen, &options));
+  auto server = std::make_unique<http::Server>(options, metrics);
+  GPUSCHED_RETURN_IF_ERROR(server->Start());
+  std::printf("metrics on %s:%u\n", options.host.c_str(), static_cast<unsigned>(server->port()));
+  std::fflush(stdout);
+  return server;
 }
 
 // Publishes every interval until SIGTERM or SIGINT; a failed round is logged and retried.
 int PublishLoop(const Args& a, kubeapi::ApiClient* client) {
   std::signal(SIGTERM, [](int) { stop_agent = true; });
   std::signal(SIGINT, [](int) { stop_agent = true; });
+  AgentMetrics metrics(a.node);
+  StatusOr<std::unique_ptr<http::Server>> server = MetricsServer(a, &metrics);
+  if (!server.ok()) {
+    std::fprintf(stderr, "gpusched agent: --metrics-listen %s: %s\n", a.metrics_listen.c_str(), server.status().message().c_str());
+    return 2;
+  }
   std::set<std::string> reported;
   while (!stop_agent) {
-    StatusOr<std::string> round = PublishOnce(a, client, &reported);
-    bool news = round.ok() && (round->find(": published ") != std::string::npos || round->find("\ndrift: ") != std::string::npos);
-    if (news) std::fputs(round->c_str(), stdout);
-    if (!round.ok()) std::fprintf(stderr, "gpusched agent: %s\n", round.status().message().c_str());
+    StatusOr<RoundResult> round = PublishOnce(a, client, &reported);
+    if (round.ok()) {
+      metrics.Round(round->gpus, round->drift, round->published);
+      if (round->published || !round->drift.empty()) std::fputs(round->text.c_str(), stdout);
+    } else {
+      metrics.Failed();
+      std::fprintf(stderr, "gpusched agent: %s\n", round.status().message().c_str());
+    }
     std::fflush(stdout);
     for (int tick = 0; tick < a.interval_s * 10 && !stop_agent; ++tick) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  if (*server) (*server)->Shutdown();
   return 0;
 }
 
@@ -202,7 +242,8 @@ int RunAgent(int argc, char** argv) {
     if (a.print) return Describe(a);
     GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, Client(a));
     std::set<std::string> reported;
-    return PublishOnce(a, client.get(), &reported);
+    GPUSCHED_ASSIGN_OR_RETURN(RoundResult r, PublishOnce(a, client.get(), &reported));
+    return r.text;
   });
 }
 

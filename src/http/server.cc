@@ -42,7 +42,7 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 // State every session shares with the server. Outlives the sessions (they die with io_context).
 struct Shared {
   const ServerOptions* options = nullptr;
-  const Router* router = nullptr;
+  const Handler* router = nullptr;
   net::thread_pool* blocking = nullptr;  // where Router::Blocks requests are handled
   std::atomic<size_t> connections{0};
   std::atomic<size_t> in_flight{0};
@@ -304,7 +304,7 @@ class TlsSession : public Session<TlsSession>, public std::enable_shared_from_th
 
 class Server::Impl {
  public:
-  Impl(ServerOptions options, const Router* router)
+  Impl(ServerOptions options, const Handler* router)
       : options_(std::move(options)),
         ioc_(std::max(1, options_.threads)),
         blocking_(static_cast<size_t>(std::max(1, options_.blocking_threads))),
@@ -453,7 +453,7 @@ class Server::Impl {
   bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
 };
 
-Server::Server(ServerOptions options, const Router* router)
+Server::Server(ServerOptions options, const Handler* router)
     : impl_(std::make_unique<Impl>(std::move(options), router)) {}
 
 Server::~Server() { impl_->Stop(); }

@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "cli_run.h"
 #include "cluster_json.h"
 #include "eventually.h"
 #include "fake_apiserver.h"
+#include "http_client.h"
 
 namespace gpusched::testing {
 namespace {
@@ -105,8 +107,9 @@ TEST(AgentCli, AGpuThatTurnsUnhealthyIsPublishedWithinTenSeconds) {
   api.Put("nodes", NvidiaNode("gpu-1", 1).ToJson());
   std::string report = WriteTemp("agent-live.xml", ReadAll(kXml));
   std::string pid_file = ::testing::TempDir() + "agent.pid";
+  std::string log = ::testing::TempDir() + "agent.log";
   std::string command = std::string(GPUSCHED_BINARY) + " agent --node gpu-1 --interval 1 --server " + api.url() +
-                        " --nvidia-smi-xml " + report + " > /dev/null 2>&1 & echo $! > " + pid_file;
+                        " --metrics-listen 127.0.0.1:0 --nvidia-smi-xml " + report + " > " + log + " 2>&1 & echo $! > " + pid_file;
   ASSERT_EQ(std::system(command.c_str()), 0);
   ASSERT_TRUE(Eventually([&] { return Published(api, "gpu-1").find("Healthy") != std::string::npos; }));
   std::string xml = ReadAll(kXml);
@@ -115,6 +118,17 @@ TEST(AgentCli, AGpuThatTurnsUnhealthyIsPublishedWithinTenSeconds) {
   auto changed = std::chrono::steady_clock::now();
   EXPECT_TRUE(Eventually([&] { return Published(api, "gpu-1").find("Unhealthy") != std::string::npos; }));
   EXPECT_LT(std::chrono::steady_clock::now() - changed, std::chrono::seconds(10));
+  // Its /metrics says so too.
+  std::smatch port;
+  std::string printed = ReadAll(log);
+  ASSERT_TRUE(std::regex_search(printed, port, std::regex("metrics on 127.0.0.1:([0-9]+)"))) << printed;
+  HttpClient metrics(static_cast<uint16_t>(std::stoi(port[1])));
+  EXPECT_TRUE(Eventually([&] {
+    return metrics.Get("/metrics").body.find(R"(gpusched_agent_gpu_healthy{node="gpu-1",gpu="0",uuid="GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c"} 0)") !=
+           std::string::npos;
+  }));
+  EXPECT_THAT(metrics.Get("/metrics").body, HasSubstr(R"(gpusched_agent_publishes_total{node="gpu-1"} 2)"));
+  EXPECT_THAT(metrics.Get("/metrics").body, HasSubstr(R"(gpusched_agent_gpu_drift{node="gpu-1",gpu="all"} 0)"));
   std::string pid = ReadAll(pid_file);
   EXPECT_EQ(std::system(("kill -TERM " + pid).c_str()), 0);
 }

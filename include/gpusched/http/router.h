@@ -22,31 +22,17 @@
 #include <string_view>
 
 #include "gpusched/extender/service.h"
+#include "gpusched/http/handler.h"
 #include "gpusched/extender/telemetry.h"
 
 namespace gpusched::http {
-
-struct Request {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // path and query, e.g. "/debug/inventory?node=a"
-  std::string body;
-  std::string request_id;  // from X-Request-Id when the client sent one; else the router makes one
-};
-
-struct Response {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::string allow;  // Allow header for 405
-  std::string request_id;  // X-Request-Id: the caller's, or the one the router generated
-};
 
 // What a router answers: everything, or (on a listener exposed beyond the pod, such as the
 // admission webhook's) only POST /validate/node and GET /healthz, /readyz and /metrics, so that
 // nothing outside the pod can filter, prioritize or bind; the rest is 404.
 enum class RouterScope { kAll, kAdmissionOnly };
 
-class Router {
+class Router : public Handler {
  public:
   // REQUIRES: `service`, `inventory`, `ready` and `telemetry` (if not null) outlive the router.
   // `prefix` is "" or starts with "/".
@@ -61,12 +47,12 @@ class Router {
 
   // Returns the response to `request`. Takes the body by value: filter parses it in place.
   // While *ready is false, filter and bind answer Error, prioritize and validate_node 503.
-  Response Handle(Request request) const;
+  Response Handle(Request request) const override;
   // True for requests whose handling waits on the API server (bind, when the service binds
   // through it: writes and their retries): the server runs them off its I/O threads.
-  bool Blocks(const Request& request) const;
+  bool Blocks(const Request& request) const override;
 
-  extender::Telemetry* telemetry() const { return telemetry_; }
+  extender::Telemetry* telemetry() const override { return telemetry_; }
 
  private:
   Response Route(std::string_view verb, Request&& request) const;

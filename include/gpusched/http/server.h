@@ -1,6 +1,6 @@
 // File: server.h
 //
-// The HTTP/1.1 server (Boost.Beast) in front of a Router: a listener, one session per connection
+// The HTTP/1.1 server (Boost.Beast) in front of a Handler (the extender's Router, handler.h): a listener, one session per connection
 // on its own strand, keep-alive with an idle timeout longer than Go's 90 s client idle timeout,
 // and N worker threads. Beast and OpenSSL stay in server.cc; this header has none of them.
 //
@@ -24,7 +24,7 @@
 #include <string>
 
 #include "gpusched/common/status.h"
-#include "gpusched/http/router.h"
+#include "gpusched/http/handler.h"
 
 namespace gpusched::http {
 
@@ -56,8 +56,8 @@ struct ServerOptions {
 
 class Server {
  public:
-  // REQUIRES: `router` outlives the server.
-  Server(ServerOptions options, const Router* router);
+  // REQUIRES: `handler` outlives the server.
+  Server(ServerOptions options, const Handler* handler);
   ~Server();  // Stops and joins.
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
