@@ -74,6 +74,9 @@ TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {
   std::string panel = dom.substr(detail, dom.find("</aside>", detail) - detail);
   EXPECT_THAT(panel, HasSubstr("Blockers (old-mode pods)</h3><ul><li>ml/legacy-train (nvidia)</li>"));
   EXPECT_THAT(panel, HasSubstr("node is switching from nvidia to mgpu"));
+  // The page asks /explain about a pod: here one bound without its spec kept, which it says.
+  std::string explained = Chromium(Url(server, "/ui#explain=ml/legacy-train"), "--dump-dom");
+  EXPECT_THAT(explained, HasSubstr("<h2>ml/legacy-train</h2><pre>pod ml/legacy-train is bound to gpu-switch-01"));
 }
 
 TEST(UiBrowser, FiveThousandNodesLoadWithinTwoSecondsWithOnlyTheVisibleRowsDrawn) {
