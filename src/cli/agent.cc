@@ -8,12 +8,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <set>
-#include <thread>
-#include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
