@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -79,26 +80,53 @@ TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {
   EXPECT_THAT(explained, HasSubstr("<h2>ml/legacy-train</h2><pre>pod ml/legacy-train is bound to gpu-switch-01"));
 }
 
-TEST(UiBrowser, FiveThousandNodesLoadWithinTwoSecondsWithOnlyTheVisibleRowsDrawn) {
+// Seconds Chromium takes to load `url` and dump its DOM into *dom (its startup included).
+double TimedDump(const std::string& url, std::string* dom) {
+  auto start = std::chrono::steady_clock::now();
+  *dom = Chromium(url, "--dump-dom");
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string NodesJson(int n) {
   std::vector<std::string> items;
-  for (int i = 0; i < 5000; ++i) {
+  for (int i = 0; i < n; ++i) {
     std::string name = "gpu-" + std::to_string(10000 + i);
     items.push_back(NvidiaNode(name, 8).ToJson());
     items.push_back(PodJson{.name = "p" + std::to_string(i), .namespace_name = "ml", .uid = "u" + std::to_string(i),
                             .node = name, .phase = "Running", .containers = {WholeGpus("c", 1 + i % 8)}}
                         .ToJson());
   }
-  TestServer server{ListJson(items)};
-  std::string dom = Chromium(Url(server, "/ui"), "--dump-dom");
+  return ListJson(items);
+}
+
+// The load is timed from outside the page, in real time (the page's own clock runs on Chromium's
+// virtual time here): against the same page with one node, whose time is Chromium's own startup.
+// With the virtual time budget the page also refreshes once more, so it is timed twice over.
+TEST(UiBrowser, FiveThousandNodesLoadWithinTwoSecondsWithOnlyTheVisibleRowsDrawn) {
+  TestServer one{NodesJson(1)};
+  TestServer many{NodesJson(5000)};
+  std::string dom;
+  double baseline = TimedDump(Url(one, "/ui"), &dom);
+  ASSERT_THAT(dom, HasSubstr("1 of 1 nodes"));
+  double loaded = TimedDump(Url(many, "/ui"), &dom);
   ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
   EXPECT_THAT(dom, HasSubstr("5000 of 5000 nodes"));
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-render-ms=\"([0-9]+)\"")));
-  EXPECT_LT(std::stoi(m[1]), 2000) << "fetch, parse and first draw of 5,000 nodes";
+  EXPECT_LT(loaded - baseline, 2.0) << "fetch, parse and draw of 5,000 nodes, twice, beyond Chromium's startup";
+  RecordProperty("load_s_beyond_startup", std::to_string(loaded - baseline));
   int rows = 0;
   for (size_t p = dom.find("class=\"row\""); p != std::string::npos; p = dom.find("class=\"row\"", p + 1)) ++rows;
   EXPECT_GT(rows, 10);
   EXPECT_LT(rows, 100);  // virtualized
+  // Scrolling through all 5,000 a screen at a time (about 180 screens): each screen is drawn well
+  // within a frame's budget of a slow machine (50 ms), so scrolling never freezes the page.
+  double scrolled = TimedDump(Url(many, "/ui#measure-scroll"), &dom);
+  std::smatch s;
+  ASSERT_TRUE(std::regex_search(dom, s, std::regex("data-scroll-steps=\"([0-9]+)\""))) << dom.substr(0, 500);
+  int screens = std::stoi(s[1]);
+  EXPECT_GT(screens, 100);
+  double per_screen = (scrolled - loaded) / screens;
+  EXPECT_LT(per_screen, 0.05) << "seconds to draw one screen of rows, on average";
+  RecordProperty("scroll_s_per_screen", std::to_string(per_screen));
 }
 
 }  // namespace
