@@ -1,9 +1,10 @@
 // File: agent.h (cli)
 //
 // `gpusched agent`: the node side. Reads the node's GPUs from `nvidia-smi -q -x` (or a saved
-// report) and publishes gpusched.io/gpu-devices (agent/gpu_devices.h) on its Node when the value
-// changes (kubeapi/node_agent_api.h), every few seconds; `--print` prints it instead. The drift
-// check against the ledger is not built yet.
+// report), publishes gpusched.io/gpu-devices (agent/gpu_devices.h) on its Node when the value
+// changes, and checks the GPUs against what the node's pods book (agent/drift.h), posting
+// GPUAccountingDrift Events (kubeapi/node_agent_api.h), every few seconds; `--print` prints the
+// annotation instead; `--metrics-listen` serves its /metrics (cli/agent_metrics.h).
 #pragma once
 
 namespace gpusched::cli {

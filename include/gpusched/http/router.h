@@ -11,6 +11,9 @@
 //   GET  /metrics                                              Prometheus text format
 //   GET  /debug/inventory[?node=NAME]                          the inventory as JSON
 //   POST /explain, GET /explain?pod=NS/NAME [&format=text]     why a pod fits where it does (explain.h)
+//   POST /debug/defrag (a Pod, or ?targetFrag=PCT) [&maxMoves=N][&format=text][&apply=true]
+//                                                              a plan of pod moves (extender/defrag.h)
+//   GET  /ui                                                   the GPU map page (ui_page.h)
 //
 // A known path with the wrong method answers 405; anything else 404. Each request is timed,
 // counted and logged with a request id.
