@@ -23,6 +23,7 @@
 #include "gpusched/agent/drift.h"
 #include "gpusched/agent/gpu_devices.h"
 #include "gpusched/agent/nvidia_smi.h"
+#include "gpusched/agent/nvml.h"
 #include "gpusched/config/config.h"
 #include "gpusched/http/server.h"
 #include "gpusched/kubeapi/api_client.h"
@@ -35,7 +36,8 @@ namespace {
 
 constexpr std::string_view kUsage = R"(usage: gpusched agent [--node NAME] [flags]
 
-Reads this node's GPUs from `nvidia-smi -q -x` and publishes the annotation
+Reads this node's GPUs through NVML (libnvidia-ml, loaded at run time when present) or else from
+`nvidia-smi -q -x`, and publishes the annotation
 gpusched.io/gpu-devices that describes them (index, UUID, model, memory MiB, NUMA node, health:
 unhealthy on uncorrectable ECC errors, a pending or failed row remap, pages pending retirement) on
 its Node, every --interval seconds, writing only when the value changed. Each round it also checks
@@ -47,7 +49,8 @@ agent).
   --interval S        seconds between reads (default 5: an unhealthy GPU is published within 10 s)
   --once              read and publish once, then exit
   --print             print the annotation's value instead of publishing it (implies --once)
-  --nvidia-smi-xml F  read a saved `nvidia-smi -q -x` report instead of running nvidia-smi
+  --nvidia-smi-xml F  read a saved `nvidia-smi -q -x` report instead of NVML or nvidia-smi
+  --nvml-library F    the NVML library to load (default libnvidia-ml.so.1)
   --sysfs DIR         where sysfs is mounted, for the GPUs' NUMA nodes (default /sys)
   --server URL        the API server (default: in-cluster, from the pod's ServiceAccount)
   --kubeconfig FILE   or a kubeconfig's current context
@@ -64,6 +67,7 @@ struct Args {
   std::string server;
   std::string kubeconfig;
   std::string metrics_listen;
+  std::string nvml_library = "libnvidia-ml.so.1";
   int interval_s = 5;
 };
 
@@ -83,6 +87,7 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
                                    : flag == "--server"         ? &a.server
                                    : flag == "--kubeconfig"     ? &a.kubeconfig
                                    : flag == "--metrics-listen" ? &a.metrics_listen
+                                   : flag == "--nvml-library"   ? &a.nvml_library
                                                                 : nullptr) {
       if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
       *into = argv[++i];
@@ -134,10 +139,15 @@ StatusOr<std::string> Report(const Args& a) {
   return text.str();
 }
 
+// The GPUs: from a saved report; else through NVML when its library loads; else nvidia-smi.
 StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const Args& a) {
-  GPUSCHED_ASSIGN_OR_RETURN(std::string xml, Report(a));
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, agent::ParseNvidiaSmiXml(xml));
-  agent::ResolveNumaNodes(a.sysfs, &gpus);
+  StatusOr<std::vector<agent::PhysicalGpu>> gpus = NotFoundError("");
+  if (a.xml_file.empty()) gpus = agent::ReadNvml(a.nvml_library);
+  if (gpus.status().code() == StatusCode::kNotFound) {
+    GPUSCHED_ASSIGN_OR_RETURN(std::string xml, Report(a));
+    gpus = agent::ParseNvidiaSmiXml(xml);
+  }
+  if (gpus.ok()) agent::ResolveNumaNodes(a.sysfs, &*gpus);
   return gpus;
 }
 

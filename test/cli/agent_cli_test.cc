@@ -139,12 +139,22 @@ TEST(AgentCli, RunsNvidiaSmiFromThePathAndSaysWhenItIsMissing) {
   std::filesystem::create_directories(bin);
   std::ofstream(bin / "nvidia-smi") << "#!/bin/sh\n[ \"$1 $2\" = \"-q -x\" ] || exit 3\ncat " << kXml << "\n";
   std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
-  CliRun r = RunCli("PATH=" + bin.string() + ":/usr/bin:/bin " + std::string(GPUSCHED_BINARY), "agent --once --print");
+  CliRun r = RunCli("PATH=" + bin.string() + ":/usr/bin:/bin " + std::string(GPUSCHED_BINARY),
+                    "agent --once --print --nvml-library /nonexistent.so");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr(R"("model":"NVIDIA-H200")"));
-  CliRun missing = RunCli("PATH=/nonexistent " + std::string(GPUSCHED_BINARY), "agent --once --print");
+  CliRun missing = RunCli("PATH=/nonexistent " + std::string(GPUSCHED_BINARY), "agent --once --print --nvml-library /nonexistent.so");
   EXPECT_EQ(missing.code, 1);
   EXPECT_THAT(missing.out, HasSubstr("nvidia-smi is not on this machine's PATH"));
+}
+
+// With NVML present (here a stand-in library), the agent reads the GPUs through it.
+TEST(AgentCli, ReadsTheGpusThroughNvmlWhenItsLibraryLoads) {
+  CliRun r = Agent(std::string("--once --print --nvml-library ") + FAKE_NVML_LIBRARY);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(R"([{"index":0,"uuid":"GPU-00000000-fake-0000-0000-000000000000","model":"NVIDIA-H200",)"
+                               R"("memoryMiB":143771,"numa":-1,"health":"Healthy"},{"index":1,)"));
+  EXPECT_THAT(r.out, HasSubstr(R"("health":"Unhealthy"}])"));
 }
 
 TEST(AgentCli, BadUsageAndUnreadableReportsAreNamed) {
