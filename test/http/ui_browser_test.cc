@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 // Runs headless Chromium on `url` with `mode` (--dump-dom, or --screenshot=FILE); returns stdout.
 std::string Chromium(const std::string& url, const std::string& mode) {
   std::string command =
-      "chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+      "chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --disable-background-networking "
       "--disable-component-update --disable-sync --disable-default-apps --disable-extensions --disable-breakpad "
       "--metrics-recording-only --host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1' --hide-scrollbars "
       "--window-size=1280,640 --virtual-time-budget=5000 " + mode + " '" + url + "' 2>/dev/null";
