@@ -340,12 +340,18 @@ StatusOr<std::string> Service::ExplainPod(const Pod& pod, const std::optional<Al
   return text ? ExplanationText(e) : ExplanationJson(e, &helper_);
 }
 
-StatusOr<std::string> Service::Explain(std::string_view body, bool text) const {
+StatusOr<Pod> Service::PodOf(std::string_view body, std::optional<Allocation>* placed) const {
   rapidjson::Document doc;
   GPUSCHED_RETURN_IF_ERROR(json::Parse(body, &doc));
   GPUSCHED_ASSIGN_OR_RETURN(Pod pod, kubejson::DecodePod(doc, "Pod"));
   if (!pod.spec_error.empty()) return InvalidArgumentError(pod.spec_error);
-  std::optional<Allocation> placed = pod.uid.empty() ? std::nullopt : inventory_->AllocationOf(pod.uid);
+  *placed = pod.uid.empty() ? std::nullopt : inventory_->AllocationOf(pod.uid);
+  return pod;
+}
+
+StatusOr<std::string> Service::Explain(std::string_view body, bool text) const {
+  std::optional<Allocation> placed;
+  GPUSCHED_ASSIGN_OR_RETURN(Pod pod, PodOf(body, &placed));
   return ExplainPod(pod, placed, text);
 }
 
@@ -372,12 +378,7 @@ StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_
   DefragAsk ask{.target_frag_pct = target_frag_pct, .max_moves = max_moves};
   std::optional<Allocation> placed;
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
-    rapidjson::Document doc;
-    GPUSCHED_RETURN_IF_ERROR(json::Parse(body, &doc));
-    GPUSCHED_ASSIGN_OR_RETURN(Pod pod, kubejson::DecodePod(doc, "Pod"));
-    if (!pod.spec_error.empty()) return InvalidArgumentError(pod.spec_error);
-    if (!pod.uid.empty()) placed = inventory_->AllocationOf(pod.uid);
-    ask.pod = std::move(pod);
+    GPUSCHED_ASSIGN_OR_RETURN(ask.pod, PodOf(body, &placed));
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   DefragApplier applier{.inventory = inventory_, .evictor = with_.evictor, .hold_ttl = options_.defrag_hold_ttl};

@@ -87,6 +87,9 @@ class Service {
 
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
   StatusOr<std::string> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed, bool text) const;
+  // The Pod in `body` (JSON), with where it is placed (nullopt: nowhere, or no UID). Errors:
+  // InvalidArgument for a body that is not a Pod, or one whose spec cannot be read.
+  StatusOr<Pod> PodOf(std::string_view body, std::optional<Allocation>* placed) const;
   void CountDecisions(const DecisionCounts& counts) const;
   // The inputs of a pod's evaluation on `snapshot`; with the caches shared between requests
   // (verdicts, scores, the DRA decision log) when `caches`.
