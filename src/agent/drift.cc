@@ -72,11 +72,15 @@ std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std:
     int64_t allowed = b.mib + std::max(options.tolerance_mib, static_cast<int64_t>(options.tolerance_fraction * static_cast<double>(b.mib)));
     if (b.exclusive || used <= allowed) continue;
     out.push_back(GpuDrift{.index = g.index,
+                           .kind = GpuDriftKind::kUsedBeyondBooking,
+                           .gpus = {g.index},
                            .reason = fmt::format("GPU {} ({}): processes use {} MiB, {} MiB booked by {}", g.index, g.uuid, used,
                                                  b.mib, fmt::join(b.pods, ", "))});
   }
   if (static_cast<int64_t>(unbooked_in_use.size()) > whole_gpus) {
     out.push_back(GpuDrift{.index = -1,
+                           .kind = GpuDriftKind::kUsedWithoutBooking,
+                           .gpus = unbooked_in_use,
                            .reason = fmt::format("GPUs {} run processes but no mGPU container is booked on them, and the "
                                                  "node's whole-GPU pods hold {} GPU{}",
                                                  fmt::join(unbooked_in_use, ", "), whole_gpus, whole_gpus == 1 ? "" : "s")});

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <fstream>
 
+#include "gpusched/dra/mig.h"
+
 namespace gpusched::agent {
 
 std::string ModelName(std::string_view product) {
@@ -33,12 +35,33 @@ void ResolveNumaNodes(std::string_view sysfs_root, std::vector<PhysicalGpu>* gpu
   }
 }
 
-std::vector<GpuDevice> ToGpuDevices(const std::vector<PhysicalGpu>& gpus) {
+Status AttachMigInstances(std::string_view lgi, std::string_view lgip, std::vector<PhysicalGpu>* gpus) {
+  GPUSCHED_ASSIGN_OR_RETURN(auto by_smi_index, dra::ParseMigInstances(lgi));
+  for (PhysicalGpu& g : *gpus) {
+    auto it = by_smi_index.find(g.smi_index);
+    if (!g.mig_enabled || it == by_smi_index.end()) continue;
+    GPUSCHED_ASSIGN_OR_RETURN(std::vector<dra::MigProfile> profiles, dra::ParseMigProfileTable(lgip, g.smi_index));
+    g.mig_instances = it->second;
+    for (MigInstance& m : g.mig_instances) {
+      auto p = std::find_if(profiles.begin(), profiles.end(), [&](const dra::MigProfile& x) { return x.id == m.profile_id; });
+      if (p != profiles.end()) m.memory_mib = p->memory_mib;
+    }
+    std::sort(g.mig_instances.begin(), g.mig_instances.end(), [](const MigInstance& a, const MigInstance& b) { return a.start < b.start; });
+  }
+  return OkStatus();
+}
+
+std::vector<GpuDevice> ToGpuDevices(const std::vector<PhysicalGpu>& gpus, const std::vector<GpuDrift>& drift) {
   std::vector<GpuDevice> out;
   out.reserve(gpus.size());
   for (const PhysicalGpu& g : gpus) {
-    out.push_back(GpuDevice{.index = g.index, .uuid = g.uuid, .model = ModelName(g.product), .memory_mib = g.memory_mib,
-                            .numa_node = g.numa_node, .healthy = g.healthy});
+    GpuDevice d{.index = g.index, .uuid = g.uuid, .model = ModelName(g.product), .memory_mib = g.memory_mib,
+                .numa_node = g.numa_node, .healthy = g.healthy, .mig_enabled = g.mig_enabled,
+                .mig_instances = g.mig_instances, .nvlink_peers = g.nvlink_peers, .pcie_peers = g.pcie_peers};
+    for (const GpuDrift& f : drift) {
+      if (d.drift == GpuDriftKind::kNone && std::find(f.gpus.begin(), f.gpus.end(), g.index) != f.gpus.end()) d.drift = f.kind;
+    }
+    out.push_back(std::move(d));
   }
   return out;
 }

@@ -82,6 +82,7 @@ StatusOr<std::vector<PhysicalGpu>> ParseNvidiaSmiXml(std::string_view xml) {
   std::vector<PhysicalGpu> out;
   for (const XmlElement* g : root.Children("gpu")) {
     GPUSCHED_ASSIGN_OR_RETURN(PhysicalGpu gpu, ReadGpu(*g));
+    gpu.smi_index = static_cast<int>(out.size());
     out.push_back(std::move(gpu));
   }
   std::sort(out.begin(), out.end(), [](const PhysicalGpu& a, const PhysicalGpu& b) { return a.index < b.index; });

@@ -116,6 +116,7 @@ StatusOr<PhysicalGpu> ReadDevice(const Nvml& n, unsigned int i) {
   unsigned int minor = 0;
   if (nvmlReturn_t r = n.minor(d, &minor); r != kSuccess) return UnavailableError(fmt::format("NVML GPU {}: minor number: error {}", i, r));
   g.index = static_cast<int>(minor);
+  g.smi_index = static_cast<int>(i);  // NVML enumerates in nvidia-smi's (PCI bus) order
   char text[96] = {};
   if (n.uuid(d, text, sizeof(text)) == kSuccess) g.uuid = text;
   if (n.name(d, text, sizeof(text)) == kSuccess) g.product = text;

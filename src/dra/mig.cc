@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "gpusched/common/quantity.h"
@@ -41,7 +42,7 @@ std::string WithoutDots(std::string s) {
 
 }  // namespace
 
-StatusOr<std::vector<MigProfile>> ParseMigProfiles(std::string_view lgip, std::string_view lgipp, int gpu) {
+StatusOr<std::vector<MigProfile>> ParseMigProfileTable(std::string_view lgip, int gpu) {
   std::vector<MigProfile> profiles;
   // -lgip: a profile's first row "<gpu> MIG <name> <id> <free>/<total> <GiB> <P2P> <SM> <DEC> <ENC>",
   // its second row "<CE> <JPEG> <OFA>".
@@ -70,6 +71,11 @@ StatusOr<std::vector<MigProfile>> ParseMigProfiles(std::string_view lgip, std::s
       want_second_row = false;
     }
   }
+  return profiles;
+}
+
+StatusOr<std::vector<MigProfile>> ParseMigProfiles(std::string_view lgip, std::string_view lgipp, int gpu) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<MigProfile> profiles, ParseMigProfileTable(lgip, gpu));
   // -lgipp: "GPU <gpu> Profile ID <id> Placements: {<start>,...}:<size>" ("Placement :" for one).
   std::istringstream pin{std::string(lgipp)};
   for (std::string line; std::getline(pin, line);) {
@@ -95,6 +101,29 @@ StatusOr<std::vector<MigProfile>> ParseMigProfiles(std::string_view lgip, std::s
     if (p.starts.empty()) return InvalidArgumentError(fmt::format("MIG profile {} (id {}) has no placements", p.name, p.id));
   }
   return profiles;
+}
+
+StatusOr<std::map<int, std::vector<MigInstance>>> ParseMigInstances(std::string_view lgi) {
+  std::map<int, std::vector<MigInstance>> out;
+  // -lgi: "<gpu> MIG <name> <profile id> <instance id> <start>:<size>".
+  std::istringstream in{std::string(lgi)};
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> w = Words(line);
+    if (w.size() != 6 || w[1] != "MIG") continue;
+    int64_t g = 0, profile = 0, id = 0, start = 0, size = 0;
+    size_t colon = w[5].find(':');
+    if (!Int(w[0], &g) || !Int(w[3], &profile) || !Int(w[4], &id) || colon == std::string::npos ||
+        !Int(std::string_view(w[5]).substr(0, colon), &start) || !Int(std::string_view(w[5]).substr(colon + 1), &size) ||
+        g < 0 || start < 0 || size <= 0) {
+      return Bad("-lgi", line);
+    }
+    out[static_cast<int>(g)].push_back(MigInstance{.profile = w[2],
+                                                   .profile_id = static_cast<int>(profile),
+                                                   .instance_id = static_cast<int>(id),
+                                                   .start = static_cast<int>(start),
+                                                   .size = static_cast<int>(size)});
+  }
+  return out;
 }
 
 ResourceSlice PartitionableGpuSlice(const std::string& node, const MigGpu& gpu, const std::vector<MigProfile>& profiles) {

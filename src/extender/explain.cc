@@ -89,7 +89,9 @@ GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
                    .free_instances = std::max(0, kMaxInstancesPerGpu - s.instances)};
   using V = GpuExplanation::Verdict;
   g.instances = s.instances;
-  if (!s.healthy) {
+  if (s.mig) {
+    g.verdict = V::kMig;
+  } else if (!s.healthy) {
     g.verdict = V::kUnhealthy;
   } else if (s.exclusive) {
     g.verdict = V::kExclusive;
@@ -247,6 +249,9 @@ void AppendVerdict(std::string* out, const GpuExplanation& g) {
       return;
     case V::kUnhealthy:
       out->append("unhealthy");
+      return;
+    case V::kMig:
+      out->append("MIG enabled: its slices are not whole GPUs or mGPU shares");
       return;
     case V::kExclusive:
       out->append("held whole by one container");

@@ -9,6 +9,7 @@
 #include "gpusched/dra/node_selection.h"
 #include "gpusched/kubejson/dra_allocation_json.h"
 #include "gpusched/kubejson/dra_objects.h"
+#include "gpusched/kubejson/objects.h"
 #include "gpusched/model/units.h"
 #include "gpusched/placement/node_state.h"
 
@@ -126,6 +127,38 @@ void WriteCapacity(Writer& w, const NodeState& n) {
   w.EndObject();
 }
 
+void WriteIndices(Writer& w, std::string_view key, const std::vector<int>& list) {
+  Key(w, key);
+  w.StartArray();
+  for (int i : list) w.Int(i);
+  w.EndArray();
+}
+
+// What the node agent published beyond the basics: MIG, peers, drift.
+void WriteAgentFindings(Writer& w, const GpuDevice& d) {
+  Key(w, "migEnabled");
+  w.Bool(d.mig_enabled);
+  Key(w, "migInstances");
+  w.StartArray();
+  for (const MigInstance& m : d.mig_instances) {
+    w.StartObject();
+    Key(w, "profile");
+    Str(w, m.profile);
+    Key(w, "start");
+    w.Int(m.start);
+    Key(w, "size");
+    w.Int(m.size);
+    Key(w, "memoryMiB");
+    w.Int64(m.memory_mib);
+    w.EndObject();
+  }
+  w.EndArray();
+  WriteIndices(w, "nvlinkPeers", d.nvlink_peers);
+  WriteIndices(w, "pcieSwitchPeers", d.pcie_peers);
+  Key(w, "drift");
+  Str(w, kubejson::GpuDriftName(d.drift));
+}
+
 void WriteGpu(Writer& w, const placement::GpuSlot& g, const GpuDevice& d) {
   w.StartObject();
   Key(w, "index");
@@ -139,7 +172,8 @@ void WriteGpu(Writer& w, const placement::GpuSlot& g, const GpuDevice& d) {
   Key(w, "numa");
   w.Int(g.numa_node);
   Key(w, "healthy");
-  w.Bool(g.healthy);
+  w.Bool(d.healthy);
+  WriteAgentFindings(w, d);
   Key(w, "usedCorePercent");
   w.Int64(CorePercentFromMilli(g.used_milli));
   Key(w, "usedMemoryMiB");

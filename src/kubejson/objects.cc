@@ -391,54 +391,6 @@ StatusOr<DisruptionBudget> DecodeDisruptionBudget(const Value& v, std::string_vi
   return b;
 }
 
-StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text) {
-  rapidjson::Document doc;
-  GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));
-  if (!doc.IsArray()) return json::WrongType("value", "array", doc);
-  std::vector<GpuDevice> out;
-  for (rapidjson::SizeType i = 0; i < doc.Size(); ++i) {
-    const Value& g = doc[i];
-    std::string path = fmt::format("[{}]", i);
-    if (!g.IsObject()) return json::WrongType(path, "object", g);
-    GpuDevice d;
-    int64_t index = -1;
-    if (json::Find(g, "index") == nullptr) return InvalidArgumentError(path + ".index: missing");
-    GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "index", path, &index));
-    if (index < 0 || index > 1023) return InvalidArgumentError(fmt::format("{}.index: {} is outside 0-1023", path, index));
-    d.index = static_cast<int>(index);
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "uuid", path, &d.uuid));
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "model", path, &d.model));
-    GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "memoryMiB", path, &d.memory_mib));
-    if (d.memory_mib < 0 || d.memory_mib > kMaxGpuQuantity) {
-      return InvalidArgumentError(fmt::format("{}.memoryMiB: {} is outside 0-{}", path, d.memory_mib, kMaxGpuQuantity));
-    }
-    int64_t numa = -1;
-    GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "numa", path, &numa));
-    d.numa_node = static_cast<int>(std::clamp<int64_t>(numa, -1, 1 << 16));
-    std::string health = "Healthy";
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "health", path, &health));
-    if (health != "Healthy" && health != "Unhealthy") {
-      return InvalidArgumentError(fmt::format("{}.health: \"{}\" (want Healthy or Unhealthy)", path, health));
-    }
-    d.healthy = health == "Healthy";
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
-std::string EncodeGpuDevices(const std::vector<GpuDevice>& gpus) {
-  std::string out = "[";
-  for (const GpuDevice& g : gpus) {
-    out += fmt::format(R"({}{{"index":{},"uuid":)", out.size() > 1 ? "," : "", g.index);
-    json::AppendString(&out, g.uuid);
-    out += R"(,"model":)";
-    json::AppendString(&out, g.model);
-    out += fmt::format(R"(,"memoryMiB":{},"numa":{},"health":"{}"}})", g.memory_mib, g.numa_node,
-                       g.healthy ? "Healthy" : "Unhealthy");
-  }
-  return out + "]";
-}
-
 StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
   if (!v.IsObject()) return json::WrongType(path, "object", v);
   Node node;

@@ -18,7 +18,11 @@ constexpr size_t kBlockersInReason = 3;
 std::string PodKey(const Allocation& a) { return fmt::format("{}/{}", a.pod_namespace, a.pod_name); }
 
 GpuSlot SlotOf(const GpuDevice& d) {
-  return GpuSlot{.index = d.index, .numa_node = d.numa_node, .memory_mib = d.memory_mib, .healthy = d.healthy};
+  return GpuSlot{.index = d.index,
+                 .numa_node = d.numa_node,
+                 .memory_mib = d.memory_mib,
+                 .healthy = d.healthy && !d.mig_enabled,
+                 .mig = d.mig_enabled};
 }
 
 // Fills state->gpus and whole_total from the node's published devices or its aggregates.
@@ -34,6 +38,7 @@ std::string BuildLayout(NodeState* state) {
     std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
     int64_t healthy = 0;
     int64_t healthy_mib = 0;
+    bool any_mig = false;
     for (size_t i = 0; i < devices.size(); ++i) {
       const GpuDevice& d = devices[i];
       if (d.index < 0) return fmt::format("annotation {}: GPU index {} is negative", names::kGpuDevicesAnnotation, d.index);
@@ -44,26 +49,28 @@ std::string BuildLayout(NodeState* state) {
         return fmt::format("annotation {}: GPU {} has memoryMiB {}", names::kGpuDevicesAnnotation, d.index,
                            d.memory_mib);
       }
-      if (d.healthy) {
+      any_mig |= d.mig_enabled;
+      if (d.healthy && !d.mig_enabled) {  // the device plugin serves a MIG GPU's slices, not the GPU
         ++healthy;
         healthy_mib += d.memory_mib;
       }
       state->gpus.push_back(SlotOf(d));
       state->devices.push_back(d);
     }
+    std::string_view counted = any_mig ? "healthy GPUs without MIG" : "healthy GPUs";
     if (state->mode == NodeMode::kMgpu) {
       if (alloc.mgpu_core_percent != healthy * kCorePercentPerGpu) {
-        return fmt::format("allocatable {}={} does not match {} healthy GPUs in annotation {} (want {})",
-                           names::kMgpuCore, alloc.mgpu_core_percent, healthy, names::kGpuDevicesAnnotation,
+        return fmt::format("allocatable {}={} does not match {} {} in annotation {} (want {})", names::kMgpuCore,
+                           alloc.mgpu_core_percent, healthy, counted, names::kGpuDevicesAnnotation,
                            healthy * kCorePercentPerGpu);
       }
       if (alloc.mgpu_memory_mib != healthy_mib) {
-        return fmt::format("allocatable {}={} MiB does not match the {} MiB of healthy GPUs in annotation {}",
-                           names::kMgpuMemory, alloc.mgpu_memory_mib, healthy_mib, names::kGpuDevicesAnnotation);
+        return fmt::format("allocatable {}={} MiB does not match the {} MiB of {} in annotation {}", names::kMgpuMemory,
+                           alloc.mgpu_memory_mib, healthy_mib, counted, names::kGpuDevicesAnnotation);
       }
     } else if (state->mode == NodeMode::kNvidia && alloc.nvidia_gpus != healthy) {
-      return fmt::format("allocatable {}={} does not match {} healthy GPUs in annotation {}", names::kNvidiaGpu,
-                         alloc.nvidia_gpus, healthy, names::kGpuDevicesAnnotation);
+      return fmt::format("allocatable {}={} does not match {} {} in annotation {}", names::kNvidiaGpu,
+                         alloc.nvidia_gpus, healthy, counted, names::kGpuDevicesAnnotation);
     }
     return "";
   }

@@ -94,10 +94,70 @@ TEST(AgentCli, AGpuUsedBeyondItsBookingIsReportedAsDrift) {
              q.body.find(R"("kind":"Node","name":"gpu-2")") != std::string::npos;
   }
   EXPECT_TRUE(event);
-  // Within its booking (plus tolerance) there is nothing to say.
+  EXPECT_THAT(Published(api, "gpu-2"), HasSubstr("UsedBeyondBooking"));  // what gpusched's /ui shows
+  // Within its booking (plus tolerance) there is nothing to say, and the mark goes.
   std::string fine = WriteTemp("agent-fine.xml", ReadAll(report).replace(ReadAll(report).find("20000 MiB"), 9, "8000 MiB"));
   CliRun ok = Agent("--once --node gpu-2 --server " + api.url() + " --nvidia-smi-xml " + fine);
   EXPECT_THAT(ok.out, ::testing::Not(HasSubstr("drift:")));
+  EXPECT_THAT(Published(api, "gpu-2"), ::testing::Not(HasSubstr("drift")));
+}
+
+// The H200's report as two GPUs (minor numbers 0 and 1, the second MIG-enabled), as nvidia-smi
+// would list them.
+std::string TwoGpusOneWithMig() {
+  std::string xml = ReadAll(kXml);
+  size_t begin = xml.find("\t<gpu id=");
+  size_t end = xml.find("</gpu>") + 6;
+  std::string second = xml.substr(begin, end - begin);
+  second.replace(second.find("<minor_number>0<"), 16, "<minor_number>1<");
+  second.replace(second.find("03d2db73746c"), 12, "03d2db73746d");
+  second.replace(second.find("<current_mig>Disabled"), 21, "<current_mig>Enabled");
+  return xml.insert(end, "\n" + second);
+}
+
+constexpr std::string_view kInstances =
+    "|   1  MIG 3g.71gb           9        1          0:4     |\n"
+    "|   1  MIG 1g.18gb          19       13          6:1     |\n";
+
+TEST(AgentCli, SavedMigAndTopologyReportsAddInstancesAndPeers) {
+  std::string xml = WriteTemp("agent-mig.xml", TwoGpusOneWithMig());
+  std::string lgi = WriteTemp("agent-lgi.txt", std::string(kInstances));
+  std::string topo = WriteTemp("agent-topo.txt", "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-47\nGPU1\tNV18\t X \t0-47\n");
+  std::string lgip = std::string(GPUSCHED_TEST_DATA_DIR) + "/nvidia-h200/nvidia-smi-mig-lgip.txt";
+  CliRun r = Agent("--once --print --nvidia-smi-xml " + xml + " --nvidia-smi-mig " + lgi + " --nvidia-smi-mig-profiles " +
+                   lgip + " --nvidia-smi-topo " + topo);
+  EXPECT_EQ(r.code, 0) << r.out;
+  // -lgip lists profiles for nvidia-smi GPU 0 only: GPU 1's instances have no memory figure.
+  EXPECT_THAT(r.out, HasSubstr(R"("index":0,"uuid":"GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c","model":"NVIDIA-H200",)"
+                               R"("memoryMiB":143771,"numa":-1,"health":"Healthy","nvlinkPeers":[1]})"));
+  EXPECT_THAT(r.out, HasSubstr(R"("health":"Healthy","migEnabled":true,"migInstances":[{"profile":"3g.71gb","profileId":9,)"
+                               R"("id":1,"start":0,"size":4,"memoryMiB":0},{"profile":"1g.18gb","profileId":19,"id":13,)"
+                               R"("start":6,"size":1,"memoryMiB":0}],"nvlinkPeers":[0]}])"));
+  // Without the saved companions the saved report alone is read: no instances, no peers.
+  CliRun plain = Agent("--once --print --nvidia-smi-xml " + xml);
+  EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("migInstances")));
+  EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("Peers")));
+}
+
+TEST(AgentCli, RunsNvidiaSmiMigAndTopoWhenThereIsNoSavedReport) {
+  std::filesystem::path bin = std::filesystem::path(::testing::TempDir()) / "fake-nvidia-bin-mig";
+  std::filesystem::create_directories(bin);
+  std::string xml = WriteTemp("agent-mig-live.xml", TwoGpusOneWithMig());
+  std::string lgi = WriteTemp("agent-lgi-live.txt", std::string(kInstances));
+  std::string lgip = std::string(GPUSCHED_TEST_DATA_DIR) + "/nvidia-h200/nvidia-smi-mig-lgip.txt";
+  std::ofstream(bin / "nvidia-smi") << "#!/bin/sh\ncase \"$*\" in\n"
+                                    << "  '-q -x') cat " << xml << ";;\n"
+                                    << "  'mig -lgi') cat " << lgi << ";;\n"
+                                    << "  'mig -lgip') sed 's/^|   0 /|   1 /' " << lgip << ";;\n"
+                                    << "  'topo -m') printf '\\tGPU0\\tGPU1\\tCPU Affinity\\nGPU0\\t X \\tPIX\\t0\\nGPU1\\tPIX\\t X \\t0\\n';;\n"
+                                    << "  *) echo \"unexpected $*\"; exit 3;;\nesac\n";
+  std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
+  CliRun r = RunCli("PATH=" + bin.string() + ":/usr/bin:/bin " + std::string(GPUSCHED_BINARY),
+                    "agent --once --print --nvml-library /nonexistent.so");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(R"("pcieSwitchPeers":[1]})"));
+  EXPECT_THAT(r.out, HasSubstr(R"("migInstances":[{"profile":"3g.71gb","profileId":9,"id":1,"start":0,"size":4,"memoryMiB":71424})"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("unknown")));
 }
 
 // The agent as the DaemonSet runs it: a GPU that turns unhealthy is published within 10 s, and
@@ -154,7 +214,7 @@ TEST(AgentCli, ReadsTheGpusThroughNvmlWhenItsLibraryLoads) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr(R"([{"index":0,"uuid":"GPU-00000000-fake-0000-0000-000000000000","model":"NVIDIA-H200",)"
                                R"("memoryMiB":143771,"numa":-1,"health":"Healthy"},{"index":1,)"));
-  EXPECT_THAT(r.out, HasSubstr(R"("health":"Unhealthy"}])"));
+  EXPECT_THAT(r.out, HasSubstr(R"("health":"Unhealthy","migEnabled":true}])"));
 }
 
 TEST(AgentCli, BadUsageAndUnreadableReportsAreNamed) {

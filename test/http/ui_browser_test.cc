@@ -57,7 +57,7 @@ TEST(UiBrowser, EveryDemoNodeShowsItsStateAndItsGpus) {
   const std::vector<std::tuple<std::string, std::string, int>> nodes = {
       {"dra-h200-01", "ready", 4},   {"gpu-a100-01", "ready", 8},       {"gpu-a100-02", "ready", 8},
       {"gpu-badlabel-01", "invalid", 4}, {"gpu-switch-01", "switching", 8}, {"mgpu-a10-01", "ready", 4},
-      {"mgpu-mixed-01", "ready", 3}};
+      {"mgpu-mixed-01", "ready", 4}};
   for (const auto& [name, state, cells] : nodes) {
     EXPECT_THAT(dom, HasSubstr("data-node=\"" + name + "\" data-state=\"" + state + "\"")) << name;
     EXPECT_EQ(CellsOf(dom, name), cells) << name;
@@ -65,6 +65,36 @@ TEST(UiBrowser, EveryDemoNodeShowsItsStateAndItsGpus) {
   EXPECT_THAT(dom, HasSubstr("7 of 7 nodes"));
   EXPECT_THAT(dom, HasSubstr("fragmented (FGD)"));
   Chromium(Url(server, "/ui"), "--screenshot=" + std::string(GPUSCHED_BUILD_DIR) + "/ui-demo.png");
+}
+
+// The detail panel of a page, from its dumped DOM.
+std::string Panel(const std::string& dom) {
+  size_t detail = dom.find("<aside id=\"detail\"");
+  return detail == std::string::npos ? "" : dom.substr(detail, dom.find("</aside>", detail) - detail);
+}
+
+TEST(UiBrowser, AMigGpuShowsItsInstancesAndADriftingGpuIsMarked) {
+  TestServer server{std::string(demo::DemoClusterJson())};
+  std::string dom = Chromium(Url(server, "/ui#gpu=mgpu-mixed-01/2"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
+  size_t row = dom.find("data-node=\"mgpu-mixed-01\"");
+  ASSERT_NE(row, std::string::npos);
+  std::string cells = dom.substr(row, dom.find("</span></div>", row) - row);
+  size_t mig = cells.find("class=\"gpu mig\"");
+  ASSERT_NE(mig, std::string::npos);
+  std::string mig_cell = cells.substr(mig, cells.find("</div>", mig) - mig);
+  EXPECT_THAT(mig_cell, HasSubstr("MIG: 3g.40gb, 2g.20gb, 1g.10gb"));
+  EXPECT_THAT(mig_cell, HasSubstr("<b style=\"left:75%;width:12.5%\"></b>"));  // 1g.10gb on slice 6 of 8
+  EXPECT_THAT(cells, HasSubstr("class=\"gpu drift\""));
+  EXPECT_THAT(cells, HasSubstr("GPU 3 Tesla-T4: 0% compute, 0% memory, drift: used with no pod booked on it"));
+  EXPECT_THAT(dom, HasSubstr("drifting GPUs <b>1</b>"));
+  EXPECT_THAT(dom, HasSubstr("idle GPUs <b>"));
+  std::string panel = Panel(dom);
+  EXPECT_THAT(panel, HasSubstr("<h3>MIG instances</h3><ul><li>3g.40gb on memory slices 0-3, 40192 MiB</li>"));
+  std::string node = Panel(Chromium(Url(server, "/ui#node=mgpu-mixed-01"), "--dump-dom"));
+  EXPECT_THAT(node, HasSubstr("<h3>Accounting drift (node agent)</h3><ul><li>GPU 3: used with no pod booked on it</li>"));
+  std::string peers = Panel(Chromium(Url(server, "/ui#gpu=mgpu-mixed-01/0"), "--dump-dom"));
+  EXPECT_THAT(peers, HasSubstr("<li>NVLink: none</li><li>PCIe switch: 1</li>"));
 }
 
 TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {

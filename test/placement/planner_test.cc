@@ -253,6 +253,23 @@ TEST(Planner, UnhealthyGpuTakesNothingNew) {
   EXPECT_THAT(GpusOf(v), ElementsAre(1));
 }
 
+TEST(Planner, AMigEnabledGpuTakesNoShareAndNoWholeCard) {
+  Node n = SharedNode("n", 0, 0);
+  n.published_gpus = std::vector<GpuDevice>{{.index = 0, .memory_mib = 10000, .mig_enabled = true},
+                                            {.index = 1, .memory_mib = 10000}};
+  n.allocatable = {.mgpu_core_percent = 100, .mgpu_memory_mib = 10000};  // the device plugin leaves GPU 0 out
+  NodeState node = BuildNodeState(n, {SharedAlloc("x", "n", {1}, 800, 1000)});
+  ASSERT_TRUE(node.ready()) << node.condition_reason;
+  EXPECT_EQ(node.capacity_milli, 1000);
+  EXPECT_FALSE(Eval(MgpuPod({MgpuC("c", 30, 1000)}), node).fits);
+  NodeVerdict v = Eval(MgpuPod({MgpuC("c", 20, 1000)}), node);
+  ASSERT_TRUE(v.fits);
+  EXPECT_THAT(GpusOf(v), ElementsAre(1));
+
+  n.allocatable = {.mgpu_core_percent = 200, .mgpu_memory_mib = 20000};  // counted the MIG GPU as a share target
+  EXPECT_THAT(BuildNodeState(n, {}).condition_reason, HasSubstr("does not match 1 healthy GPUs without MIG"));
+}
+
 TEST(Planner, MultiGpuSetsStayInsideOneNumaNode) {
   Node n = SharedNode("n", 0, 0);
   n.published_gpus = std::vector<GpuDevice>{

@@ -20,6 +20,7 @@
 
 #include "gpusched/agent/nvidia_smi.h"
 #include "gpusched/model/allocation.h"
+#include "gpusched/model/gpu.h"
 #include "gpusched/model/pod.h"
 
 namespace gpusched::agent {
@@ -32,6 +33,8 @@ struct DriftOptions {
 
 struct GpuDrift {
   int index = -1;      // the GPU; -1 for a node-wide finding (whole GPUs in use without bookings)
+  GpuDriftKind kind = GpuDriftKind::kNone;
+  std::vector<int> gpus;  // the GPUs it is about: {index}, or those in use without bookings
   std::string reason;  // what was seen against what was booked, with the pods booked there
 
   bool operator==(const GpuDrift&) const = default;

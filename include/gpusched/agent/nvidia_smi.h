@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpusched/common/status.h"
+#include "gpusched/model/gpu.h"
 
 namespace gpusched::agent {
 
@@ -31,6 +32,9 @@ struct GpuProcess {
 
 struct PhysicalGpu {
   int index = 0;             // minor_number: /dev/nvidiaN, the index the device plugin uses
+  // nvidia-smi's own index (its order in the report, PCI bus order), which `nvidia-smi mig` and
+  // `nvidia-smi topo` name GPUs by; it need not equal the minor number.
+  int smi_index = 0;
   std::string uuid;          // "GPU-..."
   std::string product;       // "NVIDIA H200"
   int64_t memory_mib = 0;    // fb_memory_usage/total
@@ -38,6 +42,9 @@ struct PhysicalGpu {
   std::string pci_bus_id;    // "00000000:00:06.0" (the XML's 8-digit domain)
   int numa_node = -1;        // -1 unless resolved (sysfs, see gpu_devices.h)
   bool mig_enabled = false;  // mig_mode/current_mig
+  std::vector<MigInstance> mig_instances;  // mig.h
+  std::vector<int> nvlink_peers;           // topology.h, by index
+  std::vector<int> pcie_peers;
   bool healthy = true;
   std::string health_reason;  // why unhealthy; "" when healthy
   std::vector<GpuProcess> processes;

@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gpusched/common/status.h"
 #include "gpusched/dra/types.h"
+#include "gpusched/model/gpu.h"
 
 namespace gpusched::dra {
 
@@ -30,6 +32,16 @@ struct MigProfile {
   std::vector<int> starts;  // placements: the first memory slice of each
   int slices = 0;           // memory slices each placement occupies
 };
+
+// Parses the profile table of `nvidia-smi mig -lgip` for GPU `gpu`: names, ids, memory and engines,
+// without placements. Errors: InvalidArgument naming the line that does not parse.
+StatusOr<std::vector<MigProfile>> ParseMigProfileTable(std::string_view lgip, int gpu = 0);
+
+// Parses `nvidia-smi mig -lgi`, the GPU instances that exist, by nvidia-smi GPU index (memory_mib
+// left 0: -lgip has it). A data row reads "|   0  MIG 1g.18gb   19   9   2:1   |"; every other
+// line (borders, headers, "No GPU instances found") is skipped. Errors: InvalidArgument naming a
+// data row whose numbers or placement do not read.
+StatusOr<std::map<int, std::vector<MigInstance>>> ParseMigInstances(std::string_view lgi);
 
 // Parses `nvidia-smi mig -lgip` and `-lgipp` output for GPU `gpu`. Errors: InvalidArgument naming
 // the line that does not parse, or a profile with no placements.

@@ -37,7 +37,7 @@ namespace gpusched::extender {
 // One GPU judged for the pod's most demanding container (kept as numbers: an answer holds
 // thousands; Verdict() spells it).
 struct GpuExplanation {
-  enum class Verdict { kFits, kUnhealthy, kExclusive, kNotIdle, kFull, kCore, kMemory };
+  enum class Verdict { kFits, kUnhealthy, kMig, kExclusive, kNotIdle, kFull, kCore, kMemory };
   int index = 0;
   int64_t free_core_percent = 0;
   int64_t free_memory_mib = 0;

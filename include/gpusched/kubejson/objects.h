@@ -34,6 +34,8 @@ Status ReadPriority(const rapidjson::Value& spec, const std::string& path, int32
 // Returns the Node in `v`. Errors only for a non-object or a missing metadata.name.
 StatusOr<Node> DecodeNode(const rapidjson::Value& v, std::string_view path);
 
+// The name of a drift finding in gpusched.io/gpu-devices ("UsedBeyondBooking"; "" for none).
+std::string_view GpuDriftName(GpuDriftKind kind);
 // Returns the GPUs described by the node annotation gpusched.io/gpu-devices.
 StatusOr<std::vector<GpuDevice>> ParseGpuDevices(std::string_view text);
 // Returns the annotation's value for `gpus` (what ParseGpuDevices reads back):

@@ -40,7 +40,8 @@ struct GpuSlot {
   int index = 0;           // device index on the node
   int numa_node = -1;
   int64_t memory_mib = 0;
-  bool healthy = true;
+  bool healthy = true;     // false also for a MIG-enabled GPU: it takes no new pods either
+  bool mig = false;        // MIG enabled (GpuDevice::mig_enabled)
   bool exclusive = false;  // held whole by one container
   int instances = 0;       // mGPU containers on this GPU
   int64_t used_milli = 0;
