@@ -5,6 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "gpusched/dra/node_selection.h"
 #include "gpusched/kubejson/dra_allocation_json.h"
@@ -273,6 +274,26 @@ std::vector<std::pair<std::string, std::string>> NoExecuteBlockers(const dra::Cl
   return out;
 }
 
+// A partitionable device's place on its GPU: the counter set it draws from (the physical GPU), the
+// memory slices it takes (counters "memory-slice-N", the NVIDIA DRA driver's names) and its MIG
+// profile; "" and [] for a device that draws on no counters.
+void WritePartition(Writer& w, const dra::Device& d) {
+  Key(w, "counterSet");
+  Str(w, d.consumes_counters.empty() ? "" : d.consumes_counters.front().counter_set);
+  Key(w, "memorySlices");
+  w.StartArray();
+  constexpr std::string_view kSlice = "memory-slice-";
+  for (const dra::CounterConsumption& c : d.consumes_counters) {
+    for (const auto& [name, milli] : c.counters_milli) {
+      if (milli > 0 && name.starts_with(kSlice)) w.Int(std::atoi(name.c_str() + kSlice.size()));
+    }
+  }
+  w.EndArray();
+  auto profile = d.attributes.find("profile");
+  Key(w, "profile");
+  Str(w, profile == d.attributes.end() ? "" : profile->second.text);
+}
+
 // DRA: per node its devices (node-local slices) with their taints, who holds them and the pods a
 // NoExecute taint will evict; decoding errors; the last decisions with the upstream-compatible
 // and the ranked device choice.
@@ -300,6 +321,7 @@ void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, co
         Str(w, dra::DeviceName(id));
         Key(w, "heldBy");
         Str(w, dra.Holder(id));
+        WritePartition(w, d);
         Key(w, "taints");
         w.StartArray();
         for (const dra::DeviceTaint& t : d.taints) Str(w, fmt::format("{}={}:{}", t.key, t.value, t.effect));

@@ -2,6 +2,7 @@
 // its state and its GPU cells, a switching node's blockers, 5,000 nodes loaded within 2 s with
 // only the rows in view in the DOM; a screenshot of the demo goes to the build folder. Chromium
 // is kept off every network but 127.0.0.1.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -95,6 +96,50 @@ TEST(UiBrowser, AMigGpuShowsItsInstancesAndADriftingGpuIsMarked) {
   EXPECT_THAT(node, HasSubstr("<h3>Accounting drift (node agent)</h3><ul><li>GPU 3: used with no pod booked on it</li>"));
   std::string peers = Panel(Chromium(Url(server, "/ui#gpu=mgpu-mixed-01/0"), "--dump-dom"));
   EXPECT_THAT(peers, HasSubstr("<li>NVLink: none</li><li>PCIe switch: 1</li>"));
+}
+
+// A DRA node with a partitionable H200 (the full GPU and three MIG placements draw on one counter
+// set of 8 memory slices; a 3g.71gb on slices 4-7 held by a pod) and a plain GPU.
+std::string PartitionedDraCluster() {
+  std::string slices_all, mig;
+  for (int i = 0; i < 8; ++i) slices_all += fmt::format(R"({}"memory-slice-{}":{{"value":"1"}})", i ? "," : "", i);
+  auto device = [](const std::string& name, const std::string& profile, int first, int count) {
+    std::string counters;
+    for (int i = first; i < first + count; ++i) counters += fmt::format(R"({}"memory-slice-{}":{{"value":"1"}})", i > first ? "," : "", i);
+    return fmt::format(R"({{"name":"{}","attributes":{{"type":{{"string":"{}"}}{}}},)"
+                       R"("consumesCounters":[{{"counterSet":"gpu-0-counter-set","counters":{{{}}}}}]}})",
+                       name, profile.empty() ? "gpu" : "mig", profile.empty() ? "" : R"(,"profile":{"string":")" + profile + "\"}",
+                       counters);
+  };
+  return fmt::format(R"({{"apiVersion":"v1","kind":"List","items":[
+    {{"apiVersion":"v1","kind":"Node","metadata":{{"name":"dra-mig-01","uid":"n1","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}},
+     "status":{{"allocatable":{{"cpu":"64","memory":"512Gi","pods":"110"}}}}}},
+    {{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{{"name":"dra-mig-01-gpu"}},
+     "spec":{{"driver":"gpu.nvidia.com","nodeName":"dra-mig-01","pool":{{"name":"dra-mig-01","generation":1,"resourceSliceCount":1}},
+      "sharedCounters":[{{"name":"gpu-0-counter-set","counters":{{{}}}}}],
+      "devices":[{},{},{},{},{{"name":"gpu-1","attributes":{{"type":{{"string":"gpu"}}}}}}]}}}},
+    {{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{{"name":"mig","namespace":"ml","uid":"c1"}},
+     "spec":{{"devices":{{"requests":[{{"name":"gpu","exactly":{{"deviceClassName":"mig.nvidia.com","count":1}}}}]}}}},
+     "status":{{"allocation":{{"devices":{{"results":[{{"request":"gpu","driver":"gpu.nvidia.com","pool":"dra-mig-01",
+       "device":"gpu-0-mig-3g71gb-9-4"}}]}}}},"reservedFor":[{{"resource":"pods","name":"infer","uid":"p1"}}]}}}},
+    {{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"infer","namespace":"ml","uid":"p1"}},
+     "spec":{{"nodeName":"dra-mig-01","containers":[{{"name":"c","resources":{{"claims":[{{"name":"gpu"}}]}}}}],
+      "resourceClaims":[{{"name":"gpu","resourceClaimName":"mig"}}]}},"status":{{"phase":"Running"}}}}]}})",
+                     slices_all, device("gpu-0", "", 0, 8), device("gpu-0-mig-1g18gb-19-0", "1g.18gb", 0, 1),
+                     device("gpu-0-mig-1g18gb-19-1", "1g.18gb", 1, 1), device("gpu-0-mig-3g71gb-9-4", "3g.71gb", 4, 4));
+}
+
+TEST(UiBrowser, ADraGpuAndItsMigPlacementsShareOneCellThatShowsTheHeldSlices) {
+  TestServer server{PartitionedDraCluster()};
+  std::string dom = Chromium(Url(server, "/ui#gpu=dra-mig-01/0"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_EQ(CellsOf(dom, "dra-mig-01"), 2);  // gpu-0 with its placements, gpu-1
+  EXPECT_THAT(dom, HasSubstr("class=\"gpu mig\""));
+  EXPECT_THAT(dom, HasSubstr("gpu-0: 50% compute, 50% memory, MIG: 3g.71gb"));
+  EXPECT_THAT(dom, HasSubstr("<b style=\"left:50%;width:50%\"></b>"));
+  std::string panel = Panel(dom);
+  EXPECT_THAT(panel, HasSubstr("<li>3g.71gb on memory slices 4-7</li>"));
+  EXPECT_THAT(panel, HasSubstr("<li>claim ml/mig (gpu-0-mig-3g71gb-9-4)</li>"));
 }
 
 TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {
