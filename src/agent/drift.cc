@@ -62,6 +62,7 @@ std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std:
   std::vector<GpuDrift> out;
   std::vector<int> unbooked_in_use;
   for (const PhysicalGpu& g : gpus) {
+    if (g.mig_enabled) continue;  // its slices serve pods of nvidia.com/mig-* or DRA, which gpusched does not book here
     auto it = by_gpu.find(g.index);
     if (it == by_gpu.end()) {
       if (!g.processes.empty()) unbooked_in_use.push_back(g.index);
@@ -80,7 +81,8 @@ std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std:
   if (static_cast<int64_t>(unbooked_in_use.size()) > whole_gpus) {
     out.push_back(GpuDrift{.index = -1,
                            .kind = GpuDriftKind::kUsedWithoutBooking,
-                           .gpus = unbooked_in_use,
+                           // Which are the whole-GPU pods' is unknown: marked only when there are none.
+                           .gpus = whole_gpus == 0 ? unbooked_in_use : std::vector<int>{},
                            .reason = fmt::format("GPUs {} run processes but no mGPU container is booked on them, and the "
                                                  "node's whole-GPU pods hold {} GPU{}",
                                                  fmt::join(unbooked_in_use, ", "), whole_gpus, whole_gpus == 1 ? "" : "s")});

@@ -35,12 +35,19 @@ void ResolveNumaNodes(std::string_view sysfs_root, std::vector<PhysicalGpu>* gpu
   }
 }
 
-Status AttachMigInstances(std::string_view lgi, std::string_view lgip, std::vector<PhysicalGpu>* gpus) {
+Status AttachMigInstances(std::string_view lgi, std::string_view lgip, std::string_view lgipp, std::vector<PhysicalGpu>* gpus) {
   GPUSCHED_ASSIGN_OR_RETURN(auto by_smi_index, dra::ParseMigInstances(lgi));
   for (PhysicalGpu& g : *gpus) {
+    if (!g.mig_enabled) continue;
+    StatusOr<std::vector<dra::MigProfile>> read =
+        lgipp.empty() ? dra::ParseMigProfileTable(lgip, g.smi_index) : dra::ParseMigProfiles(lgip, lgipp, g.smi_index);
+    GPUSCHED_RETURN_IF_ERROR(read.status());
+    const std::vector<dra::MigProfile>& profiles = *read;
+    for (const dra::MigProfile& p : profiles) {
+      for (int start : p.starts) g.mig_slices = std::max(g.mig_slices, start + p.slices);
+    }
     auto it = by_smi_index.find(g.smi_index);
-    if (!g.mig_enabled || it == by_smi_index.end()) continue;
-    GPUSCHED_ASSIGN_OR_RETURN(std::vector<dra::MigProfile> profiles, dra::ParseMigProfileTable(lgip, g.smi_index));
+    if (it == by_smi_index.end()) continue;
     g.mig_instances = it->second;
     for (MigInstance& m : g.mig_instances) {
       auto p = std::find_if(profiles.begin(), profiles.end(), [&](const dra::MigProfile& x) { return x.id == m.profile_id; });
@@ -57,7 +64,7 @@ std::vector<GpuDevice> ToGpuDevices(const std::vector<PhysicalGpu>& gpus, const 
   for (const PhysicalGpu& g : gpus) {
     GpuDevice d{.index = g.index, .uuid = g.uuid, .model = ModelName(g.product), .memory_mib = g.memory_mib,
                 .numa_node = g.numa_node, .healthy = g.healthy, .mig_enabled = g.mig_enabled,
-                .mig_instances = g.mig_instances, .nvlink_peers = g.nvlink_peers, .pcie_peers = g.pcie_peers};
+                .mig_instances = g.mig_instances, .mig_slices = g.mig_slices, .nvlink_peers = g.nvlink_peers, .pcie_peers = g.pcie_peers};
     for (const GpuDrift& f : drift) {
       if (d.drift == GpuDriftKind::kNone && std::find(f.gpus.begin(), f.gpus.end(), g.index) != f.gpus.end()) d.drift = f.kind;
     }

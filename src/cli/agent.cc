@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -18,10 +17,8 @@
 #include <string>
 #include <thread>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "cli/agent_metrics.h"
+#include "cli/nvidia_smi_command.h"
 #include "cli/subcommand.h"
 #include "gpusched/agent/drift.h"
 #include "gpusched/agent/gpu_devices.h"
@@ -59,7 +56,12 @@ posted as a Warning Event GPUAccountingDrift on the Node (README: Node agent).
   --nvidia-smi-mig F  saved `nvidia-smi mig -lgi` (the MIG instances of MIG-enabled GPUs)
   --nvidia-smi-mig-profiles F
                       saved `nvidia-smi mig -lgip` (the instances' memory)
-                      Without a saved -q -x report these three are read from nvidia-smi.
+  --nvidia-smi-mig-placements F
+                      saved `nvidia-smi mig -lgipp` (the GPU's memory slices)
+                      Without a saved -q -x report these four are read from nvidia-smi
+                      (the topology once, the MIG tables every round on MIG-enabled GPUs).
+  --nvidia-smi-timeout S
+                      seconds nvidia-smi may take before it is killed (default 30)
   --nvml-library F    the NVML library to load (default libnvidia-ml.so.1)
   --sysfs DIR         where sysfs is mounted, for the GPUs' NUMA nodes (default /sys)
   --server URL        the API server (default: in-cluster, from the pod's ServiceAccount)
@@ -81,7 +83,9 @@ struct Args {
   std::string topo_file;          // saved `nvidia-smi topo -m`
   std::string mig_file;           // saved `nvidia-smi mig -lgi`
   std::string mig_profiles_file;  // saved `nvidia-smi mig -lgip`
+  std::string mig_placements_file;  // saved `nvidia-smi mig -lgipp`
   int interval_s = 5;
+  int nvidia_smi_timeout_s = 30;
 };
 
 std::atomic<bool> stop_agent{false};
@@ -104,9 +108,16 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
                                    : flag == "--nvidia-smi-topo" ? &a.topo_file
                                    : flag == "--nvidia-smi-mig" ? &a.mig_file
                                    : flag == "--nvidia-smi-mig-profiles" ? &a.mig_profiles_file
+                                   : flag == "--nvidia-smi-mig-placements" ? &a.mig_placements_file
                                                                 : nullptr) {
       if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
       *into = argv[++i];
+    } else if (flag == "--nvidia-smi-timeout") {
+      if (i + 1 >= argc) return InvalidArgumentError("--nvidia-smi-timeout needs a value");
+      a.nvidia_smi_timeout_s = std::atoi(argv[++i]);
+      if (a.nvidia_smi_timeout_s < 1 || a.nvidia_smi_timeout_s > 600) {
+        return InvalidArgumentError(fmt::format("--nvidia-smi-timeout {}: want 1-600 seconds", argv[i]));
+      }
     } else if (flag == "--interval") {
       if (i + 1 >= argc) return InvalidArgumentError("--interval needs a value");
       a.interval_s = std::atoi(argv[++i]);
@@ -129,80 +140,72 @@ StatusOr<std::string> ReadFile(std::string_view flag, const std::string& file) {
   return text.str();
 }
 
-// What `nvidia-smi <args>` prints (stdout and stderr). No shell: the image is distroless;
-// nvidia-smi comes from the PATH the NVIDIA runtime sets up. Errors name the command.
-StatusOr<std::string> NvidiaSmi(std::vector<const char*> args) {
-  std::string command = fmt::format("nvidia-smi {}", fmt::join(args, " "));
-  args.insert(args.begin(), "nvidia-smi");
-  args.push_back(nullptr);
-  int out[2];
-  if (pipe(out) != 0) return UnavailableError(fmt::format("cannot run {}: no pipe", command));
-  pid_t pid = fork();
-  if (pid < 0) return UnavailableError(fmt::format("cannot run {}: fork failed", command));
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execvp("nvidia-smi", const_cast<char* const*>(args.data()));
-    _exit(127);
-  }
-  close(out[1]);
-  std::stringstream text;
-  std::array<char, 65536> buf;
-  for (ssize_t n; (n = read(out[0], buf.data(), buf.size())) > 0;) text.write(buf.data(), n);
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 127) return UnavailableError("nvidia-smi is not on this machine's PATH (give --nvidia-smi-xml to read a saved report)");
-  if (code != 0) return UnavailableError(fmt::format("{} exited {}: {}", command, code, text.str().substr(0, 300)));
-  return text.str();
-}
-
 // A report: the saved file given by `flag` when given; else, with no saved -q -x report either,
 // nvidia-smi's output; else "" (a saved report and no saved companion: that part stays unknown).
 StatusOr<std::string> Report(const Args& a, std::string_view flag, const std::string& file, std::vector<const char*> args) {
   if (!file.empty()) return ReadFile(flag, file);
   if (!a.xml_file.empty()) return std::string();
-  return NvidiaSmi(std::move(args));
+  return RunNvidiaSmi(std::move(args), std::chrono::seconds(a.nvidia_smi_timeout_s));
 }
 
-// Adds the MIG instances and the peers to `gpus`; what goes wrong is left unknown and said in
-// *warnings.
-void AddMigAndPeers(const Args& a, std::vector<agent::PhysicalGpu>* gpus, std::vector<std::string>* warnings) {
-  bool any_mig = std::any_of(gpus->begin(), gpus->end(), [](const agent::PhysicalGpu& g) { return g.mig_enabled; });
-  if (any_mig) {
-    StatusOr<std::string> lgi = Report(a, "--nvidia-smi-mig", a.mig_file, {"mig", "-lgi"});
-    // No instances: nvidia-smi says so and exits non-zero.
-    if (!lgi.ok() && lgi.status().message().find("No GPU instances") != std::string::npos) lgi = std::string();
-    StatusOr<std::string> lgip = Report(a, "--nvidia-smi-mig-profiles", a.mig_profiles_file, {"mig", "-lgip"});
-    Status s = !lgi.ok() ? lgi.status() : !lgip.ok() ? lgip.status() : agent::AttachMigInstances(*lgi, *lgip, gpus);
-    if (!s.ok()) warnings->push_back("MIG instances unknown: " + s.message());
-  }
+// What the agent keeps from one round to the next.
+struct AgentMemory {
+  std::set<std::string> reported;                        // drift findings already posted as Events
+  std::vector<agent::GpuDrift> drift;                    // the last findings
+  std::optional<std::map<int, agent::GpuLinks>> links;   // the topology, read once: it does not change
+};
+
+// Where MIG instances come from, and what stops a container from listing them.
+constexpr std::string_view kMigHint =
+    " (in a container, listing MIG instances needs NVIDIA_MIG_MONITOR_DEVICES=all and CAP_SYS_ADMIN: "
+    "deploy/agent/mig-monitor-patch.yaml)";
+
+// Adds the MIG instances (read every round: an operator may repartition) to `gpus`; what goes
+// wrong is left unknown and said in *warnings.
+void AddMig(const Args& a, std::vector<agent::PhysicalGpu>* gpus, std::vector<std::string>* warnings) {
+  if (std::none_of(gpus->begin(), gpus->end(), [](const agent::PhysicalGpu& g) { return g.mig_enabled; })) return;
+  StatusOr<std::string> lgi = Report(a, "--nvidia-smi-mig", a.mig_file, {"mig", "-lgi"});
+  // No instances: nvidia-smi says so and exits non-zero.
+  if (!lgi.ok() && lgi.status().message().find("No GPU instances") != std::string::npos) lgi = std::string();
+  StatusOr<std::string> lgip = Report(a, "--nvidia-smi-mig-profiles", a.mig_profiles_file, {"mig", "-lgip"});
+  StatusOr<std::string> lgipp = Report(a, "--nvidia-smi-mig-placements", a.mig_placements_file, {"mig", "-lgipp"});
+  Status s = !lgi.ok()     ? lgi.status()
+             : !lgip.ok()  ? lgip.status()
+             : !lgipp.ok() ? lgipp.status()
+                           : agent::AttachMigInstances(*lgi, *lgip, *lgipp, gpus);
+  if (!s.ok()) warnings->push_back(fmt::format("MIG instances unknown: {}{}", s.message(), a.mig_file.empty() ? kMigHint : ""));
+}
+
+// Adds the NVLink and PCIe-switch peers to `gpus`, from memory->links or else `nvidia-smi topo -m`
+// (kept once read); what goes wrong is left unknown and said in *warnings.
+void AddPeers(const Args& a, std::vector<agent::PhysicalGpu>* gpus, AgentMemory* memory, std::vector<std::string>* warnings) {
   if (gpus->size() < 2) return;
-  StatusOr<std::string> topo = Report(a, "--nvidia-smi-topo", a.topo_file, {"topo", "-m"});
-  if (topo.ok() && topo->empty()) return;
-  StatusOr<std::map<int, agent::GpuLinks>> links = topo.ok() ? agent::ParseTopologyMatrix(*topo) : topo.status();
-  if (links.ok()) {
-    agent::AttachPeers(*links, gpus);
-  } else {
-    warnings->push_back("GPU peers unknown: " + links.status().message());
+  if (!memory->links) {
+    StatusOr<std::string> topo = Report(a, "--nvidia-smi-topo", a.topo_file, {"topo", "-m"});
+    if (topo.ok() && topo->empty()) return;
+    StatusOr<std::map<int, agent::GpuLinks>> links = topo.ok() ? agent::ParseTopologyMatrix(*topo) : topo.status();
+    if (!links.ok()) {
+      warnings->push_back("GPU peers unknown: " + links.status().message());
+      return;
+    }
+    memory->links = std::move(*links);
   }
+  agent::AttachPeers(*memory->links, gpus);
 }
 
 // The GPUs: from a saved report; else through NVML when its library loads; else nvidia-smi. What
 // could not be read beyond the GPUs themselves is said in *warnings.
-StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const Args& a, std::vector<std::string>* warnings) {
+StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const Args& a, AgentMemory* memory, std::vector<std::string>* warnings) {
   StatusOr<std::vector<agent::PhysicalGpu>> gpus = NotFoundError("");
   if (a.xml_file.empty()) gpus = agent::ReadNvml(a.nvml_library);
   if (gpus.status().code() == StatusCode::kNotFound) {
-    GPUSCHED_ASSIGN_OR_RETURN(std::string xml, a.xml_file.empty() ? NvidiaSmi({"-q", "-x"}) : ReadFile("--nvidia-smi-xml", a.xml_file));
+    GPUSCHED_ASSIGN_OR_RETURN(std::string xml, a.xml_file.empty() ? RunNvidiaSmi({"-q", "-x"}, std::chrono::seconds(a.nvidia_smi_timeout_s)) : ReadFile("--nvidia-smi-xml", a.xml_file));
     gpus = agent::ParseNvidiaSmiXml(xml);
   }
   if (!gpus.ok()) return gpus;
   agent::ResolveNumaNodes(a.sysfs, &*gpus);
-  AddMigAndPeers(a, &*gpus, warnings);
+  AddMig(a, &*gpus, warnings);
+  AddPeers(a, &*gpus, memory, warnings);
   return gpus;
 }
 
@@ -212,7 +215,8 @@ void PrintWarnings(const std::vector<std::string>& warnings) {
 
 StatusOr<std::string> Describe(const Args& a) {
   std::vector<std::string> warnings;
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a, &warnings));
+  AgentMemory memory;
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a, &memory, &warnings));
   PrintWarnings(warnings);
   return kubejson::EncodeGpuDevices(agent::ToGpuDevices(gpus)) + "\n";
 }
@@ -237,25 +241,29 @@ struct RoundResult {
   bool published = false;
 };
 
-// One round: read the GPUs, publish them if they changed, and check them against what the node's
-// pods book; a drift not in *reported (the last round's) is posted as a Node Event.
-StatusOr<RoundResult> PublishOnce(const Args& a, kubeapi::ApiClient* client, std::set<std::string>* reported) {
+// One round: read the GPUs, check them against what the node's pods book, publish them if they
+// changed, and post a drift not in memory->reported (the last round's) as a Node Event. The GPUs
+// are published even when the pods cannot be listed (with the last round's drift): health must
+// not wait for the drift check.
+StatusOr<RoundResult> PublishOnce(const Args& a, kubeapi::ApiClient* client, AgentMemory* memory) {
   RoundResult r;
-  GPUSCHED_ASSIGN_OR_RETURN(r.gpus, ReadGpus(a, &r.warnings));
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<Pod> pods, kubeapi::PodsOnNode(client, a.node));
-  r.drift = agent::FindDrift(r.gpus, agent::BookedBy(pods));
+  GPUSCHED_ASSIGN_OR_RETURN(r.gpus, ReadGpus(a, memory, &r.warnings));
+  StatusOr<std::vector<Pod>> pods = kubeapi::PodsOnNode(client, a.node);
+  if (pods.ok()) memory->drift = agent::FindDrift(r.gpus, agent::BookedBy(*pods));
+  r.drift = memory->drift;
   std::string value = kubejson::EncodeGpuDevices(agent::ToGpuDevices(r.gpus, r.drift));
   GPUSCHED_ASSIGN_OR_RETURN(r.published, kubeapi::PublishGpuDevices(client, a.node, value));
+  if (!pods.ok()) return pods.status().WithContext(fmt::format("{} the GPUs; drift not checked", r.published ? "published" : "kept"));
   r.text = fmt::format("node {}: {} {}\n", a.node, r.published ? "published" : "unchanged", value);
   std::set<std::string> now;
   for (const agent::GpuDrift& d : r.drift) {
     now.insert(d.reason);
     r.text += fmt::format("drift: {}\n", d.reason);
-    if (reported->contains(d.reason)) continue;
+    if (memory->reported.contains(d.reason)) continue;
     Status posted = kubeapi::PostNodeEvent(client, a.node, "GPUAccountingDrift", d.reason);
     if (!posted.ok()) now.erase(d.reason);  // tried again next round
   }
-  *reported = std::move(now);
+  memory->reported = std::move(now);
   return r;
 }
 
@@ -281,10 +289,10 @@ int PublishLoop(const Args& a, kubeapi::ApiClient* client) {
     std::fprintf(stderr, "gpusched agent: --metrics-listen %s: %s\n", a.metrics_listen.c_str(), server.status().message().c_str());
     return 2;
   }
-  std::set<std::string> reported;
+  AgentMemory memory;
   std::vector<std::string> warned;  // the last round's warnings: said again only when they change
   while (!stop_agent) {
-    StatusOr<RoundResult> round = PublishOnce(a, client, &reported);
+    StatusOr<RoundResult> round = PublishOnce(a, client, &memory);
     if (round.ok()) {
       if (round->warnings != warned) PrintWarnings(round->warnings);
       warned = round->warnings;
@@ -316,8 +324,8 @@ int RunAgent(int argc, char** argv) {
   return RunAnswering<Args>("agent", kUsage, argc, argv, ParseArgs, [](const Args& a) -> StatusOr<std::string> {
     if (a.print) return Describe(a);
     GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, Client(a));
-    std::set<std::string> reported;
-    GPUSCHED_ASSIGN_OR_RETURN(RoundResult r, PublishOnce(a, client.get(), &reported));
+    AgentMemory memory;
+    GPUSCHED_ASSIGN_OR_RETURN(RoundResult r, PublishOnce(a, client.get(), &memory));
     PrintWarnings(r.warnings);
     return r.text;
   });

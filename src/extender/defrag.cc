@@ -8,6 +8,7 @@
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/json/json.h"
 #include "gpusched/placement/defrag_planner.h"
+#include "gpusched/placement/dra_defrag.h"
 #include "gpusched/placement/nomination.h"
 
 namespace gpusched::extender {
@@ -23,8 +24,14 @@ std::vector<int> GpusOf(const Placement& p) {
   return {gpus.begin(), gpus.end()};
 }
 
+// "gpus", "wholeGpus" and "devices" (DRA: "driver/pool/device" of the claims' devices).
 void AppendGpus(std::string* out, const Placement& p) {
-  *out += fmt::format(R"("gpus":[{}],"wholeGpus":{})", fmt::join(GpusOf(p), ","), p.whole_gpus);
+  *out += fmt::format(R"("gpus":[{}],"wholeGpus":{},"devices":[)", fmt::join(GpusOf(p), ","), p.whole_gpus);
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    if (i > 0) *out += ",";
+    json::AppendString(out, p.devices[i]);
+  }
+  *out += "]";
 }
 
 void AppendNameOrNull(std::string* out, const std::string& s) {
@@ -87,6 +94,11 @@ std::string PlanJson(const DefragPlan& plan, const DefragAsk& ask, const std::op
 
 std::string GpusText(const Placement& p) {
   if (p.kind == RequestKind::kWholeGpu) return fmt::format("{} whole", p.whole_gpus);
+  if (p.kind == RequestKind::kDra) {
+    std::vector<std::string> names;  // the device names without driver and pool
+    for (const std::string& d : p.devices) names.push_back(d.substr(d.rfind('/') + 1));
+    return fmt::format("{}", fmt::join(names, ","));
+  }
   return fmt::format("{}", fmt::join(GpusOf(p), ","));
 }
 
@@ -117,16 +129,14 @@ std::string PlanText(const DefragPlan& plan, const DefragAsk& ask, const std::op
   return out;
 }
 
-// The request of the pod to make room for, or why no move can help it.
+// The request of the pod to make room for (kNone: its ResourceClaims), or why no move can help it.
 StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allocation>& placed) {
   std::string key = pod.namespace_name + "/" + pod.name;
   if (placed) return FailedPreconditionError(fmt::format("pod {} is already placed on {}", key, placed->node_name));
   placement::PodRequest request = placement::AnalyzePod(pod);
   if (!request.schedulable()) return InvalidArgumentError(fmt::format("pod {}: {}", key, request.RefusalReason()));
-  if (request.kind == RequestKind::kNone) {
-    if (pod.resource_claims.empty()) return InvalidArgumentError(fmt::format("pod {} asks for no GPU: nothing to make room for", key));
-    return InvalidArgumentError(
-        fmt::format("pod {} asks for devices through ResourceClaims: defrag plans whole-GPU and mGPU pods only", key));
+  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) {
+    return InvalidArgumentError(fmt::format("pod {} asks for no GPU: nothing to make room for", key));
   }
   return request;
 }
@@ -179,7 +189,13 @@ StatusOr<std::string> PlanDefrag(const DefragAsk& ask, const std::optional<Alloc
   DefragPlan plan;
   if (ask.pod) {
     GPUSCHED_ASSIGN_OR_RETURN(placement::PodRequest request, RoomFor(*ask.pod, placed));
-    plan = placement::MakeRoom(request, ask.pod->uid, in, options);
+    if (request.kind == RequestKind::kNone) {
+      placement::DraDefragInput dra{.cluster = in, .state = &inputs.snapshot->dra(), .programs = inputs.programs,
+                                    .dra = inputs.options->dra};
+      plan = placement::MakeRoomForClaims(*ask.pod, dra, options);
+    } else {
+      plan = placement::MakeRoom(request, ask.pod->uid, in, options);
+    }
   } else {
     plan = placement::Consolidate(ask.target_frag_pct, in, options);
   }

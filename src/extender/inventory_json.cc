@@ -139,6 +139,8 @@ void WriteIndices(Writer& w, std::string_view key, const std::vector<int>& list)
 void WriteAgentFindings(Writer& w, const GpuDevice& d) {
   Key(w, "migEnabled");
   w.Bool(d.mig_enabled);
+  Key(w, "migSlices");
+  w.Int(d.mig_slices);
   Key(w, "migInstances");
   w.StartArray();
   for (const MigInstance& m : d.mig_instances) {

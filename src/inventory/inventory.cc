@@ -60,6 +60,7 @@ bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   std::string uid = pod.uid;
   if (pod.bound() || pod.terminal()) EndNominationLocked(uid, touched);
+  if (pod.bound() && !pod.terminal()) UseHoldLocked(pod, pod.node_name, touched);  // bound by kube-scheduler or a peer
   if (std::string before = NodeOfLocked(uid); !before.empty() && before != pod.node_name) {
     DropUseLocked(uid, before, touched);
   }

@@ -34,10 +34,14 @@ Status ReadIndexList(const Value& obj, std::string_view key, std::string_view pa
   return OkStatus();
 }
 
-// Reads the optional MIG fields: migEnabled, migInstances [{profile, profileId, id, start, size,
-// memoryMiB}].
+// Reads the optional MIG fields: migEnabled, migSlices, migInstances [{profile, profileId, id,
+// start, size, memoryMiB}].
 Status ReadMig(const Value& g, std::string_view path, GpuDevice* d) {
   GPUSCHED_RETURN_IF_ERROR(json::ReadBool(g, "migEnabled", path, &d->mig_enabled));
+  int64_t slices = 0;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(g, "migSlices", path, &slices));
+  if (slices < 0 || slices > 64) return InvalidArgumentError(fmt::format("{}.migSlices: {} is outside 0-64", path, slices));
+  d->mig_slices = static_cast<int>(slices);
   const Value* list = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(g, "migInstances", path, &list));
   if (list == nullptr) return OkStatus();
@@ -55,6 +59,10 @@ Status ReadMig(const Value& g, std::string_view path, GpuDevice* d) {
     GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(v, "memoryMiB", ipath, &m.memory_mib));
     if (start < 0 || start > 64 || size < 1 || size > 64) {
       return InvalidArgumentError(fmt::format("{}: placement {}:{} is outside 0-64 slices", ipath, start, size));
+    }
+    if (m.profile.empty()) return InvalidArgumentError(fmt::format("{}.profile: missing", ipath));
+    if (m.memory_mib < 0 || m.memory_mib > kMaxGpuQuantity) {
+      return InvalidArgumentError(fmt::format("{}.memoryMiB: {} is outside 0-{}", ipath, m.memory_mib, kMaxGpuQuantity));
     }
     m.profile_id = static_cast<int>(std::clamp<int64_t>(profile_id, 0, 1 << 16));
     m.instance_id = static_cast<int>(std::clamp<int64_t>(id, 0, 1 << 16));
@@ -100,6 +108,7 @@ void AppendAgentFields(std::string* out, const GpuDevice& g) {
     }
     *out += "]";
   }
+  if (g.mig_slices > 0) *out += fmt::format(R"(,"migSlices":{})", g.mig_slices);
   AppendIndexList(out, "nvlinkPeers", g.nvlink_peers);
   AppendIndexList(out, "pcieSwitchPeers", g.pcie_peers);
   if (g.drift != GpuDriftKind::kNone) *out += fmt::format(R"(,"drift":"{}")", kDriftNames[static_cast<int>(g.drift)]);

@@ -135,14 +135,14 @@ const dra::AllocatedDevices* DraPlanner::Held(dra::AllocatedDevices* merged) con
 }
 
 bool DraPlanner::AllHoldsBind(const NodeState& node) const {
-  return std::all_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return HoldCounts(h, pod_.uid, pod_.priority); });
+  return std::all_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return HoldCounts(h, pod_.uid, pod_.priority, pod_.controller_uid); });
 }
 
 const dra::AllocatedDevices* DraPlanner::WithHolds(const NodeState& node, const dra::AllocatedDevices* base,
                                                    dra::AllocatedDevices* merged) const {
   bool any = false;
   for (const Allocation& h : node.holds) {
-    if (h.placement.kind != RequestKind::kDra || !HoldCounts(h, pod_.uid, pod_.priority)) continue;
+    if (h.placement.kind != RequestKind::kDra || !HoldCounts(h, pod_.uid, pod_.priority, pod_.controller_uid)) continue;
     if (!any) *merged = *base;
     any = true;
     for (const std::string& name : h.placement.devices) {

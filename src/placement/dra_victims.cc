@@ -83,6 +83,7 @@ VictimChoice ChooseDraVictims(const DraPlanner& planner, const dra::ClusterState
     return out;
   }
   out.helps = true;
+  for (const AllocationPtr* a : candidates) out.owned.push_back(*a);  // `reservations` made some of them
   Reprieve(std::move(candidates), rules, [&](const Allocation& a) {
     auto at = evicted.find(a.pod_uid);
     std::string uid = std::move(evicted.extract(at).value());

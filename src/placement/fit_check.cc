@@ -35,7 +35,7 @@ Status CheckFits(const NodeState& node, const Placement& placement) {
   for (const GpuUse& use : PodGpuUse(placement.containers)) {
     const GpuSlot* s = node.FindGpu(use.index);
     if (s == nullptr) return FailedPreconditionError(fmt::format("GPU{} does not exist on the node", use.index));
-    if (!s->healthy) return FailedPreconditionError(fmt::format("GPU{} is unhealthy", use.index));
+    if (!s->healthy) return FailedPreconditionError(fmt::format("GPU{} {}", use.index, s->mig ? "has MIG enabled" : "is unhealthy"));
     if (s->exclusive) return FailedPreconditionError(fmt::format("GPU{} is held whole by another container", use.index));
     if (use.conflict) {
       return FailedPreconditionError(

@@ -69,8 +69,9 @@ std::string BuildLayout(NodeState* state) {
                            alloc.mgpu_memory_mib, healthy_mib, counted, names::kGpuDevicesAnnotation);
       }
     } else if (state->mode == NodeMode::kNvidia && alloc.nvidia_gpus != healthy) {
-      return fmt::format("allocatable {}={} does not match {} {} in annotation {}", names::kNvidiaGpu,
-                         alloc.nvidia_gpus, healthy, counted, names::kGpuDevicesAnnotation);
+      return fmt::format("allocatable {}={} does not match {} {} in annotation {}{}", names::kNvidiaGpu,
+                         alloc.nvidia_gpus, healthy, counted, names::kGpuDevicesAnnotation,
+                         any_mig ? " (MIG slices are not whole GPUs: run the device plugin with MIG strategy mixed)" : "");
     }
     return "";
   }

@@ -34,7 +34,7 @@ std::string FreePerGpu(const NodeState& node) {
   for (const GpuSlot& s : node.gpus) {
     if (!out.empty()) out += ", ";
     if (!s.healthy) {
-      fmt::format_to(std::back_inserter(out), "GPU{} unhealthy", s.index);
+      fmt::format_to(std::back_inserter(out), "GPU{} {}", s.index, s.mig ? "MIG enabled" : "unhealthy");
     } else if (s.exclusive) {
       fmt::format_to(std::back_inserter(out), "GPU{} whole-card", s.index);
     } else if (s.instances >= kMaxInstancesPerGpu) {

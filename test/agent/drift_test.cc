@@ -58,6 +58,19 @@ TEST(Drift, GpusInUseBeyondTheWholeGpuPodsAreReported) {
   EXPECT_THAT(FindDrift(gpus, {Whole("t", 2)}), IsEmpty());
   EXPECT_THAT(FindDrift(gpus, {Whole("t", 1), Shared("s", {2}, 1024)}), IsEmpty());  // GPU 2 is an mGPU pod's
   EXPECT_THAT(FindDrift({Gpu(0, {})}, {}), IsEmpty());  // idle and unbooked: nothing to say
+  // Which of GPUs 0 and 2 is the whole-GPU pod's is unknown: the finding names no GPU to mark.
+  EXPECT_THAT(d[0].gpus, IsEmpty());
+  std::vector<GpuDrift> none_whole = FindDrift(gpus, {});
+  ASSERT_EQ(none_whole.size(), 1u);
+  EXPECT_THAT(none_whole[0].gpus, ElementsAre(0, 2));
+  EXPECT_EQ(none_whole[0].kind, GpuDriftKind::kUsedWithoutBooking);
+}
+
+TEST(Drift, AMigEnabledGpuIsNotCheckedItsSlicesServePodsBookedElsewhere) {
+  PhysicalGpu mig = Gpu(0, {30000});
+  mig.mig_enabled = true;
+  EXPECT_THAT(FindDrift({mig}, {}), IsEmpty());
+  EXPECT_THAT(FindDrift({mig, Gpu(1, {2000})}, {})[0].gpus, ElementsAre(1));
 }
 
 }  // namespace

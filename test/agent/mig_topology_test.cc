@@ -47,7 +47,8 @@ PhysicalGpu Gpu(int index, int smi_index, bool mig = false) {
 
 TEST(MigInstances, AnH200WithMigEnabledGetsItsInstancesWithTheirProfilesMemory) {
   std::vector<PhysicalGpu> gpus{Gpu(0, 0, true)};
-  ASSERT_TRUE(AttachMigInstances(kH200Instances, Fixture("nvidia-smi-mig-lgip.txt"), &gpus).ok());
+  ASSERT_TRUE(AttachMigInstances(kH200Instances, Fixture("nvidia-smi-mig-lgip.txt"), Fixture("nvidia-smi-mig-lgipp.txt"), &gpus).ok());
+  EXPECT_EQ(gpus[0].mig_slices, 8);  // 7g.141gb at {0}:8
   const std::vector<MigInstance>& m = gpus[0].mig_instances;
   ASSERT_EQ(m.size(), 3u);  // by placement
   EXPECT_EQ(m[0], (MigInstance{.profile = "3g.71gb", .profile_id = 9, .instance_id = 1, .start = 0, .size = 4, .memory_mib = 71424}));
@@ -58,7 +59,8 @@ TEST(MigInstances, AnH200WithMigEnabledGetsItsInstancesWithTheirProfilesMemory) 
 TEST(MigInstances, NoInstancesAndGpusWithoutMigGetNone) {
   EXPECT_THAT(dra::ParseMigInstances("No GPU instances found: Not Found\n").value(), IsEmpty());
   std::vector<PhysicalGpu> gpus{Gpu(0, 0, false), Gpu(1, 1, true)};
-  ASSERT_TRUE(AttachMigInstances(kH200Instances, "", &gpus).ok());
+  ASSERT_TRUE(AttachMigInstances(kH200Instances, "", "", &gpus).ok());
+  EXPECT_EQ(gpus[1].mig_slices, 0);  // no placements read: unknown
   EXPECT_THAT(gpus[0].mig_instances, IsEmpty());  // the rows name nvidia-smi GPU 0, which has MIG disabled
   EXPECT_THAT(gpus[1].mig_instances, IsEmpty());
 }

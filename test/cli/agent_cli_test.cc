@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -124,8 +125,10 @@ TEST(AgentCli, SavedMigAndTopologyReportsAddInstancesAndPeers) {
   std::string lgi = WriteTemp("agent-lgi.txt", std::string(kInstances));
   std::string topo = WriteTemp("agent-topo.txt", "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-47\nGPU1\tNV18\t X \t0-47\n");
   std::string lgip = std::string(GPUSCHED_TEST_DATA_DIR) + "/nvidia-h200/nvidia-smi-mig-lgip.txt";
-  CliRun r = Agent("--once --print --nvidia-smi-xml " + xml + " --nvidia-smi-mig " + lgi + " --nvidia-smi-mig-profiles " +
-                   lgip + " --nvidia-smi-topo " + topo);
+  FakeApiServer api;
+  api.Put("nodes", MgpuNode("gpu-4", 1, 143771).ToJson());
+  CliRun r = Agent("--once --node gpu-4 --server " + api.url() + " --nvidia-smi-xml " + xml + " --nvidia-smi-mig " + lgi +
+                   " --nvidia-smi-mig-profiles " + lgip + " --nvidia-smi-topo " + topo);
   EXPECT_EQ(r.code, 0) << r.out;
   // -lgip lists profiles for nvidia-smi GPU 0 only: GPU 1's instances have no memory figure.
   EXPECT_THAT(r.out, HasSubstr(R"("index":0,"uuid":"GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c","model":"NVIDIA-H200",)"
@@ -133,6 +136,7 @@ TEST(AgentCli, SavedMigAndTopologyReportsAddInstancesAndPeers) {
   EXPECT_THAT(r.out, HasSubstr(R"("health":"Healthy","migEnabled":true,"migInstances":[{"profile":"3g.71gb","profileId":9,)"
                                R"("id":1,"start":0,"size":4,"memoryMiB":0},{"profile":"1g.18gb","profileId":19,"id":13,)"
                                R"("start":6,"size":1,"memoryMiB":0}],"nvlinkPeers":[0]}])"));
+  EXPECT_THAT(Published(api, "gpu-4"), HasSubstr("3g.71gb"));  // published on the Node
   // Without the saved companions the saved report alone is read: no instances, no peers.
   CliRun plain = Agent("--once --print --nvidia-smi-xml " + xml);
   EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("migInstances")));
@@ -149,6 +153,7 @@ TEST(AgentCli, RunsNvidiaSmiMigAndTopoWhenThereIsNoSavedReport) {
                                     << "  '-q -x') cat " << xml << ";;\n"
                                     << "  'mig -lgi') cat " << lgi << ";;\n"
                                     << "  'mig -lgip') sed 's/^|   0 /|   1 /' " << lgip << ";;\n"
+                                    << "  'mig -lgipp') sed 's/^GPU  0 /GPU  1 /' " << lgip.substr(0, lgip.size() - 4) << "p.txt;;\n"
                                     << "  'topo -m') printf '\\tGPU0\\tGPU1\\tCPU Affinity\\nGPU0\\t X \\tPIX\\t0\\nGPU1\\tPIX\\t X \\t0\\n';;\n"
                                     << "  *) echo \"unexpected $*\"; exit 3;;\nesac\n";
   std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
@@ -157,7 +162,46 @@ TEST(AgentCli, RunsNvidiaSmiMigAndTopoWhenThereIsNoSavedReport) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr(R"("pcieSwitchPeers":[1]})"));
   EXPECT_THAT(r.out, HasSubstr(R"("migInstances":[{"profile":"3g.71gb","profileId":9,"id":1,"start":0,"size":4,"memoryMiB":71424})"));
+  EXPECT_THAT(r.out, HasSubstr(R"(,"migSlices":8,)"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("unknown")));
+}
+
+// A fake nvidia-smi in its own directory answering -q -x with `xml` and running `mig` for
+// anything else; the PATH prefix that finds it.
+std::string FakeNvidiaSmi(const std::string& dir, const std::string& xml, const std::string& mig) {
+  std::filesystem::path bin = std::filesystem::path(::testing::TempDir()) / dir;
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin / "nvidia-smi") << "#!/bin/sh\nif [ \"$1 $2\" = \"-q -x\" ]; then cat " << xml << "; exit 0; fi\n" << mig << "\n";
+  std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
+  return "PATH=" + bin.string() + ":/usr/bin:/bin ";
+}
+
+TEST(AgentCli, AMigGpuWithNoInstancesIsPublishedWithNone) {
+  FakeApiServer api;
+  api.Put("nodes", MgpuNode("gpu-3", 1, 143771).ToJson());
+  std::string xml = WriteTemp("agent-mig-none.xml", TwoGpusOneWithMig());
+  // nvidia-smi says so and exits 6 when no GPU instance exists; topo -m is not asked for here.
+  std::string path = FakeNvidiaSmi("fake-nvidia-none", xml,
+                                   "case \"$*\" in 'mig -lgi') echo 'No GPU instances found: Not Found'; exit 6;;"
+                                   " 'topo -m') exit 9;; *) exit 0;; esac");
+  CliRun r = RunCli(path + std::string(GPUSCHED_BINARY), "agent --once --node gpu-3 --server " + api.url() + " --nvml-library /nonexistent.so");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(Published(api, "gpu-3"), HasSubstr("migEnabled"));
+  EXPECT_THAT(Published(api, "gpu-3"), ::testing::Not(HasSubstr("migInstances")));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("MIG instances unknown")));
+  EXPECT_THAT(r.out, HasSubstr("GPU peers unknown: nvidia-smi topo -m exited 9"));
+}
+
+TEST(AgentCli, AHungNvidiaSmiIsKilledAndNamed) {
+  std::string xml = WriteTemp("agent-hung.xml", TwoGpusOneWithMig());
+  std::string path = FakeNvidiaSmi("fake-nvidia-hung", xml, "exec sleep 30");
+  auto start = std::chrono::steady_clock::now();
+  CliRun r = RunCli(path + std::string(GPUSCHED_BINARY), "agent --once --print --nvidia-smi-timeout 1 --nvml-library /nonexistent.so");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  EXPECT_EQ(r.code, 0) << r.out;  // the GPUs are published; what hung is left unknown
+  EXPECT_THAT(r.out, HasSubstr("MIG instances unknown: nvidia-smi mig -lgi did not finish within 1 s: killed"));
+  EXPECT_THAT(r.out, HasSubstr("deploy/agent/mig-monitor-patch.yaml"));
+  EXPECT_THAT(r.out, HasSubstr(R"("migEnabled":true)"));
 }
 
 // The agent as the DaemonSet runs it: a GPU that turns unhealthy is published within 10 s, and

@@ -217,7 +217,7 @@ kinds:
     metadata: *meta
     spec: {secretName: ~, dnsNames: ~, commonName: ~, duration: ~, renewBefore: ~, isCA: ~, issuerRef: {kind: ~, name: ~, group: ~}}
   kustomize.config.k8s.io/v1beta1/Kustomization:
-    {apiVersion: ~, kind: ~, resources: ~, namespace: ~, images: [{name: ~, newName: ~, newTag: ~, digest: ~}]}
+    {apiVersion: ~, kind: ~, resources: ~, namespace: ~, images: [{name: ~, newName: ~, newTag: ~, digest: ~}], patches: [{path: ~}]}
 )";
 
 // KubeSchedulerConfiguration v1, field by field with its Go type, from
@@ -756,6 +756,24 @@ TEST(Manifests, TheAgentRoleGrantsExactlyWhatItsCallsUse) {
   ASSERT_NE(policy, nullptr);
   EXPECT_THAT(YAML::Dump(*policy), HasSubstr("authentication.kubernetes.io/node-name"));
   EXPECT_THAT(YAML::Dump(*policy), HasSubstr("system:serviceaccount:kube-system:gpusched-agent"));
+}
+
+// The MIG overlay patches the agent's own container (by the names the base uses) with the MIG
+// monitor capability, and only that: the base drops every capability.
+TEST(Manifests, TheMigOverlayAddsTheMonitorCapabilityToTheAgentContainer) {
+  YAML::Node k = Documents("deploy/agent-mig/kustomization.yaml")[0];
+  EXPECT_EQ(k["resources"][0].as<std::string>(), "../agent");
+  YAML::Node patch = Documents("deploy/agent-mig/" + k["patches"][0]["path"].as<std::string>())[0];
+  std::vector<YAML::Node> agent = Documents("deploy/agent/daemonset.yaml");
+  const YAML::Node* base = Find(agent, "DaemonSet", patch["metadata"]["name"].as<std::string>());
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ((*base)["metadata"]["namespace"].as<std::string>(), patch["metadata"]["namespace"].as<std::string>());
+  YAML::Node container = patch["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["name"].as<std::string>(), (*base)["spec"]["template"]["spec"]["containers"][0]["name"].as<std::string>());
+  EXPECT_EQ(container["env"][0]["name"].as<std::string>(), "NVIDIA_MIG_MONITOR_DEVICES");
+  EXPECT_EQ(container["securityContext"]["capabilities"]["add"].size(), 1u);
+  EXPECT_EQ(container["securityContext"]["capabilities"]["add"][0].as<std::string>(), "SYS_ADMIN");
+  EXPECT_EQ(container["securityContext"]["capabilities"]["drop"][0].as<std::string>(), "ALL");
 }
 
 TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {

@@ -9,6 +9,7 @@
 //   - it is used by no booked pod: processes run on a GPU that no mGPU container is booked on,
 //     beyond the number of whole GPUs the node's whole-GPU pods hold (the device plugin picks
 //     their devices, so gpusched does not know which ones they are).
+// A MIG-enabled GPU is not checked: its slices serve pods gpusched does not book per GPU.
 // HAMi #2923 and volcano PR #5253 were allocation bugs of exactly these two shapes.
 //
 // Pure: the result depends only on the arguments.
@@ -34,7 +35,9 @@ struct DriftOptions {
 struct GpuDrift {
   int index = -1;      // the GPU; -1 for a node-wide finding (whole GPUs in use without bookings)
   GpuDriftKind kind = GpuDriftKind::kNone;
-  std::vector<int> gpus;  // the GPUs it is about: {index}, or those in use without bookings
+  // The GPUs it is about: {index}; for the node-wide finding those in use without bookings when
+  // the node has no whole-GPU pods (otherwise which of them drift is unknown: none is named).
+  std::vector<int> gpus;
   std::string reason;  // what was seen against what was booked, with the pods booked there
 
   bool operator==(const GpuDrift&) const = default;

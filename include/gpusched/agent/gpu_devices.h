@@ -32,8 +32,10 @@ void ResolveNumaNodes(std::string_view sysfs_root, std::vector<PhysicalGpu>* gpu
 
 // Gives each MIG-enabled GPU of `gpus` its GPU instances from `nvidia-smi mig -lgi` (`lgi`), with
 // each instance's memory from its profile in `nvidia-smi mig -lgip` (`lgip`; may be empty: memory
-// left 0). GPUs are matched by nvidia-smi index. Errors: InvalidArgument from either parser.
-Status AttachMigInstances(std::string_view lgi, std::string_view lgip, std::vector<PhysicalGpu>* gpus);
+// left 0), and the GPU's memory slices from the placements in `nvidia-smi mig -lgipp` (`lgipp`;
+// may be empty: left 0). GPUs are matched by nvidia-smi index. Errors: InvalidArgument from the
+// parsers.
+Status AttachMigInstances(std::string_view lgi, std::string_view lgip, std::string_view lgipp, std::vector<PhysicalGpu>* gpus);
 
 // The published description of `gpus`, each GPU marked with the first of `drift` about it.
 std::vector<GpuDevice> ToGpuDevices(const std::vector<PhysicalGpu>& gpus, const std::vector<GpuDrift>& drift = {});

@@ -42,7 +42,8 @@ struct PhysicalGpu {
   std::string pci_bus_id;    // "00000000:00:06.0" (the XML's 8-digit domain)
   int numa_node = -1;        // -1 unless resolved (sysfs, see gpu_devices.h)
   bool mig_enabled = false;  // mig_mode/current_mig
-  std::vector<MigInstance> mig_instances;  // mig.h
+  std::vector<MigInstance> mig_instances;  // gpu_devices.h: AttachMigInstances
+  int mig_slices = 0;                      // memory slices; 0 unknown
   std::vector<int> nvlink_peers;           // topology.h, by index
   std::vector<int> pcie_peers;
   bool healthy = true;

@@ -6,13 +6,14 @@
 //
 // The JSON answer (fields may be added, never renamed):
 //   {"fits": bool, "pod": "ns/name" | null, "targetFragPct": number | null,
-//    "node": name | null, "gpus": [index...], "wholeGpus": n,
+//    "node": name | null, "gpus": [index...], "wholeGpus": n, "devices": ["driver/pool/device"...],
 //    "moves": [{"pod": "ns/name", "uid", "priority", "from", "to", "gpus": [index...],
-//               "wholeGpus": n, "usesBudget": bool}],
+//               "wholeGpus": n, "devices": [...], "usesBudget": bool}],
 //    "fragmentedPct": {"before", "after"}, "reason": "",
 //    "applied": null | [{"pod": "ns/name", "evicted": bool, "error": ""}], "held": bool}
 // "gpus" are the device indices an mGPU pod gets on its node; a whole-GPU pod gets "wholeGpus"
-// of them and the device plugin picks which.
+// of them and the device plugin picks which; a pod with ResourceClaims (placement/dra_defrag.h)
+// gets "devices", those its claims are allocated.
 //
 // Applying a plan (a live cluster only): first the GPUs the plan gives the pending pod are held
 // for it, then move by move, in order: the target GPUs are held for the next pod of the moved
@@ -51,7 +52,7 @@ struct DefragApplier {
 
 // The plan for `ask` on inputs.snapshot (its nodes and PodDisruptionBudgets; inputs.workloads for
 // the workload fragmentation is measured for), as JSON or as text. Errors: InvalidArgument for a
-// pod no move can help (no GPU request, a DRA pod, a request that breaks its contract) or a
+// pod no move can help (no GPU request, a request that breaks its contract) or a
 // negative target; FailedPrecondition for a pod already placed.
 // With `apply`, the plan is then applied (see above) and the answer says what was done.
 StatusOr<std::string> PlanDefrag(const DefragAsk& ask, const std::optional<Allocation>& placed,

@@ -41,6 +41,7 @@ struct GpuDevice {
   // serves; it is neither a whole GPU nor an mGPU share target.
   bool mig_enabled = false;
   std::vector<MigInstance> mig_instances;
+  int mig_slices = 0;             // memory slices of the GPU (8 on an H100, 4 on an A30); 0 unknown
   std::vector<int> nvlink_peers;  // indices of GPUs joined to it by NVLink (`nvidia-smi topo -m`)
   std::vector<int> pcie_peers;    // indices of GPUs behind the same PCIe switch (PIX, PXB)
   GpuDriftKind drift = GpuDriftKind::kNone;  // the agent's last finding

@@ -62,6 +62,9 @@ struct VictimChoice {
   // When helps: decreasing priority, then UID. They point into the node's state (NodeState or
   // its snapshot), which must outlive the choice.
   std::vector<const Allocation*> victims;
+  // Victims made for the choice (dra_victims.h: a pod known only from the node's pod list), kept
+  // alive with it; empty otherwise.
+  std::vector<AllocationPtr> owned;
   int64_t pdb_violations = 0;          // victims whose eviction violates a budget
   std::string reason;                  // when !helps: why evictions cannot make room
 };

@@ -1,0 +1,47 @@
+// File: dra_defrag.h
+//
+// Defragmentation for a pod whose GPUs come from ResourceClaims (nvidia-dra nodes): the DRA side
+// of defrag_planner.h's MakeRoom, with the same rules and the same plan.
+//
+// On every ready nvidia-dra node the pods that must leave are chosen as preempt chooses them for
+// a claim pod (dra_victims.h), every priority a candidate. A plan for that node holds when the
+// pending pod's claims get devices there with those pods' claims deallocated (the resourceclaim
+// controller deletes a generated claim with its pod, and deallocates a claim nothing reserves), and
+// each moved pod's replacement then gets its claims allocated on another ready nvidia-dra node,
+// the devices the earlier moves and the pending pod took counted as held. A replacement asks what
+// its pod's claims ask (a generated claim is made again from the same template); it lands on the
+// node the planner ranks best for it. Nodes are tried by fewest moves, then fewer moves that use
+// a PodDisruptionBudget's allowance, then lower top priority, then name.
+//
+// Never moved: a pod whose eviction would violate a PodDisruptionBudget (counted over the plan), a
+// terminating pod, a booking kube-scheduler does not know, a pod that shares a claim with a pod
+// that stays (its devices would not be freed, nor could its replacement go elsewhere).
+//
+// Pure: the plan depends only on the arguments.
+#pragma once
+
+#include <string>
+
+#include "gpusched/dra/cel.h"
+#include "gpusched/dra/cluster_state.h"
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/defrag_planner.h"
+#include "gpusched/placement/dra_planner.h"
+
+namespace gpusched::placement {
+
+// What a DRA plan reads besides the nodes: the cluster's claims, slices and classes, the compiled
+// selectors and the DRA options. All must outlive the call.
+struct DraDefragInput {
+  DefragInput cluster;
+  const dra::ClusterState* state = nullptr;
+  dra::cel::ProgramCache* programs = nullptr;
+  DraOptions dra;
+};
+
+// The plan that makes room for `pod`'s claims with the fewest moves, at most options.max_moves.
+// The plan's placement and each move's are RequestKind::kDra with the devices
+// ("driver/pool/device") their claims get. REQUIRES: the pod has ResourceClaims.
+DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& input, const DefragOptions& options);
+
+}  // namespace gpusched::placement

@@ -1,0 +1,214 @@
+#include "gpusched/placement/dra_defrag.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <set>
+#include <tuple>
+
+#include "gpusched/placement/dra_victims.h"
+#include "gpusched/placement/victims.h"
+
+namespace gpusched::placement {
+namespace {
+
+bool ServesClaims(const NodeState& n) { return n.ready() && n.mode == NodeMode::kNvidiaDra; }
+
+const PodLabels* LabelsOf(const NodeState& node, const Allocation& a) {
+  const PodUse* use = node.uses != nullptr ? node.uses->Find(a.pod_uid) : nullptr;
+  return use != nullptr ? use->labels.get() : nullptr;
+}
+
+bool ReservedBy(const dra::ResourceClaim& claim, std::string_view uid) {
+  return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == uid; });
+}
+
+// The allocated claims reserved by `uid`; false in *alone if one is reserved by another pod too.
+std::vector<const dra::ResourceClaim*> ClaimsOf(const dra::ClusterState& state, std::string_view uid, bool* alone) {
+  std::vector<const dra::ResourceClaim*> out;
+  *alone = true;
+  for (const auto& [key, claim] : state.claims()) {
+    if (!claim.allocation || !ReservedBy(claim, uid)) continue;
+    out.push_back(&claim);
+    *alone = *alone && claim.reserved_for.size() == 1;
+  }
+  return out;
+}
+
+// The devices ("driver/pool/device") of a verdict's choice: ranked where there is one.
+Placement DevicesOf(const DraVerdict& v) {
+  Placement p{.kind = RequestKind::kDra};
+  for (const dra::AllocationResult& r : v.ranked.empty() ? v.compat : v.ranked) {
+    for (const dra::DeviceResult& d : r.results) p.devices.push_back(dra::DeviceName(d.id));
+  }
+  return p;
+}
+
+void Hold(const DraVerdict& v, dra::AllocatedDevices* held) {
+  for (const dra::AllocationResult& r : v.ranked.empty() ? v.compat : v.ranked) held->Add(r);
+}
+
+// One node where evictions make room, and what orders it among the others.
+struct Candidate {
+  const NodeState* node = nullptr;
+  std::vector<AllocationPtr> victims;
+  int64_t budget_uses = 0;
+  int32_t top_priority = INT32_MIN;
+
+  auto Key() const { return std::make_tuple(victims.size(), budget_uses, top_priority, node->node.name); }
+};
+
+// The pods preempt would evict on `node` for `planner`'s pod, every priority a candidate, if they
+// may all move (at most max_moves); nullopt otherwise.
+std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& planner, const Pod& pod,
+                                     const DraDefragInput& in, const DefragOptions& options) {
+  DisruptionCounter counter(in.cluster.budgets);
+  auto movable = [&](const Allocation& a) {
+    bool alone = false;
+    ClaimsOf(*in.state, a.pod_uid, &alone);
+    return alone && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
+  };
+  VictimRules rules{.priority = INT32_MAX, .pod_uid = pod.uid, .known_only = true,
+                    .violates_pdb = [&](const Allocation& a) { return !movable(a) || counter.Evict(a.pod_name, LabelsOf(node, a)); }};
+  VictimChoice choice = ChooseDraVictims(planner, *in.state, node, rules);
+  if (!choice.helps || choice.pdb_violations > 0 || choice.victims.empty() ||
+      choice.victims.size() > static_cast<size_t>(options.max_moves)) {
+    return std::nullopt;
+  }
+  Candidate c{.node = &node};
+  DisruptionCounter budgets(in.cluster.budgets);
+  for (const Allocation* v : choice.victims) {
+    c.victims.push_back(std::make_shared<const Allocation>(*v));
+    c.budget_uses += budgets.Covers(v->pod_name, LabelsOf(node, *v)) ? 1 : 0;
+    c.top_priority = std::max(c.top_priority, v->priority);
+  }
+  return c;
+}
+
+// The cluster's DRA objects with the claims `gone` deallocated and reserved by nobody.
+dra::ClusterState Deallocated(const dra::ClusterState& state, const std::set<const dra::ResourceClaim*>& gone) {
+  std::vector<dra::SlicePtr> slices;
+  for (const auto& s : state.slices().all()) slices.push_back(s->shared());
+  std::vector<dra::DeviceClass> classes;
+  for (const auto& [name, c] : state.classes()) classes.push_back(c);
+  std::vector<dra::ResourceClaim> claims;
+  for (const auto& [key, claim] : state.claims()) {
+    claims.push_back(claim);
+    if (gone.contains(&claim)) {
+      claims.back().allocation.reset();
+      claims.back().reserved_for.clear();
+    }
+  }
+  return dra::ClusterState(std::move(slices), std::move(classes), std::move(claims), {}, nullptr, state.admin_namespaces());
+}
+
+// The replacement of `victim`: a pod of its name, UID, priority and controller that asks for
+// `claims` (deallocated in the what-if state) by name.
+Pod Replacement(const Allocation& victim, const std::vector<const dra::ResourceClaim*>& claims, const PodLabels* labels) {
+  Pod p;
+  p.uid = victim.pod_uid;
+  p.namespace_name = victim.pod_namespace;
+  p.name = victim.pod_name;
+  p.priority = victim.priority;
+  if (labels != nullptr) p.controller_uid = labels->controller_uid;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    p.resource_claims.push_back(PodClaimRef{.name = fmt::format("claim-{}", i), .claim_name = claims[i]->name});
+  }
+  return p;
+}
+
+// The ready nvidia-dra node other than `from` that the planner ranks best for its pod with `held`
+// taken, and the verdict there; nullopt if none takes it.
+std::optional<std::pair<const NodeState*, DraVerdict>> BestLanding(const DraPlanner& planner, const NodeState* from,
+                                                                   const dra::AllocatedDevices& held, const DefragInput& cluster) {
+  std::optional<std::pair<const NodeState*, DraVerdict>> best;
+  for (const NodeState* n : cluster.nodes) {
+    if (n == from || !ServesClaims(*n)) continue;
+    DraVerdict v = planner.EvaluateHeld(*n, held, /*rank=*/true);
+    if (v.fits() && (!best || v.score > best->second.score)) best.emplace(n, std::move(v));
+  }
+  return best;
+}
+
+// Tries candidate `c`: the pending pod's claims on its node once its victims' claims are
+// deallocated, then each victim's replacement (most devices first) on the best other node. Fills
+// *plan and returns true if all land.
+bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, DefragPlan* plan) {
+  std::set<const dra::ResourceClaim*> gone;
+  std::vector<std::vector<const dra::ResourceClaim*>> claims_of;
+  for (const AllocationPtr& v : c.victims) {
+    bool alone = false;
+    claims_of.push_back(ClaimsOf(*in.state, v->pod_uid, &alone));
+    gone.insert(claims_of.back().begin(), claims_of.back().end());
+  }
+  dra::ClusterState whatif = Deallocated(*in.state, gone);
+  dra::AllocatedDevices held = whatif.allocated();
+  DraPlanner pending(whatif, pod, in.programs, in.dra);
+  DraVerdict here = pending.EvaluateHeld(*c.node, held, /*rank=*/true);
+  if (!here.fits()) return false;
+  Hold(here, &held);
+  std::vector<size_t> order(c.victims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return c.victims[a]->placement.devices.size() > c.victims[b]->placement.devices.size();
+  });
+  std::vector<DefragMove> moves;
+  DisruptionCounter budgets(in.cluster.budgets);
+  for (size_t i : order) {
+    const Allocation& v = *c.victims[i];
+    const PodLabels* labels = LabelsOf(*c.node, v);
+    Pod replacement = Replacement(v, claims_of[i], labels);
+    DraPlanner planner(whatif, replacement, in.programs, in.dra);
+    auto landing = BestLanding(planner, c.node, held, in.cluster);
+    if (!landing) return false;
+    Hold(landing->second, &held);
+    moves.push_back(DefragMove{.pod = v.pod_namespace + "/" + v.pod_name, .uid = v.pod_uid, .priority = v.priority,
+                               .from = c.node->node.name, .to = landing->first->node.name,
+                               .placement = DevicesOf(landing->second), .uses_budget = budgets.Covers(v.pod_name, labels),
+                               .controller_uid = labels != nullptr ? labels->controller_uid : ""});
+  }
+  plan->fits = true;
+  plan->node = c.node->node.name;
+  plan->placement = DevicesOf(here);
+  plan->moves = std::move(moves);
+  return true;
+}
+
+}  // namespace
+
+DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const DefragOptions& options) {
+  DefragPlan plan;
+  plan.frag_before_pct = plan.frag_after_pct = in.cluster.workload != nullptr ? FragmentedPct(in.cluster.nodes, *in.cluster.workload) : 0;
+  DraPlanner planner(*in.state, pod, in.programs, in.dra);
+  if (!planner.problem().empty()) {
+    plan.reason = planner.problem();
+    return plan;
+  }
+  if (!planner.allocated().empty()) {
+    plan.reason = fmt::format("pod {}/{} has claims allocated already: they decide its node", pod.namespace_name, pod.name);
+    return plan;
+  }
+  if (auto now = BestLanding(planner, nullptr, in.state->allocated(), in.cluster)) {
+    plan.fits = true;
+    plan.node = now->first->node.name;
+    plan.placement = DevicesOf(now->second);
+    return plan;
+  }
+  std::vector<Candidate> candidates;
+  for (const NodeState* n : in.cluster.nodes) {
+    if (!ServesClaims(*n)) continue;
+    if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, in, options)) candidates.push_back(std::move(*c));
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
+  for (size_t k = 0; k < candidates.size() && k < options.max_tries; ++k) {
+    if (TryCandidate(candidates[k], pod, in, &plan)) return plan;
+  }
+  plan.reason = candidates.empty()
+                    ? fmt::format("no nvidia-dra node makes room with at most {} moves of pods that may move", options.max_moves)
+                    : fmt::format("{} node{} make room, but their pods' claims find no other node", candidates.size(),
+                                  candidates.size() == 1 ? "" : "s");
+  return plan;
+}
+
+}  // namespace gpusched::placement
