@@ -14,12 +14,16 @@
 //                          through DRA by a special claim (KEP 5004; goal < 500 µs)
 //   BM_DraServicePreempt   the preempt verb in process on full nodes (4 bound pods of priority 0
 //                          holding 2 GPUs each through their claims), every node a placeholder
+//   BM_DraServiceDefrag    /debug/defrag's plan for the pod on nodes with one GPU free each: one
+//                          1-GPU pod moves (placement/dra_defrag.h); full=1: every node full, no
+//                          plan (the 64 nodes tried, each pod finding no other node)
 //   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
 //   BM_DraStateFromJson    one DRA change the old way: every object decoded again from JSON
 //   BM_DraStateFromTypedDelta  one claim change now: applied to the typed set, state rebuilt
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "cluster_json.h"
@@ -42,20 +46,26 @@ void AddJson(ClusterObjects* c, const std::string& object) {
 
 std::string NodeName(int n) { return fmt::format("dra-{:04}", n); }
 
-// Node `node`'s GPUs held by 4 claims of 2 GPUs each, reserved for 4 pods of priority 0 bound
-// there (a full node).
-std::vector<std::string> FullNodeJson(const std::string& node) {
+// How full DraCluster makes each node: GPUs 0-3 held by one claim of no pod; every GPU held by 4
+// claims of 2 GPUs for 4 pods of priority 0 bound there; or 7 GPUs so, the last claim of 1 GPU.
+enum class Fill { kHalf, kFull, kOneFree };
+
+// Node `node`'s GPUs held by claims of `sizes` GPUs (from GPU 0 on), each reserved for a pod of
+// priority 0 bound there.
+std::vector<std::string> HeldNodeJson(const std::string& node, const std::vector<int>& sizes) {
   std::vector<std::string> out;
-  for (int k = 0; k < 4; ++k) {
+  int next = 0;
+  for (int k = 0; k < static_cast<int>(sizes.size()); ++k) {
     std::string results;
-    for (int i : {2 * k, 2 * k + 1}) {
-      results += fmt::format(R"({}{{"request":"gpus","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})", i % 2 ? "," : "", node, i);
+    for (int i = next; i < next + sizes[k]; ++i) {
+      results += fmt::format(R"({}{{"request":"gpus","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})", i > next ? "," : "", node, i);
     }
+    next += sizes[k];
     out.push_back(fmt::format(
         R"({{"kind":"ResourceClaim","metadata":{{"name":"hold-{0}-{1}","namespace":"ml","uid":"c-{0}-{1}"}},
-        "spec":{{"devices":{{"requests":[{{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":2}}}}]}}}},
+        "spec":{{"devices":{{"requests":[{{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":{3}}}}}]}}}},
         "status":{{"allocation":{{"devices":{{"results":[{2}]}}}},"reservedFor":[{{"resource":"pods","name":"p-{0}-{1}","uid":"p-{0}-{1}"}}]}}}})",
-        node, k, results));
+        node, k, results, sizes[k]));
     out.push_back(fmt::format(
         R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p-{0}-{1}","namespace":"ml","uid":"p-{0}-{1}"}},
         "spec":{{"nodeName":"{0}","priority":0,"containers":[{{"name":"main","resources":{{"requests":{{"cpu":"4"}},"claims":[{{"name":"gpus"}}]}}}}],
@@ -66,9 +76,8 @@ std::vector<std::string> FullNodeJson(const std::string& node) {
 }
 
 // The DRA objects as Kubernetes JSON: one slice per node, the NVIDIA class, the pending pod's
-// claim and, for every node, a claim allocated to GPUs 0-3 (half the GPUs), or with `full`,
-// FullNodeJson.
-std::vector<std::string> DraClusterJson(int nodes, bool full = false) {
+// claim and, for every node, the claims of `fill`.
+std::vector<std::string> DraClusterJson(int nodes, Fill fill = Fill::kHalf) {
   std::vector<std::string> out;
   for (int n = 0; n < nodes; ++n) {
     std::string node = NodeName(n);
@@ -82,8 +91,10 @@ std::vector<std::string> DraClusterJson(int nodes, bool full = false) {
         R"({{"kind":"ResourceSlice","metadata":{{"name":"{0}-gpu"}},"spec":{{"driver":"gpu.nvidia.com","nodeName":"{0}",
         "pool":{{"name":"{0}","generation":1,"resourceSliceCount":1}},"devices":[{1}]}}}})",
         node, devices));
-    if (full) {
-      for (std::string& o : FullNodeJson(node)) out.push_back(std::move(o));
+    if (fill != Fill::kHalf) {
+      for (std::string& o : HeldNodeJson(node, fill == Fill::kFull ? std::vector<int>{2, 2, 2, 2} : std::vector<int>{2, 2, 2, 1})) {
+        out.push_back(std::move(o));
+      }
       continue;
     }
     std::string results;
@@ -109,14 +120,14 @@ std::vector<std::string> DraClusterJson(int nodes, bool full = false) {
 }
 
 // The whole cluster: nvidia-dra nodes and the DRA objects above.
-ClusterObjects DraCluster(int nodes, bool full = false) {
+ClusterObjects DraCluster(int nodes, Fill fill = Fill::kHalf) {
   ClusterObjects c;
   for (int n = 0; n < nodes; ++n) {
     AddJson(&c, fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}},
       "status":{{"allocatable":{{"cpu":"64","memory":"527952472Ki","pods":"110"}}}}}})",
                             NodeName(n)));
   }
-  for (const std::string& text : DraClusterJson(nodes, full)) AddJson(&c, text);
+  for (const std::string& text : DraClusterJson(nodes, fill)) AddJson(&c, text);
   return c;
 }
 
@@ -224,7 +235,7 @@ void BM_DraServiceFilterExtended(benchmark::State& state) {
 
 void BM_DraServicePreempt(benchmark::State& state) {
   inventory::Inventory inv;
-  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)), /*full=*/true);
+  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)), Fill::kFull);
   std::map<std::string, std::vector<std::string>> placeholders;
   for (const Node& n : cluster.nodes) placeholders[n.name] = {};
   inv.ReplaceCluster(std::move(cluster));
@@ -240,6 +251,24 @@ void BM_DraServicePreempt(benchmark::State& state) {
     benchmark::DoNotOptimize(out);
   }
   state.counters["reply_bytes"] = static_cast<double>(reply);
+}
+
+// /debug/defrag's plan for the pod's claim (2 H100s) on nodes with one GPU free each: every node
+// weighed (its 1-GPU pod must leave), then that pod's claim placed on another node. With arg
+// full=1 every node is full: no plan, after the most candidates tried.
+void BM_DraServiceDefrag(benchmark::State& state) {
+  inventory::Inventory inv;
+  inv.ReplaceCluster(DraCluster(static_cast<int>(state.range(0)), state.range(1) != 0 ? Fill::kFull : Fill::kOneFree));
+  extender::Service service(&inv, extender::ServiceOptions{});
+  std::string pod = PodJson();
+  size_t moves = 0;
+  for (auto _ : state) {
+    StatusOr<std::string> out = service.Defrag(pod, 0, 8, /*text=*/false);
+    if (!out.ok()) state.SkipWithError(out.status().message().c_str());
+    moves = out.ok() && out->find(R"("fits":true)") != std::string::npos ? static_cast<size_t>(std::count(out->begin(), out->end(), '{')) - 2 : 0;
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["moves"] = static_cast<double>(moves);
 }
 
 // The DRA state of `cluster`, built anew (the set it is built from is gone on return).
@@ -305,6 +334,7 @@ BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePrioritize)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilterExtended)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePreempt)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraServiceDefrag)->ArgNames({"nodes", "full"})->Args({500, 0})->Args({500, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DraAllocatorColdCel)->Arg(500)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "cli_run.h"
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "test_server.h"
 
 namespace gpusched::testing {
@@ -51,6 +52,21 @@ TEST(DefragCli, APodInYamlIsPlannedAgainstAClusterFile) {
   CliRun json = Defrag("--pod " + pod + " --snapshot " + cluster + " --format json");
   EXPECT_EQ(json.code, 0) << json.out;
   EXPECT_THAT(json.out, HasSubstr(R"("moves":[{"pod":"ml/a2","uid":"uid-a2","priority":0,"from":"w0","to":"w1")"));
+}
+
+// A pod whose GPUs come from a ResourceClaim: the snapshot holds the slices, claims and class.
+TEST(DefragCli, AClaimPodIsPlannedWithTheDevicesItsClaimWouldGet) {
+  std::vector<std::string> items = {DraNode("a"), DraNode("b"), GpuSlice("a", 2), GpuSlice("b", 2), std::string(kGpuClass),
+                                    Claim("c-pa", ClaimSpec(1, ""), {"a/gpu-0"}, {"pa"}), ClaimPod("pa", "c-pa", "a"),
+                                    Claim("c-pb", ClaimSpec(1, ""), {"b/gpu-1"}, {"pb"}), ClaimPod("pb", "c-pb", "b"),
+                                    Claim("big", ClaimSpec(2, ""))};
+  std::string cluster = WriteTemp("defrag-dra.json", ListJson(items));
+  std::string pod = WriteTemp("defrag-dra-pod.json", ClaimPod("train", "big"));
+  CliRun r = Defrag("--pod " + pod + " --snapshot " + cluster);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("pod ml/train: fits on a (GPUs gpu-0,gpu-1) after 1 move"));
+  CliRun json = Defrag("--pod " + pod + " --snapshot " + cluster + " --format json");
+  EXPECT_THAT(json.out, HasSubstr(R"("from":"a","to":"b","gpus":[],"wholeGpus":0,"devices":["gpu.nvidia.com/b/gpu-0"])"));
 }
 
 TEST(DefragCli, BudgetsFromTheirOwnFileKeepTheirPodsInPlace) {

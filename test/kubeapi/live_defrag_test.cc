@@ -5,7 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "fake_apiserver.h"
 #include "gpusched/json/json.h"
 #include "gpusched/placement/nomination.h"
@@ -130,6 +133,81 @@ TEST_F(LiveDefrag, TheApiServerHonoursBudgetsOnEviction) {
   api_.Put("poddisruptionbudgets", testing::BudgetJson("ml", "pdb-b6", {{"app", "b6"}}, 1));
   EXPECT_TRUE(evictor.Evict("ml", "b6", "uid-b6").ok());
   EXPECT_THAT(*api_.Get("poddisruptionbudgets", "ml", "pdb-b6"), HasSubstr(R"("disruptionsAllowed":0)"));
+}
+
+// ClaimPod's pod with label app=<name> and, when given, a ReplicaSet controller.
+std::string ClaimPodOf(const std::string& name, const std::string& claim, const std::string& node, const std::string& controller) {
+  std::string pod = testing::ClaimPod(name, claim, node);
+  std::string meta = fmt::format(R"("labels":{{"app":"{}"}},)", name);
+  if (!controller.empty()) {
+    meta += fmt::format(R"("ownerReferences":[{{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"owner","uid":"{}",)"
+                        R"("controller":true,"blockOwnerDeletion":true}}],)", controller);
+  }
+  return pod.insert(pod.find(R"("resourceVersion":"7")"), meta);
+}
+
+// Two nvidia-dra nodes of two GPUs, one held on each (pa, of ReplicaSet rs-pa, on a; pb on b); a
+// pod asking two fits once pa's claim moves to b.
+class LiveDraDefrag : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const std::string node : {"a", "b"}) {
+      api_.Put("nodes", testing::DraNode(node));
+      api_.Put("resourceslices", testing::GpuSlice(node, 2));
+    }
+    api_.Put("deviceclasses", std::string(testing::kGpuClass));
+    api_.Put("resourceclaims", testing::Claim("c-pa", testing::ClaimSpec(1, ""), {"a/gpu-0"}, {"pa"}));
+    api_.Put("resourceclaims", testing::Claim("c-pb", testing::ClaimSpec(1, ""), {"b/gpu-0"}, {"pb"}));
+    for (const std::string claim : {"big", "c-pa-x7k2p", "c-other"}) {
+      api_.Put("resourceclaims", testing::Claim(claim, testing::ClaimSpec(claim == "big" ? 2 : 1, "")));
+    }
+    api_.Put("pods", ClaimPodOf("pa", "c-pa", "a", "rs-pa"));
+    api_.Put("pods", ClaimPodOf("pb", "c-pb", "b", "rs-pb"));
+    api_.Put("pods", train_);
+    replica_ = std::make_unique<testing::LiveReplica>(api_.url());
+    ASSERT_TRUE(replica_->sync->WaitSynced(std::chrono::seconds(10)));
+    ASSERT_TRUE(Eventually([&] { return replica_->inventory->Snapshot()->dra().FindClaim("ml", "c-other") != nullptr; }));
+  }
+
+  bool Fits(const std::string& pod, const std::string& node) {
+    std::string reply = replica_->service->Filter(ArgsWithNames(pod, {node}));
+    return reply.find(R"("NodeNames":[")" + node) != std::string::npos;
+  }
+
+  testing::FakeApiServer api_;
+  std::string train_ = ClaimPodOf("train", "big", "", "");
+  std::unique_ptr<testing::LiveReplica> replica_;
+};
+
+TEST_F(LiveDraDefrag, TheMovedPodIsEvictedAndItsReplacementGetsTheHeldDevice) {
+  StatusOr<std::string> answer = replica_->service->Defrag(train_, 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  rapidjson::Document d = Parse(*answer);
+  ASSERT_TRUE(d["fits"].GetBool()) << *answer;
+  ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
+  EXPECT_EQ(std::string(d["applied"][0]["pod"].GetString()), "ml/pa");
+  EXPECT_TRUE(d["applied"][0]["evicted"].GetBool()) << *answer;
+  EXPECT_TRUE(d["held"].GetBool());
+  EXPECT_FALSE(api_.Get("pods", "ml", "pa").has_value());
+  // The resourceclaim controller deallocates the claim its pod no longer reserves.
+  api_.Put("resourceclaims", testing::Claim("c-pa", testing::ClaimSpec(1, "")));
+  ASSERT_TRUE(Eventually([&] { return !replica_->inventory->Snapshot()->dra().FindClaim("ml", "c-pa")->allocation.has_value(); }));
+  const placement::NodeState* b = replica_->inventory->Snapshot()->FindNode("b");
+  ASSERT_EQ(b->holds.size(), 1u);
+  EXPECT_EQ(b->holds[0].pod_uid, placement::ControllerHoldKey("rs-pa"));
+  EXPECT_THAT(b->holds[0].placement.devices, ::testing::ElementsAre("gpu.nvidia.com/b/gpu-1"));
+  std::string replacement = ClaimPodOf("pa-x7k2p", "c-pa-x7k2p", "", "rs-pa");  // new name, UID and claim
+  std::string other = ClaimPodOf("other", "c-other", "", "");
+  EXPECT_TRUE(Fits(replacement, "b"));
+  EXPECT_FALSE(Fits(other, "b"));
+  EXPECT_FALSE(Fits(other, "a"));  // a's two GPUs are held for train
+  EXPECT_TRUE(Fits(train_, "a"));
+  EXPECT_FALSE(Fits(replacement, "a"));
+  // kube-scheduler binds the replacement there: its hold ends when the pod is seen bound.
+  api_.Put("resourceclaims", testing::Claim("c-pa-x7k2p", testing::ClaimSpec(1, ""), {"b/gpu-1"}, {"pa-x7k2p"}));
+  api_.Put("pods", ClaimPodOf("pa-x7k2p", "c-pa-x7k2p", "b", "rs-pa"));
+  EXPECT_TRUE(Eventually([&] { return replica_->inventory->Snapshot()->FindNode("b")->holds.empty(); }));
+  EXPECT_EQ(replica_->inventory->Snapshot()->FindNode("a")->holds.size(), 1u);  // train's stays
 }
 
 }  // namespace

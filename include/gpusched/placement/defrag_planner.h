@@ -20,7 +20,7 @@
 //
 // Never moved: a pod whose eviction would violate a PodDisruptionBudget (counted over the whole
 // plan, as the API server's eviction would), a terminating pod, a booking kube-scheduler does not
-// know, a DRA allocation, a pod already moved. Never used: a node that is not ready (switching,
+// know, a DRA allocation (dra_defrag.h plans those pods), a pod already moved. Never used: a node that is not ready (switching,
 // invalid, inconsistent) or of another mode; holds for nominated pods stay held.
 //
 // Pure: the plan depends only on the arguments. Not thread-safe (one per request).

@@ -1,0 +1,177 @@
+// /debug/defrag for a pod whose GPUs come from ResourceClaims, over a real socket: the fewest
+// moves (a pod's claim deallocated on its node, its replacement's allocated on another), a
+// PodDisruptionBudget or a claim shared with a pod that stays keeping a pod in place, and random
+// clusters whose plans never give one device twice.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "cluster_json.h"
+#include "dra_json.h"
+#include "gpusched/json/json.h"
+#include "http_client.h"
+#include "test_server.h"
+
+namespace gpusched::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// ClaimPod's pod with the label app=<name> (what budgets select).
+std::string Labelled(const std::string& pod_json, const std::string& name) {
+  std::string out = pod_json;
+  size_t at = out.find(R"("resourceVersion":"7")");
+  return out.insert(at, fmt::format(R"("labels":{{"app":"{}"}},)", name));
+}
+
+// A pod bound to `node` holding claim c-<name> of `devices` ("node/gpu-i").
+std::vector<std::string> Holder(const std::string& name, const std::string& node, const std::vector<std::string>& devices,
+                                const std::vector<std::string>& reserved = {}) {
+  return {Claim("c-" + name, ClaimSpec(static_cast<int>(devices.size()), ""), devices, reserved.empty() ? std::vector<std::string>{name} : reserved),
+          Labelled(ClaimPod(name, "c-" + name, node), name)};
+}
+
+// a and b: two GPUs each, one held on each (pa on a/gpu-0, pb on b/gpu-0); "big" asks two.
+std::vector<std::string> Items() {
+  std::vector<std::string> items = {DraNode("a"), DraNode("b"), GpuSlice("a", 2), GpuSlice("b", 2), std::string(kGpuClass),
+                                    Claim("big", ClaimSpec(2, ""))};
+  for (const auto& pod : {Holder("pa", "a", {"a/gpu-0"}), Holder("pb", "b", {"b/gpu-0"})}) items.insert(items.end(), pod.begin(), pod.end());
+  return items;
+}
+
+rapidjson::Document Parse(const std::string& body) {
+  rapidjson::Document d;
+  EXPECT_TRUE(json::Parse(body, &d).ok()) << body;
+  return d;
+}
+
+std::vector<std::string> Strings(const rapidjson::Value& list) {
+  std::vector<std::string> out;
+  for (const auto& v : list.GetArray()) out.push_back(v.GetString());
+  return out;
+}
+
+const std::string kBig = ClaimPod("train", "big");
+
+TEST(DraDefragHttp, TwoDevicesOnOneNodeAfterOnePodMovesWithItsClaim) {
+  TestServer server{ListJson(Items())};
+  HttpClient client{server.port()};
+  HttpReply r = client.Post("/debug/defrag", kBig);
+  ASSERT_EQ(r.status, 200) << r.body;
+  rapidjson::Document d = Parse(r.body);
+  ASSERT_TRUE(d["fits"].GetBool()) << r.body;
+  EXPECT_EQ(std::string(d["node"].GetString()), "a");  // both nodes need one move: the name decides
+  EXPECT_THAT(Strings(d["devices"]), ElementsAre("gpu.nvidia.com/a/gpu-0", "gpu.nvidia.com/a/gpu-1"));
+  ASSERT_EQ(d["moves"].Size(), 1u);
+  const auto& m = d["moves"][0];
+  EXPECT_EQ(std::string(m["pod"].GetString()), "ml/pa");
+  EXPECT_EQ(std::string(m["from"].GetString()), "a");
+  EXPECT_EQ(std::string(m["to"].GetString()), "b");
+  EXPECT_THAT(Strings(m["devices"]), ElementsAre("gpu.nvidia.com/b/gpu-1"));
+  HttpReply text = client.Post("/debug/defrag?format=text", kBig);
+  EXPECT_THAT(text.body, HasSubstr("pod ml/train: fits on a (GPUs gpu-0,gpu-1) after 1 move"));
+  EXPECT_THAT(text.body, HasSubstr("ml/pa"));
+}
+
+TEST(DraDefragHttp, APodWhoseBudgetAllowsNoDisruptionOrWhoseClaimIsSharedStays) {
+  std::vector<std::string> items = Items();
+  items.push_back(BudgetJson("ml", "pa", {{"app", "pa"}}, 0));
+  TestServer server{ListJson(items)};
+  HttpClient client{server.port()};
+  rapidjson::Document d = Parse(client.Post("/debug/defrag", kBig).body);
+  ASSERT_TRUE(d["fits"].GetBool());
+  EXPECT_EQ(std::string(d["node"].GetString()), "b");
+  EXPECT_EQ(std::string(d["moves"][0]["pod"].GetString()), "ml/pb");
+  // pb's claim is shared with pb2, which stays on b: pb cannot free it, and pa may not move.
+  items = Items();
+  items.push_back(BudgetJson("ml", "pa", {{"app", "pa"}}, 0));
+  for (std::string& item : items) {
+    if (item.find(R"("name":"c-pb")") != std::string::npos) item = Claim("c-pb", ClaimSpec(1, ""), {"b/gpu-0"}, {"pb", "pb2"});
+  }
+  items.push_back(Labelled(ClaimPod("pb2", "c-pb", "b"), "pb2"));
+  server.Reload(ListJson(items));
+  rapidjson::Document e = Parse(client.Post("/debug/defrag", kBig).body);
+  EXPECT_FALSE(e["fits"].GetBool());
+  EXPECT_EQ(e["moves"].Size(), 0u);
+  EXPECT_THAT(std::string(e["reason"].GetString()), HasSubstr("no nvidia-dra node makes room"));
+}
+
+TEST(DraDefragHttp, APodThatFitsNeedsNoMoveAndAnAllocatedClaimIsNamed) {
+  std::vector<std::string> items = Items();
+  items.push_back(Claim("one", ClaimSpec(1, "")));
+  TestServer server{ListJson(items)};
+  HttpClient client{server.port()};
+  rapidjson::Document d = Parse(client.Post("/debug/defrag", ClaimPod("small", "one")).body);
+  EXPECT_TRUE(d["fits"].GetBool());
+  EXPECT_EQ(d["moves"].Size(), 0u);
+  EXPECT_EQ(Strings(d["devices"]).size(), 1u);
+  // A pending pod whose claim is allocated already: that allocation decides, nothing to move.
+  rapidjson::Document e = Parse(client.Post("/debug/defrag", ClaimPod("late", "c-pa")).body);
+  EXPECT_FALSE(e["fits"].GetBool());
+  EXPECT_THAT(std::string(e["reason"].GetString()), HasSubstr("allocated already"));
+}
+
+// Random clusters of 3 nodes with 4 GPUs, pods holding 1-2 of them; a pod asking 2-4. A plan
+// gives no device twice: not the pending pod's, not a moved pod's, not a staying claim's.
+TEST(DraDefragHttp, RandomPlansNeverGiveADeviceTwice) {
+  std::mt19937 rng(7);
+  TestServer server{ListJson(Items())};
+  HttpClient client{server.port()};
+  int plans = 0;
+  for (int round = 0; round < 40; ++round) {
+    std::vector<std::string> items = {std::string(kGpuClass)};
+    std::map<std::string, std::string> holder_of;  // device -> pod
+    int pod = 0;
+    for (std::string node : {"n0", "n1", "n2"}) {
+      items.push_back(DraNode(node));
+      items.push_back(GpuSlice(node, 4));
+      for (int g = 0; g < 4;) {
+        int take = std::min(4 - g, 1 + static_cast<int>(rng() % 2));
+        if (rng() % 3 == 0) {
+          g += 1;
+          continue;
+        }
+        std::vector<std::string> devices;
+        std::string name = fmt::format("p{}", pod++);
+        for (int k = 0; k < take; ++k) {
+          devices.push_back(fmt::format("{}/gpu-{}", node, g + k));
+          holder_of["gpu.nvidia.com/" + devices.back()] = "ml/" + name;
+        }
+        g += take;
+        for (const std::string& o : Holder(name, node, devices)) items.push_back(o);
+      }
+    }
+    int want = 2 + static_cast<int>(rng() % 3);
+    items.push_back(Claim("want", ClaimSpec(want, "")));
+    server.Reload(ListJson(items));
+    HttpReply r = client.Post("/debug/defrag", ClaimPod("pending", "want"));
+    ASSERT_EQ(r.status, 200) << r.body;
+    rapidjson::Document d = Parse(r.body);
+    if (!d["fits"].GetBool() || d["moves"].Size() == 0) continue;
+    ++plans;
+    std::set<std::string> moved;
+    for (const auto& m : d["moves"].GetArray()) moved.insert(m["pod"].GetString());
+    std::set<std::string> taken;
+    auto take = [&](const std::string& device, const std::string& by) {
+      EXPECT_TRUE(taken.insert(device).second) << device << " given twice, to " << by << "\n" << r.body;
+      auto held = holder_of.find(device);
+      EXPECT_TRUE(held == holder_of.end() || moved.contains(held->second)) << device << " still held by " << held->second;
+    };
+    EXPECT_EQ(Strings(d["devices"]).size(), static_cast<size_t>(want));
+    for (const std::string& device : Strings(d["devices"])) take(device, "the pending pod");
+    for (const auto& m : d["moves"].GetArray()) {
+      EXPECT_STRNE(m["from"].GetString(), m["to"].GetString());
+      for (const std::string& device : Strings(m["devices"])) take(device, m["pod"].GetString());
+    }
+  }
+  EXPECT_GT(plans, 5);
+}
+
+}  // namespace
+}  // namespace gpusched::testing
