@@ -78,6 +78,22 @@ TEST(DefragPlanner, WholeGpusMoveTheOneSmallPodThatOpensANode) {
   EXPECT_EQ(p.moves[0].placement.whole_gpus, 2);
 }
 
+TEST(DefragPlanner, ATerminatingPodIsNeverMovedItLeavesOnItsOwn) {
+  // As above, but a's 2-GPU pod is terminating (its GPUs stay booked until it is gone): the plan
+  // moves one of b's pods to a instead, and the pod lands on b.
+  Cluster c;
+  Allocation leaving = WholeAlloc("a2", "a", 2);
+  leaving.terminating = true;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), leaving});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b1", "b", 2), WholeAlloc("b2", "b", 2), WholeAlloc("b3", "b", 2)});
+  DefragPlan p = Room(WholePod(4), c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.node, "b");
+  ASSERT_EQ(p.moves.size(), 1u);
+  EXPECT_EQ(p.moves[0].from, "b");
+  EXPECT_EQ(p.moves[0].to, "a");  // were a2 movable, "a2 a->b" would win (node a comes first)
+}
+
 TEST(DefragPlanner, AnMgpuShareMovesOffTheGpuThePodNeeds) {
   // m1: GPU 0 and GPU 1 at 50%; m2: 40% and 50%. A 70% pod needs a GPU with 70% free: one share
   // moves. m1 comes first (same cost, then name); its share lands on the fullest node that takes
