@@ -16,7 +16,7 @@
 //                          holding 2 GPUs each through their claims), every node a placeholder
 //   BM_DraServiceDefrag    /debug/defrag's plan for the pod on nodes with one GPU free each: one
 //                          1-GPU pod moves (placement/dra_defrag.h); full=1: every node full, no
-//                          plan (the 64 nodes tried, each pod finding no other node)
+//                          plan (each node skipped: no free devices elsewhere for its pods)
 //   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
 //   BM_DraStateFromJson    one DRA change the old way: every object decoded again from JSON
 //   BM_DraStateFromTypedDelta  one claim change now: applied to the typed set, state rebuilt

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <map>
 #include <set>
 #include <tuple>
 
+#include "gpusched/dra/allocator/pools.h"
 #include "gpusched/placement/dra_victims.h"
 #include "gpusched/placement/victims.h"
 
@@ -47,6 +50,37 @@ Placement DevicesOf(const DraVerdict& v) {
 
 void Hold(const DraVerdict& v, dra::AllocatedDevices* held) {
   for (const dra::AllocationResult& r : v.ranked.empty() ? v.compat : v.ranked) held->Add(r);
+}
+
+// A lower bound of the devices `claims` need on one node: each request's count (ExactCount), one
+// for "All", none for adminAccess; a prioritized list its least.
+int64_t LeastDevices(const std::vector<const dra::ResourceClaim*>& claims) {
+  auto least = [](const dra::ExactRequest& r) -> int64_t {
+    if (r.admin_access.value_or(false)) return 0;
+    return r.allocation_mode == "ExactCount" ? r.count : 1;
+  };
+  int64_t out = 0;
+  for (const dra::ResourceClaim* c : claims) {
+    for (const dra::DeviceRequest& r : c->requests) {
+      if (r.exactly) {
+        out += least(*r.exactly);
+      } else if (!r.first_available.empty()) {
+        int64_t fewest = INT64_MAX;
+        for (const dra::ExactRequest& sub : r.first_available) fewest = std::min(fewest, least(sub));
+        out += fewest;
+      }
+    }
+  }
+  return out;
+}
+
+// An upper bound of the devices `node` can still give: those it sees that no claim holds
+// exclusively (shared and partitionable devices counted as free).
+int64_t FreeDevices(const dra::ClusterState& state, const NodeState& node) {
+  dra::NodePoolsPtr pools = state.PoolsFor(dra::NodeInfo{.name = node.node.name, .labels = &node.node.labels});
+  int64_t free = 0;
+  for (const dra::Candidate& c : pools->candidates) free += state.allocated().exclusive.contains(c.id) ? 0 : 1;
+  return free;
 }
 
 // One node where evictions make room, and what orders it among the others.
@@ -131,10 +165,30 @@ std::optional<std::pair<const NodeState*, DraVerdict>> BestLanding(const DraPlan
   return best;
 }
 
+// True unless the devices free on the nodes other than `at` (`free`, by node) cannot take the
+// claims of the victims: a cheap test before the what-if state is built.
+bool MayLand(const std::vector<std::vector<const dra::ResourceClaim*>>& claims_of, const NodeState* at,
+             const std::map<const NodeState*, int64_t>& free) {
+  int64_t elsewhere = 0, most = 0;
+  for (const auto& [node, n] : free) {
+    if (node == at) continue;
+    elsewhere += n;
+    most = std::max(most, n);
+  }
+  int64_t need = 0;
+  for (const auto& claims : claims_of) {
+    int64_t one = LeastDevices(claims);
+    if (one > most) return false;
+    need += one;
+  }
+  return need <= elsewhere;
+}
+
 // Tries candidate `c`: the pending pod's claims on its node once its victims' claims are
 // deallocated, then each victim's replacement (most devices first) on the best other node. Fills
-// *plan and returns true if all land.
-bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, DefragPlan* plan) {
+// *plan and returns true if all land. `free`: FreeDevices of every ready nvidia-dra node.
+bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, const std::map<const NodeState*, int64_t>& free,
+                  DefragPlan* plan) {
   std::set<const dra::ResourceClaim*> gone;
   std::vector<std::vector<const dra::ResourceClaim*>> claims_of;
   for (const AllocationPtr& v : c.victims) {
@@ -142,6 +196,7 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
     claims_of.push_back(ClaimsOf(*in.state, v->pod_uid, &alone));
     gone.insert(claims_of.back().begin(), claims_of.back().end());
   }
+  if (!MayLand(claims_of, c.node, free)) return false;
   dra::ClusterState whatif = Deallocated(*in.state, gone);
   dra::AllocatedDevices held = whatif.allocated();
   DraPlanner pending(whatif, pod, in.programs, in.dra);
@@ -196,13 +251,15 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
     return plan;
   }
   std::vector<Candidate> candidates;
+  std::map<const NodeState*, int64_t> free;
   for (const NodeState* n : in.cluster.nodes) {
     if (!ServesClaims(*n)) continue;
+    free[n] = FreeDevices(*in.state, *n);
     if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, in, options)) candidates.push_back(std::move(*c));
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
   for (size_t k = 0; k < candidates.size() && k < options.max_tries; ++k) {
-    if (TryCandidate(candidates[k], pod, in, &plan)) return plan;
+    if (TryCandidate(candidates[k], pod, in, free, &plan)) return plan;
   }
   plan.reason = candidates.empty()
                     ? fmt::format("no nvidia-dra node makes room with at most {} moves of pods that may move", options.max_moves)
