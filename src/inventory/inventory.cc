@@ -60,10 +60,11 @@ bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   std::string uid = pod.uid;
   if (pod.bound() || pod.terminal()) EndNominationLocked(uid, touched);
-  if (pod.bound() && !pod.terminal()) UseHoldLocked(pod, pod.node_name, touched);  // bound by kube-scheduler or a peer
-  if (std::string before = NodeOfLocked(uid); !before.empty() && before != pod.node_name) {
-    DropUseLocked(uid, before, touched);
-  }
+  std::string before = NodeOfLocked(uid);
+  // Newly seen bound (by kube-scheduler or a peer): a defrag hold for it ends. A pod seen again
+  // where it was (a claim change re-observes them all) is not a replacement.
+  if (pod.bound() && !pod.terminal() && before != pod.node_name) UseHoldLocked(pod, pod.node_name, touched);
+  if (!before.empty() && before != pod.node_name) DropUseLocked(uid, before, touched);
   TrackUseLocked(pod, touched);
   bool was = AllocationOnlyLocked(uid);
   ObserveLocked(std::move(pod), touched);

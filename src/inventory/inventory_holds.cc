@@ -1,6 +1,8 @@
 // Inventory: GPUs held for the replacements of pods that defrag moves evict, and for the pods
 // their moves make room for (HoldFor).
+#include <algorithm>
 #include <climits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,41 @@
 #include "gpusched/placement/nomination.h"
 
 namespace gpusched::inventory {
+namespace {
+
+// "driver/pool/device" as a DeviceId (a pool name may hold slashes); nullopt if malformed.
+std::optional<dra::DeviceId> DeviceIdOf(const std::string& name) {
+  size_t first = name.find('/'), last = name.rfind('/');
+  if (first == std::string::npos || first == last) return std::nullopt;
+  return dra::DeviceId{name.substr(0, first), name.substr(first + 1, last - first - 1), name.substr(last + 1)};
+}
+
+// Why the devices of a DRA hold cannot be held on `node`: one is held already (`holds`, but not
+// `replaced`), or allocated to a claim that a pod not `leaving` reserves (or none does); "" if
+// they can.
+std::string DraHoldConflict(const Placement& placement, const std::vector<Allocation>& holds, const Allocation* replaced,
+                            const dra::ClusterState* state, const std::set<std::string, std::less<>>& leaving) {
+  for (const std::string& name : placement.devices) {
+    for (const Allocation& h : holds) {
+      if (replaced != nullptr && h == *replaced) continue;
+      if (h.placement.kind == RequestKind::kDra && std::find(h.placement.devices.begin(), h.placement.devices.end(), name) !=
+                                                       h.placement.devices.end()) {
+        return fmt::format("device {} is held for {}/{}", name, h.pod_namespace, h.pod_name);
+      }
+    }
+    std::optional<dra::DeviceId> id = DeviceIdOf(name);
+    if (!id) return fmt::format("device \"{}\" is not driver/pool/device", name);
+    if (state == nullptr) continue;
+    for (const dra::ResourceClaim* claim : state->HoldersOf(*id)) {
+      bool freed = !claim->reserved_for.empty() &&
+                   std::all_of(claim->reserved_for.begin(), claim->reserved_for.end(), [&](const dra::ConsumerRef& r) { return leaving.contains(r.uid); });
+      if (!freed) return fmt::format("device {} is allocated to claim {}/{}", name, claim->namespace_name, claim->name);
+    }
+  }
+  return "";
+}
+
+}  // namespace
 
 Status Inventory::HoldFor(const std::string& holder, const Allocation& about, const std::string& node,
                           const Placement& placement, std::chrono::seconds ttl, const std::set<std::string, std::less<>>& leaving) {
@@ -27,6 +64,11 @@ Status Inventory::HoldFor(const std::string& holder, const Allocation& about, co
     if (replaced == defrag_holds_.end() || !(h == replaced->second.hold)) placement::AddHold(h, &after);
   }
   Status fits = placement::CheckFits(after, placement);
+  if (fits.ok() && placement.kind == RequestKind::kDra) {
+    std::string conflict = DraHoldConflict(placement, now.holds, replaced == defrag_holds_.end() ? nullptr : &replaced->second.hold,
+                                           dra_state_.get(), leaving);
+    if (!conflict.empty()) fits = FailedPreconditionError(conflict);
+  }
   if (!fits.ok()) {
     return FailedPreconditionError(fmt::format("hold on {} for {}/{}: {}", node, about.pod_namespace, about.pod_name, fits.message()));
   }
@@ -74,9 +116,11 @@ void Inventory::UseHoldLocked(const Pod& pod, const std::string& node, std::set<
   std::string key = pod.controller_uid.empty() ? "" : placement::ControllerHoldKey(pod.controller_uid);
   for (auto it = defrag_holds_.begin(); it != defrag_holds_.end(); ++it) {
     const Allocation& h = it->second.hold;
-    if (h.node_name == node && (h.pod_uid == pod.uid || (!key.empty() && h.pod_uid == key))) {
+    bool own = h.pod_uid == pod.uid;  // the pending pod's room: it ends wherever the pod binds
+    bool replacement = !key.empty() && h.pod_uid == key && h.node_name == node && it->first != pod.uid;
+    if (own || replacement) {
+      touched->insert(h.node_name);
       defrag_holds_.erase(it);
-      touched->insert(node);
       return;
     }
   }

@@ -27,14 +27,17 @@ bool ReservedBy(const dra::ResourceClaim& claim, std::string_view uid) {
   return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == uid; });
 }
 
-// The allocated claims reserved by `uid`; false in *alone if one is reserved by another pod too.
-std::vector<const dra::ResourceClaim*> ClaimsOf(const dra::ClusterState& state, std::string_view uid, bool* alone) {
+// The allocated claims reserved by `uid`. *movable: every one was generated for the pod (from a
+// template: deleted with it, and made anew for its replacement) and is reserved by it alone. A
+// named claim outlives its pod: it stays allocated until the pod object is gone, and the
+// replacement, naming the same claim, would be sent back to the same node.
+std::vector<const dra::ResourceClaim*> ClaimsOf(const dra::ClusterState& state, std::string_view uid, bool* movable) {
   std::vector<const dra::ResourceClaim*> out;
-  *alone = true;
+  *movable = true;
   for (const auto& [key, claim] : state.claims()) {
     if (!claim.allocation || !ReservedBy(claim, uid)) continue;
     out.push_back(&claim);
-    *alone = *alone && claim.reserved_for.size() == 1;
+    *movable = *movable && claim.reserved_for.size() == 1 && claim.owner_pod_uid == uid;
   }
   return out;
 }
@@ -75,11 +78,16 @@ int64_t LeastDevices(const std::vector<const dra::ResourceClaim*>& claims) {
 }
 
 // An upper bound of the devices `node` can still give: those it sees that no claim holds
-// exclusively (shared and partitionable devices counted as free).
+// exclusively (shared and partitionable devices counted as free); unbounded when one of them
+// allows several allocations (it may serve any number of claims).
+constexpr int64_t kUnbounded = INT64_MAX / 4;
 int64_t FreeDevices(const dra::ClusterState& state, const NodeState& node) {
   dra::NodePoolsPtr pools = state.PoolsFor(dra::NodeInfo{.name = node.node.name, .labels = &node.node.labels});
   int64_t free = 0;
-  for (const dra::Candidate& c : pools->candidates) free += state.allocated().exclusive.contains(c.id) ? 0 : 1;
+  for (const dra::Candidate& c : pools->candidates) {
+    if (c.device->allow_multiple_allocations) return kUnbounded;
+    free += state.allocated().exclusive.contains(c.id) ? 0 : 1;
+  }
   return free;
 }
 
@@ -99,9 +107,9 @@ std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& pl
                                      const DraDefragInput& in, const DefragOptions& options) {
   DisruptionCounter counter(in.cluster.budgets);
   auto movable = [&](const Allocation& a) {
-    bool alone = false;
-    ClaimsOf(*in.state, a.pod_uid, &alone);
-    return alone && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
+    bool generated = false;
+    ClaimsOf(*in.state, a.pod_uid, &generated);
+    return generated && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
   };
   VictimRules rules{.priority = INT32_MAX, .pod_uid = pod.uid, .known_only = true,
                     .violates_pdb = [&](const Allocation& a) { return !movable(a) || counter.Evict(a.pod_name, LabelsOf(node, a)); }};
@@ -166,14 +174,19 @@ std::optional<std::pair<const NodeState*, DraVerdict>> BestLanding(const DraPlan
 }
 
 // True unless the devices free on the nodes other than `at` (`free`, by node) cannot take the
-// claims of the victims: a cheap test before the what-if state is built.
+// claims of the victims: a cheap test before the what-if state is built. The devices the victims
+// free count as free everywhere (some may sit in pools that other nodes see too).
 bool MayLand(const std::vector<std::vector<const dra::ResourceClaim*>>& claims_of, const NodeState* at,
              const std::map<const NodeState*, int64_t>& free) {
-  int64_t elsewhere = 0, most = 0;
+  int64_t freed = 0;
+  for (const auto& claims : claims_of) {
+    for (const dra::ResourceClaim* c : claims) freed += static_cast<int64_t>(c->allocation->results.size());
+  }
+  int64_t elsewhere = freed, most = freed;
   for (const auto& [node, n] : free) {
     if (node == at) continue;
-    elsewhere += n;
-    most = std::max(most, n);
+    elsewhere = std::min(kUnbounded, elsewhere + n);
+    most = std::max(most, std::min(kUnbounded, n + freed));
   }
   int64_t need = 0;
   for (const auto& claims : claims_of) {
@@ -192,8 +205,8 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
   std::set<const dra::ResourceClaim*> gone;
   std::vector<std::vector<const dra::ResourceClaim*>> claims_of;
   for (const AllocationPtr& v : c.victims) {
-    bool alone = false;
-    claims_of.push_back(ClaimsOf(*in.state, v->pod_uid, &alone));
+    bool movable = false;
+    claims_of.push_back(ClaimsOf(*in.state, v->pod_uid, &movable));
     gone.insert(claims_of.back().begin(), claims_of.back().end());
   }
   if (!MayLand(claims_of, c.node, free)) return false;

@@ -57,8 +57,8 @@ TEST(DefragCli, APodInYamlIsPlannedAgainstAClusterFile) {
 // A pod whose GPUs come from a ResourceClaim: the snapshot holds the slices, claims and class.
 TEST(DefragCli, AClaimPodIsPlannedWithTheDevicesItsClaimWouldGet) {
   std::vector<std::string> items = {DraNode("a"), DraNode("b"), GpuSlice("a", 2), GpuSlice("b", 2), std::string(kGpuClass),
-                                    Claim("c-pa", ClaimSpec(1, ""), {"a/gpu-0"}, {"pa"}), ClaimPod("pa", "c-pa", "a"),
-                                    Claim("c-pb", ClaimSpec(1, ""), {"b/gpu-1"}, {"pb"}), ClaimPod("pb", "c-pb", "b"),
+                                    GeneratedClaim("c-pa", "pa", ClaimSpec(1, ""), {"a/gpu-0"}), TemplateClaimPod("pa", "c-pa", "a"),
+                                    GeneratedClaim("c-pb", "pb", ClaimSpec(1, ""), {"b/gpu-1"}), TemplateClaimPod("pb", "c-pb", "b"),
                                     Claim("big", ClaimSpec(2, ""))};
   std::string cluster = WriteTemp("defrag-dra.json", ListJson(items));
   std::string pod = WriteTemp("defrag-dra-pod.json", ClaimPod("train", "big"));

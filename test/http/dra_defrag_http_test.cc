@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -23,18 +24,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// ClaimPod's pod with the label app=<name> (what budgets select).
-std::string Labelled(const std::string& pod_json, const std::string& name) {
-  std::string out = pod_json;
-  size_t at = out.find(R"("resourceVersion":"7")");
-  return out.insert(at, fmt::format(R"("labels":{{"app":"{}"}},)", name));
-}
-
-// A pod bound to `node` holding claim c-<name> of `devices` ("node/gpu-i").
-std::vector<std::string> Holder(const std::string& name, const std::string& node, const std::vector<std::string>& devices,
-                                const std::vector<std::string>& reserved = {}) {
-  return {Claim("c-" + name, ClaimSpec(static_cast<int>(devices.size()), ""), devices, reserved.empty() ? std::vector<std::string>{name} : reserved),
-          Labelled(ClaimPod(name, "c-" + name, node), name)};
+// A pod bound to `node` holding the claim c-<name> generated for it, of `devices` ("node/gpu-i").
+std::vector<std::string> Holder(const std::string& name, const std::string& node, const std::vector<std::string>& devices) {
+  return {GeneratedClaim("c-" + name, name, ClaimSpec(static_cast<int>(devices.size()), ""), devices),
+          TemplateClaimPod(name, "c-" + name, node)};
 }
 
 // a and b: two GPUs each, one held on each (pa on a/gpu-0, pb on b/gpu-0); "big" asks two.
@@ -79,7 +72,7 @@ TEST(DraDefragHttp, TwoDevicesOnOneNodeAfterOnePodMovesWithItsClaim) {
   EXPECT_THAT(text.body, HasSubstr("ml/pa"));
 }
 
-TEST(DraDefragHttp, APodWhoseBudgetAllowsNoDisruptionOrWhoseClaimIsSharedStays) {
+TEST(DraDefragHttp, APodWhoseBudgetAllowsNoDisruptionStays) {
   std::vector<std::string> items = Items();
   items.push_back(BudgetJson("ml", "pa", {{"app", "pa"}}, 0));
   TestServer server{ListJson(items)};
@@ -88,18 +81,41 @@ TEST(DraDefragHttp, APodWhoseBudgetAllowsNoDisruptionOrWhoseClaimIsSharedStays) 
   ASSERT_TRUE(d["fits"].GetBool());
   EXPECT_EQ(std::string(d["node"].GetString()), "b");
   EXPECT_EQ(std::string(d["moves"][0]["pod"].GetString()), "ml/pb");
-  // pb's claim is shared with pb2, which stays on b: pb cannot free it, and pa may not move.
+}
+
+// A named claim outlives its pod (allocated until the pod object is gone), and a shared one is
+// not freed by one pod: a replacement naming it would go back to the same node. Such pods stay.
+TEST(DraDefragHttp, APodWithANamedOrSharedClaimStays) {
+  std::vector<std::string> items = Items();
+  items.push_back(BudgetJson("ml", "pa", {{"app", "pa"}}, 0));
+  for (std::string& item : items) {
+    if (item.find(R"("name":"c-pb")") != std::string::npos) {
+      item = Claim("c-pb", ClaimSpec(1, ""), {"b/gpu-0"}, {"pb"});
+    } else if (item.find(R"("kind":"Pod","metadata":{"name":"pb")") != std::string::npos) {
+      item = ClaimPod("pb", "c-pb", "b");
+    }
+  }
+  TestServer server{ListJson(items)};
+  HttpClient client{server.port()};
+  rapidjson::Document d = Parse(client.Post("/debug/defrag", kBig).body);
+  EXPECT_FALSE(d["fits"].GetBool());
+  EXPECT_EQ(d["moves"].Size(), 0u);
+  EXPECT_THAT(std::string(d["reason"].GetString()), HasSubstr("no nvidia-dra node makes room"));
+  // pb's generated claim shared with pb2 (both on b): pb alone cannot free it.
   items = Items();
   items.push_back(BudgetJson("ml", "pa", {{"app", "pa"}}, 0));
   for (std::string& item : items) {
-    if (item.find(R"("name":"c-pb")") != std::string::npos) item = Claim("c-pb", ClaimSpec(1, ""), {"b/gpu-0"}, {"pb", "pb2"});
+    if (item.find(R"("name":"c-pb")") == std::string::npos) continue;
+    item = GeneratedClaim("c-pb", "pb", ClaimSpec(1, ""), {"b/gpu-0"});
+    item.replace(item.find(R"("reservedFor":[)") + 15, 0, R"({"resource":"pods","name":"pb2","uid":"pb2"},)");
   }
-  items.push_back(Labelled(ClaimPod("pb2", "c-pb", "b"), "pb2"));
+  items.push_back(TemplateClaimPod("pb2", "c-pb", "b"));
   server.Reload(ListJson(items));
-  rapidjson::Document e = Parse(client.Post("/debug/defrag", kBig).body);
-  EXPECT_FALSE(e["fits"].GetBool());
-  EXPECT_EQ(e["moves"].Size(), 0u);
-  EXPECT_THAT(std::string(e["reason"].GetString()), HasSubstr("no nvidia-dra node makes room"));
+  EXPECT_FALSE(Parse(client.Post("/debug/defrag", kBig).body)["fits"].GetBool());
+  // Without the budget, pa (its claim generated for it) moves.
+  items.erase(std::find_if(items.begin(), items.end(), [](const std::string& i) { return i.find("PodDisruptionBudget") != std::string::npos; }));
+  server.Reload(ListJson(items));
+  EXPECT_TRUE(Parse(client.Post("/debug/defrag", kBig).body)["fits"].GetBool());
 }
 
 TEST(DraDefragHttp, APodThatFitsNeedsNoMoveAndAnAllocatedClaimIsNamed) {
@@ -112,7 +128,7 @@ TEST(DraDefragHttp, APodThatFitsNeedsNoMoveAndAnAllocatedClaimIsNamed) {
   EXPECT_EQ(d["moves"].Size(), 0u);
   EXPECT_EQ(Strings(d["devices"]).size(), 1u);
   // A pending pod whose claim is allocated already: that allocation decides, nothing to move.
-  rapidjson::Document e = Parse(client.Post("/debug/defrag", ClaimPod("late", "c-pa")).body);
+  rapidjson::Document e = Parse(client.Post("/debug/defrag", ClaimPod("late", "c-pa")).body);  // names pa's claim
   EXPECT_FALSE(e["fits"].GetBool());
   EXPECT_THAT(std::string(e["reason"].GetString()), HasSubstr("allocated already"));
 }

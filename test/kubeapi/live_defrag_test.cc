@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "cluster_json.h"
 #include "dra_json.h"
 #include "fake_apiserver.h"
@@ -135,34 +137,26 @@ TEST_F(LiveDefrag, TheApiServerHonoursBudgetsOnEviction) {
   EXPECT_THAT(*api_.Get("poddisruptionbudgets", "ml", "pdb-b6"), HasSubstr(R"("disruptionsAllowed":0)"));
 }
 
-// ClaimPod's pod with label app=<name> and, when given, a ReplicaSet controller.
-std::string ClaimPodOf(const std::string& name, const std::string& claim, const std::string& node, const std::string& controller) {
-  std::string pod = testing::ClaimPod(name, claim, node);
-  std::string meta = fmt::format(R"("labels":{{"app":"{}"}},)", name);
-  if (!controller.empty()) {
-    meta += fmt::format(R"("ownerReferences":[{{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"owner","uid":"{}",)"
-                        R"("controller":true,"blockOwnerDeletion":true}}],)", controller);
-  }
-  return pod.insert(pod.find(R"("resourceVersion":"7")"), meta);
-}
-
-// Two nvidia-dra nodes of two GPUs, one held on each (pa, of ReplicaSet rs-pa, on a; pb on b); a
-// pod asking two fits once pa's claim moves to b.
+// a: two GPUs, pa (of ReplicaSet rs-pa) on gpu-0. b: three GPUs, pb on gpu-0 and pa's sibling
+// pa-sib (also rs-pa) on gpu-2. Every claim was generated for its pod from a template. A pod
+// asking two fits once pa moves to b/gpu-1.
 class LiveDraDefrag : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const std::string node : {"a", "b"}) {
-      api_.Put("nodes", testing::DraNode(node));
-      api_.Put("resourceslices", testing::GpuSlice(node, 2));
-    }
+    api_.Put("nodes", testing::DraNode("a"));
+    api_.Put("nodes", testing::DraNode("b"));
+    api_.Put("resourceslices", testing::GpuSlice("a", 2));
+    api_.Put("resourceslices", testing::GpuSlice("b", 3));
     api_.Put("deviceclasses", std::string(testing::kGpuClass));
-    api_.Put("resourceclaims", testing::Claim("c-pa", testing::ClaimSpec(1, ""), {"a/gpu-0"}, {"pa"}));
-    api_.Put("resourceclaims", testing::Claim("c-pb", testing::ClaimSpec(1, ""), {"b/gpu-0"}, {"pb"}));
-    for (const std::string claim : {"big", "c-pa-x7k2p", "c-other"}) {
-      api_.Put("resourceclaims", testing::Claim(claim, testing::ClaimSpec(claim == "big" ? 2 : 1, "")));
+    for (const auto& [pod, node, device, controller] :
+         std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+             {"pa", "a", "a/gpu-0", "rs-pa"}, {"pb", "b", "b/gpu-0", "rs-pb"}, {"pa-sib", "b", "b/gpu-2", "rs-pa"}}) {
+      api_.Put("resourceclaims", testing::GeneratedClaim("c-" + pod, pod, testing::ClaimSpec(1, ""), {device}));
+      api_.Put("pods", testing::TemplateClaimPod(pod, "c-" + pod, node, controller));
     }
-    api_.Put("pods", ClaimPodOf("pa", "c-pa", "a", "rs-pa"));
-    api_.Put("pods", ClaimPodOf("pb", "c-pb", "b", "rs-pb"));
+    api_.Put("resourceclaims", testing::GeneratedClaim("c-train", "train", testing::ClaimSpec(2, "")));
+    api_.Put("resourceclaims", testing::GeneratedClaim("c-pa-x7k2p", "pa-x7k2p", testing::ClaimSpec(1, "")));
+    api_.Put("resourceclaims", testing::GeneratedClaim("c-other", "other", testing::ClaimSpec(1, "")));
     api_.Put("pods", train_);
     replica_ = std::make_unique<testing::LiveReplica>(api_.url());
     ASSERT_TRUE(replica_->sync->WaitSynced(std::chrono::seconds(10)));
@@ -173,9 +167,10 @@ class LiveDraDefrag : public ::testing::Test {
     std::string reply = replica_->service->Filter(ArgsWithNames(pod, {node}));
     return reply.find(R"("NodeNames":[")" + node) != std::string::npos;
   }
+  const placement::NodeState* Node(const std::string& name) { return replica_->inventory->Snapshot()->FindNode(name); }
 
   testing::FakeApiServer api_;
-  std::string train_ = ClaimPodOf("train", "big", "", "");
+  std::string train_ = testing::TemplateClaimPod("train", "c-train");
   std::unique_ptr<testing::LiveReplica> replica_;
 };
 
@@ -189,25 +184,44 @@ TEST_F(LiveDraDefrag, TheMovedPodIsEvictedAndItsReplacementGetsTheHeldDevice) {
   EXPECT_TRUE(d["applied"][0]["evicted"].GetBool()) << *answer;
   EXPECT_TRUE(d["held"].GetBool());
   EXPECT_FALSE(api_.Get("pods", "ml", "pa").has_value());
-  // The resourceclaim controller deallocates the claim its pod no longer reserves.
-  api_.Put("resourceclaims", testing::Claim("c-pa", testing::ClaimSpec(1, "")));
-  ASSERT_TRUE(Eventually([&] { return !replica_->inventory->Snapshot()->dra().FindClaim("ml", "c-pa")->allocation.has_value(); }));
-  const placement::NodeState* b = replica_->inventory->Snapshot()->FindNode("b");
-  ASSERT_EQ(b->holds.size(), 1u);
-  EXPECT_EQ(b->holds[0].pod_uid, placement::ControllerHoldKey("rs-pa"));
-  EXPECT_THAT(b->holds[0].placement.devices, ::testing::ElementsAre("gpu.nvidia.com/b/gpu-1"));
-  std::string replacement = ClaimPodOf("pa-x7k2p", "c-pa-x7k2p", "", "rs-pa");  // new name, UID and claim
-  std::string other = ClaimPodOf("other", "c-other", "", "");
+  // The resourceclaim controller deletes the claim generated for the evicted pod. Every claim
+  // change makes the inventory see the bound claim pods again, pa-sib of rs-pa on b among them:
+  // that is not rs-pa's next pod, and the hold stays.
+  api_.Remove("resourceclaims", "ml", "c-pa");
+  ASSERT_TRUE(Eventually([&] { return replica_->inventory->Snapshot()->dra().FindClaim("ml", "c-pa") == nullptr; }));
+  ASSERT_EQ(Node("b")->holds.size(), 1u);
+  EXPECT_EQ(Node("b")->holds[0].pod_uid, placement::ControllerHoldKey("rs-pa"));
+  EXPECT_THAT(Node("b")->holds[0].placement.devices, ::testing::ElementsAre("gpu.nvidia.com/b/gpu-1"));
+  std::string replacement = testing::TemplateClaimPod("pa-x7k2p", "c-pa-x7k2p", "", "rs-pa");  // new name, UID and claim
+  std::string other = testing::TemplateClaimPod("other", "c-other");
   EXPECT_TRUE(Fits(replacement, "b"));
   EXPECT_FALSE(Fits(other, "b"));
   EXPECT_FALSE(Fits(other, "a"));  // a's two GPUs are held for train
   EXPECT_TRUE(Fits(train_, "a"));
   EXPECT_FALSE(Fits(replacement, "a"));
   // kube-scheduler binds the replacement there: its hold ends when the pod is seen bound.
-  api_.Put("resourceclaims", testing::Claim("c-pa-x7k2p", testing::ClaimSpec(1, ""), {"b/gpu-1"}, {"pa-x7k2p"}));
-  api_.Put("pods", ClaimPodOf("pa-x7k2p", "c-pa-x7k2p", "b", "rs-pa"));
-  EXPECT_TRUE(Eventually([&] { return replica_->inventory->Snapshot()->FindNode("b")->holds.empty(); }));
-  EXPECT_EQ(replica_->inventory->Snapshot()->FindNode("a")->holds.size(), 1u);  // train's stays
+  api_.Put("resourceclaims", testing::GeneratedClaim("c-pa-x7k2p", "pa-x7k2p", testing::ClaimSpec(1, ""), {"b/gpu-1"}));
+  api_.Put("pods", testing::TemplateClaimPod("pa-x7k2p", "c-pa-x7k2p", "b", "rs-pa"));
+  EXPECT_TRUE(Eventually([&] { return Node("b")->holds.empty(); }));
+  ASSERT_EQ(Node("a")->holds.size(), 1u);  // train's stays
+  // train is bound somewhere else after all: its hold on a ends too.
+  api_.Put("pods", testing::TemplateClaimPod("train", "c-train", "b"));
+  EXPECT_TRUE(Eventually([&] { return Node("a")->holds.empty(); }));
+}
+
+TEST_F(LiveDraDefrag, AHoldOnDevicesInUseOrHeldIsRefused) {
+  Allocation about{.pod_uid = "x", .pod_namespace = "ml", .pod_name = "x"};
+  Placement b0{.kind = RequestKind::kDra, .devices = {"gpu.nvidia.com/b/gpu-0"}};
+  Status used = replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60));
+  EXPECT_EQ(used.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(used.message(), HasSubstr("device gpu.nvidia.com/b/gpu-0 is allocated to claim ml/c-pb"));
+  // Once pb leaves (the plan evicts it), its claim's device can be held.
+  ASSERT_TRUE(replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60), {"pb"}).ok());
+  Allocation about_y{.pod_uid = "y", .pod_namespace = "ml", .pod_name = "y"};
+  Status held = replica_->inventory->HoldFor("y", about_y, "b", b0, std::chrono::seconds(60), {"pb"});
+  EXPECT_THAT(held.message(), HasSubstr("device gpu.nvidia.com/b/gpu-0 is held for ml/x"));
+  // A hold about the same pod gives way to its new one.
+  EXPECT_TRUE(replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60), {"pb"}).ok());
 }
 
 }  // namespace

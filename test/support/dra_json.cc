@@ -82,4 +82,24 @@ std::string ClaimPod(const std::string& name, const std::string& claim, const st
                      priority);
 }
 
+std::string TemplateClaimPod(const std::string& name, const std::string& claim, const std::string& node,
+                             const std::string& controller) {
+  std::string owner = controller.empty() ? "" : fmt::format(R"("ownerReferences":[{{"apiVersion":"apps/v1","kind":"ReplicaSet",
+    "name":"owner","uid":"{}","controller":true,"blockOwnerDeletion":true}}],)", controller);
+  return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{0}","namespace":"ml","uid":"{0}",{4}
+    "labels":{{"app":"{0}"}},"resourceVersion":"7"}},"spec":{{{1}"containers":[{{"name":"main","resources":{{"claims":[{{"name":"gpus"}}]}}}}],
+    "priority":0,"resourceClaims":[{{"name":"gpus","resourceClaimTemplateName":"tmpl"}}]}},
+    "status":{{"phase":"{3}","resourceClaimStatuses":[{{"name":"gpus","resourceClaimName":"{2}"}}]}}}})",
+                     name, node.empty() ? "" : fmt::format(R"("nodeName":"{}",)", node), claim, node.empty() ? "Pending" : "Running",
+                     owner);
+}
+
+std::string GeneratedClaim(const std::string& name, const std::string& pod, const std::string& spec,
+                           const std::vector<std::string>& allocated) {
+  std::string claim = Claim(name, spec, allocated, allocated.empty() ? std::vector<std::string>{} : std::vector<std::string>{pod});
+  std::string owner = fmt::format(R"("ownerReferences":[{{"apiVersion":"v1","kind":"Pod","name":"{0}","uid":"{0}",)"
+                                  R"("controller":true,"blockOwnerDeletion":true}}],)", pod);
+  return claim.insert(claim.find(R"("uid":"uid-)"), owner);
+}
+
 }  // namespace gpusched::testing

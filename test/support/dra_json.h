@@ -30,4 +30,14 @@ std::string Claim(const std::string& name, const std::string& spec, const std::v
 // spec.priority as the Priority admission plugin writes it.
 std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& node = "", int32_t priority = 0);
 
+// A pod (uid = name) whose claim "gpus" comes from template `tmpl`: the resourceclaim controller
+// generated claim `claim` for it (status.resourceClaimStatuses), pending or bound to `node`, with
+// label app=<name> and, when `controller` is set, a ReplicaSet of that UID as controlling owner.
+std::string TemplateClaimPod(const std::string& name, const std::string& claim, const std::string& node = "",
+                             const std::string& controller = "");
+// The claim generated for pod `pod` (uid = name): Claim's, owned by the pod as the controller
+// makes it, reserved for the pod when `allocated` is given.
+std::string GeneratedClaim(const std::string& name, const std::string& pod, const std::string& spec,
+                           const std::vector<std::string>& allocated = {});
+
 }  // namespace gpusched::testing

@@ -195,7 +195,8 @@ class Inventory {
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void EndNominationLocked(std::string_view uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Defrag holds (HoldFor): books those of `node` on `state`; drops those whose time is up; ends
-  // one that is for `pod` (its UID or its controller's key) on `node` (it was committed there).
+  // the one kept for `pod` (wherever it was kept), or one kept on `node` for its controller's next
+  // pod unless `pod` is the moved pod itself (it was committed, or newly seen bound, there).
   void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) const GPUSCHED_REQUIRES(mu_);
   void ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);

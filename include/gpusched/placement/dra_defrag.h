@@ -6,16 +6,18 @@
 // On every ready nvidia-dra node the pods that must leave are chosen as preempt chooses them for
 // a claim pod (dra_victims.h), every priority a candidate. A plan for that node holds when the
 // pending pod's claims get devices there with those pods' claims deallocated (the resourceclaim
-// controller deletes a generated claim with its pod, and deallocates a claim nothing reserves), and
+// controller deletes a claim generated for the pod along with it), and
 // each moved pod's replacement then gets its claims allocated on another ready nvidia-dra node,
 // the devices the earlier moves and the pending pod took counted as held. A replacement asks what
-// its pod's claims ask (a generated claim is made again from the same template); it lands on the
+// its pod's claims ask (its claims are made again from the same templates); it lands on the
 // node the planner ranks best for it. Nodes are tried by fewest moves, then fewer moves that use
 // a PodDisruptionBudget's allowance, then lower top priority, then name.
 //
 // Never moved: a pod whose eviction would violate a PodDisruptionBudget (counted over the plan), a
-// terminating pod, a booking kube-scheduler does not know, a pod that shares a claim with a pod
-// that stays (its devices would not be freed, nor could its replacement go elsewhere).
+// terminating pod, a booking kube-scheduler does not know, and a pod holding a claim that was not
+// generated for it from a template or that another pod shares. A named claim outlives its pod:
+// it stays allocated until the pod object is gone, so the replacement, which names the same
+// claim, would be sent back to the same node.
 //
 // Pure: the plan depends only on the arguments.
 #pragma once
