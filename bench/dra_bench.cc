@@ -50,8 +50,8 @@ std::string NodeName(int n) { return fmt::format("dra-{:04}", n); }
 // claims of 2 GPUs for 4 pods of priority 0 bound there; or 7 GPUs so, the last claim of 1 GPU.
 enum class Fill { kHalf, kFull, kOneFree };
 
-// Node `node`'s GPUs held by claims of `sizes` GPUs (from GPU 0 on), each reserved for a pod of
-// priority 0 bound there.
+// Node `node`'s GPUs held by claims of `sizes` GPUs (from GPU 0 on), each generated from a template
+// for a pod of priority 0 bound there and reserved for it.
 std::vector<std::string> HeldNodeJson(const std::string& node, const std::vector<int>& sizes) {
   std::vector<std::string> out;
   int next = 0;
@@ -62,14 +62,16 @@ std::vector<std::string> HeldNodeJson(const std::string& node, const std::vector
     }
     next += sizes[k];
     out.push_back(fmt::format(
-        R"({{"kind":"ResourceClaim","metadata":{{"name":"hold-{0}-{1}","namespace":"ml","uid":"c-{0}-{1}"}},
+        R"({{"kind":"ResourceClaim","metadata":{{"name":"hold-{0}-{1}","namespace":"ml","uid":"c-{0}-{1}",
+        "ownerReferences":[{{"apiVersion":"v1","kind":"Pod","name":"p-{0}-{1}","uid":"p-{0}-{1}","controller":true}}]}},
         "spec":{{"devices":{{"requests":[{{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":{3}}}}}]}}}},
         "status":{{"allocation":{{"devices":{{"results":[{2}]}}}},"reservedFor":[{{"resource":"pods","name":"p-{0}-{1}","uid":"p-{0}-{1}"}}]}}}})",
         node, k, results, sizes[k]));
     out.push_back(fmt::format(
         R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p-{0}-{1}","namespace":"ml","uid":"p-{0}-{1}"}},
         "spec":{{"nodeName":"{0}","priority":0,"containers":[{{"name":"main","resources":{{"requests":{{"cpu":"4"}},"claims":[{{"name":"gpus"}}]}}}}],
-        "resourceClaims":[{{"name":"gpus","resourceClaimName":"hold-{0}-{1}"}}]}},"status":{{"phase":"Running"}}}})",
+        "resourceClaims":[{{"name":"gpus","resourceClaimTemplateName":"two-gpus"}}]}},
+        "status":{{"phase":"Running","resourceClaimStatuses":[{{"name":"gpus","resourceClaimName":"hold-{0}-{1}"}}]}}}})",
         node, k));
   }
   return out;

@@ -173,17 +173,28 @@ std::optional<std::pair<const NodeState*, DraVerdict>> BestLanding(const DraPlan
   return best;
 }
 
-// True unless the devices free on the nodes other than `at` (`free`, by node) cannot take the
-// claims of the victims: a cheap test before the what-if state is built. The devices the victims
-// free count as free everywhere (some may sit in pools that other nodes see too).
-bool MayLand(const std::vector<std::vector<const dra::ResourceClaim*>>& claims_of, const NodeState* at,
-             const std::map<const NodeState*, int64_t>& free) {
+// What a DRA plan weighs before building a what-if state: the devices free on each ready
+// nvidia-dra node (FreeDevices), and which node each pool is pinned to.
+struct FreeMap {
+  std::map<const NodeState*, int64_t> by_node;
+  std::map<std::pair<std::string, std::string>, std::string> pinned;  // (driver, pool) -> node
+};
+
+// True unless the devices free on the nodes other than `at` cannot take the claims of the
+// victims: a cheap test before the what-if state is built. The devices the victims free outside
+// pools pinned to `at` count as free everywhere (other nodes may see those pools).
+bool MayLand(const std::vector<std::vector<const dra::ResourceClaim*>>& claims_of, const NodeState* at, const FreeMap& free) {
   int64_t freed = 0;
   for (const auto& claims : claims_of) {
-    for (const dra::ResourceClaim* c : claims) freed += static_cast<int64_t>(c->allocation->results.size());
+    for (const dra::ResourceClaim* c : claims) {
+      for (const dra::DeviceResult& r : c->allocation->results) {
+        auto pin = free.pinned.find({r.id.driver, r.id.pool});
+        freed += pin != free.pinned.end() && pin->second == at->node.name ? 0 : 1;
+      }
+    }
   }
   int64_t elsewhere = freed, most = freed;
-  for (const auto& [node, n] : free) {
+  for (const auto& [node, n] : free.by_node) {
     if (node == at) continue;
     elsewhere = std::min(kUnbounded, elsewhere + n);
     most = std::max(most, std::min(kUnbounded, n + freed));
@@ -200,8 +211,7 @@ bool MayLand(const std::vector<std::vector<const dra::ResourceClaim*>>& claims_o
 // Tries candidate `c`: the pending pod's claims on its node once its victims' claims are
 // deallocated, then each victim's replacement (most devices first) on the best other node. Fills
 // *plan and returns true if all land. `free`: FreeDevices of every ready nvidia-dra node.
-bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, const std::map<const NodeState*, int64_t>& free,
-                  DefragPlan* plan) {
+bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, const FreeMap& free, DefragPlan* plan) {
   std::set<const dra::ResourceClaim*> gone;
   std::vector<std::vector<const dra::ResourceClaim*>> claims_of;
   for (const AllocationPtr& v : c.victims) {
@@ -264,10 +274,13 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
     return plan;
   }
   std::vector<Candidate> candidates;
-  std::map<const NodeState*, int64_t> free;
+  FreeMap free;
+  for (const auto& slice : in.state->slices().all()) {
+    if (!slice->slice().node_name.empty()) free.pinned[{slice->slice().driver, slice->slice().pool}] = slice->slice().node_name;
+  }
   for (const NodeState* n : in.cluster.nodes) {
     if (!ServesClaims(*n)) continue;
-    free[n] = FreeDevices(*in.state, *n);
+    free.by_node[n] = FreeDevices(*in.state, *n);
     if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, in, options)) candidates.push_back(std::move(*c));
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
