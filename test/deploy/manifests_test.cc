@@ -756,6 +756,19 @@ TEST(Manifests, TheAgentRoleGrantsExactlyWhatItsCallsUse) {
   ASSERT_NE(policy, nullptr);
   EXPECT_THAT(YAML::Dump(*policy), HasSubstr("authentication.kubernetes.io/node-name"));
   EXPECT_THAT(YAML::Dump(*policy), HasSubstr("system:serviceaccount:kube-system:gpusched-agent"));
+  // Its Events, too: about its own Node only, and only the drift reason the agent posts.
+  const YAML::Node* events = Find(docs, "ValidatingAdmissionPolicy", "gpusched-agent-own-events");
+  ASSERT_NE(events, nullptr);
+  EXPECT_EQ((*events)["spec"]["matchConstraints"]["resourceRules"][0]["resources"][0].as<std::string>(), "events");
+  EXPECT_THAT(YAML::Dump(*events), HasSubstr("object.involvedObject.name == variables.boundNode"));
+  EXPECT_THAT(YAML::Dump(*events), HasSubstr("object.reason == 'GPUAccountingDrift'"));
+  ASSERT_NE(Find(docs, "ValidatingAdmissionPolicyBinding", "gpusched-agent-own-events"), nullptr);
+  std::string posted;
+  for (const testing::RecordedRequest& r : api.Requests()) {
+    if (r.method == "POST" && r.target.find("/events") != std::string::npos) posted = r.body;
+  }
+  EXPECT_THAT(posted, HasSubstr(R"("involvedObject":{"apiVersion":"v1","kind":"Node","name":"gpu-0"})"));
+  EXPECT_THAT(posted, HasSubstr(R"("reason":"GPUAccountingDrift")"));
 }
 
 // The MIG overlay patches the agent's own container (by the names the base uses) with the MIG
