@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -158,7 +159,7 @@ struct AgentMemory {
 // Where MIG instances come from, and what stops a container from listing them.
 constexpr std::string_view kMigHint =
     " (in a container, listing MIG instances needs NVIDIA_MIG_MONITOR_DEVICES=all and CAP_SYS_ADMIN: "
-    "deploy/agent/mig-monitor-patch.yaml)";
+    "install the agent with kubectl apply -k deploy/agent-mig)";
 
 // Adds the MIG instances (read every round: an operator may repartition) to `gpus`; what goes
 // wrong is left unknown and said in *warnings.

@@ -200,7 +200,7 @@ TEST(AgentCli, AHungNvidiaSmiIsKilledAndNamed) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
   EXPECT_EQ(r.code, 0) << r.out;  // the GPUs are published; what hung is left unknown
   EXPECT_THAT(r.out, HasSubstr("MIG instances unknown: nvidia-smi mig -lgi did not finish within 1 s: killed"));
-  EXPECT_THAT(r.out, HasSubstr("deploy/agent/mig-monitor-patch.yaml"));
+  EXPECT_THAT(r.out, HasSubstr("kubectl apply -k deploy/agent-mig"));
   EXPECT_THAT(r.out, HasSubstr(R"("migEnabled":true)"));
 }
 
