@@ -14,7 +14,8 @@
 //                          through DRA by a special claim (KEP 5004; goal < 500 µs)
 //   BM_DraServicePreempt   the preempt verb in process on full nodes (4 bound pods of priority 0
 //                          holding 2 GPUs each through their claims), every node a placeholder
-//   BM_DraServiceDefrag    /debug/defrag's plan for the pod on nodes with one GPU free each: one
+//   BM_DraServiceDefrag    /debug/defrag's plan for the pod on nodes with one GPU free each (500
+//                          and 5,000 nodes): one
 //                          1-GPU pod moves (placement/dra_defrag.h); full=1: every node full, no
 //                          plan (each node skipped: no free devices elsewhere for its pods)
 //   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
@@ -336,7 +337,7 @@ BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePrioritize)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilterExtended)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePreempt)->Arg(500)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_DraServiceDefrag)->ArgNames({"nodes", "full"})->Args({500, 0})->Args({500, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DraServiceDefrag)->ArgNames({"nodes", "full"})->Args({500, 0})->Args({500, 1})->Args({5000, 0})->Args({5000, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DraAllocatorColdCel)->Arg(500)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "gpusched/dra/allocator/pools.h"
 #include "gpusched/placement/dra_victims.h"
@@ -23,22 +24,27 @@ const PodLabels* LabelsOf(const NodeState& node, const Allocation& a) {
   return use != nullptr ? use->labels.get() : nullptr;
 }
 
-bool ReservedBy(const dra::ResourceClaim& claim, std::string_view uid) {
-  return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(), [&](const dra::ConsumerRef& r) { return r.uid == uid; });
+// The allocated claims each pod reserves, by pod UID: one pass over the cluster's claims.
+using ClaimsByPod = std::unordered_map<std::string, std::vector<const dra::ResourceClaim*>>;
+ClaimsByPod IndexClaims(const dra::ClusterState& state) {
+  ClaimsByPod out;
+  for (const auto& [key, claim] : state.claims()) {
+    if (!claim.allocation) continue;
+    for (const dra::ConsumerRef& r : claim.reserved_for) out[r.uid].push_back(&claim);
+  }
+  return out;
 }
 
 // The allocated claims reserved by `uid`. *movable: every one was generated for the pod (from a
 // template: deleted with it, and made anew for its replacement) and is reserved by it alone. A
 // named claim outlives its pod: it stays allocated until the pod object is gone, and the
 // replacement, naming the same claim, would be sent back to the same node.
-std::vector<const dra::ResourceClaim*> ClaimsOf(const dra::ClusterState& state, std::string_view uid, bool* movable) {
-  std::vector<const dra::ResourceClaim*> out;
-  *movable = true;
-  for (const auto& [key, claim] : state.claims()) {
-    if (!claim.allocation || !ReservedBy(claim, uid)) continue;
-    out.push_back(&claim);
-    *movable = *movable && claim.reserved_for.size() == 1 && claim.owner_pod_uid == uid;
-  }
+std::vector<const dra::ResourceClaim*> ClaimsOf(const ClaimsByPod& index, const std::string& uid, bool* movable) {
+  auto it = index.find(uid);
+  std::vector<const dra::ResourceClaim*> out = it == index.end() ? std::vector<const dra::ResourceClaim*>{} : it->second;
+  *movable = std::all_of(out.begin(), out.end(), [&](const dra::ResourceClaim* c) {
+    return c->reserved_for.size() == 1 && c->owner_pod_uid == uid;
+  });
   return out;
 }
 
@@ -103,12 +109,12 @@ struct Candidate {
 
 // The pods preempt would evict on `node` for `planner`'s pod, every priority a candidate, if they
 // may all move (at most max_moves); nullopt otherwise.
-std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& planner, const Pod& pod,
+std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& planner, const Pod& pod, const ClaimsByPod& claims,
                                      const DraDefragInput& in, const DefragOptions& options) {
   DisruptionCounter counter(in.cluster.budgets);
   auto movable = [&](const Allocation& a) {
     bool generated = false;
-    ClaimsOf(*in.state, a.pod_uid, &generated);
+    ClaimsOf(claims, a.pod_uid, &generated);
     return generated && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
   };
   VictimRules rules{.priority = INT32_MAX, .pod_uid = pod.uid, .known_only = true,
@@ -211,12 +217,13 @@ bool MayLand(const std::vector<std::vector<const dra::ResourceClaim*>>& claims_o
 // Tries candidate `c`: the pending pod's claims on its node once its victims' claims are
 // deallocated, then each victim's replacement (most devices first) on the best other node. Fills
 // *plan and returns true if all land. `free`: FreeDevices of every ready nvidia-dra node.
-bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, const FreeMap& free, DefragPlan* plan) {
+bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, const ClaimsByPod& claims, const FreeMap& free,
+                  DefragPlan* plan) {
   std::set<const dra::ResourceClaim*> gone;
   std::vector<std::vector<const dra::ResourceClaim*>> claims_of;
   for (const AllocationPtr& v : c.victims) {
     bool movable = false;
-    claims_of.push_back(ClaimsOf(*in.state, v->pod_uid, &movable));
+    claims_of.push_back(ClaimsOf(claims, v->pod_uid, &movable));
     gone.insert(claims_of.back().begin(), claims_of.back().end());
   }
   if (!MayLand(claims_of, c.node, free)) return false;
@@ -274,6 +281,7 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
     return plan;
   }
   std::vector<Candidate> candidates;
+  ClaimsByPod claims = IndexClaims(*in.state);
   FreeMap free;
   for (const auto& slice : in.state->slices().all()) {
     if (!slice->slice().node_name.empty()) free.pinned[{slice->slice().driver, slice->slice().pool}] = slice->slice().node_name;
@@ -281,11 +289,11 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
   for (const NodeState* n : in.cluster.nodes) {
     if (!ServesClaims(*n)) continue;
     free.by_node[n] = FreeDevices(*in.state, *n);
-    if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, in, options)) candidates.push_back(std::move(*c));
+    if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, claims, in, options)) candidates.push_back(std::move(*c));
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
   for (size_t k = 0; k < candidates.size() && k < options.max_tries; ++k) {
-    if (TryCandidate(candidates[k], pod, in, free, &plan)) return plan;
+    if (TryCandidate(candidates[k], pod, in, claims, free, &plan)) return plan;
   }
   plan.reason = candidates.empty()
                     ? fmt::format("no nvidia-dra node makes room with at most {} moves of pods that may move", options.max_moves)
