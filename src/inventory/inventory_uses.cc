@@ -52,7 +52,8 @@ std::shared_ptr<const NodeUses> Inventory::SharedUsesLocked(std::string_view nod
 }
 
 std::shared_ptr<const PodLabels> Inventory::InternLabelsLocked(const Pod& pod) {
-  PodLabels key{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid};
+  PodLabels key{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid,
+                .controller_kind = pod.controller_kind};
   auto it = label_sets_.find(key);
   if (it != label_sets_.end()) return *it;
   if (label_sets_.size() >= 2 * std::max<size_t>(label_sets_pruned_at_, 1024)) {

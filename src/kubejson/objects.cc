@@ -272,17 +272,21 @@ namespace {
 
 // The UID of the owner reference with controller: true, or "" (none, or not readable: an owner
 // only matters to a defrag move, which then treats the pod as one nothing recreates).
-std::string ControllerUid(const Value& meta) {
+// The controlling owner of metadata.ownerReferences into pod->controller_uid and
+// controller_kind; left empty when there is none.
+void ReadController(const Value& meta, Pod* pod) {
   const Value* owners = json::Find(meta, "ownerReferences");
-  if (owners == nullptr || !owners->IsArray()) return "";
+  if (owners == nullptr || !owners->IsArray()) return;
   for (const Value& o : owners->GetArray()) {
     const Value* controller = o.IsObject() ? json::Find(o, "controller") : nullptr;
     const Value* uid = o.IsObject() ? json::Find(o, "uid") : nullptr;
     if (controller != nullptr && controller->IsBool() && controller->GetBool() && uid != nullptr && uid->IsString()) {
-      return uid->GetString();
+      pod->controller_uid = uid->GetString();
+      const Value* kind = json::Find(o, "kind");
+      if (kind != nullptr && kind->IsString()) pod->controller_kind = kind->GetString();
+      return;
     }
   }
-  return "";
 }
 
 }  // namespace
@@ -309,7 +313,7 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     note(ReadStringMap(*meta, "labels", mpath, [](std::string_view) { return true; }, &pod.labels));
     const Value* deletion = json::Find(*meta, "deletionTimestamp");
     pod.terminating = deletion != nullptr && !deletion->IsNull();
-    pod.controller_uid = ControllerUid(*meta);
+    ReadController(*meta, &pod);
   }
   const Value* spec = nullptr;
   note(json::FindObject(v, "spec", path, &spec));

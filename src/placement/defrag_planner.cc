@@ -73,6 +73,7 @@ class MoveRules {
     if (a.terminating || !a.problem.empty() || moved_.contains(a.pod_uid)) return false;
     if (a.origin != AllocationOrigin::kObserved && a.origin != AllocationOrigin::kCommitted) return false;
     if (a.placement.kind != RequestKind::kWholeGpu && a.placement.kind != RequestKind::kMgpu) return false;
+    if (const PodLabels* labels = LabelsOf(node, a); labels != nullptr && RecreatedOnItsNode(*labels)) return false;
     DisruptionCounter trial = counter != nullptr ? *counter : counter_;
     bool violates = trial.Evict(a.pod_name, LabelsOf(node, a));
     if (counter != nullptr) *counter = trial;

@@ -115,7 +115,8 @@ std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& pl
   auto movable = [&](const Allocation& a) {
     bool generated = false;
     ClaimsOf(claims, a.pod_uid, &generated);
-    return generated && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
+    const PodLabels* labels = LabelsOf(node, a);
+    return generated && !(labels != nullptr && RecreatedOnItsNode(*labels)) && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
   };
   VictimRules rules{.priority = INT32_MAX, .pod_uid = pod.uid, .known_only = true,
                     .violates_pdb = [&](const Allocation& a) { return !movable(a) || counter.Evict(a.pod_name, LabelsOf(node, a)); }};

@@ -72,15 +72,31 @@ TEST(DraDefragHttp, TwoDevicesOnOneNodeAfterOnePodMovesWithItsClaim) {
   EXPECT_THAT(text.body, HasSubstr("ml/pa"));
 }
 
-TEST(DraDefragHttp, APodWhoseBudgetAllowsNoDisruptionStays) {
-  std::vector<std::string> items = Items();
-  items.push_back(BudgetJson("ml", "pa", {{"app", "pa"}}, 0));
+// Plans room for train on a server holding `items`: pa must stay, so pb moves and train lands on b.
+void ExpectPbMovesInstead(const std::vector<std::string>& items) {
   TestServer server{ListJson(items)};
   HttpClient client{server.port()};
   rapidjson::Document d = Parse(client.Post("/debug/defrag", kBig).body);
   ASSERT_TRUE(d["fits"].GetBool());
   EXPECT_EQ(std::string(d["node"].GetString()), "b");
   EXPECT_EQ(std::string(d["moves"][0]["pod"].GetString()), "ml/pb");
+}
+
+TEST(DraDefragHttp, APodWhoseBudgetAllowsNoDisruptionStays) {
+  std::vector<std::string> items = Items();
+  items.push_back(BudgetJson("ml", "pa", {{"app", "pa"}}, 0));
+  ExpectPbMovesInstead(items);
+}
+
+// A DaemonSet's pod would be recreated on the same node: it stays.
+TEST(DraDefragHttp, ADaemonSetPodStays) {
+  std::vector<std::string> items = Items();
+  for (std::string& item : items) {
+    if (item.find(R"("kind":"Pod","metadata":{"name":"pa")") == std::string::npos) continue;
+    item = TemplateClaimPod("pa", "c-pa", "a", "ds-uid");
+    item.replace(item.find("ReplicaSet"), 10, "DaemonSet");
+  }
+  ExpectPbMovesInstead(items);
 }
 
 // A named claim outlives its pod (allocated until the pod object is gone), and a shared one is

@@ -94,6 +94,22 @@ TEST(DefragPlanner, ATerminatingPodIsNeverMovedItLeavesOnItsOwn) {
   EXPECT_EQ(p.moves[0].to, "a");  // were a2 movable, "a2 a->b" would win (node a comes first)
 }
 
+TEST(DefragPlanner, ADaemonSetPodIsNeverMovedItsReplacementWouldComeBack) {
+  // As in WholeGpusMoveTheOneSmallPodThatOpensANode, but a2 belongs to a DaemonSet: one of b's
+  // pods moves to a instead, and the pod lands on b.
+  Cluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b1", "b", 2), WholeAlloc("b2", "b", 2), WholeAlloc("b3", "b", 2)});
+  auto uses = std::make_shared<NodeUses>(*c.nodes[0].uses);
+  uses->Put(PodUse{.uid = "a2", .name = "a2",
+                   .labels = std::make_shared<PodLabels>(PodLabels{"ns", {{"app", "a2"}}, "ds-uid", "DaemonSet"})});
+  c.nodes[0].uses = uses;
+  DefragPlan p = Room(WholePod(4), c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.node, "b");
+  for (const DefragMove& m : p.moves) EXPECT_NE(m.pod, "ns/a2");
+}
+
 TEST(DefragPlanner, AnMgpuShareMovesOffTheGpuThePodNeeds) {
   // m1: GPU 0 and GPU 1 at 50%; m2: 40% and 50%. A 70% pod needs a GPU with 70% free: one share
   // moves. m1 comes first (same cost, then name); its share lands on the fullest node that takes

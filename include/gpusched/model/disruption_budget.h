@@ -23,9 +23,14 @@ struct PodLabels {
   std::string namespace_name;
   Labels labels;
   std::string controller_uid;  // Pod::controller_uid: what recreates the pod, "" for nothing
+  std::string controller_kind;  // Pod::controller_kind
 
   auto operator<=>(const PodLabels&) const = default;
 };
+
+// True for a pod whose replacement would come back to the same node: a DaemonSet's, or a static
+// pod's mirror (owned by its Node). Moving it frees nothing.
+inline bool RecreatedOnItsNode(const PodLabels& l) { return l.controller_kind == "DaemonSet" || l.controller_kind == "Node"; }
 
 // metav1.LabelSelector: every matchLabels entry and every expression must hold.
 struct LabelSelector {

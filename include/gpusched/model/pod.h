@@ -71,6 +71,7 @@ struct Pod {
   // metadata.ownerReferences: the UID of the controller (controller: true; a ReplicaSet, a Job);
   // its next pod replaces this one when it is evicted. Empty for a pod nothing recreates.
   std::string controller_uid;
+  std::string controller_kind;  // its kind: "ReplicaSet", "Job", "DaemonSet", "Node" (a mirror pod)
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   // spec.resourceClaims, with the generated claim names of status.resourceClaimStatuses.

@@ -19,7 +19,8 @@
 // that lowers it most is taken, from the most fragmented nodes to any node that takes the pod.
 //
 // Never moved: a pod whose eviction would violate a PodDisruptionBudget (counted over the whole
-// plan, as the API server's eviction would), a terminating pod, a booking kube-scheduler does not
+// plan, as the API server's eviction would), a pod recreated on its own node (a DaemonSet's, a
+// static pod's mirror), a terminating pod, a booking kube-scheduler does not
 // know, a DRA allocation (dra_defrag.h plans those pods), a pod already moved. Never used: a node that is not ready (switching,
 // invalid, inconsistent) or of another mode; holds for nominated pods stay held.
 //

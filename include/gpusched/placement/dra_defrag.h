@@ -14,7 +14,7 @@
 // a PodDisruptionBudget's allowance, then lower top priority, then name.
 //
 // Never moved: a pod whose eviction would violate a PodDisruptionBudget (counted over the plan), a
-// terminating pod, a booking kube-scheduler does not know, and a pod holding a claim that was not
+// pod recreated on its own node (a DaemonSet's, a static pod's mirror), a terminating pod, a booking kube-scheduler does not know, and a pod holding a claim that was not
 // generated for it from a template or that another pod shares. A named claim outlives its pod:
 // it stays allocated until the pod object is gone, so the replacement, which names the same
 // claim, would be sent back to the same node.
