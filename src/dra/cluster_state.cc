@@ -9,6 +9,13 @@ namespace gpusched::dra {
 
 std::string DeviceName(const DeviceId& id) { return fmt::format("{}/{}/{}", id.driver, id.pool, id.device); }
 
+std::optional<DeviceId> ParseDeviceName(std::string_view name) {
+  size_t first = name.find('/'), last = name.rfind('/');
+  if (first == std::string_view::npos || first == last) return std::nullopt;
+  return DeviceId{std::string(name.substr(0, first)), std::string(name.substr(first + 1, last - first - 1)),
+                  std::string(name.substr(last + 1))};
+}
+
 ClusterState::ClusterState(std::vector<SlicePtr> slices, std::vector<DeviceClass> classes,
                            std::vector<ResourceClaim> claims, std::vector<std::string> errors, const ClusterState* previous,
                            std::optional<std::set<std::string, std::less<>>> admin_namespaces)

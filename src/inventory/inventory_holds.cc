@@ -14,13 +14,6 @@
 namespace gpusched::inventory {
 namespace {
 
-// "driver/pool/device" as a DeviceId (a pool name may hold slashes); nullopt if malformed.
-std::optional<dra::DeviceId> DeviceIdOf(const std::string& name) {
-  size_t first = name.find('/'), last = name.rfind('/');
-  if (first == std::string::npos || first == last) return std::nullopt;
-  return dra::DeviceId{name.substr(0, first), name.substr(first + 1, last - first - 1), name.substr(last + 1)};
-}
-
 // Why the devices of a DRA hold cannot be held on `node`: one is held already (`holds`, but not
 // `replaced`), or allocated to a claim that a pod not `leaving` reserves (or none does); "" if
 // they can.
@@ -34,7 +27,7 @@ std::string DraHoldConflict(const Placement& placement, const std::vector<Alloca
         return fmt::format("device {} is held for {}/{}", name, h.pod_namespace, h.pod_name);
       }
     }
-    std::optional<dra::DeviceId> id = DeviceIdOf(name);
+    std::optional<dra::DeviceId> id = dra::ParseDeviceName(name);
     if (!id) return fmt::format("device \"{}\" is not driver/pool/device", name);
     if (state == nullptr) continue;
     for (const dra::ResourceClaim* claim : state->HoldersOf(*id)) {

@@ -64,10 +64,7 @@ class MoveRules {
  public:
   explicit MoveRules(const DefragInput& input) : counter_(input.budgets) {}
 
-  const PodLabels* LabelsOf(const NodeState& node, const Allocation& a) const {
-    const PodUse* use = node.uses != nullptr ? node.uses->Find(a.pod_uid) : nullptr;
-    return use != nullptr ? use->labels.get() : nullptr;
-  }
+  const PodLabels* LabelsOf(const NodeState& node, const Allocation& a) const { return node.LabelsOf(a.pod_uid); }
   // True if `a` may move, after the moves counted in `counter` (default: the plan's).
   bool Movable(const NodeState& node, const Allocation& a, DisruptionCounter* counter = nullptr) const {
     if (a.terminating || !a.problem.empty() || moved_.contains(a.pod_uid)) return false;

@@ -19,11 +19,6 @@ namespace {
 
 bool ServesClaims(const NodeState& n) { return n.ready() && n.mode == NodeMode::kNvidiaDra; }
 
-const PodLabels* LabelsOf(const NodeState& node, const Allocation& a) {
-  const PodUse* use = node.uses != nullptr ? node.uses->Find(a.pod_uid) : nullptr;
-  return use != nullptr ? use->labels.get() : nullptr;
-}
-
 // The allocated claims each pod reserves, by pod UID: one pass over the cluster's claims.
 using ClaimsByPod = std::unordered_map<std::string, std::vector<const dra::ResourceClaim*>>;
 ClaimsByPod IndexClaims(const dra::ClusterState& state) {
@@ -115,11 +110,11 @@ std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& pl
   auto movable = [&](const Allocation& a) {
     bool generated = false;
     ClaimsOf(claims, a.pod_uid, &generated);
-    const PodLabels* labels = LabelsOf(node, a);
+    const PodLabels* labels = node.LabelsOf(a.pod_uid);
     return generated && !(labels != nullptr && RecreatedOnItsNode(*labels)) && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
   };
   VictimRules rules{.priority = INT32_MAX, .pod_uid = pod.uid, .known_only = true,
-                    .violates_pdb = [&](const Allocation& a) { return !movable(a) || counter.Evict(a.pod_name, LabelsOf(node, a)); }};
+                    .violates_pdb = [&](const Allocation& a) { return !movable(a) || counter.Evict(a.pod_name, node.LabelsOf(a.pod_uid)); }};
   VictimChoice choice = ChooseDraVictims(planner, *in.state, node, rules);
   if (!choice.helps || choice.pdb_violations > 0 || choice.victims.empty() ||
       choice.victims.size() > static_cast<size_t>(options.max_moves)) {
@@ -129,7 +124,7 @@ std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& pl
   DisruptionCounter budgets(in.cluster.budgets);
   for (const Allocation* v : choice.victims) {
     c.victims.push_back(std::make_shared<const Allocation>(*v));
-    c.budget_uses += budgets.Covers(v->pod_name, LabelsOf(node, *v)) ? 1 : 0;
+    c.budget_uses += budgets.Covers(v->pod_name, node.LabelsOf(v->pod_uid)) ? 1 : 0;
     c.top_priority = std::max(c.top_priority, v->priority);
   }
   return c;
@@ -243,7 +238,7 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
   DisruptionCounter budgets(in.cluster.budgets);
   for (size_t i : order) {
     const Allocation& v = *c.victims[i];
-    const PodLabels* labels = LabelsOf(*c.node, v);
+    const PodLabels* labels = c.node->LabelsOf(v.pod_uid);
     Pod replacement = Replacement(v, claims_of[i], labels);
     DraPlanner planner(whatif, replacement, in.programs, in.dra);
     auto landing = BestLanding(planner, c.node, held, in.cluster);

@@ -146,9 +146,7 @@ const dra::AllocatedDevices* DraPlanner::WithHolds(const NodeState& node, const 
     if (!any) *merged = *base;
     any = true;
     for (const std::string& name : h.placement.devices) {
-      size_t first = name.find('/'), last = name.rfind('/');
-      if (first == std::string::npos || first == last) continue;  // not driver/pool/device
-      merged->exclusive.insert(dra::DeviceId{name.substr(0, first), name.substr(first + 1, last - first - 1), name.substr(last + 1)});
+      if (std::optional<dra::DeviceId> id = dra::ParseDeviceName(name)) merged->exclusive.insert(std::move(*id));
     }
   }
   return any ? merged : base;

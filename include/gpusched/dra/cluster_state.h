@@ -104,5 +104,8 @@ using ClusterStatePtr = std::shared_ptr<const ClusterState>;
 
 // Returns "driver/pool/device".
 std::string DeviceName(const DeviceId& id);
+// The id DeviceName wrote ("driver/pool/device"; a pool name may hold slashes); nullopt when
+// `name` has fewer than two slashes.
+std::optional<DeviceId> ParseDeviceName(std::string_view name);
 
 }  // namespace gpusched::dra

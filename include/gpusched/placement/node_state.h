@@ -119,6 +119,11 @@ struct NodeState {
   // Every bound, non-terminal pod's use of the node besides GPUs (node_uses.h), GPU pods or
   // not, for kube-scheduler's NodeResourcesFit in preemption; shared between states. Null: none.
   std::shared_ptr<const NodeUses> uses;
+  // The namespace, labels and controller of bound pod `uid` (from uses), or nullptr.
+  const PodLabels* LabelsOf(std::string_view uid) const {
+    const PodUse* use = uses != nullptr ? uses->Find(uid) : nullptr;
+    return use != nullptr ? use->labels.get() : nullptr;
+  }
   std::vector<Blocker> blockers;        // GPU pods of a mode other than the label's
   Node node;
 
