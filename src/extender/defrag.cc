@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "gpusched/common/log.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/json/json.h"
 #include "gpusched/placement/defrag_planner.h"
@@ -141,6 +142,35 @@ StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allo
   return request;
 }
 
+// A node changed under a hold being written is checked again this many times.
+constexpr int kHoldAttempts = 3;
+
+// Holds `placement` on `node` for `holder` about pod `about` (Inventory::HoldFor), and writes the
+// hold to the node through the publisher, checking it again when the node changed meanwhile.
+Status Hold(const DefragApplier& with, const std::string& holder, const Allocation& about, const std::string& node,
+            const Placement& placement, const std::set<std::string, std::less<>>& leaving) {
+  for (int attempt = 1;; ++attempt) {
+    StatusOr<inventory::HoldMade> made = with.inventory->HoldFor(holder, about, node, placement, with.hold_ttl, leaving);
+    if (!made.ok() || with.publisher == nullptr) return made.status();
+    Status written = with.publisher->Publish(made->hold, made->node_version);
+    if (written.ok()) return written;
+    with.inventory->DropHold(about.pod_uid);
+    if (written.code() != StatusCode::kAborted || attempt == kHoldAttempts) {
+      if (written.code() == StatusCode::kUnavailable) (void)with.publisher->Withdraw(node, about.pod_uid);
+      return FailedPreconditionError(fmt::format("hold on {} for {}/{} not written: {}", node, about.pod_namespace,
+                                                 about.pod_name, written.message()));
+    }
+  }
+}
+
+// Ends the hold about pod `about_uid` on `node`, here and in the node's annotation.
+void Unhold(const DefragApplier& with, const std::string& node, const std::string& about_uid) {
+  with.inventory->DropHold(about_uid);
+  if (with.publisher == nullptr) return;
+  Status s = with.publisher->Withdraw(node, about_uid);
+  if (!s.ok()) log::Warning("defrag hold about pod {} on node {} left to run out: {}", about_uid, node, s.message());
+}
+
 // Applies `plan` (see defrag.h). `ask.pod`, when set, is the pending pod the plan makes room for.
 Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const DefragApplier& with) {
   Applied out;
@@ -149,7 +179,7 @@ Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const DefragApplier&
   std::string pending_uid = ask.pod && !ask.pod->uid.empty() ? ask.pod->uid : "";
   if (!pending_uid.empty()) {
     Allocation about{.pod_uid = pending_uid, .pod_namespace = ask.pod->namespace_name, .pod_name = ask.pod->name};
-    out.held = with.inventory->HoldFor(pending_uid, about, plan.node, plan.placement, with.hold_ttl, leaving).ok();
+    out.held = Hold(with, pending_uid, about, plan.node, plan.placement, leaving).ok();
   }
   for (const DefragMove& m : plan.moves) {
     Applied::Move done{.pod = m.pod};
@@ -157,15 +187,14 @@ Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const DefragApplier&
     Allocation about{.pod_uid = m.uid, .pod_namespace = m.pod.substr(0, slash), .pod_name = m.pod.substr(slash + 1)};
     Status s = m.controller_uid.empty()
                    ? FailedPreconditionError(fmt::format("pod {} has no controller: nothing would recreate it", m.pod))
-                   : with.inventory->HoldFor(placement::ControllerHoldKey(m.controller_uid), about, m.to, m.placement,
-                                             with.hold_ttl, leaving);
+                   : Hold(with, placement::ControllerHoldKey(m.controller_uid), about, m.to, m.placement, leaving);
     if (s.ok()) s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid);
     done.evicted = s.ok();
     done.error = s.ok() ? "" : s.message();
     out.moves.push_back(std::move(done));
     if (!s.ok()) {
-      with.inventory->DropHold(m.uid);
-      if (out.held) with.inventory->DropHold(pending_uid);
+      Unhold(with, m.to, m.uid);
+      if (out.held) Unhold(with, plan.node, pending_uid);
       out.held = false;
       break;
     }

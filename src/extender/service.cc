@@ -381,7 +381,8 @@ StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_
     GPUSCHED_ASSIGN_OR_RETURN(ask.pod, PodOf(body, &placed));
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  DefragApplier applier{.inventory = inventory_, .evictor = with_.evictor, .hold_ttl = options_.defrag_hold_ttl};
+  DefragApplier applier{.inventory = inventory_, .evictor = with_.evictor, .publisher = with_.hold_publisher,
+                        .hold_ttl = options_.defrag_hold_ttl};
   return PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false), text, apply ? &applier : nullptr);
 }
 

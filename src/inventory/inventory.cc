@@ -61,9 +61,12 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   std::string uid = pod.uid;
   if (pod.bound() || pod.terminal()) EndNominationLocked(uid, touched);
   std::string before = NodeOfLocked(uid);
-  // Newly seen bound (by kube-scheduler or a peer): a defrag hold for it ends. A pod seen again
-  // where it was (a claim change re-observes them all) is not a replacement.
-  if (pod.bound() && !pod.terminal() && before != pod.node_name) UseHoldLocked(pod, pod.node_name, touched);
+  // Newly seen bound (by kube-scheduler or a peer, whose booking may have come first): a defrag
+  // hold for it ends. A pod seen again where it was (a claim change re-observes them all) is not
+  // a replacement.
+  const Allocation* booked = ledger_.Find(uid);
+  bool newly = before != pod.node_name || (booked != nullptr && booked->origin == AllocationOrigin::kBooked);
+  if (pod.bound() && !pod.terminal() && newly) UseHoldLocked(pod, pod.node_name, touched);
   if (!before.empty() && before != pod.node_name) DropUseLocked(uid, before, touched);
   TrackUseLocked(pod, touched);
   bool was = AllocationOnlyLocked(uid);
@@ -283,6 +286,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
   std::set<std::string> held;
   for (const auto& [uid, n] : nominations_) held.insert(n.pod.nominated_node);
   for (const auto& [uid, h] : defrag_holds_) held.insert(h.hold.node_name);
+  for (const auto& [name, until] : hold_expiry_ms_) held.insert(name);
   snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_,
                                                             std::vector<std::string>(held.begin(), held.end())));
 }
@@ -349,6 +353,8 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
   for (const std::string& name : deleted) {
     extra_bookings_.erase(name);
     annotated_nodes_.erase(name);
+    held_nodes_.erase(name);
+    hold_expiry_ms_.erase(name);
     if (nodes_.erase(name) == 0) continue;
     node_set_changed = true;
     // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until
@@ -368,6 +374,11 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
       annotated_nodes_.erase(name);
     } else {
       annotated_nodes_.insert(name);
+    }
+    if (n.holds.empty()) {
+      held_nodes_.erase(name);
+    } else {
+      held_nodes_.insert(name);
     }
     nodes_[name].spec = std::move(n);
   }
@@ -451,6 +462,7 @@ size_t Inventory::Expire() {
   }
   for (const std::string& uid : expired) EndNominationLocked(uid, &touched);
   ExpireDefragHoldsLocked(now, &touched);
+  ExpireAnnotatedHoldsLocked(&touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);
   auto keep = 2 * options_.booking_ttl;
   std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });

@@ -7,16 +7,16 @@
 #include "gpusched/kubejson/node_bookings.h"
 #include "gpusched/kubejson/objects.h"
 #include "gpusched/model/names.h"
+#include "node_writes.h"
 
 namespace gpusched::kubeapi {
 namespace {
 
-constexpr std::string_view kMergePatch = "application/merge-patch+json";
-constexpr int kUnbookAttempts = 3;
+using node_writes::ApiError;
+using node_writes::kMergePatch;
+using node_writes::NodePath;
 
-std::string ApiError(std::string_view what, const ApiResponse& r) {
-  return fmt::format("{}: {} {}", what, r.status, StatusMessage(r));
-}
+constexpr int kUnbookAttempts = 3;
 
 void AppendAnnotations(std::string* out, const AnnotationMap& annotations) {
   *out += '{';
@@ -31,19 +31,9 @@ void AppendAnnotations(std::string* out, const AnnotationMap& annotations) {
   *out += '}';
 }
 
-// {"metadata":{"resourceVersion":RV,"annotations":{"gpusched.io/bookings":TEXT}}}
 std::string BookingsPatch(const std::string& resource_version, const std::vector<NodeBooking>& bookings) {
-  std::string out = R"({"metadata":{"resourceVersion":)";
-  json::AppendString(&out, resource_version);
-  out += R"(,"annotations":{)";
-  json::AppendString(&out, names::kBookingsAnnotation);
-  out += ':';
-  json::AppendString(&out, kubejson::EncodeNodeBookings(bookings));
-  out += "}}}";
-  return out;
+  return node_writes::AnnotationPatch(resource_version, names::kBookingsAnnotation, kubejson::EncodeNodeBookings(bookings));
 }
-
-std::string NodePath(std::string_view node) { return fmt::format("/api/v1/nodes/{}", node); }
 
 }  // namespace
 
@@ -91,25 +81,13 @@ Status ApiBinder::Book(const extender::BindTarget& t) {
   return FailedPreconditionError(ApiError(fmt::format("booking on node {}", node.name), *r));
 }
 
-std::string ApiBinder::StoreNode(const std::string& body) {
-  rapidjson::Document d;
-  if (!json::Parse(body, &d).ok()) return "unknown";
-  StatusOr<Node> decoded = kubejson::DecodeNode(d, "Node");
-  if (!decoded.ok()) return "unknown";
-  std::string rv = decoded->resource_version;
-  inventory_->UpsertNodes({std::move(decoded).value()});
-  return rv;
-}
+std::string ApiBinder::StoreNode(const std::string& body) { return node_writes::StoreNode(inventory_, body); }
 
 Status ApiBinder::Unbook(const std::string& node, const std::string& pod_uid) {
   for (int attempt = 0; attempt < kUnbookAttempts; ++attempt) {
-    GPUSCHED_ASSIGN_OR_RETURN(ApiResponse got,
-                              client_->Send("GET", NodePath(node), {}, "application/json", options_.request_timeout));
-    if (got.status == 404) return OkStatus();
-    if (got.status != 200) return UnavailableError(ApiError("reading node " + node, got));
-    rapidjson::Document d;
-    GPUSCHED_RETURN_IF_ERROR(json::Parse(got.body, &d));
-    GPUSCHED_ASSIGN_OR_RETURN(Node current, kubejson::DecodeNode(d, "Node"));
+    StatusOr<Node> read = node_writes::GetNode(client_, node, options_.request_timeout);
+    if (read.status().code() == StatusCode::kNotFound) return OkStatus();
+    GPUSCHED_ASSIGN_OR_RETURN(Node current, std::move(read));
     std::vector<NodeBooking> kept;
     for (const NodeBooking& b : current.bookings) {
       if (b.allocation.pod_uid != pod_uid) kept.push_back(b);

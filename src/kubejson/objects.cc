@@ -10,6 +10,7 @@
 #include "gpusched/common/quantity.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/node_bookings.h"
+#include "gpusched/kubejson/node_holds.h"
 #include "gpusched/model/names.h"
 #include "gpusched/model/units.h"
 
@@ -419,25 +420,25 @@ StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
   AnnotationMap annotations;
   note(ReadStringMap(
       *meta, "annotations", mpath,
-      [](std::string_view k) { return k == names::kGpuDevicesAnnotation || k == names::kBookingsAnnotation; },
+      [](std::string_view k) {
+        return k == names::kGpuDevicesAnnotation || k == names::kBookingsAnnotation || k == names::kHoldsAnnotation;
+      },
       &annotations));
-  if (auto it = annotations.find(names::kBookingsAnnotation); it != annotations.end()) {
-    // Unreadable bookings leave what is booked here unknown: the node then takes no GPU pods.
-    StatusOr<std::vector<NodeBooking>> bookings = ParseNodeBookings(it->second, node.name);
-    if (bookings.ok()) {
-      node.bookings = std::move(bookings).value();
+  // Each of gpusched's annotations read into its field. An unreadable one is noted (spec_error):
+  // with what is booked, held or installed here unknown, the node takes no GPU pods.
+  auto read = [&](std::string_view key, auto parse, auto* field) {
+    auto it = annotations.find(key);
+    if (it == annotations.end()) return;
+    auto parsed = parse(it->second);
+    if (parsed.ok()) {
+      *field = std::move(parsed).value();
     } else {
-      note(bookings.status().WithContext(fmt::format("annotation {}", names::kBookingsAnnotation)));
+      note(parsed.status().WithContext(fmt::format("annotation {}", key)));
     }
-  }
-  if (auto it = annotations.find(names::kGpuDevicesAnnotation); it != annotations.end()) {
-    StatusOr<std::vector<GpuDevice>> gpus = ParseGpuDevices(it->second);
-    if (gpus.ok()) {
-      node.published_gpus = std::move(gpus).value();
-    } else {
-      note(gpus.status().WithContext(fmt::format("annotation {}", names::kGpuDevicesAnnotation)));
-    }
-  }
+  };
+  read(names::kBookingsAnnotation, [&](const std::string& v) { return ParseNodeBookings(v, node.name); }, &node.bookings);
+  read(names::kHoldsAnnotation, [&](const std::string& v) { return ParseNodeHolds(v, node.name); }, &node.holds);
+  read(names::kGpuDevicesAnnotation, [](const std::string& v) { return ParseGpuDevices(v); }, &node.published_gpus);
 
   const Value* status = nullptr;
   note(json::FindObject(v, "status", path, &status));

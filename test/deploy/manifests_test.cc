@@ -589,14 +589,14 @@ TEST(Manifests, EachVariantsPiecesAgree) {
 }
 
 // The admission policy that narrows gpusched's node patches names gpusched's ServiceAccount.
-TEST(Manifests, NodePatchesAreLimitedToTheBookingsAnnotation) {
+TEST(Manifests, NodePatchesAreLimitedToTheBookingsAndHoldsAnnotations) {
   std::vector<YAML::Node> docs = VariantManifests("cache");
   const YAML::Node* policy = Find(docs, "ValidatingAdmissionPolicy", "gpusched-node-bookings-only");
   ASSERT_NE(policy, nullptr);
   const YAML::Node& pod = (*Find(docs, "Deployment", "gpu-scheduler"))["spec"]["template"]["spec"];
   EXPECT_THAT((*policy)["spec"]["matchConditions"][0]["expression"].as<std::string>(),
               HasSubstr(fmt::format("system:serviceaccount:kube-system:{}", pod["serviceAccountName"].as<std::string>())));
-  EXPECT_THAT((*policy)["spec"]["validations"][0]["expression"].as<std::string>(), HasSubstr("gpusched.io/bookings"));
+  EXPECT_THAT((*policy)["spec"]["validations"][0]["expression"].as<std::string>(), HasSubstr("variables.own"));
   const YAML::Node* binding = Find(docs, "ValidatingAdmissionPolicyBinding", "gpusched-node-bookings-only");
   ASSERT_NE(binding, nullptr);
   EXPECT_EQ((*binding)["spec"]["policyName"].as<std::string>(), "gpusched-node-bookings-only");
@@ -839,6 +839,24 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   for (const testing::RecordedRequest& r : api.Requests()) {
     if (!IsDiscovery(r)) used.insert(PermissionOf(r));
   }
+  // Every node PATCH changes only annotations the admission policy lets gpusched change.
+  std::string own;
+  for (const YAML::Node& d : Documents("deploy/common/admission-policy.yaml")) {
+    if (d["kind"].as<std::string>() != "ValidatingAdmissionPolicy") continue;
+    for (const YAML::Node& v : d["spec"]["variables"]) {
+      if (v["name"].as<std::string>() == "own") own = v["expression"].as<std::string>();
+    }
+  }
+  std::set<std::string> patched;
+  for (const testing::RecordedRequest& r : api.Requests()) {
+    if (r.method != "PATCH" || !r.target.starts_with("/api/v1/nodes/")) continue;
+    std::smatch keys;
+    std::regex annotation(R"re("annotations":\{"([^"]+)":)re");
+    ASSERT_TRUE(std::regex_search(r.body, keys, annotation)) << r.body;
+    patched.insert(keys[1]);
+    EXPECT_THAT(own, HasSubstr("'" + keys[1].str() + "'")) << r.body;
+  }
+  EXPECT_EQ(patched, (std::set<std::string>{"gpusched.io/bookings", "gpusched.io/holds"}));
   for (const Permission& p : used) {
     EXPECT_TRUE(granted.contains(p)) << "used but not granted: " << std::get<0>(p) << " " << std::get<1>(p) << " " << std::get<2>(p);
   }

@@ -95,6 +95,69 @@ TEST_F(LiveDefrag, TheMovedPodIsEvictedAndItsReplacementGetsTheHeldGpus) {
   EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w1")->holds.empty());
 }
 
+// The holds annotation of node `name` as the API server stores it ("" when there is none).
+std::string HoldsOn(const testing::FakeApiServer& api, const std::string& name) {
+  std::optional<std::string> node = api.Get("nodes", "", name);
+  if (!node) return "";
+  rapidjson::Document d = Parse(*node);
+  const rapidjson::Value& meta = d["metadata"];
+  if (!meta.HasMember("annotations") || !meta["annotations"].HasMember("gpusched.io/holds")) return "";
+  return meta["annotations"]["gpusched.io/holds"].GetString();
+}
+
+TEST_F(LiveDefrag, AnotherReplicaKeepsTheHeldGpusUntilTheirPodsBind) {
+  testing::LiveReplica other(api_.url());
+  ASSERT_TRUE(other.sync->WaitSynced(std::chrono::seconds(10)));
+  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  ASSERT_TRUE(Parse(*answer)["held"].GetBool()) << *answer;
+  EXPECT_THAT(HoldsOn(api_, "w1"), HasSubstr(R"("uid-a2":{"for":"controller/rs-a2","pod":"ml/a2")"));
+  EXPECT_THAT(HoldsOn(api_, "w0"), HasSubstr(R"("uid-train":{"for":"uid-train","pod":"ml/train")"));
+  auto held = [](testing::LiveReplica& r, const char* node) { return r.inventory->Snapshot()->FindNode(node)->holds.size(); };
+  ASSERT_TRUE(Eventually([&] { return held(other, "w0") == 1 && held(other, "w1") == 1; }));
+  auto fits = [&](const PodJson& pod, const std::string& node) {
+    return other.service->Filter(ArgsWithNames(pod.ToJson(), {node})).find(R"("NodeNames":[")" + node) != std::string::npos;
+  };
+  ASSERT_TRUE(Eventually([&] { return other.inventory->Snapshot()->FindNode("w0")->allocations.size() == 1; }));
+  EXPECT_FALSE(fits(Pending("other", 2), "w1"));
+  EXPECT_FALSE(fits(Pending("other", 2), "w0"));
+  EXPECT_TRUE(fits(train_, "w0"));
+  // The replacement binds through the other replica: the hold ends on both.
+  PodJson replacement = Pending("a2-x7k2p", 2, "rs-a2");
+  api_.Put("pods", replacement.ToJson());
+  EXPECT_TRUE(fits(replacement, "w1"));
+  EXPECT_THAT(other.service->Bind(testing::BindJson("a2-x7k2p", "ml", "uid-a2-x7k2p", "w1")), HasSubstr(R"("Error":"")"));
+  EXPECT_TRUE(Eventually([&] { return held(other, "w1") == 0 && held(*replica_, "w1") == 0; }))
+      << held(other, "w1") << " " << held(*replica_, "w1");
+  EXPECT_TRUE(fits(train_, "w0"));
+  EXPECT_THAT(other.service->Bind(testing::BindJson("train", "ml", "uid-train", "w0")), HasSubstr(R"("Error":"")"));
+  EXPECT_TRUE(Eventually([&] { return held(other, "w0") == 0 && held(*replica_, "w0") == 0; }));
+}
+
+TEST_F(LiveDefrag, AHoldWrittenAgainstAChangedNodeIsCheckedAgain) {
+  api_.FailNext("PATCH", "/api/v1/nodes/w1", 409);
+  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  rapidjson::Document d = Parse(*answer);
+  ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
+  EXPECT_TRUE(d["applied"][0]["evicted"].GetBool()) << *answer;
+  EXPECT_THAT(HoldsOn(api_, "w1"), HasSubstr("controller/rs-a2"));
+}
+
+TEST_F(LiveDefrag, AHoldThatCannotBeWrittenStopsThePlanBeforeItsEviction) {
+  api_.FailNext("PATCH", "/api/v1/nodes/w1", 409, /*count=*/3);
+  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  rapidjson::Document d = Parse(*answer);
+  ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
+  EXPECT_FALSE(d["applied"][0]["evicted"].GetBool());
+  EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()), HasSubstr("hold on w1 for ml/a2 not written"));
+  EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
+  EXPECT_EQ(HoldsOn(api_, "w0"), "{}");  // the pending pod's hold was withdrawn
+  EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w0")->holds.empty());
+  EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w1")->holds.empty());
+}
+
 TEST_F(LiveDefrag, AnEvictionTheApiServerRefusesStopsThePlanAndDropsItsHolds) {
   api_.FailNext("POST", "/api/v1/namespaces/ml/pods/a2/eviction", 429);
   StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
@@ -107,6 +170,8 @@ TEST_F(LiveDefrag, AnEvictionTheApiServerRefusesStopsThePlanAndDropsItsHolds) {
   EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
   EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w0")->holds.empty());
   EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w1")->holds.empty());
+  EXPECT_EQ(HoldsOn(api_, "w0"), "{}");  // withdrawn from the nodes too
+  EXPECT_EQ(HoldsOn(api_, "w1"), "{}");
 }
 
 TEST_F(LiveDefrag, APodThatNothingRecreatesIsNeverEvicted) {
@@ -199,10 +264,17 @@ TEST_F(LiveDraDefrag, TheMovedPodIsEvictedAndItsReplacementGetsTheHeldDevice) {
   EXPECT_FALSE(Fits(other, "a"));  // a's two GPUs are held for train
   EXPECT_TRUE(Fits(train_, "a"));
   EXPECT_FALSE(Fits(replacement, "a"));
+  // Another replica keeps the devices held too (the node annotation names them).
+  EXPECT_THAT(HoldsOn(api_, "b"), HasSubstr(R"("mode":"nvidia-dra","devices":["gpu.nvidia.com/b/gpu-1"])"));
+  testing::LiveReplica peer(api_.url());
+  ASSERT_TRUE(peer.sync->WaitSynced(std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return peer.inventory->Snapshot()->FindNode("b")->holds.size() == 1; }));
+  EXPECT_THAT(peer.inventory->Snapshot()->FindNode("b")->holds[0].placement.devices, ::testing::ElementsAre("gpu.nvidia.com/b/gpu-1"));
+  EXPECT_EQ(peer.service->Filter(ArgsWithNames(other, {"b"})).find(R"("NodeNames":["b")"), std::string::npos);
   // kube-scheduler binds the replacement there: its hold ends when the pod is seen bound.
   api_.Put("resourceclaims", testing::GeneratedClaim("c-pa-x7k2p", "pa-x7k2p", testing::ClaimSpec(1, ""), {"b/gpu-1"}));
   api_.Put("pods", testing::TemplateClaimPod("pa-x7k2p", "c-pa-x7k2p", "b", "rs-pa"));
-  EXPECT_TRUE(Eventually([&] { return Node("b")->holds.empty(); }));
+  EXPECT_TRUE(Eventually([&] { return Node("b")->holds.empty() && peer.inventory->Snapshot()->FindNode("b")->holds.empty(); }));
   ASSERT_EQ(Node("a")->holds.size(), 1u);  // train's stays
   // train is bound somewhere else after all: its hold on a ends too.
   api_.Put("pods", testing::TemplateClaimPod("train", "c-train", "b"));
@@ -212,13 +284,13 @@ TEST_F(LiveDraDefrag, TheMovedPodIsEvictedAndItsReplacementGetsTheHeldDevice) {
 TEST_F(LiveDraDefrag, AHoldOnDevicesInUseOrHeldIsRefused) {
   Allocation about{.pod_uid = "x", .pod_namespace = "ml", .pod_name = "x"};
   Placement b0{.kind = RequestKind::kDra, .devices = {"gpu.nvidia.com/b/gpu-0"}};
-  Status used = replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60));
+  Status used = replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60)).status();
   EXPECT_EQ(used.code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(used.message(), HasSubstr("device gpu.nvidia.com/b/gpu-0 is allocated to claim ml/c-pb"));
   // Once pb leaves (the plan evicts it), its claim's device can be held.
   ASSERT_TRUE(replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60), {"pb"}).ok());
   Allocation about_y{.pod_uid = "y", .pod_namespace = "ml", .pod_name = "y"};
-  Status held = replica_->inventory->HoldFor("y", about_y, "b", b0, std::chrono::seconds(60), {"pb"});
+  Status held = replica_->inventory->HoldFor("y", about_y, "b", b0, std::chrono::seconds(60), {"pb"}).status();
   EXPECT_THAT(held.message(), HasSubstr("device gpu.nvidia.com/b/gpu-0 is held for ml/x"));
   // A hold about the same pod gives way to its new one.
   EXPECT_TRUE(replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60), {"pb"}).ok());

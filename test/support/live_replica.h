@@ -15,6 +15,7 @@
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kubeapi/api_binder.h"
 #include "gpusched/kubeapi/api_evictor.h"
+#include "gpusched/kubeapi/api_hold_publisher.h"
 #include "gpusched/kubeapi/api_claim_writer.h"
 #include "gpusched/kubeapi/api_client.h"
 #include "gpusched/kubeapi/cluster_sync.h"
@@ -37,6 +38,7 @@ struct LiveReplica {
                                                .backoff_max = std::chrono::milliseconds(100)}});
     binder = std::make_unique<kubeapi::ApiBinder>(client.get(), inventory.get(), binder_options);
     evictor = std::make_unique<kubeapi::ApiEvictor>(client.get());
+    hold_publisher = std::make_unique<kubeapi::ApiHoldPublisher>(client.get(), inventory.get());
     events = std::make_unique<kubeapi::EventRecorder>(client.get(), kubeapi::EventRecorderOptions{.host = "test-host"});
     if (dra_owner) {
       claim_writer = std::make_unique<kubeapi::ApiClaimWriter>(client.get());
@@ -44,6 +46,7 @@ struct LiveReplica {
     }
     with.binder = binder.get();
     with.evictor = evictor.get();
+    with.hold_publisher = hold_publisher.get();
     with.events = events.get();
     service = std::make_unique<extender::Service>(inventory.get(), service_options, std::move(with));
     sync->Start();
@@ -55,6 +58,7 @@ struct LiveReplica {
   std::unique_ptr<kubeapi::ClusterSync> sync;
   std::unique_ptr<kubeapi::ApiBinder> binder;
   std::unique_ptr<kubeapi::ApiEvictor> evictor;
+  std::unique_ptr<kubeapi::ApiHoldPublisher> hold_publisher;
   std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer;
   std::unique_ptr<kubeapi::EventRecorder> events;
   std::unique_ptr<extender::Service> service;

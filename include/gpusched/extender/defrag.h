@@ -21,7 +21,10 @@
 // Eviction API, where the API server honours PodDisruptionBudgets. The first failure stops it: a
 // pod without a controller (nothing would recreate it), a hold that no longer fits, an eviction
 // refused; that move's hold and the pending pod's are dropped, the moves made stay made. Holds
-// end when their pod binds there, or after the hold time. They live in this replica's memory.
+// end when their pod binds there, or after the hold time. With a publisher each hold is also
+// written to its node (the annotation gpusched.io/holds, against the resourceVersion it was
+// checked on), so that every replica keeps the GPUs; a node changed meanwhile is checked again,
+// a hold that cannot be written stops the plan before its eviction.
 #pragma once
 
 #include <chrono>
@@ -29,6 +32,7 @@
 #include <string>
 
 #include "gpusched/common/status.h"
+#include "gpusched/extender/hold_publisher.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/pod_evictor.h"
 #include "gpusched/inventory/inventory.h"
@@ -47,6 +51,7 @@ struct DefragAsk {
 struct DefragApplier {
   inventory::Inventory* inventory = nullptr;
   PodEvictor* evictor = nullptr;
+  HoldPublisher* publisher = nullptr;  // null: the holds live in this replica's memory only
   std::chrono::seconds hold_ttl{300};
 };
 

@@ -13,6 +13,7 @@
 #include "gpusched/common/clock.h"
 #include "gpusched/extender/claim_writer.h"
 #include "gpusched/extender/event_sink.h"
+#include "gpusched/extender/hold_publisher.h"
 #include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/pod_evictor.h"
 #include "gpusched/placement/dra_planner.h"
@@ -68,6 +69,8 @@ struct ServiceCollaborators {
   EventSink* events = nullptr;
   // Evicts the pods of an applied defrag plan (defrag.h); null: plans are dry runs only.
   PodEvictor* evictor = nullptr;
+  // Makes an applied plan's holds known to every replica; null: they live in this one's memory.
+  HoldPublisher* hold_publisher = nullptr;
   // DRA owner mode (dra.md §5.3 C): bind allocates the pod's claims (the ranked choice) through
   // this writer before binding. Null: advisory mode, kube-scheduler's plugin allocates.
   ClaimWriter* claim_writer = nullptr;

@@ -79,6 +79,13 @@ struct InventoryOptions {
   std::vector<std::string> dra_gpu_drivers = {"gpu.nvidia.com"};
 };
 
+// A hold HoldFor made: as the node annotation gpusched.io/holds carries it, and the
+// resourceVersion of the node object it was checked against (the precondition of writing it).
+struct HoldMade {
+  NodeHold hold;
+  std::string node_version;
+};
+
 class Inventory {
  public:
   explicit Inventory(InventoryOptions options = {});
@@ -164,11 +171,17 @@ class Inventory {
   // is for is committed to the node, on DropHold(about.pod_uid), or after `ttl`. The placement
   // must fit the node once its terminating pods and the pods `leaving` (those the plan evicts)
   // are gone, beside the holds already there.
+  // The hold returned is what the replica writes to the node's annotation (kubejson/node_holds.h)
+  // for every replica: `present` lists the controller's pods bound on the node now.
+  // Holds in nodes' annotations count like this replica's own (a hold about the same pod once):
+  // each while it is fresh and its pod has not been seen bound (model/node.h NodeHold); once seen
+  // used, a hold stays ended here.
   // Errors: NotFound (unknown node), FailedPrecondition (the placement does not fit so).
-  [[nodiscard]] Status HoldFor(const std::string& holder, const Allocation& about, const std::string& node,
+  [[nodiscard]] StatusOr<HoldMade> HoldFor(const std::string& holder, const Allocation& about, const std::string& node,
                                const Placement& placement, std::chrono::seconds ttl,
                                const std::set<std::string, std::less<>>& leaving = {}) GPUSCHED_EXCLUDES(mu_);
-  // Ends the hold kept about pod `about_uid` (a move that failed). OK if none.
+  // Ends the hold kept about pod `about_uid` (a move that failed), and its copy in a node
+  // annotation here. OK if none.
   void DropHold(std::string_view about_uid) GPUSCHED_EXCLUDES(mu_);
 
  private:
@@ -197,7 +210,15 @@ class Inventory {
   // Defrag holds (HoldFor): books those of `node` on `state`; drops those whose time is up; ends
   // the one kept for `pod` (wherever it was kept), or one kept on `node` for its controller's next
   // pod unless `pod` is the moved pod itself (it was committed, or newly seen bound, there).
-  void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) const GPUSCHED_REQUIRES(mu_);
+  void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) GPUSCHED_REQUIRES(mu_);
+  // True if annotated hold `h` on `node` was used: its pending pod is bound (anywhere), or a pod of
+  // its controller that was neither present nor the moved pod is bound on the node.
+  bool AnnotatedHoldUsedLocked(const NodeHold& h, const std::string& node) const GPUSCHED_REQUIRES(mu_);
+  // The controller's pods bound on `node` now, sorted ("" controller: none).
+  std::vector<std::string> PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const
+      GPUSCHED_REQUIRES(mu_);
+  // Touches the nodes whose counted annotated holds ran out; forgets ended holds no annotation has.
+  void ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
@@ -279,6 +300,11 @@ class Inventory {
     std::chrono::steady_clock::time_point until;
   };
   std::map<std::string, DefragHold, std::less<>> defrag_holds_ GPUSCHED_GUARDED_BY(mu_);
+  // Nodes whose holds annotation is not empty; the about UIDs of annotated holds seen used; and,
+  // by node, when the first annotated hold counted in its state runs out (Unix ms).
+  std::set<std::string, std::less<>> held_nodes_ GPUSCHED_GUARDED_BY(mu_);
+  std::set<std::string, std::less<>> ended_holds_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, int64_t, std::less<>> hold_expiry_ms_ GPUSCHED_GUARDED_BY(mu_);
   // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name: changed in
   // place, and copied once for the node states built after a change (shared until the next).
   struct UsesSlot {

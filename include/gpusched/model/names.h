@@ -38,6 +38,8 @@ inline constexpr std::string_view kGpuDevicesAnnotation = "gpusched.io/gpu-devic
 // pods, a JSON object keyed by pod UID (format in kubejson/objects.h). Written only with the node's
 // resourceVersion as precondition, it makes two replicas' binds on one node serialize.
 inline constexpr std::string_view kBookingsAnnotation = "gpusched.io/bookings";
+// GPUs defrag moves hold on the node for the pods they are for (kubejson/node_holds.h).
+inline constexpr std::string_view kHoldsAnnotation = "gpusched.io/holds";
 
 // Per-pod placement policy overrides: "binpack" or "spread".
 inline constexpr std::string_view kNodePolicyAnnotation = "gpusched.io/node-policy";

@@ -44,6 +44,24 @@ inline bool BookingFresh(int64_t booked_at_ms, int64_t now_ms, std::chrono::seco
   return age < limit && -age < limit;
 }
 
+// GPUs a defrag move holds on a node (in the node annotation gpusched.io/holds, written by the
+// replica that applied the plan, with the node's resourceVersion as precondition), so that every
+// replica keeps them for the pod they are for. `hold` is as Inventory::HoldFor keeps it (origin
+// kHeld; pod_uid the holder: a pending pod's UID, or placement::ControllerHoldKey of the moved
+// pod's controller; namespace and name the pod it is about). The hold counts while it is younger
+// than `ttl_s` (measured either way, as BookingFresh) and its pod has not been seen bound: the
+// pending pod anywhere; for a controller, one of its pods bound on this node that is not among
+// `present` (its pods bound here when the hold was made) nor the moved pod.
+struct NodeHold {
+  std::string about_uid;  // the pending pod's UID, or the moved pod's
+  Allocation hold;
+  int64_t at_ms = 0;      // Unix time the hold was made, in milliseconds
+  int64_t ttl_s = 0;
+  std::vector<std::string> present;  // sorted
+
+  bool operator==(const NodeHold&) const = default;
+};
+
 struct Node {
   std::string name;
   std::string uid;
@@ -60,6 +78,8 @@ struct Node {
   std::optional<std::vector<GpuDevice>> published_gpus;
   // The annotation gpusched.io/bookings: pods being bound here by some gpusched replica.
   std::vector<NodeBooking> bookings;
+  // The annotation gpusched.io/holds: GPUs defrag moves hold here, by about_uid.
+  std::vector<NodeHold> holds;
   // Non-empty when the node's GPU description could not be read (a malformed allocatable value or
   // annotation). Such a node takes no GPU pods; the text says which field and value.
   std::string spec_error;

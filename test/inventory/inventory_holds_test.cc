@@ -1,0 +1,153 @@
+// Holds other replicas wrote to nodes (the annotation gpusched.io/holds, model/node.h NodeHold):
+// every inventory counts them like its own until they are used or run out.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "../placement/test_nodes.h"
+#include "../support/fake_clock.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/placement/nomination.h"
+
+namespace gpusched::inventory {
+namespace {
+
+using placement::WholeNode;
+using placement::WholePod;
+
+constexpr std::string_view kController = "rs-1";
+
+// A hold of `gpus` whole GPUs on node "w" for `holder`, about pod `about`, made at `at_ms`.
+NodeHold Held(std::string about, std::string holder, int64_t gpus, int64_t at_ms, std::vector<std::string> present = {}) {
+  return NodeHold{.about_uid = about,
+                  .hold = {.pod_uid = std::move(holder),
+                           .pod_namespace = "ml",
+                           .pod_name = about,
+                           .node_name = "w",
+                           .mode = NodeMode::kNvidia,
+                           .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = gpus},
+                           .origin = AllocationOrigin::kHeld,
+                           .priority = INT32_MAX},
+                  .at_ms = at_ms,
+                  .ttl_s = 300,
+                  .present = std::move(present)};
+}
+
+Node WithHolds(std::vector<NodeHold> holds, std::string rv) {
+  Node n = WholeNode("w", 8);
+  n.holds = std::move(holds);
+  n.resource_version = std::move(rv);
+  return n;
+}
+
+// A pod of the controller (or of none), bound to `node`.
+Pod Of(std::string uid, std::string node, int64_t gpus, bool controlled = true) {
+  Pod p = WholePod(gpus);
+  p.uid = uid;
+  p.name = uid;
+  p.namespace_name = "ml";
+  p.node_name = std::move(node);
+  p.phase = PodPhase::kRunning;
+  if (controlled) p.controller_uid = std::string(kController);
+  return p;
+}
+
+class InventoryHolds : public ::testing::Test {
+ protected:
+  InventoryHolds() : inv_(InventoryOptions{.clock = &clock_}) {
+    inv_.ReplaceCluster({.nodes = {WholeNode("w", 8), WholeNode("v", 8)}});
+  }
+  const placement::NodeState& W() { return *inv_.Snapshot()->FindNode("w"); }
+
+  testing::FakeClock clock_;
+  Inventory inv_;
+};
+
+TEST_F(InventoryHolds, AnotherReplicasHoldForAPendingPodCountsUntilThePodBindsAnywhere) {
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("pending", "pending", 3, clock_.WallMs())}, "2")}});
+  EXPECT_EQ(W().whole_used, 3);
+  ASSERT_EQ(W().holds.size(), 1u);
+  EXPECT_EQ(W().holds[0].pod_uid, "pending");
+  EXPECT_THAT(inv_.Snapshot()->held_nodes(), ::testing::ElementsAre("w"));
+  inv_.Apply({.upsert_pods = {Of("pending", "v", 3, /*controlled=*/false)}});  // bound elsewhere
+  EXPECT_EQ(W().whole_used, 0);
+  EXPECT_TRUE(W().holds.empty());
+}
+
+TEST_F(InventoryHolds, AControllersHoldEndsOnlyWhenANewPodOfItBindsThere) {
+  inv_.Apply({.upsert_pods = {Of("sibling", "w", 1)}});
+  std::string key = placement::ControllerHoldKey(kController);
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("moved", key, 2, clock_.WallMs(), {"sibling"})}, "2")}});
+  EXPECT_EQ(W().whole_used, 3);
+  inv_.Apply({.upsert_pods = {Of("sibling", "w", 1), Of("moved", "w", 2)}});  // seen again; the moved pod
+  inv_.Apply({.upsert_pods = {Of("other", "w", 1, /*controlled=*/false)}});   // another controller's
+  EXPECT_EQ(W().holds.size(), 1u);
+  inv_.DeletePod("moved");
+  inv_.Apply({.upsert_pods = {Of("replacement", "w", 2)}});
+  EXPECT_TRUE(W().holds.empty());
+  EXPECT_EQ(W().whole_used, 4);  // sibling, other, replacement
+  // Used once, it stays ended: the replacement leaving does not bring it back.
+  inv_.DeletePod("replacement");
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("moved", key, 2, clock_.WallMs(), {"sibling"})}, "3")}});
+  EXPECT_TRUE(W().holds.empty());
+}
+
+TEST_F(InventoryHolds, AHoldWhoseReplacementIsAlreadyBoundIsNotCounted) {
+  // A replica starting late: the replacement bound before the annotation was read.
+  inv_.Apply({.upsert_pods = {Of("replacement", "w", 2)}});
+  std::string key = placement::ControllerHoldKey(kController);
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("moved", key, 2, clock_.WallMs())}, "2")}});
+  EXPECT_TRUE(W().holds.empty());
+  EXPECT_EQ(W().whole_used, 2);
+}
+
+TEST_F(InventoryHolds, AHoldRunsOutAfterItsSecondsWhateverTheWritersClock) {
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("p", "p", 2, clock_.WallMs()), Held("ahead", "ahead", 1, clock_.WallMs() + 900'000)},
+                                         "2")}});
+  EXPECT_EQ(W().whole_used, 2);  // a hold stamped 15 minutes ahead is past 300 s either way
+  clock_.Advance(std::chrono::seconds(299));
+  inv_.Expire();
+  EXPECT_EQ(W().whole_used, 2);
+  clock_.Advance(std::chrono::seconds(2));
+  inv_.Expire();  // no node change: the expiry alone rebuilds the node
+  EXPECT_EQ(W().whole_used, 0);
+  EXPECT_TRUE(inv_.Snapshot()->held_nodes().empty());
+}
+
+TEST_F(InventoryHolds, ThisReplicasHoldAndItsAnnotationCountOnce) {
+  Allocation about{.pod_uid = "pending", .pod_namespace = "ml", .pod_name = "pending"};
+  StatusOr<HoldMade> made = inv_.HoldFor("pending", about, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 3},
+                                         std::chrono::seconds(300));
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  EXPECT_EQ(made->hold.at_ms, clock_.WallMs());
+  EXPECT_EQ(made->hold.ttl_s, 300);
+  inv_.Apply({.upsert_nodes = {WithHolds({made->hold}, "2")}});  // the write seen through the watch
+  EXPECT_EQ(W().whole_used, 3);
+  // Dropped here (its move failed), its copy in the annotation is not counted either.
+  inv_.DropHold("pending");
+  EXPECT_EQ(W().whole_used, 0);
+}
+
+TEST_F(InventoryHolds, AHoldListsTheControllersPodsAlreadyOnTheNode) {
+  inv_.Apply({.upsert_pods = {Of("a", "w", 1), Of("b", "w", 1), Of("c", "v", 1), Of("x", "w", 1, false)}});
+  Allocation about{.pod_uid = "c", .pod_namespace = "ml", .pod_name = "c"};
+  StatusOr<HoldMade> made = inv_.HoldFor(placement::ControllerHoldKey(kController), about, "w",
+                                         Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 1}, std::chrono::seconds(60),
+                                         {"c"});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  EXPECT_THAT(made->hold.present, ::testing::ElementsAre("a", "b"));
+}
+
+TEST_F(InventoryHolds, AnotherReplicasHoldBlocksACommitButNotItsOwnPod) {
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("pending", "pending", 8, clock_.WallMs())}, "2")}});
+  Pod other = WholePod(1);
+  other.uid = "other";
+  EXPECT_FALSE(inv_.Commit(other, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 1}).ok());
+  Pod pending = WholePod(8);
+  pending.uid = "pending";
+  EXPECT_TRUE(inv_.Commit(pending, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 8}).ok());
+  EXPECT_TRUE(W().holds.empty());
+  EXPECT_EQ(W().whole_used, 8);
+}
+
+}  // namespace
+}  // namespace gpusched::inventory
