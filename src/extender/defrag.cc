@@ -142,6 +142,13 @@ StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allo
   return request;
 }
 
+// Takes the hold about pod `about_uid` out of `node`'s annotation (best effort: else it runs out).
+void Unpublish(const DefragApplier& with, const std::string& node, const std::string& about_uid) {
+  if (with.publisher == nullptr) return;
+  Status s = with.publisher->Withdraw(node, about_uid);
+  if (!s.ok()) log::Warning("defrag hold about pod {} on node {} left to run out: {}", about_uid, node, s.message());
+}
+
 // A node changed under a hold being written is checked again this many times.
 constexpr int kHoldAttempts = 3;
 
@@ -153,10 +160,13 @@ Status Hold(const DefragApplier& with, const std::string& holder, const Allocati
     StatusOr<inventory::HoldMade> made = with.inventory->HoldFor(holder, about, node, placement, with.hold_ttl, leaving);
     if (!made.ok() || with.publisher == nullptr) return made.status();
     Status written = with.publisher->Publish(made->hold, made->node_version);
-    if (written.ok()) return written;
+    if (written.ok()) {
+      if (!made->replaced_node.empty()) Unpublish(with, made->replaced_node, about.pod_uid);  // moved from there
+      return written;
+    }
     with.inventory->DropHold(about.pod_uid);
     if (written.code() != StatusCode::kAborted || attempt == kHoldAttempts) {
-      if (written.code() == StatusCode::kUnavailable) (void)with.publisher->Withdraw(node, about.pod_uid);
+      if (written.code() == StatusCode::kUnavailable) Unpublish(with, node, about.pod_uid);  // it may have landed
       return FailedPreconditionError(fmt::format("hold on {} for {}/{} not written: {}", node, about.pod_namespace,
                                                  about.pod_name, written.message()));
     }
@@ -166,9 +176,7 @@ Status Hold(const DefragApplier& with, const std::string& holder, const Allocati
 // Ends the hold about pod `about_uid` on `node`, here and in the node's annotation.
 void Unhold(const DefragApplier& with, const std::string& node, const std::string& about_uid) {
   with.inventory->DropHold(about_uid);
-  if (with.publisher == nullptr) return;
-  Status s = with.publisher->Withdraw(node, about_uid);
-  if (!s.ok()) log::Warning("defrag hold about pod {} on node {} left to run out: {}", about_uid, node, s.message());
+  Unpublish(with, node, about_uid);
 }
 
 // Applies `plan` (see defrag.h). `ask.pod`, when set, is the pending pod the plan makes room for.
@@ -178,8 +186,14 @@ Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const DefragApplier&
   for (const DefragMove& m : plan.moves) leaving.insert(m.uid);
   std::string pending_uid = ask.pod && !ask.pod->uid.empty() ? ask.pod->uid : "";
   if (!pending_uid.empty()) {
+    // Room that cannot be held for the pod is not made: the plan stops before its first move.
     Allocation about{.pod_uid = pending_uid, .pod_namespace = ask.pod->namespace_name, .pod_name = ask.pod->name};
-    out.held = Hold(with, pending_uid, about, plan.node, plan.placement, leaving).ok();
+    Status held = Hold(with, pending_uid, about, plan.node, plan.placement, leaving);
+    out.held = held.ok();
+    if (!held.ok()) {
+      out.moves.push_back(Applied::Move{.pod = about.pod_namespace + "/" + about.pod_name, .error = held.message()});
+      return out;
+    }
   }
   for (const DefragMove& m : plan.moves) {
     Applied::Move done{.pod = m.pod};

@@ -286,7 +286,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
   std::set<std::string> held;
   for (const auto& [uid, n] : nominations_) held.insert(n.pod.nominated_node);
   for (const auto& [uid, h] : defrag_holds_) held.insert(h.hold.node_name);
-  for (const auto& [name, until] : hold_expiry_ms_) held.insert(name);
+  for (const auto& [name, keys] : counted_holds_) held.insert(name);
   snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_,
                                                             std::vector<std::string>(held.begin(), held.end())));
 }
@@ -354,7 +354,7 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
     extra_bookings_.erase(name);
     annotated_nodes_.erase(name);
     held_nodes_.erase(name);
-    hold_expiry_ms_.erase(name);
+    counted_holds_.erase(name);
     if (nodes_.erase(name) == 0) continue;
     node_set_changed = true;
     // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until

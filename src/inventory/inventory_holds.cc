@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/fit_check.h"
 #include "gpusched/placement/node_state.h"
-#include "gpusched/placement/nomination.h"
 #include "gpusched/model/node_uses.h"
+#include "gpusched/placement/nomination.h"
 
 namespace gpusched::inventory {
 namespace {
@@ -40,10 +41,18 @@ std::string DraHoldConflict(const Placement& placement, const std::vector<Alloca
   return "";
 }
 
+// The key of an annotated hold in Inventory::ended_holds_: a later hold about the same pod is
+// another hold.
+std::string EndedKey(std::string_view about_uid, int64_t at_ms) { return fmt::format("{}@{}", about_uid, at_ms); }
+
+// When annotated hold `h` stops counting (BookingFresh's end for a hold stamped in the past).
+int64_t HoldEndMs(const NodeHold& h) { return h.at_ms + h.ttl_s * 1000; }
+
 }  // namespace
 
 StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocation& about, const std::string& node,
-                          const Placement& placement, std::chrono::seconds ttl, const std::set<std::string, std::less<>>& leaving) {
+                                      const Placement& placement, std::chrono::seconds ttl,
+                                      const std::set<std::string, std::less<>>& leaving) {
   MutexLock lock(&mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return NotFoundError(fmt::format("node {} is not in the inventory", node));
@@ -84,9 +93,11 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
                                  .present = PodsOfControllerLocked(controller, node)},
                 .node_version = it->second.spec.resource_version};
   std::set<std::string> touched{node};
-  if (replaced != defrag_holds_.end()) touched.insert(replaced->second.hold.node_name);
-  defrag_holds_.insert_or_assign(about.pod_uid, DefragHold{std::move(hold), options_.clock->Now() + ttl});
-  ended_holds_.erase(about.pod_uid);  // a new hold about the pod, whatever ended before
+  if (replaced != defrag_holds_.end()) {
+    touched.insert(replaced->second.hold.node_name);
+    if (replaced->second.hold.node_name != node) made.replaced_node = replaced->second.hold.node_name;
+  }
+  defrag_holds_.insert_or_assign(about.pod_uid, DefragHold{std::move(hold), options_.clock->Now() + ttl, made.hold.at_ms});
   RebuildLocked(touched);
   PublishLocked(false);
   return made;
@@ -97,8 +108,10 @@ void Inventory::DropHold(std::string_view about_uid) {
   auto it = defrag_holds_.find(about_uid);
   if (it == defrag_holds_.end()) return;
   std::string node = it->second.hold.node_name;
+  // Its copy in the node's annotation, until withdrawn, ends here too.
+  int64_t until = it->second.at_ms + std::chrono::duration_cast<std::chrono::milliseconds>(it->second.until - options_.clock->Now()).count();
+  ended_holds_.insert_or_assign(EndedKey(about_uid, it->second.at_ms), std::max(until, options_.clock->WallMs()));
   defrag_holds_.erase(it);
-  ended_holds_.insert(std::string(about_uid));  // its copy in an annotation, until withdrawn
   RebuildLocked({node});
   PublishLocked(false);
 }
@@ -107,31 +120,59 @@ void Inventory::AddDefragHoldsLocked(const std::string& node, placement::NodeSta
   for (const auto& [uid, h] : defrag_holds_) {
     if (h.hold.node_name == node) placement::AddHold(h.hold, state);
   }
-  hold_expiry_ms_.erase(node);
-  if (!held_nodes_.contains(node)) return;
-  int64_t now = options_.clock->WallMs();
-  for (const NodeHold& h : nodes_.find(node)->second.spec.holds) {
-    std::chrono::seconds ttl(h.ttl_s);
-    if (defrag_holds_.contains(h.about_uid) || ended_holds_.contains(h.about_uid) || !BookingFresh(h.at_ms, now, ttl)) continue;
-    if (AnnotatedHoldUsedLocked(h, node)) {
-      ended_holds_.insert(h.about_uid);
-      continue;
-    }
-    placement::AddHold(h.hold, state);
-    int64_t until = std::min(h.at_ms, now) + h.ttl_s * 1000;  // BookingFresh's end, either way
-    auto [at, fresh] = hold_expiry_ms_.emplace(node, until);
-    if (!fresh) at->second = std::min(at->second, until);
+  std::vector<std::string> keys;
+  for (const NodeHold* h : LiveAnnotatedHoldsLocked(node)) {
+    placement::AddHold(h->hold, state);
+    keys.push_back(EndedKey(h->about_uid, h->at_ms));
+  }
+  if (keys.empty()) {
+    counted_holds_.erase(node);
+  } else {
+    counted_holds_.insert_or_assign(node, std::move(keys));
   }
 }
 
-bool Inventory::AnnotatedHoldUsedLocked(const NodeHold& h, const std::string& node) const {
-  const std::string& holder = h.hold.pod_uid;
-  if (!holder.starts_with(placement::kControllerHoldPrefix)) return !NodeOfLocked(holder).empty();
-  std::string_view controller = std::string_view(holder).substr(placement::kControllerHoldPrefix.size());
-  for (const std::string& uid : PodsOfControllerLocked(controller, node)) {
-    if (uid != h.about_uid && !std::binary_search(h.present.begin(), h.present.end(), uid)) return true;
+std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::string& node) {
+  std::vector<const NodeHold*> live;
+  auto entry = nodes_.find(node);
+  if (entry == nodes_.end() || entry->second.spec.holds.empty()) return live;
+  int64_t now = options_.clock->WallMs();
+  std::vector<const NodeHold*> holds;  // fresh and not this replica's, oldest first
+  for (const NodeHold& h : entry->second.spec.holds) {
+    if (!defrag_holds_.contains(h.about_uid) && BookingFresh(h.at_ms, now, std::chrono::seconds(h.ttl_s))) holds.push_back(&h);
   }
-  return false;
+  std::sort(holds.begin(), holds.end(), [](const NodeHold* a, const NodeHold* b) {
+    return std::tie(a->at_ms, a->about_uid) < std::tie(b->at_ms, b->about_uid);
+  });
+  std::set<std::string, std::less<>> moved, taken;  // the moved pods; the new pods already matched
+  for (const NodeHold* h : holds) moved.insert(h->about_uid);
+  for (const NodeHold* h : holds) {
+    // The pod it is for: "" none yet; else whether the cluster has shown it bound (a pod only
+    // committed or booked so far takes its GPUs from the hold, which comes back if that bind fails).
+    std::string pod;
+    const std::string& holder = h->hold.pod_uid;
+    if (!holder.starts_with(placement::kControllerHoldPrefix)) {
+      if (ledger_.Find(holder) != nullptr || committed_bare_.contains(holder) || SeenBoundLocked(holder)) pod = holder;
+    } else {
+      std::string_view controller = std::string_view(holder).substr(placement::kControllerHoldPrefix.size());
+      for (const std::string& uid : PodsOfControllerLocked(controller, node)) {
+        if (moved.contains(uid) || taken.contains(uid) || std::binary_search(h->present.begin(), h->present.end(), uid)) continue;
+        taken.insert(uid);  // this new pod is the replacement this hold was for
+        pod = uid;
+        break;
+      }
+    }
+    std::string key = EndedKey(h->about_uid, h->at_ms);
+    if (!pod.empty() && SeenBoundLocked(pod)) ended_holds_.insert_or_assign(key, HoldEndMs(*h));
+    if (pod.empty() && !ended_holds_.contains(key)) live.push_back(h);
+  }
+  return live;
+}
+
+bool Inventory::SeenBoundLocked(std::string_view uid) const {
+  if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->origin == AllocationOrigin::kObserved;
+  auto it = pods_.find(uid);
+  return it != pods_.end() && it->second.bound() && !committed_bare_.contains(std::string(uid));
 }
 
 std::vector<std::string> Inventory::PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const {
@@ -145,18 +186,6 @@ std::vector<std::string> Inventory::PodsOfControllerLocked(std::string_view cont
   return out;
 }
 
-void Inventory::ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) {
-  int64_t now = options_.clock->WallMs();
-  for (const auto& [node, until] : hold_expiry_ms_) {
-    if (until <= now) touched->insert(node);
-  }
-  std::set<std::string_view> annotated;
-  for (const std::string& node : held_nodes_) {
-    for (const NodeHold& h : nodes_.find(node)->second.spec.holds) annotated.insert(h.about_uid);
-  }
-  std::erase_if(ended_holds_, [&](const std::string& uid) { return !annotated.contains(uid); });
-}
-
 void Inventory::ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) {
   std::erase_if(defrag_holds_, [&](const auto& kv) {
     if (now < kv.second.until) return false;
@@ -165,18 +194,31 @@ void Inventory::ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point no
   });
 }
 
+void Inventory::ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) {
+  int64_t now = options_.clock->WallMs();
+  std::erase_if(ended_holds_, [&](const auto& kv) { return kv.second <= now; });
+  std::erase_if(held_nodes_, [&](const std::string& node) {
+    const std::vector<NodeHold>& holds = nodes_.find(node)->second.spec.holds;
+    return std::none_of(holds.begin(), holds.end(), [&](const NodeHold& h) { return HoldEndMs(h) > now; });
+  });
+  for (const std::string& node : held_nodes_) {
+    std::vector<std::string> keys;
+    for (const NodeHold* h : LiveAnnotatedHoldsLocked(node)) keys.push_back(EndedKey(h->about_uid, h->at_ms));
+    auto counted = counted_holds_.find(node);
+    if (counted == counted_holds_.end() ? !keys.empty() : counted->second != keys) touched->insert(node);
+  }
+  for (const auto& [node, keys] : counted_holds_) {
+    if (!held_nodes_.contains(node)) touched->insert(node);  // every hold there ran out
+  }
+}
+
 void Inventory::UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) {
-  std::string key = pod.controller_uid.empty() ? "" : placement::ControllerHoldKey(pod.controller_uid);
-  for (const std::string& held : held_nodes_) {  // annotated holds: as AnnotatedHoldUsedLocked
+  for (const std::string& held : held_nodes_) {  // annotated holds for it (LiveAnnotatedHoldsLocked decides)
     for (const NodeHold& h : nodes_.find(held)->second.spec.holds) {
-      bool own = h.hold.pod_uid == pod.uid;
-      bool replacement = !key.empty() && h.hold.pod_uid == key && held == node && h.about_uid != pod.uid &&
-                         !std::binary_search(h.present.begin(), h.present.end(), pod.uid);
-      if (!own && !replacement) continue;
-      ended_holds_.insert(h.about_uid);
-      touched->insert(held);
+      if (h.hold.pod_uid == pod.uid) touched->insert(held);
     }
   }
+  std::string key = pod.controller_uid.empty() ? "" : placement::ControllerHoldKey(pod.controller_uid);
   for (auto it = defrag_holds_.begin(); it != defrag_holds_.end(); ++it) {
     const Allocation& h = it->second.hold;
     bool own = h.pod_uid == pod.uid;  // the pending pod's room: it ends wherever the pod binds

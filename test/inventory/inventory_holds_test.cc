@@ -127,6 +127,20 @@ TEST_F(InventoryHolds, ThisReplicasHoldAndItsAnnotationCountOnce) {
   EXPECT_EQ(W().whole_used, 0);
 }
 
+TEST_F(InventoryHolds, AHoldMovedToAnotherNodeNamesTheNodeItLeft) {
+  Allocation about{.pod_uid = "pending", .pod_namespace = "ml", .pod_name = "pending"};
+  Placement two{.kind = RequestKind::kWholeGpu, .whole_gpus = 2};
+  ASSERT_TRUE(inv_.HoldFor("pending", about, "w", two, std::chrono::seconds(300)).ok());
+  StatusOr<HoldMade> again = inv_.HoldFor("pending", about, "w", two, std::chrono::seconds(300));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->replaced_node, "");  // replaced in place
+  StatusOr<HoldMade> moved = inv_.HoldFor("pending", about, "v", two, std::chrono::seconds(300));
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->replaced_node, "w");  // its copy in w's annotation is to be withdrawn
+  EXPECT_EQ(W().whole_used, 0);
+  EXPECT_EQ(inv_.Snapshot()->FindNode("v")->whole_used, 2);
+}
+
 TEST_F(InventoryHolds, AHoldListsTheControllersPodsAlreadyOnTheNode) {
   inv_.Apply({.upsert_pods = {Of("a", "w", 1), Of("b", "w", 1), Of("c", "v", 1), Of("x", "w", 1, false)}});
   Allocation about{.pod_uid = "c", .pod_namespace = "ml", .pod_name = "c"};
@@ -147,6 +161,48 @@ TEST_F(InventoryHolds, AnotherReplicasHoldBlocksACommitButNotItsOwnPod) {
   EXPECT_TRUE(inv_.Commit(pending, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 8}).ok());
   EXPECT_TRUE(W().holds.empty());
   EXPECT_EQ(W().whole_used, 8);
+  // The bind failed: the hold counts again. Seen bound, it ends for good.
+  inv_.Release("pending");
+  EXPECT_EQ(W().holds.size(), 1u);
+  EXPECT_EQ(W().whole_used, 8);
+  inv_.Apply({.upsert_pods = {Of("pending", "w", 8, /*controlled=*/false)}});
+  EXPECT_TRUE(W().holds.empty());
+  inv_.DeletePod("pending");
+  EXPECT_TRUE(W().holds.empty());
+  EXPECT_EQ(W().whole_used, 0);
+}
+
+TEST_F(InventoryHolds, AHoldForAPodWhoseBindElsewhereFailedCountsAgainAtTheNextExpire) {
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("pending", "pending", 2, clock_.WallMs())}, "2")}});
+  Pod pending = WholePod(2);
+  pending.uid = "pending";
+  ASSERT_TRUE(inv_.Commit(pending, "v", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
+  EXPECT_EQ(W().whole_used, 0);
+  inv_.Release("pending");
+  inv_.Expire();
+  EXPECT_EQ(W().whole_used, 2);
+  EXPECT_EQ(W().holds.size(), 1u);
+}
+
+TEST_F(InventoryHolds, EachNewPodOfAControllerUsesOneHoldOldestFirst) {
+  std::string key = placement::ControllerHoldKey(kController);
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("m1", key, 2, clock_.WallMs()), Held("m2", key, 3, clock_.WallMs() + 1)}, "2")}});
+  EXPECT_EQ(W().whole_used, 5);
+  inv_.Apply({.upsert_pods = {Of("r1", "w", 2)}});
+  ASSERT_EQ(W().holds.size(), 1u);
+  EXPECT_EQ(W().holds[0].pod_name, "m2");
+  EXPECT_EQ(W().whole_used, 5);  // r1 and m2's hold
+  inv_.Apply({.upsert_pods = {Of("r2", "w", 3)}});
+  EXPECT_TRUE(W().holds.empty());
+}
+
+TEST_F(InventoryHolds, ALaterHoldAboutTheSamePodCountsAgain) {
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("p", "p", 2, clock_.WallMs())}, "2")}});
+  inv_.Apply({.upsert_pods = {Of("p", "v", 2, /*controlled=*/false)}});
+  EXPECT_TRUE(W().holds.empty());
+  inv_.DeletePod("p");  // it left; a new plan holds room for a pod of the same UID again
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("p", "p", 2, clock_.WallMs() + 5)}, "3")}});
+  EXPECT_EQ(W().holds.size(), 1u);
 }
 
 }  // namespace

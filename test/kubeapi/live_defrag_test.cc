@@ -135,13 +135,59 @@ TEST_F(LiveDefrag, AnotherReplicaKeepsTheHeldGpusUntilTheirPodsBind) {
 }
 
 TEST_F(LiveDefrag, AHoldWrittenAgainstAChangedNodeIsCheckedAgain) {
-  api_.FailNext("PATCH", "/api/v1/nodes/w1", 409);
+  api_.FailNext("PATCH", "/api/v1/nodes/w1", 409);  // the node did not change: the hold still fits
   StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
   EXPECT_TRUE(d["applied"][0]["evicted"].GetBool()) << *answer;
   EXPECT_THAT(HoldsOn(api_, "w1"), HasSubstr("controller/rs-a2"));
+}
+
+TEST_F(LiveDefrag, AHoldThatNoLongerFitsTheChangedNodeStopsThePlan) {
+  // A peer books w1's last two GPUs; this replica has not seen it (its watches are stopped).
+  replica_->sync->Stop();
+  int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  testing::NodeJson w1 = testing::NvidiaNode("w1", 8);
+  w1.extra_annotations["gpusched.io/bookings"] = fmt::format(R"({{"uid-peer":{{"pod":"ml/peer","at":{},"mode":"nvidia","gpus":2}}}})", now_ms);
+  api_.Put("nodes", w1.ToJson());
+  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  rapidjson::Document d = Parse(*answer);
+  ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
+  EXPECT_FALSE(d["applied"][0]["evicted"].GetBool());
+  // Checked again on the node as it is now, not written and retried against the old one.
+  std::string error = d["applied"][0]["error"].GetString();
+  EXPECT_THAT(error, HasSubstr("hold on w1 for ml/a2: "));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr("not written")));
+  EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
+  EXPECT_EQ(HoldsOn(api_, "w0"), "{}");
+  EXPECT_EQ(HoldsOn(api_, "w1"), "");
+}
+
+TEST_F(LiveDefrag, RoomThatCannotBeHeldIsNotMade) {
+  api_.FailNext("PATCH", "/api/v1/nodes/w0", 403);  // refused (the admission policy, say)
+  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  rapidjson::Document d = Parse(*answer);
+  ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
+  EXPECT_EQ(std::string(d["applied"][0]["pod"].GetString()), "ml/train");
+  EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()), HasSubstr("hold on w0 for ml/train not written"));
+  EXPECT_FALSE(d["held"].GetBool());
+  EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
+  EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w0")->holds.empty());
+}
+
+TEST_F(LiveDefrag, AHoldWhoseWriteWasLostIsTakenOutAgain) {
+  // The API server stores the write but the answer is lost (5xx): the plan stops, and the hold
+  // is withdrawn from the node so that no replica keeps it.
+  api_.Inject(testing::Fault{.method = "PATCH", .path_prefix = "/api/v1/nodes/w1", .status = 503, .apply_first = true});
+  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  rapidjson::Document d = Parse(*answer);
+  EXPECT_FALSE(d["applied"][0]["evicted"].GetBool()) << *answer;
+  EXPECT_EQ(HoldsOn(api_, "w1"), "{}");
+  EXPECT_EQ(HoldsOn(api_, "w0"), "{}");
 }
 
 TEST_F(LiveDefrag, AHoldThatCannotBeWrittenStopsThePlanBeforeItsEviction) {

@@ -16,7 +16,8 @@
 // gets "devices", those its claims are allocated.
 //
 // Applying a plan (a live cluster only): first the GPUs the plan gives the pending pod are held
-// for it, then move by move, in order: the target GPUs are held for the next pod of the moved
+// for it (if they cannot be, nothing is evicted, and "applied" lists the pending pod with the
+// error), then move by move, in order: the target GPUs are held for the next pod of the moved
 // pod's controller (its replacement gets a new name and UID), and the pod is evicted through the
 // Eviction API, where the API server honours PodDisruptionBudgets. The first failure stops it: a
 // pod without a controller (nothing would recreate it), a hold that no longer fits, an eviction

@@ -20,7 +20,7 @@ class HoldPublisher {
   // their time), if the node is still at resourceVersion `node_version`, the one the hold was
   // checked against. Errors: Aborted when the node changed since (check the hold again on the
   // fresh node, which the publisher has given the inventory); NotFound when the node is gone;
-  // Unavailable when the outcome is unknown.
+  // FailedPrecondition when the API server refuses it; Unavailable when the outcome is unknown.
   virtual Status Publish(const NodeHold& hold, const std::string& node_version) = 0;
   // Takes the hold about pod `about_uid` out of `node`'s annotation (a move that failed). Best
   // effort: a hold left behind runs out on its own.

@@ -81,9 +81,12 @@ struct InventoryOptions {
 
 // A hold HoldFor made: as the node annotation gpusched.io/holds carries it, and the
 // resourceVersion of the node object it was checked against (the precondition of writing it).
+// `replaced_node` names the node of the hold about the same pod that this one replaced, when it
+// was another node (its annotation still has it).
 struct HoldMade {
   NodeHold hold;
   std::string node_version;
+  std::string replaced_node;
 };
 
 class Inventory {
@@ -207,19 +210,28 @@ class Inventory {
   void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void EndNominationLocked(std::string_view uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  // Defrag holds (HoldFor): books those of `node` on `state`; drops those whose time is up; ends
-  // the one kept for `pod` (wherever it was kept), or one kept on `node` for its controller's next
-  // pod unless `pod` is the moved pod itself (it was committed, or newly seen bound, there).
+  // Defrag holds (HoldFor) of `node`, this replica's and those in the node's annotation that
+  // count (LiveAnnotatedHoldsLocked), booked on `state`; counted_holds_ follows.
   void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) GPUSCHED_REQUIRES(mu_);
-  // True if annotated hold `h` on `node` was used: its pending pod is bound (anywhere), or a pod of
-  // its controller that was neither present nor the moved pod is bound on the node.
-  bool AnnotatedHoldUsedLocked(const NodeHold& h, const std::string& node) const GPUSCHED_REQUIRES(mu_);
-  // The controller's pods bound on `node` now, sorted ("" controller: none).
+  // The annotated holds of `node` that count now: fresh, not about a pod this replica holds for
+  // itself, and not used. Used: the pending pod bound (anywhere); for a controller, each pod of
+  // it bound on the node that was neither present nor a moved pod uses one hold, the oldest first.
+  // A pod committed or booked and not yet seen bound takes its GPUs from the hold, which counts
+  // again if that bind fails; once the pod is seen bound, the hold is remembered as ended
+  // (ended_holds_) until its time is up.
+  std::vector<const NodeHold*> LiveAnnotatedHoldsLocked(const std::string& node) GPUSCHED_REQUIRES(mu_);
+  // True if the cluster has shown pod `uid` bound (not just booked or committed here).
+  bool SeenBoundLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
+  // The controller's pods bound on `node` now (committed here or seen), sorted ("": none).
   std::vector<std::string> PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const
       GPUSCHED_REQUIRES(mu_);
-  // Touches the nodes whose counted annotated holds ran out; forgets ended holds no annotation has.
+  // Touches the held nodes whose annotated holds that count changed (ran out, or a bind that used
+  // one failed); forgets ended holds, and held nodes, past their time.
   void ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // `pod` was committed to, or newly seen bound on, `node`: ends this replica's hold kept for it
+  // (wherever it was kept), or one kept on `node` for its controller's next pod unless `pod` is
+  // the moved pod itself; touches the nodes whose annotated holds are for it.
   void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
   bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);
@@ -298,13 +310,16 @@ class Inventory {
   struct DefragHold {
     Allocation hold;
     std::chrono::steady_clock::time_point until;
+    int64_t at_ms = 0;  // as written to the node's annotation
   };
   std::map<std::string, DefragHold, std::less<>> defrag_holds_ GPUSCHED_GUARDED_BY(mu_);
-  // Nodes whose holds annotation is not empty; the about UIDs of annotated holds seen used; and,
-  // by node, when the first annotated hold counted in its state runs out (Unix ms).
+  // Annotated holds that ended here (used, or dropped by this replica), by EndedKey, with when
+  // they would have run out (Unix ms).
+  std::map<std::string, int64_t, std::less<>> ended_holds_ GPUSCHED_GUARDED_BY(mu_);
+  // Nodes whose holds annotation has holds not past their time; and, by node, the keys (EndedKey)
+  // of the annotated holds its state counts.
   std::set<std::string, std::less<>> held_nodes_ GPUSCHED_GUARDED_BY(mu_);
-  std::set<std::string, std::less<>> ended_holds_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, int64_t, std::less<>> hold_expiry_ms_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<std::string>, std::less<>> counted_holds_ GPUSCHED_GUARDED_BY(mu_);
   // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name: changed in
   // place, and copied once for the node states built after a change (shared until the next).
   struct UsesSlot {

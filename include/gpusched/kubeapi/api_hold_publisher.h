@@ -11,6 +11,8 @@
 #pragma once
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "gpusched/common/clock.h"
 #include "gpusched/extender/hold_publisher.h"
@@ -38,7 +40,7 @@ class ApiHoldPublisher : public extender::HoldPublisher {
   // The holds of `node` that are still fresh and not about `about_uid`.
   std::vector<NodeHold> Kept(const Node& node, const std::string& about_uid) const;
   // PATCHes `holds` onto `node` at `version`: OK (the answer stored), Aborted on 409 (the fresh
-  // node stored), NotFound, or Unavailable.
+  // node stored), NotFound, FailedPrecondition when refused (4xx), or Unavailable (unknown).
   Status Write(const std::string& node, const std::string& version, const std::vector<NodeHold>& holds);
 
   ApiClient* const client_;
