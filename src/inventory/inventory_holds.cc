@@ -197,10 +197,11 @@ void Inventory::ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point no
 void Inventory::ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) {
   int64_t now = options_.clock->WallMs();
   std::erase_if(ended_holds_, [&](const auto& kv) { return kv.second <= now; });
-  std::erase_if(held_nodes_, [&](const std::string& node) {
-    const std::vector<NodeHold>& holds = nodes_.find(node)->second.spec.holds;
-    return std::none_of(holds.begin(), holds.end(), [&](const NodeHold& h) { return HoldEndMs(h) > now; });
-  });
+  for (auto it = held_nodes_.begin(); it != held_nodes_.end();) {  // (a loop: the lock analysis cannot see into lambdas)
+    const std::vector<NodeHold>& holds = nodes_.find(*it)->second.spec.holds;
+    bool current = std::any_of(holds.begin(), holds.end(), [&](const NodeHold& h) { return HoldEndMs(h) > now; });
+    it = current ? std::next(it) : held_nodes_.erase(it);
+  }
   for (const std::string& node : held_nodes_) {
     std::vector<std::string> keys;
     for (const NodeHold* h : LiveAnnotatedHoldsLocked(node)) keys.push_back(EndedKey(h->about_uid, h->at_ms));
