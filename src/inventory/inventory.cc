@@ -229,7 +229,8 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   built.reserve(touched.size());
   std::map<std::string_view, std::vector<const Pod*>> nominated;
   for (const auto& [uid, n] : nominations_) nominated[n.pod.nominated_node].push_back(&n.pod);
-  for (const std::string& name : touched) {
+  std::set<std::string> with_held = WithChangedHoldNodesLocked(touched);
+  for (const std::string& name : with_held.empty() ? touched : with_held) {
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
     std::vector<AllocationPtr> allocations = ledger_.OnNode(name);

@@ -98,6 +98,7 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
     if (replaced->second.hold.node_name != node) made.replaced_node = replaced->second.hold.node_name;
   }
   defrag_holds_.insert_or_assign(about.pod_uid, DefragHold{std::move(hold), options_.clock->Now() + ttl, made.hold.at_ms});
+  ended_holds_.erase(EndedKey(about.pod_uid, made.hold.at_ms));  // one dropped in this millisecond was another
   RebuildLocked(touched);
   PublishLocked(false);
   return made;
@@ -109,8 +110,9 @@ void Inventory::DropHold(std::string_view about_uid) {
   if (it == defrag_holds_.end()) return;
   std::string node = it->second.hold.node_name;
   // Its copy in the node's annotation, until withdrawn, ends here too.
-  int64_t until = it->second.at_ms + std::chrono::duration_cast<std::chrono::milliseconds>(it->second.until - options_.clock->Now()).count();
-  ended_holds_.insert_or_assign(EndedKey(about_uid, it->second.at_ms), std::max(until, options_.clock->WallMs()));
+  int64_t left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(it->second.until - options_.clock->Now()).count();
+  ended_holds_.insert_or_assign(EndedKey(about_uid, it->second.at_ms),
+                                EndedHold{.node = node, .until_ms = options_.clock->WallMs() + std::max<int64_t>(left_ms, 0)});
   defrag_holds_.erase(it);
   RebuildLocked({node});
   PublishLocked(false);
@@ -137,36 +139,49 @@ std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::stri
   auto entry = nodes_.find(node);
   if (entry == nodes_.end() || entry->second.spec.holds.empty()) return live;
   int64_t now = options_.clock->WallMs();
-  std::vector<const NodeHold*> holds;  // fresh and not this replica's, oldest first
+  int64_t last_end = now;  // when the last hold on the node runs out
+  std::set<std::string, std::less<>> moved, taken;  // the moved pods; pods that used (or own) a hold
+  std::vector<const NodeHold*> holds;  // fresh, not this replica's, not ended: oldest first
   for (const NodeHold& h : entry->second.spec.holds) {
-    if (!defrag_holds_.contains(h.about_uid) && BookingFresh(h.at_ms, now, std::chrono::seconds(h.ttl_s))) holds.push_back(&h);
+    last_end = std::max(last_end, HoldEndMs(h));
+    moved.insert(h.about_uid);
+    if (!h.hold.pod_uid.starts_with(placement::kControllerHoldPrefix)) taken.insert(h.hold.pod_uid);  // its own hold first
+    if (!defrag_holds_.contains(h.about_uid) && !ended_holds_.contains(EndedKey(h.about_uid, h.at_ms)) &&
+        BookingFresh(h.at_ms, now, std::chrono::seconds(h.ttl_s))) {
+      holds.push_back(&h);
+    }
+  }
+  for (const auto& [key, ended] : ended_holds_) {
+    if (ended.node == node && !ended.pod.empty()) taken.insert(ended.pod);
   }
   std::sort(holds.begin(), holds.end(), [](const NodeHold* a, const NodeHold* b) {
     return std::tie(a->at_ms, a->about_uid) < std::tie(b->at_ms, b->about_uid);
   });
-  std::set<std::string, std::less<>> moved, taken;  // the moved pods; the new pods already matched
-  for (const NodeHold* h : holds) moved.insert(h->about_uid);
   for (const NodeHold* h : holds) {
-    // The pod it is for: "" none yet; else whether the cluster has shown it bound (a pod only
-    // committed or booked so far takes its GPUs from the hold, which comes back if that bind fails).
-    std::string pod;
-    const std::string& holder = h->hold.pod_uid;
-    if (!holder.starts_with(placement::kControllerHoldPrefix)) {
-      if (ledger_.Find(holder) != nullptr || committed_bare_.contains(holder) || SeenBoundLocked(holder)) pod = holder;
-    } else {
-      std::string_view controller = std::string_view(holder).substr(placement::kControllerHoldPrefix.size());
-      for (const std::string& uid : PodsOfControllerLocked(controller, node)) {
-        if (moved.contains(uid) || taken.contains(uid) || std::binary_search(h->present.begin(), h->present.end(), uid)) continue;
-        taken.insert(uid);  // this new pod is the replacement this hold was for
-        pod = uid;
-        break;
-      }
+    std::string pod = PodUsingLocked(*h, node, moved, &taken);
+    if (pod.empty()) {
+      live.push_back(h);
+    } else if (SeenBoundLocked(pod)) {
+      ended_holds_.insert_or_assign(EndedKey(h->about_uid, h->at_ms), EndedHold{.node = node, .pod = pod, .until_ms = last_end});
     }
-    std::string key = EndedKey(h->about_uid, h->at_ms);
-    if (!pod.empty() && SeenBoundLocked(pod)) ended_holds_.insert_or_assign(key, HoldEndMs(*h));
-    if (pod.empty() && !ended_holds_.contains(key)) live.push_back(h);
   }
   return live;
+}
+
+std::string Inventory::PodUsingLocked(const NodeHold& h, const std::string& node, const std::set<std::string, std::less<>>& moved,
+                                      std::set<std::string, std::less<>>* taken) const {
+  const std::string& holder = h.hold.pod_uid;
+  if (!holder.starts_with(placement::kControllerHoldPrefix)) {
+    bool placed = ledger_.Find(holder) != nullptr || committed_bare_.contains(holder) || SeenBoundLocked(holder);
+    return placed ? holder : "";
+  }
+  std::string_view controller = std::string_view(holder).substr(placement::kControllerHoldPrefix.size());
+  for (const std::string& uid : PodsOfControllerLocked(controller, node)) {
+    if (moved.contains(uid) || taken->contains(uid) || std::binary_search(h.present.begin(), h.present.end(), uid)) continue;
+    taken->insert(uid);
+    return uid;
+  }
+  return "";
 }
 
 bool Inventory::SeenBoundLocked(std::string_view uid) const {
@@ -196,21 +211,34 @@ void Inventory::ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point no
 
 void Inventory::ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) {
   int64_t now = options_.clock->WallMs();
-  std::erase_if(ended_holds_, [&](const auto& kv) { return kv.second <= now; });
+  std::erase_if(ended_holds_, [&](const auto& kv) { return kv.second.until_ms <= now; });
   for (auto it = held_nodes_.begin(); it != held_nodes_.end();) {  // (a loop: the lock analysis cannot see into lambdas)
     const std::vector<NodeHold>& holds = nodes_.find(*it)->second.spec.holds;
     bool current = std::any_of(holds.begin(), holds.end(), [&](const NodeHold& h) { return HoldEndMs(h) > now; });
     it = current ? std::next(it) : held_nodes_.erase(it);
   }
+  std::set<std::string> changed = WithChangedHoldNodesLocked(*touched);
+  if (!changed.empty()) *touched = std::move(changed);
+}
+
+std::set<std::string> Inventory::WithChangedHoldNodesLocked(const std::set<std::string>& touched) {
+  std::set<std::string> out;
+  auto add = [&](const std::string& node) {
+    if (touched.contains(node)) return;
+    if (out.empty()) out = touched;
+    out.insert(node);
+  };
   for (const std::string& node : held_nodes_) {
+    if (touched.contains(node)) continue;
     std::vector<std::string> keys;
     for (const NodeHold* h : LiveAnnotatedHoldsLocked(node)) keys.push_back(EndedKey(h->about_uid, h->at_ms));
     auto counted = counted_holds_.find(node);
-    if (counted == counted_holds_.end() ? !keys.empty() : counted->second != keys) touched->insert(node);
+    if (counted == counted_holds_.end() ? !keys.empty() : counted->second != keys) add(node);
   }
   for (const auto& [node, keys] : counted_holds_) {
-    if (!held_nodes_.contains(node)) touched->insert(node);  // every hold there ran out
+    if (!held_nodes_.contains(node)) add(node);  // every hold there ran out
   }
+  return out;
 }
 
 void Inventory::UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) {
@@ -220,16 +248,19 @@ void Inventory::UseHoldLocked(const Pod& pod, const std::string& node, std::set<
     }
   }
   std::string key = pod.controller_uid.empty() ? "" : placement::ControllerHoldKey(pod.controller_uid);
+  auto used = defrag_holds_.end();  // the pod's own hold (the room made for it), else its controller's oldest here
   for (auto it = defrag_holds_.begin(); it != defrag_holds_.end(); ++it) {
     const Allocation& h = it->second.hold;
-    bool own = h.pod_uid == pod.uid;  // the pending pod's room: it ends wherever the pod binds
-    bool replacement = !key.empty() && h.pod_uid == key && h.node_name == node && it->first != pod.uid;
-    if (own || replacement) {
-      touched->insert(h.node_name);
-      defrag_holds_.erase(it);
-      return;
+    if (h.pod_uid == pod.uid) {
+      used = it;
+      break;
     }
+    bool replacement = !key.empty() && h.pod_uid == key && h.node_name == node && it->first != pod.uid;
+    if (replacement && (used == defrag_holds_.end() || it->second.at_ms < used->second.at_ms)) used = it;
   }
+  if (used == defrag_holds_.end()) return;
+  touched->insert(used->second.hold.node_name);
+  defrag_holds_.erase(used);
 }
 
 }  // namespace gpusched::inventory

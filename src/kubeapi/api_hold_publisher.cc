@@ -38,8 +38,8 @@ Status ApiHoldPublisher::Write(const std::string& node, const std::string& versi
   }
   if (r->status == 404) return NotFoundError(fmt::format("node {} is gone", node));
   std::string error = node_writes::ApiError(fmt::format("holds on node {}", node), *r);
-  // A refusal (403: RBAC or the admission policy, 422) is final; 5xx and 429 leave it unknown.
-  if (r->status >= 400 && r->status < 500 && r->status != 429) return FailedPreconditionError(error);
+  // A refusal (403: RBAC or the admission policy, 422) is final; 5xx, 408 and 429 leave it unknown.
+  if (r->status >= 400 && r->status < 500 && r->status != 408 && r->status != 429) return FailedPreconditionError(error);
   return UnavailableError(error);
 }
 

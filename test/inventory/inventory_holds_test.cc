@@ -172,16 +172,42 @@ TEST_F(InventoryHolds, AnotherReplicasHoldBlocksACommitButNotItsOwnPod) {
   EXPECT_EQ(W().whole_used, 0);
 }
 
-TEST_F(InventoryHolds, AHoldForAPodWhoseBindElsewhereFailedCountsAgainAtTheNextExpire) {
+TEST_F(InventoryHolds, AHoldForAPodWhoseBindElsewhereFailedCountsAgainAtOnce) {
   inv_.Apply({.upsert_nodes = {WithHolds({Held("pending", "pending", 2, clock_.WallMs())}, "2")}});
   Pod pending = WholePod(2);
   pending.uid = "pending";
   ASSERT_TRUE(inv_.Commit(pending, "v", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 2}).ok());
   EXPECT_EQ(W().whole_used, 0);
-  inv_.Release("pending");
-  inv_.Expire();
+  inv_.Release("pending");  // only v changed: w is rebuilt too
   EXPECT_EQ(W().whole_used, 2);
   EXPECT_EQ(W().holds.size(), 1u);
+}
+
+TEST_F(InventoryHolds, APodThatUsedAHoldNeverUsesAnotherOne) {
+  std::string key = placement::ControllerHoldKey(kController);
+  int64_t t0 = clock_.WallMs();
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("m1", key, 2, t0), Held("m2", key, 2, t0 + 200'000)}, "2")}});
+  inv_.Apply({.upsert_pods = {Of("r1", "w", 2)}});
+  ASSERT_EQ(W().holds.size(), 1u);
+  EXPECT_EQ(W().holds[0].pod_name, "m2");
+  clock_.Advance(std::chrono::seconds(301));  // m1's hold runs out: r1 is still not m2's replacement
+  inv_.Expire();
+  ASSERT_EQ(W().holds.size(), 1u);
+  EXPECT_EQ(W().holds[0].pod_name, "m2");
+  inv_.DeletePod("r1");  // nor is a pod after it m1's again
+  inv_.Apply({.upsert_pods = {Of("r2", "w", 2)}});
+  EXPECT_TRUE(W().holds.empty());
+}
+
+TEST_F(InventoryHolds, APendingPodOfAControllerEndsItsOwnHoldNotItsControllers) {
+  Allocation pending{.pod_uid = "p", .pod_namespace = "ml", .pod_name = "p"};
+  Allocation moved{.pod_uid = "m", .pod_namespace = "ml", .pod_name = "m"};
+  Placement two{.kind = RequestKind::kWholeGpu, .whole_gpus = 2};
+  ASSERT_TRUE(inv_.HoldFor(placement::ControllerHoldKey(kController), moved, "w", two, std::chrono::seconds(300)).ok());
+  ASSERT_TRUE(inv_.HoldFor("p", pending, "w", two, std::chrono::seconds(300)).ok());
+  inv_.Apply({.upsert_pods = {Of("p", "w", 2)}});
+  ASSERT_EQ(W().holds.size(), 1u);
+  EXPECT_EQ(W().holds[0].pod_uid, placement::ControllerHoldKey(kController));
 }
 
 TEST_F(InventoryHolds, EachNewPodOfAControllerUsesOneHoldOldestFirst) {

@@ -220,18 +220,28 @@ class Inventory {
   // again if that bind fails; once the pod is seen bound, the hold is remembered as ended
   // (ended_holds_) until its time is up.
   std::vector<const NodeHold*> LiveAnnotatedHoldsLocked(const std::string& node) GPUSCHED_REQUIRES(mu_);
+  // The pod that uses annotated hold `h` on `node` ("" if none yet): its pending pod once
+  // committed, booked or bound anywhere; for a controller, its first pod on the node that is not a
+  // moved pod, not present when the hold was made, and not yet `taken` (which it joins).
+  std::string PodUsingLocked(const NodeHold& h, const std::string& node, const std::set<std::string, std::less<>>& moved,
+                             std::set<std::string, std::less<>>* taken) const GPUSCHED_REQUIRES(mu_);
   // True if the cluster has shown pod `uid` bound (not just booked or committed here).
   bool SeenBoundLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // The controller's pods bound on `node` now (committed here or seen), sorted ("": none).
   std::vector<std::string> PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const
       GPUSCHED_REQUIRES(mu_);
-  // Touches the held nodes whose annotated holds that count changed (ran out, or a bind that used
-  // one failed); forgets ended holds, and held nodes, past their time.
+  // Forgets ended holds, and held nodes, past their time; touches the nodes whose annotated holds
+  // that count changed.
   void ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // `touched` with the nodes whose annotated holds that count changed since their state was built
+  // (one ran out, was used, or a bind that used one failed), or an empty set when there are none
+  // beyond `touched` (cheap when no node holds annotated holds).
+  std::set<std::string> WithChangedHoldNodesLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
   void ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // `pod` was committed to, or newly seen bound on, `node`: ends this replica's hold kept for it
   // (wherever it was kept), or one kept on `node` for its controller's next pod unless `pod` is
-  // the moved pod itself; touches the nodes whose annotated holds are for it.
+  // the moved pod itself (its own hold first, else the oldest); touches the nodes whose annotated
+  // holds are for it.
   void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
   bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);
@@ -313,9 +323,15 @@ class Inventory {
     int64_t at_ms = 0;  // as written to the node's annotation
   };
   std::map<std::string, DefragHold, std::less<>> defrag_holds_ GPUSCHED_GUARDED_BY(mu_);
-  // Annotated holds that ended here (used, or dropped by this replica), by EndedKey, with when
-  // they would have run out (Unix ms).
-  std::map<std::string, int64_t, std::less<>> ended_holds_ GPUSCHED_GUARDED_BY(mu_);
+  // Annotated holds that ended here, by EndedKey: on which node, the pod that used it ("" for a
+  // hold this replica dropped), and until when the record is kept (Unix ms): while any hold that
+  // was on the node when it ended could still claim that pod.
+  struct EndedHold {
+    std::string node;
+    std::string pod;
+    int64_t until_ms = 0;
+  };
+  std::map<std::string, EndedHold, std::less<>> ended_holds_ GPUSCHED_GUARDED_BY(mu_);
   // Nodes whose holds annotation has holds not past their time; and, by node, the keys (EndedKey)
   // of the annotated holds its state counts.
   std::set<std::string, std::less<>> held_nodes_ GPUSCHED_GUARDED_BY(mu_);
