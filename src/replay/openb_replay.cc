@@ -1,5 +1,7 @@
 #include "gpusched/replay/openb_replay.h"
 
+#include "gpusched/scoring/reservation.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -94,7 +96,12 @@ StatusOr<PreparedTrace> PrepareTrace(const std::vector<TraceNode>& nodes, std::v
     if (n.gpus > scoring::kMaxGpus) {
       return InvalidArgumentError(fmt::format("node {}: {} GPUs, at most {}", n.name, n.gpus, scoring::kMaxGpus));
     }
-    NodeView v{.model = t.models.Intern(n.model), .cpu_free = n.cpu_milli, .mem_free = n.memory_mib, .gpu_count = n.gpus};
+    NodeView v{.model = t.models.Intern(n.model),
+               .cpu_free = n.cpu_milli,
+               .mem_free = n.memory_mib,
+               .cpu_cap = n.cpu_milli,
+               .mem_cap = n.memory_mib,
+               .gpu_count = n.gpus};
     for (int i = 0; i < n.gpus; ++i) v.gpu_free[i] = static_cast<int32_t>(kMilliPerGpu);
     t.nodes.push_back(v);
     t.node_names.push_back(n.name);
@@ -119,6 +126,7 @@ StatusOr<PreparedTrace> PrepareTrace(const std::vector<TraceNode>& nodes, std::v
   }
   t.workload = scoring::BuildTargetWorkload(samples);
   scoring::BuildGapValue(samples, 0.05, &t.workload);
+  t.workload.picky = scoring::PickyShapes(samples, t.nodes, scoring::kPickyShare);
   return t;
 }
 

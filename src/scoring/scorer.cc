@@ -22,7 +22,7 @@ StatusOr<std::unique_ptr<Scorer>> MakeSoftmix(const TargetWorkload* w) {
   if (w->gap_value.size() != kMilliPerGpu + 1) {
     return InvalidArgumentError("policy softmix needs the gap values of the target workload");
   }
-  return NewSoftScorer("softmix", *w, SoftWeights{});
+  return NewSoftScorer("softmix", *w, SoftWeights{.reserve = 5000});
 }
 
 constexpr Entry kScorers[] = {

@@ -20,6 +20,7 @@ struct SoftWeights {
   double fill = 0.5;    // weight of F_fill
   double gap = 8;       // weight of F_V (needs TargetWorkload::gap_value)
   double lambda = 5000; // rank penalty, milli-GPU per unit of rank
+  double reserve = 0;   // penalty for a pod that is not picky on a reserved node (reservation.h)
 };
 std::unique_ptr<Scorer> NewSoftScorer(std::string_view name, const TargetWorkload& workload, SoftWeights weights);
 

@@ -8,13 +8,17 @@
 // trade-off rather than a bucket edge; F_fill sees how many more pods of each class the node can
 // really take; F_V values a GPU gap by whether common sharing pods can refill it.
 //
-//   softmix   a = 1, b = 0.5, c = 8, lambda = 5000 (P1 softMixV)
+// softmix also charges a pod that fits almost anywhere 5000 on a node reserved for picky pods
+// (reservation.h): under churn those nodes must drain for the pods only they can hold.
+//
+//   softmix   a = 1, b = 0.5, c = 8, lambda = 5000, reserve = 5000 (P1 softMixV)
 //   softfill  a = 0, b = 1,   c = 0, lambda = 3200 (P2)
 //   softfgd   a = 1, b = 0,   c = 0, lambda = 3200 (P3)
 #include <cmath>
 #include <string>
 
 #include "gpusched/scoring/fragmentation.h"
+#include "gpusched/scoring/reservation.h"
 #include "scoring/scorers.h"
 
 namespace gpusched::scoring {
@@ -37,10 +41,11 @@ class SoftScorer : public Scorer {
   }
 
   void Score(const PodShape& pod, std::span<const Candidate> candidates, std::span<Choice> out, Rng&) const override {
+    bool keeps_off = w_.reserve != 0 && !workload_.picky.empty() && !Picky(pod, workload_);  // reserved nodes
     for (size_t c = 0; c < candidates.size(); ++c) {
       const NodeView& n = *candidates[c].node;
       double before = std::isnan(candidates[c].potential) ? Potential(n) : candidates[c].potential;
-      double penalty = w_.lambda * candidates[c].rank;
+      double penalty = w_.lambda * candidates[c].rank + (keeps_off && Reserved(n, workload_) ? w_.reserve : 0.0);
       if (!pod.sharing()) {
         NodeView after = n;
         Place(pod, -1, &after);

@@ -45,6 +45,8 @@ struct NodeView {
   int model = -1;  // interned GPU model (ModelTable); -1 = unknown
   int64_t cpu_free = kUntracked;
   int64_t mem_free = kUntracked;
+  int64_t cpu_cap = kUntracked;  // what the node has when empty (reservation.h); Place leaves it
+  int64_t mem_cap = kUntracked;
   int gpu_count = 0;
   std::array<int32_t, kMaxGpus> gpu_free{};  // milli free on each GPU, by index
   std::array<int16_t, kTags> tags{};         // GPU pods on the node by affinity tag

@@ -10,7 +10,8 @@
 //   fgd         Fragmentation Gradient Descent: floor(100 sigmoid(dF/1000)), GPU by the same score
 //   binpack     gpusched's default: highest GPU utilization after placement
 //   spread      lowest GPU utilization after placement
-//   softmix     ours: dF for F_FGD + 0.5 F_fill + 8 F_V, minus a rank penalty (see soft.cc)
+//   softmix     ours: dF for F_FGD + 0.5 F_fill + 8 F_V, minus a rank penalty and a penalty on
+//               nodes reserved for picky pods (see soft.cc, reservation.h)
 //   softfill    ours, ablation: F_fill only
 //   softfgd     ours, ablation: FGD's F without the sigmoid
 //

@@ -39,6 +39,8 @@ struct TargetWorkload {
   // gap_value[g], g in 0..1000: what a GPU with g free milli is worth as a fragment (see
   // BuildGapValue). Empty when not computed.
   std::vector<double> gap_value;
+  // Shapes that fit, empty, on few nodes (reservation.h PickyShapes). Empty when not computed.
+  std::vector<PodShape> picky;
 };
 
 // Returns M for `samples`. REQUIRES: 0 < coverage <= 1.

@@ -1,0 +1,48 @@
+#include "gpusched/scoring/reservation.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace gpusched::scoring {
+namespace {
+
+bool ModelOk(uint64_t spec, int model) { return spec == 0 || (model >= 0 && (spec & (uint64_t{1} << model)) != 0); }
+
+}  // namespace
+
+bool FitsEmpty(const PodShape& pod, const NodeView& node) {
+  if (pod.cpu > node.cpu_cap || pod.mem > node.mem_cap) return false;
+  if (!pod.uses_gpu()) return true;
+  return pod.gpus <= node.gpu_count && pod.milli <= kMilliPerGpu && ModelOk(pod.spec, node.model);
+}
+
+std::vector<PodShape> PickyShapes(std::span<const WorkloadSample> samples, std::span<const NodeView> nodes, double share) {
+  std::vector<PodShape> shapes;
+  for (const WorkloadSample& s : samples) {
+    if (s.shape.uses_gpu()) shapes.push_back(s.shape);
+  }
+  auto key = [](const PodShape& p) { return std::tie(p.cpu, p.mem, p.gpus, p.milli, p.spec); };
+  std::sort(shapes.begin(), shapes.end(), [&](const PodShape& a, const PodShape& b) { return key(a) < key(b); });
+  shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
+  std::vector<PodShape> picky;
+  double most = share * static_cast<double>(nodes.size());
+  for (const PodShape& s : shapes) {
+    auto fitting = std::count_if(nodes.begin(), nodes.end(), [&](const NodeView& n) { return FitsEmpty(s, n); });
+    bool whole = std::all_of(nodes.begin(), nodes.end(), [&](const NodeView& n) { return !FitsEmpty(s, n) || s.gpus == n.gpu_count; });
+    if (fitting > 0 && static_cast<double>(fitting) <= most && whole) picky.push_back(s);
+  }
+  return picky;
+}
+
+bool Reserved(const NodeView& node, const TargetWorkload& workload) {
+  return std::any_of(workload.picky.begin(), workload.picky.end(), [&](const PodShape& s) { return FitsEmpty(s, node); });
+}
+
+bool Picky(const PodShape& pod, const TargetWorkload& workload) {
+  return std::any_of(workload.picky.begin(), workload.picky.end(), [&](const PodShape& s) {
+    bool narrower = s.spec == 0 || (pod.spec != 0 && (pod.spec & ~s.spec) == 0);
+    return pod.cpu >= s.cpu && pod.mem >= s.mem && pod.gpus >= s.gpus && pod.milli >= s.milli && narrower;
+  });
+}
+
+}  // namespace gpusched::scoring

@@ -1,0 +1,84 @@
+// Nodes reserved for picky pods (reservation.h), and softmix keeping other pods off them.
+#include "gpusched/scoring/reservation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpusched/scoring/scorer.h"
+
+namespace gpusched::scoring {
+namespace {
+
+// An empty node of 8 GPUs with `cores` CPU cores and 512 GiB.
+NodeView Eight(int64_t cores) {
+  NodeView v{.cpu_free = cores * 1000, .mem_free = 524288, .cpu_cap = cores * 1000, .mem_cap = 524288, .gpu_count = 8};
+  for (int i = 0; i < 8; ++i) v.gpu_free[i] = 1000;
+  return v;
+}
+
+PodShape Pod(int64_t cores, int gpus, int32_t milli = 1000) { return PodShape{.cpu = cores * 1000, .mem = 8192, .gpus = gpus, .milli = milli}; }
+
+// openb in small: 27 nodes of 96 cores, 3 of 128.
+std::vector<NodeView> Cluster() {
+  std::vector<NodeView> nodes(27, Eight(96));
+  for (int i = 0; i < 3; ++i) nodes.push_back(Eight(128));
+  return nodes;
+}
+
+std::vector<WorkloadSample> Samples() {
+  return {{Pod(120, 8), ""}, {Pod(88, 8), ""}, {Pod(8, 1), ""}, {Pod(8, 1), ""}, {Pod(4, 1, 300), ""}, {Pod(2, 0, 0), ""}};
+}
+
+TEST(Reservation, APodThatFitsFewEmptyNodesMakesThemReserved) {
+  std::vector<NodeView> nodes = Cluster();
+  TargetWorkload w{.picky = PickyShapes(Samples(), nodes, kPickyShare)};
+  ASSERT_EQ(w.picky.size(), 1u);
+  EXPECT_EQ(w.picky[0], Pod(120, 8));
+  EXPECT_FALSE(Reserved(nodes[0], w));
+  EXPECT_TRUE(Reserved(nodes[29], w));
+  EXPECT_TRUE(Picky(Pod(120, 8), w));
+  EXPECT_TRUE(Picky(Pod(124, 8), w));
+  EXPECT_FALSE(Picky(Pod(88, 8), w));
+  EXPECT_FALSE(Picky(Pod(8, 1), w));
+  // A shape no node holds, or one most nodes hold, is not picky.
+  EXPECT_TRUE(PickyShapes(std::vector<WorkloadSample>{{Pod(200, 8), ""}}, nodes, kPickyShare).empty());
+  EXPECT_TRUE(PickyShapes(std::vector<WorkloadSample>{{Pod(120, 8), ""}}, nodes, 0.05).empty());  // 3 of 30 nodes is 10%
+  EXPECT_TRUE(PickyShapes(std::vector<WorkloadSample>{{Pod(120, 4), ""}}, nodes, kPickyShare).empty());  // half a node frees up sooner
+}
+
+TEST(Reservation, UntrackedCapacityLeavesOnlyGpusAndModel) {
+  NodeView two{.gpu_count = 2};
+  EXPECT_TRUE(FitsEmpty(Pod(500, 2), two));
+  EXPECT_FALSE(FitsEmpty(Pod(1, 4), two));
+  NodeView t4{.model = 3, .gpu_count = 2};
+  PodShape a100 = Pod(1, 1);
+  a100.spec = uint64_t{1} << 5;
+  EXPECT_FALSE(FitsEmpty(a100, t4));
+}
+
+TEST(Reservation, SoftmixPlacesPodsThatFitAnywhereOffReservedNodes) {
+  std::vector<NodeView> nodes = {Eight(96), Eight(128)};  // equal but for the cores
+  std::vector<NodeView> all = Cluster();
+  TargetWorkload w{.classes = {TaskClass{.cpu = 8000, .milli = 1000, .gpus = 1, .p = 1}},
+                   .gap_value = std::vector<double>(1001, 0.0),
+                   .picky = PickyShapes(Samples(), all, kPickyShare)};
+  for (int g = 0; g <= 1000; ++g) w.gap_value[static_cast<size_t>(g)] = g;
+  auto softmix = MakeScorer("softmix", &w);
+  ASSERT_TRUE(softmix.ok());
+  // The reserved node first in the tie-break order: the penalty alone must move the pod.
+  std::vector<Candidate> c = {Candidate{.node = &nodes[1], .order = 0}, Candidate{.node = &nodes[0], .order = 1}};
+  std::vector<Choice> out(2);
+  Rng rng(1);
+  (*softmix)->Score(Pod(8, 1), c, out, rng);
+  EXPECT_EQ(Best(c, out), 1u);
+  EXPECT_DOUBLE_EQ(out[1].score - out[0].score, 5000);
+  // The picky pod pays nothing there; without picky shapes nobody does.
+  (*softmix)->Score(Pod(120, 8), c, out, rng);
+  EXPECT_DOUBLE_EQ(out[0].score, out[1].score);
+  w.picky.clear();
+  (*softmix)->Score(Pod(8, 1), c, out, rng);
+  EXPECT_DOUBLE_EQ(out[0].score, out[1].score);
+}
+
+}  // namespace
+}  // namespace gpusched::scoring
