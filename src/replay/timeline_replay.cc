@@ -184,18 +184,22 @@ void Timeline::Report(TimelineResult* r) const {
 }
 
 // Tops up the budget (defrag_budget_pct of the running pods per simulated hour, at most an hour's
-// worth kept), then makes room for the waiting pods, oldest first, while it lasts.
+// worth kept), then makes room for the waiting pods while it lasts: pods of several GPUs first
+// (which fragmentation blocks most: a pod of one GPU or less mostly waits on capacity), each
+// group oldest first.
 void Timeline::Defrag(double now) {
   double per_hour = options_.defrag_budget_pct / 100.0 * static_cast<double>(running_);
   budget_ = std::min(per_hour, budget_ + per_hour * (now - budget_at_) / 3600.0);
   budget_at_ = now;
-  size_t tried = 0;
-  for (size_t w = 0; w < waiting_.size() && budget_ >= 1 && tried < kDefragPods; ++tried) {
-    if (MakeRoom(waiting_[w], now)) {
-      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(w));
-    } else {
-      ++w;
+  std::vector<size_t> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t k : waiting_) {
+      if ((Shape(k).gpus > 1) == (pass == 0)) order.push_back(k);
     }
+  }
+  size_t tried = 0;
+  for (size_t i = 0; i < order.size() && budget_ >= 1 && tried < kDefragPods; ++i, ++tried) {
+    if (MakeRoom(order[i], now)) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), order[i]));
   }
 }
 

@@ -19,7 +19,8 @@ struct Loaded {
   std::vector<TimelinePod> pods;
 };
 
-// `nodes` nodes of `gpus` GPUs; `rows` are "name,num_gpu,creation_time,deletion_time" (whole GPUs).
+// `nodes` nodes of `gpus` GPUs; `rows` are "name,num_gpu,creation_time,deletion_time[,gpu_spec]"
+// (whole GPUs).
 Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1) {
   std::string csv = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
   for (const std::string& r : rows) {
@@ -29,7 +30,8 @@ Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1) {
       if (comma == std::string::npos) comma = r.size();
       f.push_back(r.substr(at, comma - at));
     }
-    csv += fmt::format("{},1000,1024,{},{},,LS,Running,{},{},{}\n", f[0], f[1], f[1] == "0" ? 0 : 1000, f[2], f[3], f[2]);
+    csv += fmt::format("{},1000,1024,{},{},{},LS,Running,{},{},{}\n", f[0], f[1], f[1] == "0" ? 0 : 1000,
+                       f.size() > 4 ? f[4] : "", f[2], f[3], f[2]);
   }
   std::string node_csv = "sn,cpu_milli,memory_mib,gpu,model\n";
   for (int n = 0; n < nodes; ++n) node_csv += fmt::format("n{},64000,262144,{},V100M16\n", n, gpus);
@@ -115,6 +117,18 @@ TEST(TimelineReplay, TheDefragMovesASmallPodToOpenANodeForAWaitingOne) {
   TimelineResult early = Replay(l, 1, TimelineOptions{.defrag_every_s = 60, .defrag_budget_pct = 100});
   EXPECT_EQ(early.moves, 1);
   EXPECT_DOUBLE_EQ(early.pending_max_s, 1200 - 6);
+}
+
+// As above, with 20 older one-GPU pods waiting for a model no node has: the defrag tries the pod
+// of several GPUs first, which fragmentation blocks, though it tries 16 pods at a time.
+TEST(TimelineReplay, TheDefragServesPodsOfSeveralGpusFirst) {
+  std::vector<std::string> rows = {"a,2,0,100000", "b,1,1,5", "c,1,2,100000", "e,1,3,100000", "d,4,6,20000"};
+  for (int i = 0; i < 20; ++i) rows.push_back(fmt::format("s{:02},1,4,100,A100", i));
+  Loaded l = Load(4, rows, 2);
+  TimelineResult moved = Replay(l, 1, TimelineOptions{.defrag_every_s = 1200, .defrag_budget_pct = 100});
+  EXPECT_EQ(moved.moves, 1);
+  EXPECT_EQ(moved.never_placed, 20);
+  EXPECT_DOUBLE_EQ(moved.pending_max_s, 1200 - 6);
 }
 
 TEST(TimelineReplay, InflationAddsCopiesThatArriveWithinOneMeanGap) {

@@ -63,7 +63,8 @@ struct TimelineOptions {
   Selection selection = Selection::kPolicy;
   int inflate = 1;               // copies of each pod (Inflate); 1: the trace as it is
   // Defragmentation: every defrag_every_s simulated seconds (0: never) while pods wait, room is
-  // made for waiting pods, oldest first, by moving running pods (at most 4 per waiting pod), as
+  // made for waiting pods (those of several GPUs first, which fragmentation blocks; each group
+  // oldest first) by moving running pods (at most 4 per waiting pod), as
   // long as the budget lasts: defrag_budget_pct of the running pods per simulated hour, at most
   // an hour's worth saved up. A moved pod keeps its departure time.
   double defrag_every_s = 0;
