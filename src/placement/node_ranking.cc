@@ -1,5 +1,7 @@
 #include "gpusched/placement/node_ranking.h"
 
+#include "gpusched/scoring/reservation.h"
+
 #include <algorithm>
 
 namespace gpusched::placement {
@@ -75,6 +77,12 @@ scoring::TargetWorkload ObservedWorkload(std::span<const NodeState* const> nodes
   }
   scoring::TargetWorkload workload = scoring::BuildTargetWorkload(samples);
   scoring::BuildGapValue(samples, 0.05, &workload);
+  std::vector<scoring::NodeView> views;  // GPU count only: the nodes' CPU is not tracked here
+  views.reserve(nodes.size());
+  for (const NodeState* n : nodes) {
+    if (n->view.gpu_count > 0) views.push_back(n->view);
+  }
+  workload.picky = scoring::PickyShapes(samples, views, scoring::kPickyShare);
   return workload;
 }
 

@@ -4,6 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include "../placement/test_nodes.h"
+#include "gpusched/placement/node_ranking.h"
+#include "gpusched/placement/node_state.h"
 #include "gpusched/scoring/scorer.h"
 
 namespace gpusched::scoring {
@@ -78,6 +83,25 @@ TEST(Reservation, SoftmixPlacesPodsThatFitAnywhereOffReservedNodes) {
   w.picky.clear();
   (*softmix)->Score(Pod(8, 1), c, out, rng);
   EXPECT_DOUBLE_EQ(out[0].score, out[1].score);
+}
+
+// The extender's workload (placement::ObservedWorkload) knows GPU counts, not CPU: an 8-GPU pod
+// on the one 8-GPU node of ten makes that node reserved.
+TEST(Reservation, TheObservedWorkloadReservesTheFewNodesItsWholeNodePodsNeed) {
+  std::vector<placement::NodeState> states;
+  for (int i = 0; i < 9; ++i) states.push_back(placement::BuildNodeState(placement::WholeNode(fmt::format("w{}", i), 4), {}));
+  Allocation eight{.pod_uid = "big", .node_name = "w9", .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = 8}};
+  Allocation one{.pod_uid = "small", .node_name = "w0", .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = 1}};
+  states[0] = placement::BuildNodeState(placement::WholeNode("w0", 4), {one});
+  states.push_back(placement::BuildNodeState(placement::WholeNode("w9", 8), {eight}));
+  std::vector<const placement::NodeState*> nodes;
+  for (const placement::NodeState& n : states) nodes.push_back(&n);
+  TargetWorkload w = placement::ObservedWorkload(nodes);
+  ASSERT_EQ(w.picky.size(), 1u);
+  EXPECT_EQ(w.picky[0].gpus, 8);
+  EXPECT_TRUE(Reserved(states[9].view, w));
+  EXPECT_FALSE(Reserved(states[1].view, w));
+  EXPECT_FALSE(Picky(PodShape{.gpus = 1, .milli = 1000}, w));
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ namespace gpusched::placement {
 scoring::NodeView ScoringView(const NodeState& node);
 scoring::PodShape ScoringShape(const PodRequest& request);
 
-// Returns the workload the GPU pods booked on `nodes` make up (M for fgd and the soft policies).
+// Returns the workload the GPU pods booked on `nodes` make up (M for fgd and the soft policies),
+// with its picky shapes (scoring/reservation.h) by the nodes' GPU counts.
 scoring::TargetWorkload ObservedWorkload(std::span<const NodeState* const> nodes);
 
 // Returns the place of node `name` in a fixed pseudo-random order, in [0, 1): stable across
