@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "gpusched/common/random.h"
+#include "gpusched/scoring/reservation.h"
 #include "replay_cluster.h"
 
 namespace gpusched::replay {
@@ -126,6 +127,15 @@ class Timeline {
   }
 
   void Defrag(double now);
+  // True if pod k fits some node when it is empty (else no move makes room for it). Cached.
+  bool FitsSomewhere(size_t k) {
+    if (fits_somewhere_.empty()) fits_somewhere_.assign(pods_.size(), -1);
+    int8_t& known = fits_somewhere_[k];
+    if (known < 0) {
+      known = std::any_of(trace_.nodes.begin(), trace_.nodes.end(), [&](const scoring::NodeView& n) { return scoring::FitsEmpty(Shape(k), n); });
+    }
+    return known == 1;
+  }
   bool MakeRoom(size_t k, double now);
   bool MoveAndPlace(size_t k, const std::vector<size_t>& victims, double now);
 
@@ -150,6 +160,7 @@ class Timeline {
   double horizon_ = 0;          // the last arrival
   std::priority_queue<std::pair<double, size_t>, std::vector<std::pair<double, size_t>>, std::greater<>> departures_;
   std::vector<size_t> waiting_;  // in arrival order
+  std::vector<int8_t> fits_somewhere_;  // FitsSomewhere's answers by pod: -1 not asked yet
   double next_sample_ = 0;
   double next_defrag_ = kNever;
   double budget_ = 0;           // moves the defrag may still make
@@ -194,7 +205,7 @@ void Timeline::Defrag(double now) {
   std::vector<size_t> order;
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t k : waiting_) {
-      if ((Shape(k).gpus > 1) == (pass == 0)) order.push_back(k);
+      if ((Shape(k).gpus > 1) == (pass == 0) && FitsSomewhere(k)) order.push_back(k);
     }
   }
   size_t tried = 0;

@@ -24,11 +24,21 @@ std::vector<PodShape> PickyShapes(std::span<const WorkloadSample> samples, std::
   auto key = [](const PodShape& p) { return std::tie(p.cpu, p.mem, p.gpus, p.milli, p.spec); };
   std::sort(shapes.begin(), shapes.end(), [&](const PodShape& a, const PodShape& b) { return key(a) < key(b); });
   shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
+  std::vector<const NodeView*> gpu_nodes;
+  for (const NodeView& n : nodes) {
+    if (n.gpu_count > 0) gpu_nodes.push_back(&n);
+  }
   std::vector<PodShape> picky;
-  double most = share * static_cast<double>(nodes.size());
+  double most = share * static_cast<double>(gpu_nodes.size());
   for (const PodShape& s : shapes) {
-    auto fitting = std::count_if(nodes.begin(), nodes.end(), [&](const NodeView& n) { return FitsEmpty(s, n); });
-    bool whole = std::all_of(nodes.begin(), nodes.end(), [&](const NodeView& n) { return !FitsEmpty(s, n) || s.gpus == n.gpu_count; });
+    if (s.milli != kMilliPerGpu) continue;  // a share of a GPU never needs a drained node
+    size_t fitting = 0;
+    bool whole = true;  // all the GPUs of every node it fits
+    for (const NodeView* n : gpu_nodes) {
+      if (!FitsEmpty(s, *n)) continue;
+      ++fitting;
+      whole = whole && s.gpus == n->gpu_count;
+    }
     if (fitting > 0 && static_cast<double>(fitting) <= most && whole) picky.push_back(s);
   }
   return picky;

@@ -21,7 +21,7 @@ struct Loaded {
 
 // `nodes` nodes of `gpus` GPUs; `rows` are "name,num_gpu,creation_time,deletion_time[,gpu_spec]"
 // (whole GPUs).
-Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1) {
+Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1, const std::string& extra_nodes = "") {
   std::string csv = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
   for (const std::string& r : rows) {
     std::vector<std::string> f;
@@ -35,6 +35,7 @@ Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1) {
   }
   std::string node_csv = "sn,cpu_milli,memory_mib,gpu,model\n";
   for (int n = 0; n < nodes; ++n) node_csv += fmt::format("n{},64000,262144,{},V100M16\n", n, gpus);
+  node_csv += extra_nodes;
   auto node_list = ParseNodeCsv(node_csv, "nodes.csv");
   auto pods = ParsePodCsv(csv, "pods.csv");
   EXPECT_TRUE(node_list.ok() && pods.ok()) << pods.status().message();
@@ -119,16 +120,19 @@ TEST(TimelineReplay, TheDefragMovesASmallPodToOpenANodeForAWaitingOne) {
   EXPECT_DOUBLE_EQ(early.pending_max_s, 1200 - 6);
 }
 
-// As above, with 20 older one-GPU pods waiting for a model no node has: the defrag tries the pod
-// of several GPUs first, which fragmentation blocks, though it tries 16 pods at a time.
+// As above, with a third node of one A100 that x holds for good, and 20 older one-GPU pods
+// waiting for it: the defrag tries the pod of several GPUs first, which fragmentation blocks,
+// though it tries 16 pods at a time; 16 pods that fit no node even empty are never tried.
 TEST(TimelineReplay, TheDefragServesPodsOfSeveralGpusFirst) {
-  std::vector<std::string> rows = {"a,2,0,100000", "b,1,1,5", "c,1,2,100000", "e,1,3,100000", "d,4,6,20000"};
+  std::vector<std::string> rows = {"x,1,0,100000,A100", "a,2,0,100000", "b,1,1,5", "c,1,2,100000", "e,1,3,100000",
+                                   "d,4,6,20000"};
   for (int i = 0; i < 20; ++i) rows.push_back(fmt::format("s{:02},1,4,100,A100", i));
-  Loaded l = Load(4, rows, 2);
+  for (int i = 0; i < 16; ++i) rows.push_back(fmt::format("never{:02},8,0,100", i));  // 8 GPUs: no node
+  Loaded l = Load(4, rows, 2, "a100,64000,262144,1,A100\n");
   TimelineResult moved = Replay(l, 1, TimelineOptions{.defrag_every_s = 1200, .defrag_budget_pct = 100});
   EXPECT_EQ(moved.moves, 1);
-  EXPECT_EQ(moved.never_placed, 20);
-  EXPECT_DOUBLE_EQ(moved.pending_max_s, 1200 - 6);
+  EXPECT_EQ(moved.never_placed, 16);
+  EXPECT_DOUBLE_EQ(moved.pending_p99_s_multigpu, 1200 - 6);
 }
 
 TEST(TimelineReplay, InflationAddsCopiesThatArriveWithinOneMeanGap) {

@@ -49,6 +49,18 @@ TEST(Reservation, APodThatFitsFewEmptyNodesMakesThemReserved) {
   EXPECT_TRUE(PickyShapes(std::vector<WorkloadSample>{{Pod(200, 8), ""}}, nodes, kPickyShare).empty());
   EXPECT_TRUE(PickyShapes(std::vector<WorkloadSample>{{Pod(120, 8), ""}}, nodes, 0.05).empty());  // 3 of 30 nodes is 10%
   EXPECT_TRUE(PickyShapes(std::vector<WorkloadSample>{{Pod(120, 4), ""}}, nodes, kPickyShare).empty());  // half a node frees up sooner
+  // A share of the one GPU of a rare node is not picky; nodes without GPUs do not count.
+  std::vector<NodeView> with_one = nodes;
+  NodeView single{.model = 7, .cpu_free = 8000, .mem_free = 65536, .cpu_cap = 8000, .mem_cap = 65536, .gpu_count = 1};
+  single.gpu_free[0] = 1000;
+  with_one.push_back(single);
+  PodShape share = Pod(2, 1, 300), whole_one = Pod(2, 1);
+  share.spec = whole_one.spec = uint64_t{1} << 7;  // only that node's model
+  EXPECT_TRUE(PickyShapes(std::vector<WorkloadSample>{{share, ""}}, with_one, kPickyShare).empty());
+  EXPECT_EQ(PickyShapes(std::vector<WorkloadSample>{{whole_one, ""}}, with_one, kPickyShare).size(), 1u);
+  std::vector<NodeView> with_cpu_only = nodes;
+  for (int i = 0; i < 30; ++i) with_cpu_only.push_back(NodeView{.cpu_free = 256000, .cpu_cap = 256000});
+  EXPECT_EQ(PickyShapes(Samples(), with_cpu_only, kPickyShare).size(), 1u);  // 3 of 30 GPU nodes, not of 60
 }
 
 TEST(Reservation, UntrackedCapacityLeavesOnlyGpusAndModel) {
@@ -77,9 +89,7 @@ TEST(Reservation, SoftmixPlacesPodsThatFitAnywhereOffReservedNodes) {
   (*softmix)->Score(Pod(8, 1), c, out, rng);
   EXPECT_EQ(Best(c, out), 1u);
   EXPECT_DOUBLE_EQ(out[1].score - out[0].score, 5000);
-  // The picky pod pays nothing there; without picky shapes nobody does.
-  (*softmix)->Score(Pod(120, 8), c, out, rng);
-  EXPECT_DOUBLE_EQ(out[0].score, out[1].score);
+  // Without picky shapes nobody pays.
   w.picky.clear();
   (*softmix)->Score(Pod(8, 1), c, out, rng);
   EXPECT_DOUBLE_EQ(out[0].score, out[1].score);
