@@ -242,11 +242,6 @@ std::set<std::string> Inventory::WithChangedHoldNodesLocked(const std::set<std::
 }
 
 void Inventory::UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) {
-  for (const std::string& held : held_nodes_) {  // annotated holds for it (LiveAnnotatedHoldsLocked decides)
-    for (const NodeHold& h : nodes_.find(held)->second.spec.holds) {
-      if (h.hold.pod_uid == pod.uid) touched->insert(held);
-    }
-  }
   std::string key = pod.controller_uid.empty() ? "" : placement::ControllerHoldKey(pod.controller_uid);
   auto used = defrag_holds_.end();  // the pod's own hold (the room made for it), else its controller's oldest here
   for (auto it = defrag_holds_.begin(); it != defrag_holds_.end(); ++it) {

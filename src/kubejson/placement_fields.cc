@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "gpusched/dra/cluster_state.h"
 #include "gpusched/model/node_mode.h"
 
 namespace gpusched::kubejson::placement_fields {
@@ -45,9 +48,8 @@ Status DecodeDevices(const Value& obj, const std::string& path, Placement* p) {
   for (rapidjson::SizeType i = 0; i < devices->Size(); ++i) {
     const Value& d = (*devices)[i];
     std::string_view name = d.IsString() ? json::View(d) : std::string_view{};
-    size_t first = name.find('/');
-    size_t last = name.rfind('/');
-    if (first == std::string_view::npos || first == 0 || last == first || last + 1 == name.size()) {
+    std::optional<dra::DeviceId> id = dra::ParseDeviceName(name);
+    if (!id || id->driver.empty() || id->device.empty()) {
       return InvalidArgumentError(fmt::format("{}.devices[{}]: want \"driver/pool/device\"", path, i));
     }
     p->devices.emplace_back(name);

@@ -3,13 +3,6 @@
 #include <algorithm>
 
 namespace gpusched::scoring {
-namespace {
-
-bool ModelAllowed(uint64_t spec, int model) {
-  return spec == 0 || (model >= 0 && (spec & (uint64_t{1} << model)) != 0);
-}
-
-}  // namespace
 
 double FgdFragmentation(const NodeView& node, const TargetWorkload& workload) {
   double idle = static_cast<double>(node.IdleMilli());

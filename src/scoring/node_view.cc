@@ -24,7 +24,7 @@ bool Fits(const PodShape& pod, const NodeView& node) {
   if (pod.cpu > node.cpu_free || pod.mem > node.mem_free) return false;
   if (!pod.uses_gpu()) return true;
   if (node.gpu_count == 0) return false;
-  if (pod.spec != 0 && (node.model < 0 || (pod.spec & (uint64_t{1} << node.model)) == 0)) return false;
+  if (!ModelAllowed(pod.spec, node.model)) return false;
   int enough = 0;
   for (int i = 0; i < node.gpu_count; ++i) enough += node.gpu_free[i] >= pod.milli ? 1 : 0;
   return enough >= pod.gpus;

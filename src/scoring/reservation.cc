@@ -4,16 +4,11 @@
 #include <tuple>
 
 namespace gpusched::scoring {
-namespace {
-
-bool ModelOk(uint64_t spec, int model) { return spec == 0 || (model >= 0 && (spec & (uint64_t{1} << model)) != 0); }
-
-}  // namespace
 
 bool FitsEmpty(const PodShape& pod, const NodeView& node) {
   if (pod.cpu > node.cpu_cap || pod.mem > node.mem_cap) return false;
   if (!pod.uses_gpu()) return true;
-  return pod.gpus <= node.gpu_count && pod.milli <= kMilliPerGpu && ModelOk(pod.spec, node.model);
+  return pod.gpus <= node.gpu_count && pod.milli <= kMilliPerGpu && ModelAllowed(pod.spec, node.model);
 }
 
 std::vector<PodShape> PickyShapes(std::span<const WorkloadSample> samples, std::span<const NodeView> nodes, double share) {

@@ -240,8 +240,8 @@ class Inventory {
   void ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // `pod` was committed to, or newly seen bound on, `node`: ends this replica's hold kept for it
   // (wherever it was kept), or one kept on `node` for its controller's next pod unless `pod` is
-  // the moved pod itself (its own hold first, else the oldest); touches the nodes whose annotated
-  // holds are for it.
+  // the moved pod itself (its own hold first, else the oldest). Annotated holds it uses, anywhere,
+  // are found by the rebuild (WithChangedHoldNodesLocked).
   void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
   bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);

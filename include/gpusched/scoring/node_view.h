@@ -58,6 +58,11 @@ struct NodeView {
   bool operator==(const NodeView&) const = default;
 };
 
+// True if a pod of model mask `spec` (PodShape::spec; 0 = any) may use GPUs of `model`.
+inline bool ModelAllowed(uint64_t spec, int model) {
+  return spec == 0 || (model >= 0 && (spec & (uint64_t{1} << model)) != 0);
+}
+
 // Returns true if `pod` can run on `node`: CPU, memory, model and GPUs.
 bool Fits(const PodShape& pod, const NodeView& node);
 
