@@ -63,6 +63,11 @@ void ExpectTheCorpusInventory(const inventory::Inventory& inv) {
   std::shared_ptr<const inventory::InventorySnapshot> s = inv.Snapshot();
   ASSERT_EQ(s->nodes().size(), 4u);
   EXPECT_THAT(inv.Errors(), IsEmpty());
+  // A defrag hold a replica wrote to gpu-h100-01 on 2026-11-30 is read, and long past its time.
+  const placement::NodeState* held = s->FindNode("gpu-h100-01");
+  ASSERT_EQ(held->node.holds.size(), 1u);
+  EXPECT_EQ(held->node.holds[0].hold.pod_name, "train-old");
+  EXPECT_TRUE(held->holds.empty());
   EXPECT_THAT(s->dra().errors(), IsEmpty());
   // 2 (trainer) + 3 (sidecar 1 beside init 2) + 1 (terminating) + 1 (phase Unknown); Succeeded
   // and Failed pods hold nothing.
