@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
 #include "gpusched/common/log.h"
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/json/json.h"
 #include "gpusched/placement/defrag_planner.h"
@@ -80,6 +82,8 @@ std::string PlanJson(const DefragPlan& plan, const DefragAsk& ask, const std::op
   out += fmt::format(R"(],"fragmentedPct":{{"before":{:.4f},"after":{:.4f}}},"reason":)", plan.frag_before_pct,
                      plan.frag_after_pct);
   json::AppendString(&out, plan.reason);
+  out += R"(,"notJudged":)";
+  json::AppendString(&out, plan.not_judged);
   out += R"(,"applied":)";
   if (!applied) return out + R"(null,"held":false})" + "\n";
   out += "[";
@@ -117,6 +121,7 @@ std::string PlanText(const DefragPlan& plan, const DefragAsk& ask, const std::op
   }
   out += fmt::format("; fragmented {:.2f}% -> {:.2f}%{}\n", plan.frag_before_pct, plan.frag_after_pct,
                      applied ? "" : " (dry run: nothing was evicted)");
+  if (!plan.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", plan.not_judged);
   for (const Applied::Move& m : applied ? applied->moves : std::vector<Applied::Move>{}) {
     out += m.evicted ? fmt::format("evicted {}\n", m.pod) : fmt::format("stopped at {}: {}\n", m.pod, m.error);
   }
@@ -179,39 +184,72 @@ void Unhold(const DefragApplier& with, const std::string& node, const std::strin
   Unpublish(with, node, about_uid);
 }
 
-// Applies `plan` (see defrag.h). `ask.pod`, when set, is the pending pod the plan makes room for.
-Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const DefragApplier& with) {
+// The pod a move is about, as the hold and the eviction name it.
+Allocation About(const DefragMove& m) {
+  size_t slash = m.pod.find('/');
+  return Allocation{.pod_uid = m.uid, .pod_namespace = m.pod.substr(0, slash), .pod_name = m.pod.substr(slash + 1)};
+}
+
+// Checks what move `m` depends on before anything is held or evicted: a controller to recreate
+// the pod, and an eviction the API server would accept now (a dry run: the UID, the
+// PodDisruptionBudgets).
+Status CheckMove(const DefragMove& m, const DefragApplier& with) {
+  if (m.controller_uid.empty()) return FailedPreconditionError(fmt::format("pod {} has no controller: nothing would recreate it", m.pod));
+  Allocation about = About(m);
+  Status s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid, /*dry_run=*/true);
+  return s.ok() ? s : Status(s.code(), fmt::format("{} (dry run: nothing was evicted)", s.message()));
+}
+
+// What a plan stopped before its first eviction did: nothing. Lists `stopped` (the pending pod,
+// or a move) with `why`, and every move as not evicted.
+Applied Stopped(const DefragPlan& plan, const std::string& stopped, const Status& why) {
   Applied out;
-  std::set<std::string, std::less<>> leaving;
-  for (const DefragMove& m : plan.moves) leaving.insert(m.uid);
-  std::string pending_uid = ask.pod && !ask.pod->uid.empty() ? ask.pod->uid : "";
-  if (!pending_uid.empty()) {
-    // Room that cannot be held for the pod is not made: the plan stops before its first move.
-    Allocation about{.pod_uid = pending_uid, .pod_namespace = ask.pod->namespace_name, .pod_name = ask.pod->name};
-    Status held = Hold(with, pending_uid, about, plan.node, plan.placement, leaving);
-    out.held = held.ok();
-    if (!held.ok()) {
-      out.moves.push_back(Applied::Move{.pod = about.pod_namespace + "/" + about.pod_name, .error = held.message()});
-      return out;
-    }
+  if (std::none_of(plan.moves.begin(), plan.moves.end(), [&](const DefragMove& m) { return m.pod == stopped; })) {
+    out.moves.push_back(Applied::Move{.pod = stopped, .error = why.message()});
   }
   for (const DefragMove& m : plan.moves) {
-    Applied::Move done{.pod = m.pod};
-    size_t slash = m.pod.find('/');
-    Allocation about{.pod_uid = m.uid, .pod_namespace = m.pod.substr(0, slash), .pod_name = m.pod.substr(slash + 1)};
-    Status s = m.controller_uid.empty()
-                   ? FailedPreconditionError(fmt::format("pod {} has no controller: nothing would recreate it", m.pod))
-                   : Hold(with, placement::ControllerHoldKey(m.controller_uid), about, m.to, m.placement, leaving);
-    if (s.ok()) s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid);
-    done.evicted = s.ok();
-    done.error = s.ok() ? "" : s.message();
-    out.moves.push_back(std::move(done));
-    if (!s.ok()) {
-      Unhold(with, m.to, m.uid);
-      if (out.held) Unhold(with, plan.node, pending_uid);
-      out.held = false;
-      break;
+    out.moves.push_back(Applied::Move{.pod = m.pod, .error = m.pod == stopped ? why.message() : "not evicted: the plan stopped"});
+  }
+  return out;
+}
+
+// Applies `plan` (see defrag.h): everything it depends on is checked, and every hold made, before
+// the first eviction. `ask.pod`, when set, is the pending pod the plan makes room for;
+// `pending_uid` its UID.
+Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const std::string& pending_uid, const DefragApplier& with) {
+  std::set<std::string, std::less<>> leaving;
+  for (const DefragMove& m : plan.moves) leaving.insert(m.uid);
+  for (const DefragMove& m : plan.moves) {
+    if (Status s = CheckMove(m, with); !s.ok()) return Stopped(plan, m.pod, s);
+  }
+  Applied out;
+  if (!pending_uid.empty()) {
+    Allocation about{.pod_uid = pending_uid, .pod_namespace = ask.pod->namespace_name, .pod_name = ask.pod->name};
+    Status held = Hold(with, pending_uid, about, plan.node, plan.placement, leaving);
+    if (!held.ok()) return Stopped(plan, about.pod_namespace + "/" + about.pod_name, held);
+    out.held = true;
+  }
+  for (size_t i = 0; i < plan.moves.size(); ++i) {
+    const DefragMove& m = plan.moves[i];
+    Status s = Hold(with, placement::ControllerHoldKey(m.controller_uid), About(m), m.to, m.placement, leaving);
+    if (s.ok()) continue;
+    for (size_t k = 0; k < i; ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
+    if (out.held) Unhold(with, plan.node, pending_uid);
+    return Stopped(plan, m.pod, s);
+  }
+  // Evictions in order. One refused now (a budget used up meanwhile) stops the plan: the moves
+  // made stay made, the pending pod keeps its hold, the holds of the moves not made end.
+  for (size_t i = 0; i < plan.moves.size(); ++i) {
+    const DefragMove& m = plan.moves[i];
+    Allocation about = About(m);
+    Status s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid, /*dry_run=*/false);
+    out.moves.push_back(Applied::Move{.pod = m.pod, .evicted = s.ok(), .error = s.ok() ? "" : s.message()});
+    if (s.ok()) continue;
+    for (size_t k = i; k < plan.moves.size(); ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
+    for (size_t k = i + 1; k < plan.moves.size(); ++k) {
+      out.moves.push_back(Applied::Move{.pod = plan.moves[k].pod, .error = "not evicted: the plan stopped"});
     }
+    break;
   }
   return out;
 }
@@ -237,13 +275,26 @@ StatusOr<std::string> PlanDefrag(const DefragAsk& ask, const std::optional<Alloc
                                     .dra = inputs.options->dra};
       plan = placement::MakeRoomForClaims(*ask.pod, dra, options);
     } else {
-      plan = placement::MakeRoom(request, ask.pod->uid, in, options);
+      plan = placement::MakeRoom(request, *ask.pod, in, options);
+      // Where DRA serves its extended resources (KEP 5004), nvidia-dra nodes may make room too.
+      std::vector<std::string> mapped = inputs.options->dra_extended_resources
+                                            ? dra::MappedResources(*ask.pod, inputs.snapshot->dra().classes())
+                                            : std::vector<std::string>{};
+      std::optional<dra::SpecialClaim> special =
+          mapped.empty() ? std::nullopt : dra::BuildSpecialClaim(*ask.pod, inputs.snapshot->dra().classes(), mapped);
+      if (special) {
+        placement::DraDefragInput dra{.cluster = in, .state = &inputs.snapshot->dra(), .programs = inputs.programs,
+                                      .dra = inputs.options->dra, .special = &special->claim};
+        DefragPlan through_dra = placement::MakeRoomForClaims(*ask.pod, dra, options);
+        if (through_dra.fits && (!plan.fits || through_dra.moves.size() < plan.moves.size())) plan = std::move(through_dra);
+      }
     }
   } else {
     plan = placement::Consolidate(ask.target_frag_pct, in, options);
   }
   std::optional<Applied> applied;
-  if (apply != nullptr) applied = plan.fits ? Apply(plan, ask, *apply) : Applied{};
+  std::string pending_uid = ask.pod ? ask.pod->uid : "";
+  if (apply != nullptr) applied = plan.fits ? Apply(plan, ask, pending_uid, *apply) : Applied{};
   return text ? PlanText(plan, ask, applied) : PlanJson(plan, ask, applied);
 }
 

@@ -10,6 +10,7 @@
 #include "gpusched/json/json.h"
 #include "gpusched/model/units.h"
 #include "gpusched/extender/preemption.h"
+#include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/nomination.h"
 #include "gpusched/placement/resource_fit.h"
 #include "gpusched/placement/victims.h"
@@ -160,6 +161,25 @@ std::string Summary(const std::vector<NodeExplanation>& nodes, const std::map<st
   return out + fmt::format("; evicting {} pod{} on {} makes room", v, v == 1 ? "" : "s", cheapest->node);
 }
 
+// Moves the nodes of `fits` where kube-scheduler's other filters refuse the pod (node_fit.h) to
+// `refused`, and makes the refusals there unresolvable: no eviction of GPU pods helps.
+void JudgeNodeFit(const Pod& pod, const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
+                  std::map<size_t, NodeVerdict>* refused) {
+  ResourceList requests = EffectiveRequests(pod);
+  std::erase_if(*fits, [&](const placement::RankedNode& f) {
+    std::string why = placement::NodeFitProblem(pod, requests, *nodes.nodes[f.pos]);
+    if (why.empty()) return false;
+    refused->emplace(f.pos, NodeVerdict{.reject = placement::Reject::kNodeFit, .resolvable = false, .reason = "kube-scheduler would refuse it: " + why});
+    return true;
+  });
+  for (auto& [pos, verdict] : *refused) {
+    std::string why = placement::NodeSelectionProblem(pod.constraints, nodes.nodes[pos]->node);
+    if (why.empty() || verdict.reject == placement::Reject::kNodeFit) continue;
+    verdict.resolvable = false;
+    verdict.reason += "; and kube-scheduler would refuse it: " + why;
+  }
+}
+
 // Fills what a node says beyond the verdict: mode, state, GPUs and the reasons.
 NodeExplanation Describe(const NodeState& node, const PodRequest& request, const NodeVerdict* refused) {
   NodeExplanation n{.node = node.node.name, .fits = refused == nullptr, .mode = std::string(ModeName(node.mode)),
@@ -201,6 +221,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
   std::map<size_t, NodeVerdict> refused;
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<placement::RankedNode> fits,
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
+  JudgeNodeFit(pod, resolved, &fits, &refused);
   std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
   // The fitting nodes by rank, then the others in node order; each described apart (its GPUs one
@@ -229,6 +250,9 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
     }
   });
   e.summary = Summary(e.nodes, refusals);
+  if (std::string unjudged = placement::UnjudgedRelations(pod.constraints); !unjudged.empty()) {
+    e.summary += fmt::format("; not judged by gpusched, left to kube-scheduler: {}", unjudged);
+  }
   return e;
 }
 

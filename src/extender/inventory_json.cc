@@ -372,10 +372,10 @@ void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, co
 
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions,
-                            const std::vector<std::string>& errors, std::optional<double> fragmented_pct) {
+                            const std::vector<std::string>& errors, std::optional<double> fragmented_pct, bool compact) {
   rapidjson::StringBuffer b;
   Writer w(b);
-  w.SetIndent(' ', 2);
+  w.SetIndent(' ', compact ? 0 : 2);
   w.StartObject();
   Key(w, "version");
   w.Uint64(snapshot.version());

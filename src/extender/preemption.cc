@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <utility>
+
+#include "gpusched/placement/node_fit.h"
+#include "gpusched/placement/pod_relations.h"
 
 
 namespace gpusched::extender {
@@ -27,10 +31,6 @@ bool Before(const Victim& a, const Victim& b) {
   return std::tie(*b.priority, a.uid) < std::tie(*a.priority, b.uid);
 }
 
-bool HoldsGpusOn(const placement::NodeState& node, std::string_view uid) {
-  return std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
-}
-
 // The answer for `node`: the victims in kube-scheduler's order, and the budget violations of
 // evicting exactly them (in that order, as kube-scheduler counts them).
 MetaVictims Answer(std::string_view node, std::vector<Victim> victims, const placement::ResourceFit& fit,
@@ -49,74 +49,142 @@ std::optional<MetaVictims> Offered(const PreemptionCandidate& c) {
   return MetaVictims{.node = c.node, .uids = {c.victim_uids.begin(), c.victim_uids.end()}, .pdb_violations = c.pdb_violations};
 }
 
-// Appends to *victims those kube-scheduler offered beyond gpusched's choice (the first `chosen`
-// of *victims) that its own checks need: each is given back, in decreasing priority, if the pod
-// still fits the node's other resources without it. Where the node's allocatable is not known,
-// those holding GPUs on the node are dropped (they free nothing the pod needs) and the rest kept;
-// where even all of them gone leave no room (gpusched's view differs from kube-scheduler's), all
-// are kept. One gpusched does not see on the node is kept as offered. `none_needed`: the pod
-// fits the rest with the chosen gone (or as the node is), so every offered victim gpusched sees
-// is given back (the loop below would give each back in turn).
-void AddNeededOffered(const PreemptionCandidate& c, const placement::NodeState& node, size_t chosen, bool none_needed,
-                      placement::ResourceFit* fit, std::vector<Victim>* victims) {
-  auto is_chosen = [&](std::string_view uid) {
-    return std::any_of(victims->begin(), victims->begin() + static_cast<std::ptrdiff_t>(chosen), [&](const Victim& v) { return v.uid == uid; });
-  };
-  std::vector<Victim> seen;
-  for (size_t i = 0; i < c.victim_uids.size(); ++i) {
-    std::string_view uid = c.victim_uids[i];
-    const PodUse* use = fit->Find(uid);
-    if (use != nullptr && none_needed) continue;  // given back, chosen or not
-    if (is_chosen(uid)) continue;
-    std::optional<int32_t> p = use != nullptr ? std::optional<int32_t>(use->priority)
-                               : i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
-    (use != nullptr ? seen : *victims).push_back(Victim{.priority = p, .uid = uid, .offered_at = i, .use = use});
-    if (use != nullptr) fit->Remove(*use);
-  }
-  if (none_needed) return;
-  if (!fit->known()) {
-    std::erase_if(seen, [&](const Victim& v) { return HoldsGpusOn(node, v.uid); });
-  } else if (fit->Fits()) {
-    std::sort(seen.begin(), seen.end(), Before);
-    std::erase_if(seen, [&](const Victim& v) {
-      fit->Restore(*v.use);
-      if (fit->Fits()) return true;  // not needed
-      fit->Remove(*v.use);
-      return false;
-    });
-  }
-  victims->insert(victims->end(), seen.begin(), seen.end());
+// The allocation of pod `uid` on `node`, or nullptr.
+const Allocation* AllocationOn(const placement::NodeState& node, std::string_view uid) {
+  auto it = std::find_if(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
+  return it == node.allocations.end() ? nullptr : &*it;
 }
 
-// The answer on `node` given gpusched's `choice` there: its victims, and those of kube-scheduler's
-// `c` that its own checks need; nullopt drops the node.
-std::optional<MetaVictims> Finish(const placement::VictimChoice& choice, const PreemptionCandidate& c, const placement::NodeState& node,
-                                  placement::ResourceFit* fit, const Budgets& budgets) {
-  if (!choice.helps) return std::nullopt;
-  std::vector<Victim> victims;
-  victims.reserve(choice.victims.size() + c.victim_uids.size());
-  // Where the pod fits the rest as the node is, taking the chosen off changes nothing asked.
-  bool fits_already = fit->known() && fit->Fits();
-  for (const Allocation* a : choice.victims) {
-    victims.push_back(Victim{.priority = a->priority, .uid = a->pod_uid});
-    if (fits_already) continue;
-    if (const PodUse* use = fit->Find(a->pod_uid)) fit->Remove(*use);
+// True if gpusched may give back offered victim `uid`: it holds GPUs of kind `mode` on the node
+// and nothing ties it to `pod` through a filter gpusched does not model (pod_relations.h).
+bool MayGiveBack(const Pod& pod, NodeMode mode, const placement::NodeState& node, std::string_view uid, const PodUse* use) {
+  if (use == nullptr) return false;
+  const Allocation* a = AllocationOn(node, uid);
+  if (a == nullptr || a->mode != mode) return false;
+  static const PodLabels kNone;
+  return placement::UnmodeledRelation(pod, use->labels != nullptr ? *use->labels : kNone).empty();
+}
+
+// Gives back, in decreasing priority, each of `offered` the pod still fits the node's other
+// resources without (fit: with every victim already gone); the others join *victims. Where the
+// node's allocatable is not known they are all given back; where the pod does not fit even with
+// all of them gone (gpusched's view differs from kube-scheduler's), none is.
+void GiveBack(std::vector<Victim> offered, placement::ResourceFit* fit, std::vector<Victim>* victims) {
+  if (fit->known() && !fit->Fits()) {
+    victims->insert(victims->end(), offered.begin(), offered.end());
+    return;
   }
-  bool none_needed = fits_already || (fit->known() && fit->Fits());
-  AddNeededOffered(c, node, choice.victims.size(), none_needed, fit, &victims);
-  if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
-  return Answer(c.node, std::move(victims), *fit, budgets);
+  if (!fit->known()) return;
+  std::sort(offered.begin(), offered.end(), Before);
+  for (const Victim& v : offered) {
+    fit->Restore(*v.use);
+    if (fit->Fits()) continue;  // not needed
+    fit->Remove(*v.use);
+    victims->push_back(v);
+  }
+}
+
+// kube-scheduler's victims on a node, split: those that stay in the answer whatever gpusched
+// chooses, and those gpusched may give back (MayGiveBack).
+struct OfferedVictims {
+  std::vector<Victim> staying;
+  std::vector<Victim> droppable;
+};
+
+OfferedVictims SplitOffered(const PreemptionCandidate& c, const placement::NodeState& node, const Pod& pod, NodeMode mode,
+                     const placement::ResourceFit& fit) {
+  OfferedVictims out;
+  for (size_t i = 0; i < c.victim_uids.size(); ++i) {
+    std::string_view uid = c.victim_uids[i];
+    const PodUse* use = fit.Find(uid);
+    std::optional<int32_t> p = use != nullptr ? std::optional<int32_t>(use->priority)
+                               : i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
+    Victim v{.priority = p, .uid = uid, .offered_at = i, .use = use};
+    if (MayGiveBack(pod, mode, node, uid, use)) {
+      out.droppable.push_back(v);
+    } else {
+      out.staying.push_back(v);
+    }
+  }
+  return out;
+}
+
+// The offered victims of `droppable` that the node's other resources still need with the pods
+// `gone` (UIDs) and the others of `droppable` gone (GiveBack), removed from `droppable`; those of
+// `gone` leave `droppable` too (they are victims already).
+std::vector<Victim> Needed(std::vector<Victim>* droppable, const std::vector<std::string_view>& gone, placement::ResourceFit fit) {
+  std::erase_if(*droppable, [&](const Victim& v) { return std::find(gone.begin(), gone.end(), v.uid) != gone.end(); });
+  for (std::string_view uid : gone) {
+    if (const PodUse* use = fit.Find(uid)) fit.Remove(*use);
+  }
+  for (const Victim& v : *droppable) {
+    if (v.use != nullptr) fit.Remove(*v.use);
+  }
+  std::vector<Victim> needed;
+  GiveBack(*droppable, &fit, &needed);
+  std::erase_if(*droppable, [&](const Victim& v) {
+    return std::any_of(needed.begin(), needed.end(), [&](const Victim& n) { return n.uid == v.uid; });
+  });
+  return needed;
+}
+
+// Chooses gpusched's victims with `leaving` (UIDs) gone already, and returns the UIDs of
+// `leaving` and of the choice, each viewing the node's state (a victim the choice made for itself
+// dies with it); nullopt if no eviction makes room.
+std::optional<std::vector<std::string_view>> ChooseWith(VictimChooser& chooser, const placement::NodeState& node,
+                                                         const placement::ResourceFit& fit, placement::VictimRules rules,
+                                                         const std::vector<Victim>& leaving) {
+  std::set<std::string_view> uids;
+  for (const Victim& v : leaving) uids.insert(v.uid);
+  if (!uids.empty()) rules.leaving = [&uids](std::string_view uid) { return uids.contains(uid); };
+  placement::VictimChoice choice = chooser.Choose(node, rules);
+  if (!choice.helps) return std::nullopt;
+  std::vector<std::string_view> out(uids.begin(), uids.end());
+  for (const Allocation* a : choice.victims) {
+    if (const PodUse* use = fit.Find(a->pod_uid)) {
+      out.push_back(use->uid);
+    } else if (const Allocation* held = AllocationOn(node, a->pod_uid)) {
+      out.push_back(held->pod_uid);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
 std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const placement::NodeState* node, const Pod& pod,
                                            const ResourceList& other, const Budgets& budgets, VictimChooser& chooser) {
-  if (node == nullptr) return std::nullopt;
+  if (node == nullptr || !placement::NodeSelectionProblem(pod.constraints, node->node).empty()) return std::nullopt;
   placement::ResourceFit fit(*node, other);
+  fit.CountNominated(pod.uid, pod.priority);
+  OfferedVictims offered = SplitOffered(c, *node, pod, chooser.ModeOn(*node), fit);
   DisruptionCounter counter(budgets);
-  placement::VictimChoice choice = chooser.Choose(*node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
-  return Finish(choice, c, *node, &fit, budgets);
+  placement::VictimRules rules = PreemptionRules(pod, fit, budgets ? &counter : nullptr);
+  std::optional<std::vector<std::string_view>> gone = ChooseWith(chooser, *node, fit, rules, offered.staying);
+  if (!gone) return std::nullopt;
+  std::vector<Victim> leaving = std::move(offered.staying);
+  std::vector<Victim> needed = Needed(&offered.droppable, *gone, fit);
+  if (!needed.empty()) {
+    // Some that hold GPUs must go for the other resources: the GPU choice is made again with them
+    // gone (it may need fewer), then the other resources checked again.
+    leaving.insert(leaving.end(), needed.begin(), needed.end());
+    counter = DisruptionCounter(budgets);
+    gone = ChooseWith(chooser, *node, fit, rules, leaving);
+    if (!gone) return std::nullopt;
+    needed = Needed(&offered.droppable, *gone, fit);
+    leaving.insert(leaving.end(), needed.begin(), needed.end());
+  }
+  std::vector<Victim> victims;
+  for (std::string_view uid : *gone) {
+    auto it = std::find_if(leaving.begin(), leaving.end(), [&](const Victim& v) { return v.uid == uid; });
+    if (it != leaving.end()) continue;  // added below, with what kube-scheduler said of it
+    const PodUse* use = fit.Find(uid);
+    const Allocation* a = AllocationOn(*node, uid);
+    victims.push_back(Victim{.priority = a != nullptr ? a->priority : use != nullptr ? use->priority : 0, .uid = uid});
+  }
+  victims.insert(victims.end(), leaving.begin(), leaving.end());
+  if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
+  return Answer(c.node, std::move(victims), fit, budgets);
 }
 
 int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit, const Budgets& budgets) {
@@ -132,6 +200,12 @@ int64_t CountViolations(std::span<const std::string_view> uids, const placement:
 
 placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter) {
   placement::VictimRules rules{.priority = pod.priority, .pod_uid = pod.uid, .known_only = true};
+  if (!pod.constraints.affinity.empty()) {
+    rules.keeps = [&pod, &fit](std::string_view uid) {
+      const PodUse* use = fit.Find(uid);
+      return use != nullptr && use->labels != nullptr && placement::RequiredNeighbour(pod, *use->labels);
+    };
+  }
   if (counter != nullptr) {
     rules.violates_pdb = [&fit, counter](const Allocation& a) {
       const PodUse* use = fit.Find(a.pod_uid);
@@ -144,6 +218,11 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
 VictimChooser::VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
     : request_(request), in_(in), finder_(in.options->placement), extended_(pod, in) {
   if (request.kind == RequestKind::kNone) dra_.emplace(in.snapshot->dra(), pod, in.programs, in.options->dra);
+}
+
+NodeMode VictimChooser::ModeOn(const placement::NodeState& node) {
+  if (dra_ || extended_.For(node) != nullptr) return NodeMode::kNvidiaDra;
+  return ModeServing(request_.kind);
 }
 
 placement::VictimChoice VictimChooser::Choose(const placement::NodeState& node, const placement::VictimRules& rules) {

@@ -345,6 +345,10 @@ StatusOr<Pod> Service::PodOf(std::string_view body, std::optional<Allocation>* p
   GPUSCHED_RETURN_IF_ERROR(json::Parse(body, &doc));
   GPUSCHED_ASSIGN_OR_RETURN(Pod pod, kubejson::DecodePod(doc, "Pod"));
   if (!pod.spec_error.empty()) return InvalidArgumentError(pod.spec_error);
+  if (pod.uid.empty()) {
+    // A body without metadata.uid (written by hand) names the pod gpusched knows by that name.
+    if (std::optional<std::string> uid = inventory_->FindUid(pod.namespace_name, pod.name)) pod.uid = std::move(*uid);
+  }
   *placed = pod.uid.empty() ? std::nullopt : inventory_->AllocationOf(pod.uid);
   return pod;
 }
@@ -379,6 +383,11 @@ StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_
   std::optional<Allocation> placed;
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
     GPUSCHED_ASSIGN_OR_RETURN(ask.pod, PodOf(body, &placed));
+    if (apply && ask.pod->uid.empty()) {
+      return InvalidArgumentError(fmt::format(
+          "Pod.metadata.uid: missing, and gpusched knows no pod {}/{}: room made for it could not be held for it",
+          ask.pod->namespace_name, ask.pod->name));
+    }
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   DefragApplier applier{.inventory = inventory_, .evictor = with_.evictor, .publisher = with_.hold_publisher,
@@ -386,7 +395,7 @@ StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_
   return PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false), text, apply ? &applier : nullptr);
 }
 
-std::string Service::DebugInventory(std::string_view node) const {
+std::string Service::DebugInventory(std::string_view node, bool compact) const {
   std::vector<DraDecision> recent = dra_log_->Recent();
   std::vector<DraDecisionView> decisions;
   for (const DraDecision& d : recent) decisions.push_back(DraDecisionView{d.pod, d.node, d.verdict.get()});
@@ -397,7 +406,7 @@ std::string Service::DebugInventory(std::string_view node) const {
     for (const inventory::NodeStatePtr& n : snapshot->nodes()) nodes.push_back(n.get());
     fragmented = placement::FragmentedPct(nodes, *workloads_->Get(*snapshot));
   }
-  return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented);
+  return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented, compact);
 }
 
 }  // namespace gpusched::extender

@@ -187,7 +187,7 @@ Response Router::Route(std::string_view verb, Request&& request) const {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   }
-  return Json(200, service_->DebugInventory(QueryParam(request.target, "node")));
+  return Json(200, service_->DebugInventory(QueryParam(request.target, "node"), QueryParam(request.target, "compact") == "true"));
 }
 
 Response Router::RouteExplain(Request&& request) const {

@@ -57,120 +57,6 @@ bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
   return a != nullptr && a->origin == AllocationOrigin::kObserved && !pods_.contains(uid);
 }
 
-void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
-  std::string uid = pod.uid;
-  if (pod.bound() || pod.terminal()) EndNominationLocked(uid, touched);
-  std::string before = NodeOfLocked(uid);
-  // Newly seen bound (by kube-scheduler or a peer, whose booking may have come first): a defrag
-  // hold for it ends. A pod seen again where it was (a claim change re-observes them all) is not
-  // a replacement.
-  const Allocation* booked = ledger_.Find(uid);
-  bool newly = before != pod.node_name || (booked != nullptr && booked->origin == AllocationOrigin::kBooked);
-  if (pod.bound() && !pod.terminal() && newly) UseHoldLocked(pod, pod.node_name, touched);
-  if (!before.empty() && before != pod.node_name) DropUseLocked(uid, before, touched);
-  TrackUseLocked(pod, touched);
-  bool was = AllocationOnlyLocked(uid);
-  ObserveLocked(std::move(pod), touched);
-  allocation_only_ = allocation_only_ - (was ? 1 : 0) + (AllocationOnlyLocked(uid) ? 1 : 0);
-}
-
-bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodRequest& request) const {
-  if (!pod.extended_resource_claim.empty()) {
-    if (!pod.bound()) return true;
-    // The special claim its status names holds its GPUs, if allocated; one left unallocated by an
-    // attempt on another node does not stand for the device-plugin GPUs it holds here.
-    const dra::ResourceClaim* c = dra_state_->FindClaim(pod.namespace_name, pod.extended_resource_claim);
-    if (c != nullptr && c->allocation) return true;
-  }
-  if (request.kind == RequestKind::kNone || !pod.bound()) return false;
-  auto it = nodes_.find(pod.node_name);
-  return it != nodes_.end() && dra::ServedThroughDra(pod, it->second.spec, dra_state_->classes());
-}
-
-void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
-  const Allocation* existing = ledger_.Find(pod.uid);
-  placement::PodRequest request = placement::AnalyzePod(pod);
-  if (pod.terminal()) gone_[pod.uid] = options_.clock->Now();
-  bool through_dra = ExtendedThroughDraLocked(pod, request);
-  bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone && !through_dra;
-  std::vector<std::string> dra_devices;
-  if (!holds && pod.bound() && !pod.terminal() && (!pod.resource_claims.empty() || through_dra)) {
-    // A pod holding GPUs through its claims: a GPU pod of the nvidia-dra mode.
-    for (std::string& d : dra_state_->DevicesOf(pod)) {
-      std::string_view driver = std::string_view(d).substr(0, d.find('/'));
-      if (std::find(options_.dra_gpu_drivers.begin(), options_.dra_gpu_drivers.end(), driver) != options_.dra_gpu_drivers.end()) {
-        dra_devices.push_back(std::move(d));
-      }
-    }
-    holds = !dra_devices.empty();
-  }
-  if (holds) {
-    Allocation observed = placement::RecordedAllocation(pod, request);
-    if (!dra_devices.empty()) {
-      observed.mode = NodeMode::kNvidiaDra;
-      observed.placement.kind = RequestKind::kDra;
-      observed.placement.devices = std::move(dra_devices);
-    }
-    if (existing != nullptr && existing->node_name == observed.node_name) {
-      // The cluster caught up with a bind of ours. If its copy of the pod lacks the result
-      // annotations (a snapshot taken before the bind), our booking knows the GPUs.
-      bool unindexed = std::any_of(observed.placement.containers.begin(), observed.placement.containers.end(),
-                                   [](const ContainerAssignment& c) { return c.gpu_indices.empty(); });
-      if (unindexed && existing->placement.kind == observed.placement.kind) {
-        observed.placement = existing->placement;
-        for (const auto& [key, value] : placement::ResultAnnotations(existing->placement)) {
-          pod.annotations.emplace(key, value);
-        }
-      }
-    }
-    if (existing != nullptr) touched->insert(existing->node_name);
-    touched->insert(observed.node_name);
-    committed_at_.erase(pod.uid);
-    booked_at_ms_.erase(pod.uid);
-    ledger_.Put(std::move(observed));
-    // Known by its allocation alone from now on, unless a claim change must observe it again or
-    // its record names an error.
-    if (pod.resource_claims.empty() && !through_dra && pod.spec_error.empty()) {
-      ErasePodLocked(pod.uid);
-      return;
-    }
-  } else if (existing != nullptr) {
-    bool in_flight = existing->origin != AllocationOrigin::kObserved && !pod.bound() && !pod.terminal();
-    if (in_flight && existing->origin == AllocationOrigin::kCommitted) {
-      auto at = committed_at_.find(pod.uid);
-      in_flight = at != committed_at_.end() && options_.clock->Now() - at->second <= options_.assume_ttl;
-    } else if (in_flight) {
-      auto at = booked_at_ms_.find(pod.uid);
-      in_flight = at != booked_at_ms_.end() && BookingFreshLocked(at->second);
-    }
-    if (in_flight) {
-      // A bind is ahead of the cluster's copy: keep the booking and what we recorded.
-      auto it = pods_.find(pod.uid);
-      if (it != pods_.end()) pod = it->second;
-    } else {
-      touched->insert(ledger_.Release(pod.uid));
-      committed_at_.erase(pod.uid);
-      booked_at_ms_.erase(pod.uid);
-      // A stale booking: the record carries its node and annotations; the source's copy
-      // (unbound) replaces it below.
-    }
-  }
-  PutPodLocked(std::move(pod));
-}
-
-void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
-  committed_bare_.erase(uid);
-  EndNominationLocked(uid, touched);
-  DropUseLocked(uid, NodeOfLocked(uid), touched);
-  if (AllocationOnlyLocked(uid)) --allocation_only_;
-  std::string node = ledger_.Release(uid);
-  if (!node.empty()) touched->insert(std::move(node));
-  committed_at_.erase(uid);
-  booked_at_ms_.erase(uid);
-  ErasePodLocked(uid);
-  gone_[uid] = options_.clock->Now();
-}
-
 void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) {
   bool changed = false;
   auto it = nodes_.find(node);
@@ -228,7 +114,12 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   std::vector<std::pair<NodeEntry*, placement::NodeState>> built;
   built.reserve(touched.size());
   std::map<std::string_view, std::vector<const Pod*>> nominated;
-  for (const auto& [uid, n] : nominations_) nominated[n.pod.nominated_node].push_back(&n.pod);
+  std::map<std::string_view, std::vector<PodUse>> nominated_uses;
+  for (const auto& [uid, n] : nominations_) {
+    if (n.gpus) nominated[n.pod.nominated_node].push_back(&n.pod);
+    nominated_uses[n.pod.nominated_node].push_back(
+        PodUse{.uid = n.pod.uid, .name = n.pod.name, .priority = n.pod.priority, .requests = EffectiveRequests(n.pod)});
+  }
   std::set<std::string> with_held = WithChangedHoldNodesLocked(touched);
   for (const std::string& name : with_held.empty() ? touched : with_held) {
     auto it = nodes_.find(name);
@@ -239,6 +130,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
     }
     placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
     state.uses = SharedUsesLocked(name);
+    if (auto n = nominated_uses.find(name); n != nominated_uses.end()) state.nominated = std::move(n->second);
     if (auto held = nominated.find(name); held != nominated.end()) {
       placement::HoldNominated(hold_planner_, held->second, &state);
       placement::HoldNominatedClaims(*dra_state_, &hold_programs_, placement::DraOptions{.gpu_drivers = options_.dra_gpu_drivers},
@@ -285,7 +177,9 @@ void Inventory::PublishLocked(bool node_set_changed) {
     table_ = NodeTable::Of(nodes);
   }
   std::set<std::string> held;
-  for (const auto& [uid, n] : nominations_) held.insert(n.pod.nominated_node);
+  for (const auto& [uid, n] : nominations_) {
+    if (n.gpus) held.insert(n.pod.nominated_node);
+  }
   for (const auto& [uid, h] : defrag_holds_) held.insert(h.hold.node_name);
   for (const auto& [name, keys] : counted_holds_) held.insert(name);
   snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_,
@@ -300,10 +194,17 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
     MutexLock lock(&mu_);
     load_errors_ = std::move(objects.errors);
   }
+  // Pending pods also count where kube-scheduler nominated them, as the watch of pending pods has it.
+  std::vector<Pod> pending;
+  for (const Pod& p : objects.pods) {
+    if (!p.bound() && !p.nominated_node.empty()) pending.push_back(p);
+  }
   Apply(ClusterDelta{.upsert_nodes = std::move(objects.nodes),
                      .upsert_pods = std::move(objects.pods),
                      .all_nodes = true,
                      .all_pods = true,
+                     .upsert_pending = std::move(pending),
+                     .all_pending = true,
                      .upsert_budgets = std::move(objects.budgets),
                      .all_budgets = true,
                      .dra_state = std::move(dra_state)});
@@ -323,7 +224,15 @@ void Inventory::Apply(ClusterDelta&& delta) {
 void Inventory::ApplyLocked(ClusterDelta&& delta) {
   std::set<std::string> touched;  // nodes whose state must be rebuilt
   std::set<std::string> respec;   // nodes whose object changed: their bookings are re-read
-  bool node_set_changed = ApplyNodesLocked(&delta, &touched, &respec);
+  std::set<std::string> remode;   // nodes whose mode or allocatable changed
+  bool node_set_changed = ApplyNodesLocked(&delta, &touched, &respec, &remode);
+  // The DRA objects first, so that the pods of this delta are read with the claims they name.
+  bool dra_changed = delta.dra_state != nullptr && delta.dra_state != dra_state_;
+  if (dra_changed) dra_state_ = std::move(delta.dra_state);
+  std::set<std::string> observed;  // pods of this delta, read with the current objects already
+  if (dra_changed || !remode.empty()) {
+    for (const Pod& p : delta.upsert_pods) observed.insert(p.uid);
+  }
   bool changed = ApplyPodsLocked(&delta, &touched);
   ApplyPendingLocked(&delta, &touched);
   bool budgets_changed = ApplyBudgetsLocked(&delta);
@@ -333,14 +242,16 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
     booked_nodes.insert(respec.begin(), respec.end());
     for (const std::string& name : booked_nodes) SyncBookingsLocked(name, &touched);
   }
-  if (delta.dra_state) changed = ApplyDraLocked(std::move(delta.dra_state), &touched) || changed;
+  if (dra_changed || !remode.empty()) ReobserveLocked(dra_changed, remode, observed, &touched);
+  changed = changed || dra_changed;
   if (touched.empty() && !node_set_changed && !changed && !budgets_changed) return;
   RebuildLocked(touched);
   PublishLocked(node_set_changed);
 }
 
 // Returns true if the set of node names changed.
-bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec) {
+bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec,
+                                 std::set<std::string>* remode) {
   bool node_set_changed = false;
   std::set<std::string> deleted(std::make_move_iterator(delta->deleted_nodes.begin()),
                                 std::make_move_iterator(delta->deleted_nodes.end()));
@@ -368,6 +279,10 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
     auto it = nodes_.find(n.name);
     if (it != nodes_.end() && it->second.spec == n) continue;
     if (it == nodes_.end()) node_set_changed = true;
+    if (it == nodes_.end() || it->second.spec.mode_label != n.mode_label || it->second.spec.allocatable != n.allocatable ||
+        it->second.spec.other_allocatable != n.other_allocatable) {
+      remode->insert(n.name);
+    }
     touched->insert(n.name);
     respec->insert(n.name);
     std::string name = n.name;
@@ -419,20 +334,6 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
   return changed;
 }
 
-bool Inventory::ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>* touched) {
-  if (state == dra_state_) return false;
-  dra_state_ = std::move(state);
-  // Claims decide what pods with claims hold: observe them again.
-  std::vector<Pod> with_claims;
-  for (const auto& [uid, pod] : pods_) {
-    if (pod.bound() && (!pod.resource_claims.empty() || ExtendedThroughDraLocked(pod, placement::AnalyzePod(pod)))) {
-      with_claims.push_back(pod);
-    }
-  }
-  for (Pod& p : with_claims) ObservePodLocked(std::move(p), touched);
-  return true;
-}
-
 size_t Inventory::Expire() {
   MutexLock lock(&mu_);
   auto now = options_.clock->Now();
@@ -458,7 +359,9 @@ size_t Inventory::Expire() {
   }
   for (const std::string& uid : bare) RevertBareLocked(uid, &touched);
   std::vector<std::string> expired;
-  for (const auto& [uid, n] : nominations_) {
+  for (auto& [uid, n] : nominations_) {
+    // The TTL counts from when the last pod terminating on the node (its victims) is gone.
+    if (VictimsLeavingLocked(n.pod.nominated_node)) n.since = now;
     if (now - n.since > options_.nomination_ttl) expired.push_back(uid);
   }
   for (const std::string& uid : expired) EndNominationLocked(uid, &touched);

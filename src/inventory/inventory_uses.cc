@@ -53,7 +53,7 @@ std::shared_ptr<const NodeUses> Inventory::SharedUsesLocked(std::string_view nod
 
 std::shared_ptr<const PodLabels> Inventory::InternLabelsLocked(const Pod& pod) {
   PodLabels key{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid,
-                .controller_kind = pod.controller_kind};
+                .controller_kind = pod.controller_kind, .constraints = pod.constraints};
   auto it = label_sets_.find(key);
   if (it != label_sets_.end()) return *it;
   if (label_sets_.size() >= 2 * std::max<size_t>(label_sets_pruned_at_, 1024)) {
@@ -97,10 +97,11 @@ void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* t
 
 void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   placement::PodRequest request = placement::AnalyzePod(pod);
-  // Only a pending GPU pod (device plugin, or claims) that gpusched is not binding already holds.
-  bool gpus = request.kind != RequestKind::kNone || !pod.resource_claims.empty();
-  bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating && gpus &&
-               request.schedulable() && !gone_.contains(pod.uid) && ledger_.Find(pod.uid) == nullptr;
+  // A pending pod that gpusched is not binding already counts; only a GPU pod (device plugin,
+  // claims, or extended resources DRA may serve) with a valid request holds GPUs.
+  bool gpus = (request.kind != RequestKind::kNone || !pod.resource_claims.empty()) && request.schedulable();
+  bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
+               !gone_.contains(pod.uid) && ledger_.Find(pod.uid) == nullptr;
   auto it = nominations_.find(pod.uid);
   if (!holds) {
     if (it != nominations_.end()) EndNominationLocked(pod.uid, touched);
@@ -109,14 +110,22 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   if (it != nominations_.end()) {
     const Pod& held = it->second.pod;
     if (held.nominated_node == pod.nominated_node && held.priority == pod.priority && held.containers == pod.containers &&
-        held.init_containers == pod.init_containers && held.resource_claims == pod.resource_claims) {
+        held.init_containers == pod.init_containers && held.resource_claims == pod.resource_claims &&
+        held.overhead == pod.overhead && held.pod_requests == pod.pod_requests) {
       return;  // the same hold: it keeps its age
     }
     touched->insert(held.nominated_node);
   }
   touched->insert(pod.nominated_node);
   std::string uid = pod.uid;
-  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now()});
+  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now(), gpus});
+}
+
+bool Inventory::VictimsLeavingLocked(std::string_view node) const {
+  auto slot = uses_.find(node);
+  if (slot == uses_.end()) return false;
+  const std::vector<PodUse>& pods = slot->second.uses.pods();
+  return std::any_of(pods.begin(), pods.end(), [](const PodUse& u) { return u.terminating; });
 }
 
 void Inventory::EndNominationLocked(std::string_view uid, std::set<std::string>* touched) {

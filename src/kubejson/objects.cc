@@ -11,6 +11,7 @@
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/node_bookings.h"
 #include "gpusched/kubejson/node_holds.h"
+#include "gpusched/kubejson/pod_constraints.h"
 #include "gpusched/model/names.h"
 #include "gpusched/model/units.h"
 
@@ -325,6 +326,7 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
     note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
     note(DecodePodClaims(*spec, spath, &pod.resource_claims));
+    note(DecodePodConstraints(*spec, spath, &pod.constraints));
     if (const Value* overhead = json::Find(*spec, "overhead"); overhead != nullptr && overhead->IsObject()) {
       ReadResourceList(*overhead, &pod.overhead);
     }
@@ -380,6 +382,7 @@ StatusOr<DisruptionBudget> DecodeDisruptionBudget(const Value& v, std::string_vi
   std::string spath = fmt::format("{}.spec", path);
   if (spec != nullptr) GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "selector", spath, &selector));
   if (selector != nullptr) GPUSCHED_RETURN_IF_ERROR(ReadLabelSelector(*selector, spath + ".selector", &b.selector));
+  b.selector_set = selector != nullptr;
   const Value* status = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "status", path, &status));
   if (status != nullptr) {
@@ -440,6 +443,7 @@ StatusOr<Node> DecodeNode(const Value& v, std::string_view path) {
   read(names::kHoldsAnnotation, [&](const std::string& v) { return ParseNodeHolds(v, node.name); }, &node.holds);
   read(names::kGpuDevicesAnnotation, [](const std::string& v) { return ParseGpuDevices(v); }, &node.published_gpus);
 
+  note(DecodeNodeSchedulability(v, std::string(path), &node.schedulability));
   const Value* status = nullptr;
   note(json::FindObject(v, "status", path, &status));
   const Value* allocatable = nullptr;

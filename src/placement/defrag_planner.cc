@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -10,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "gpusched/model/units.h"
+#include "gpusched/placement/move_rules.h"
+#include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/victims.h"
 #include "gpusched/scoring/fragmentation.h"
@@ -44,6 +47,27 @@ class Overlay {
     return Rebuilt(i, std::move(all));
   }
   void Set(size_t i, NodeState state) { changed_.insert_or_assign(i, std::move(state)); }
+  // Records pod `uid` (of `source`, the inventory's node i) moving to node j: its use of the
+  // nodes' other resources goes along.
+  void Moved(size_t i, size_t j, std::string_view uid) {
+    const NodeState& source = *input_.nodes[i];
+    moved_.Move(source.node.name, input_.nodes[j]->node.name, source.uses != nullptr ? source.uses->Find(uid) : nullptr);
+  }
+  // Records the pending pod's `use` arriving on node j.
+  void Arrived(size_t j, const PodUse* use) { moved_.Move("", input_.nodes[j]->node.name, use); }
+  // Why a pod with `labels` asking `requests` may not land on node j as the moves leave it, or ""
+  // (move_rules.h).
+  std::string LandingProblem(size_t j, const PodLabels* labels, const ResourceList& requests, std::string_view uid,
+                             int32_t priority) const {
+    return moved_.LandingProblem(*input_.nodes[j], labels, requests, uid, priority);
+  }
+  // LandingProblem for pod `uid` of node i (its labels and requests as the inventory has them).
+  std::string LandingProblemOf(size_t i, std::string_view uid, int32_t priority, size_t j) const {
+    const NodeState& source = *input_.nodes[i];
+    const PodUse* use = source.uses != nullptr ? source.uses->Find(uid) : nullptr;
+    static const ResourceList kNothing;
+    return LandingProblem(j, source.LabelsOf(uid), use != nullptr ? use->requests : kNothing, uid, priority);
+  }
 
  private:
   NodeState Rebuilt(size_t i, std::vector<Allocation> allocations) const {
@@ -56,21 +80,24 @@ class Overlay {
 
   const DefragInput& input_;
   std::map<size_t, NodeState> changed_;
+  MovedUses moved_;
 };
 
 // Which pods a plan may still move: the rules of the file comment, with the plan's own evictions
 // counted against the PodDisruptionBudgets.
 class MoveRules {
  public:
-  explicit MoveRules(const DefragInput& input) : counter_(input.budgets) {}
+  explicit MoveRules(const DefragInput& input) : budgets_(input.budgets), counter_(input.budgets, BudgetReading::kEviction) {}
 
   const PodLabels* LabelsOf(const NodeState& node, const Allocation& a) const { return node.LabelsOf(a.pod_uid); }
   // True if `a` may move, after the moves counted in `counter` (default: the plan's).
   bool Movable(const NodeState& node, const Allocation& a, DisruptionCounter* counter = nullptr) const {
-    if (a.terminating || !a.problem.empty() || moved_.contains(a.pod_uid)) return false;
-    if (a.origin != AllocationOrigin::kObserved && a.origin != AllocationOrigin::kCommitted) return false;
+    if (moved_.contains(a.pod_uid)) return false;
     if (a.placement.kind != RequestKind::kWholeGpu && a.placement.kind != RequestKind::kMgpu) return false;
-    if (const PodLabels* labels = LabelsOf(node, a); labels != nullptr && RecreatedOnItsNode(*labels)) return false;
+    if (std::string why = WhyNotMovable(node, a, budgets_.get()); !why.empty()) {
+      refused_.Add(why, a.pod_uid);
+      return false;
+    }
     DisruptionCounter trial = counter != nullptr ? *counter : counter_;
     bool violates = trial.Evict(a.pod_name, LabelsOf(node, a));
     if (counter != nullptr) *counter = trial;
@@ -83,10 +110,15 @@ class MoveRules {
     moved_.insert(a.pod_uid);
   }
   const DisruptionCounter& counter() const { return counter_; }
+  // The pods that were never movable, by reason ("; not moved: 2 pods: no controller would
+  // recreate it"), or "".
+  std::string Refused() const { return refused_.Text(); }
 
  private:
+  std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
   DisruptionCounter counter_;
   std::set<std::string, std::less<>> moved_;
+  mutable RefusedPods refused_;
 };
 
 // How full a node's GPUs are, 0..1: the tie-break that packs moved pods.
@@ -103,12 +135,15 @@ int64_t Size(const Allocation& a) {
   return milli;
 }
 
+// Whether the pod may land on node j besides its GPUs (Overlay::LandingProblem).
+using Accepts = std::function<bool(size_t j)>;
+
 // The node that takes `request` and is fullest (then first), or nullopt.
-std::optional<size_t> Fullest(Planner& planner, const PodRequest& request, const Overlay& cluster) {
+std::optional<size_t> Fullest(Planner& planner, const PodRequest& request, const Overlay& cluster, const Accepts& accepts) {
   std::optional<size_t> best;
   for (size_t j = 0; j < cluster.size(); ++j) {
     const NodeState& n = cluster.node(j);
-    if (!ServesPods(n) || !planner.Fits(request, n)) continue;
+    if (!ServesPods(n) || !planner.Fits(request, n) || !accepts(j)) continue;
     if (!best || Fullness(n) > Fullness(cluster.node(*best))) best = j;
   }
   return best;
@@ -231,27 +266,40 @@ std::optional<Candidate> LargestKept(size_t i, const NodeState& node, const PodR
   return CandidateOf(i, node, std::move(victims), rules, options);
 }
 
+// The pending pod as the landing rules see it (move_rules.h).
+struct Pending {
+  const Pod& pod;
+  PodLabels labels;
+  PodUse use;  // its requests besides GPUs, counted on its node once booked
+};
+
 // Tries candidate `c`: evicts its victims, books the pod there, lands each victim (largest first)
-// on the fullest node that takes it. Fills *plan and returns true if every victim lands.
-bool TryCandidate(const Candidate& c, const PodRequest& request, std::string_view pod_uid, const Overlay& cluster,
+// on the fullest node that takes it. Fills *plan and returns true if every victim lands and the
+// pending pod then fits its node besides GPUs.
+bool TryCandidate(const Candidate& c, const PodRequest& request, const Pending& pending, const Overlay& cluster,
                   const MoveRules& rules, Planner& planner, const scoring::TargetWorkload* workload, DefragPlan* plan) {
   Overlay trial = cluster;
   const NodeState& source = cluster.node(c.node);
   for (const Allocation* v : c.victims) {
     trial.Set(c.node, trial.Without(c.node, v->pod_uid));
   }
-  Allocation pending{.pod_uid = std::string(pod_uid), .node_name = source.node.name};
-  std::optional<Allocation> booked = Land(planner, request, pending, c.node, &trial);
+  Allocation booking{.pod_uid = pending.pod.uid, .node_name = source.node.name};
+  std::optional<Allocation> booked = Land(planner, request, booking, c.node, &trial);
   if (!booked) return false;
   std::vector<const Allocation*> order = c.victims;
   std::stable_sort(order.begin(), order.end(), [](const Allocation* a, const Allocation* b) { return Size(*a) > Size(*b); });
   std::vector<DefragMove> moves;
   for (const Allocation* v : order) {
     PodRequest moved = RequestHeldBy(*v, source.compute_policy);
-    std::optional<size_t> to = Fullest(planner, moved, trial);
+    Accepts accepts = [&](size_t j) { return trial.LandingProblemOf(c.node, v->pod_uid, v->priority, j).empty(); };
+    std::optional<size_t> to = Fullest(planner, moved, trial, accepts);
     std::optional<Allocation> landed = to ? Land(planner, moved, *v, *to, &trial) : std::nullopt;
     if (!landed) return false;
+    trial.Moved(c.node, *to, v->pod_uid);
     moves.push_back(MoveOf(source, *v, *landed, rules));
+  }
+  if (!trial.LandingProblem(c.node, &pending.labels, pending.use.requests, pending.pod.uid, pending.pod.priority).empty()) {
+    return false;
   }
   plan->fits = true;
   plan->node = source.node.name;
@@ -275,10 +323,10 @@ struct Step {
 
 // The destinations to weigh for `request`, off node `from`: the fullest that take it.
 std::vector<size_t> Destinations(const PodRequest& request, size_t from, const Overlay& cluster, Planner& planner,
-                                 size_t limit) {
+                                 size_t limit, const Accepts& accepts) {
   std::vector<size_t> out;
   for (size_t j = 0; j < cluster.size(); ++j) {
-    if (j != from && ServesPods(cluster.node(j)) && planner.Fits(request, cluster.node(j))) out.push_back(j);
+    if (j != from && ServesPods(cluster.node(j)) && planner.Fits(request, cluster.node(j)) && accepts(j)) out.push_back(j);
   }
   auto fuller = [&](size_t a, size_t b) { return Fullness(cluster.node(a)) > Fullness(cluster.node(b)); };
   std::stable_sort(out.begin(), out.end(), fuller);
@@ -306,7 +354,8 @@ std::optional<Step> BestStep(const Overlay& cluster, const MoveRules& rules, Pla
       PodRequest request = RequestHeldBy(a, src.compute_policy);
       NodeState without = cluster.Without(s, a.pod_uid);
       double from_delta = NodeFrag(without, &workload) - frag[s];
-      for (size_t j : Destinations(request, s, cluster, planner, 4 * options.source_nodes)) {
+      Accepts accepts = [&](size_t j) { return cluster.LandingProblemOf(s, a.pod_uid, a.priority, j).empty(); };
+      for (size_t j : Destinations(request, s, cluster, planner, 4 * options.source_nodes, accepts)) {
         std::optional<Allocation> landed = Placed(planner, request, a, cluster.node(j));
         if (!landed) continue;
         NodeState with = cluster.With(j, *landed);
@@ -333,16 +382,20 @@ double FragmentedPct(const std::vector<const NodeState*>& nodes, const scoring::
   return gpus > 0 ? 100.0 * fragmented / (static_cast<double>(gpus) * kMilliPerGpu) : 0;
 }
 
-DefragPlan MakeRoom(const PodRequest& request, std::string_view pod_uid, const DefragInput& input,
-                    const DefragOptions& options) {
+DefragPlan MakeRoom(const PodRequest& request, const Pod& pod, const DefragInput& input, const DefragOptions& options) {
   Overlay cluster(input);
   MoveRules rules(input);
   Planner planner(options.placement);
   DefragPlan plan;
   plan.frag_before_pct = plan.frag_after_pct = PctOf(cluster, input.workload);
-  if (std::optional<size_t> now = Fullest(planner, request, cluster)) {
+  plan.not_judged = UnjudgedRelations(pod.constraints);
+  Pending pending{.pod = pod, .labels = LabelsOfPod(pod), .use = PodUse{.uid = pod.uid, .requests = EffectiveRequests(pod)}};
+  Accepts fits_now = [&](size_t j) {
+    return cluster.LandingProblem(j, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty();
+  };
+  if (std::optional<size_t> now = Fullest(planner, request, cluster, fits_now)) {
     Overlay trial = cluster;
-    std::optional<Allocation> booked = Land(planner, request, Allocation{.pod_uid = std::string(pod_uid)}, *now, &trial);
+    std::optional<Allocation> booked = Land(planner, request, Allocation{.pod_uid = pod.uid}, *now, &trial);
     plan.fits = true;
     plan.node = cluster.node(*now).node.name;
     plan.placement = booked->placement;
@@ -350,11 +403,16 @@ DefragPlan MakeRoom(const PodRequest& request, std::string_view pod_uid, const D
   }
   VictimFinder finder(options.placement);
   std::vector<Candidate> candidates;
+  size_t refused_nodes = 0;
   for (size_t i = 0; i < cluster.size(); ++i) {
     if (!ServesPods(cluster.node(i))) continue;
     const NodeState& node = cluster.node(i);
-    std::optional<Candidate> first = PreemptOrder(i, node, request, pod_uid, rules, options, &finder);
-    std::optional<Candidate> second = LargestKept(i, node, request, pod_uid, rules, options, planner);
+    if (node.node.schedulability.ready == false || !NodeSelectionProblem(pod.constraints, node.node).empty()) {
+      ++refused_nodes;  // no eviction makes kube-scheduler take the pod there
+      continue;
+    }
+    std::optional<Candidate> first = PreemptOrder(i, node, request, pod.uid, rules, options, &finder);
+    std::optional<Candidate> second = LargestKept(i, node, request, pod.uid, rules, options, planner);
     if (first) candidates.push_back(*first);
     if (second && (!first || second->victims != first->victims)) candidates.push_back(std::move(*second));
   }
@@ -362,12 +420,17 @@ DefragPlan MakeRoom(const PodRequest& request, std::string_view pod_uid, const D
     return a.Key(cluster.node(a.node).node.name) < b.Key(cluster.node(b.node).node.name);
   });
   for (size_t k = 0; k < candidates.size() && k < options.max_tries; ++k) {
-    if (TryCandidate(candidates[k], request, pod_uid, cluster, rules, planner, input.workload, &plan)) return plan;
+    if (TryCandidate(candidates[k], request, pending, cluster, rules, planner, input.workload, &plan)) return plan;
   }
   plan.reason = candidates.empty()
                     ? fmt::format("no node makes room with at most {} moves of pods that may move", options.max_moves)
-                    : fmt::format("{} node{} make room, but their pods find no other node", candidates.size(),
-                                  candidates.size() == 1 ? "" : "s");
+                    : fmt::format("{} node{} make room, but their pods find no other node, or the pod does not fit there besides GPUs",
+                                  candidates.size(), candidates.size() == 1 ? "" : "s");
+  if (refused_nodes > 0) {
+    plan.reason += fmt::format("; {} node{} refuse the pod whatever moves (not Ready, cordoned, taints, node selection)",
+                               refused_nodes, refused_nodes == 1 ? "" : "s");
+  }
+  plan.reason += rules.Refused();
   return plan;
 }
 
@@ -386,6 +449,7 @@ DefragPlan Consolidate(double target_pct, const DefragInput& input, const Defrag
     }
     plan.moves.push_back(MoveOf(cluster.node(step->from), step->was, step->landed, rules));
     rules.Moved(cluster.node(step->from), step->was);
+    cluster.Moved(step->from, step->to, step->was.pod_uid);
     cluster.Set(step->from, std::move(step->from_state));
     cluster.Set(step->to, std::move(step->to_state));
     pct = PctOf(cluster, input.workload);
@@ -396,6 +460,7 @@ DefragPlan Consolidate(double target_pct, const DefragInput& input, const Defrag
   if (!plan.fits && plan.reason.empty()) {
     plan.reason = fmt::format("{} moves (the most allowed) leave {:.2f}% fragmented", plan.moves.size(), pct);
   }
+  if (!plan.fits) plan.reason += rules.Refused();
   return plan;
 }
 

@@ -5,13 +5,17 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
 #include "gpusched/dra/allocator/pools.h"
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/dra_victims.h"
+#include "gpusched/placement/move_rules.h"
+#include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/victims.h"
 
 namespace gpusched::placement {
@@ -105,13 +109,14 @@ struct Candidate {
 // The pods preempt would evict on `node` for `planner`'s pod, every priority a candidate, if they
 // may all move (at most max_moves); nullopt otherwise.
 std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& planner, const Pod& pod, const ClaimsByPod& claims,
-                                     const DraDefragInput& in, const DefragOptions& options) {
-  DisruptionCounter counter(in.cluster.budgets);
+                                     const DraDefragInput& in, const DefragOptions& options, RefusedPods* refused) {
+  DisruptionCounter counter(in.cluster.budgets, BudgetReading::kEviction);
   auto movable = [&](const Allocation& a) {
     bool generated = false;
     ClaimsOf(claims, a.pod_uid, &generated);
-    const PodLabels* labels = node.LabelsOf(a.pod_uid);
-    return generated && !(labels != nullptr && RecreatedOnItsNode(*labels)) && !a.terminating && (a.origin == AllocationOrigin::kObserved || a.origin == AllocationOrigin::kCommitted);
+    std::string why = generated ? WhyNotMovable(node, a, in.cluster.budgets.get()) : "a claim not generated for it alone";
+    if (!why.empty()) refused->Add(why, a.pod_uid);
+    return why.empty();
   };
   VictimRules rules{.priority = INT32_MAX, .pod_uid = pod.uid, .known_only = true,
                     .violates_pdb = [&](const Allocation& a) { return !movable(a) || counter.Evict(a.pod_name, node.LabelsOf(a.pod_uid)); }};
@@ -121,7 +126,7 @@ std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& pl
     return std::nullopt;
   }
   Candidate c{.node = &node};
-  DisruptionCounter budgets(in.cluster.budgets);
+  DisruptionCounter budgets(in.cluster.budgets, BudgetReading::kEviction);
   for (const Allocation* v : choice.victims) {
     c.victims.push_back(std::make_shared<const Allocation>(*v));
     c.budget_uses += budgets.Covers(v->pod_name, node.LabelsOf(v->pod_uid)) ? 1 : 0;
@@ -165,10 +170,11 @@ Pod Replacement(const Allocation& victim, const std::vector<const dra::ResourceC
 // The ready nvidia-dra node other than `from` that the planner ranks best for its pod with `held`
 // taken, and the verdict there; nullopt if none takes it.
 std::optional<std::pair<const NodeState*, DraVerdict>> BestLanding(const DraPlanner& planner, const NodeState* from,
-                                                                   const dra::AllocatedDevices& held, const DefragInput& cluster) {
+                                                                   const dra::AllocatedDevices& held, const DefragInput& cluster,
+                                                                   const std::function<bool(const NodeState&)>& accepts) {
   std::optional<std::pair<const NodeState*, DraVerdict>> best;
   for (const NodeState* n : cluster.nodes) {
-    if (n == from || !ServesClaims(*n)) continue;
+    if (n == from || !ServesClaims(*n) || !accepts(*n)) continue;
     DraVerdict v = planner.EvaluateHeld(*n, held, /*rank=*/true);
     if (v.fits() && (!best || v.score > best->second.score)) best.emplace(n, std::move(v));
   }
@@ -225,7 +231,7 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
   if (!MayLand(claims_of, c.node, free)) return false;
   dra::ClusterState whatif = Deallocated(*in.state, gone);
   dra::AllocatedDevices held = whatif.allocated();
-  DraPlanner pending(whatif, pod, in.programs, in.dra);
+  DraPlanner pending(whatif, pod, in.programs, in.dra, in.special);
   DraVerdict here = pending.EvaluateHeld(*c.node, held, /*rank=*/true);
   if (!here.fits()) return false;
   Hold(here, &held);
@@ -235,20 +241,29 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
     return c.victims[a]->placement.devices.size() > c.victims[b]->placement.devices.size();
   });
   std::vector<DefragMove> moves;
-  DisruptionCounter budgets(in.cluster.budgets);
+  DisruptionCounter budgets(in.cluster.budgets, BudgetReading::kEviction);
+  MovedUses moved;
   for (size_t i : order) {
     const Allocation& v = *c.victims[i];
     const PodLabels* labels = c.node->LabelsOf(v.pod_uid);
+    const PodUse* use = c.node->uses != nullptr ? c.node->uses->Find(v.pod_uid) : nullptr;
     Pod replacement = Replacement(v, claims_of[i], labels);
     DraPlanner planner(whatif, replacement, in.programs, in.dra);
-    auto landing = BestLanding(planner, c.node, held, in.cluster);
+    static const ResourceList kNothing;
+    auto accepts = [&](const NodeState& n) {
+      return moved.LandingProblem(n, labels, use != nullptr ? use->requests : kNothing, v.pod_uid, v.priority).empty();
+    };
+    auto landing = BestLanding(planner, c.node, held, in.cluster, accepts);
     if (!landing) return false;
+    moved.Move(c.node->node.name, landing->first->node.name, use);
     Hold(landing->second, &held);
     moves.push_back(DefragMove{.pod = v.pod_namespace + "/" + v.pod_name, .uid = v.pod_uid, .priority = v.priority,
                                .from = c.node->node.name, .to = landing->first->node.name,
                                .placement = DevicesOf(landing->second), .uses_budget = budgets.Covers(v.pod_name, labels),
                                .controller_uid = labels != nullptr ? labels->controller_uid : ""});
   }
+  PodLabels mine = LabelsOfPod(pod);
+  if (!moved.LandingProblem(*c.node, &mine, EffectiveRequests(pod), pod.uid, pod.priority).empty()) return false;
   plan->fits = true;
   plan->node = c.node->node.name;
   plan->placement = DevicesOf(here);
@@ -261,7 +276,7 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
 DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const DefragOptions& options) {
   DefragPlan plan;
   plan.frag_before_pct = plan.frag_after_pct = in.cluster.workload != nullptr ? FragmentedPct(in.cluster.nodes, *in.cluster.workload) : 0;
-  DraPlanner planner(*in.state, pod, in.programs, in.dra);
+  DraPlanner planner(*in.state, pod, in.programs, in.dra, in.special);
   if (!planner.problem().empty()) {
     plan.reason = planner.problem();
     return plan;
@@ -270,7 +285,11 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
     plan.reason = fmt::format("pod {}/{} has claims allocated already: they decide its node", pod.namespace_name, pod.name);
     return plan;
   }
-  if (auto now = BestLanding(planner, nullptr, in.state->allocated(), in.cluster)) {
+  plan.not_judged = UnjudgedRelations(pod.constraints);
+  PodLabels mine = LabelsOfPod(pod);
+  ResourceList requests = EffectiveRequests(pod);
+  auto fits_now = [&](const NodeState& n) { return MovedUses().LandingProblem(n, &mine, requests, pod.uid, pod.priority).empty(); };
+  if (auto now = BestLanding(planner, nullptr, in.state->allocated(), in.cluster, fits_now)) {
     plan.fits = true;
     plan.node = now->first->node.name;
     plan.placement = DevicesOf(now->second);
@@ -282,10 +301,18 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
   for (const auto& slice : in.state->slices().all()) {
     if (!slice->slice().node_name.empty()) free.pinned[{slice->slice().driver, slice->slice().pool}] = slice->slice().node_name;
   }
+  RefusedPods refused;
+  size_t refused_nodes = 0;
+  std::vector<std::string> mapped = in.special != nullptr ? dra::MappedResources(pod, in.state->classes()) : std::vector<std::string>{};
   for (const NodeState* n : in.cluster.nodes) {
     if (!ServesClaims(*n)) continue;
     free.by_node[n] = FreeDevices(*in.state, *n);
-    if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, claims, in, options)) candidates.push_back(std::move(*c));
+    if (in.special != nullptr && dra::ServedOn(n->node, mapped).size() != mapped.size()) continue;  // its device plugin's
+    if (n->node.schedulability.ready == false || !NodeSelectionProblem(pod.constraints, n->node).empty()) {
+      ++refused_nodes;  // no eviction makes kube-scheduler take the pod there
+      continue;
+    }
+    if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, claims, in, options, &refused)) candidates.push_back(std::move(*c));
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
   for (size_t k = 0; k < candidates.size() && k < options.max_tries; ++k) {
@@ -293,8 +320,13 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
   }
   plan.reason = candidates.empty()
                     ? fmt::format("no nvidia-dra node makes room with at most {} moves of pods that may move", options.max_moves)
-                    : fmt::format("{} node{} make room, but their pods' claims find no other node", candidates.size(),
-                                  candidates.size() == 1 ? "" : "s");
+                    : fmt::format("{} node{} make room, but their pods' claims find no other node, or the pod does not fit "
+                                  "there besides GPUs", candidates.size(), candidates.size() == 1 ? "" : "s");
+  if (refused_nodes > 0) {
+    plan.reason += fmt::format("; {} node{} refuse the pod whatever moves (not Ready, cordoned, taints, node selection)",
+                               refused_nodes, refused_nodes == 1 ? "" : "s");
+  }
+  plan.reason += refused.Text();
   return plan;
 }
 

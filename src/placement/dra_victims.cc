@@ -73,7 +73,11 @@ VictimChoice ChooseDraVictims(const DraPlanner& planner, const dra::ClusterState
   std::vector<const AllocationPtr*> candidates;
   std::set<std::string, std::less<>> evicted;
   for (const AllocationPtr& a : reservations.pods()) {
-    if (!IsCandidate(*a, rules)) continue;
+    if (rules.leaving && rules.leaving(a->pod_uid) && IsCandidate(*a, rules)) {
+      evicted.insert(a->pod_uid);  // gone whatever the choice, never chosen
+      continue;
+    }
+    if (!IsCandidate(*a, rules) || (rules.keeps && rules.keeps(a->pod_uid))) continue;
     candidates.push_back(&a);
     evicted.insert(a->pod_uid);
   }

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/dra_victims.h"
 #include "gpusched/placement/pod_request.h"
 
@@ -31,6 +32,15 @@ Allocation HoldFor(const Pod& pod, const NodeState& state, RequestKind kind, Pla
                     .placement = std::move(placement),
                     .origin = AllocationOrigin::kHeld,
                     .priority = pod.priority};
+}
+
+// The special claim of `pod` on `state`'s node (KEP 5004): where it is an nvidia-dra node on which
+// DRA serves some extended resources of the pod that a class maps; nullopt elsewhere.
+std::optional<dra::SpecialClaim> SpecialClaimOn(const Pod& pod, const dra::ClusterState& dra, const NodeState& state) {
+  if (state.mode != NodeMode::kNvidiaDra) return std::nullopt;
+  std::vector<std::string> served = dra::ServedOn(state.node, dra::MappedResources(pod, dra.classes()));
+  if (served.empty()) return std::nullopt;
+  return dra::BuildSpecialClaim(pod, dra.classes(), served);
 }
 
 }  // namespace
@@ -58,7 +68,11 @@ void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* p
   std::optional<NodeReservations> reservations;  // built for the first pod with claims
   dra::AllocatedDevices held;                     // the node's devices once its terminating pods are gone
   for (const Pod* pod : PlanningOrder(nominated)) {
-    if (pod->resource_claims.empty() || AnalyzePod(*pod).kind != RequestKind::kNone) continue;
+    std::optional<dra::SpecialClaim> special;
+    if (pod->resource_claims.empty() || AnalyzePod(*pod).kind != RequestKind::kNone) {
+      special = SpecialClaimOn(*pod, dra, *state);  // extended resources DRA serves here
+      if (!special) continue;
+    }
     if (!reservations) {
       reservations.emplace(dra, *state);
       std::set<std::string, std::less<>> gone;
@@ -67,7 +81,7 @@ void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* p
       }
       held = reservations->HeldWithout(gone);
     }
-    DraPlanner planner(dra, *pod, programs, options);
+    DraPlanner planner(dra, *pod, programs, options, special ? &special->claim : nullptr);
     if (!planner.problem().empty()) continue;
     DraVerdict v = planner.EvaluateHeld(*state, held, /*rank=*/true);  // the holds so far bind it
     if (!v.node.fits) continue;

@@ -68,6 +68,8 @@ std::string_view RejectName(Reject r) {
       return "insufficient";
     case Reject::kInvalidRequest:
       return "invalid_request";
+    case Reject::kNodeFit:
+      return "node_fit";
     case Reject::kUnknownNode:
       return "unknown_node";
   }

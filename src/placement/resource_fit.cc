@@ -1,5 +1,7 @@
 #include "gpusched/placement/resource_fit.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace gpusched::placement {
@@ -18,6 +20,12 @@ const PodUse* ResourceFit::Find(std::string_view uid) const {
   return node_.uses == nullptr ? nullptr : node_.uses->Find(uid);
 }
 
+void ResourceFit::CountNominated(std::string_view uid, int32_t priority) {
+  for (const PodUse& n : node_.nominated) {
+    if (n.priority >= priority && n.uid != uid && Find(n.uid) == nullptr) Restore(n);
+  }
+}
+
 void ResourceFit::Move(const PodUse& use, int sign) {
   // Both lists are sorted by name: one merge pass.
   const auto& want = request_.items();
@@ -29,6 +37,20 @@ void ResourceFit::Move(const PodUse& use, int sign) {
     k += c >= 0 ? 1 : 0;
   }
   pods_ += sign;
+}
+
+std::string ResourceFit::Why() const {
+  if (!known()) return "";
+  if (pods_ + 1 > pods_allowed_) return fmt::format("pods: {} of {} used", pods_, pods_allowed_);
+  const auto& want = request_.items();
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i].second > 0 && want[i].second > allocatable_[i] - used_[i]) {
+      std::string_view unit = want[i].first == "cpu" ? "m" : "";
+      return fmt::format("{}: asks {}{}, {}{} of {}{} free", want[i].first, want[i].second, unit,
+                         std::max<int64_t>(allocatable_[i] - used_[i], 0), unit, allocatable_[i], unit);
+    }
+  }
+  return "";
 }
 
 bool ResourceFit::Fits() const {

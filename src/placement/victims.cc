@@ -105,6 +105,16 @@ bool Avoids(const NodeState& node, size_t i, const std::vector<int>& gpus) {
   return true;
 }
 
+// True if the rules keep the pod of node.allocations[i] whatever it holds.
+bool Kept(const NodeState& node, size_t i, const VictimRules& rules) {
+  return rules.keeps && rules.keeps(node.allocations[i].pod_uid);
+}
+
+// True if the pod of node.allocations[i] leaves whatever the choice (VictimRules::leaving).
+bool Leaving(const NodeState& node, size_t i, const VictimRules& rules) {
+  return rules.leaving && rules.leaving(node.allocations[i].pod_uid);
+}
+
 }  // namespace
 
 bool IsCandidate(const PackedAllocation& a, const VictimRules& rules) {
@@ -155,7 +165,7 @@ void PrefetchForVictims(const NodeState& node) {
 void VictimFinder::ListCandidates(const NodeState& node, const VictimRules& rules) {
   s_->candidates.clear();
   for (uint32_t i : node.by_importance) {
-    if (IsCandidate(node.packed[i], rules)) s_->candidates.push_back(i);
+    if (IsCandidate(node.packed[i], rules) && !Kept(node, i, rules) && !Leaving(node, i, rules)) s_->candidates.push_back(i);
   }
 }
 
@@ -225,7 +235,8 @@ VictimChoice VictimFinder::Choose(const PodRequest& request, const NodeState& no
   }
   ListCandidates(node, rules);
   for (size_t i = 0; i < node.packed.size(); ++i) {
-    if (!IsCandidate(node.packed[i], rules)) AddPackedUse(node, i, &s_->kept);
+    if (Leaving(node, i, rules) && IsCandidate(node.packed[i], rules)) continue;
+    if (!IsCandidate(node.packed[i], rules) || Kept(node, i, rules)) AddPackedUse(node, i, &s_->kept);
   }
   if (!planner_.Fits(request, s_->kept)) {
     out.reason = NoRoomReason(s_->candidates.size());

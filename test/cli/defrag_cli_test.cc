@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cli_run.h"
 #include "cluster_json.h"
 #include "dra_json.h"
@@ -31,15 +33,26 @@ spec:
         nvidia.com/gpu: "4"
 )";
 
+// A running pod of a ReplicaSet (rs-<name>) in namespace ml, labelled app=<name>.
+PodJson Running(std::string name, std::string node, int gpus) {
+  return PodJson{.name = name, .namespace_name = "ml", .uid = "uid-" + name, .node = std::move(node), .phase = "Running",
+                 .containers = {WholeGpus("s", gpus)}, .labels = {{"app", name}}, .priority = 0, .controller_uid = "rs-" + name};
+}
+
 // w0: 4 + 2 of 8 GPUs used; w1: 6 of 8.
 std::string Cluster() {
-  auto bound = [](std::string name, std::string node, int gpus) {
-    return PodJson{.name = name, .namespace_name = "ml", .uid = "uid-" + name, .node = node, .phase = "Running",
-                   .containers = {WholeGpus("s", gpus)}, .labels = {{"app", name}}, .priority = 0}
-        .ToJson();
-  };
-  return ListJson({NvidiaNode("w0", 8).ToJson(), NvidiaNode("w1", 8).ToJson(), bound("a4", "w0", 4), bound("a2", "w0", 2),
-                   bound("b6", "w1", 6)});
+  return ListJson({NvidiaNode("w0", 8).ToJson(), NvidiaNode("w1", 8).ToJson(), Running("a4", "w0", 4).ToJson(),
+                   Running("a2", "w0", 2).ToJson(), Running("b6", "w1", 6).ToJson()});
+}
+
+// The plan for kPodYaml (with `spec_extra` in its spec, as JSON) on `items`, as JSON.
+CliRun PlanFor(const std::vector<std::string>& items, const std::string& name, const std::string& spec_extra = "",
+               std::map<std::string, std::string> requests = {}) {
+  ContainerJson c = WholeGpus("s", 4);
+  for (auto& [k, v] : requests) c.requests[k] = c.limits[k] = v;
+  PodJson pod{.name = "train", .namespace_name = "ml", .uid = "uid-train", .phase = "Pending", .containers = {c}, .spec_extra = spec_extra};
+  std::string cluster = WriteTemp(name + "-cluster.json", ListJson(items));
+  return Defrag("--pod " + WriteTemp(name + "-pod.json", pod.ToJson()) + " --snapshot " + cluster + " --format json");
 }
 
 TEST(DefragCli, APodInYamlIsPlannedAgainstAClusterFile) {
@@ -57,8 +70,8 @@ TEST(DefragCli, APodInYamlIsPlannedAgainstAClusterFile) {
 // A pod whose GPUs come from a ResourceClaim: the snapshot holds the slices, claims and class.
 TEST(DefragCli, AClaimPodIsPlannedWithTheDevicesItsClaimWouldGet) {
   std::vector<std::string> items = {DraNode("a"), DraNode("b"), GpuSlice("a", 2), GpuSlice("b", 2), std::string(kGpuClass),
-                                    GeneratedClaim("c-pa", "pa", ClaimSpec(1, ""), {"a/gpu-0"}), TemplateClaimPod("pa", "c-pa", "a"),
-                                    GeneratedClaim("c-pb", "pb", ClaimSpec(1, ""), {"b/gpu-1"}), TemplateClaimPod("pb", "c-pb", "b"),
+                                    GeneratedClaim("c-pa", "pa", ClaimSpec(1, ""), {"a/gpu-0"}), TemplateClaimPod("pa", "c-pa", "a", "rs-pa"),
+                                    GeneratedClaim("c-pb", "pb", ClaimSpec(1, ""), {"b/gpu-1"}), TemplateClaimPod("pb", "c-pb", "b", "rs-pb"),
                                     Claim("big", ClaimSpec(2, ""))};
   std::string cluster = WriteTemp("defrag-dra.json", ListJson(items));
   std::string pod = WriteTemp("defrag-dra-pod.json", ClaimPod("train", "big"));
@@ -93,6 +106,68 @@ TEST(DefragCli, AsksARunningServerForAPodOrATarget) {
   CliRun apply = Defrag("--pod " + pod + " --server " + url + " --apply");
   EXPECT_EQ(apply.code, 1) << apply.out;
   EXPECT_THAT(apply.out, HasSubstr("answered 409: applying a defrag plan needs a live cluster"));
+}
+
+// The issue's cases, each planned onto a node kube-scheduler would never use before.
+TEST(DefragCli, ACordonedNodeIsNeverTheNodeRoomIsMadeOn) {
+  NodeJson w0 = NvidiaNode("w0", 8);
+  w0.spec_extra = R"("unschedulable":true,"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}])";
+  std::vector<std::string> items = {w0.ToJson(), NvidiaNode("w1", 8).ToJson(), Running("a4", "w0", 4).ToJson(),
+                                    Running("a2", "w0", 2).ToJson(), Running("b6", "w1", 6).ToJson()};
+  CliRun r = PlanFor(items, "cordoned");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(R"("fits":false)"));  // before: room made on w0 by moving a2
+  EXPECT_THAT(r.out, HasSubstr("1 node refuse the pod whatever moves"));  // and b6 may not land there either
+}
+
+TEST(DefragCli, RoomIsMadeOnlyWhereThePodsNodeSelectorPoints) {
+  auto pool = [](std::string name, std::string p) {
+    NodeJson n = NvidiaNode(std::move(name), 8);
+    n.extra_labels = {{"pool", std::move(p)}};
+    return n.ToJson();
+  };
+  std::vector<std::string> items = {pool("w0", "b"), pool("w1", "a"), pool("w2", "b"), Running("a4", "w0", 4).ToJson(),
+                                    Running("a2", "w0", 2).ToJson(), Running("b6", "w1", 6).ToJson()};
+  CliRun r = PlanFor(items, "selector", R"("nodeSelector":{"pool":"a"})");
+  EXPECT_EQ(r.code, 0) << r.out;
+  // Before: it fitted on w2 (pool b) at once. Now room is made on w1, b6 going to the empty w2.
+  EXPECT_THAT(r.out, HasSubstr(R"("fits":true,"pod":"ml/train","targetFragPct":null,"node":"w1")"));
+  EXPECT_THAT(r.out, HasSubstr(R"("pod":"ml/b6","uid":"uid-b6","priority":0,"from":"w1","to":"w2")"));
+}
+
+TEST(DefragCli, AMovedPodLandsOnlyWhereItsCpusFit) {
+  NodeJson w1 = NvidiaNode("w1", 8);
+  w1.cpu = "4";
+  PodJson a2 = Running("a2", "w0", 2);
+  a2.containers[0].requests["cpu"] = "8";
+  PodJson cpu_hog{.name = "hog", .namespace_name = "ml", .uid = "uid-hog", .node = "w1", .phase = "Running",
+                  .containers = {ContainerJson{.name = "c", .requests = {{"cpu", "4"}}}}, .priority = 0};
+  std::vector<std::string> items = {NvidiaNode("w0", 8).ToJson(), w1.ToJson(), NvidiaNode("w2", 8).ToJson(),
+                                    Running("a4", "w0", 4).ToJson(), a2.ToJson(), Running("b6", "w1", 6).ToJson(),
+                                    cpu_hog.ToJson(), Running("c6", "w2", 6).ToJson()};
+  CliRun r = PlanFor(items, "cpu");
+  EXPECT_EQ(r.code, 0) << r.out;
+  // Before: a2 went to w1 (first of the fullest), whose 4 CPUs are all requested.
+  EXPECT_THAT(r.out, HasSubstr(R"("pod":"ml/a2","uid":"uid-a2","priority":0,"from":"w0","to":"w2")"));
+}
+
+TEST(DefragCli, ThePendingPodMustFitItsNodeBesidesGpus) {
+  NodeJson w0 = NvidiaNode("w0", 8);
+  w0.cpu = "4";
+  CliRun r = PlanFor({w0.ToJson(), NvidiaNode("w1", 8).ToJson(), Running("a4", "w0", 4).ToJson(), Running("a2", "w0", 2).ToJson(),
+                      Running("b6", "w1", 6).ToJson()},
+                     "pending-cpu", "", {{"cpu", "8"}});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(R"("fits":false)"));  // before: room on w0, whose 4 CPUs cannot take 8
+}
+
+TEST(DefragCli, APendingPodsPodRelationsAreSaidNotToBeJudged) {
+  CliRun r = PlanFor({NvidiaNode("w0", 8).ToJson(), NvidiaNode("w1", 8).ToJson(), Running("a4", "w0", 4).ToJson(),
+                      Running("a2", "w0", 2).ToJson(), Running("b6", "w1", 6).ToJson()},
+                     "relations", R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+                       {"labelSelector":{"matchLabels":{"app":"a4"}},"topologyKey":"kubernetes.io/hostname"}]}})");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(R"("notJudged":"required pod anti-affinity")"));
 }
 
 TEST(DefragCli, BadUsageIsNamed) {

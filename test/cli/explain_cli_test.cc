@@ -56,6 +56,28 @@ TEST(ExplainCli, AYamlPodIsJudgedAgainstAClusterFileAsATable) {
   EXPECT_THAT(json.out, HasSubstr(R"("memoryMiB":12000)"));  // "12k" read as the API server writes 12000
 }
 
+// A cordoned node, or one the pod's nodeSelector does not point to, is never where explain says
+// the pod would go (before: w0, cordoned, was ranked first), and no eviction is offered there.
+TEST(ExplainCli, NodesKubeSchedulerWouldRefuseAreNamedWithTheirReason) {
+  NodeJson w0 = NvidiaNode("w0", 8);
+  w0.spec_extra = R"("unschedulable":true,"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}])";
+  NodeJson w1 = NvidiaNode("w1", 8);
+  w1.extra_labels = {{"pool", "b"}};
+  NodeJson w2 = NvidiaNode("w2", 8);
+  w2.extra_labels = {{"pool", "a"}};
+  PodJson fill{.name = "fill", .namespace_name = "ml", .uid = "uid-fill", .node = "w2", .phase = "Running",
+               .containers = {WholeGpus("s", 8)}, .priority = 0};
+  std::string cluster = Write("refusing.json", ListJson({w0.ToJson(), w1.ToJson(), w2.ToJson(), fill.ToJson()}));
+  PodJson pod{.name = "train", .namespace_name = "ml", .uid = "uid-train", .containers = {WholeGpus("s", 2)}, .priority = 100,
+              .spec_extra = R"("nodeSelector":{"pool":"a"})"};
+  CliRun r = Explain("--pod " + Write("refused-pod.json", pod.ToJson()) + " --snapshot " + cluster);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("0/3 nodes fit"));
+  EXPECT_THAT(r.out, HasSubstr("node is cordoned (spec.unschedulable)"));
+  EXPECT_THAT(r.out, HasSubstr("nodeSelector pool=a does not match (pool=b)"));
+  EXPECT_THAT(r.out, HasSubstr("evicting 1 pod on w2 makes room"));  // the only node kube-scheduler would use
+}
+
 TEST(ExplainCli, AsksARunningServerByPodOrByName) {
   TestServer server(Cluster());
   std::string url = "http://127.0.0.1:" + std::to_string(server.port());

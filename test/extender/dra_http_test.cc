@@ -349,31 +349,17 @@ std::string BindError(uint16_t port, const std::string& pod, const std::string& 
   return d["Error"].GetString();
 }
 
-// A pod asking limits nvidia.com/gpu: n, as the API server writes it, in namespace ml.
-std::string GpuLimitPod(const std::string& name, int64_t gpus, const std::string& node = "", const std::string& special = "") {
-  std::string pod = PodJson{.name = name, .namespace_name = "ml", .uid = name, .node = node, .phase = node.empty() ? "Pending" : "Running",
-                            .containers = {WholeGpus("main", gpus)}}
-                        .ToJson();
-  if (special.empty()) return pod;
-  // status.extendedResourceClaimStatus, as kube-scheduler's PreBind writes it (KEP 5004).
-  size_t status = pod.find(R"("status":{)");
-  EXPECT_NE(status, std::string::npos);
-  return pod.insert(status + 10, fmt::format(R"("extendedResourceClaimStatus":{{"resourceClaimName":"{}","requestMappings":[)"
-                                             R"({{"containerName":"main","resourceName":"nvidia.com/gpu","requestName":"container-0-request-0"}}]}},)",
-                                             special));
-}
-
 // KEP 5004: the gpu.nvidia.com class maps nvidia.com/gpu (as the NVIDIA chart installs it), so a
 // whole-GPU pod is served through DRA on nvidia-dra nodes, whose allocatable lists no GPUs.
 TEST(DraHttp, AWholeGpuPodIsServedThroughDraOnNvidiaDraNodesWhereAClassMapsItsResource) {
   TestServer server(ListJson({DraNode("dra-small"), GpuSlice("dra-small", 2), DraNode("dra-big"), GpuSlice("dra-big", 8),
                               NvidiaNode("whole-1", 8, "nvidia").ToJson(), std::string(kGpuClass)}));
   std::vector<std::string> nodes = {"dra-small", "dra-big", "whole-1"};
-  Filtered f = Filter(server.port(), GpuLimitPod("w", 4), nodes);
+  Filtered f = Filter(server.port(), ExtendedGpuPod("w", 4), nodes);
   EXPECT_EQ(f.error, "");
   EXPECT_THAT(f.kept, ElementsAre("dra-big", "whole-1"));
   EXPECT_THAT(f.failed["dra-small"], HasSubstr("request container-0-request-0: 2 of 4 devices available"));
-  std::map<std::string, int64_t> scores = Prioritize(server.port(), GpuLimitPod("w", 4), nodes);
+  std::map<std::string, int64_t> scores = Prioritize(server.port(), ExtendedGpuPod("w", 4), nodes);
   EXPECT_TRUE(scores.contains("dra-big") || scores.contains("whole-1"));
   EXPECT_FALSE(scores.contains("dra-small"));
 }
@@ -395,10 +381,10 @@ TEST(DraHttp, OfTwoClassesMappingTheResourceTheNewestServesIt) {
   std::string a100 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'";
   TestServer newer_a100(ListJson({DraNode("dra-h100"), GpuSlice("dra-h100", 8), MappingClass("any-gpu", "2026-01-10T08:00:00Z", any),
                                   MappingClass("a100-only", "2026-03-02T09:30:00Z", a100)}));
-  EXPECT_THAT(Filter(newer_a100.port(), GpuLimitPod("w", 1), {"dra-h100"}).failed["dra-h100"], HasSubstr("class a100-only"));
+  EXPECT_THAT(Filter(newer_a100.port(), ExtendedGpuPod("w", 1), {"dra-h100"}).failed["dra-h100"], HasSubstr("class a100-only"));
   TestServer newer_any(ListJson({DraNode("dra-h100"), GpuSlice("dra-h100", 8), MappingClass("any-gpu", "2026-03-02T09:30:00Z", any),
                                  MappingClass("a100-only", "2026-01-10T08:00:00Z", a100)}));
-  EXPECT_THAT(Filter(newer_any.port(), GpuLimitPod("w", 1), {"dra-h100"}).kept, ElementsAre("dra-h100"));
+  EXPECT_THAT(Filter(newer_any.port(), ExtendedGpuPod("w", 1), {"dra-h100"}).kept, ElementsAre("dra-h100"));
 }
 
 TEST(DraHttp, WithoutAClassMappingTheResourceOrWithTheFeatureOffNvidiaDraNodesRefuseWholeGpuPods) {
@@ -407,10 +393,10 @@ TEST(DraHttp, WithoutAClassMappingTheResourceOrWithTheFeatureOffNvidiaDraNodesRe
   ASSERT_NE(at, std::string::npos);
   unmapped.replace(at, std::string(R"("extendedResourceName":"nvidia.com/gpu")").size(), R"("extendedResourceName":"example.com/other")");
   TestServer plain(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), unmapped}));
-  EXPECT_THAT(Filter(plain.port(), GpuLimitPod("w", 1), {"dra-big"}).failed["dra-big"], HasSubstr("node mode nvidia-dra"));
+  EXPECT_THAT(Filter(plain.port(), ExtendedGpuPod("w", 1), {"dra-big"}).failed["dra-big"], HasSubstr("node mode nvidia-dra"));
   TestServer off(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), std::string(kGpuClass)}),
                  extender::ServiceOptions{.dra_extended_resources = false});
-  EXPECT_THAT(Filter(off.port(), GpuLimitPod("w", 1), {"dra-big"}).failed["dra-big"], HasSubstr("node mode nvidia-dra"));
+  EXPECT_THAT(Filter(off.port(), ExtendedGpuPod("w", 1), {"dra-big"}).failed["dra-big"], HasSubstr("node mode nvidia-dra"));
 }
 
 // Advisory mode: kube-scheduler's DynamicResources plugin created and allocated the special claim
@@ -418,7 +404,7 @@ TEST(DraHttp, WithoutAClassMappingTheResourceOrWithTheFeatureOffNvidiaDraNodesRe
 // status are seen the ledger books the claim's devices under nvidia-dra.
 TEST(DraHttp, ABoundWholeGpuPodHoldsItsSpecialClaimsDevices) {
   TestServer server(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), std::string(kGpuClass)}));
-  ASSERT_THAT(Filter(server.port(), GpuLimitPod("w", 4), {"dra-big"}).kept, ElementsAre("dra-big"));
+  ASSERT_THAT(Filter(server.port(), ExtendedGpuPod("w", 4), {"dra-big"}).kept, ElementsAre("dra-big"));
   EXPECT_EQ(BindError(server.port(), "w", "dra-big"), "");
   std::optional<Pod> record = server.inventory().FindPod("w");
   ASSERT_TRUE(record.has_value());
@@ -428,19 +414,19 @@ TEST(DraHttp, ABoundWholeGpuPodHoldsItsSpecialClaimsDevices) {
   std::vector<std::string> devices = {"dra-big/gpu-0", "dra-big/gpu-1", "dra-big/gpu-2", "dra-big/gpu-3"};
   server.Reload(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), std::string(kGpuClass),
                           Claim("w-extended-resources-x7k2q", ClaimSpec(4, ""), devices, {"w"}),
-                          GpuLimitPod("w", 4, "dra-big", "w-extended-resources-x7k2q")}));
+                          ExtendedGpuPod("w", 4, "dra-big", "w-extended-resources-x7k2q")}));
   std::optional<Allocation> held = server.inventory().AllocationOf("w");
   ASSERT_TRUE(held.has_value());
   EXPECT_EQ(held->mode, NodeMode::kNvidiaDra);
   EXPECT_THAT(held->placement.devices, ElementsAre("gpu.nvidia.com/dra-big/gpu-0", "gpu.nvidia.com/dra-big/gpu-1",
                                                    "gpu.nvidia.com/dra-big/gpu-2", "gpu.nvidia.com/dra-big/gpu-3"));
   // The four left take a pod of four, not one of five.
-  EXPECT_THAT(Filter(server.port(), GpuLimitPod("x", 4), {"dra-big"}).kept, ElementsAre("dra-big"));
-  EXPECT_THAT(Filter(server.port(), GpuLimitPod("y", 5), {"dra-big"}).failed["dra-big"], HasSubstr("4 of 5 devices available"));
+  EXPECT_THAT(Filter(server.port(), ExtendedGpuPod("x", 4), {"dra-big"}).kept, ElementsAre("dra-big"));
+  EXPECT_THAT(Filter(server.port(), ExtendedGpuPod("y", 5), {"dra-big"}).failed["dra-big"], HasSubstr("4 of 5 devices available"));
   // A mode switch waits for it.
   server.Reload(ListJson({DraNode("dra-big", "mgpu"), GpuSlice("dra-big", 8), std::string(kGpuClass),
                           Claim("w-extended-resources-x7k2q", ClaimSpec(4, ""), devices, {"w"}),
-                          GpuLimitPod("w", 4, "dra-big", "w-extended-resources-x7k2q")}));
+                          ExtendedGpuPod("w", 4, "dra-big", "w-extended-resources-x7k2q")}));
   EXPECT_THAT(HttpClient(server.port()).Get("/debug/inventory?node=dra-big").body,
               HasSubstr("node is switching from nvidia-dra to mgpu: 1 GPU pod of the old mode still runs (ml/w)"));
 }
@@ -513,7 +499,7 @@ TEST(DraOwner, BindCreatesAllocatesAndRecordsTheSpecialClaimOfExtendedResources)
                               Claim("busy", ClaimSpec(1, ""), {"dra-big/gpu-0"}, {"b"})}),
                     {}, "", {}, extender::ServiceCollaborators{.claim_writer = &writer});
   writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
-  ASSERT_THAT(Filter(server.port(), GpuLimitPod("w", 2), {"dra-big"}).kept, ElementsAre("dra-big"));
+  ASSERT_THAT(Filter(server.port(), ExtendedGpuPod("w", 2), {"dra-big"}).kept, ElementsAre("dra-big"));
   EXPECT_EQ(BindError(server.port(), "w", "dra-big"), "");
 
   std::optional<Pod> record = server.inventory().FindPod("w");
@@ -536,8 +522,8 @@ TEST(DraOwner, BindCreatesAllocatesAndRecordsTheSpecialClaimOfExtendedResources)
   EXPECT_THAT(held->placement.devices, ElementsAre("gpu.nvidia.com/dra-big/gpu-2", "gpu.nvidia.com/dra-big/gpu-3"));
 
   // Five devices are left: a pod of five fits, one of six does not, and no device is taken twice.
-  EXPECT_THAT(Filter(server.port(), GpuLimitPod("y", 6), {"dra-big"}).failed["dra-big"], HasSubstr("5 of 6 devices available"));
-  ASSERT_THAT(Filter(server.port(), GpuLimitPod("x", 5), {"dra-big"}).kept, ElementsAre("dra-big"));
+  EXPECT_THAT(Filter(server.port(), ExtendedGpuPod("y", 6), {"dra-big"}).failed["dra-big"], HasSubstr("5 of 6 devices available"));
+  ASSERT_THAT(Filter(server.port(), ExtendedGpuPod("x", 5), {"dra-big"}).kept, ElementsAre("dra-big"));
   EXPECT_EQ(BindError(server.port(), "x", "dra-big"), "");
   auto [taken, results] = AllocatedDevices(server);
   EXPECT_EQ(taken.size(), 8u);

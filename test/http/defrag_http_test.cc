@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 
 PodJson Bound(std::string name, std::string node, std::vector<ContainerJson> containers, int gpu = -1) {
   PodJson p{.name = name, .namespace_name = "ml", .uid = "uid-" + name, .node = std::move(node), .phase = "Running",
-            .containers = std::move(containers), .labels = {{"app", name}}, .priority = 0};
+            .containers = std::move(containers), .labels = {{"app", name}}, .priority = 0, .controller_uid = "rs-" + name};
   if (gpu >= 0) p.annotations = {{"vke.volcengine.com/gpu-index-container-s", std::to_string(gpu)}};
   return p;
 }

@@ -24,10 +24,11 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// A pod bound to `node` holding the claim c-<name> generated for it, of `devices` ("node/gpu-i").
+// A pod of ReplicaSet rs-<name> bound to `node` holding the claim c-<name> generated for it, of
+// `devices` ("node/gpu-i").
 std::vector<std::string> Holder(const std::string& name, const std::string& node, const std::vector<std::string>& devices) {
   return {GeneratedClaim("c-" + name, name, ClaimSpec(static_cast<int>(devices.size()), ""), devices),
-          TemplateClaimPod(name, "c-" + name, node)};
+          TemplateClaimPod(name, "c-" + name, node, "rs-" + name)};
 }
 
 // a and b: two GPUs each, one held on each (pa on a/gpu-0, pb on b/gpu-0); "big" asks two.
@@ -125,7 +126,7 @@ TEST(DraDefragHttp, APodWithANamedOrSharedClaimStays) {
     item = GeneratedClaim("c-pb", "pb", ClaimSpec(1, ""), {"b/gpu-0"});
     item.replace(item.find(R"("reservedFor":[)") + 15, 0, R"({"resource":"pods","name":"pb2","uid":"pb2"},)");
   }
-  items.push_back(TemplateClaimPod("pb2", "c-pb", "b"));
+  items.push_back(TemplateClaimPod("pb2", "c-pb", "b", "rs-pb2"));
   server.Reload(ListJson(items));
   EXPECT_FALSE(Parse(client.Post("/debug/defrag", kBig).body)["fits"].GetBool());
   // Without the budget, pa (its claim generated for it) moves.

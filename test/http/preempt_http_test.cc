@@ -81,9 +81,10 @@ TEST_F(PreemptHttp, KubeSchedulersVictimNeededForCpuStaysAndVictimsComeByDecreas
               Bound("cpu-hog", "m0", {ContainerJson{.name = "c", .requests = {{"cpu", "30"}}}}, 1).ToJson()}}};
   HttpReply r = Preempt(PreemptFullJson(Preemptor({MgpuWithCpu(60, 2048, "40")}, 10).ToJson(), offered));
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"},{"UID":"z"}],"NumPDBViolations":0}}})");
-  // Asking 30 cores, it fits beside cpu-hog: only z goes.
+  // Asking 30 cores, it fits beside cpu-hog by gpusched's count, but cpu-hog holds no GPU:
+  // kube-scheduler may need it for a reason gpusched does not see, so it stays; y is given back.
   r = Preempt(PreemptFullJson(Preemptor({MgpuWithCpu(60, 2048, "30")}, 10).ToJson(), offered));
-  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"z"}],"NumPDBViolations":0}}})");
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"},{"UID":"z"}],"NumPDBViolations":0}}})");
 }
 
 TEST_F(PreemptHttp, PlaceholderCandidatesGetTheVictimsHoldingTheGpus) {
@@ -109,13 +110,18 @@ TEST_F(PreemptHttp, PodsOfEqualOrHigherPriorityAreNeverVictims) {
   EXPECT_EQ(big.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"z"}],"NumPDBViolations":0}}})");
 }
 
-TEST_F(PreemptHttp, APodWhoseGpusFitKeepsOnlyTheVictimsKubeSchedulersChecksNeed) {
+TEST_F(PreemptHttp, APodWhoseGpusFitIsAnsweredWithKubeSchedulersRemainingVictims) {
   // 20% fits on m0's GPU 1 (50% free) without evicting anything. With 40 cores, kube-scheduler's
-  // victim chosen for CPU is the answer; with 8 it is not needed and the node, where the pod fits
-  // as it is, is left out (an empty list is an error to kube-scheduler).
+  // victim chosen for CPU is the answer and y (GPU only) is given back. With 8 cores cpu-hog is
+  // not needed by gpusched's count, but it holds no GPU: it stays, and the node is answered, never
+  // dropped while kube-scheduler's victims remain (before: dropped, and cpu-hog kept the pod out).
   HttpReply r = Preempt(PreemptMetaJson(Preemptor({MgpuWithCpu(20, 1024, "40")}, 10).ToJson(), {{"m0", {"cpu-hog", "y"}}}));
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"}],"NumPDBViolations":0}}})");
   r = Preempt(PreemptMetaJson(Preemptor({MgpuWithCpu(20, 1024, "8")}, 10).ToJson(), {{"m0", {"cpu-hog"}}}));
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{"m0":{"Pods":[{"UID":"cpu-hog"}],"NumPDBViolations":0}}})");
+  // Offered only y (it holds GPUs, nothing else ties it): given back, and with no victim left the
+  // node is left out (an empty list is an error to kube-scheduler).
+  r = Preempt(PreemptMetaJson(Preemptor({MgpuWithCpu(20, 1024, "8")}, 10).ToJson(), {{"m0", {"y"}}}));
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{}})");
 }
 
@@ -174,6 +180,108 @@ TEST_F(PreemptHttp, AnUnreadableBodyIsA400NamingTheFieldAndTheServerKeepsServing
   EXPECT_EQ(get.status, 405);
   HttpReply ok = Preempt(PreemptMetaJson(Preemptor({WholeGpus("c", 2)}, 10).ToJson(), {{"w0", {}}}));
   EXPECT_EQ(ok.status, 200);
+}
+
+// What ties a victim to the preemptor through kube-scheduler's other filters. n1: 2 GPUs, 8 CPUs.
+// lo-a (app=x) and lo-b hold one GPU each; lo-port (no GPU) has hostPort 8080; all priority 0.
+class PreemptRelations : public ::testing::Test {
+ protected:
+  static std::string Cluster(const std::string& lo_a_spec = "", int32_t lo_b_priority = 0) {
+    NodeJson n1 = NvidiaNode("n1", 2);
+    n1.cpu = "8";
+    PodJson a = Bound("lo-a", "n1", {WholeGpus("c", 1)}, 0);
+    a.labels = {{"app", "x"}};
+    a.spec_extra = lo_a_spec;
+    PodJson port = Bound("lo-port", "n1", {ContainerJson{.name = "c", .requests = {{"cpu", "1"}}, .host_ports = {8080}}}, 0);
+    return ListJson({n1.ToJson(), a.ToJson(), Bound("lo-b", "n1", {WholeGpus("c", 1)}, lo_b_priority).ToJson(), port.ToJson()});
+  }
+  static PodJson Hi(std::string spec_extra = "") {
+    PodJson p = Preemptor({WholeGpus("c", 1)}, 1000);
+    p.labels = {{"app", "hi"}};
+    p.spec_extra = std::move(spec_extra);
+    return p;
+  }
+  static std::string Answer(TestServer& server, const PodJson& pod, std::vector<std::string> offered) {
+    return HttpClient(server.port()).Post("/preempt", PreemptMetaJson(pod.ToJson(), {{"n1", std::move(offered)}})).body;
+  }
+};
+
+// The issue's case: before, gpusched answered lo-b alone; lo-b died, NodePorts still failed, and
+// the next round's [lo-port] got no node at all.
+TEST_F(PreemptRelations, AVictimOfferedForAHostPortThePreemptorAsksStays) {
+  TestServer server(Cluster());
+  PodJson hi = Hi();
+  hi.containers[0].host_ports = {8080};
+  EXPECT_EQ(Answer(server, hi, {"lo-b", "lo-port"}),
+            R"({"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"lo-b"},{"UID":"lo-port"}],"NumPDBViolations":0}}})");
+  // Offered the port holder alone, gpusched adds the GPU victim its own rules need.
+  EXPECT_EQ(Answer(server, hi, {"lo-port"}),
+            R"({"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"lo-b"},{"UID":"lo-port"}],"NumPDBViolations":0}}})");
+}
+
+// kube-scheduler offers lo-a for the anti-affinity (and the GPU it frees): it stays, and gpusched
+// adds no GPU victim since lo-a's GPU is enough. Before, lo-a was given back and lo-b evicted.
+TEST_F(PreemptRelations, AVictimTheAntiAffinityOfEitherPodSelectsStays) {
+  TestServer server(Cluster());
+  std::string away_from_x = R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+    {"labelSelector":{"matchLabels":{"app":"x"}},"topologyKey":"kubernetes.io/hostname"}]}})";
+  const std::string kLoA = R"({"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"lo-a"}],"NumPDBViolations":0}}})";
+  EXPECT_EQ(Answer(server, Hi(away_from_x), {"lo-a"}), kLoA);
+  // The victim's own anti-affinity selecting the preemptor.
+  TestServer theirs(Cluster(R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+    {"labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["hi"]}]},"topologyKey":"kubernetes.io/hostname"}]}})"));
+  EXPECT_EQ(Answer(theirs, Hi(), {"lo-a"}), kLoA);
+  // Neither selects the other: lo-a only holds a GPU, so it is given back, and gpusched's own
+  // choice frees one (candidates are given back by UID: lo-a stays, lo-b goes).
+  EXPECT_EQ(Answer(server, Hi(), {"lo-a"}), R"({"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"lo-b"}],"NumPDBViolations":0}}})");
+}
+
+TEST_F(PreemptRelations, AVictimCountedByTheTopologySpreadOrHoldingVolumesStays) {
+  TestServer server(Cluster());
+  std::string spread = R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname",
+    "whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"x"}}}])";
+  const std::string kLoA = R"({"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"lo-a"}],"NumPDBViolations":0}}})";
+  EXPECT_EQ(Answer(server, Hi(spread), {"lo-a"}), kLoA);
+  TestServer volumes(Cluster(R"("volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"data-lo-a"}}])"));
+  EXPECT_EQ(Answer(volumes, Hi(), {"lo-a"}), kLoA);
+}
+
+// A pod the preemptor's required affinity selects is never gpusched's victim: evicting it would
+// leave the preemptor without the neighbour it needs. lo-b (priority 5) would be given back first
+// and lo-a evicted (as before).
+TEST_F(PreemptRelations, GpuschedNeverEvictsAPodThePreemptorsAffinityRequires) {
+  TestServer server(Cluster("", 5));
+  EXPECT_EQ(Answer(server, Hi(), {}), R"({"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"lo-a"}],"NumPDBViolations":0}}})");
+  std::string near_x = R"("affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+    {"labelSelector":{"matchLabels":{"app":"x"}},"topologyKey":"kubernetes.io/hostname"}]}})";
+  EXPECT_EQ(Answer(server, Hi(near_x), {}), R"({"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"lo-b"}],"NumPDBViolations":0}}})");
+}
+
+TEST_F(PreemptRelations, ANodeThePreemptorsNodeSelectionRefusesIsLeftOut) {
+  TestServer server(Cluster());
+  EXPECT_EQ(Answer(server, Hi(R"("nodeSelector":{"pool":"b"})"), {"lo-a"}), R"({"NodeNameToMetaVictims":{}})");
+}
+
+// n3: 2 GPUs, 4 CPUs. a holds a GPU and 2 CPUs, b a GPU; x (priority 2000, 2 CPUs, no GPU) is
+// nominated to n3. The preemptor asks a GPU and 2 CPUs at priority 1000: with x counted, a must
+// go (for its CPUs, and its GPU is then enough). Before, nominated pods were not counted: gpusched
+// answered b alone, and the preemptor did not fit once b was gone.
+TEST(PreemptNominated, PodsNominatedToTheNodeWithHigherPriorityCountAgainstItsResources) {
+  NodeJson n3 = NvidiaNode("n3", 2);
+  n3.cpu = "4";
+  ContainerJson gpu_and_cpu = WholeGpus("c", 1);
+  gpu_and_cpu.requests["cpu"] = "2";
+  PodJson x{.name = "x", .uid = "x", .phase = "Pending", .containers = {ContainerJson{.name = "c", .requests = {{"cpu", "2"}}}},
+            .priority = 2000, .nominated_node = "n3"};
+  TestServer server(ListJson({n3.ToJson(), Bound("a", "n3", {gpu_and_cpu}, 0).ToJson(), Bound("b", "n3", {WholeGpus("c", 1)}, 0).ToJson(),
+                              x.ToJson()}));
+  std::string hi = Preemptor({gpu_and_cpu}, 1000).ToJson();
+  EXPECT_EQ(HttpClient(server.port()).Post("/preempt", PreemptMetaJson(hi, {{"n3", {"a"}}})).body,
+            R"({"NodeNameToMetaVictims":{"n3":{"Pods":[{"UID":"a"}],"NumPDBViolations":0}}})");
+  // Of lower priority than the preemptor, x does not count: a is given back, b frees the GPU.
+  std::string top = Preemptor({gpu_and_cpu}, 3000).ToJson();
+  EXPECT_EQ(HttpClient(server.port()).Post("/preempt", PreemptMetaJson(top, {{"n3", {"a"}}})).body,
+            R"({"NodeNameToMetaVictims":{"n3":{"Pods":[{"UID":"b"}],"NumPDBViolations":0}}})");
 }
 
 }  // namespace

@@ -283,6 +283,16 @@ TEST(Inventory, UnconfirmedBindsExpire) {
   EXPECT_FALSE(inv.FindPod("new")->bound());
 }
 
+// The one hold on node "s" is kept 299 s more, and ends 2 s later (nomination_ttl 300 s).
+void ExpectHoldRunsOutIn300Seconds(Inventory& inv, TestClocks& clocks) {
+  clocks.Advance(std::chrono::seconds(299));
+  inv.Expire();
+  EXPECT_EQ(inv.Snapshot()->FindNode("s")->holds.size(), 1u);
+  clocks.Advance(std::chrono::seconds(2));
+  inv.Expire();
+  EXPECT_TRUE(inv.Snapshot()->FindNode("s")->holds.empty());
+}
+
 // GPUs held for a preemptor (nomination.h): planned once its victims are gone, counted for every
 // other pod, not for the holder, ended by its bind or after the nomination TTL.
 TEST(Inventory, ANominatedPodsGpusAreHeldUntilItBindsOrTheHoldExpires) {
@@ -317,12 +327,31 @@ TEST(Inventory, ANominatedPodsGpusAreHeldUntilItBindsOrTheHoldExpires) {
   other.uid = other.name = "other";
   inv.Apply(ClusterDelta{.upsert_pending = {other}});
   ASSERT_EQ(inv.Snapshot()->FindNode("s")->holds.size(), 1u);
-  clocks.Advance(std::chrono::seconds(299));
-  inv.Expire();
-  EXPECT_EQ(inv.Snapshot()->FindNode("s")->holds.size(), 1u);
-  clocks.Advance(std::chrono::seconds(2));
-  inv.Expire();
-  EXPECT_TRUE(inv.Snapshot()->FindNode("s")->holds.empty());
+  ExpectHoldRunsOutIn300Seconds(inv, clocks);
+}
+
+// A victim with a long grace period outlives the nomination TTL: the GPUs stay held for the
+// preemptor while any pod on the node is terminating, and the TTL counts from when the last one
+// is gone. Before, the hold ended 300 s after the nomination, victims or not.
+TEST(Inventory, ANominationsTtlCountsFromWhenItsLastVictimIsGone) {
+  TestClocks clocks;
+  Inventory inv(InventoryOptions{.nomination_ttl = std::chrono::seconds(300), .clock = &clocks});
+  Pod victim = Bound(MgpuPod({MgpuC("c", 60, 4096)}), "victim", "s");
+  victim.annotations["vke.volcengine.com/gpu-index-container-c"] = "1";
+  victim.terminating = true;  // terminationGracePeriodSeconds: 3600
+  inv.ReplaceCluster(ClusterObjects{.nodes = {SharedNode("s", 2, 16384)}, .pods = {victim}});
+  Pod preemptor = MgpuPod({MgpuC("c", 50, 4096)});
+  preemptor.uid = preemptor.name = "preemptor";
+  preemptor.priority = 100;
+  preemptor.nominated_node = "s";
+  inv.Apply(ClusterDelta{.upsert_pending = {preemptor}});
+  for (int minute = 0; minute < 60; ++minute) {
+    clocks.Advance(std::chrono::seconds(60));
+    inv.Expire();
+  }
+  ASSERT_EQ(inv.Snapshot()->FindNode("s")->holds.size(), 1u) << "an hour later, the victim still terminating";
+  inv.Apply(ClusterDelta{.deleted_pods = {"victim"}});
+  ExpectHoldRunsOutIn300Seconds(inv, clocks);
 }
 
 TEST(Inventory, PendingPodsAreBounded) {

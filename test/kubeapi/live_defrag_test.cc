@@ -170,9 +170,11 @@ TEST_F(LiveDefrag, RoomThatCannotBeHeldIsNotMade) {
   StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
-  ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
+  ASSERT_EQ(d["applied"].Size(), 2u) << *answer;
   EXPECT_EQ(std::string(d["applied"][0]["pod"].GetString()), "ml/train");
   EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()), HasSubstr("hold on w0 for ml/train not written"));
+  EXPECT_EQ(std::string(d["applied"][1]["pod"].GetString()), "ml/a2");  // every move listed, none made
+  EXPECT_EQ(std::string(d["applied"][1]["error"].GetString()), "not evicted: the plan stopped");
   EXPECT_FALSE(d["held"].GetBool());
   EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
   EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w0")->holds.empty());
@@ -204,7 +206,9 @@ TEST_F(LiveDefrag, AHoldThatCannotBeWrittenStopsThePlanBeforeItsEviction) {
   EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w1")->holds.empty());
 }
 
-TEST_F(LiveDefrag, AnEvictionTheApiServerRefusesStopsThePlanAndDropsItsHolds) {
+// The dry run of every move's eviction comes before any hold or eviction: refused (a budget), the
+// plan does nothing.
+TEST_F(LiveDefrag, AnEvictionRefusedInTheDryRunStopsThePlanBeforeAnything) {
   api_.FailNext("POST", "/api/v1/namespaces/ml/pods/a2/eviction", 429);
   StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
   ASSERT_TRUE(answer.ok()) << answer.status().message();
@@ -212,15 +216,41 @@ TEST_F(LiveDefrag, AnEvictionTheApiServerRefusesStopsThePlanAndDropsItsHolds) {
   ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
   EXPECT_FALSE(d["applied"][0]["evicted"].GetBool());
   EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()), HasSubstr("429"));
+  EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()), HasSubstr("dry run: nothing was evicted"));
   EXPECT_FALSE(d["held"].GetBool());
   EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
   EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w0")->holds.empty());
   EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w1")->holds.empty());
-  EXPECT_EQ(HoldsOn(api_, "w0"), "{}");  // withdrawn from the nodes too
+  EXPECT_EQ(HoldsOn(api_, "w0"), "");  // nothing was ever written
+  EXPECT_EQ(HoldsOn(api_, "w1"), "");
+  for (const testing::RecordedRequest& r : api_.Requests()) {
+    if (r.target.find("/eviction") != std::string::npos) {
+      EXPECT_THAT(r.target, HasSubstr("dryRun=All"));
+    }
+  }
+}
+
+// A real eviction refused after the dry run passed (a budget used up meanwhile) stops the plan:
+// the moves made stay made, the pending pod keeps its hold, the others' holds end.
+TEST_F(LiveDefrag, AnEvictionRefusedAfterItsDryRunKeepsThePendingPodsHold) {
+  api_.Inject(testing::Fault{.method = "POST", .path_prefix = "/api/v1/namespaces/ml/pods/a2/eviction", .status = 429, .skip = 1});
+  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  rapidjson::Document d = Parse(*answer);
+  ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
+  EXPECT_FALSE(d["applied"][0]["evicted"].GetBool());
+  EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()), HasSubstr("429"));
+  EXPECT_TRUE(d["held"].GetBool());
+  EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
+  EXPECT_EQ(replica_->inventory->Snapshot()->FindNode("w0")->holds.size(), 1u);
+  EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w1")->holds.empty());
+  EXPECT_THAT(HoldsOn(api_, "w0"), HasSubstr("uid-train"));
   EXPECT_EQ(HoldsOn(api_, "w1"), "{}");
 }
 
-TEST_F(LiveDefrag, APodThatNothingRecreatesIsNeverEvicted) {
+// The issue's case: a pod no controller recreates was planned, then apply evicted the earlier
+// moves and refused it. Now the planner never moves it: here a2 stays, and no plan is found.
+TEST_F(LiveDefrag, APodThatNothingRecreatesIsNeverPlannedNorEvicted) {
   api_.Put("pods", Running("a2", "w0", 2).ToJson());  // the same pod, now without a controller
   ASSERT_TRUE(Eventually([&] {
     const placement::NodeState* w0 = replica_->inventory->Snapshot()->FindNode("w0");
@@ -228,10 +258,49 @@ TEST_F(LiveDefrag, APodThatNothingRecreatesIsNeverEvicted) {
     return use != nullptr && use->labels && use->labels->controller_uid.empty();
   }));
   rapidjson::Document d = Parse(*replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true));
-  ASSERT_EQ(d["applied"].Size(), 1u);
-  EXPECT_FALSE(d["applied"][0]["evicted"].GetBool());
-  EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()), HasSubstr("has no controller"));
+  EXPECT_FALSE(d["fits"].GetBool());
+  EXPECT_THAT(std::string(d["reason"].GetString()), HasSubstr("1 pod (no controller would recreate it)"));
+  EXPECT_EQ(d["applied"].Size(), 0u);
   EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
+  EXPECT_TRUE(api_.Get("pods", "ml", "a4").has_value());
+}
+
+// The Eviction API refuses a pod two budgets cover (500): the planner never moves one, counting
+// budgets as policy/v1 does (an empty selector covers every pod of its namespace).
+TEST_F(LiveDefrag, APodTwoBudgetsCoverIsNeverPlanned) {
+  api_.Put("poddisruptionbudgets", testing::BudgetJson("ml", "pdb-a2", {{"app", "a2"}}, 1));
+  api_.Put("poddisruptionbudgets", testing::BudgetJson("ml", "pdb-all", {}, 5));
+  ASSERT_TRUE(Eventually([&] {
+    auto budgets = replica_->inventory->Snapshot()->budgets();
+    return budgets != nullptr && budgets->size() == 2;
+  }));
+  rapidjson::Document d = Parse(*replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true));
+  EXPECT_FALSE(d["fits"].GetBool());
+  EXPECT_THAT(std::string(d["reason"].GetString()), HasSubstr("2 PodDisruptionBudgets cover it"));
+  EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
+  // The fake API server answers as upstream's eviction registry does.
+  kubeapi::ApiEvictor evictor(replica_->client.get());
+  Status refused = evictor.Evict("ml", "a2", "uid-a2", /*dry_run=*/true);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.message();
+  EXPECT_THAT(refused.message(), HasSubstr("more than one PodDisruptionBudget"));
+}
+
+// The README's example body has no metadata.uid: the pod is found by namespace and name, and its
+// room is held for it. Before, nothing was held and the plan ran silently.
+TEST_F(LiveDefrag, APodBodyWithoutAUidNamesThePodGpuschedKnows) {
+  replica_->service->Filter(ArgsWithNames(train_.ToJson(), {"w0"}));  // kube-scheduler tried it: gpusched knows it
+  std::string body = train_.ToJson();
+  body.replace(body.find(R"("uid":"uid-train",)"), std::string(R"("uid":"uid-train",)").size(), "");
+  rapidjson::Document d = Parse(*replica_->service->Defrag(body, 0, 8, false, /*apply=*/true));
+  ASSERT_TRUE(d["fits"].GetBool());
+  EXPECT_TRUE(d["held"].GetBool());
+  EXPECT_THAT(HoldsOn(api_, "w0"), HasSubstr(R"("uid-train":{"for":"uid-train")"));
+  // A pod gpusched does not know cannot be held for: 400 naming the field.
+  std::string stranger = PodJson{.name = "stranger", .namespace_name = "ml", .phase = "Pending", .containers = {WholeGpus("s", 4)}}.ToJson();
+  stranger.replace(stranger.find(R"("uid":"",)"), std::string(R"("uid":"",)").size(), "");
+  StatusOr<std::string> refused = replica_->service->Defrag(stranger, 0, 8, false, /*apply=*/true);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("Pod.metadata.uid: missing"));
 }
 
 TEST_F(LiveDefrag, TheApiServerHonoursBudgetsOnEviction) {
@@ -239,12 +308,15 @@ TEST_F(LiveDefrag, TheApiServerHonoursBudgetsOnEviction) {
   // and the allowance drops to 0.
   api_.Put("poddisruptionbudgets", testing::BudgetJson("ml", "pdb-b6", {{"app", "b6"}}, 0));
   kubeapi::ApiEvictor evictor(replica_->client.get());
-  Status refused = evictor.Evict("ml", "b6", "uid-b6");
+  Status refused = evictor.Evict("ml", "b6", "uid-b6", false);
   EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted) << refused.message();
-  EXPECT_EQ(evictor.Evict("ml", "a4", "wrong-uid").code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(evictor.Evict("ml", "nobody", "u").code(), StatusCode::kNotFound);
+  EXPECT_EQ(evictor.Evict("ml", "a4", "wrong-uid", false).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(evictor.Evict("ml", "nobody", "u", false).code(), StatusCode::kNotFound);
   api_.Put("poddisruptionbudgets", testing::BudgetJson("ml", "pdb-b6", {{"app", "b6"}}, 1));
-  EXPECT_TRUE(evictor.Evict("ml", "b6", "uid-b6").ok());
+  EXPECT_TRUE(evictor.Evict("ml", "b6", "uid-b6", /*dry_run=*/true).ok());  // checked, nothing changed
+  EXPECT_THAT(*api_.Get("poddisruptionbudgets", "ml", "pdb-b6"), HasSubstr(R"("disruptionsAllowed":1)"));
+  EXPECT_TRUE(api_.Get("pods", "ml", "b6").has_value());
+  EXPECT_TRUE(evictor.Evict("ml", "b6", "uid-b6", false).ok());
   EXPECT_THAT(*api_.Get("poddisruptionbudgets", "ml", "pdb-b6"), HasSubstr(R"("disruptionsAllowed":0)"));
 }
 

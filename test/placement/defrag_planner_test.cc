@@ -29,7 +29,7 @@ struct Cluster {
     auto uses = std::make_shared<NodeUses>();
     for (const Allocation& a : allocations) {
       uses->Put(PodUse{.uid = a.pod_uid, .name = a.pod_name,
-                       .labels = std::make_shared<PodLabels>(PodLabels{"ns", {{"app", a.pod_name}}})});
+                       .labels = std::make_shared<PodLabels>(PodLabels{"ns", {{"app", a.pod_name}}, "rs-" + a.pod_name, "ReplicaSet"})});
     }
     s.uses = uses;
     nodes.push_back(std::move(s));
@@ -37,7 +37,8 @@ struct Cluster {
   // A budget over the pod `app` that allows `allowed` disruptions.
   void Protect(const std::string& app, int32_t allowed = 0) {
     budgets->push_back(DisruptionBudget{.namespace_name = "ns", .name = "pdb-" + app,
-                                        .selector = {.match_labels = {{"app", app}}}, .disruptions_allowed = allowed});
+                                        .selector = {.match_labels = {{"app", app}}}, .selector_set = true,
+                                        .disruptions_allowed = allowed});
   }
   DefragInput Input() {
     DefragInput in{.budgets = budgets, .workload = &workload};
@@ -53,7 +54,7 @@ std::vector<std::string> Moves(const DefragPlan& p) {
 }
 
 DefragPlan Room(const Pod& pod, Cluster& c, int max_moves = 8) {
-  return MakeRoom(AnalyzePod(pod), pod.uid, c.Input(), DefragOptions{.max_moves = max_moves});
+  return MakeRoom(AnalyzePod(pod), pod, c.Input(), DefragOptions{.max_moves = max_moves});
 }
 
 TEST(DefragPlanner, APodThatFitsAlreadyNeedsNoMove) {
@@ -76,6 +77,51 @@ TEST(DefragPlanner, WholeGpusMoveTheOneSmallPodThatOpensANode) {
   EXPECT_EQ(p.placement.whole_gpus, 4);
   EXPECT_THAT(Moves(p), ElementsAre("ns/a2 a->b"));
   EXPECT_EQ(p.moves[0].placement.whole_gpus, 2);
+}
+
+// a: a4 and a2 (with `a2` as its labels); b: b6. A 4-GPU pod fits only once a2 moves to b.
+Cluster WithA2(PodLabels a2) {
+  Cluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b6", "b", 6)});
+  auto uses = std::make_shared<NodeUses>(*c.nodes[0].uses);
+  uses->Put(PodUse{.uid = "a2", .name = "a2", .labels = std::make_shared<PodLabels>(std::move(a2))});
+  c.nodes[0].uses = uses;
+  return c;
+}
+
+// Before, such a pod was planned, and applying the plan evicted the earlier moves before refusing it.
+TEST(DefragPlanner, APodNoControllerRecreatesIsNeverMoved) {
+  Cluster c = WithA2(PodLabels{"ns", {{"app", "a2"}}});
+  DefragPlan p = Room(WholePod(4), c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.reason, HasSubstr("not moved: 1 pod (no controller would recreate it)"));
+}
+
+TEST(DefragPlanner, APodWithPodRelationsGpuschedCannotJudgeIsNeverMoved) {
+  PodLabels a2{"ns", {{"app", "a2"}}, "rs-a2", "ReplicaSet"};
+  a2.constraints.anti_affinity.push_back(PodTerm{.selector = LabelSelector{.match_labels = {{"app", "a2"}}}, .topology_key = "zone"});
+  Cluster c = WithA2(a2);
+  DefragPlan p = Room(WholePod(4), c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.reason, HasSubstr("gpusched cannot judge its required pod anti-affinity"));
+}
+
+// Budgets are counted as the Eviction API counts them: an empty selector covers every pod of its
+// namespace (kube-scheduler's preemption ignores it), a nil one none; a pod two budgets cover is
+// refused by the Eviction API (500) and never moved.
+TEST(DefragPlanner, BudgetsCoverPodsAsTheEvictionApiCountsThem) {
+  Cluster c = WithA2(PodLabels{"ns", {{"app", "a2"}}, "rs-a2", "ReplicaSet"});
+  c.budgets->push_back(DisruptionBudget{.namespace_name = "ns", .name = "all", .selector_set = true, .disruptions_allowed = 0});
+  EXPECT_FALSE(Room(WholePod(4), c).fits);  // the empty selector covers a2: no disruption allowed
+  c.budgets->back().disruptions_allowed = 5;
+  EXPECT_TRUE(Room(WholePod(4), c).fits);
+  c.Protect("a2", 5);
+  DefragPlan p = Room(WholePod(4), c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.reason, HasSubstr("2 PodDisruptionBudgets cover it"));
+  c.budgets->front().selector_set = false;  // nil: covers nothing
+  EXPECT_TRUE(Room(WholePod(4), c).fits);
 }
 
 TEST(DefragPlanner, ATerminatingPodIsNeverMovedItLeavesOnItsOwn) {

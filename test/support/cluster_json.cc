@@ -21,6 +21,13 @@ void StringMap(Writer& w, const std::map<std::string, std::string>& m) {
   w.EndObject();
 }
 
+// `json` with the raw members `extra` added at the start of its spec.
+std::string WithSpecExtra(std::string json, const std::string& extra) {
+  if (extra.empty()) return json;
+  size_t at = json.find(R"("spec":{)");
+  return json.insert(at + 8, extra + ",");
+}
+
 void Containers(Writer& w, const std::vector<ContainerJson>& list) {
   w.StartArray();
   for (const ContainerJson& c : list) {
@@ -29,6 +36,21 @@ void Containers(Writer& w, const std::vector<ContainerJson>& list) {
     S(w, c.name);
     S(w, "image");
     S(w, "registry.example.com/app:1");
+    if (!c.host_ports.empty()) {
+      S(w, "ports");
+      w.StartArray();
+      for (int p : c.host_ports) {
+        w.StartObject();
+        S(w, "containerPort");
+        w.Int(p);
+        S(w, "hostPort");
+        w.Int(p);
+        S(w, "protocol");
+        S(w, "TCP");
+        w.EndObject();
+      }
+      w.EndArray();
+    }
     S(w, "resources");
     w.StartObject();
     if (!c.limits.empty()) {
@@ -90,6 +112,7 @@ std::string NodeJson::ToJson() const {
   std::map<std::string, std::string> labels{{"kubernetes.io/hostname", name}, {"kubernetes.io/os", "linux"}};
   if (label) labels["vke.node.gpu.schedule"] = *label;
   if (compute_policy) labels["vke.volcengine.com/mgpu-compute-policy"] = *compute_policy;
+  for (const auto& [k, v] : extra_labels) labels[k] = v;
   S(w, "labels");
   StringMap(w, labels);
   std::map<std::string, std::string> annotations = extra_annotations;
@@ -103,7 +126,7 @@ std::string NodeJson::ToJson() const {
   S(w, "podCIDR");
   S(w, "10.244.0.0/24");
   w.EndObject();
-  std::map<std::string, std::string> alloc{{"cpu", "63"}, {"memory", "250Gi"}, {"pods", "110"}};
+  std::map<std::string, std::string> alloc{{"cpu", cpu}, {"memory", "250Gi"}, {"pods", "110"}};
   if (nvidia_gpus) alloc["nvidia.com/gpu"] = std::to_string(*nvidia_gpus);
   if (mgpu_core) alloc["vke.volcengine.com/mgpu-core"] = std::to_string(*mgpu_core);
   if (mgpu_memory) alloc["vke.volcengine.com/mgpu-memory"] = std::to_string(*mgpu_memory);
@@ -113,6 +136,16 @@ std::string NodeJson::ToJson() const {
   StringMap(w, alloc);
   S(w, "allocatable");
   StringMap(w, alloc);
+  if (!ready.empty()) {
+    S(w, "conditions");
+    w.StartArray();
+    w.StartObject();
+    for (const char* kv : {"type", "Ready", "reason", "KubeletReady", "lastHeartbeatTime", "2026-11-30T10:00:00Z"}) S(w, kv);
+    S(w, "status");
+    S(w, ready);
+    w.EndObject();
+    w.EndArray();
+  }
   S(w, "daemonEndpoints");
   w.StartObject();
   S(w, "kubeletEndpoint");
@@ -123,7 +156,7 @@ std::string NodeJson::ToJson() const {
   w.EndObject();
   w.EndObject();
   w.EndObject();
-  return b.GetString();
+  return WithSpecExtra(b.GetString(), spec_extra);
 }
 
 std::string PodJson::ToJson() const {
@@ -232,7 +265,7 @@ std::string PodJson::ToJson() const {
   w.EndArray();
   w.EndObject();
   w.EndObject();
-  return b.GetString();
+  return WithSpecExtra(b.GetString(), spec_extra);
 }
 
 ContainerJson WholeGpus(std::string name, int64_t n) {

@@ -30,6 +30,10 @@ struct NodeJson {
   std::optional<int64_t> mgpu_memory;
   std::optional<std::vector<GpuJson>> gpus;   // gpusched.io/gpu-devices
   std::map<std::string, std::string> extra_annotations;
+  std::map<std::string, std::string> extra_labels;
+  std::string spec_extra;       // raw JSON members added to spec ("unschedulable":true,"taints":[...])
+  std::string cpu = "63";       // status.allocatable cpu
+  std::string ready = "True";   // status of the Ready condition; empty = no conditions
 
   std::string ToJson() const;
 };
@@ -38,6 +42,7 @@ struct ContainerJson {
   std::string name;
   std::map<std::string, std::string> limits;
   std::map<std::string, std::string> requests;
+  std::vector<int> host_ports;  // ports[]: containerPort and hostPort, TCP
 };
 
 struct PodJson {
@@ -56,6 +61,7 @@ struct PodJson {
   std::string deletion_timestamp;   // metadata.deletionTimestamp; empty = omitted
   std::string nominated_node;       // status.nominatedNodeName; empty = omitted
   std::string controller_uid;       // metadata.ownerReferences: a ReplicaSet controller; empty = none
+  std::string spec_extra;           // raw JSON members added to spec ("affinity":{...},"volumes":[...])
 
   std::string ToJson() const;
 };

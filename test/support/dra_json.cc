@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster_json.h"
 #include "gpusched/json/json.h"
 
 namespace gpusched::testing {
@@ -100,6 +101,17 @@ std::string GeneratedClaim(const std::string& name, const std::string& pod, cons
   std::string owner = fmt::format(R"("ownerReferences":[{{"apiVersion":"v1","kind":"Pod","name":"{0}","uid":"{0}",)"
                                   R"("controller":true,"blockOwnerDeletion":true}}],)", pod);
   return claim.insert(claim.find(R"("uid":"uid-)"), owner);
+}
+
+std::string ExtendedGpuPod(const std::string& name, int64_t gpus, const std::string& node, const std::string& special) {
+  std::string pod = PodJson{.name = name, .namespace_name = "ml", .uid = name, .node = node, .phase = node.empty() ? "Pending" : "Running",
+                            .containers = {WholeGpus("main", gpus)}}
+                        .ToJson();
+  if (special.empty()) return pod;
+  size_t status = pod.find(R"("status":{)");
+  return pod.insert(status + 10, fmt::format(R"("extendedResourceClaimStatus":{{"resourceClaimName":"{}","requestMappings":[)"
+                                             R"({{"containerName":"main","resourceName":"nvidia.com/gpu","requestName":"container-0-request-0"}}]}},)",
+                                             special));
 }
 
 }  // namespace gpusched::testing

@@ -40,4 +40,9 @@ std::string TemplateClaimPod(const std::string& name, const std::string& claim, 
 std::string GeneratedClaim(const std::string& name, const std::string& pod, const std::string& spec,
                            const std::vector<std::string>& allocated = {});
 
+// A pod (uid = name, namespace ml) asking limits nvidia.com/gpu: `gpus`, pending or bound (Running)
+// to `node`; with `special`, its status.extendedResourceClaimStatus names that special claim, as
+// kube-scheduler's PreBind writes it (KEP 5004).
+std::string ExtendedGpuPod(const std::string& name, int64_t gpus, const std::string& node = "", const std::string& special = "");
+
 }  // namespace gpusched::testing

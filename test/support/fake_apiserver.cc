@@ -487,6 +487,10 @@ class FakeApiServer::Impl {
         std::string path = target.substr(0, target.find('?'));
         for (Fault& f : faults_) {
           if (f.count > 0 && f.method == method && path.starts_with(f.path_prefix)) {
+            if (f.skip > 0) {
+              --f.skip;
+              break;
+            }
             --f.count;
             fault = f;
             break;
@@ -580,7 +584,7 @@ class FakeApiServer::Impl {
     if (method == "POST" && resource == "resourceclaims" && name.empty()) return CreateLocked(resource, ns, body);
     if (method == "DELETE" && resource == "resourceclaims" && !name.empty() && sub.empty()) return DeleteLocked(resource, ns, name);
     if (method == "POST" && resource == "pods" && sub == "binding") return BindLocked(ns, name, body);
-    if (method == "POST" && resource == "pods" && sub == "eviction") return EvictLocked(ns, name, body);
+    if (method == "POST" && resource == "pods" && sub == "eviction") return EvictLocked(ns, name, body, t.query["dryRun"] == "All");
     if (method == "POST" && resource == "events" && name.empty()) {
       Document d;
       d.Parse(body.c_str());
@@ -786,11 +790,14 @@ class FakeApiServer::Impl {
     return {200, WithKind(resource, StoreLocked(resource, current))};
   }
 
-  // policy/v1 Eviction, as the API server's eviction storage does it: the UID precondition, then
-  // every PodDisruptionBudget of the namespace whose matchLabels select the pod must allow a
-  // disruption (429 otherwise); each such budget's status.disruptionsAllowed is taken down by one,
-  // and the pod is deleted (gracefully: with finalizers it only gets its deletionTimestamp).
-  Reply EvictLocked(const std::string& ns, const std::string& name, const std::string& body) {
+  // policy/v1 Eviction, as the API server's eviction storage (pkg/registry/core/pod/storage/
+  // eviction.go) does it: the UID precondition; a pod that is Pending, Succeeded, Failed or
+  // already terminating is deleted without looking at budgets; otherwise the budgets of the
+  // namespace whose selector selects the pod (policy/v1: an empty selector selects every pod, a
+  // missing one none) are counted: more than one is a 500, one that allows no disruption a 429,
+  // and one that allows it is taken down by one. With dryRun (the query or deleteOptions.dryRun
+  // ["All"]) everything is checked and nothing changed.
+  Reply EvictLocked(const std::string& ns, const std::string& name, const std::string& body, bool dry_run_query) {
     Document e;
     e.Parse(body.c_str());
     if (e.HasParseError() || !e.IsObject()) return {400, StatusJson(400, "BadRequest", "malformed Eviction")};
@@ -800,46 +807,76 @@ class FakeApiServer::Impl {
     Document pod;
     pod.Parse(it->second.c_str());
     std::string want_uid;
-    if (e.HasMember("deleteOptions") && e["deleteOptions"].IsObject()) want_uid = Str(e["deleteOptions"], "preconditions", "uid");
+    bool dry_run = dry_run_query;
+    if (e.HasMember("deleteOptions") && e["deleteOptions"].IsObject()) {
+      const Value& options = e["deleteOptions"];
+      want_uid = Str(options, "preconditions", "uid");
+      if (options.HasMember("dryRun") && options["dryRun"].IsArray()) {
+        for (const Value& d : options["dryRun"].GetArray()) dry_run = dry_run || (d.IsString() && std::string_view(d.GetString()) == "All");
+      }
+    }
     if (!want_uid.empty() && want_uid != Str(pod, "metadata", "uid")) {
       return {409, StatusJson(409, "Conflict", fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
                                                            want_uid, Str(pod, "metadata", "uid")))};
     }
+    std::string phase = Str(pod, "status", "phase");
+    bool ignore_budgets = phase == "Pending" || phase == "Succeeded" || phase == "Failed" || !Str(pod, "metadata", "deletionTimestamp").empty();
     std::vector<Document> budgets;
     for (const auto& [key, json] : objects_["poddisruptionbudgets"]) {
+      if (ignore_budgets) break;
       Document b;
       b.Parse(json.c_str());
-      if (Str(b, "metadata", "namespace") != ns || !Selects(b, pod)) continue;
+      if (Str(b, "metadata", "namespace") == ns && Selects(b, pod)) budgets.push_back(std::move(b));
+    }
+    if (budgets.size() > 1) {
+      return {500, StatusJson(500, "InternalError",
+                              "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")};
+    }
+    for (Document& b : budgets) {
       const Value* allowed = b.HasMember("status") && b["status"].IsObject() && b["status"].HasMember("disruptionsAllowed")
                                  ? &b["status"]["disruptionsAllowed"]
                                  : nullptr;
       if (allowed == nullptr || !allowed->IsInt() || allowed->GetInt() < 1) {
         return {429, StatusJson(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.")};
       }
-      budgets.push_back(std::move(b));
-    }
-    for (Document& b : budgets) {
-      b["status"]["disruptionsAllowed"].SetInt(b["status"]["disruptionsAllowed"].GetInt() - 1);
+      if (dry_run) continue;
+      b["status"]["disruptionsAllowed"].SetInt(allowed->GetInt() - 1);
       StoreLocked("poddisruptionbudgets", b);
     }
+    if (dry_run) return {201, StatusJson(201, "", "")};
     Reply deleted = DeleteLocked("pods", ns, name);
     if (deleted.status != 200) return deleted;
     return {201, StatusJson(201, "", "")};
   }
 
-  // True if budget `b`'s spec.selector.matchLabels (non-empty) all hold on `pod`'s labels.
+  // True if budget `b`'s spec.selector selects `pod` as policy/v1 reads it: a missing selector
+  // none, an empty one every pod; matchLabels and matchExpressions (In, NotIn, Exists,
+  // DoesNotExist) all hold.
   static bool Selects(const Document& b, const Document& pod) {
     if (!b.HasMember("spec") || !b["spec"].IsObject() || !b["spec"].HasMember("selector")) return false;
     const Value& sel = b["spec"]["selector"];
-    if (!sel.IsObject() || !sel.HasMember("matchLabels") || !sel["matchLabels"].IsObject() || sel["matchLabels"].ObjectEmpty()) {
-      return false;
-    }
+    if (!sel.IsObject()) return false;
     const Value& meta = pod["metadata"];
-    if (!meta.HasMember("labels") || !meta["labels"].IsObject()) return false;
-    for (const auto& m : sel["matchLabels"].GetObject()) {
-      auto l = meta["labels"].FindMember(m.name);
-      if (l == meta["labels"].MemberEnd() || !l->value.IsString() || !m.value.IsString() ||
-          std::string_view(l->value.GetString()) != m.value.GetString()) {
+    auto label = [&](const Value& key) -> const Value* {
+      if (!meta.HasMember("labels") || !meta["labels"].IsObject()) return nullptr;
+      auto l = meta["labels"].FindMember(key);
+      return l == meta["labels"].MemberEnd() ? nullptr : &l->value;
+    };
+    if (sel.HasMember("matchLabels") && sel["matchLabels"].IsObject()) {
+      for (const auto& m : sel["matchLabels"].GetObject()) {
+        const Value* l = label(m.name);
+        if (l == nullptr || !l->IsString() || !m.value.IsString() || std::string_view(l->GetString()) != m.value.GetString()) return false;
+      }
+    }
+    if (!sel.HasMember("matchExpressions") || !sel["matchExpressions"].IsArray()) return true;
+    for (const Value& x : sel["matchExpressions"].GetArray()) {
+      const Value* l = label(x["key"]);
+      std::string op = x["operator"].GetString();
+      bool in = false;
+      if (l != nullptr && x.HasMember("values")) {
+        for (const Value& v : x["values"].GetArray()) in = in || std::string_view(v.GetString()) == l->GetString();
+      }
+      if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && l == nullptr) || (op == "DoesNotExist" && l != nullptr)) {
         return false;
       }
     }

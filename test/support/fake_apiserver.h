@@ -59,6 +59,7 @@ struct Fault {
   int count = 1;
   std::chrono::milliseconds delay{0};
   bool apply_first = false;  // carry the request out, then fail (the outcome is lost)
+  int skip = 0;              // the first `skip` matching requests are answered as usual
 };
 
 class FakeApiServer {

@@ -9,23 +9,31 @@
 //    "node": name | null, "gpus": [index...], "wholeGpus": n, "devices": ["driver/pool/device"...],
 //    "moves": [{"pod": "ns/name", "uid", "priority", "from", "to", "gpus": [index...],
 //               "wholeGpus": n, "devices": [...], "usesBudget": bool}],
-//    "fragmentedPct": {"before", "after"}, "reason": "",
+//    "fragmentedPct": {"before", "after"}, "reason": "", "notJudged": "",
 //    "applied": null | [{"pod": "ns/name", "evicted": bool, "error": ""}], "held": bool}
 // "gpus" are the device indices an mGPU pod gets on its node; a whole-GPU pod gets "wholeGpus"
 // of them and the device plugin picks which; a pod with ResourceClaims (placement/dra_defrag.h)
 // gets "devices", those its claims are allocated.
 //
-// Applying a plan (a live cluster only): first the GPUs the plan gives the pending pod are held
-// for it (if they cannot be, nothing is evicted, and "applied" lists the pending pod with the
-// error), then move by move, in order: the target GPUs are held for the next pod of the moved
-// pod's controller (its replacement gets a new name and UID), and the pod is evicted through the
-// Eviction API, where the API server honours PodDisruptionBudgets. The first failure stops it: a
-// pod without a controller (nothing would recreate it), a hold that no longer fits, an eviction
-// refused; that move's hold and the pending pod's are dropped, the moves made stay made. Holds
-// end when their pod binds there, or after the hold time. With a publisher each hold is also
-// written to its node (the annotation gpusched.io/holds, against the resourceVersion it was
-// checked on), so that every replica keeps the GPUs; a node changed meanwhile is checked again,
-// a hold that cannot be written stops the plan before its eviction.
+// "notJudged" names the pending pod's constraints gpusched does not judge (required pod affinity
+// or anti-affinity, topology spread): kube-scheduler decides those. Plans follow
+// placement/move_rules.h: which pods may move, and where they and the pending pod may land.
+//
+// Applying a plan (a live cluster only) checks everything it depends on before its first
+// eviction: every move has a controller and passes a dry-run eviction (the Eviction API with
+// dryRun: [All], which checks the PodDisruptionBudgets), then the GPUs the plan gives the
+// pending pod are held for it, then the target GPUs of every move are held for the next pod of
+// the moved pod's controller (its replacement gets a new name and UID). If any of these fails,
+// nothing is evicted, every hold made is dropped, and "applied" lists the pod that stopped it
+// with the error and every move as not evicted. Then the pods are evicted in order. An eviction
+// refused now (a budget used up meanwhile) stops the plan: the moves made stay made, the pending
+// pod keeps its hold, the holds of the moves not made are dropped, and "applied" lists each move
+// as evicted or not. Holds end when their pod binds there, or after the hold time. With a
+// publisher each hold is also written to its node (the annotation gpusched.io/holds, against the
+// resourceVersion it was checked on), so that every replica keeps the GPUs; a node changed
+// meanwhile is checked again. A pod body without metadata.uid names the pod gpusched knows by
+// namespace and name; applying for a pod it does not know is refused (400).
+
 #pragma once
 
 #include <chrono>

@@ -11,21 +11,36 @@
 //   gpusched's bind, which kube-scheduler assumed first). Never a hold for a nominated pod, never a
 //   booking of another replica: kube-scheduler resolves every UID answered against its own cache
 //   and fails the whole preemption on one it cannot find.
-// - kube-scheduler's own victims stay only where its own checks need them (CPU, memory, pod
-//   count, other resources: placement/resource_fit.h): each is given back, in decreasing priority,
-//   if the pod still fits those without it. Where the node lists no allocatable, those holding
-//   GPUs there are dropped (they free no GPU the pod can use) and the rest kept.
+// - kube-scheduler takes the answer as the whole and final victim list of each node
+//   (preemption.go callExtenders), so its own victims all stay but those gpusched may give back:
+//   a pod that holds GPUs of the kind the preemptor gets on that node (device plugin, mGPU, or
+//   nvidia-dra for claims and extended resources DRA serves there) and that nothing ties to the
+//   preemptor through a filter gpusched does not model (placement/pod_relations.h: no host port
+//   the preemptor asks for, no required affinity or anti-affinity term of either pod selecting the
+//   other, not counted by the preemptor's DoNotSchedule topology spread, no volume a volume
+//   filter reads). Such a victim is given back, in decreasing priority, if the preemptor still
+//   fits the node's CPU, memory, pod count and other resources without it
+//   (placement/resource_fit.h, counting the pods nominated to the node with equal or higher
+//   priority but the preemptor, as RunFilterPluginsWithNominatedPods does). Where the node lists
+//   no allocatable they are all given back; where the preemptor does not fit even with all of
+//   them gone (the views differ), none is. This may evict more than kube-scheduler strictly
+//   needs; it never evicts less.
+// - gpusched's own victims are never pods the preemptor's required pod affinity selects.
+// - A node where the preemptor's nodeSelector, required node affinity or tolerations refuse it
+//   (placement/node_fit.h) is dropped: no eviction there can help.
 // - PodDisruptionBudgets: candidates whose eviction violates one are given back first, and
 //   NumPDBViolations counts the violations of exactly the victims answered.
-// - A node where the pod fits without evicting anything is answered with kube-scheduler's victims
-//   when it offered some, and dropped when it offered none (a placeholder candidate: an answer
-//   with no victims is an error to kube-scheduler).
+// - A node where the pod fits gpusched's GPU rules without evicting anything is answered with
+//   kube-scheduler's victims that remain, and dropped when none remain (an answer with no
+//   victims is an error to kube-scheduler).
 // - Pods with ResourceClaims: victims are chosen among the pods reserving the claims that hold
 //   devices the node can use (placement/dra_victims.h), with the same rules; a pod whose claims
 //   do not exist yet fits nowhere. kube-scheduler's own victims are kept as above.
 // - Pods asking for no GPU and no claim: kube-scheduler's victims pass through unchanged.
-// Victims are listed by decreasing priority, then UID; a victim whose priority is not known
-// (a pod gpusched does not record) comes last, in kube-scheduler's order.
+// Every node answered has at least one victim; every victim is a pod on that node of lower
+// priority than the preemptor (gpusched's own, and kube-scheduler's). Victims are listed by
+// decreasing priority, then UID; a victim whose priority is not known (a pod gpusched does not
+// record) comes last, in kube-scheduler's order.
 //
 // Pure: the answer depends only on the arguments.
 #pragma once
@@ -75,6 +90,9 @@ class VictimChooser {
   // Why the pod cannot be placed anywhere yet (its claims do not exist), or "".
   std::string problem() const { return dra_ ? dra_->problem() : ""; }
   placement::VictimChoice Choose(const placement::NodeState& node, const placement::VictimRules& rules);
+  // The mode of the GPUs the pod gets on `node`: nvidia-dra for claims and for extended resources
+  // DRA serves there, else the device plugin's (ModeServing of its request).
+  NodeMode ModeOn(const placement::NodeState& node);
 
  private:
   const placement::PodRequest& request_;

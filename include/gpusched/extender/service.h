@@ -77,7 +77,7 @@ class Service {
   size_t SweepClaims() const;
   // Returns /debug/inventory: every node (or only `node` when non-empty) with its mode, state,
   // GPUs, usage, allocations and blockers.
-  std::string DebugInventory(std::string_view node) const;
+  std::string DebugInventory(std::string_view node, bool compact = false) const;
 
   const ServiceOptions& options() const { return options_; }
 

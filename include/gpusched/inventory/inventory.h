@@ -68,8 +68,9 @@ struct InventoryOptions {
   // from a booking to the pod's bind event reaching every replica. Default: 5 minutes.
   std::chrono::seconds booking_ttl{300};
   // How long GPUs stay held for a pod nominated to a node after preemption (nomination.h) if it
-  // neither binds nor loses its nomination: the victims' graceful termination and the pod's
-  // retry must fit in it. Default: 5 minutes.
+  // neither binds nor loses its nomination, counted from when the last pod terminating on the node
+  // (its victims, whatever their grace period) is gone: the pod's retry must fit in it.
+  // Default: 5 minutes.
   std::chrono::seconds nomination_ttl{300};
   // The time of assume_ttl (monotonic) and booking_ttl (wall: bookings carry the writer's wall
   // time). Not owned; must outlive the inventory. Default: RealClock().
@@ -199,9 +200,10 @@ class Inventory {
   Status SwapDraStateLocked(const dra::ClusterStatePtr& base, dra::ClusterStatePtr next, std::vector<Pod> pods) GPUSCHED_REQUIRES(mu_);
   // The parts of ApplyLocked. Each adds the nodes whose state must be rebuilt to *touched and
   // returns whether anything changed.
-  bool ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec) GPUSCHED_REQUIRES(mu_);
+  // *remode gets the nodes new or with another mode label or allocatable (ServedThroughDra's inputs).
+  bool ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* touched, std::set<std::string>* respec,
+                        std::set<std::string>* remode) GPUSCHED_REQUIRES(mu_);
   bool ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  bool ApplyDraLocked(dra::ClusterStatePtr state, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Records what the cluster reports of `pod`. A bound pod whose GPUs the ledger then holds as
   // observed, without claims or a spec error, keeps no pod record: its allocation names it
   // (uid, namespace, name, node), and at 300,000 bound pods a record each costs over 100 MB.
@@ -243,6 +245,8 @@ class Inventory {
   // the moved pod itself (its own hold first, else the oldest). Annotated holds it uses, anywhere,
   // are found by the rebuild (WithChangedHoldNodesLocked).
   void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
+  // True if a pod bound to `node` is terminating (a preemption's victims still leaving).
+  bool VictimsLeavingLocked(std::string_view node) const GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
   bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);
   // The shared copy of `pod`'s namespace and labels (one per distinct set).
@@ -257,10 +261,21 @@ class Inventory {
   std::string NodeOfLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // ObservePodLocked's work, without keeping allocation_only_ (its caller does).
   void ObserveLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  // True if the pod's GPU resources come through a special claim (KEP 5004): kube-scheduler
-  // recorded one, or it is bound to an nvidia-dra node where DRA serves them
-  // (dra/extended_resources.h). Then it holds what the claim holds, never device-plugin GPUs.
+  // True if the pod's GPU resources come through a special claim (KEP 5004): a pending pod whose
+  // status names one; a bound pod whose named claim is allocated, or whose named claim is not
+  // (yet) allocated or whose bind by this gpusched the cluster does not show yet, on a node where
+  // DRA serves them (dra/extended_resources.h). Then it holds what the claim holds, never
+  // device-plugin GPUs. A pod the cluster shows bound without a named claim never does.
   bool ExtendedThroughDraLocked(const Pod& pod, const placement::PodRequest& request) const GPUSCHED_REQUIRES(mu_);
+  // True if what a bound pod holds depends on objects other than itself (its claims, its special
+  // claim and node, or this gpusched's bind): such a pod keeps its record, and is observed again
+  // when those objects change, so that the order objects arrive in never changes the inventory.
+  bool DependsOnOthersLocked(const Pod& pod) const GPUSCHED_REQUIRES(mu_);
+  // Observes again the recorded pods that DependsOnOthersLocked, but those in `skip`: all of them
+  // if the DRA objects changed, else those whose special claim is judged by their node and that
+  // are bound to one of `nodes`.
+  void ReobserveLocked(bool dra_changed, const std::set<std::string>& nodes, const std::set<std::string>& skip,
+                       std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // True if `uid` is known by its observed allocation alone (no pod record).
   bool AllocationOnlyLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
@@ -310,9 +325,14 @@ class Inventory {
   // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
   // Pending pods nominated to a node after preemption, by UID, with when the nomination was seen.
+  // A pending pod nominated to a node. Every one counts against the node's other resources for
+  // pods of lower or equal priority (NodeState::nominated); one asking for GPUs (`gpus`) holds
+  // them too. `since`: when it was nominated, or last saw a pod terminating on its node (its
+  // victims leaving), for nomination_ttl.
   struct Nomination {
     Pod pod;
     std::chrono::steady_clock::time_point since;
+    bool gpus = false;
   };
   std::map<std::string, Nomination, std::less<>> nominations_ GPUSCHED_GUARDED_BY(mu_);
   // GPUs held for the replacements of pods a defrag move evicted, and for the pods their moves

@@ -20,7 +20,7 @@ class ApiEvictor : public extender::PodEvictor {
   explicit ApiEvictor(ApiClient* client, std::chrono::milliseconds timeout = std::chrono::milliseconds(3000))
       : client_(client), timeout_(timeout) {}
 
-  Status Evict(const std::string& ns, const std::string& name, const std::string& uid) override;
+  Status Evict(const std::string& ns, const std::string& name, const std::string& uid, bool dry_run) override;
 
  private:
   ApiClient* const client_;

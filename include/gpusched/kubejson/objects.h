@@ -31,6 +31,10 @@ StatusOr<Pod> DecodePod(const rapidjson::Value& v, std::string_view path);
 // leaves `out` unchanged. Errors: InvalidArgument naming the field and the value.
 Status ReadPriority(const rapidjson::Value& spec, const std::string& path, int32_t* out);
 
+// Reads a metav1.LabelSelector (matchLabels, matchExpressions) at `path`. Errors: InvalidArgument
+// naming the field and the value (an operator Kubernetes does not define, a wrong type).
+Status ReadLabelSelector(const rapidjson::Value& selector, const std::string& path, LabelSelector* out);
+
 // Returns the Node in `v`. Errors only for a non-object or a missing metadata.name.
 StatusOr<Node> DecodeNode(const rapidjson::Value& v, std::string_view path);
 

@@ -13,6 +13,7 @@
 
 #include "gpusched/model/allocation.h"
 #include "gpusched/model/gpu.h"
+#include "gpusched/model/pod_constraints.h"
 #include "gpusched/model/resource_list.h"
 
 namespace gpusched {
@@ -71,6 +72,8 @@ struct Node {
   std::string gpu_product;                          // label nvidia.com/gpu.product, informational
   std::map<std::string, std::string, std::less<>> labels;  // every label (DRA node selectors)
   NodeAllocatable allocatable;
+  // spec.unschedulable, spec.taints and the Ready condition (placement/node_fit.h).
+  NodeSchedulability schedulability;
   // status.allocatable but the three GPU resources (resource_list.h units; "pods" is the pod
   // count): what kube-scheduler's NodeResourcesFit checks besides GPUs, for preemption.
   ResourceList other_allocatable;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpusched/model/disruption_budget.h"
+#include "gpusched/model/pod_constraints.h"
 #include "gpusched/model/resource_list.h"
 
 namespace gpusched {
@@ -82,6 +83,8 @@ struct Pod {
   ResourceList overhead;       // spec.overhead (RuntimeClass)
   ResourceList pod_requests;   // spec.resources.requests (pod-level resources): cpu and memory
   Labels labels;               // metadata.labels: PodDisruptionBudgets select by them
+  // Where it may run and what it shares with its neighbours (node_fit.h, preemption.h).
+  PodConstraints constraints;
   // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
   AnnotationMap annotations;
   // Non-empty when a field gpusched needs could not be read (a GPU quantity that is not a whole

@@ -18,11 +18,14 @@
 // compute that the workload cannot use, fragmentation.h) is above the target, the single move
 // that lowers it most is taken, from the most fragmented nodes to any node that takes the pod.
 //
-// Never moved: a pod whose eviction would violate a PodDisruptionBudget (counted over the whole
-// plan, as the API server's eviction would), a pod recreated on its own node (a DaemonSet's, a
-// static pod's mirror), a terminating pod, a booking kube-scheduler does not
-// know, a DRA allocation (dra_defrag.h plans those pods), a pod already moved. Never used: a node that is not ready (switching,
-// invalid, inconsistent) or of another mode; holds for nominated pods stay held.
+// Never moved: a pod move_rules.h never moves (terminating, unknown to kube-scheduler, no
+// controller or one that recreates it on its node, pod relations gpusched cannot judge, covered
+// by more than one PodDisruptionBudget), a pod whose eviction would violate a
+// PodDisruptionBudget (counted over the whole plan, as the Eviction API counts them), a DRA
+// allocation (dra_defrag.h plans those pods), a pod already moved. Never used: a node that is not
+// ready (switching, invalid, inconsistent) or of another mode; holds for nominated pods stay held.
+// Every move lands, and the pending pod stays, only where move_rules.h's LandingProblem allows
+// (Ready, node selection, CPU, memory and other resources as the moves leave the nodes).
 //
 // Pure: the plan depends only on the arguments. Not thread-safe (one per request).
 #pragma once
@@ -36,6 +39,7 @@
 
 #include "gpusched/model/allocation.h"
 #include "gpusched/model/disruption_budget.h"
+#include "gpusched/model/pod.h"
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/pod_request.h"
 #include "gpusched/placement/policy.h"
@@ -72,6 +76,9 @@ struct DefragPlan {
   double frag_before_pct = 0;    // the cluster's FGD fragmentation before and after the moves
   double frag_after_pct = 0;
   std::string reason;            // why no plan (or a partial one) was found; "" when fits
+  // The pending pod's constraints gpusched did not judge (node_fit.h's UnjudgedRelations):
+  // kube-scheduler decides those when the pod is scheduled; "" when none.
+  std::string not_judged;
 };
 
 // The GPU nodes a plan works on, with what it weighs of their pods. `nodes` must outlive the
@@ -86,10 +93,10 @@ struct DefragInput {
 // nodes, for `workload` (0 for an empty workload or no such node).
 double FragmentedPct(const std::vector<const NodeState*>& nodes, const scoring::TargetWorkload& workload);
 
-// The plan that makes room for `request` (of the pod `pod_uid`) with the fewest moves, at most
+// The plan that makes room for `request` (AnalyzePod of the pending `pod`, whose node selection
+// and other requests are judged too: move_rules.h) with the fewest moves, at most
 // options.max_moves. REQUIRES: request.kind is kWholeGpu or kMgpu and request.valid().
-DefragPlan MakeRoom(const PodRequest& request, std::string_view pod_uid, const DefragInput& input,
-                    const DefragOptions& options);
+DefragPlan MakeRoom(const PodRequest& request, const Pod& pod, const DefragInput& input, const DefragOptions& options);
 
 // The moves, at most options.max_moves, that bring the fragmentation to `target_pct` or as near as
 // single moves that each lower it can.

@@ -13,11 +13,12 @@
 // node the planner ranks best for it. Nodes are tried by fewest moves, then fewer moves that use
 // a PodDisruptionBudget's allowance, then lower top priority, then name.
 //
-// Never moved: a pod whose eviction would violate a PodDisruptionBudget (counted over the plan), a
-// pod recreated on its own node (a DaemonSet's, a static pod's mirror), a terminating pod, a booking kube-scheduler does not know, and a pod holding a claim that was not
-// generated for it from a template or that another pod shares. A named claim outlives its pod:
-// it stays allocated until the pod object is gone, so the replacement, which names the same
-// claim, would be sent back to the same node.
+// Never moved: a pod move_rules.h never moves, a pod whose eviction would violate a
+// PodDisruptionBudget (counted over the plan, as the Eviction API counts them), and a pod holding
+// a claim that was not generated for it from a template or that another pod shares. A named
+// claim outlives its pod: it stays allocated until the pod object is gone, so the replacement,
+// which names the same claim, would be sent back to the same node. Moves land, and the pending
+// pod stays, only where move_rules.h's LandingProblem allows.
 //
 // Pure: the plan depends only on the arguments.
 #pragma once
@@ -39,11 +40,15 @@ struct DraDefragInput {
   const dra::ClusterState* state = nullptr;
   dra::cel::ProgramCache* programs = nullptr;
   DraOptions dra;
+  // The pending pod's special claim (KEP 5004, dra/extended_resources.h) when its extended
+  // resources are what it asks of DRA: then only the nodes where DRA serves them are weighed.
+  const dra::ResourceClaim* special = nullptr;
 };
 
 // The plan that makes room for `pod`'s claims with the fewest moves, at most options.max_moves.
 // The plan's placement and each move's are RequestKind::kDra with the devices
-// ("driver/pool/device") their claims get. REQUIRES: the pod has ResourceClaims.
+// ("driver/pool/device") their claims get. REQUIRES: the pod has ResourceClaims, or
+// input.special is its special claim.
 DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& input, const DefragOptions& options);
 
 }  // namespace gpusched::placement

@@ -119,6 +119,10 @@ struct NodeState {
   // Every bound, non-terminal pod's use of the node besides GPUs (node_uses.h), GPU pods or
   // not, for kube-scheduler's NodeResourcesFit in preemption; shared between states. Null: none.
   std::shared_ptr<const NodeUses> uses;
+  // Pending pods nominated to this node (status.nominatedNodeName), GPU pods or not: what they
+  // ask besides GPUs counts against pods of lower or equal priority, as kube-scheduler's
+  // RunFilterPluginsWithNominatedPods counts it (resource_fit.h). Empty: none.
+  std::vector<PodUse> nominated;
   // The namespace, labels and controller of bound pod `uid` (from uses), or nullptr.
   const PodLabels* LabelsOf(std::string_view uid) const {
     const PodUse* use = uses != nullptr ? uses->Find(uid) : nullptr;

@@ -14,7 +14,9 @@
 //
 // A pod with ResourceClaims holds the devices its claims would get there (the DRA planner's
 // ranked choice, as owner mode's bind writes it), freed of the claims that only pods being
-// deleted reserve (dra_victims.h); the DRA planner takes them for the pods the hold binds.
+// deleted reserve (dra_victims.h); the DRA planner takes them for the pods the hold binds. So
+// does a pod whose extended resources DRA serves on an nvidia-dra node (KEP 5004): the devices
+// its special claim would get there (dra/extended_resources.h).
 //
 // Pure: results depend only on the arguments.
 #pragma once
@@ -36,8 +38,8 @@ namespace gpusched::placement {
 // REQUIRES: `state` was built by BuildNodeState* and has no holds yet.
 void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, NodeState* state);
 
-// Adds to `state` a hold for each of `nominated` that asks for devices through claims alone and
-// fits (see above), after the holds `state` has. `dra`, `programs` and `options`: the DRA
+// Adds to `state` a hold for each of `nominated` that asks for devices through claims alone, or
+// through a special claim on this node, and fits (see above), after the holds `state` has. `dra`, `programs` and `options`: the DRA
 // planner's inputs.
 void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* programs, const DraOptions& options,
                          std::span<const Pod* const> nominated, NodeState* state);

@@ -37,6 +37,7 @@ enum class Reject {
   kComputePolicy,  // mGPU compute policies differ
   kInsufficient,   // not enough free GPU (or the search budget ran out)
   kInvalidRequest, // the pod's own request is at fault (a DRA selector that does not compile, ...)
+  kNodeFit,        // kube-scheduler's other filters refuse the pod there (node_fit.h); explain only
   kUnknownNode,    // not in the inventory; keep last
 };
 inline constexpr size_t kRejectKinds = static_cast<size_t>(Reject::kUnknownNode) + 1;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,12 +27,19 @@ class ResourceFit {
   // The pod asking `request` on `node`, with every pod of node.uses still there.
   ResourceFit(const NodeState& node, const ResourceList& request);
 
+  // Counts the pods nominated to the node (node.nominated) that kube-scheduler counts for a pod
+  // `uid` of `priority`: those of equal or higher priority, but the pod itself and pods the node's
+  // uses already hold (a pod being bound is nominated too, since KEP-5278).
+  void CountNominated(std::string_view uid, int32_t priority);
   // Takes a use of node.uses off the node (a victim), or puts it back.
   void Remove(const PodUse& use) { Move(use, -1); }
   void Restore(const PodUse& use) { Move(use, 1); }
   // Returns true if the pod fits the node's other resources as they are now (always, when the
   // node's allocatable is not known).
   bool Fits() const;
+  // Why the pod does not fit ("cpu: asks 8000m, 0m of 4000m free", "pods: 110 of 110 used"), or
+  // "" when it does.
+  std::string Why() const;
   // Returns true if the node's allocatable is known (it lists any resource besides GPUs).
   bool known() const { return !node_.node.other_allocatable.empty(); }
   // Returns the use of pod `uid` on the node, or nullptr.

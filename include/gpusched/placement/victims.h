@@ -55,6 +55,12 @@ struct VictimRules {
   // True if evicting the pod would violate a PodDisruptionBudget; null: none would. Called once
   // per candidate, in decreasing priority then UID, so that it can use budgets up in that order.
   std::function<bool(const Allocation&)> violates_pdb;
+  // True if pod `uid` must stay whatever it holds: evicting it would break a constraint of the
+  // pending pod that gpusched does not judge (a pod its required affinity selects). Null: none.
+  std::function<bool(std::string_view uid)> keeps;
+  // True if pod `uid` leaves anyway (a victim the caller must answer whatever gpusched chooses):
+  // the choice is made on the node without it, and it is not among the victims chosen. Null: none.
+  std::function<bool(std::string_view uid)> leaving;
 };
 
 struct VictimChoice {

@@ -1,0 +1,149 @@
+// Inventory, continued: what the cluster reports of pods, read into the ledger. A pod's meaning
+// never depends on the order objects arrive in: a pod whose GPUs depend on other objects (its
+// claims, its special claim and node) keeps its record and is read again when they change.
+#include "gpusched/inventory/inventory.h"
+
+#include <algorithm>
+
+#include "gpusched/dra/extended_resources.h"
+#include "gpusched/placement/allocation_record.h"
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::inventory {
+
+void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
+  std::string uid = pod.uid;
+  if (pod.bound() || pod.terminal()) EndNominationLocked(uid, touched);
+  std::string before = NodeOfLocked(uid);
+  // Newly seen bound (by kube-scheduler or a peer, whose booking may have come first): a defrag
+  // hold for it ends. A pod seen again where it was (a claim change re-observes them all) is not
+  // a replacement.
+  const Allocation* booked = ledger_.Find(uid);
+  bool newly = before != pod.node_name || (booked != nullptr && booked->origin == AllocationOrigin::kBooked);
+  if (pod.bound() && !pod.terminal() && newly) UseHoldLocked(pod, pod.node_name, touched);
+  if (!before.empty() && before != pod.node_name) DropUseLocked(uid, before, touched);
+  TrackUseLocked(pod, touched);
+  bool was = AllocationOnlyLocked(uid);
+  ObserveLocked(std::move(pod), touched);
+  allocation_only_ = allocation_only_ - (was ? 1 : 0) + (AllocationOnlyLocked(uid) ? 1 : 0);
+}
+
+bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodRequest& request) const {
+  if (request.kind == RequestKind::kNone && pod.extended_resource_claim.empty()) return false;
+  if (!pod.bound()) return !pod.extended_resource_claim.empty();
+  if (!pod.extended_resource_claim.empty()) {
+    // The special claim its status names holds its GPUs, if allocated; one not seen yet, or left
+    // unallocated by an attempt on another node, is judged by the node it is bound to.
+    const dra::ResourceClaim* c = dra_state_->FindClaim(pod.namespace_name, pod.extended_resource_claim);
+    if (c != nullptr && c->allocation) return true;
+  } else if (!committed_bare_.contains(pod.uid)) {
+    // kube-scheduler names the special claim in the pod's status before it binds the pod: a pod
+    // the cluster shows bound without one holds device-plugin GPUs, whatever its node's mode
+    // became since (a mode switch waits for it).
+    return false;
+  }
+  auto it = nodes_.find(pod.node_name);
+  return it != nodes_.end() && dra::ServedThroughDra(pod, it->second.spec, dra_state_->classes());
+}
+
+bool Inventory::DependsOnOthersLocked(const Pod& pod) const {
+  return pod.bound() && !pod.terminal() && (!pod.resource_claims.empty() || !pod.extended_resource_claim.empty() ||
+                                            committed_bare_.contains(pod.uid));
+}
+
+void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
+  const Allocation* existing = ledger_.Find(pod.uid);
+  placement::PodRequest request = placement::AnalyzePod(pod);
+  if (pod.terminal()) gone_[pod.uid] = options_.clock->Now();
+  bool through_dra = ExtendedThroughDraLocked(pod, request);
+  bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone && !through_dra;
+  std::vector<std::string> dra_devices;
+  if (!holds && pod.bound() && !pod.terminal() && (!pod.resource_claims.empty() || through_dra)) {
+    // A pod holding GPUs through its claims: a GPU pod of the nvidia-dra mode.
+    for (std::string& d : dra_state_->DevicesOf(pod)) {
+      std::string_view driver = std::string_view(d).substr(0, d.find('/'));
+      if (std::find(options_.dra_gpu_drivers.begin(), options_.dra_gpu_drivers.end(), driver) != options_.dra_gpu_drivers.end()) {
+        dra_devices.push_back(std::move(d));
+      }
+    }
+    holds = !dra_devices.empty();
+  }
+  if (holds) {
+    Allocation observed = placement::RecordedAllocation(pod, request);
+    if (!dra_devices.empty()) {
+      observed.mode = NodeMode::kNvidiaDra;
+      observed.placement.kind = RequestKind::kDra;
+      observed.placement.devices = std::move(dra_devices);
+    }
+    if (existing != nullptr && existing->node_name == observed.node_name) {
+      // The cluster caught up with a bind of ours. If its copy of the pod lacks the result
+      // annotations (a snapshot taken before the bind), our booking knows the GPUs.
+      bool unindexed = std::any_of(observed.placement.containers.begin(), observed.placement.containers.end(),
+                                   [](const ContainerAssignment& c) { return c.gpu_indices.empty(); });
+      if (unindexed && existing->placement.kind == observed.placement.kind) {
+        observed.placement = existing->placement;
+        for (const auto& [key, value] : placement::ResultAnnotations(existing->placement)) {
+          pod.annotations.emplace(key, value);
+        }
+      }
+    }
+    if (existing != nullptr) touched->insert(existing->node_name);
+    touched->insert(observed.node_name);
+    committed_at_.erase(pod.uid);
+    booked_at_ms_.erase(pod.uid);
+    ledger_.Put(std::move(observed));
+    // Known by its allocation alone from now on, unless a change of other objects must observe it
+    // again or its record names an error.
+    if (!DependsOnOthersLocked(pod) && pod.spec_error.empty()) {
+      ErasePodLocked(pod.uid);
+      return;
+    }
+  } else if (existing != nullptr) {
+    bool in_flight = existing->origin != AllocationOrigin::kObserved && !pod.bound() && !pod.terminal();
+    if (in_flight && existing->origin == AllocationOrigin::kCommitted) {
+      auto at = committed_at_.find(pod.uid);
+      in_flight = at != committed_at_.end() && options_.clock->Now() - at->second <= options_.assume_ttl;
+    } else if (in_flight) {
+      auto at = booked_at_ms_.find(pod.uid);
+      in_flight = at != booked_at_ms_.end() && BookingFreshLocked(at->second);
+    }
+    if (in_flight) {
+      // A bind is ahead of the cluster's copy: keep the booking and what we recorded.
+      auto it = pods_.find(pod.uid);
+      if (it != pods_.end()) pod = it->second;
+    } else {
+      touched->insert(ledger_.Release(pod.uid));
+      committed_at_.erase(pod.uid);
+      booked_at_ms_.erase(pod.uid);
+      // A stale booking: the record carries its node and annotations; the source's copy
+      // (unbound) replaces it below.
+    }
+  }
+  PutPodLocked(std::move(pod));
+}
+
+void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
+  committed_bare_.erase(uid);
+  EndNominationLocked(uid, touched);
+  DropUseLocked(uid, NodeOfLocked(uid), touched);
+  if (AllocationOnlyLocked(uid)) --allocation_only_;
+  std::string node = ledger_.Release(uid);
+  if (!node.empty()) touched->insert(std::move(node));
+  committed_at_.erase(uid);
+  booked_at_ms_.erase(uid);
+  ErasePodLocked(uid);
+  gone_[uid] = options_.clock->Now();
+}
+
+void Inventory::ReobserveLocked(bool dra_changed, const std::set<std::string>& nodes, const std::set<std::string>& skip,
+                                std::set<std::string>* touched) {
+  std::vector<Pod> again;
+  for (const auto& [uid, pod] : pods_) {
+    if (!DependsOnOthersLocked(pod) || skip.contains(uid)) continue;
+    bool judged_by_node = !pod.extended_resource_claim.empty() || committed_bare_.contains(uid);
+    if (dra_changed || (judged_by_node && nodes.contains(pod.node_name))) again.push_back(pod);
+  }
+  for (Pod& p : again) ObservePodLocked(std::move(p), touched);
+}
+
+}  // namespace gpusched::inventory

@@ -1,0 +1,71 @@
+#include "gpusched/placement/move_rules.h"
+
+#include <fmt/format.h>
+
+#include "gpusched/placement/node_fit.h"
+#include "gpusched/placement/resource_fit.h"
+
+namespace gpusched::placement {
+namespace {
+
+const std::vector<const PodUse*> kNone;
+
+const std::vector<const PodUse*>& On(const std::map<std::string, std::vector<const PodUse*>, std::less<>>& m, std::string_view node) {
+  auto it = m.find(node);
+  return it == m.end() ? kNone : it->second;
+}
+
+}  // namespace
+
+std::string RefusedPods::Text() const {
+  std::string out;
+  for (const auto& [reason, uids] : by_reason_) {
+    out += fmt::format("{} {} pod{} ({})", out.empty() ? "; not moved:" : ",", uids.size(), uids.size() == 1 ? "" : "s", reason);
+  }
+  return out;
+}
+
+std::string WhyNotMovable(const NodeState& node, const Allocation& a, const std::vector<DisruptionBudget>* budgets) {
+  if (a.terminating) return "terminating";
+  if (!a.problem.empty()) return "its allocation cannot be read";
+  if (a.origin != AllocationOrigin::kObserved && a.origin != AllocationOrigin::kCommitted) return "not known to kube-scheduler yet";
+  const PodLabels* labels = node.LabelsOf(a.pod_uid);
+  if (labels == nullptr || labels->controller_uid.empty()) return "no controller would recreate it";
+  if (RecreatedOnItsNode(*labels)) return fmt::format("its {} would recreate it on the same node", labels->controller_kind);
+  if (labels->constraints.HasPodRelations()) {
+    return fmt::format("gpusched cannot judge its {}", UnjudgedRelations(labels->constraints));
+  }
+  if (budgets != nullptr) {
+    size_t covering = 0;
+    for (const DisruptionBudget& b : *budgets) covering += Covers(b, *labels, BudgetReading::kEviction) ? 1 : 0;
+    if (covering > 1) return fmt::format("{} PodDisruptionBudgets cover it (the Eviction API refuses that)", covering);
+  }
+  return "";
+}
+
+PodLabels LabelsOfPod(const Pod& pod) {
+  return PodLabels{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid,
+                   .controller_kind = pod.controller_kind, .constraints = pod.constraints};
+}
+
+void MovedUses::Move(const std::string& from, const std::string& to, const PodUse* use) {
+  if (use == nullptr) return;
+  left_[from].push_back(use);
+  arrived_[to].push_back(use);
+}
+
+std::string MovedUses::LandingProblem(const NodeState& node, const PodLabels* labels, const ResourceList& requests,
+                                      std::string_view uid, int32_t priority) const {
+  if (node.node.schedulability.ready == false) return "node is not Ready (defrag's own rule)";
+  static const PodConstraints kUnconstrained;
+  if (std::string why = NodeSelectionProblem(labels != nullptr ? labels->constraints : kUnconstrained, node.node); !why.empty()) {
+    return why;
+  }
+  ResourceFit fit(node, requests);
+  fit.CountNominated(uid, priority);
+  for (const PodUse* u : On(left_, node.node.name)) fit.Remove(*u);
+  for (const PodUse* u : On(arrived_, node.node.name)) fit.Restore(*u);
+  return fit.Why();
+}
+
+}  // namespace gpusched::placement
