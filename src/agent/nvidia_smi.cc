@@ -21,18 +21,50 @@ std::optional<int64_t> Number(const std::string& text) {
   return static_cast<int64_t>(v);
 }
 
-int64_t CountOf(const XmlElement& gpu, std::initializer_list<std::string_view> path) {
-  return Number(gpu.Text(path)).value_or(0);
+// The sum of the counts that are known; nullopt when neither is.
+std::optional<int64_t> Plus(std::optional<int64_t> a, std::optional<int64_t> b) {
+  if (!a || !b) return a ? a : b;
+  return *a + *b;
+}
+
+// DTD v11 (the 510 series and before): double_bit/total, or when it is absent or N/A the sum of the
+// per-memory counters beside it (device_memory, register_file, l1_cache, ...).
+std::optional<int64_t> DoubleBit(const XmlElement& counts) {
+  const XmlElement* double_bit = counts.Child("double_bit");
+  if (double_bit == nullptr) return std::nullopt;
+  if (std::optional<int64_t> total = Number(double_bit->Text({"total"}))) return total;
+  std::optional<int64_t> sum;
+  for (const XmlElement& c : double_bit->children) {
+    if (c.name != "total") sum = Plus(sum, Number(c.text));
+  }
+  return sum;
+}
+
+// Uncorrectable SRAM errors: sram_uncorrectable_parity + _secded (later drivers), else
+// sram_uncorrectable (DTD v12, the 535 series).
+std::optional<int64_t> Sram(const XmlElement& counts) {
+  std::optional<int64_t> split = Plus(Number(counts.Text({"sram_uncorrectable_parity"})), Number(counts.Text({"sram_uncorrectable_secded"})));
+  return split ? split : Number(counts.Text({"sram_uncorrectable"}));
+}
+
+// The volatile uncorrectable ECC errors of every layout the supported drivers write; a counter
+// absent or N/A is no evidence.
+void AddEccReasons(const XmlElement& gpu, std::vector<std::string>* why) {
+  const XmlElement* ecc = gpu.Child("ecc_errors");
+  const XmlElement* counts = ecc == nullptr ? nullptr : ecc->Child("volatile");
+  if (counts == nullptr) return;
+  int64_t dram = Number(counts->Text({"dram_uncorrectable"})).value_or(0);
+  int64_t sram = Sram(*counts).value_or(0);
+  int64_t double_bit = DoubleBit(*counts).value_or(0);
+  if (dram > 0) why->push_back(fmt::format("{} volatile uncorrectable DRAM ECC errors", dram));
+  if (sram > 0) why->push_back(fmt::format("{} volatile uncorrectable SRAM ECC errors", sram));
+  if (double_bit > 0) why->push_back(fmt::format("{} volatile double-bit (uncorrectable) ECC errors", double_bit));
 }
 
 // Why the GPU's memory cannot be trusted (see nvidia_smi.h), or "".
 std::string Unhealthy(const XmlElement& gpu) {
   std::vector<std::string> why;
-  int64_t dram = CountOf(gpu, {"ecc_errors", "volatile", "dram_uncorrectable"});
-  int64_t sram = CountOf(gpu, {"ecc_errors", "volatile", "sram_uncorrectable_parity"}) +
-                 CountOf(gpu, {"ecc_errors", "volatile", "sram_uncorrectable_secded"});
-  if (dram > 0) why.push_back(fmt::format("{} volatile uncorrectable DRAM ECC errors", dram));
-  if (sram > 0) why.push_back(fmt::format("{} volatile uncorrectable SRAM ECC errors", sram));
+  AddEccReasons(gpu, &why);
   if (gpu.Text({"ecc_errors", "aggregate", "sram_threshold_exceeded"}) == "Yes") why.push_back("SRAM error threshold exceeded");
   if (gpu.Text({"ecc_errors", "unrepairable_memory"}) == "Yes") why.push_back("unrepairable memory");
   if (gpu.Text({"remapped_rows", "remapped_row_pending"}) == "Yes") why.push_back("a row remap is pending (reset the GPU)");

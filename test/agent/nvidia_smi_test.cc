@@ -19,13 +19,16 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string H200Xml() {
-  std::ifstream in(std::string(GPUSCHED_TEST_DATA_DIR) + "/nvidia-h200/nvidia-smi-q.xml");
+// The saved report test/data/<dir>/nvidia-smi-q.xml.
+std::string ReportXml(const std::string& dir) {
+  std::ifstream in(std::string(GPUSCHED_TEST_DATA_DIR) + "/" + dir + "/nvidia-smi-q.xml");
   std::stringstream s;
   s << in.rdbuf();
-  EXPECT_FALSE(s.str().empty());
+  EXPECT_FALSE(s.str().empty()) << dir;
   return s.str();
 }
+
+std::string H200Xml() { return ReportXml("nvidia-h200"); }
 
 // `xml` with the first `from` replaced by `to`.
 std::string With(std::string xml, const std::string& from, const std::string& to) {
@@ -91,6 +94,64 @@ TEST(NvidiaSmi, UncorrectableErrorsAndPendingRemapsMakeAGpuUnhealthy) {
   // Correctable errors alone, and counters reported as N/A, leave it healthy.
   std::string correctable = With(H200Xml(), "<dram_correctable>0</dram_correctable>", "<dram_correctable>41</dram_correctable>");
   EXPECT_TRUE(ParseNvidiaSmiXml(correctable).value()[0].healthy);
+}
+
+// `xml` with the first volatile counter `tag` set to `value` (the volatile block comes before the
+// aggregate one in every layout).
+std::string WithVolatile(const std::string& xml, const std::string& tag, const std::string& value) {
+  size_t block = xml.find("<volatile>");
+  EXPECT_NE(block, std::string::npos);
+  std::string head = xml.substr(0, block), rest = xml.substr(block);
+  size_t open = rest.find("<" + tag + ">");
+  size_t close = rest.find("</" + tag + ">", open);
+  EXPECT_NE(close, std::string::npos) << tag;
+  return head + rest.replace(open, close - open, "<" + tag + ">" + value);
+}
+
+// `xml` (DTD v11) with the children of its volatile double_bit counters replaced by `counters`.
+std::string WithDoubleBit(std::string xml, const std::string& counters) {
+  size_t open = xml.find("<double_bit>") + 12;
+  return xml.replace(open, xml.find("</double_bit>", open) - open, counters);
+}
+
+// Driver 510 (DTD v11): uncorrectable errors are counted under double_bit, per memory.
+TEST(NvidiaSmi, DoubleBitErrorsOfA510SeriesReportMakeAGpuUnhealthy) {
+  std::string v11 = ReportXml("nvidia-v100-r510");
+  PhysicalGpu clean = ParseNvidiaSmiXml(v11).value()[0];
+  EXPECT_EQ(clean.product, "Tesla V100-SXM2-32GB");
+  EXPECT_EQ(clean.memory_mib, 32768);
+  EXPECT_TRUE(clean.healthy) << clean.health_reason;
+  // The total, as the driver writes it.
+  std::string total = WithDoubleBit(v11, "<device_memory>2</device_memory><register_file>0</register_file><total>2</total>");
+  EXPECT_EQ(ParseNvidiaSmiXml(total).value()[0].health_reason, "2 volatile double-bit (uncorrectable) ECC errors");
+  // Single-bit errors are corrected.
+  EXPECT_TRUE(ParseNvidiaSmiXml(WithVolatile(WithVolatile(v11, "device_memory", "7"), "total", "7")).value()[0].healthy);
+  // No total, or N/A: the sum of the memories that report a count.
+  std::string parts = "<device_memory>1</device_memory><register_file>N/A</register_file><l2_cache>2</l2_cache>";
+  EXPECT_EQ(ParseNvidiaSmiXml(WithDoubleBit(v11, parts + "<total>N/A</total>")).value()[0].health_reason,
+            "3 volatile double-bit (uncorrectable) ECC errors");
+  EXPECT_FALSE(ParseNvidiaSmiXml(WithDoubleBit(v11, parts)).value()[0].healthy);
+  // Every counter N/A is no evidence; aggregate (lifetime) counts alone leave it healthy.
+  EXPECT_TRUE(ParseNvidiaSmiXml(WithDoubleBit(v11, "<device_memory>N/A</device_memory><total>N/A</total>")).value()[0].healthy);
+  std::string lifetime = v11;
+  lifetime.replace(lifetime.find("<total>0</total>", lifetime.find("<double_bit>", lifetime.find("<aggregate>"))), 16, "<total>5</total>");
+  EXPECT_TRUE(ParseNvidiaSmiXml(lifetime).value()[0].healthy);
+}
+
+// Driver 535 (DTD v12): one sram_uncorrectable beside dram_uncorrectable.
+TEST(NvidiaSmi, SramErrorsOfA535SeriesReportMakeAGpuUnhealthy) {
+  std::string v12 = ReportXml("nvidia-a100-r535");
+  PhysicalGpu clean = ParseNvidiaSmiXml(v12).value()[0];
+  EXPECT_EQ(clean.product, "NVIDIA A100-SXM4-80GB");
+  EXPECT_TRUE(clean.healthy) << clean.health_reason;
+  EXPECT_EQ(ParseNvidiaSmiXml(WithVolatile(v12, "sram_uncorrectable", "4")).value()[0].health_reason,
+            "4 volatile uncorrectable SRAM ECC errors");
+  EXPECT_EQ(ParseNvidiaSmiXml(WithVolatile(v12, "dram_uncorrectable", "1")).value()[0].health_reason,
+            "1 volatile uncorrectable DRAM ECC errors");
+  EXPECT_TRUE(ParseNvidiaSmiXml(WithVolatile(v12, "sram_uncorrectable", "N/A")).value()[0].healthy);
+  // The later split (the H200's driver 580): parity and SECDED add up.
+  std::string split = WithVolatile(WithVolatile(H200Xml(), "sram_uncorrectable_parity", "1"), "sram_uncorrectable_secded", "N/A");
+  EXPECT_EQ(ParseNvidiaSmiXml(split).value()[0].health_reason, "1 volatile uncorrectable SRAM ECC errors");
 }
 
 TEST(NvidiaSmi, MigModeAndProcessesAreRead) {

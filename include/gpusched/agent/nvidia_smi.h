@@ -5,7 +5,10 @@
 // mode, health, and the processes with the memory each uses.
 //
 // Health: a GPU is unhealthy when its counters show memory it can no longer trust: volatile
-// uncorrectable ECC errors (DRAM or SRAM), a row remap pending (the GPU needs a reset) or failed,
+// uncorrectable ECC errors in whichever layout the driver writes them (DTD v11, the 510 series:
+// double_bit/total or the sum of its per-memory counters; DTD v12, the 535 series:
+// sram_uncorrectable and dram_uncorrectable; later drivers: sram_uncorrectable_parity and
+// _secded beside dram_uncorrectable), a row remap pending (the GPU needs a reset) or failed,
 // pages pending retirement, the SRAM error threshold exceeded, or unrepairable memory. A counter
 // the GPU reports as "N/A" (the H200 reports retired pages so: row remapping replaced them) is not
 // evidence either way. Correctable errors alone leave it healthy.
