@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "gpusched/placement/allocation_record.h"
 #include "gpusched/placement/pod_request.h"
@@ -36,10 +37,37 @@ std::map<int, Booked> BookedByGpu(const std::vector<Allocation>& booked, int64_t
   return out;
 }
 
-int64_t ProcessMib(const PhysicalGpu& g) {
+// The memory the processes on a GPU are known to use, and how many use an amount nobody can tell.
+struct ProcessUse {
   int64_t mib = 0;
-  for (const GpuProcess& p : g.processes) mib += p.used_mib;
-  return mib;
+  int unknown = 0;
+};
+
+ProcessUse UseOf(const PhysicalGpu& g) {
+  ProcessUse use;
+  for (const GpuProcess& p : g.processes) {
+    if (p.used_mib) {
+      use.mib += *p.used_mib;
+    } else {
+      ++use.unknown;
+    }
+  }
+  return use;
+}
+
+// The finding for `g` when its processes are known to use more than `b` allows; a process of
+// unknown memory is no evidence either way.
+std::optional<GpuDrift> BeyondBooking(const PhysicalGpu& g, const Booked& b, const DriftOptions& options) {
+  ProcessUse use = UseOf(g);
+  int64_t allowed = b.mib + std::max(options.tolerance_mib, static_cast<int64_t>(options.tolerance_fraction * static_cast<double>(b.mib)));
+  if (b.exclusive || use.mib <= allowed) return std::nullopt;
+  std::string used = use.unknown == 0 ? fmt::format("{} MiB", use.mib)
+                                      : fmt::format("at least {} MiB ({} of unknown memory)", use.mib, use.unknown);
+  return GpuDrift{.index = g.index,
+                  .kind = GpuDriftKind::kUsedBeyondBooking,
+                  .gpus = {g.index},
+                  .reason = fmt::format("GPU {} ({}): processes use {}, {} MiB booked by {}", g.index, g.uuid, used, b.mib,
+                                        fmt::join(b.pods, ", "))};
 }
 
 }  // namespace
@@ -68,15 +96,7 @@ std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std:
       if (!g.processes.empty()) unbooked_in_use.push_back(g.index);
       continue;
     }
-    const Booked& b = it->second;
-    int64_t used = ProcessMib(g);
-    int64_t allowed = b.mib + std::max(options.tolerance_mib, static_cast<int64_t>(options.tolerance_fraction * static_cast<double>(b.mib)));
-    if (b.exclusive || used <= allowed) continue;
-    out.push_back(GpuDrift{.index = g.index,
-                           .kind = GpuDriftKind::kUsedBeyondBooking,
-                           .gpus = {g.index},
-                           .reason = fmt::format("GPU {} ({}): processes use {} MiB, {} MiB booked by {}", g.index, g.uuid, used,
-                                                 b.mib, fmt::join(b.pods, ", "))});
+    if (std::optional<GpuDrift> d = BeyondBooking(g, it->second, options)) out.push_back(std::move(*d));
   }
   if (static_cast<int64_t>(unbooked_in_use.size()) > whole_gpus) {
     out.push_back(GpuDrift{.index = -1,

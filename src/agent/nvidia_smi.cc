@@ -79,7 +79,7 @@ std::vector<GpuProcess> Processes(const XmlElement& gpu) {
   if (list == nullptr) return out;
   for (const XmlElement* p : list->Children("process_info")) {
     out.push_back(GpuProcess{.pid = Number(p->Text({"pid"})).value_or(0), .name = p->Text({"process_name"}),
-                             .used_mib = Number(p->Text({"used_memory"})).value_or(0)});
+                             .used_mib = Number(p->Text({"used_memory"}))});
   }
   return out;
 }

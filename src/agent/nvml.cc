@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace gpusched::agent {
 namespace {
@@ -17,6 +18,8 @@ constexpr nvmlReturn_t kNotSupported = 3;
 constexpr nvmlReturn_t kInsufficientSize = 7;
 constexpr int kUncorrected = 1;      // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 constexpr int kVolatileEcc = 0;      // NVML_VOLATILE_ECC
+// NVML_VALUE_NOT_AVAILABLE: what a process's usedGpuMemory reads when NVML cannot tell.
+constexpr unsigned long long kValueNotAvailable = ~0ull;
 struct nvmlMemory_t {
   unsigned long long total, free, used;
 };
@@ -104,7 +107,9 @@ std::vector<GpuProcess> Processes(const Nvml& n, nvmlDevice_t d) {
   }
   if (r != kSuccess) return out;
   for (unsigned int i = 0; i < count && i < infos.size(); ++i) {
-    out.push_back(GpuProcess{.pid = infos[i].pid, .used_mib = static_cast<int64_t>(infos[i].usedGpuMemory >> 20)});
+    unsigned long long bytes = infos[i].usedGpuMemory;
+    out.push_back(GpuProcess{.pid = infos[i].pid,
+                             .used_mib = bytes == kValueNotAvailable ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(bytes >> 20))});
   }
   return out;
 }

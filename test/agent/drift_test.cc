@@ -1,6 +1,6 @@
 // The drift check on hand-built nodes: memory used beyond an mGPU booking (with its tolerance),
-// exclusive cards, GPUs in use that no pod is booked on, and whole-GPU pods whose devices the
-// device plugin picks.
+// exclusive cards, GPUs in use that no pod is booked on, whole-GPU pods whose devices the device
+// plugin picks, and processes whose memory is unknown.
 #include "gpusched/agent/drift.h"
 
 #include <gmock/gmock.h>
@@ -71,6 +71,21 @@ TEST(Drift, AMigEnabledGpuIsNotCheckedItsSlicesServePodsBookedElsewhere) {
   mig.mig_enabled = true;
   EXPECT_THAT(FindDrift({mig}, {}), IsEmpty());
   EXPECT_THAT(FindDrift({mig, Gpu(1, {2000})}, {})[0].gpus, ElementsAre(1));
+}
+
+// A process whose memory nvidia-smi or NVML cannot tell is no evidence of use beyond a booking.
+TEST(Drift, AProcessOfUnknownMemoryIsNoEvidenceOfUseBeyondABooking) {
+  PhysicalGpu g = Gpu(0, {8000});
+  g.processes.push_back(GpuProcess{.pid = 7, .used_mib = std::nullopt});
+  EXPECT_THAT(FindDrift({g}, {Shared("a", {0}, 8192)}), IsEmpty());
+  // What is known still counts.
+  std::vector<GpuDrift> d = FindDrift({g}, {Shared("a", {0}, 4096)});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].reason, "GPU 0 (GPU-0): processes use at least 8000 MiB (1 of unknown memory), 4096 MiB booked by ml/a");
+  // And it is a process: a GPU that no pod is booked on is in use.
+  PhysicalGpu unknown_only = Gpu(1, {});
+  unknown_only.processes.push_back(GpuProcess{.pid = 8});
+  EXPECT_THAT(FindDrift({unknown_only}, {})[0].gpus, ElementsAre(1));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A stand-in for libnvidia-ml.so.1 with the functions the agent loads (agent/nvml.h), for tests on
 // machines without GPUs: two H200s listed in reverse order of their minor numbers; minor 1 has
-// two volatile uncorrectable ECC errors and MIG enabled; minor 0 runs one process of 80 GiB.
+// two volatile uncorrectable ECC errors and MIG enabled; minor 0 runs one process of 80 GiB and one
+// whose memory NVML cannot tell (NVML_VALUE_NOT_AVAILABLE).
 #include <cstring>
 
 extern "C" {
@@ -73,12 +74,13 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count,
     *count = 0;
     return 0;
   }
-  if (*count < 1) {
-    *count = 1;
+  if (*count < 2) {
+    *count = 2;
     return 7;
   }
-  *count = 1;
+  *count = 2;
   infos[0] = nvmlProcessInfo_t{4242, 81920 * kMiB, 0, 0};
+  infos[1] = nvmlProcessInfo_t{4243, ~0ull, 0, 0};  // NVML_VALUE_NOT_AVAILABLE
   return 0;
 }
 int nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int* current, unsigned int* pending) {

@@ -165,6 +165,9 @@ TEST(NvidiaSmi, MigModeAndProcessesAreRead) {
   EXPECT_EQ(g.processes[0].pid, 4242);
   EXPECT_EQ(g.processes[0].name, "python3 train.py");
   EXPECT_EQ(g.processes[0].used_mib, 81920);
+  // nvidia-smi writes N/A when it cannot tell a process's memory: unknown, not 0.
+  std::string unknown = With(xml, "<used_memory>81920 MiB</used_memory>", "<used_memory>N/A</used_memory>");
+  EXPECT_EQ(ParseNvidiaSmiXml(unknown).value()[0].processes[0].used_mib, std::nullopt);
 }
 
 TEST(NvidiaSmi, TheNumaNodeComesFromSysfsByPciBusId) {

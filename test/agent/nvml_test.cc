@@ -24,9 +24,12 @@ TEST(Nvml, TheGpusAreReadThroughALibraryLoadedAtRunTime) {
   EXPECT_EQ(g0.pci_bus_id, "00000000:00:06.0");
   EXPECT_TRUE(g0.healthy);
   EXPECT_FALSE(g0.mig_enabled);
-  ASSERT_EQ(g0.processes.size(), 1u);  // after an "insufficient size" answer
+  ASSERT_EQ(g0.processes.size(), 2u);
   EXPECT_EQ(g0.processes[0].pid, 4242);
   EXPECT_EQ(g0.processes[0].used_mib, 81920);
+  // NVML_VALUE_NOT_AVAILABLE (all ones) is unknown, not 17592186044415 MiB.
+  EXPECT_EQ(g0.processes[1].pid, 4243);
+  EXPECT_EQ(g0.processes[1].used_mib, std::nullopt);
   const PhysicalGpu& g1 = (*gpus)[1];
   EXPECT_EQ(g1.index, 1);
   EXPECT_FALSE(g1.healthy);

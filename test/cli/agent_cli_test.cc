@@ -73,34 +73,65 @@ TEST(AgentCli, PublishesOnItsNodeOnlyWhenTheGpusChanged) {
   EXPECT_THAT(missing.out, HasSubstr("node nowhere does not exist"));
 }
 
+// The H200's report with one process on GPU 0: `pid`, using `memory` ("20000 MiB", "N/A").
+std::string WithProcess(const std::string& pid, const std::string& memory) {
+  std::string xml = ReadAll(kXml);
+  return xml.replace(xml.find("<processes>"), std::string("<processes>\n\t\t</processes>").size(),
+                     "<processes><process_info><pid>" + pid + "</pid><process_name>python</process_name><used_memory>" + memory +
+                         "</used_memory></process_info></processes>");
+}
+
+// A running pod on `node` whose mGPU container s is booked on GPU 0 with `mib`.
+std::string MgpuPodOn(const std::string& node, int64_t mib) {
+  return PodJson{.name = "p", .namespace_name = "ml", .uid = "u-p", .node = node, .phase = "Running",
+                 .containers = {Mgpu("s", 50, mib)}, .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}}}
+      .ToJson();
+}
+
+// Whether a GPUAccountingDrift Event about `node` was posted.
+bool PostedDriftEvent(const FakeApiServer& api, const std::string& node) {
+  for (const RecordedRequest& q : api.Requests()) {
+    if (q.method == "POST" && q.body.find(R"("reason":"GPUAccountingDrift")") != std::string::npos &&
+        q.body.find(R"("kind":"Node","name":")" + node + "\"") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // A GPU used beyond what the ledger books on it: the agent says so and posts a Node Event.
 TEST(AgentCli, AGpuUsedBeyondItsBookingIsReportedAsDrift) {
   FakeApiServer api;
   api.Put("nodes", MgpuNode("gpu-2", 1, 143771).ToJson());
-  api.Put("pods", PodJson{.name = "p", .namespace_name = "ml", .uid = "u-p", .node = "gpu-2", .phase = "Running",
-                          .containers = {Mgpu("s", 50, 8192)},
-                          .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}}}
-                      .ToJson());
-  std::string xml = ReadAll(kXml);
-  xml.replace(xml.find("<processes>"), std::string("<processes>\n\t\t</processes>").size(),
-              "<processes><process_info><pid>77</pid><process_name>python</process_name><used_memory>20000 MiB</used_memory>"
-              "</process_info></processes>");
-  std::string report = WriteTemp("agent-drift.xml", xml);
+  api.Put("pods", MgpuPodOn("gpu-2", 8192));
+  std::string report = WriteTemp("agent-drift.xml", WithProcess("77", "20000 MiB"));
   CliRun r = Agent("--once --node gpu-2 --server " + api.url() + " --nvidia-smi-xml " + report);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("drift: GPU 0 (GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c): processes use 20000 MiB, 8192 MiB booked by ml/p"));
-  bool event = false;
-  for (const RecordedRequest& q : api.Requests()) {
-    event |= q.method == "POST" && q.body.find(R"("reason":"GPUAccountingDrift")") != std::string::npos &&
-             q.body.find(R"("kind":"Node","name":"gpu-2")") != std::string::npos;
-  }
-  EXPECT_TRUE(event);
+  EXPECT_TRUE(PostedDriftEvent(api, "gpu-2"));
   EXPECT_THAT(Published(api, "gpu-2"), HasSubstr("UsedBeyondBooking"));  // what gpusched's /ui shows
   // Within its booking (plus tolerance) there is nothing to say, and the mark goes.
   std::string fine = WriteTemp("agent-fine.xml", ReadAll(report).replace(ReadAll(report).find("20000 MiB"), 9, "8000 MiB"));
   CliRun ok = Agent("--once --node gpu-2 --server " + api.url() + " --nvidia-smi-xml " + fine);
   EXPECT_THAT(ok.out, ::testing::Not(HasSubstr("drift:")));
   EXPECT_THAT(Published(api, "gpu-2"), ::testing::Not(HasSubstr("drift")));
+}
+
+// A process whose memory nvidia-smi cannot tell (N/A), or NVML (NVML_VALUE_NOT_AVAILABLE), is no
+// evidence that a GPU is used beyond its booking.
+TEST(AgentCli, AProcessOfUnknownMemoryIsNotReportedAsDrift) {
+  FakeApiServer api;
+  api.Put("nodes", MgpuNode("gpu-6", 2, 143771).ToJson());
+  api.Put("pods", MgpuPodOn("gpu-6", 81920));
+  std::string report = WriteTemp("agent-unknown.xml", WithProcess("77", "N/A"));
+  CliRun smi = Agent("--once --node gpu-6 --server " + api.url() + " --nvidia-smi-xml " + report);
+  EXPECT_EQ(smi.code, 0) << smi.out;
+  EXPECT_THAT(smi.out, ::testing::Not(HasSubstr("drift:")));
+  // The stand-in NVML: on GPU 0 one process of 80 GiB (booked) and one of unknown memory.
+  CliRun nvml = Agent("--once --node gpu-6 --server " + api.url() + " --nvml-library " + FAKE_NVML_LIBRARY);
+  EXPECT_EQ(nvml.code, 0) << nvml.out;
+  EXPECT_THAT(nvml.out, ::testing::Not(HasSubstr("drift:")));
+  EXPECT_FALSE(PostedDriftEvent(api, "gpu-6"));
 }
 
 // The H200's report as two GPUs (minor numbers 0 and 1, the second MIG-enabled), as nvidia-smi

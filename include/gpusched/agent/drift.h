@@ -9,6 +9,9 @@
 //   - it is used by no booked pod: processes run on a GPU that no mGPU container is booked on,
 //     beyond the number of whole GPUs the node's whole-GPU pods hold (the device plugin picks
 //     their devices, so gpusched does not know which ones they are).
+// A process whose memory is unknown (GpuProcess::used_mib) is no evidence of the first: a GPU
+// drifts only when the processes whose memory is known use more than allowed. It still counts as
+// a process for the second.
 // A MIG-enabled GPU is not checked: its slices serve pods gpusched does not book per GPU.
 // HAMi #2923 and volcano PR #5253 were allocation bugs of exactly these two shapes.
 //

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,9 @@ namespace gpusched::agent {
 struct GpuProcess {
   int64_t pid = 0;
   std::string name;
-  int64_t used_mib = 0;
+  // nullopt when unknown: nvidia-smi writes "N/A" and NVML NVML_VALUE_NOT_AVAILABLE when it cannot
+  // tell (no access to the process, e.g. another PID namespace); never a guess, never 0.
+  std::optional<int64_t> used_mib;
 };
 
 struct PhysicalGpu {
