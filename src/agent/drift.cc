@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "gpusched/dra/allocated_devices.h"
 #include "gpusched/placement/allocation_record.h"
 #include "gpusched/placement/pod_request.h"
 
@@ -70,6 +71,16 @@ std::optional<GpuDrift> BeyondBooking(const PhysicalGpu& g, const Booked& b, con
                                         fmt::join(b.pods, ", "))};
 }
 
+// The value of the string attribute `name` of `device`, published unqualified or in the
+// driver's domain ("uuid", "gpu.nvidia.com/uuid"); "" when it has none.
+std::string StringAttribute(const dra::Device& device, const std::string& driver, const std::string& name) {
+  for (const std::string& key : {name, driver + "/" + name}) {
+    auto it = device.attributes.find(key);
+    if (it != device.attributes.end() && it->second.kind == dra::AttributeValue::Kind::kString) return it->second.text;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<Allocation> BookedBy(const std::vector<Pod>& pods) {
@@ -83,14 +94,33 @@ std::vector<Allocation> BookedBy(const std::vector<Pod>& pods) {
   return out;
 }
 
+std::set<std::string> ClaimedGpuUuids(const std::vector<dra::ResourceClaim>& claims, const std::vector<dra::ResourceSlice>& slices) {
+  dra::AllocatedDevices held;
+  for (const dra::ResourceClaim& c : claims) {
+    if (c.allocation) held.Add(*c.allocation);
+  }
+  std::set<std::string> out;
+  for (const dra::ResourceSlice& slice : slices) {
+    for (const dra::Device& d : slice.devices) {
+      if (!held.Holds(dra::DeviceId{.driver = slice.driver, .pool = slice.pool, .device = d.name})) continue;
+      std::string parent = StringAttribute(d, slice.driver, "parentUUID");
+      std::string uuid = parent.empty() ? StringAttribute(d, slice.driver, "uuid") : parent;
+      if (!uuid.empty()) out.insert(uuid);
+    }
+  }
+  return out;
+}
+
 std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std::vector<Allocation>& booked,
-                                const DriftOptions& options) {
+                                const std::set<std::string>& claimed, const DriftOptions& options) {
   int64_t whole_gpus = 0;
   std::map<int, Booked> by_gpu = BookedByGpu(booked, &whole_gpus);
   std::vector<GpuDrift> out;
   std::vector<int> unbooked_in_use;
   for (const PhysicalGpu& g : gpus) {
-    if (g.mig_enabled) continue;  // its slices serve pods of nvidia.com/mig-* or DRA, which gpusched does not book here
+    // A MIG-enabled GPU's slices serve pods of nvidia.com/mig-* or DRA, which gpusched does not
+    // book here; a GPU a claim holds is its pods' (drift.h).
+    if (g.mig_enabled || claimed.contains(g.uuid)) continue;
     auto it = by_gpu.find(g.index);
     if (it == by_gpu.end()) {
       if (!g.processes.empty()) unbooked_in_use.push_back(g.index);

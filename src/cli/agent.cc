@@ -46,7 +46,8 @@ MIG mode and instances from `nvidia-smi mig -lgi`/`-lgip`; NVLink and PCIe-switc
 `nvidia-smi topo -m`) on its Node, every --interval seconds, writing only when the value changed.
 Each round it also checks the GPUs against what gpusched booked for the node's pods: a GPU used
 beyond its mGPU bookings, or used by no booked pod, is marked in the annotation ("drift") and
-posted as a Warning Event GPUAccountingDrift on the Node (README: Node agent).
+posted as a Warning Event GPUAccountingDrift on the Node (README: Node agent); a GPU that a pod's
+ResourceClaim holds is that pod's.
 
   --node NAME         the Node to publish on (default: $NODE_NAME, set by the DaemonSet)
   --interval S        seconds between reads (default 5: an unhealthy GPU is published within 10 s)
@@ -242,6 +243,19 @@ struct RoundResult {
   bool published = false;
 };
 
+// The node's drift: its GPUs against what its pods book and the GPUs their ResourceClaims hold
+// (the claims and the node's slices are read only when some pod uses claims).
+StatusOr<std::vector<agent::GpuDrift>> CheckDrift(const Args& a, kubeapi::ApiClient* client, const std::vector<agent::PhysicalGpu>& gpus) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<Pod> pods, kubeapi::PodsOnNode(client, a.node));
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<dra::ResourceClaim> claims, kubeapi::ClaimsOfPods(client, pods));
+  std::set<std::string> claimed;
+  if (!claims.empty()) {
+    GPUSCHED_ASSIGN_OR_RETURN(std::vector<dra::ResourceSlice> slices, kubeapi::SlicesOnNode(client, a.node));
+    claimed = agent::ClaimedGpuUuids(claims, slices);
+  }
+  return agent::FindDrift(gpus, agent::BookedBy(pods), claimed);
+}
+
 // One round: read the GPUs, check them against what the node's pods book, publish them if they
 // changed, and post a drift not in memory->reported (the last round's) as a Node Event. The GPUs
 // are published even when the pods cannot be listed (with the last round's drift): health must
@@ -249,12 +263,12 @@ struct RoundResult {
 StatusOr<RoundResult> PublishOnce(const Args& a, kubeapi::ApiClient* client, AgentMemory* memory) {
   RoundResult r;
   GPUSCHED_ASSIGN_OR_RETURN(r.gpus, ReadGpus(a, memory, &r.warnings));
-  StatusOr<std::vector<Pod>> pods = kubeapi::PodsOnNode(client, a.node);
-  if (pods.ok()) memory->drift = agent::FindDrift(r.gpus, agent::BookedBy(*pods));
+  StatusOr<std::vector<agent::GpuDrift>> drift = CheckDrift(a, client, r.gpus);
+  if (drift.ok()) memory->drift = std::move(drift).value();
   r.drift = memory->drift;
   std::string value = kubejson::EncodeGpuDevices(agent::ToGpuDevices(r.gpus, r.drift));
   GPUSCHED_ASSIGN_OR_RETURN(r.published, kubeapi::PublishGpuDevices(client, a.node, value));
-  if (!pods.ok()) return pods.status().WithContext(fmt::format("{} the GPUs; drift not checked", r.published ? "published" : "kept"));
+  if (!drift.ok()) return drift.status().WithContext(fmt::format("{} the GPUs; drift not checked", r.published ? "published" : "kept"));
   r.text = fmt::format("node {}: {} {}\n", a.node, r.published ? "published" : "unchanged", value);
   std::set<std::string> now;
   for (const agent::GpuDrift& d : r.drift) {

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <set>
+
 #include "gpusched/common/time_format.h"
 #include "gpusched/json/json.h"
+#include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/objects.h"
 #include "gpusched/model/names.h"
 
@@ -46,6 +50,62 @@ StatusOr<std::vector<Pod>> PodsOnNode(ApiClient* client, const std::string& node
     StatusOr<Pod> pod = kubejson::DecodePod(item, "pod");
     if (!pod.ok() || pod->terminal()) continue;
     out.push_back(std::move(pod).value());
+  }
+  return out;
+}
+
+namespace {
+
+// The names of the claims `pod` uses (ClaimsOfPods).
+std::vector<std::string> ClaimNames(const Pod& pod) {
+  std::vector<std::string> out;
+  for (const PodClaimRef& ref : pod.resource_claims) {
+    std::string name = !ref.claim_name.empty() ? ref.claim_name : ref.generated.value_or("");
+    if (!name.empty()) out.push_back(std::move(name));
+  }
+  if (!pod.extended_resource_claim.empty()) out.push_back(pod.extended_resource_claim);
+  return out;
+}
+
+// The claim `ns`/`name`; nullopt when it does not exist.
+StatusOr<std::optional<dra::ResourceClaim>> GetClaim(ApiClient* client, const std::string& ns, const std::string& name,
+                                                     std::chrono::milliseconds timeout) {
+  std::string path = fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}", ns, name);
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", path, {}, "application/json", timeout));
+  if (r.status == 404) return std::optional<dra::ResourceClaim>();
+  if (r.status != 200) return UnavailableError(fmt::format("GET ResourceClaim {}/{}: {} {}", ns, name, r.status, StatusMessage(r)));
+  GPUSCHED_ASSIGN_OR_RETURN(dra::ResourceClaim claim, kubejson::ParseResourceClaim(r.body));
+  return std::optional<dra::ResourceClaim>(std::move(claim));
+}
+
+}  // namespace
+
+StatusOr<std::vector<dra::ResourceClaim>> ClaimsOfPods(ApiClient* client, const std::vector<Pod>& pods,
+                                                       std::chrono::milliseconds timeout) {
+  std::vector<dra::ResourceClaim> out;
+  std::set<std::string> seen;  // a claim several pods share is read once
+  for (const Pod& pod : pods) {
+    for (const std::string& name : ClaimNames(pod)) {
+      if (!seen.insert(pod.namespace_name + "/" + name).second) continue;
+      GPUSCHED_ASSIGN_OR_RETURN(std::optional<dra::ResourceClaim> claim, GetClaim(client, pod.namespace_name, name, timeout));
+      if (claim) out.push_back(std::move(*claim));
+    }
+  }
+  return out;
+}
+
+StatusOr<std::vector<dra::ResourceSlice>> SlicesOnNode(ApiClient* client, const std::string& node, std::chrono::milliseconds timeout) {
+  std::string path = fmt::format("/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3D{}", node);
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", path, {}, "application/json", timeout));
+  if (r.status != 200) return UnavailableError(fmt::format("LIST ResourceSlices on {}: {} {}", node, r.status, StatusMessage(r)));
+  rapidjson::Document doc;
+  GPUSCHED_RETURN_IF_ERROR(json::Parse(r.body, &doc));
+  std::vector<dra::ResourceSlice> out;
+  const rapidjson::Value* items = doc.IsObject() ? json::Find(doc, "items") : nullptr;
+  if (items == nullptr || !items->IsArray()) return out;
+  for (const rapidjson::Value& item : items->GetArray()) {
+    StatusOr<dra::ResourceSlice> slice = kubejson::DecodeResourceSlice(item);
+    if (slice.ok()) out.push_back(std::move(slice).value());
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // The drift check on hand-built nodes: memory used beyond an mGPU booking (with its tolerance),
 // exclusive cards, GPUs in use that no pod is booked on, whole-GPU pods whose devices the device
-// plugin picks, and processes whose memory is unknown.
+// plugin picks, GPUs that ResourceClaims hold, and processes whose memory is unknown.
 #include "gpusched/agent/drift.h"
 
 #include <gmock/gmock.h>
@@ -86,6 +86,42 @@ TEST(Drift, AProcessOfUnknownMemoryIsNoEvidenceOfUseBeyondABooking) {
   PhysicalGpu unknown_only = Gpu(1, {});
   unknown_only.processes.push_back(GpuProcess{.pid = 8});
   EXPECT_THAT(FindDrift({unknown_only}, {})[0].gpus, ElementsAre(1));
+}
+
+// A device of a ResourceSlice as the NVIDIA DRA driver publishes it: a GPU with its UUID, or a MIG
+// device with its parent's.
+dra::Device SliceDevice(const std::string& name, const std::string& key, const std::string& uuid) {
+  dra::Device d{.name = name};
+  d.attributes[key] = dra::AttributeValue{.kind = dra::AttributeValue::Kind::kString, .text = uuid};
+  return d;
+}
+
+dra::ResourceClaim AllocatedClaim(const std::string& name, std::vector<std::string> devices) {
+  dra::ResourceClaim c{.namespace_name = "ml", .name = name};
+  c.allocation.emplace();
+  for (const std::string& d : devices) {
+    c.allocation->results.push_back(dra::DeviceResult{.request = "gpus", .id = {.driver = "gpu.nvidia.com", .pool = "n", .device = d}});
+  }
+  return c;
+}
+
+// On an nvidia-dra node the claims' pods use GPUs gpusched books nothing on: the GPUs their
+// claims hold are theirs, the others are still checked.
+TEST(Drift, GpusThatResourceClaimsHoldAreTheirPodsNotDrift) {
+  dra::ResourceSlice slice{.name = "n-gpu", .driver = "gpu.nvidia.com", .pool = "n", .node_name = "n"};
+  slice.devices = {SliceDevice("gpu-0", "uuid", "GPU-0"), SliceDevice("gpu-1", "gpu.nvidia.com/uuid", "GPU-1"),
+                   SliceDevice("gpu-2-mig-1g", "parentUUID", "GPU-2"), SliceDevice("gpu-3", "uuid", "GPU-3")};
+  dra::ResourceClaim admin = AllocatedClaim("admin", {"gpu-3"});
+  admin.allocation->results[0].admin_access = true;  // monitoring access holds nothing
+  std::vector<dra::ResourceClaim> claims = {AllocatedClaim("a", {"gpu-0", "gpu-1"}), AllocatedClaim("b", {"gpu-2-mig-1g"}),
+                                            dra::ResourceClaim{.namespace_name = "ml", .name = "pending"}, admin};
+  std::set<std::string> claimed = ClaimedGpuUuids(claims, {slice});
+  EXPECT_THAT(claimed, ElementsAre("GPU-0", "GPU-1", "GPU-2"));
+  std::vector<PhysicalGpu> gpus = {Gpu(0, {30000}), Gpu(1, {100}), Gpu(2, {5}), Gpu(3, {2000})};
+  std::vector<GpuDrift> d = FindDrift(gpus, {}, claimed);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0].gpus, ElementsAre(3));  // no claim holds GPU 3
+  EXPECT_THAT(FindDrift({Gpu(0, {30000}), Gpu(1, {100})}, {}, claimed), IsEmpty());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "cli_run.h"
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "eventually.h"
 #include "fake_apiserver.h"
 #include "http_client.h"
@@ -115,6 +116,28 @@ TEST(AgentCli, AGpuUsedBeyondItsBookingIsReportedAsDrift) {
   CliRun ok = Agent("--once --node gpu-2 --server " + api.url() + " --nvidia-smi-xml " + fine);
   EXPECT_THAT(ok.out, ::testing::Not(HasSubstr("drift:")));
   EXPECT_THAT(Published(api, "gpu-2"), ::testing::Not(HasSubstr("drift")));
+}
+
+// On an nvidia-dra node a pod's ResourceClaim holds GPU 0 (its device in the node's slice has the
+// GPU's UUID): the pod's process there is not drift, and no Event is posted.
+TEST(AgentCli, AGpuThatAPodsResourceClaimHoldsIsNotDrift) {
+  FakeApiServer api;
+  api.Put("nodes", DraNode("gpu-5"));
+  api.Put("resourceslices", GpuSlice("gpu-5", 1));
+  api.Put("resourceclaims", Claim("train", ClaimSpec(1, ""), {"gpu-5/gpu-0"}, {"p"}));
+  api.Put("pods", ClaimPod("p", "train", "gpu-5"));
+  std::string xml = WithProcess("77", "30000 MiB");
+  xml.replace(xml.find("GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c"), 40, "GPU-gpu-5-0");
+  std::string report = WriteTemp("agent-dra.xml", xml);
+  CliRun r = Agent("--once --node gpu-5 --server " + api.url() + " --nvidia-smi-xml " + report);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("node gpu-5: published"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("drift:")));
+  EXPECT_FALSE(PostedDriftEvent(api, "gpu-5"));
+  // Once the claim is gone the process is no pod's.
+  api.Remove("resourceclaims", "ml", "train");
+  CliRun gone = Agent("--once --node gpu-5 --server " + api.url() + " --nvidia-smi-xml " + report);
+  EXPECT_THAT(gone.out, HasSubstr("drift: GPUs 0 run processes but no mGPU container is booked on them"));
 }
 
 // A process whose memory nvidia-smi cannot tell (N/A), or NVML (NVML_VALUE_NOT_AVAILABLE), is no

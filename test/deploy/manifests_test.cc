@@ -746,6 +746,10 @@ TEST(Manifests, TheAgentRoleGrantsExactlyWhatItsCallsUse) {
   EXPECT_TRUE(kubeapi::PublishGpuDevices(client.get(), "gpu-0", "[]").value());
   EXPECT_FALSE(kubeapi::PublishGpuDevices(client.get(), "gpu-0", "[]").value());
   EXPECT_TRUE(kubeapi::PodsOnNode(client.get(), "gpu-0").ok());
+  api.Put("resourceclaims", testing::Claim("train", testing::ClaimSpec(1, "")));
+  Pod claim_pod{.namespace_name = "ml", .name = "p", .resource_claims = {PodClaimRef{.name = "gpus", .claim_name = "train"}}};
+  EXPECT_EQ(kubeapi::ClaimsOfPods(client.get(), {claim_pod}).value().size(), 1u);
+  EXPECT_TRUE(kubeapi::SlicesOnNode(client.get(), "gpu-0").ok());
   EXPECT_TRUE(kubeapi::PostNodeEvent(client.get(), "gpu-0", "GPUAccountingDrift", "test").ok());
   std::set<Permission> used;
   for (const testing::RecordedRequest& r : api.Requests()) used.insert(PermissionOf(r));

@@ -12,17 +12,22 @@
 // A process whose memory is unknown (GpuProcess::used_mib) is no evidence of the first: a GPU
 // drifts only when the processes whose memory is known use more than allowed. It still counts as
 // a process for the second.
-// A MIG-enabled GPU is not checked: its slices serve pods gpusched does not book per GPU.
+// A MIG-enabled GPU is not checked: its slices serve pods gpusched does not book per GPU. Nor is a
+// GPU that a ResourceClaim holds (nvidia-dra nodes): the claim's pods may use all of it. The
+// claims' devices are counted rather than every GPU of an nvidia-dra node skipped, so that a GPU
+// no claim holds is still checked there: processes on it are drift like anywhere else.
 // HAMi #2923 and volcano PR #5253 were allocation bugs of exactly these two shapes.
 //
 // Pure: the result depends only on the arguments.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "gpusched/agent/nvidia_smi.h"
+#include "gpusched/dra/types.h"
 #include "gpusched/model/allocation.h"
 #include "gpusched/model/gpu.h"
 #include "gpusched/model/pod.h"
@@ -50,8 +55,15 @@ struct GpuDrift {
 // each GPU pod records (placement/allocation_record.h: requests and result annotations).
 std::vector<Allocation> BookedBy(const std::vector<Pod>& pods);
 
-// The drifting GPUs of a node whose GPUs are `gpus` and whose bound pods hold `booked`.
+// The UUIDs of the GPUs that `claims` hold: each device of their allocations (adminAccess results
+// hold nothing) looked up by driver, pool and name in `slices` (the node's ResourceSlices), by its
+// attribute "parentUUID" (a MIG device: the GPU it is carved from) or else "uuid", unqualified or
+// in the driver's domain. A device missing from `slices` or without either attribute is left out.
+std::set<std::string> ClaimedGpuUuids(const std::vector<dra::ResourceClaim>& claims, const std::vector<dra::ResourceSlice>& slices);
+
+// The drifting GPUs of a node whose GPUs are `gpus`, whose bound pods hold `booked`, and whose
+// pods' ResourceClaims hold the GPUs of UUIDs `claimed` (ClaimedGpuUuids).
 std::vector<GpuDrift> FindDrift(const std::vector<PhysicalGpu>& gpus, const std::vector<Allocation>& booked,
-                                const DriftOptions& options = {});
+                                const std::set<std::string>& claimed = {}, const DriftOptions& options = {});
 
 }  // namespace gpusched::agent
