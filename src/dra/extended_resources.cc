@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <tuple>
+#include <set>
 
 #include "gpusched/model/names.h"
 #include "gpusched/model/node_mode.h"
@@ -31,13 +31,102 @@ std::vector<std::pair<std::string, int64_t>> Requested(const Container& c) {
   return out;
 }
 
-// One container's ask for one resource served by DRA.
-struct Ask {
-  size_t container;  // init containers first, then the containers
-  bool long_lived;   // an app container or a sidecar
-  int64_t count;
-  std::string request;  // container-<i>-request-<j>
+// A pod's containers as request names count them: its init containers, then its containers.
+struct PodContainers {
+  explicit PodContainers(const Pod& pod) : init(pod.init_containers.size()) {
+    for (const Container& c : pod.init_containers) all.push_back(&c);
+    for (const Container& c : pod.containers) all.push_back(&c);
+  }
+  // True for an app container or a sidecar (runs as long as the pod), false for an init container
+  // that runs to completion before the next one starts.
+  bool LongLived(size_t i) const { return i >= init || all[i]->sidecar; }
+
+  std::vector<const Container*> all;
+  size_t init;
 };
+
+// A request of the special claim for one resource: its name and count.
+struct Ask {
+  std::string request;  // container-<i>-request-<r>
+  int64_t count = 0;
+};
+
+// Returns what container `i` of `pc` asks of `resource` (all of it, in a request of its own), or
+// nullopt if it asks none.
+std::optional<Ask> AskOf(const PodContainers& pc, size_t i, std::string_view resource) {
+  std::vector<std::pair<std::string, int64_t>> requested = Requested(*pc.all[i]);
+  for (size_t r = 0; r < requested.size(); ++r) {
+    if (requested[r].first != resource) continue;
+    if (requested[r].second <= 0) return std::nullopt;
+    return Ask{.request = fmt::format("container-{}-request-{}", i, r), .count = requested[r].second};
+  }
+  return std::nullopt;
+}
+
+// The long-lived containers' requests for `resource`, by container index; nullopt for a
+// short-lived container or one that asks none.
+std::vector<std::optional<Ask>> LongLivedAsks(const PodContainers& pc, std::string_view resource) {
+  std::vector<std::optional<Ask>> out(pc.all.size());
+  for (size_t i = 0; i < pc.all.size(); ++i) {
+    if (pc.LongLived(i)) out[i] = AskOf(pc, i, resource);
+  }
+  return out;
+}
+
+// Maps short-lived init container `i`, asking `count` of `resource`, to the long-lived requests
+// after it (`long_lived`, LongLivedAsks) in container order, until their counts add up to `count`;
+// appends those mappings to `mappings`. Returns the count they leave uncovered (0 if none).
+int64_t Reuse(const PodContainers& pc, size_t i, int64_t count, const std::string& resource,
+              const std::vector<std::optional<Ask>>& long_lived, std::vector<RequestMapping>* mappings) {
+  int64_t covered = 0;  // at most `count`
+  for (size_t j = i + 1; j < long_lived.size() && covered < count; ++j) {
+    if (!long_lived[j]) continue;
+    covered += std::min(long_lived[j]->count, count - covered);
+    mappings->push_back(RequestMapping{.container = pc.all[i]->name, .resource = resource, .request = long_lived[j]->request});
+  }
+  return count - covered;
+}
+
+// Maps the short-lived init containers asking `resource`, in container order: each to the later
+// long-lived requests it reuses (Reuse), then, for the count those leave uncovered, to its own
+// request. They run one after another, so they all share the own request with the largest count:
+// every mapping to an own request names that one. Appends the mappings to `mappings`; returns the
+// shared request, or nullopt if the long-lived requests cover every init container.
+std::optional<Ask> ShortLivedAsks(const PodContainers& pc, const std::string& resource,
+                                  const std::vector<std::optional<Ask>>& long_lived, std::vector<RequestMapping>* mappings) {
+  size_t first = mappings->size();
+  std::set<std::string> own;
+  std::optional<Ask> largest;
+  for (size_t i = 0; i < pc.all.size(); ++i) {
+    std::optional<Ask> ask = pc.LongLived(i) ? std::nullopt : AskOf(pc, i, resource);
+    if (!ask) continue;
+    int64_t uncovered = Reuse(pc, i, ask->count, resource, long_lived, mappings);
+    if (uncovered == 0) continue;
+    mappings->push_back(RequestMapping{.container = pc.all[i]->name, .resource = resource, .request = ask->request});
+    own.insert(ask->request);
+    if (!largest || largest->count < uncovered) largest = Ask{.request = ask->request, .count = uncovered};
+  }
+  for (size_t m = first; m < mappings->size(); ++m) {
+    if (own.contains((*mappings)[m].request)) (*mappings)[m].request = largest->request;
+  }
+  return largest;
+}
+
+// Adds `resource`'s requests (of class `device_class`) and mappings to `out`: the long-lived
+// containers' mappings in container order, then the short-lived init containers'.
+void AddResource(const PodContainers& pc, const std::string& resource, const std::string& device_class, SpecialClaim* out) {
+  auto add = [&](const Ask& a) {
+    out->claim.requests.push_back(
+        DeviceRequest{.name = a.request, .exactly = ExactRequest{.device_class = device_class, .count = a.count}});
+  };
+  std::vector<std::optional<Ask>> long_lived = LongLivedAsks(pc, resource);
+  for (size_t i = 0; i < long_lived.size(); ++i) {
+    if (!long_lived[i]) continue;
+    add(*long_lived[i]);
+    out->mappings.push_back(RequestMapping{.container = pc.all[i]->name, .resource = resource, .request = long_lived[i]->request});
+  }
+  if (std::optional<Ask> shared = ShortLivedAsks(pc, resource, long_lived, &out->mappings)) add(*shared);
+}
 
 }  // namespace
 
@@ -83,57 +172,15 @@ bool ServedThroughDra(const Pod& pod, const Node& node, const DeviceClasses& cla
 }
 
 std::optional<SpecialClaim> BuildSpecialClaim(const Pod& pod, const DeviceClasses& classes, std::span<const std::string> served) {
-  std::vector<const Container*> all;
-  for (const Container& c : pod.init_containers) all.push_back(&c);
-  for (const Container& c : pod.containers) all.push_back(&c);
   SpecialClaim out;
   out.claim = ResourceClaim{.namespace_name = pod.namespace_name,
                             .name = fmt::format("{}{}", pod.name, kExtendedResourceClaimSuffix),
                             .owner_pod_uid = pod.uid};
-  for (const std::string& resource : served) {
-    const DeviceClass* cls = ClassFor(classes, resource);
-    if (cls == nullptr) continue;
-    std::vector<Ask> asks;
-    for (size_t i = 0; i < all.size(); ++i) {
-      std::vector<std::pair<std::string, int64_t>> requested = Requested(*all[i]);
-      for (size_t j = 0; j < requested.size(); ++j) {
-        if (requested[j].first != resource || requested[j].second <= 0) continue;
-        asks.push_back(Ask{.container = i, .long_lived = i >= pod.init_containers.size() || all[i]->sidecar,
-                           .count = requested[j].second, .request = fmt::format("container-{}-request-{}", i, j)});
-      }
-    }
-    // Long-lived containers keep their requests; an init container reuses a later one's, or the
-    // largest of the rest.
-    std::vector<std::pair<size_t, std::string>> mapped;  // ask -> request it maps to
-    const Ask* largest = nullptr;
-    std::vector<size_t> unserved;
-    for (size_t a = 0; a < asks.size(); ++a) {
-      if (asks[a].long_lived) {
-        mapped.emplace_back(a, asks[a].request);
-        out.claim.requests.push_back(DeviceRequest{
-            .name = asks[a].request, .exactly = ExactRequest{.device_class = cls->name, .count = asks[a].count}});
-        continue;
-      }
-      auto later = std::find_if(asks.begin(), asks.end(), [&](const Ask& l) {
-        return l.long_lived && l.container >= asks[a].container && l.count >= asks[a].count;
-      });
-      if (later != asks.end()) {
-        mapped.emplace_back(a, later->request);
-        continue;
-      }
-      unserved.push_back(a);
-      if (largest == nullptr || asks[a].count > largest->count) largest = &asks[a];
-    }
-    if (largest != nullptr) {
-      out.claim.requests.push_back(DeviceRequest{.name = largest->request,
-                                                 .exactly = ExactRequest{.device_class = cls->name, .count = largest->count}});
-      for (size_t a : unserved) mapped.emplace_back(a, largest->request);
-    }
-    auto order = [&](size_t a) { return std::make_pair(!asks[a].long_lived, asks[a].container); };  // long-lived first
-    std::stable_sort(mapped.begin(), mapped.end(), [&](const auto& x, const auto& y) { return order(x.first) < order(y.first); });
-    for (const auto& [a, request] : mapped) {
-      out.mappings.push_back(RequestMapping{.container = all[asks[a].container]->name, .resource = resource, .request = request});
-    }
+  PodContainers pc(pod);
+  std::vector<std::string> resources(served.begin(), served.end());
+  std::sort(resources.begin(), resources.end());
+  for (const std::string& resource : resources) {
+    if (const DeviceClass* cls = ClassFor(classes, resource); cls != nullptr) AddResource(pc, resource, cls->name, &out);
   }
   if (out.claim.requests.empty()) return std::nullopt;
   std::sort(out.claim.requests.begin(), out.claim.requests.end(),

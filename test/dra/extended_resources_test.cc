@@ -31,6 +31,9 @@ Container Asking(std::string name, std::initializer_list<std::pair<std::string, 
   return c;
 }
 
+// A container asking `n` nvidia.com/gpu.
+Container Gpus(std::string name, int64_t n) { return Asking(std::move(name), {{"nvidia.com/gpu", n}}); }
+
 Pod PodWith(std::vector<Container> init, std::vector<Container> app) {
   return Pod{.uid = "u1", .namespace_name = "ml", .name = "my-pod", .containers = std::move(app), .init_containers = std::move(init)};
 }
@@ -111,26 +114,171 @@ TEST(ExtendedResources, CpuAndMemoryCountInTheRequestsIndex) {
   EXPECT_THAT(s->mappings, ElementsAre(RequestMapping{"b", "nvidia.com/gpu", "container-1-request-2"}));
 }
 
-// Test_createRequestsAndMappings_requests, "two init containers, one regular container".
-TEST(ExtendedResources, InitContainersReuseALaterContainersRequestOrTheLargestOfTheRest) {
-  Pod pod = PodWith({Asking("init0", {{"nvidia.com/gpu", 1}}), Asking("init1", {{"nvidia.com/gpu", 2}})},
-                    {Asking("app", {{"nvidia.com/gpu", 1}})});
-  std::optional<SpecialClaim> s = BuildSpecialClaim(pod, kGpu, MappedResources(pod, kGpu));
-  EXPECT_THAT(Requests(*s), ElementsAre("container-1-request-0 gpu.nvidia.com 2", "container-2-request-0 gpu.nvidia.com 1"));
-  EXPECT_THAT(s->mappings, ElementsAre(RequestMapping{"app", "nvidia.com/gpu", "container-2-request-0"},
-                                       RequestMapping{"init0", "nvidia.com/gpu", "container-2-request-0"},
-                                       RequestMapping{"init1", "nvidia.com/gpu", "container-1-request-0"}));
+// The mappings of a claim, as "container resource request", in the order written.
+std::vector<std::string> Mappings(const SpecialClaim& s) {
+  std::vector<std::string> out;
+  for (const RequestMapping& m : s.mappings) out.push_back(m.container + " " + m.resource + " " + m.request);
+  return out;
 }
 
-// Test_createRequestsAndMappings_requests, "three init containers, one sidecar, one regular container".
-TEST(ExtendedResources, ASidecarKeepsItsRequestBesideTheAppContainers) {
-  Container sidecar = Asking("side", {{"nvidia.com/gpu", 1}});
-  sidecar.sidecar = true;
-  Pod pod = PodWith({Asking("init0", {{"nvidia.com/gpu", 1}}), sidecar, Asking("init2", {{"nvidia.com/gpu", 2}})},
-                    {Asking("app", {{"nvidia.com/gpu", 1}})});
-  EXPECT_THAT(Requests(*BuildSpecialClaim(pod, kGpu, MappedResources(pod, kGpu))),
-              ElementsAre("container-1-request-0 gpu.nvidia.com 1", "container-2-request-0 gpu.nvidia.com 2",
-                          "container-3-request-0 gpu.nvidia.com 1"));
+Container Sidecar(std::string name, std::initializer_list<std::pair<std::string, int64_t>> resources) {
+  Container c = Asking(std::move(name), resources);
+  c.sidecar = true;
+  return c;
+}
+
+// Upstream's Test_createRequestsAndMappings_{requests,mappings} (extendeddynamicresources_test.go):
+// its resource names, its classes and its pods (st.MakePod names the containers con<i>,
+// init-con<i> and sidecar-con<i>, i counting within the list the container is in).
+const std::string kUp = "example.com/gpu";
+const std::string kUp1 = "example.com/gpu1";
+const std::string kUpInit = "example.com/gpuinit";
+const std::string kUpImplicit = "deviceclass.resource.kubernetes.io/classInit";
+const DeviceClasses kDevMap = Classes({{.name = "class", .extended_resource_name = kUp}});
+const DeviceClasses kDevMap2 = Classes({{.name = "class", .extended_resource_name = kUp},
+                                        {.name = "class1", .extended_resource_name = kUp1}});
+const DeviceClasses kDevMapInit = Classes({{.name = "class", .extended_resource_name = kUp},
+                                           {.name = "classInit", .extended_resource_name = kUpInit}});
+
+// pod1: one container asking 1 of gpu and 2 of gpu1; pod2: the same split over two containers.
+const Pod kPod1 = PodWith({}, {Asking("con0", {{kUp, 1}, {kUp1, 2}})});
+const Pod kPod2 = PodWith({}, {Asking("con0", {{kUp, 1}}), Asking("con1", {{kUp1, 2}})});
+// podInit, podInit2, podInit3, podInitImplicit and pod1InitImplicit.
+const Pod kPodInit = PodWith({Asking("init-con0", {{kUpInit, 2}})}, {Asking("con0", {{kUp, 1}})});
+const Pod kPodInit2 = PodWith({Asking("init-con0", {{kUpInit, 1}}), Asking("init-con1", {{kUpInit, 2}})}, {Asking("con0", {{kUp, 1}})});
+const Pod kPodInit3 = PodWith(
+    {Asking("init-con0", {{kUpInit, 1}}), Sidecar("sidecar-con1", {{kUpInit, 1}}), Asking("init-con2", {{kUpInit, 2}})},
+    {Asking("con0", {{kUp, 1}})});
+const Pod kPodInitImplicit = PodWith({Asking("init-con0", {{kUpInit, 1}}), Asking("init-con1", {{kUpImplicit, 2}})},
+                                     {Asking("con0", {{kUp, 1}})});
+const Pod kPod1InitImplicit = PodWith({Asking("init-con0", {{kUpInit, 1}, {kUpImplicit, 2}})}, {});
+
+SpecialClaim Build(const Pod& pod, const DeviceClasses& classes, std::vector<std::string> served) {
+  std::optional<SpecialClaim> s = BuildSpecialClaim(pod, classes, served);
+  EXPECT_TRUE(s.has_value());
+  return s.value_or(SpecialClaim{});
+}
+
+// "nil": no resource served, no claim.
+TEST(ExtendedResourcesUpstream, NothingServedNoClaim) {
+  EXPECT_FALSE(BuildSpecialClaim(kPod1, kDevMap, {}).has_value());
+}
+
+// "one resource match", "one resource match, one resource not match", "two resources match",
+// "two containers match"; mappings "one container, two requests", "two containers, two requests".
+TEST(ExtendedResourcesUpstream, EachResourceOfEachContainerGetsItsRequest) {
+  EXPECT_THAT(Requests(Build(kPod1, kDevMap, {kUp})), ElementsAre("container-0-request-0 class 1"));
+  EXPECT_THAT(Requests(Build(kPod1, kDevMap, {kUp, kUp1})), ElementsAre("container-0-request-0 class 1"));
+  SpecialClaim two = Build(kPod1, kDevMap2, {kUp, kUp1});
+  EXPECT_THAT(Requests(two), ElementsAre("container-0-request-0 class 1", "container-0-request-1 class1 2"));
+  EXPECT_THAT(Mappings(two), ElementsAre("con0 example.com/gpu container-0-request-0", "con0 example.com/gpu1 container-0-request-1"));
+  SpecialClaim split = Build(kPod2, kDevMap2, {kUp, kUp1});
+  EXPECT_THAT(Requests(split), ElementsAre("container-0-request-0 class 1", "container-1-request-0 class1 2"));
+  EXPECT_THAT(Mappings(split), ElementsAre("con0 example.com/gpu container-0-request-0", "con1 example.com/gpu1 container-1-request-0"));
+}
+
+// "one init container, one regular container" (requests and mappings).
+TEST(ExtendedResourcesUpstream, AnInitContainerWithNothingLaterToReuseGetsItsOwnRequest) {
+  SpecialClaim s = Build(kPodInit, kDevMapInit, {kUp, kUpInit});
+  EXPECT_THAT(Requests(s), ElementsAre("container-0-request-0 classInit 2", "container-1-request-0 class 1"));
+  EXPECT_THAT(Mappings(s),
+              ElementsAre("con0 example.com/gpu container-1-request-0", "init-con0 example.com/gpuinit container-0-request-0"));
+}
+
+// "two init containers, one regular container"; "three containers (two are init container), two requests".
+TEST(ExtendedResourcesUpstream, InitContainersShareTheLargestInitRequest) {
+  SpecialClaim s = Build(kPodInit2, kDevMapInit, {kUp, kUpInit});
+  EXPECT_THAT(Requests(s), ElementsAre("container-1-request-0 classInit 2", "container-2-request-0 class 1"));
+  EXPECT_THAT(Mappings(s), ElementsAre("con0 example.com/gpu container-2-request-0", "init-con0 example.com/gpuinit container-1-request-0",
+                                       "init-con1 example.com/gpuinit container-1-request-0"));
+}
+
+// "three init containers, one sidecar, one regular container"; "four containers (two are init
+// container, one sidecar), three requests": init-con0 reuses the later sidecar's request.
+TEST(ExtendedResourcesUpstream, AnInitContainerReusesALaterSidecarsRequest) {
+  SpecialClaim s = Build(kPodInit3, kDevMapInit, {kUp, kUpInit});
+  EXPECT_THAT(Requests(s), ElementsAre("container-1-request-0 classInit 1", "container-2-request-0 classInit 2",
+                                       "container-3-request-0 class 1"));
+  EXPECT_THAT(Mappings(s), ElementsAre("con0 example.com/gpu container-3-request-0",
+                                       "sidecar-con1 example.com/gpuinit container-1-request-0",
+                                       "init-con0 example.com/gpuinit container-1-request-0",
+                                       "init-con2 example.com/gpuinit container-2-request-0"));
+}
+
+// "one container, one explicit and one implicit request"; "three containers (two are init
+// container), both explicit and implicit resources": two names of one class are two resources.
+TEST(ExtendedResourcesUpstream, TheImplicitAndTheExplicitNameOfAClassAreSeparateResources) {
+  DeviceClasses classes = kDevMapInit;
+  SpecialClaim one = Build(kPod1InitImplicit, classes, {kUpImplicit, kUpInit});
+  EXPECT_THAT(Requests(one), ElementsAre("container-0-request-0 classInit 2", "container-0-request-1 classInit 1"));
+  EXPECT_THAT(Mappings(one), ElementsAre("init-con0 deviceclass.resource.kubernetes.io/classInit container-0-request-0",
+                                         "init-con0 example.com/gpuinit container-0-request-1"));
+  SpecialClaim two = Build(kPodInitImplicit, classes, {kUpImplicit, kUp, kUpInit});
+  EXPECT_THAT(Requests(two), ElementsAre("container-0-request-0 classInit 1", "container-1-request-0 classInit 2",
+                                         "container-2-request-0 class 1"));
+  EXPECT_THAT(Mappings(two), ElementsAre("init-con1 deviceclass.resource.kubernetes.io/classInit container-1-request-0",
+                                         "con0 example.com/gpu container-2-request-0",
+                                         "init-con0 example.com/gpuinit container-0-request-0"));
+}
+
+// Test_createRequestsAndMappings_deterministic: resources in name order, whatever order `served` has.
+TEST(ExtendedResourcesUpstream, ResourcesGoInNameOrder) {
+  DeviceClasses classes = Classes({{.name = "zzz-class", .extended_resource_name = "zzz.example.com/resource"},
+                                   {.name = "aaa-class", .extended_resource_name = "aaa.example.com/resource"},
+                                   {.name = "mmm-class", .extended_resource_name = "mmm.example.com/resource"}});
+  Pod pod = PodWith(
+      {}, {Asking("con0", {{"zzz.example.com/resource", 1}, {"aaa.example.com/resource", 1}, {"mmm.example.com/resource", 1}})});
+  SpecialClaim s = Build(pod, classes, {"zzz.example.com/resource", "aaa.example.com/resource", "mmm.example.com/resource"});
+  EXPECT_THAT(Requests(s), ElementsAre("container-0-request-0 aaa-class 1", "container-0-request-1 mmm-class 1",
+                                       "container-0-request-2 zzz-class 1"));
+  EXPECT_THAT(Mappings(s), ElementsAre("con0 aaa.example.com/resource container-0-request-0",
+                                       "con0 mmm.example.com/resource container-0-request-1",
+                                       "con0 zzz.example.com/resource container-0-request-2"));
+}
+
+// Issue 31 §4: init container 3 GPUs, app containers 2 + 2. The init container runs before the
+// app containers and uses their devices: 4 in all, not 7.
+TEST(ExtendedResources, AnInitContainerUsesTheLaterRequestsThatCoverItsCount) {
+  Pod pod = PodWith({Gpus("warmup", 3)}, {Gpus("a", 2), Gpus("b", 2)});
+  SpecialClaim s = Build(pod, kGpu, MappedResources(pod, kGpu));
+  EXPECT_THAT(Requests(s), ElementsAre("container-1-request-0 gpu.nvidia.com 2", "container-2-request-0 gpu.nvidia.com 2"));
+  EXPECT_THAT(Mappings(s), ElementsAre("a nvidia.com/gpu container-1-request-0", "b nvidia.com/gpu container-2-request-0",
+                                       "warmup nvidia.com/gpu container-1-request-0", "warmup nvidia.com/gpu container-2-request-0"));
+}
+
+// Where the later requests do not cover it, the init container asks the difference in its own
+// request, mapped after the ones it reuses: 5 = 2 + 2 + 1.
+TEST(ExtendedResources, AnInitContainerAsksOnlyWhatTheLaterRequestsLack) {
+  Pod pod = PodWith({Gpus("warmup", 5)}, {Gpus("a", 2), Gpus("b", 2)});
+  SpecialClaim s = Build(pod, kGpu, MappedResources(pod, kGpu));
+  EXPECT_THAT(Requests(s), ElementsAre("container-0-request-0 gpu.nvidia.com 1", "container-1-request-0 gpu.nvidia.com 2",
+                                       "container-2-request-0 gpu.nvidia.com 2"));
+  EXPECT_THAT(Mappings(s), ElementsAre("a nvidia.com/gpu container-1-request-0", "b nvidia.com/gpu container-2-request-0",
+                                       "warmup nvidia.com/gpu container-1-request-0", "warmup nvidia.com/gpu container-2-request-0",
+                                       "warmup nvidia.com/gpu container-0-request-0"));
+}
+
+// Init containers 3 and 5 before an app container of 2: each reuses the app's 2; of their own
+// requests (1 and 3) only the larger is kept and both map to it: 5 devices, as the largest init
+// container needs.
+TEST(ExtendedResources, InitContainersShareTheLargestOfTheirOwnRequests) {
+  Pod pod = PodWith({Gpus("i0", 3), Gpus("i1", 5)}, {Gpus("app", 2)});
+  SpecialClaim s = Build(pod, kGpu, MappedResources(pod, kGpu));
+  EXPECT_THAT(Requests(s), ElementsAre("container-1-request-0 gpu.nvidia.com 3", "container-2-request-0 gpu.nvidia.com 2"));
+  EXPECT_THAT(Mappings(s), ElementsAre("app nvidia.com/gpu container-2-request-0", "i0 nvidia.com/gpu container-2-request-0",
+                                       "i0 nvidia.com/gpu container-1-request-0", "i1 nvidia.com/gpu container-2-request-0",
+                                       "i1 nvidia.com/gpu container-1-request-0"));
+}
+
+// A sidecar declared before an init container runs beside it: the init container does not reuse
+// its request, only the later app container's.
+TEST(ExtendedResources, AnInitContainerDoesNotReuseAnEarlierSidecarsRequest) {
+  Pod pod = PodWith({Sidecar("side", {{"nvidia.com/gpu", 2}}), Gpus("init", 2)}, {Gpus("app", 1)});
+  SpecialClaim s = Build(pod, kGpu, MappedResources(pod, kGpu));
+  EXPECT_THAT(Requests(s), ElementsAre("container-0-request-0 gpu.nvidia.com 2", "container-1-request-0 gpu.nvidia.com 1",
+                                       "container-2-request-0 gpu.nvidia.com 1"));
+  EXPECT_THAT(Mappings(s), ElementsAre("side nvidia.com/gpu container-0-request-0", "app nvidia.com/gpu container-2-request-0",
+                                       "init nvidia.com/gpu container-2-request-0", "init nvidia.com/gpu container-1-request-0"));
 }
 
 TEST(ExtendedResources, APodAskingNothingAClassMapsHasNoClaim) {

@@ -364,6 +364,27 @@ TEST(DraHttp, AWholeGpuPodIsServedThroughDraOnNvidiaDraNodesWhereAClassMapsItsRe
   EXPECT_FALSE(scores.contains("dra-small"));
 }
 
+// Issue 31 §4: a pod whose init container asks 3 GPUs and whose app containers ask 2 + 2, as the
+// API server writes it. kube-scheduler's special claim asks 4 devices: the init container runs
+// before the app containers and uses their devices.
+std::string InitThenTwoPod(const std::string& name) {
+  return PodJson{.name = name,
+                 .namespace_name = "ml",
+                 .uid = name,
+                 .phase = "Pending",
+                 .containers = {WholeGpus("a", 2), WholeGpus("b", 2)},
+                 .init_containers = {WholeGpus("warmup", 3)}}
+      .ToJson();
+}
+
+TEST(DraHttp, AnInitContainerUsesTheAppContainersDevicesSoFourFreeDevicesTakeThePod) {
+  TestServer server(ListJson({DraNode("dra-4"), GpuSlice("dra-4", 4), DraNode("dra-3"), GpuSlice("dra-3", 3), std::string(kGpuClass)}));
+  Filtered f = Filter(server.port(), InitThenTwoPod("w"), {"dra-4", "dra-3"});
+  EXPECT_EQ(f.error, "");
+  EXPECT_THAT(f.kept, ElementsAre("dra-4"));
+  EXPECT_THAT(f.failed["dra-3"], HasSubstr("no combination satisfies distinct devices across requests"));  // 2 + 2 of 3
+}
+
 // A DeviceClass as the API server writes it (uid, resourceVersion, creationTimestamp,
 // managedFields) mapping nvidia.com/gpu with `selector`.
 std::string MappingClass(const std::string& name, const std::string& created, const std::string& selector) {
@@ -530,6 +551,30 @@ TEST(DraOwner, BindCreatesAllocatesAndRecordsTheSpecialClaimOfExtendedResources)
   EXPECT_EQ(results, 8u);
   EXPECT_THAT(BindError(server.port(), "y", "dra-big"), HasSubstr("0 of 6 devices available"));
   EXPECT_NE(server.inventory().FindPod("x")->extended_resource_claim, record->extended_resource_claim);
+}
+
+// Issue 31 §4 in owner mode: the pod of an init container of 3 and app containers of 2 + 2 holds
+// 4 devices for its lifetime, not 7: the 4 left take a pod of 4.
+TEST(DraOwner, BindAllocatesOnlyTheAppContainersDevicesWhenTheyCoverTheInitContainer) {
+  LateClaimWriter writer;
+  TestServer server(ListJson({DraNode("dra-big"), GpuSlice("dra-big", 8), std::string(kGpuClass)}), {}, "", {},
+                    extender::ServiceCollaborators{.claim_writer = &writer});
+  writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
+  ASSERT_THAT(Filter(server.port(), InitThenTwoPod("w"), {"dra-big"}).kept, ElementsAre("dra-big"));
+  EXPECT_EQ(BindError(server.port(), "w", "dra-big"), "");
+  std::optional<Pod> record = server.inventory().FindPod("w");
+  ASSERT_TRUE(record.has_value());
+  const dra::ResourceClaim* claim = server.inventory().Snapshot()->dra().FindClaim("ml", record->extended_resource_claim);
+  ASSERT_NE(claim, nullptr);
+  ASSERT_EQ(claim->requests.size(), 2u);
+  EXPECT_EQ(claim->requests[0].name, "container-1-request-0");
+  EXPECT_EQ(claim->requests[1].name, "container-2-request-0");
+  EXPECT_EQ(DevicesOf(*claim).size(), 4u);
+  ASSERT_THAT(Filter(server.port(), GpuLimitPod("x", 4), {"dra-big"}).kept, ElementsAre("dra-big"));
+  EXPECT_EQ(BindError(server.port(), "x", "dra-big"), "");
+  auto [taken, results] = AllocatedDevices(server);
+  EXPECT_EQ(taken.size(), 8u);
+  EXPECT_EQ(results, 8u);
 }
 
 TEST(DraOwner, ASecondPodOfASharedClaimIsOnlyAddedToReservedFor) {

@@ -144,11 +144,15 @@ struct ExtendedFixture {
   std::unique_ptr<testing::LiveReplica> replica;
   std::string pod;
 
-  ExtendedFixture() {
+  // The pending pod ml/w has `containers` and `init_containers`; node dra-a has 4 GPUs.
+  explicit ExtendedFixture(std::vector<testing::ContainerJson> containers = {testing::WholeGpus("main", 2)},
+                           std::vector<testing::ContainerJson> init_containers = {}) {
     api.Put("nodes", testing::DraNode("dra-a"));
     api.Put("resourceslices", testing::GpuSlice("dra-a", 4));
     api.Put("deviceclasses", std::string(testing::kGpuClass));
-    pod = api.Put("pods", testing::PodJson{.name = "w", .namespace_name = "ml", .uid = "w", .containers = {testing::WholeGpus("main", 2)}}.ToJson());
+    pod = api.Put("pods", testing::PodJson{.name = "w", .namespace_name = "ml", .uid = "w", .containers = std::move(containers),
+                                           .init_containers = std::move(init_containers)}
+                              .ToJson());
     replica = std::make_unique<testing::LiveReplica>(api.url(), extender::ServiceOptions{}, inventory::InventoryOptions{},
                                                      kubeapi::ApiBinderOptions{}, /*dra_owner=*/true);
     EXPECT_TRUE(replica->sync->WaitSynced(std::chrono::seconds(10)));
@@ -195,6 +199,28 @@ TEST(DraOwnerLive, AnExtendedResourcePodGetsItsSpecialClaimCreatedAllocatedAndNa
   ASSERT_TRUE(Eventually([&] {
     std::optional<Allocation> a = f.replica->inventory->AllocationOf("w");
     return a && a->mode == NodeMode::kNvidiaDra && a->placement.devices.size() == 2;
+  }));
+}
+
+// Issue 31 §4: init container 3 GPUs, app containers 2 + 2 on a node of 4. As kube-scheduler's
+// PreBind, the special claim asks 2 + 2 (the init container uses the app containers' devices) and
+// the pod's status maps the init container to both requests.
+TEST(DraOwnerLive, AnInitContainerUsesTheAppContainersRequestsOfTheSpecialClaim) {
+  ExtendedFixture f({testing::WholeGpus("a", 2), testing::WholeGpus("b", 2)}, {testing::WholeGpus("warmup", 3)});
+  EXPECT_EQ(f.Bind(), "");
+  std::vector<std::string> claims = f.api.Objects("resourceclaims");
+  ASSERT_EQ(claims.size(), 1u);
+  EXPECT_THAT(f.Body("POST", "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims"),
+              HasSubstr(R"("requests":[{"name":"container-1-request-0","exactly":{"deviceClassName":"gpu.nvidia.com","allocationMode":"ExactCount","count":2}},)"
+                        R"({"name":"container-2-request-0","exactly":{"deviceClassName":"gpu.nvidia.com","allocationMode":"ExactCount","count":2}}])"));
+  EXPECT_THAT(*f.api.Get("pods", "ml", "w"),
+              HasSubstr(R"("requestMappings":[{"containerName":"a","resourceName":"nvidia.com/gpu","requestName":"container-1-request-0"},)"
+                        R"({"containerName":"b","resourceName":"nvidia.com/gpu","requestName":"container-2-request-0"},)"
+                        R"({"containerName":"warmup","resourceName":"nvidia.com/gpu","requestName":"container-1-request-0"},)"
+                        R"({"containerName":"warmup","resourceName":"nvidia.com/gpu","requestName":"container-2-request-0"}]})"));
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<Allocation> a = f.replica->inventory->AllocationOf("w");
+    return a && a->mode == NodeMode::kNvidiaDra && a->placement.devices.size() == 4;
   }));
 }
 

@@ -12,15 +12,26 @@
 //   name (upstream's extendedresourcecache, betterDeviceClass).
 // - A resource is served by DRA on a node if a class maps it and the node's allocatable lists
 //   none of it; otherwise the device plugin serves it (upstream's filterExtendedResources).
-// - The special claim (BuildSpecialClaim): one ExactCount request per container and resource
-//   served, named container-<i>-request-<j>: i counts the init containers, then the containers;
-//   j is the resource's position among everything the container requests, in name order (cpu and
-//   memory included). Sidecars and app containers each get their requests. An init container
-//   that is not a sidecar runs before the later long-lived containers start: where one of those
-//   asks at least as many, it reuses that request; of the remaining init containers (they run one
-//   after another) only the one asking most keeps a request and the others map to it (upstream's
-//   createRequestsAndMappings, 1.35+). Requests are sorted by name; the mappings go resource by
-//   resource, long-lived containers first, in container order.
+// - The special claim (BuildSpecialClaim) follows upstream's createRequestsAndMappings. Its
+//   requests are ExactCount requests of the resource's class, named container-<i>-request-<r>:
+//   i counts the init containers, then the containers; r is the resource's position among
+//   everything the container requests, in name order (cpu and memory included). For each
+//   resource served, in name order:
+//   - each long-lived container (an app container or a sidecar) asking it gets a request for its
+//     whole count, and a mapping to it;
+//   - an init container that is not a sidecar runs to completion before the long-lived containers
+//     after it start, so it uses their devices: it maps to the long-lived requests after it, in
+//     container order, until their counts add up to its own (a sidecar before it runs beside it
+//     and is not reused); for the count they leave, it maps to a request of its own of that count;
+//   - such init containers run one after another, so they share one request: of their own
+//     requests only the one with the largest count (the first on a tie) is kept, and every
+//     mapping to another of them names it instead.
+//   Example: init container 3, app containers 2 + 2: requests container-1-request-0 and
+//   container-2-request-0 of 2 each, the init container mapped to both: 4 devices. With an init
+//   container of 5 it maps to both and to container-0-request-0 of 1.
+//   Requests are sorted by name. Mappings go resource by resource; within one, the long-lived
+//   containers' in container order, then each init container's in container order: the requests
+//   it reuses, then its own (or the shared one).
 //
 // Pure.
 #pragma once
@@ -75,8 +86,8 @@ struct SpecialClaim {
   std::vector<RequestMapping> mappings;
 };
 
-// Returns the special claim for `pod` where DRA serves `served` (ServedOn), or nullopt when it
-// asks none of them.
+// Returns the special claim for `pod` where DRA serves `served` (ServedOn; any order), with its
+// request mappings, as described above; nullopt when it asks none of them.
 std::optional<SpecialClaim> BuildSpecialClaim(const Pod& pod, const DeviceClasses& classes, std::span<const std::string> served);
 
 }  // namespace gpusched::dra
