@@ -570,7 +570,7 @@ TEST(DraOwner, BindAllocatesOnlyTheAppContainersDevicesWhenTheyCoverTheInitConta
   EXPECT_EQ(claim->requests[0].name, "container-1-request-0");
   EXPECT_EQ(claim->requests[1].name, "container-2-request-0");
   EXPECT_EQ(DevicesOf(*claim).size(), 4u);
-  ASSERT_THAT(Filter(server.port(), GpuLimitPod("x", 4), {"dra-big"}).kept, ElementsAre("dra-big"));
+  ASSERT_THAT(Filter(server.port(), ExtendedGpuPod("x", 4), {"dra-big"}).kept, ElementsAre("dra-big"));
   EXPECT_EQ(BindError(server.port(), "x", "dra-big"), "");
   auto [taken, results] = AllocatedDevices(server);
   EXPECT_EQ(taken.size(), 8u);
