@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <random>
 
 #include "cluster_json.h"
@@ -12,8 +13,11 @@ namespace {
 constexpr int kGpusPerNode = 8;
 constexpr int64_t kMibPerGpu = 81920;
 
+// A running pod of a ReplicaSet (one of 64), as workloads' pods are: defrag may move it.
 Pod BoundPod(std::string uid, const std::string& node) {
-  return Pod{.uid = uid, .namespace_name = "bench", .name = uid, .node_name = node, .phase = PodPhase::kRunning};
+  std::string controller = fmt::format("rs-{}", std::hash<std::string>{}(uid) % 64);
+  return Pod{.uid = uid, .namespace_name = "bench", .name = uid, .node_name = node, .phase = PodPhase::kRunning,
+             .controller_uid = std::move(controller), .controller_kind = "ReplicaSet"};
 }
 
 }  // namespace
@@ -81,7 +85,7 @@ std::string ClusterListJson(const ClusterObjects& cluster) {
   }
   for (const Pod& p : cluster.pods) {
     testing::PodJson j{.name = p.name, .namespace_name = p.namespace_name, .uid = p.uid, .node = p.node_name,
-                       .phase = "Running"};
+                       .phase = "Running", .controller_uid = p.controller_uid};
     for (const auto& [k, v] : p.annotations) j.annotations[k] = v;
     for (const Container& c : p.containers) {
       testing::ContainerJson cj{.name = c.name};

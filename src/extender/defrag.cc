@@ -238,14 +238,18 @@ Applied Apply(const DefragPlan& plan, const DefragAsk& ask, const std::string& p
     return Stopped(plan, m.pod, s);
   }
   // Evictions in order. One refused now (a budget used up meanwhile) stops the plan: the moves
-  // made stay made, the pending pod keeps its hold, the holds of the moves not made end.
+  // made stay made, the pending pod keeps its hold, the holds of the moves not made end; one whose
+  // outcome is unknown (Unavailable) keeps its hold too, since its pod may be gone.
   for (size_t i = 0; i < plan.moves.size(); ++i) {
     const DefragMove& m = plan.moves[i];
     Allocation about = About(m);
     Status s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid, /*dry_run=*/false);
-    out.moves.push_back(Applied::Move{.pod = m.pod, .evicted = s.ok(), .error = s.ok() ? "" : s.message()});
+    bool unknown = s.code() == StatusCode::kUnavailable;  // it may have been carried out
+    out.moves.push_back(Applied::Move{.pod = m.pod, .evicted = s.ok(),
+                                      .error = s.ok() ? "" : unknown ? "outcome unknown: " + s.message() : s.message()});
     if (s.ok()) continue;
-    for (size_t k = i; k < plan.moves.size(); ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
+    for (size_t k = unknown ? i + 1 : i; k < plan.moves.size(); ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
+
     for (size_t k = i + 1; k < plan.moves.size(); ++k) {
       out.moves.push_back(Applied::Move{.pod = plan.moves[k].pod, .error = "not evicted: the plan stopped"});
     }

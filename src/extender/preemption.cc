@@ -49,27 +49,45 @@ std::optional<MetaVictims> Offered(const PreemptionCandidate& c) {
   return MetaVictims{.node = c.node, .uids = {c.victim_uids.begin(), c.victim_uids.end()}, .pdb_violations = c.pdb_violations};
 }
 
-// The allocation of pod `uid` on `node`, or nullptr.
-const Allocation* AllocationOn(const placement::NodeState& node, std::string_view uid) {
-  auto it = std::find_if(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == uid; });
-  return it == node.allocations.end() ? nullptr : &*it;
-}
-
-// True if gpusched may give back offered victim `uid`: it holds GPUs of kind `mode` on the node
-// and nothing ties it to `pod` through a filter gpusched does not model (pod_relations.h).
-bool MayGiveBack(const Pod& pod, NodeMode mode, const placement::NodeState& node, std::string_view uid, const PodUse* use) {
-  if (use == nullptr) return false;
-  const Allocation* a = AllocationOn(node, uid);
-  if (a == nullptr || a->mode != mode) return false;
+// True if gpusched may give back offered victim `uid`: a pod it sees on the node, holding GPUs of
+// kind `mode` there, that nothing ties to `pod` through a filter gpusched does not model
+// (pod_relations.h). Reads the victim's use and labels only where either pod has constraints
+// that could tie them (a preempt asks this of thousands of victims).
+bool MayGiveBack(const Pod& pod, NodeMode mode, const placement::NodeState& node, std::string_view uid) {
+  uint8_t flags = 0;
+  if (node.uses == nullptr || !node.uses->Has(uid, &flags) || node.mode != mode) return false;
+  bool holds = false;
+  if (mode == NodeMode::kNvidia) holds = (flags & PodUse::kWholeGpus) != 0;
+  if (mode == NodeMode::kMgpu) holds = (flags & PodUse::kMgpuShares) != 0;
+  if (mode == NodeMode::kNvidiaDra && (flags & PodUse::kDevices) != 0) {
+    const Allocation* a = node.FindAllocation(uid);  // its claims' devices are GPUs only if the ledger books them
+    holds = a != nullptr && a->mode == NodeMode::kNvidiaDra;
+  }
+  if (!holds) return false;
+  if ((flags & PodUse::kTies) == 0 && !pod.constraints.TiedBy()) return true;
+  const PodUse* use = node.uses->Find(uid);
   static const PodLabels kNone;
   return placement::UnmodeledRelation(pod, use->labels != nullptr ? *use->labels : kNone).empty();
+}
+
+// Fills in what v's answer and ResourceFit read of it (its use there, its priority) once it is
+// known to be needed: reading it for every victim offered would miss the cache at each.
+void Resolve(const PreemptionCandidate& c, const placement::ResourceFit& fit, Victim* v) {
+  if (v->use == nullptr) v->use = fit.Find(v->uid);
+  if (v->priority) return;
+  if (v->use != nullptr) {
+    v->priority = v->use->priority;
+  } else if (v->offered_at < c.victim_priorities.size()) {
+    v->priority = c.victim_priorities[v->offered_at];
+  }
 }
 
 // Gives back, in decreasing priority, each of `offered` the pod still fits the node's other
 // resources without (fit: with every victim already gone); the others join *victims. Where the
 // node's allocatable is not known they are all given back; where the pod does not fit even with
 // all of them gone (gpusched's view differs from kube-scheduler's), none is.
-void GiveBack(std::vector<Victim> offered, placement::ResourceFit* fit, std::vector<Victim>* victims) {
+void GiveBack(const PreemptionCandidate& c, std::vector<Victim> offered, placement::ResourceFit* fit, std::vector<Victim>* victims) {
+  for (Victim& v : offered) Resolve(c, *fit, &v);
   if (fit->known() && !fit->Fits()) {
     victims->insert(victims->end(), offered.begin(), offered.end());
     return;
@@ -91,16 +109,12 @@ struct OfferedVictims {
   std::vector<Victim> droppable;
 };
 
-OfferedVictims SplitOffered(const PreemptionCandidate& c, const placement::NodeState& node, const Pod& pod, NodeMode mode,
-                     const placement::ResourceFit& fit) {
+OfferedVictims SplitOffered(const PreemptionCandidate& c, const placement::NodeState& node, const Pod& pod, NodeMode mode) {
   OfferedVictims out;
   for (size_t i = 0; i < c.victim_uids.size(); ++i) {
     std::string_view uid = c.victim_uids[i];
-    const PodUse* use = fit.Find(uid);
-    std::optional<int32_t> p = use != nullptr ? std::optional<int32_t>(use->priority)
-                               : i < c.victim_priorities.size() ? c.victim_priorities[i] : std::nullopt;
-    Victim v{.priority = p, .uid = uid, .offered_at = i, .use = use};
-    if (MayGiveBack(pod, mode, node, uid, use)) {
+    Victim v{.uid = uid, .offered_at = i};
+    if (MayGiveBack(pod, mode, node, uid)) {
       out.droppable.push_back(v);
     } else {
       out.staying.push_back(v);
@@ -110,42 +124,47 @@ OfferedVictims SplitOffered(const PreemptionCandidate& c, const placement::NodeS
 }
 
 // The offered victims of `droppable` that the node's other resources still need with the pods
-// `gone` (UIDs) and the others of `droppable` gone (GiveBack), removed from `droppable`; those of
-// `gone` leave `droppable` too (they are victims already).
-std::vector<Victim> Needed(std::vector<Victim>* droppable, const std::vector<std::string_view>& gone, placement::ResourceFit fit) {
-  std::erase_if(*droppable, [&](const Victim& v) { return std::find(gone.begin(), gone.end(), v.uid) != gone.end(); });
-  for (std::string_view uid : gone) {
-    if (const PodUse* use = fit.Find(uid)) fit.Remove(*use);
+// `gone` and the others of `droppable` gone (GiveBack); those of `gone` are victims already.
+std::vector<Victim> Needed(const PreemptionCandidate& c, std::vector<Victim> droppable, const std::vector<Victim>& gone,
+                           placement::ResourceFit fit) {
+  auto is_gone = [&](const Victim& v) {
+    return std::any_of(gone.begin(), gone.end(), [&](const Victim& g) { return g.uid == v.uid; });
+  };
+  std::erase_if(droppable, is_gone);
+  for (const Victim& v : gone) {
+    if (const PodUse* use = fit.Find(v.uid)) fit.Remove(*use);
   }
-  for (const Victim& v : *droppable) {
-    if (v.use != nullptr) fit.Remove(*v.use);
+  if (!fit.known() || fit.Fits()) return {};  // every one given back (the loop below would give each back in turn)
+  for (Victim& v : droppable) {
+    Resolve(c, fit, &v);
+    fit.Remove(*v.use);  // MayGiveBack saw it on the node
   }
   std::vector<Victim> needed;
-  GiveBack(*droppable, &fit, &needed);
-  std::erase_if(*droppable, [&](const Victim& v) {
-    return std::any_of(needed.begin(), needed.end(), [&](const Victim& n) { return n.uid == v.uid; });
-  });
+  GiveBack(c, std::move(droppable), &fit, &needed);
   return needed;
 }
 
-// Chooses gpusched's victims with `leaving` (UIDs) gone already, and returns the UIDs of
-// `leaving` and of the choice, each viewing the node's state (a victim the choice made for itself
-// dies with it); nullopt if no eviction makes room.
-std::optional<std::vector<std::string_view>> ChooseWith(VictimChooser& chooser, const placement::NodeState& node,
-                                                         const placement::ResourceFit& fit, placement::VictimRules rules,
-                                                         const std::vector<Victim>& leaving) {
+// Chooses gpusched's victims with `leaving` gone already, and returns `leaving` and the choice's
+// victims, each UID viewing the node's state (a victim the DRA choice made for itself dies with
+// it); nullopt if no eviction makes room.
+std::optional<std::vector<Victim>> ChooseWith(VictimChooser& chooser, const placement::NodeState& node,
+                                              const placement::ResourceFit& fit, placement::VictimRules rules,
+                                              const std::vector<Victim>& leaving) {
   std::set<std::string_view> uids;
   for (const Victim& v : leaving) uids.insert(v.uid);
   if (!uids.empty()) rules.leaving = [&uids](std::string_view uid) { return uids.contains(uid); };
   placement::VictimChoice choice = chooser.Choose(node, rules);
   if (!choice.helps) return std::nullopt;
-  std::vector<std::string_view> out(uids.begin(), uids.end());
+  std::vector<Victim> out = leaving;
   for (const Allocation* a : choice.victims) {
-    if (const PodUse* use = fit.Find(a->pod_uid)) {
-      out.push_back(use->uid);
-    } else if (const Allocation* held = AllocationOn(node, a->pod_uid)) {
-      out.push_back(held->pod_uid);
+    std::string_view uid = a->pod_uid;
+    if (!choice.owned.empty()) {
+      const PodUse* use = fit.Find(uid);
+      const Allocation* held = use == nullptr ? node.FindAllocation(uid) : nullptr;
+      if (use == nullptr && held == nullptr) continue;  // not kube-scheduler's to resolve
+      uid = use != nullptr ? std::string_view(use->uid) : std::string_view(held->pod_uid);
     }
+    out.push_back(Victim{.priority = a->priority, .uid = uid});
   }
   return out;
 }
@@ -157,34 +176,31 @@ std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const p
   if (node == nullptr || !placement::NodeSelectionProblem(pod.constraints, node->node).empty()) return std::nullopt;
   placement::ResourceFit fit(*node, other);
   fit.CountNominated(pod.uid, pod.priority);
-  OfferedVictims offered = SplitOffered(c, *node, pod, chooser.ModeOn(*node), fit);
+  OfferedVictims offered = SplitOffered(c, *node, pod, chooser.ModeOn(*node));
   DisruptionCounter counter(budgets);
   placement::VictimRules rules = PreemptionRules(pod, fit, budgets ? &counter : nullptr);
-  std::optional<std::vector<std::string_view>> gone = ChooseWith(chooser, *node, fit, rules, offered.staying);
-  if (!gone) return std::nullopt;
   std::vector<Victim> leaving = std::move(offered.staying);
-  std::vector<Victim> needed = Needed(&offered.droppable, *gone, fit);
-  if (!needed.empty()) {
-    // Some that hold GPUs must go for the other resources: the GPU choice is made again with them
-    // gone (it may need fewer), then the other resources checked again.
-    leaving.insert(leaving.end(), needed.begin(), needed.end());
+  for (Victim& v : leaving) Resolve(c, fit, &v);
+  // gpusched's choice is made with the victims that leave anyway gone; where some that it could
+  // give back must go for the node's other resources, they leave too and the choice is made again
+  // (it may need fewer), until the other resources need no more of them. `leaving` only grows.
+  for (;;) {
     counter = DisruptionCounter(budgets);
-    gone = ChooseWith(chooser, *node, fit, rules, leaving);
+    for (const Victim& v : leaving) {
+      if (v.use != nullptr) counter.Evict(v.use->name, v.use->labels.get());  // their allowance is used first
+    }
+    std::optional<std::vector<Victim>> gone = ChooseWith(chooser, *node, fit, rules, leaving);
     if (!gone) return std::nullopt;
-    needed = Needed(&offered.droppable, *gone, fit);
+    std::erase_if(offered.droppable, [&](const Victim& v) {
+      return std::any_of(leaving.begin(), leaving.end(), [&](const Victim& l) { return l.uid == v.uid; });
+    });
+    std::vector<Victim> needed = Needed(c, offered.droppable, *gone, fit);
+    if (needed.empty()) {
+      if (gone->empty()) return std::nullopt;  // it fits as the node is: nothing to answer
+      return Answer(c.node, std::move(*gone), fit, budgets);
+    }
     leaving.insert(leaving.end(), needed.begin(), needed.end());
   }
-  std::vector<Victim> victims;
-  for (std::string_view uid : *gone) {
-    auto it = std::find_if(leaving.begin(), leaving.end(), [&](const Victim& v) { return v.uid == uid; });
-    if (it != leaving.end()) continue;  // added below, with what kube-scheduler said of it
-    const PodUse* use = fit.Find(uid);
-    const Allocation* a = AllocationOn(*node, uid);
-    victims.push_back(Victim{.priority = a != nullptr ? a->priority : use != nullptr ? use->priority : 0, .uid = uid});
-  }
-  victims.insert(victims.end(), leaving.begin(), leaving.end());
-  if (victims.empty()) return std::nullopt;  // it fits as the node is: nothing to answer
-  return Answer(c.node, std::move(victims), fit, budgets);
 }
 
 int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit, const Budgets& budgets) {

@@ -360,11 +360,19 @@ size_t Inventory::Expire() {
   for (const std::string& uid : bare) RevertBareLocked(uid, &touched);
   std::vector<std::string> expired;
   for (auto& [uid, n] : nominations_) {
-    // The TTL counts from when the last pod terminating on the node (its victims) is gone.
-    if (VictimsLeavingLocked(n.pod.nominated_node)) n.since = now;
+    if (!n.gpus) continue;
+    // The TTL counts from when the last pod of lower priority terminating on the node (its
+    // victims) is gone.
+    if (VictimsLeavingLocked(n.pod.nominated_node, n.pod.priority)) n.since = now;
     if (now - n.since > options_.nomination_ttl) expired.push_back(uid);
   }
-  for (const std::string& uid : expired) EndNominationLocked(uid, &touched);
+  for (const std::string& uid : expired) {
+    // The hold ends; the pod still counts against the node's other resources while kube-scheduler
+    // keeps it nominated there (it counts it so too).
+    Nomination& n = nominations_.find(uid)->second;
+    n.gpus = false;
+    touched.insert(n.pod.nominated_node);
+  }
   ExpireDefragHoldsLocked(now, &touched);
   ExpireAnnotatedHoldsLocked(&touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);

@@ -8,6 +8,21 @@
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::inventory {
+namespace {
+
+// PodUse::flags of `pod`.
+uint8_t UseFlags(const Pod& pod) {
+  RequestKind kind = placement::AnalyzePod(pod).kind;
+  uint8_t flags = pod.constraints.Ties() ? PodUse::kTies : 0;
+  if (kind == RequestKind::kWholeGpu) flags |= PodUse::kWholeGpus;
+  if (kind == RequestKind::kMgpu) flags |= PodUse::kMgpuShares;
+  if (!pod.resource_claims.empty() || !pod.extended_resource_claim.empty() || kind == RequestKind::kWholeGpu) {
+    flags |= PodUse::kDevices;  // a KEP 5004 pod's GPUs may come through DRA
+  }
+  return flags;
+}
+
+}  // namespace
 
 std::string Inventory::NodeOfLocked(std::string_view uid) const {
   if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->node_name;
@@ -25,7 +40,8 @@ void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {
              .priority = pod.priority,
              .terminating = pod.terminating,
              .requests = EffectiveRequests(pod),
-             .labels = InternLabelsLocked(pod)};
+             .labels = InternLabelsLocked(pod),
+             .flags = UseFlags(pod)};
   UsesSlot& slot = uses_[pod.node_name];
   if (!slot.uses.Put(std::move(use))) return;
   slot.shared = nullptr;
@@ -121,11 +137,11 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now(), gpus});
 }
 
-bool Inventory::VictimsLeavingLocked(std::string_view node) const {
+bool Inventory::VictimsLeavingLocked(std::string_view node, int32_t priority) const {
   auto slot = uses_.find(node);
   if (slot == uses_.end()) return false;
   const std::vector<PodUse>& pods = slot->second.uses.pods();
-  return std::any_of(pods.begin(), pods.end(), [](const PodUse& u) { return u.terminating; });
+  return std::any_of(pods.begin(), pods.end(), [&](const PodUse& u) { return u.terminating && u.priority < priority; });
 }
 
 void Inventory::EndNominationLocked(std::string_view uid, std::set<std::string>* touched) {

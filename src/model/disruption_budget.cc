@@ -6,6 +6,8 @@ namespace gpusched {
 
 bool Covers(const DisruptionBudget& b, const PodLabels& labels, BudgetReading reading) {
   if (b.namespace_name != labels.namespace_name) return false;
+  // kube-scheduler's filterPodsWithPDBViolation looks at budgets only for pods with labels.
+  if (reading == BudgetReading::kPreemption && labels.labels.empty()) return false;
   bool selects_none = reading == BudgetReading::kPreemption ? b.selector.empty() : !b.selector_set;
   return !selects_none && b.selector.Matches(labels.labels);
 }

@@ -31,17 +31,26 @@ const PodUse* NodeUses::Find(std::string_view uid) const {
   return i < pods_.size() && UidAt(i) == uid ? &pods_[i] : nullptr;
 }
 
+bool NodeUses::Has(std::string_view uid, uint8_t* flags) const {
+  size_t i = LowerBound(uid);
+  if (i == pods_.size() || UidAt(i) != uid) return false;
+  *flags = flags_[i];
+  return true;
+}
+
 bool NodeUses::Put(PodUse use) {
   size_t i = LowerBound(use.uid);
   if (i < pods_.size() && UidAt(i) == use.uid) {
     if (pods_[i] == use) return false;
     total_.Add(pods_[i].requests, -1);
     total_.Add(use.requests);
+    flags_[i] = use.flags;
     pods_[i] = std::move(use);
     return true;
   }
   total_.Add(use.requests);
   keys_.insert(keys_.begin() + static_cast<ptrdiff_t>(i), UidKey(use.uid));
+  flags_.insert(flags_.begin() + static_cast<ptrdiff_t>(i), use.flags);
   if (uid_starts_.empty()) uid_starts_.push_back(0);
   uids_.insert(uid_starts_[i], use.uid);
   uid_starts_.insert(uid_starts_.begin() + static_cast<ptrdiff_t>(i) + 1, uid_starts_[i]);
@@ -55,6 +64,7 @@ bool NodeUses::Drop(std::string_view uid) {
   if (i == pods_.size() || UidAt(i) != uid) return false;
   total_.Add(pods_[i].requests, -1);
   keys_.erase(keys_.begin() + static_cast<ptrdiff_t>(i));
+  flags_.erase(flags_.begin() + static_cast<ptrdiff_t>(i));
   uint32_t length = uid_starts_[i + 1] - uid_starts_[i];
   uids_.erase(uid_starts_[i], length);
   uid_starts_.erase(uid_starts_.begin() + static_cast<ptrdiff_t>(i) + 1);

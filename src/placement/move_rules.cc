@@ -32,8 +32,8 @@ std::string WhyNotMovable(const NodeState& node, const Allocation& a, const std:
   const PodLabels* labels = node.LabelsOf(a.pod_uid);
   if (labels == nullptr || labels->controller_uid.empty()) return "no controller would recreate it";
   if (RecreatedOnItsNode(*labels)) return fmt::format("its {} would recreate it on the same node", labels->controller_kind);
-  if (labels->constraints.HasPodRelations()) {
-    return fmt::format("gpusched cannot judge its {}", UnjudgedRelations(labels->constraints));
+  if (std::string unjudged = UnjudgedRelations(labels->constraints); !unjudged.empty()) {
+    return fmt::format("gpusched cannot judge its {}", unjudged);
   }
   if (budgets != nullptr) {
     size_t covering = 0;

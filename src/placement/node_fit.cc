@@ -105,6 +105,8 @@ std::string UnjudgedRelations(const PodConstraints& pod) {
   if (std::any_of(pod.spread.begin(), pod.spread.end(), [](const SpreadConstraint& c) { return c.when_unsatisfiable != "ScheduleAnyway"; })) {
     parts.push_back("topology spread constraints");
   }
+  if (!pod.host_ports.empty()) parts.push_back("host ports");
+  if (pod.filter_volumes) parts.push_back("volumes");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "gpusched/model/names.h"
@@ -230,6 +231,15 @@ const GpuSlot* NodeState::FindGpu(int index) const {
   return FindSlot(gpus, index);
 }
 
+const Allocation* NodeState::FindAllocation(std::string_view uid) const {
+  uint64_t key = std::hash<std::string_view>{}(uid);
+  auto it = std::lower_bound(uid_keys.begin(), uid_keys.end(), std::make_pair(key, uint32_t{0}));
+  for (; it != uid_keys.end() && it->first == key; ++it) {
+    if (allocations[it->second].pod_uid == uid) return &allocations[it->second];
+  }
+  return nullptr;
+}
+
 NodeState BuildNodeState(Node node, std::vector<Allocation> allocations) {
   std::vector<AllocationPtr> shared;
   shared.reserve(allocations.size());
@@ -264,6 +274,9 @@ void Pack(NodeState* state) {
     }
     p.uses = static_cast<uint16_t>(state->packed_uses.size() - p.first_use);
   }
+  state->uid_keys.resize(all.size());
+  for (uint32_t i = 0; i < all.size(); ++i) state->uid_keys[i] = {std::hash<std::string_view>{}(all[i]->pod_uid), i};
+  std::sort(state->uid_keys.begin(), state->uid_keys.end());
   state->by_importance.resize(all.size());
   for (uint32_t i = 0; i < all.size(); ++i) state->by_importance[i] = i;
   std::sort(state->by_importance.begin(), state->by_importance.end(), [&](uint32_t a, uint32_t b) {

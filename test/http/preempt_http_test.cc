@@ -284,5 +284,21 @@ TEST(PreemptNominated, PodsNominatedToTheNodeWithHigherPriorityCountAgainstItsRe
             R"({"NodeNameToMetaVictims":{"n3":{"Pods":[{"UID":"b"}],"NumPDBViolations":0}}})");
 }
 
+// n4: 2 GPUs, 4 CPUs; x5 (priority 5) and y1 (priority 1) hold a GPU and 2 CPUs each. The
+// preemptor asks a GPU and 4 CPUs: both must go. gpusched's first choice (y1, for its GPU) finds
+// x5 needed for CPU; made again with x5 gone it needs no GPU victim, and y1, chosen before, must
+// still be weighed for CPU (found by a review: it was given back unchecked).
+TEST(PreemptNominated, AVictimChosenFirstIsStillWeighedForCpuWhenTheChoiceIsMadeAgain) {
+  NodeJson n4 = NvidiaNode("n4", 2);
+  n4.cpu = "4";
+  ContainerJson gpu_and_cpu = WholeGpus("c", 1);
+  gpu_and_cpu.requests["cpu"] = "2";
+  TestServer server(ListJson({n4.ToJson(), Bound("x5", "n4", {gpu_and_cpu}, 5).ToJson(), Bound("y1", "n4", {gpu_and_cpu}, 1).ToJson()}));
+  ContainerJson ask = WholeGpus("c", 1);
+  ask.requests["cpu"] = "4";
+  EXPECT_EQ(HttpClient(server.port()).Post("/preempt", PreemptMetaJson(Preemptor({ask}, 10).ToJson(), {{"n4", {"x5", "y1"}}})).body,
+            R"({"NodeNameToMetaVictims":{"n4":{"Pods":[{"UID":"x5"},{"UID":"y1"}],"NumPDBViolations":0}}})");
+}
+
 }  // namespace
 }  // namespace gpusched::testing

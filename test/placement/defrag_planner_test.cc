@@ -105,6 +105,12 @@ TEST(DefragPlanner, APodWithPodRelationsGpuschedCannotJudgeIsNeverMoved) {
   DefragPlan p = Room(WholePod(4), c);
   EXPECT_FALSE(p.fits);
   EXPECT_THAT(p.reason, HasSubstr("gpusched cannot judge its required pod anti-affinity"));
+  // Nor host ports or volumes a volume filter reads (a zonal PV would keep its replacement out).
+  PodLabels ported{"ns", {{"app", "a2"}}, "rs-a2", "ReplicaSet"};
+  ported.constraints.host_ports.push_back(HostPort{.port = 8080, .protocol = "TCP"});
+  ported.constraints.filter_volumes = true;
+  Cluster d = WithA2(ported);
+  EXPECT_THAT(Room(WholePod(4), d).reason, HasSubstr("gpusched cannot judge its host ports, volumes"));
 }
 
 // Budgets are counted as the Eviction API counts them: an empty selector covers every pod of its

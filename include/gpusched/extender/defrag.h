@@ -27,8 +27,8 @@
 // nothing is evicted, every hold made is dropped, and "applied" lists the pod that stopped it
 // with the error and every move as not evicted. Then the pods are evicted in order. An eviction
 // refused now (a budget used up meanwhile) stops the plan: the moves made stay made, the pending
-// pod keeps its hold, the holds of the moves not made are dropped, and "applied" lists each move
-// as evicted or not. Holds end when their pod binds there, or after the hold time. With a
+// pod keeps its hold, the holds of the moves not made are dropped (but that of an eviction whose
+// outcome is unknown: its pod may be gone), and "applied" lists each move as evicted or not. Holds end when their pod binds there, or after the hold time. With a
 // publisher each hold is also written to its node (the annotation gpusched.io/holds, against the
 // resourceVersion it was checked on), so that every replica keeps the GPUs; a node changed
 // meanwhile is checked again. A pod body without metadata.uid names the pod gpusched knows by

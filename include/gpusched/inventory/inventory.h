@@ -68,8 +68,9 @@ struct InventoryOptions {
   // from a booking to the pod's bind event reaching every replica. Default: 5 minutes.
   std::chrono::seconds booking_ttl{300};
   // How long GPUs stay held for a pod nominated to a node after preemption (nomination.h) if it
-  // neither binds nor loses its nomination, counted from when the last pod terminating on the node
-  // (its victims, whatever their grace period) is gone: the pod's retry must fit in it.
+  // neither binds nor loses its nomination, counted from when the last pod of lower priority
+  // terminating on the node (its victims, whatever their grace period) is gone: the pod's retry
+  // must fit in it. It then still counts against the node's other resources (NodeState::nominated).
   // Default: 5 minutes.
   std::chrono::seconds nomination_ttl{300};
   // The time of assume_ttl (monotonic) and booking_ttl (wall: bookings carry the writer's wall
@@ -245,8 +246,9 @@ class Inventory {
   // the moved pod itself (its own hold first, else the oldest). Annotated holds it uses, anywhere,
   // are found by the rebuild (WithChangedHoldNodesLocked).
   void UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  // True if a pod bound to `node` is terminating (a preemption's victims still leaving).
-  bool VictimsLeavingLocked(std::string_view node) const GPUSCHED_REQUIRES(mu_);
+  // True if a pod bound to `node` of lower priority than `priority` is terminating (a
+  // preemption's victims still leaving).
+  bool VictimsLeavingLocked(std::string_view node, int32_t priority) const GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
   bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);
   // The shared copy of `pod`'s namespace and labels (one per distinct set).

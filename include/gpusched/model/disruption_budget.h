@@ -46,8 +46,9 @@ struct DisruptionBudget {
 };
 
 // Which pods a budget of their namespace covers. kube-scheduler's preemption
-// (filterPodsWithPDBViolation) skips a budget whose selector is nil or empty; the Eviction API
-// (policy/v1) covers no pod with a nil selector and every pod with an empty one.
+// (filterPodsWithPDBViolation) skips a budget whose selector is nil or empty, and pods without
+// labels; the Eviction API (policy/v1) covers no pod with a nil selector and every pod, labelled
+// or not, with an empty one.
 enum class BudgetReading { kPreemption, kEviction };
 
 // True if `b` covers a pod with `labels` (its namespace, its labels) as `reading` reads it.

@@ -95,6 +95,12 @@ struct PodConstraints {
   // True if the pod has required inter-pod affinity or anti-affinity, or topology spread
   // constraints that filter (DoNotSchedule): relations gpusched cannot judge.
   bool HasPodRelations() const;
+  // True if, as a running pod, it may tie a pending pod through a filter gpusched does not model
+  // (pod_relations.h): host ports, required pod affinity or anti-affinity, filter volumes.
+  bool Ties() const { return !host_ports.empty() || !affinity.empty() || !anti_affinity.empty() || filter_volumes; }
+  // True if, as a pending pod, it may be tied to running pods that way: host ports, required pod
+  // affinity or anti-affinity, topology spread constraints.
+  bool TiedBy() const { return !host_ports.empty() || !affinity.empty() || !anti_affinity.empty() || !spread.empty(); }
   bool operator==(const PodConstraints&) const = default;
   auto operator<=>(const PodConstraints&) const = default;
 };

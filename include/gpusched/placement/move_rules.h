@@ -9,8 +9,9 @@
 //   booking of another replica, a hold);
 // - nothing would recreate it: no controller (ownerReferences with controller: true), or one
 //   that recreates it on the same node (a DaemonSet, a static pod's mirror);
-// - it has required pod affinity or anti-affinity or DoNotSchedule topology spread constraints:
-//   gpusched cannot judge where its replacement may go;
+// - it has required pod affinity or anti-affinity, DoNotSchedule topology spread constraints,
+//   host ports or volumes a volume filter reads (node_fit.h's UnjudgedRelations): gpusched
+//   cannot judge where its replacement may go;
 // - more than one PodDisruptionBudget covers it, as the Eviction API counts them (policy/v1: a
 //   budget of its namespace whose selector matches its labels; an empty selector matches every
 //   pod, a missing one none): the API server refuses to evict such a pod.

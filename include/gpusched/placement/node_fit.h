@@ -52,7 +52,7 @@ std::string NodeSelectionProblem(const PodConstraints& pod, const Node& node);
 std::string NodeFitProblem(const Pod& pod, const ResourceList& requests, const NodeState& node);
 
 // The constraints of `pod` that gpusched does not judge, for a plan's reason ("required pod
-// anti-affinity, topology spread constraints"), or "" when none.
+// anti-affinity, topology spread constraints, host ports, volumes"), or "" when none.
 std::string UnjudgedRelations(const PodConstraints& pod);
 
 }  // namespace gpusched::placement

@@ -113,6 +113,9 @@ struct NodeState {
   std::vector<PackedAllocation> packed;  // allocations[i] as victim choice reads it
   std::vector<PackedUse> packed_uses;
   std::vector<uint32_t> by_importance;   // positions into packed: decreasing priority, then UID
+  // (hash of the pod's UID, position into allocations), ascending: FindAllocation's index, which
+  // reads one allocation (they are scattered in memory) per pod looked up.
+  std::vector<std::pair<uint64_t, uint32_t>> uid_keys;
   // GPUs held for pending pods nominated to this node (nomination.h), counted as used; not in
   // `allocations`: no pod runs on them yet, and none can be evicted from them.
   std::vector<Allocation> holds;
@@ -134,6 +137,8 @@ struct NodeState {
   bool ready() const { return condition == NodeCondition::kReady; }
   // Returns the GPU with device index `index`, or nullptr.
   const GpuSlot* FindGpu(int index) const;
+  // Returns the allocation of pod `uid` on this node, or nullptr.
+  const Allocation* FindAllocation(std::string_view uid) const;
 };
 
 // Returns the state of `node` with `allocations` booked on it, sharing them. Pure.
