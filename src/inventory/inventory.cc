@@ -114,11 +114,10 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   std::vector<std::pair<NodeEntry*, placement::NodeState>> built;
   built.reserve(touched.size());
   std::map<std::string_view, std::vector<const Pod*>> nominated;
-  std::map<std::string_view, std::vector<PodUse>> nominated_uses;
+  std::map<std::string_view, std::vector<const PodUse*>> nominated_uses;
   for (const auto& [uid, n] : nominations_) {
     if (n.gpus) nominated[n.pod.nominated_node].push_back(&n.pod);
-    nominated_uses[n.pod.nominated_node].push_back(
-        PodUse{.uid = n.pod.uid, .name = n.pod.name, .priority = n.pod.priority, .requests = EffectiveRequests(n.pod)});
+    nominated_uses[n.pod.nominated_node].push_back(&n.use);
   }
   std::set<std::string> with_held = WithChangedHoldNodesLocked(touched);
   for (const std::string& name : with_held.empty() ? touched : with_held) {
@@ -130,7 +129,9 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
     }
     placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
     state.uses = SharedUsesLocked(name);
-    if (auto n = nominated_uses.find(name); n != nominated_uses.end()) state.nominated = std::move(n->second);
+    if (auto n = nominated_uses.find(name); n != nominated_uses.end()) {
+      for (const PodUse* use : n->second) state.nominated.push_back(*use);
+    }
     if (auto held = nominated.find(name); held != nominated.end()) {
       placement::HoldNominated(hold_planner_, held->second, &state);
       placement::HoldNominatedClaims(*dra_state_, &hold_programs_, placement::DraOptions{.gpu_drivers = options_.dra_gpu_drivers},

@@ -68,8 +68,7 @@ std::shared_ptr<const NodeUses> Inventory::SharedUsesLocked(std::string_view nod
 }
 
 std::shared_ptr<const PodLabels> Inventory::InternLabelsLocked(const Pod& pod) {
-  PodLabels key{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid,
-                .controller_kind = pod.controller_kind, .constraints = pod.constraints};
+  PodLabels key = LabelsOf(pod);
   auto it = label_sets_.find(key);
   if (it != label_sets_.end()) return *it;
   if (label_sets_.size() >= 2 * std::max<size_t>(label_sets_pruned_at_, 1024)) {
@@ -134,7 +133,8 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   }
   touched->insert(pod.nominated_node);
   std::string uid = pod.uid;
-  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now(), gpus});
+  PodUse use{.uid = pod.uid, .name = pod.name, .priority = pod.priority, .requests = EffectiveRequests(pod)};
+  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now(), gpus, std::move(use)});
 }
 
 bool Inventory::VictimsLeavingLocked(std::string_view node, int32_t priority) const {

@@ -27,6 +27,11 @@ ResourceList EffectiveRequests(const Pod& pod) {
   return total;
 }
 
+PodLabels LabelsOf(const Pod& pod) {
+  return PodLabels{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid,
+                   .controller_kind = pod.controller_kind, .constraints = pod.constraints};
+}
+
 bool IsTrackedAnnotation(std::string_view key) {
   return key.starts_with("vke.volcengine.com/") || key.starts_with("gpusched.io/");
 }

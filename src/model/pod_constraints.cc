@@ -6,7 +6,7 @@ namespace gpusched {
 
 bool PodConstraints::HasPodRelations() const {
   return !affinity.empty() || !anti_affinity.empty() ||
-         std::any_of(spread.begin(), spread.end(), [](const SpreadConstraint& c) { return c.when_unsatisfiable != "ScheduleAnyway"; });
+         std::any_of(spread.begin(), spread.end(), [](const SpreadConstraint& c) { return c.Filters(); });
 }
 
 }  // namespace gpusched

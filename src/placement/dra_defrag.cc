@@ -262,7 +262,7 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
                                .placement = DevicesOf(landing->second), .uses_budget = budgets.Covers(v.pod_name, labels),
                                .controller_uid = labels != nullptr ? labels->controller_uid : ""});
   }
-  PodLabels mine = LabelsOfPod(pod);
+  PodLabels mine = LabelsOf(pod);
   if (!moved.LandingProblem(*c.node, &mine, EffectiveRequests(pod), pod.uid, pod.priority).empty()) return false;
   plan->fits = true;
   plan->node = c.node->node.name;
@@ -286,7 +286,7 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
     return plan;
   }
   plan.not_judged = UnjudgedRelations(pod.constraints);
-  PodLabels mine = LabelsOfPod(pod);
+  PodLabels mine = LabelsOf(pod);
   ResourceList requests = EffectiveRequests(pod);
   auto fits_now = [&](const NodeState& n) { return MovedUses().LandingProblem(n, &mine, requests, pod.uid, pod.priority).empty(); };
   if (auto now = BestLanding(planner, nullptr, in.state->allocated(), in.cluster, fits_now)) {

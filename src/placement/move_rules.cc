@@ -43,11 +43,6 @@ std::string WhyNotMovable(const NodeState& node, const Allocation& a, const std:
   return "";
 }
 
-PodLabels LabelsOfPod(const Pod& pod) {
-  return PodLabels{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid,
-                   .controller_kind = pod.controller_kind, .constraints = pod.constraints};
-}
-
 void MovedUses::Move(const std::string& from, const std::string& to, const PodUse* use) {
   if (use == nullptr) return;
   left_[from].push_back(use);

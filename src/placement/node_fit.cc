@@ -102,7 +102,7 @@ std::string UnjudgedRelations(const PodConstraints& pod) {
   std::vector<std::string_view> parts;
   if (!pod.affinity.empty()) parts.push_back("required pod affinity");
   if (!pod.anti_affinity.empty()) parts.push_back("required pod anti-affinity");
-  if (std::any_of(pod.spread.begin(), pod.spread.end(), [](const SpreadConstraint& c) { return c.when_unsatisfiable != "ScheduleAnyway"; })) {
+  if (std::any_of(pod.spread.begin(), pod.spread.end(), [](const SpreadConstraint& c) { return c.Filters(); })) {
     parts.push_back("topology spread constraints");
   }
   if (!pod.host_ports.empty()) parts.push_back("host ports");

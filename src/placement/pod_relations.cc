@@ -46,7 +46,7 @@ std::string UnmodeledRelation(const Pod& pod, const PodLabels& other) {
   if (AnySelects(theirs.anti_affinity, other.namespace_name, ns, pod.labels)) return "its required pod anti-affinity";
   if (AnySelects(theirs.affinity, other.namespace_name, ns, pod.labels)) return "its required pod affinity";
   for (const SpreadConstraint& c : mine.spread) {
-    if (c.when_unsatisfiable != "ScheduleAnyway" && c.selector && other.namespace_name == ns && c.selector->Matches(other.labels)) {
+    if (c.Filters() && c.selector && other.namespace_name == ns && c.selector->Matches(other.labels)) {
       return "topology spread";
     }
   }

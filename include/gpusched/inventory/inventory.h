@@ -335,6 +335,7 @@ class Inventory {
     Pod pod;
     std::chrono::steady_clock::time_point since;
     bool gpus = false;
+    PodUse use;  // what it asks besides GPUs, for NodeState::nominated
   };
   std::map<std::string, Nomination, std::less<>> nominations_ GPUSCHED_GUARDED_BY(mu_);
   // GPUs held for the replacements of pods a defrag move evicted, and for the pods their moves

@@ -106,6 +106,10 @@ struct Pod {
 // replace the containers'; the overhead is added.
 ResourceList EffectiveRequests(const Pod& pod);
 
+// Returns the pod's namespace, labels, controller and constraints, as the inventory keeps them
+// for a bound pod (node_uses.h) and the planners weigh a pending one.
+PodLabels LabelsOf(const Pod& pod);
+
 // Returns true if gpusched keeps annotation `key` on its pod records.
 bool IsTrackedAnnotation(std::string_view key);
 

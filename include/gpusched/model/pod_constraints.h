@@ -69,6 +69,8 @@ struct SpreadConstraint {
   std::optional<LabelSelector> selector;
   std::string topology_key;
   std::string when_unsatisfiable;
+  // True if it filters nodes (DoNotSchedule, also when unset), not only scores them.
+  bool Filters() const { return when_unsatisfiable != "ScheduleAnyway"; }
   auto operator<=>(const SpreadConstraint&) const = default;
 };
 

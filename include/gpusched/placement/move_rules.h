@@ -57,10 +57,6 @@ class RefusedPods {
 // Why the pod of `a` on `node` may never move (see above), or "" if it may. `budgets` may be null.
 std::string WhyNotMovable(const NodeState& node, const Allocation& a, const std::vector<DisruptionBudget>* budgets);
 
-// The namespace, labels, controller and constraints of `pod`, as the inventory keeps a bound
-// pod's (node_uses.h).
-PodLabels LabelsOfPod(const Pod& pod);
-
 // What a plan's moves do to nodes' resources besides GPUs: the pods that left each node and the
 // pods that arrived, by node name.
 class MovedUses {
