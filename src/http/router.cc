@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "gpusched/common/log.h"
 #include "gpusched/extender/admission.h"
@@ -81,42 +82,191 @@ std::string QueryParam(std::string_view target, std::string_view key) {
 
 namespace {
 
-// Returns the route name used in metrics and logs, or "" for an unknown path.
-std::string_view VerbOf(std::string_view path, std::string_view prefix) {
-  if (path.starts_with(prefix)) {
-    std::string_view verb = path.substr(prefix.size());
-    if (verb == "/filter") return "filter";
-    if (verb == "/prioritize") return "prioritize";
-    if (verb == "/bind") return "bind";
-    if (verb == "/preempt") return "preempt";
-  }
-  if (path == "/validate/node") return "validate_node";
-  if (path == "/healthz") return "healthz";
-  if (path == "/readyz") return "readyz";
-  if (path == "/metrics") return "metrics";
-  if (path == "/debug/inventory") return "debug_inventory";
-  if (path == "/explain") return "explain";
-  if (path == "/debug/defrag") return "defrag";
-  if (path == "/ui" || path == "/ui/") return "ui";
-  return "";
+// The methods a route accepts; GET also admits HEAD.
+enum Methods : uint8_t { kGet = 1, kPost = 2 };
+
+// How a route answers while the inventory is not in sync with the cluster (a live cluster's first
+// sync, or a sync that went stale): no decision is safe then, since GPUs of pods not yet seen
+// would look free. kube-scheduler drops the body of any non-200 answer, so filter and bind answer
+// 200 with their Error field; the other decisions answer 503.
+enum class WhenNotReady { kServe, kFilterError, kBindError, kUnavailable };
+
+constexpr std::string_view kNotReady = "gpusched's inventory is not in sync with the cluster yet; retry";
+
+Response Filter(const RouteContext& c, Request&& r) { return Json(200, c.service->Filter(std::move(r.body))); }
+Response Prioritize(const RouteContext& c, Request&& r) { return Json(200, c.service->Prioritize(std::move(r.body))); }
+Response Bind(const RouteContext& c, Request&& r) { return Json(200, c.service->Bind(r.body)); }
+
+// Any answer but 200 fails this preemption attempt in kube-scheduler, which logs it.
+Response Preempt(const RouteContext& c, Request&& r) {
+  StatusOr<std::string> answer = c.service->Preempt(std::move(r.body));
+  return answer.ok() ? Json(200, std::move(answer).value()) : Text(400, answer.status().message() + "\n");
 }
 
-bool IsPostRoute(std::string_view verb) {
-  return verb == "filter" || verb == "prioritize" || verb == "bind" || verb == "preempt" || verb == "validate_node";
+Response ValidateNode(const RouteContext& c, Request&& r) {
+  StatusOr<std::string> review = extender::ReviewNodeUpdate(r.body, *c.inventory->Snapshot());
+  return review.ok() ? Json(200, std::move(review).value()) : Text(400, review.status().message() + "\n");
+}
+
+Response Healthz(const RouteContext&, Request&&) { return Text(200, "ok\n"); }
+
+Response Readyz(const RouteContext& c, Request&&) {
+  return c.ready->load() ? Text(200, "ok\n") : Text(503, "inventory not synced\n");
+}
+
+Response Metrics(const RouteContext& c, Request&&) {
+  Response r = Text(200, c.telemetry != nullptr ? c.telemetry->Render() : "");
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  return r;
+}
+
+Response DebugInventory(const RouteContext& c, Request&& r) {
+  return Json(200, c.service->DebugInventory(QueryParam(r.target, "node"), QueryParam(r.target, "compact") == "true"));
+}
+
+Response Ui(const RouteContext&, Request&&) {
+  return Response{.status = 200, .content_type = "text/html; charset=utf-8", .body = std::string(UiPage())};
+}
+
+Response Explain(const RouteContext& c, Request&& r) {
+  bool text = QueryParam(r.target, "format") == "text";
+  if (r.method == "POST") return Answer(c.service->Explain(r.body, text), text);
+  std::string pod = QueryParam(r.target, "pod");
+  if (pod.empty()) return Text(400, "GET /explain needs ?pod=namespace/name (or POST a Pod)\n");
+  return Answer(c.service->ExplainKnown(pod, text), text);
+}
+
+// The query of /debug/defrag, checked; every bad parameter is named with its value.
+struct DefragQuery {
+  bool has_pod = false;
+  double target_pct = 0;
+  int max_moves = 8;
+  bool apply = false;
+};
+
+StatusOr<DefragQuery> ReadDefragQuery(const Request& r) {
+  DefragQuery q;
+  bool post = r.method == "POST";
+  std::string target = QueryParam(r.target, "targetFrag");
+  std::string moves = QueryParam(r.target, "maxMoves");
+  q.has_pod = post && r.body.find_first_not_of(" \t\r\n") != std::string::npos;
+  if (q.has_pod == !target.empty()) return InvalidArgumentError("POST a Pod to make room for, or give ?targetFrag=PCT (one of the two)");
+  if (!target.empty() && !ParseNumber(target, &q.target_pct)) {
+    return InvalidArgumentError(fmt::format("targetFrag \"{}\": want a percentage, such as 5 or 2.5", target));
+  }
+  double max_moves = q.max_moves;
+  if (!moves.empty() && (!ParseNumber(moves, &max_moves) || max_moves != static_cast<int>(max_moves) || max_moves < 0 || max_moves > 1000)) {
+    return InvalidArgumentError(fmt::format("maxMoves \"{}\": want a whole number from 0 to 1000", moves));
+  }
+  q.max_moves = static_cast<int>(max_moves);
+  std::string apply = QueryParam(r.target, "apply");
+  if (!apply.empty() && apply != "true" && apply != "false") return InvalidArgumentError(fmt::format("apply \"{}\": want true or false", apply));
+  q.apply = apply == "true";
+  return q;
+}
+
+Response Defrag(const RouteContext& c, Request&& r) {
+  bool text = QueryParam(r.target, "format") == "text";
+  StatusOr<DefragQuery> q = ReadDefragQuery(r);
+  if (!q.ok()) return Text(400, q.status().message() + "\n");
+  if (q->apply && r.method != "POST") return Text(405, "apply=true changes the cluster: use POST\n");
+  return Answer(c.service->Defrag(q->has_pod ? r.body : "", q->target_pct, q->max_moves, text, q->apply), text);
+}
+
+// One row per route. `name` labels metrics and logs; `prefixed` paths follow the router's prefix
+// (kube-scheduler's urlPrefix); `admission` routes are served on the admission listener too;
+// `blocks` routes wait on the API server when the service binds through it.
+struct Route {
+  std::string_view name;
+  std::string_view path;
+  bool prefixed;
+  uint8_t methods;
+  bool admission;
+  WhenNotReady not_ready;
+  bool blocks;
+  Response (*handle)(const RouteContext&, Request&&);
+};
+
+constexpr Route kRoutes[] = {
+    {"filter", "/filter", true, kPost, false, WhenNotReady::kFilterError, false, &Filter},
+    {"prioritize", "/prioritize", true, kPost, false, WhenNotReady::kUnavailable, false, &Prioritize},
+    {"bind", "/bind", true, kPost, false, WhenNotReady::kBindError, true, &Bind},
+    {"preempt", "/preempt", true, kPost, false, WhenNotReady::kUnavailable, false, &Preempt},
+    {"validate_node", "/validate/node", false, kPost, true, WhenNotReady::kUnavailable, false, &ValidateNode},
+    {"healthz", "/healthz", false, kGet, true, WhenNotReady::kServe, false, &Healthz},
+    {"readyz", "/readyz", false, kGet, true, WhenNotReady::kServe, false, &Readyz},
+    {"metrics", "/metrics", false, kGet, true, WhenNotReady::kServe, false, &Metrics},
+    {"debug_inventory", "/debug/inventory", false, kGet, false, WhenNotReady::kServe, false, &DebugInventory},
+    {"explain", "/explain", false, kGet | kPost, false, WhenNotReady::kUnavailable, false, &Explain},
+    {"defrag", "/debug/defrag", false, kGet | kPost, false, WhenNotReady::kUnavailable, false, &Defrag},
+    {"ui", "/ui", false, kGet, false, WhenNotReady::kServe, false, &Ui},
+    {"ui", "/ui/", false, kGet, false, WhenNotReady::kServe, false, &Ui},
+};
+
+// Returns the route serving `path`, or null.
+const Route* FindRoute(std::string_view path, std::string_view prefix) {
+  for (const Route& route : kRoutes) {
+    if (route.prefixed ? path.size() == prefix.size() + route.path.size() && path.starts_with(prefix) && path.ends_with(route.path)
+                       : path == route.path) {
+      return &route;
+    }
+  }
+  return nullptr;
+}
+
+// Returns the 405 for a method `route` does not take, or nullopt.
+std::optional<Response> WrongMethod(const Route& route, std::string_view method) {
+  bool get = method == "GET" || method == "HEAD";
+  if ((route.methods & kPost) != 0 && method == "POST") return std::nullopt;
+  if ((route.methods & kGet) != 0 && get) return std::nullopt;
+  if (route.methods == kPost) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
+  if (route.methods == kGet) {
+    return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
+  }
+  return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET or POST\n", .allow = "GET, HEAD, POST"};
+}
+
+std::optional<Response> NotReady(WhenNotReady when) {
+  switch (when) {
+    case WhenNotReady::kServe:
+      return std::nullopt;
+    case WhenNotReady::kFilterError:
+      return Json(200, extender::EncodeFilterError(kNotReady));
+    case WhenNotReady::kBindError:
+      return Json(200, extender::EncodeBindingResult(kNotReady));
+    case WhenNotReady::kUnavailable:
+      return Text(503, std::string(kNotReady) + "\n");
+  }
+  return std::nullopt;
+}
+
+// Answers `request` by `route` (null: no route), checking the method and readiness first.
+Response Serve(const RouteContext& context, const Route* route, Request&& request) {
+  if (route == nullptr) {
+    std::string_view target = request.target;
+    return Text(404, fmt::format("no route for {} {}\n", request.method, target.substr(0, target.find('?'))));
+  }
+  if (std::optional<Response> wrong = WrongMethod(*route, request.method)) return std::move(*wrong);
+  if (!context.ready->load()) {
+    if (std::optional<Response> wait = NotReady(route->not_ready)) return std::move(*wait);
+  }
+  return route->handle(context, std::move(request));
 }
 
 }  // namespace
 
 bool Router::Blocks(const Request& request) const {
   std::string_view target = request.target;
-  return request.method == "POST" && service_->BindWaits() && VerbOf(target.substr(0, target.find('?')), prefix_) == "bind";
+  const Route* route = FindRoute(target.substr(0, target.find('?')), prefix_);
+  return request.method == "POST" && route != nullptr && route->blocks && context_.service->BindWaits();
 }
 
 Response Router::Handle(Request request) const {
   auto start = std::chrono::steady_clock::now();
   std::string_view target = request.target;
   std::string path(target.substr(0, target.find('?')));
-  std::string verb(VerbOf(path, prefix_));
+  const Route* route = FindRoute(path, prefix_);
+  if (route != nullptr && scope_ == RouterScope::kAdmissionOnly && !route->admission) route = nullptr;
   // A caller's id is kept if it is short and printable (it goes into logs and a response header).
   bool usable = !request.request_id.empty() && request.request_id.size() <= kMaxRequestIdBytes &&
                 std::all_of(request.request_id.begin(), request.request_id.end(),
@@ -124,114 +274,22 @@ Response Router::Handle(Request request) const {
   if (!usable) request.request_id = fmt::format("{:x}", next_id_.fetch_add(1));
   std::string id = request.request_id;
   std::string method = request.method;
-  Response r = Route(verb, std::move(request));
+  Response r = Serve(context_, route, std::move(request));
   r.request_id = id;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::string route = verb.empty() ? "unknown" : verb;
-  if (telemetry_ != nullptr) {
-    telemetry_->http_requests.With({route, std::to_string(r.status)}).Inc();
-    if (!verb.empty()) telemetry_->http_duration.With({route}).Observe(seconds);
+  std::string name(route == nullptr ? "unknown" : route->name);
+  if (context_.telemetry != nullptr) {
+    context_.telemetry->http_requests.With({name, std::to_string(r.status)}).Inc();
+    if (route != nullptr) context_.telemetry->http_duration.With({name}).Observe(seconds);
   }
-  log::Level level = r.status >= 400 ? log::Level::kWarning : verb == "bind" || verb == "validate_node" ? log::Level::kInfo
-                                                                                                         : log::Level::kDebug;
+  log::Level level = r.status >= 400                                   ? log::Level::kWarning
+                     : name == "bind" || name == "validate_node" ? log::Level::kInfo
+                                                                       : log::Level::kDebug;
   if (log::Enabled(level)) {
     log::Write(level, "request", {{"request_id", id}, {"method", method}, {"path", path}, {"status", std::to_string(r.status)},
                                   {"duration_us", std::to_string(static_cast<int64_t>(seconds * 1e6))}});
   }
   return r;
-}
-
-Response Router::Route(std::string_view verb, Request&& request) const {
-  bool get = request.method == "GET" || request.method == "HEAD";
-  bool post = request.method == "POST";
-  bool in_scope = scope_ == RouterScope::kAll || verb == "validate_node" || verb == "healthz" || verb == "readyz" ||
-                  verb == "metrics";
-  if (verb.empty() || !in_scope) {
-    std::string_view target = request.target;
-    return Text(404, fmt::format("no route for {} {}\n", request.method, target.substr(0, target.find('?'))));
-  }
-  if (IsPostRoute(verb) && !post) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
-  if (!IsPostRoute(verb) && !get && verb != "explain" && verb != "defrag") {
-    return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
-  }
-  if (!ready_->load()) {
-    // Until the inventory is complete (a live cluster's first sync, or a sync that went stale), no
-    // decision is safe: GPUs of pods not yet seen would look free.
-    constexpr std::string_view kNotReady = "gpusched's inventory is not in sync with the cluster yet; retry";
-    if (verb == "filter") return Json(200, extender::EncodeFilterError(kNotReady));
-    if (verb == "bind") return Json(200, extender::EncodeBindingResult(kNotReady));
-    if (verb == "prioritize" || verb == "preempt" || verb == "validate_node" || verb == "explain" || verb == "defrag") {
-      return Text(503, std::string(kNotReady) + "\n");
-    }
-  }
-  if (verb == "explain") return RouteExplain(std::move(request));
-  if (verb == "defrag") return RouteDefrag(std::move(request));
-  if (verb == "filter") return Json(200, service_->Filter(std::move(request.body)));
-  if (verb == "prioritize") return Json(200, service_->Prioritize(std::move(request.body)));
-  if (verb == "bind") return Json(200, service_->Bind(request.body));
-  if (verb == "preempt") {
-    // Any answer but 200 fails this preemption attempt in kube-scheduler, which logs it.
-    StatusOr<std::string> answer = service_->Preempt(std::move(request.body));
-    return answer.ok() ? Json(200, std::move(answer).value()) : Text(400, answer.status().message() + "\n");
-  }
-  if (verb == "validate_node") {
-    StatusOr<std::string> review = extender::ReviewNodeUpdate(request.body, *inventory_->Snapshot());
-    if (!review.ok()) return Text(400, review.status().message() + "\n");
-    return Json(200, std::move(review).value());
-  }
-  if (verb == "healthz") return Text(200, "ok\n");
-  if (verb == "ui") return Response{.status = 200, .content_type = "text/html; charset=utf-8", .body = std::string(UiPage())};
-  if (verb == "readyz") return ready_->load() ? Text(200, "ok\n") : Text(503, "inventory not synced\n");
-  if (verb == "metrics") {
-    Response r = Text(200, telemetry_ != nullptr ? telemetry_->Render() : "");
-    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    return r;
-  }
-  return Json(200, service_->DebugInventory(QueryParam(request.target, "node"), QueryParam(request.target, "compact") == "true"));
-}
-
-Response Router::RouteExplain(Request&& request) const {
-  bool text = QueryParam(request.target, "format") == "text";
-  StatusOr<std::string> answer = InvalidArgumentError("");
-  if (request.method == "POST") {
-    answer = service_->Explain(request.body, text);
-  } else if (request.method == "GET" || request.method == "HEAD") {
-    std::string pod = QueryParam(request.target, "pod");
-    answer = pod.empty() ? InvalidArgumentError("GET /explain needs ?pod=namespace/name (or POST a Pod)")
-                         : service_->ExplainKnown(pod, text);
-  } else {
-    return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET or POST\n", .allow = "GET, HEAD, POST"};
-  }
-  return Answer(std::move(answer), text);
-}
-
-Response Router::RouteDefrag(Request&& request) const {
-  bool text = QueryParam(request.target, "format") == "text";
-  bool post = request.method == "POST";
-  if (!post && request.method != "GET" && request.method != "HEAD") {
-    return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET or POST\n", .allow = "GET, HEAD, POST"};
-  }
-  std::string target = QueryParam(request.target, "targetFrag");
-  std::string moves = QueryParam(request.target, "maxMoves");
-  bool has_pod = post && request.body.find_first_not_of(" \t\r\n") != std::string::npos;
-  if (has_pod == !target.empty()) {
-    return Text(400, "POST a Pod to make room for, or give ?targetFrag=PCT (one of the two)\n");
-  }
-  double target_pct = 0;
-  if (!target.empty() && !ParseNumber(target, &target_pct)) {
-    return Text(400, fmt::format("targetFrag \"{}\": want a percentage, such as 5 or 2.5\n", target));
-  }
-  double max_moves = 8;
-  if (!moves.empty() && (!ParseNumber(moves, &max_moves) || max_moves != static_cast<int>(max_moves) || max_moves < 0 || max_moves > 1000)) {
-    return Text(400, fmt::format("maxMoves \"{}\": want a whole number from 0 to 1000\n", moves));
-  }
-  std::string apply = QueryParam(request.target, "apply");
-  if (!apply.empty() && apply != "true" && apply != "false") {
-    return Text(400, fmt::format("apply \"{}\": want true or false\n", apply));
-  }
-  if (apply == "true" && !post) return Text(405, "apply=true changes the cluster: use POST\n");
-  return Answer(service_->Defrag(has_pod ? request.body : "", target_pct, static_cast<int>(max_moves), text, apply == "true"),
-                text);
 }
 
 }  // namespace gpusched::http

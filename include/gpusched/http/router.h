@@ -3,6 +3,10 @@
 // Maps HTTP requests to the extender's handlers. Pure: no sockets, so every route is testable
 // without a server.
 //
+// Every route is one row of the route table in router.cc: its name (metrics and logs), path,
+// methods, whether the admission listener serves it, how it answers while the inventory is not
+// in sync, and its handler. The routes:
+//
 //   POST <prefix>/filter, <prefix>/prioritize, <prefix>/bind   the extender verbs (always 200)
 //   POST <prefix>/preempt                                      the preempt verb (400 for a body it cannot read)
 //   POST /validate/node                                        the mode-switch admission webhook
@@ -35,18 +39,21 @@ namespace gpusched::http {
 // nothing outside the pod can filter, prioritize or bind; the rest is 404.
 enum class RouterScope { kAll, kAdmissionOnly };
 
+// What a route's handler reads. REQUIRES: every pointer but `telemetry` is non-null.
+struct RouteContext {
+  const extender::Service* service;
+  const inventory::Inventory* inventory;
+  const std::atomic<bool>* ready;
+  extender::Telemetry* telemetry;
+};
+
 class Router : public Handler {
  public:
   // REQUIRES: `service`, `inventory`, `ready` and `telemetry` (if not null) outlive the router.
   // `prefix` is "" or starts with "/".
   Router(const extender::Service* service, const inventory::Inventory* inventory, const std::atomic<bool>* ready,
          std::string prefix, extender::Telemetry* telemetry = nullptr, RouterScope scope = RouterScope::kAll)
-      : service_(service),
-        inventory_(inventory),
-        ready_(ready),
-        prefix_(std::move(prefix)),
-        telemetry_(telemetry),
-        scope_(scope) {}
+      : context_{service, inventory, ready, telemetry}, prefix_(std::move(prefix)), scope_(scope) {}
 
   // Returns the response to `request`. Takes the body by value: filter parses it in place.
   // While *ready is false, filter and bind answer Error, prioritize and validate_node 503.
@@ -55,18 +62,11 @@ class Router : public Handler {
   // through it: writes and their retries): the server runs them off its I/O threads.
   bool Blocks(const Request& request) const override;
 
-  extender::Telemetry* telemetry() const override { return telemetry_; }
+  extender::Telemetry* telemetry() const override { return context_.telemetry; }
 
  private:
-  Response Route(std::string_view verb, Request&& request) const;
-  Response RouteExplain(Request&& request) const;
-  Response RouteDefrag(Request&& request) const;
-
-  const extender::Service* const service_;
-  const inventory::Inventory* const inventory_;
-  const std::atomic<bool>* const ready_;
+  const RouteContext context_;
   const std::string prefix_;
-  extender::Telemetry* const telemetry_;
   const RouterScope scope_;
   mutable std::atomic<uint64_t> next_id_{1};
 };
