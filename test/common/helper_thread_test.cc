@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <chrono>
 #include <set>
@@ -108,8 +109,22 @@ TEST(HelperThread, OneCallerHoldsItUntilItWaits) {
   EXPECT_EQ(ran.load(), after);  // never called after Wait returned
 }
 
+// The process's threads, as Linux lists them; a joined thread is gone from the list.
+size_t ThreadCount() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
 TEST(HelperThread, StopsWhenDestroyedUnused) {
-  for (int i = 0; i < 100; ++i) HelperThread helper;
+  size_t before = ThreadCount();
+  for (int i = 0; i < 100; ++i) {
+    {
+      HelperThread helper;
+      ASSERT_EQ(ThreadCount(), before + 1);
+    }
+    ASSERT_EQ(ThreadCount(), before) << "the helper's thread outlived it (iteration " << i << ")";
+  }
 }
 
 }  // namespace

@@ -476,11 +476,15 @@ TEST(Manifests, EverySchedulerConfigHasItsOwnLeaseAndNoManagedResources) {
 
 // gpusched's own configurations parse with gpusched's parser.
 TEST(Manifests, TheDocumentedGpuschedConfigsParse) {
+  std::vector<std::string> parsed;
   for (const std::string& f : YamlFiles("scheduler-config")) {
     if (f.find("gpusched") == std::string::npos) continue;
     StatusOr<config::Config> c = config::ParseConfig(Read(f));
     EXPECT_TRUE(c.ok()) << f << ": " << c.status().message();
+    parsed.push_back(std::filesystem::path(f).filename().string());
   }
+  std::sort(parsed.begin(), parsed.end());
+  EXPECT_EQ(parsed, (std::vector<std::string>{"gpusched-mtls.yaml", "gpusched.yaml"}));
 }
 
 // Each variant: the ConfigMap embeds its scheduler-config file verbatim; kube-scheduler's
