@@ -1,4 +1,4 @@
-# Enforces the layer rule (README "Layers"): a header or source of one area may include gpusched
+# Enforces the layer rule (docs/architecture.md, "Layers"): a header or source of one area may include gpusched
 # headers of the areas listed for it, and only the listed areas may include the I/O libraries.
 # Run as a build step (cmake -DROOT=<source dir> -P check_layers.cmake) before anything compiles:
 # a forbidden include fails the build, naming the file, the line and what the area may include.

@@ -46,7 +46,7 @@ MIG mode and instances from `nvidia-smi mig -lgi`/`-lgip`; NVLink and PCIe-switc
 `nvidia-smi topo -m`) on its Node, every --interval seconds, writing only when the value changed.
 Each round it also checks the GPUs against what gpusched booked for the node's pods: a GPU used
 beyond its mGPU bookings, or used by no booked pod, is marked in the annotation ("drift") and
-posted as a Warning Event GPUAccountingDrift on the Node (README: Node agent); a GPU that a pod's
+posted as a Warning Event GPUAccountingDrift on the Node (docs/agent.md); a GPU that a pod's
 ResourceClaim holds is that pod's.
 
   --node NAME         the Node to publish on (default: $NODE_NAME, set by the DaemonSet)

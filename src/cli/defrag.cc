@@ -21,7 +21,7 @@ Plans pod moves (evict from one node, land on another) that make room for a pend
 lower the cluster's GPU fragmentation (FGD's measure, in percent of GPU compute) to a target:
 the fewest moves, then the least disruption. Pods whose PodDisruptionBudget allows no
 disruption never move; switching or invalid nodes are never used. A dry run unless --apply
-(README: Defragmentation).
+(docs/defrag.md).
 
   --pod FILE         the pending pod, as JSON or YAML; "-" reads stdin
   --target-frag PCT  instead: lower fragmentation to PCT percent
@@ -33,7 +33,7 @@ disruption never move; switching or invalid nodes are never used. A dry run unle
   --format F         table (default) or json
   --apply            with --server: make the moves (POST /debug/defrag?apply=true): hold the GPUs
                      each moved pod's replacement gets, evict it through the Eviction API, one at
-                     a time, stopping at the first failure (README: Defragmentation)
+                     a time, stopping at the first failure (docs/defrag.md)
 )";
 
 struct Args {

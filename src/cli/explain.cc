@@ -21,7 +21,7 @@ constexpr std::string_view kUsage = R"(usage: gpusched explain (--pod FILE | --n
 
 Says why a pod fits where it does, or does not fit anywhere: per node the mode and state, a
 reason per GPU, the score and rank where it fits, and the cheapest eviction of lower-priority
-pods that would make room (README: Preemption and explain).
+pods that would make room (docs/explain.md).
 
   --pod FILE        the pod, as JSON or YAML (kubectl get pod NAME -o yaml); "-" reads stdin
   --name NS/NAME    with --server: a pod the server knows (seen in filter, or bound)

@@ -45,7 +45,7 @@ GET /healthz, /readyz, /debug/inventory[?node=NAME]; /explain, /debug/defrag and
   {:<22} YAML configuration (see scheduler-config/gpusched.yaml); flags override it
 {}
 With a live cluster, /readyz answers 503 until the first full sync of nodes, pods and DRA
-objects; bind books the node and POSTs the pod's Binding with its annotations (README: Live
+objects; bind books the node and POSTs the pod's Binding with its annotations (docs/operations.md: Live
 cluster).
 
 Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to 20 s) and exit 0;

@@ -285,7 +285,7 @@ TEST_F(LiveDefrag, APodTwoBudgetsCoverIsNeverPlanned) {
   EXPECT_THAT(refused.message(), HasSubstr("more than one PodDisruptionBudget"));
 }
 
-// The README's example body has no metadata.uid: the pod is found by namespace and name, and its
+// docs/defrag.md's example body has no metadata.uid: the pod is found by namespace and name, and its
 // room is held for it. Before, nothing was held and the plan ran silently.
 TEST_F(LiveDefrag, APodBodyWithoutAUidNamesThePodGpuschedKnows) {
   replica_->service->Filter(ArgsWithNames(train_.ToJson(), {"w0"}));  // kube-scheduler tried it: gpusched knows it

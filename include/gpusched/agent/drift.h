@@ -1,4 +1,4 @@
-// File: drift.h (agent)
+// File: drift.h
 //
 // The check no peer has: what gpusched booked on a node (the ledger's view, from the bound pods'
 // requests and result annotations) against what runs on its GPUs (nvidia-smi's processes and

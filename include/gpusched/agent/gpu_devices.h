@@ -1,4 +1,4 @@
-// File: gpu_devices.h (agent)
+// File: gpu_devices.h
 //
 // What the node agent publishes in gpusched.io/gpu-devices for the GPUs nvidia-smi reports
 // (nvidia_smi.h): index, UUID, model (the product name with spaces as dashes, "NVIDIA-H200"),

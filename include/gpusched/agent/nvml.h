@@ -1,4 +1,4 @@
-// File: nvml.h (agent)
+// File: nvml.h
 //
 // The node's GPUs through NVML, when libnvidia-ml is present at run time: loaded with dlopen, never
 // a build dependency (the agent falls back to nvidia-smi without it). It reads what nvidia_smi.h

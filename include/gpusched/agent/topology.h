@@ -1,4 +1,4 @@
-// File: topology.h (agent)
+// File: topology.h
 //
 // How a node's GPUs are connected, from `nvidia-smi topo -m`: a matrix whose header names the
 // columns (GPU0 GPU1 ... then NICs and "CPU Affinity"...) and whose rows start with a GPU's name.

@@ -1,4 +1,4 @@
-// File: defrag.h (extender)
+// File: defrag.h
 //
 // `gpusched defrag` and `POST /debug/defrag`: a dry-run plan of pod moves (placement/
 // defrag_planner.h) on one inventory snapshot, that makes room for a pending pod or lowers the

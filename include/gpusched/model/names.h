@@ -2,7 +2,7 @@
 //
 // The well-known Kubernetes names gpusched reads and writes: resource names, node labels and pod
 // annotations. The VKE mGPU contract fixes the vke.volcengine.com names; gpusched.io names are
-// ours and documented in README.md.
+// ours and documented in docs/placement-rules.md.
 #pragma once
 
 #include <string_view>
