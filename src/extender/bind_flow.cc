@@ -73,7 +73,8 @@ Status BindFlow::Bind(const BindingArgs& b) {
 }
 
 bool BindFlow::NeedsClaims(const Pod& pod, const placement::PodRequest& request, const std::string& node) const {
-  if (request.kind == RequestKind::kNone) return !pod.resource_claims.empty();
+  if (request.claims_only()) return true;
+  if (!request.asks_gpu()) return false;
   if (!options_->dra_extended_resources) return false;
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   const placement::NodeState* state = snapshot->FindNode(node);

@@ -141,7 +141,7 @@ StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allo
   if (placed) return FailedPreconditionError(fmt::format("pod {} is already placed on {}", key, placed->node_name));
   placement::PodRequest request = placement::AnalyzePod(pod);
   if (!request.schedulable()) return InvalidArgumentError(fmt::format("pod {}: {}", key, request.RefusalReason()));
-  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) {
+  if (!request.asks_gpu()) {
     return InvalidArgumentError(fmt::format("pod {} asks for no GPU: nothing to make room for", key));
   }
   return request;

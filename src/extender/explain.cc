@@ -201,7 +201,7 @@ NodeExplanation Describe(const NodeState& node, const PodRequest& request, const
 
 StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs) {
   PodRequest request = placement::AnalyzePod(pod);
-  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) {
+  if (!request.asks_gpu()) {
     return InvalidArgumentError(fmt::format("pod {}/{} asks for no GPU: every node takes it as far as gpusched is concerned",
                                             pod.namespace_name, pod.name));
   }
@@ -439,7 +439,7 @@ std::string ExplanationJson(const Explanation& e, HelperThread* helper) {
 
 std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<const NodeState* const> nodes,
                         const EvaluationInputs& inputs) {
-  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) return "";
+  if (!request.asks_gpu()) return "";
   VictimChooser chooser(pod, request, inputs);
   if (!chooser.problem().empty()) return "";
   std::optional<NodeExplanation> best;

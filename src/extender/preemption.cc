@@ -248,7 +248,7 @@ placement::VictimChoice VictimChooser::Choose(const placement::NodeState& node, 
 }
 
 PreemptionPath ChoosePath(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs) {
-  if (request.kind == RequestKind::kNone && pod.resource_claims.empty()) return PreemptionPath::kPassThrough;  // no GPU
+  if (!request.asks_gpu()) return PreemptionPath::kPassThrough;
   if (!request.schedulable()) return PreemptionPath::kNowhere;
   if (!VictimChooser(pod, request, inputs).problem().empty()) return PreemptionPath::kNowhere;  // its claims are not there yet
   return PreemptionPath::kByNode;

@@ -94,11 +94,6 @@ std::vector<placement::ScoredNode> Scored(const std::vector<RankedNode>& fits, c
   return out;
 }
 
-// Returns true if a pod passes through: it asks for no GPU at all.
-bool PassesThrough(const Pod& pod, const PodRequest& request) {
-  return request.kind == RequestKind::kNone && pod.resource_claims.empty();
-}
-
 // Keeps the best `k` of `fits` (by the policy's score) and fails the rest with the reason.
 void KeepBestK(const std::vector<RankedNode>& fits, const ExtenderArgs& args, size_t k, std::string_view policy,
                FilterResult* result) {
@@ -179,7 +174,7 @@ std::string Service::Filter(std::string body) const {
 
   PodRequest request = placement::AnalyzePod(args.pod);
   FilterResult result;
-  if (PassesThrough(args.pod, request)) {
+  if (!request.asks_gpu()) {  // passes through
     for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.kept.push_back(pos);
     return EncodeFilterResult(args, result);
   }
@@ -266,7 +261,7 @@ std::string Service::Prioritize(std::string body) const {
   // it answers, so the empty list is the pass-through.
   // Only hosts with a score above 0 are answered: a host left out gets 0 from this extender
   // (prioritizeNodes), so the answer stays a few hundred bytes however many nodes were asked.
-  if (PassesThrough(args.pod, request) || !request.schedulable()) return "[]";
+  if (!request.asks_gpu() || !request.schedulable()) return "[]";
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
       args.pod, request, Inputs(snapshot.get(), /*caches=*/true));

@@ -114,7 +114,7 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   placement::PodRequest request = placement::AnalyzePod(pod);
   // A pending pod that gpusched is not binding already counts; only a GPU pod (device plugin,
   // claims, or extended resources DRA may serve) with a valid request holds GPUs.
-  bool gpus = (request.kind != RequestKind::kNone || !pod.resource_claims.empty()) && request.schedulable();
+  bool gpus = request.asks_gpu() && request.schedulable();
   bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
                !gone_.contains(pod.uid) && ledger_.Find(pod.uid) == nullptr;
   auto it = nominations_.find(pod.uid);

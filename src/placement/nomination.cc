@@ -69,7 +69,7 @@ void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* p
   dra::AllocatedDevices held;                     // the node's devices once its terminating pods are gone
   for (const Pod* pod : PlanningOrder(nominated)) {
     std::optional<dra::SpecialClaim> special;
-    if (pod->resource_claims.empty() || AnalyzePod(*pod).kind != RequestKind::kNone) {
+    if (!AnalyzePod(*pod).claims_only()) {
       special = SpecialClaimOn(*pod, dra, *state);  // extended resources DRA serves here
       if (!special) continue;
     }

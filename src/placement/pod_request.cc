@@ -347,6 +347,7 @@ bool IsComputePolicy(std::string_view policy) {
 
 PodRequest AnalyzePod(const Pod& pod) {
   PodRequest out;
+  out.claims = !pod.resource_claims.empty();
   Violations v;
   bool whole = HasAny(pod, &GpuResources::nvidia_gpus);
   bool mgpu = HasAny(pod, &GpuResources::mgpu_core_percent) || HasAny(pod, &GpuResources::mgpu_memory_mib);

@@ -323,6 +323,28 @@ TEST(PodRequest, ClaimsOnlyPodsAreLeftToTheDraPlugin) {
   EXPECT_EQ(AnalyzePod(pod).kind, RequestKind::kNone);
 }
 
+// One answer for every verb to "does gpusched judge this pod?" (filter, prioritize, bind,
+// preempt, explain, defrag and nominations all pass the others through).
+TEST(PodRequest, AsksGpuForGpusOfAKindOrClaimsAndClaimsOnlyForClaimsAlone) {
+  Pod none = PodWith({Container{.name = "web"}});
+  Pod claims = none;
+  claims.resource_claims = {PodClaimRef{.name = "gpus", .claim_name = "pair"}};
+  Pod whole = PodWith({GpuContainer("c", 1)});
+  Pod both = whole;
+  both.resource_claims = claims.resource_claims;
+  Pod shares = PodWith({MgpuContainer("c", 30, 1024)});
+  EXPECT_FALSE(AnalyzePod(none).asks_gpu());
+  EXPECT_FALSE(AnalyzePod(none).claims_only());
+  EXPECT_TRUE(AnalyzePod(claims).asks_gpu());
+  EXPECT_TRUE(AnalyzePod(claims).claims_only());
+  EXPECT_TRUE(AnalyzePod(whole).asks_gpu());
+  EXPECT_FALSE(AnalyzePod(whole).claims_only());
+  EXPECT_TRUE(AnalyzePod(both).asks_gpu());
+  EXPECT_FALSE(AnalyzePod(both).claims_only());
+  EXPECT_TRUE(AnalyzePod(shares).asks_gpu());
+  EXPECT_FALSE(AnalyzePod(PodWith({GpuContainer("c", 0)})).asks_gpu());
+}
+
 TEST(PodRequest, ExplicitZeroIsNoRequest) {
   Container zero = GpuContainer("a", 0);
   PodRequest r = AnalyzePod(PodWith({zero, MgpuContainer("b", 100, std::nullopt)}));
