@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gpusched/json/json.h"
+#include "gpusched/json/writer.h"
 #include "gpusched/model/names.h"
 #include "gpusched/model/node_mode.h"
 
@@ -30,15 +31,14 @@ StatusOr<std::optional<std::string>> ModeLabel(const rapidjson::Value& node, std
 }
 
 std::string Response(std::string_view uid, bool allowed, std::string_view message) {
-  std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
-  json::AppendString(&out, uid);
-  out += allowed ? R"(,"allowed":true)" : R"(,"allowed":false,"status":{"code":403,"reason":"Forbidden","message":)";
+  json::Writer w;
+  w.StartObject().Member("apiVersion", "admission.k8s.io/v1").Member("kind", "AdmissionReview");
+  w.Key("response").StartObject().Member("uid", uid).Member("allowed", allowed);
   if (!allowed) {
-    json::AppendString(&out, message);
-    out += "}";
+    w.Key("status").StartObject().Member("code", 403).Member("reason", "Forbidden").Member("message", message).EndObject();
   }
-  out += "}}";
-  return out;
+  w.EndObject().EndObject();
+  return w.Take();
 }
 
 std::string Shown(const std::optional<std::string>& label) { return label ? fmt::format("\"{}\"", *label) : "absent"; }

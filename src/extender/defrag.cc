@@ -9,7 +9,7 @@
 #include "gpusched/common/log.h"
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/extender/workload_cache.h"
-#include "gpusched/json/json.h"
+#include "gpusched/json/writer.h"
 #include "gpusched/placement/defrag_planner.h"
 #include "gpusched/placement/dra_defrag.h"
 #include "gpusched/placement/nomination.h"
@@ -28,20 +28,20 @@ std::vector<int> GpusOf(const Placement& p) {
 }
 
 // "gpus", "wholeGpus" and "devices" (DRA: "driver/pool/device" of the claims' devices).
-void AppendGpus(std::string* out, const Placement& p) {
-  *out += fmt::format(R"("gpus":[{}],"wholeGpus":{},"devices":[)", fmt::join(GpusOf(p), ","), p.whole_gpus);
-  for (size_t i = 0; i < p.devices.size(); ++i) {
-    if (i > 0) *out += ",";
-    json::AppendString(out, p.devices[i]);
-  }
-  *out += "]";
+void WriteGpus(json::Writer& w, const Placement& p) {
+  w.Key("gpus").StartArray();
+  for (int g : GpusOf(p)) w.Int(g);
+  w.EndArray().Member("wholeGpus", p.whole_gpus).Key("devices").StartArray();
+  for (const std::string& d : p.devices) w.String(d);
+  w.EndArray();
 }
 
-void AppendNameOrNull(std::string* out, const std::string& s) {
+void WriteNameOrNull(json::Writer& w, std::string_view key, const std::string& s) {
+  w.Key(key);
   if (s.empty()) {
-    *out += "null";
+    w.Null();
   } else {
-    json::AppendString(out, s);
+    w.String(s);
   }
 }
 
@@ -57,44 +57,38 @@ struct Applied {
 };
 
 std::string PlanJson(const DefragPlan& plan, const DefragAsk& ask, const std::optional<Applied>& applied) {
-  std::string out = fmt::format(R"({{"fits":{},"pod":)", plan.fits);
-  AppendNameOrNull(&out, ask.pod ? ask.pod->namespace_name + "/" + ask.pod->name : "");
-  out += ask.pod ? R"(,"targetFragPct":null)" : fmt::format(R"(,"targetFragPct":{})", ask.target_frag_pct);
-  out += R"(,"node":)";
-  AppendNameOrNull(&out, plan.node);
-  out += ",";
-  AppendGpus(&out, plan.placement);
-  out += R"(,"moves":[)";
-  for (size_t i = 0; i < plan.moves.size(); ++i) {
-    const DefragMove& m = plan.moves[i];
-    out += i > 0 ? R"(,{"pod":)" : R"({"pod":)";
-    json::AppendString(&out, m.pod);
-    out += R"(,"uid":)";
-    json::AppendString(&out, m.uid);
-    out += fmt::format(R"(,"priority":{},"from":)", m.priority);
-    json::AppendString(&out, m.from);
-    out += R"(,"to":)";
-    json::AppendString(&out, m.to);
-    out += ",";
-    AppendGpus(&out, m.placement);
-    out += fmt::format(R"(,"usesBudget":{}}})", m.uses_budget);
+  json::Writer w;
+  w.StartObject().Member("fits", plan.fits);
+  WriteNameOrNull(w, "pod", ask.pod ? ask.pod->namespace_name + "/" + ask.pod->name : "");
+  w.Key("targetFragPct");
+  if (ask.pod) {
+    w.Null();
+  } else {
+    w.Double(ask.target_frag_pct);
   }
-  out += fmt::format(R"(],"fragmentedPct":{{"before":{:.4f},"after":{:.4f}}},"reason":)", plan.frag_before_pct,
-                     plan.frag_after_pct);
-  json::AppendString(&out, plan.reason);
-  out += R"(,"notJudged":)";
-  json::AppendString(&out, plan.not_judged);
-  out += R"(,"applied":)";
-  if (!applied) return out + R"(null,"held":false})" + "\n";
-  out += "[";
-  for (size_t i = 0; i < applied->moves.size(); ++i) {
-    out += i > 0 ? R"(,{"pod":)" : R"({"pod":)";
-    json::AppendString(&out, applied->moves[i].pod);
-    out += fmt::format(R"(,"evicted":{},"error":)", applied->moves[i].evicted);
-    json::AppendString(&out, applied->moves[i].error);
-    out += "}";
+  WriteNameOrNull(w, "node", plan.node);
+  WriteGpus(w, plan.placement);
+  w.Key("moves").StartArray();
+  for (const DefragMove& m : plan.moves) {
+    w.StartObject().Member("pod", m.pod).Member("uid", m.uid).Member("priority", m.priority);
+    w.Member("from", m.from).Member("to", m.to);
+    WriteGpus(w, m.placement);
+    w.Member("usesBudget", m.uses_budget).EndObject();
   }
-  return out + fmt::format(R"(],"held":{}}})", applied->held) + "\n";
+  w.EndArray().Key("fragmentedPct").StartObject();
+  w.Key("before").Fixed(plan.frag_before_pct, 4).Key("after").Fixed(plan.frag_after_pct, 4).EndObject();
+  w.Member("reason", plan.reason).Member("notJudged", plan.not_judged).Key("applied");
+  if (!applied) {
+    w.Null();
+  } else {
+    w.StartArray();
+    for (const Applied::Move& m : applied->moves) {
+      w.StartObject().Member("pod", m.pod).Member("evicted", m.evicted).Member("error", m.error).EndObject();
+    }
+    w.EndArray();
+  }
+  w.Member("held", applied && applied->held).EndObject();
+  return w.TakeLine();
 }
 
 std::string GpusText(const Placement& p) {

@@ -7,7 +7,7 @@
 #include <map>
 #include <tuple>
 
-#include "gpusched/json/json.h"
+#include "gpusched/json/writer.h"
 #include "gpusched/model/units.h"
 #include "gpusched/extender/preemption.h"
 #include "gpusched/placement/node_fit.h"
@@ -34,28 +34,24 @@ std::string_view KindName(RequestKind kind) {
 }
 
 std::string RequestJson(const Pod& pod, const PodRequest& r) {
-  std::string out = fmt::format(R"({{"kind":"{}")", KindName(r.kind));
-  if (r.kind == RequestKind::kWholeGpu) out += fmt::format(R"(,"wholeGpus":{})", r.whole_gpus);
+  json::Writer w;
+  w.StartObject().Member("kind", KindName(r.kind));
+  if (r.kind == RequestKind::kWholeGpu) w.Member("wholeGpus", r.whole_gpus);
   if (r.kind == RequestKind::kMgpu) {
-    out += R"(,"containers":[)";
-    for (size_t i = 0; i < r.containers.size(); ++i) {
-      const placement::MgpuContainerRequest& c = r.containers[i];
-      out += i > 0 ? "," : "";
-      out += R"({"name":)";
-      json::AppendString(&out, c.container);
-      out += fmt::format(R"(,"corePercent":{},"memoryMiB":{},"gpus":{}}})", c.core_percent, c.memory_mib, c.cards);
+    w.Key("containers").StartArray();
+    for (const placement::MgpuContainerRequest& c : r.containers) {
+      w.StartObject().Member("name", c.container).Member("corePercent", c.core_percent);
+      w.Member("memoryMiB", c.memory_mib).Member("gpus", c.cards).EndObject();
     }
-    out += "]";
+    w.EndArray();
   }
   if (r.kind == RequestKind::kNone) {
-    out += R"(,"claims":[)";
-    for (size_t i = 0; i < pod.resource_claims.size(); ++i) {
-      out += i > 0 ? "," : "";
-      json::AppendString(&out, pod.resource_claims[i].name);
-    }
-    out += "]";
+    w.Key("claims").StartArray();
+    for (const PodClaimRef& claim : pod.resource_claims) w.String(claim.name);
+    w.EndArray();
   }
-  return out + "}";
+  w.EndObject();
+  return w.Take();
 }
 
 // The node as the pod sees it: without its own allocation (a placed pod), its own hold and the
@@ -258,7 +254,8 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
 
 namespace {
 
-// The answer is large (about 1 KB a node with its GPUs): written by appending, keys as literals.
+// The answer is large (about 1 KB a node with its GPUs): numbers and verdicts are spelled into
+// one scratch string reused across GPUs, never a string per GPU.
 void Int(std::string* out, int64_t v) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
@@ -304,80 +301,75 @@ void AppendVerdict(std::string* out, const GpuExplanation& g) {
   }
 }
 
-void WriteEvictions(std::string* out, const NodeExplanation& n) {
+void WriteEvictions(json::Writer& w, const NodeExplanation& n) {
   if (!n.would_fit_after) {
-    out->append("null");
+    w.Null();
     return;
   }
-  out->append(R"({"evict":[)");
+  w.StartObject().Key("evict").StartArray();
   int32_t highest = INT32_MIN;
-  for (size_t k = 0; k < n.would_fit_after->size(); ++k) {
-    const Eviction& v = (*n.would_fit_after)[k];
+  for (const Eviction& v : *n.would_fit_after) {
     highest = std::max(highest, v.priority);
-    out->append(k > 0 ? R"(,{"pod":)" : R"({"pod":)");
-    json::AppendString(out, v.pod);
-    out->append(R"(,"uid":)");
-    json::AppendString(out, v.uid);
-    out->append(R"(,"priority":)");
-    Int(out, v.priority);
-    out->push_back('}');
+    w.StartObject().Member("pod", v.pod).Member("uid", v.uid).Member("priority", v.priority).EndObject();
   }
-  out->append(R"(],"cost":{"victims":)");
-  Int(out, static_cast<int64_t>(n.would_fit_after->size()));
-  out->append(R"(,"maxPriority":)");
-  Int(out, highest);
-  out->append(R"(,"pdbViolations":)");
-  Int(out, n.pdb_violations);
-  out->append("}}");
+  w.EndArray().Key("cost").StartObject();
+  w.Member("victims", static_cast<int64_t>(n.would_fit_after->size())).Member("maxPriority", highest);
+  w.Member("pdbViolations", n.pdb_violations).EndObject().EndObject();
 }
 
-void WriteNode(std::string* out, const NodeExplanation& n) {
-  out->append(R"({"node":)");
-  json::AppendString(out, n.node);
-  out->append(n.fits ? R"(,"fits":true,"mode":)" : R"(,"fits":false,"mode":)");
-  json::AppendString(out, n.mode);
-  out->append(R"(,"state":)");
-  json::AppendString(out, n.state);
-  out->append(R"(,"reasons":[)");
-  bool first = true;
-  for (const std::string& r : n.reasons) {
-    if (!first) out->push_back(',');
-    first = false;
-    json::AppendString(out, r);
-  }
+// `scratch`: reused for the per-GPU texts.
+void WriteNode(json::Writer& w, const NodeExplanation& n, std::string& scratch) {
+  w.StartObject().Member("node", n.node).Member("fits", n.fits).Member("mode", n.mode).Member("state", n.state);
+  w.Key("reasons").StartArray();
+  for (const std::string& r : n.reasons) w.String(r);
   for (size_t k = 0; n.per_gpu_reasons && k < n.gpus.size(); ++k) {
     if (n.gpus[k].fits()) continue;
-    out->append(first ? R"("GPU )" : R"(,"GPU )");
-    first = false;
-    Int(out, n.gpus[k].index);
-    out->append(": ");
-    AppendVerdict(out, n.gpus[k]);  // digits and words: nothing to escape
-    out->push_back('"');
+    scratch.assign("GPU ");
+    Int(&scratch, n.gpus[k].index);
+    scratch.append(": ");
+    AppendVerdict(&scratch, n.gpus[k]);
+    w.String(scratch);
   }
-  out->append(R"(],"gpus":[)");
-  for (size_t k = 0; k < n.gpus.size(); ++k) {
-    const GpuExplanation& g = n.gpus[k];
-    out->append(k > 0 ? R"(,{"index":)" : R"({"index":)");
-    Int(out, g.index);
-    out->append(R"(,"freeCorePercent":)");
-    Int(out, g.free_core_percent);
-    out->append(R"(,"freeMemoryMiB":)");
-    Int(out, g.free_memory_mib);
-    out->append(R"(,"freeInstances":)");
-    Int(out, g.free_instances);
-    out->append(R"(,"verdict":")");
-    AppendVerdict(out, g);
-    out->append(R"("})");
+  w.EndArray().Key("gpus").StartArray();
+  for (const GpuExplanation& g : n.gpus) {
+    scratch.clear();
+    AppendVerdict(&scratch, g);
+    w.StartObject().Member("index", g.index).Member("freeCorePercent", g.free_core_percent);
+    w.Member("freeMemoryMiB", g.free_memory_mib).Member("freeInstances", g.free_instances);
+    w.Member("verdict", scratch).EndObject();
   }
+  w.EndArray().Key("score");
   if (n.score) {
-    out->append(fmt::format(R"(],"score":{:.6f},"rank":)", *n.score));
-    Int(out, *n.rank);
+    w.Fixed(*n.score, 6).Member("rank", *n.rank);
   } else {
-    out->append(R"(],"score":null,"rank":null)");
+    w.Null().Key("rank").Null();
   }
-  out->append(R"(,"wouldFitAfter":)");
-  WriteEvictions(out, n);
-  out->push_back('}');
+  w.Key("wouldFitAfter");
+  WriteEvictions(w, n);
+  w.EndObject();
+}
+
+// The nodes [begin, end) of `e`, as an array.
+std::string NodeArray(const Explanation& e, size_t begin, size_t end, size_t per_node) {
+  json::Writer w(2 + (end - begin) * per_node);
+  std::string scratch;
+  w.StartArray();
+  for (size_t i = begin; i < end; ++i) WriteNode(w, e.nodes[i], scratch);
+  w.EndArray();
+  return w.Take();
+}
+
+void WritePlaced(json::Writer& w, const std::optional<Allocation>& placed) {
+  if (!placed) {
+    w.Null();
+    return;
+  }
+  w.StartObject().Member("node", placed->node_name).Member("wholeGpus", placed->placement.whole_gpus);
+  w.Key("gpus").StartArray();
+  for (const ContainerAssignment& c : placed->placement.containers) {
+    for (int i : c.gpu_indices) w.Int(i);
+  }
+  w.EndArray().EndObject();
 }
 
 }  // namespace
@@ -389,52 +381,24 @@ std::string ExplanationJson(const Explanation& e, HelperThread* helper) {
   std::string second;
   bool written = false;
   std::function<void()> write_second = [&] {
-    second.reserve(half * per_node);
-    for (size_t i = e.nodes.size() - half; i < e.nodes.size(); ++i) {
-      second.push_back(',');
-      WriteNode(&second, e.nodes[i]);
-    }
+    second = NodeArray(e, e.nodes.size() - half, e.nodes.size(), per_node);
     written = true;
   };
   bool shared = helper != nullptr && half >= 256 && helper->Start(write_second);
   if (!shared) half = 0;
-  std::string out;
-  out.reserve(512 + e.nodes.size() * per_node);
-  out.append(R"({"pod":)");
-  json::AppendString(&out, e.pod);
-  out.append(R"(,"request":)").append(e.request_json).append(R"(,"placed":)");
-  if (!e.placed) {
-    out.append("null");
-  } else {
-    out.append(R"({"node":)");
-    json::AppendString(&out, e.placed->node_name);
-    out.append(R"(,"wholeGpus":)");
-    Int(&out, e.placed->placement.whole_gpus);
-    out.append(R"(,"gpus":[)");
-    bool first = true;
-    for (const ContainerAssignment& c : e.placed->placement.containers) {
-      for (int i : c.gpu_indices) {
-        if (!first) out.push_back(',');
-        first = false;
-        Int(&out, i);
-      }
-    }
-    out.append("]}");
-  }
-  out.append(R"(,"nodes":[)");
-  for (size_t i = 0; i < e.nodes.size() - half; ++i) {
-    if (i > 0) out.push_back(',');
-    WriteNode(&out, e.nodes[i]);
-  }
+  json::Writer w(512 + e.nodes.size() * per_node);
+  w.StartObject().Member("pod", e.pod).Key("request").Raw(e.request_json).Key("placed");
+  WritePlaced(w, e.placed);
+  w.Key("nodes").StartArray();
+  std::string scratch;
+  for (size_t i = 0; i < e.nodes.size() - half; ++i) WriteNode(w, e.nodes[i], scratch);
   if (shared) {
     helper->Wait();
     if (!written) write_second();  // taken back before the helper started it
-    out.append(second);
+    w.RawElements(std::string_view(second).substr(1, second.size() - 2));  // without its brackets
   }
-  out.append(R"(],"summary":)");
-  json::AppendString(&out, e.summary);
-  out.append("}\n");
-  return out;
+  w.EndArray().Member("summary", e.summary).EndObject();
+  return w.TakeLine();
 }
 
 std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<const NodeState* const> nodes,

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "gpusched/json/json.h"
+#include "gpusched/json/writer.h"
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::extender {
@@ -323,22 +324,15 @@ std::string EncodePreemptionResult(std::span<const MetaVictims> nodes) {
   for (const MetaVictims& n : nodes) sorted.push_back(&n);
   auto by_node = [](const MetaVictims* a, const MetaVictims* b) { return a->node < b->node; };
   if (!std::is_sorted(sorted.begin(), sorted.end(), by_node)) std::sort(sorted.begin(), sorted.end(), by_node);  // preempt's are
-  std::string out = R"({"NodeNameToMetaVictims":{)";
-  out.reserve(64 * nodes.size());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    json::AppendString(&out, sorted[i]->node);
-    out += R"(:{"Pods":[)";
-    for (size_t k = 0; k < sorted[i]->uids.size(); ++k) {
-      if (k > 0) out.push_back(',');
-      out += R"({"UID":)";
-      json::AppendString(&out, sorted[i]->uids[k]);
-      out.push_back('}');
-    }
-    fmt::format_to(std::back_inserter(out), R"(],"NumPDBViolations":{}}})", sorted[i]->pdb_violations);
+  json::Writer w(32 + 64 * nodes.size());
+  w.StartObject().Key("NodeNameToMetaVictims").StartObject();
+  for (const MetaVictims* n : sorted) {
+    w.Key(n->node).StartObject().Key("Pods").StartArray();
+    for (std::string_view uid : n->uids) w.StartObject().Member("UID", uid).EndObject();
+    w.EndArray().Member("NumPDBViolations", n->pdb_violations).EndObject();
   }
-  out += "}}";
-  return out;
+  w.EndObject().EndObject();
+  return w.Take();
 }
 
 }  // namespace gpusched::extender

@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "gpusched/json/json.h"
+#include "gpusched/json/writer.h"
 
 #include "gpusched/kubejson/objects.h"
 
@@ -24,27 +25,29 @@ using rapidjson::Value;
 
 // Appends node name `pos` of `args` as a JSON string. Names of a remembered list need no
 // escaping (node_names_memo.h keeps only such lists): they are copied as they are.
-void AppendName(std::string* out, const ExtenderArgs& args, size_t pos) {
-  std::string_view name = args.node_names[pos];
-  if (args.remembered == nullptr) return json::AppendString(out, name);
-  out->push_back('"');
-  out->append(name);
-  out->push_back('"');
+// Replies are written straight into one string (json::Writer): the hot replies are mostly node
+// names, which need no escaping and are copied in one go.
+// Node names of a remembered list were checked when it was remembered (node_names_memo.h).
+void Name(json::Writer& w, const ExtenderArgs& args, size_t pos) {
+  if (args.remembered != nullptr) {
+    w.CheckedString(args.node_names[pos]);
+  } else {
+    w.String(args.node_names[pos]);
+  }
 }
 
-// Replies are appended straight into one string: the hot replies are mostly node names, which
-// need no escaping, so this beats a general-purpose writer by a wide margin.
-void FailedMap(std::string* out, std::string_view key, const ExtenderArgs& args,
+void FailedMap(json::Writer& w, std::string_view key, const ExtenderArgs& args,
                const std::vector<std::pair<size_t, std::string>>& entries) {
-  out->append(key);
-  out->push_back('{');
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    AppendName(out, args, entries[i].first);
-    out->push_back(':');
-    json::AppendString(out, entries[i].second);
+  w.Key(key).StartObject();
+  for (const auto& [pos, reason] : entries) {
+    if (args.remembered != nullptr) {
+      w.CheckedKey(args.node_names[pos]);
+    } else {
+      w.Key(args.node_names[pos]);
+    }
+    w.String(reason);
   }
-  out->push_back('}');
+  w.EndObject();
 }
 
 // Parses the whole body (in place) with RapidJSON.
@@ -155,52 +158,39 @@ StatusOr<std::unique_ptr<ExtenderArgs>> ParseExtenderArgs(std::string body, Node
 }
 
 std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& result) {
-  std::string out;
-  out.reserve(128 + 24 * args.node_names.size());
+  json::Writer w(128 + 24 * args.node_names.size());
+  w.StartObject();
   if (args.with_nodes) {
-    out.append(R"({"Nodes":{"metadata":{},"items":[)");
-    for (size_t i = 0; i < result.kept.size(); ++i) {
-      if (i > 0) out.push_back(',');
-      json::AppendValue(&out, *args.body->node_items[result.kept[i]]);
-    }
-    out.append(R"(]},"NodeNames":null)");
+    w.Key("Nodes").StartObject().Key("metadata").StartObject().EndObject().Key("items").StartArray();
+    for (size_t pos : result.kept) w.Value(*args.body->node_items[pos]);
+    w.EndArray().EndObject().Key("NodeNames").Null();
   } else if (args.remembered != nullptr && result.kept.size() == args.node_names.size()) {
     // Every node kept (kept is in request order), and the list is a remembered one: its text.
-    out.append(R"({"Nodes":null,"NodeNames":)");
-    out.append(args.remembered->json);
+    w.Key("Nodes").Null().Key("NodeNames").Raw(args.remembered->json);
   } else {
-    out.append(R"({"Nodes":null,"NodeNames":[)");
-    for (size_t i = 0; i < result.kept.size(); ++i) {
-      if (i > 0) out.push_back(',');
-      AppendName(&out, args, result.kept[i]);
-    }
-    out.push_back(']');
+    w.Key("Nodes").Null().Key("NodeNames").StartArray();
+    for (size_t pos : result.kept) Name(w, args, pos);
+    w.EndArray();
   }
-  FailedMap(&out, R"(,"FailedNodes":)", args, result.failed);
-  FailedMap(&out, R"(,"FailedAndUnresolvableNodes":)", args, result.unresolvable);
-  out.append(R"(,"Error":""})");
-  return out;
+  FailedMap(w, "FailedNodes", args, result.failed);
+  FailedMap(w, "FailedAndUnresolvableNodes", args, result.unresolvable);
+  w.Member("Error", "").EndObject();
+  return w.Take();
 }
 
 std::string EncodeFilterError(std::string_view error) {
-  std::string out = R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":)";
-  json::AppendString(&out, error);
-  out.push_back('}');
-  return out;
+  json::Writer w;
+  w.StartObject().Key("Nodes").Null().Key("NodeNames").Null().Key("FailedNodes").Null();
+  w.Key("FailedAndUnresolvableNodes").Null().Member("Error", error).EndObject();
+  return w.Take();
 }
 
 std::string EncodeHostPriorities(std::span<const HostPriority> priorities) {
-  std::string out;
-  out.reserve(8 + 40 * priorities.size());
-  out.push_back('[');
-  for (size_t i = 0; i < priorities.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    out.append(R"({"Host":)");
-    json::AppendString(&out, priorities[i].host);
-    fmt::format_to(std::back_inserter(out), R"(,"Score":{}}})", priorities[i].score);
-  }
-  out.push_back(']');
-  return out;
+  json::Writer w(8 + 40 * priorities.size());
+  w.StartArray();
+  for (const HostPriority& p : priorities) w.StartObject().Member("Host", p.host).Member("Score", p.score).EndObject();
+  w.EndArray();
+  return w.Take();
 }
 
 StatusOr<BindingArgs> ParseBindingArgs(std::string_view body) {
@@ -225,10 +215,9 @@ StatusOr<BindingArgs> ParseBindingArgs(std::string_view body) {
 }
 
 std::string EncodeBindingResult(std::string_view error) {
-  std::string out = R"({"Error":)";
-  json::AppendString(&out, error);
-  out.push_back('}');
-  return out;
+  json::Writer w;
+  w.StartObject().Member("Error", error).EndObject();
+  return w.Take();
 }
 
 }  // namespace gpusched::extender

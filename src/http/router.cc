@@ -219,7 +219,7 @@ std::optional<Response> WrongMethod(const Route& route, std::string_view method)
   bool get = method == "GET" || method == "HEAD";
   if ((route.methods & kPost) != 0 && method == "POST") return std::nullopt;
   if ((route.methods & kGet) != 0 && get) return std::nullopt;
-  if (route.methods == kPost) return Response{.status = 405, .body = "{\"Error\":\"use POST\"}", .allow = "POST"};
+  if (route.methods == kPost) return Response{.status = 405, .body = extender::EncodeBindingResult("use POST"), .allow = "POST"};
   if (route.methods == kGet) {
     return Response{.status = 405, .content_type = "text/plain; charset=utf-8", .body = "use GET\n", .allow = "GET, HEAD"};
   }
