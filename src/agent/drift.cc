@@ -88,7 +88,7 @@ std::vector<Allocation> BookedBy(const std::vector<Pod>& pods) {
   for (const Pod& pod : pods) {
     if (!pod.bound() || pod.terminal()) continue;
     placement::PodRequest request = placement::AnalyzePod(pod);
-    if (request.kind == RequestKind::kNone) continue;
+    if (!request.device_plugin()) continue;
     out.push_back(placement::RecordedAllocation(pod, request));
   }
   return out;

@@ -74,7 +74,7 @@ Status BindFlow::Bind(const BindingArgs& b) {
 
 bool BindFlow::NeedsClaims(const Pod& pod, const placement::PodRequest& request, const std::string& node) const {
   if (request.claims_only()) return true;
-  if (!request.asks_gpu()) return false;
+  if (!request.device_plugin()) return false;
   if (!options_->dra_extended_resources) return false;
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   const placement::NodeState* state = snapshot->FindNode(node);
@@ -141,7 +141,7 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
                                                attempt, options_->bind_deadline.count(), last.message()));
     }
     Placement placement;
-    if (request.kind != RequestKind::kNone) {
+    if (request.device_plugin()) {
       std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
       const placement::NodeState* node = snapshot->FindNode(b.node);
       if (node == nullptr) return NotFoundError(fmt::format("bind {} to {}: {}", PodKey(b), b.node, kUnknownNode));

@@ -268,7 +268,7 @@ StatusOr<std::string> PlanDefrag(const DefragAsk& ask, const std::optional<Alloc
   DefragPlan plan;
   if (ask.pod) {
     GPUSCHED_ASSIGN_OR_RETURN(placement::PodRequest request, RoomFor(*ask.pod, placed));
-    if (request.kind == RequestKind::kNone) {
+    if (request.claims_only()) {
       placement::DraDefragInput dra{.cluster = in, .state = &inputs.snapshot->dra(), .programs = inputs.programs,
                                     .dra = inputs.options->dra};
       plan = placement::MakeRoomForClaims(*ask.pod, dra, options);

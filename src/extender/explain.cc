@@ -45,7 +45,7 @@ std::string RequestJson(const Pod& pod, const PodRequest& r) {
     }
     w.EndArray();
   }
-  if (r.kind == RequestKind::kNone) {
+  if (r.kind == RequestKind::kDra) {
     w.Key("claims").StartArray();
     for (const PodClaimRef& claim : pod.resource_claims) w.String(claim.name);
     w.EndArray();

@@ -242,7 +242,7 @@ std::string_view NodePolicyFor(const placement::PodRequest& request, const Servi
 
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs) {
-  if (request.kind == RequestKind::kNone) return std::make_unique<DraEvaluation>(pod, request, inputs);
+  if (request.claims_only()) return std::make_unique<DraEvaluation>(pod, request, inputs);
   auto planners = std::make_unique<ExtendedPlanners>(pod, inputs);
   if (planners->any()) return std::make_unique<ExtendedResourceEvaluation>(pod, request, inputs, std::move(planners));
   return std::make_unique<DevicePluginEvaluation>(pod, request, inputs);

@@ -233,7 +233,7 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
 
 VictimChooser::VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
     : request_(request), in_(in), finder_(in.options->placement), extended_(pod, in) {
-  if (request.kind == RequestKind::kNone) dra_.emplace(in.snapshot->dra(), pod, in.programs, in.options->dra);
+  if (request.claims_only()) dra_.emplace(in.snapshot->dra(), pod, in.programs, in.options->dra);
 }
 
 NodeMode VictimChooser::ModeOn(const placement::NodeState& node) {

@@ -29,7 +29,7 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodRequest& request) const {
-  if (request.kind == RequestKind::kNone && pod.extended_resource_claim.empty()) return false;
+  if (!request.device_plugin() && pod.extended_resource_claim.empty()) return false;
   if (!pod.bound()) return !pod.extended_resource_claim.empty();
   if (!pod.extended_resource_claim.empty()) {
     // The special claim its status names holds its GPUs, if allocated; one not seen yet, or left
@@ -56,7 +56,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
   placement::PodRequest request = placement::AnalyzePod(pod);
   if (pod.terminal()) gone_[pod.uid] = options_.clock->Now();
   bool through_dra = ExtendedThroughDraLocked(pod, request);
-  bool holds = pod.bound() && !pod.terminal() && request.kind != RequestKind::kNone && !through_dra;
+  bool holds = pod.bound() && !pod.terminal() && request.device_plugin() && !through_dra;
   std::vector<std::string> dra_devices;
   if (!holds && pod.bound() && !pod.terminal() && (!pod.resource_claims.empty() || through_dra)) {
     // A pod holding GPUs through its claims: a GPU pod of the nvidia-dra mode.

@@ -54,7 +54,7 @@ void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, Node
   }
   for (const Pod* pod : order) {
     PodRequest request = AnalyzePod(*pod);
-    if (request.kind == RequestKind::kNone || !request.schedulable()) continue;
+    if (!request.device_plugin() || !request.schedulable()) continue;
     NodeVerdict v = planner.Evaluate(request, after, /*want_placement=*/true);
     if (!v.fits) continue;
     Allocation hold = HoldFor(*pod, *state, request.kind, std::move(v.placement));

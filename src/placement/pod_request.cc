@@ -372,8 +372,9 @@ PodRequest AnalyzePod(const Pod& pod) {
   } else if (mgpu) {
     AnalyzeMgpuPod(pod, &out, &v, &unplaceable);
   }
-  // Pods that only carry spec.resourceClaims are classified by the DRA planner, which resolves
-  // their claims and DeviceClasses (a claim may be a NIC as well as a GPU).
+  // A pod that only carries spec.resourceClaims is of the DRA kind; whether its claims ask for a
+  // GPU at all (a claim may be a NIC) is the DRA planner's to say, from their DeviceClasses.
+  if (out.kind == RequestKind::kNone && out.claims) out.kind = RequestKind::kDra;
   if (!v.empty()) out.invalid_reason = v.Join();
   if (!unplaceable.empty()) out.unplaceable_reason = unplaceable.Join();
   out.quantity_note = QuantityNote(pod);

@@ -316,11 +316,15 @@ TEST(PodRequest, PolicyOverridesByAnnotation) {
   EXPECT_TRUE(Analyze(30, 1024, {{std::string(names::kNodePolicyAnnotation), "Binpack"}}).valid());
 }
 
-TEST(PodRequest, ClaimsOnlyPodsAreLeftToTheDraPlugin) {
-  // Until claims are resolved to device classes, a claim may be a NIC as well as a GPU.
+TEST(PodRequest, ClaimsOnlyPodsAreOfTheDraKind) {
+  // Until claims are resolved to device classes, a claim may be a NIC as well as a GPU: the DRA
+  // planner judges that; the kind only says where the devices come from.
   Pod pod = PodWith({Container{.name = "c"}});
   pod.resource_claims = {PodClaimRef{.name = "rdma-nic", .claim_name = "rdma-nic"}};
-  EXPECT_EQ(AnalyzePod(pod).kind, RequestKind::kNone);
+  PodRequest r = AnalyzePod(pod);
+  EXPECT_EQ(r.kind, RequestKind::kDra);
+  EXPECT_TRUE(r.claims_only());
+  EXPECT_FALSE(r.device_plugin());
 }
 
 // One answer for every verb to "does gpusched judge this pod?" (filter, prioritize, bind,
@@ -343,6 +347,15 @@ TEST(PodRequest, AsksGpuForGpusOfAKindOrClaimsAndClaimsOnlyForClaimsAlone) {
   EXPECT_FALSE(AnalyzePod(both).claims_only());
   EXPECT_TRUE(AnalyzePod(shares).asks_gpu());
   EXPECT_FALSE(AnalyzePod(PodWith({GpuContainer("c", 0)})).asks_gpu());
+  // Asking a device plugin: whole GPUs or shares, with or without claims beside them.
+  EXPECT_TRUE(AnalyzePod(whole).device_plugin());
+  EXPECT_TRUE(AnalyzePod(both).device_plugin());
+  EXPECT_TRUE(AnalyzePod(shares).device_plugin());
+  EXPECT_FALSE(AnalyzePod(claims).device_plugin());
+  // nvidia.com/gpu: 0 asks for nothing: claims beside it make a DRA pod.
+  Pod zero_and_claims = PodWith({GpuContainer("c", 0)});
+  zero_and_claims.resource_claims = claims.resource_claims;
+  EXPECT_TRUE(AnalyzePod(zero_and_claims).claims_only());
 }
 
 TEST(PodRequest, ExplicitZeroIsNoRequest) {

@@ -71,7 +71,7 @@ class PodEvaluation {
 };
 
 // Returns the evaluation for `pod`, whose analyzed request is `request`.
-// REQUIRES: the pod asks for GPUs (request.kind != kNone, or it has ResourceClaims) and
+// REQUIRES: request.asks_gpu() (GPUs of a kind, or ResourceClaims) and
 // request.schedulable(); `pod` and `request` outlive the evaluation.
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs);

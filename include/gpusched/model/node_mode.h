@@ -22,7 +22,7 @@ enum class RequestKind {
   kNone,
   kWholeGpu,  // nvidia.com/gpu
   kMgpu,      // vke.volcengine.com/mgpu-core / mgpu-memory
-  kDra,       // spec.resourceClaims
+  kDra,       // spec.resourceClaims alone (a pod with both asks by its GPUs' kind)
 };
 
 // Returns the mode a label value selects; std::nullopt means the label is absent.

@@ -22,7 +22,7 @@ AnnotationMap ResultAnnotations(const Placement& placement);
 // number of GPUs than the container's cards keeps its compute and memory but no GPU index (it is
 // then counted against the node, not a GPU). A pod whose request breaks the contract (bound by
 // someone else) gets Allocation::problem.
-// REQUIRES: pod.bound() and request.kind != kNone.
+// REQUIRES: pod.bound() and request.asks_gpu().
 Allocation RecordedAllocation(const Pod& pod, const PodRequest& request);
 
 // Returns the GPU indices in an index annotation value ("1,0"), or an empty vector if malformed.

@@ -60,7 +60,7 @@ class Planner {
   explicit Planner(PlacementOptions options) : options_(options) {}
 
   // Returns the verdict for `request` on `node`. Fills verdict.placement only if want_placement.
-  // REQUIRES: request.kind != kNone and request.valid().
+  // REQUIRES: request.device_plugin() and request.valid().
   NodeVerdict Evaluate(const PodRequest& request, const NodeState& node, bool want_placement = true);
   // True if `request` fits `node`: Evaluate's verdict alone, without the reason a refusal carries
   // (for what-ifs that try many states of one node, victims.h). Same REQUIRES as Evaluate.

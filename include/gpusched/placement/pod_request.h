@@ -64,15 +64,18 @@ struct PodRequest {
   // How the pod spelled GPU quantities in a form the API server would not make of a plain number
   // ("1Gi", "1e3"), with their values and units; reasons for a pod that fits no node show it.
   std::string quantity_note;
-  // The pod carries spec.resourceClaims: devices come from DRA, beside or instead of `kind`'s.
+  // The pod carries spec.resourceClaims: devices come from DRA, beside `kind`'s or (kDra) alone.
   // Whether a claim asks for a GPU at all (a claim may be a NIC) is the DRA planner's to say.
   bool claims = false;
 
   // Returns true if gpusched judges the pod: it asks for GPUs of a kind, or carries claims.
   // Every verb passes other pods through untouched (filter keeps every node, and so on).
-  bool asks_gpu() const { return kind != RequestKind::kNone || claims; }
-  // Returns true if the pod's devices come from its ResourceClaims alone.
-  bool claims_only() const { return kind == RequestKind::kNone && claims; }
+  bool asks_gpu() const { return kind != RequestKind::kNone; }
+  // Returns true if the pod's devices come from its ResourceClaims alone (kDra).
+  bool claims_only() const { return kind == RequestKind::kDra; }
+  // Returns true if the pod asks a device plugin for GPUs: whole GPUs or mGPU shares (which DRA
+  // may serve instead on an nvidia-dra node, KEP 5004).
+  bool device_plugin() const { return kind == RequestKind::kWholeGpu || kind == RequestKind::kMgpu; }
 
   bool valid() const { return invalid_reason.empty(); }
   // Returns true if a pending pod with this request may be placed at all.

@@ -104,7 +104,7 @@ class VictimFinder {
   ~VictimFinder();
 
   // Chooses the pods to evict from `node` so that `request` fits there.
-  // REQUIRES: request.kind != kNone and request.valid().
+  // REQUIRES: request.device_plugin() and request.valid().
   VictimChoice Choose(const PodRequest& request, const NodeState& node, const VictimRules& rules);
 
  private:
