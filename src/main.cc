@@ -1,3 +1,5 @@
+// File: main.cc
+//
 // gpusched: a Kubernetes GPU scheduler extender. This file only dispatches subcommands.
 #include <cstdio>
 #include <string_view>

@@ -1,3 +1,8 @@
+// File: drift.cc
+//
+// The drift check over one node's GPUs: memory used beyond what the mGPU containers booked on a GPU
+// allow, and GPUs in use that no booking covers beyond the node's whole-GPU pod count. MIG GPUs,
+// and GPUs a ResourceClaim holds (matched by UUID through the node's slices), are skipped.
 #include "gpusched/agent/drift.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: gpu_devices.cc
+//
+// The published GPU description assembled from what the agent read: model names from product names,
+// NUMA nodes through sysfs from the PCI bus id (nvidia-smi's 8-digit domain cut to Linux's 4), MIG
+// instances from nvidia-smi's tables, and the drift findings.
 #include "gpusched/agent/gpu_devices.h"
 
 #include <fmt/format.h>

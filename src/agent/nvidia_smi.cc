@@ -1,3 +1,8 @@
+// File: nvidia_smi.cc
+//
+// Reading `nvidia-smi -q -x`: each GPU's identity, memory, MIG mode and processes, and its health
+// from whichever ECC counter layout the driver writes (DTD v11, v12, later), row remapping, retired
+// pages and SRAM thresholds; an "N/A" counter is no evidence.
 #include "gpusched/agent/nvidia_smi.h"
 
 #include <fmt/format.h>

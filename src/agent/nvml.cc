@@ -1,3 +1,8 @@
+// File: nvml.cc
+//
+// NVML without a build dependency: libnvidia-ml opened with dlopen, the C ABI structs it needs
+// declared here, optional symbols allowed to be missing, and each device read as nvidia_smi.cc
+// reads it (identity, memory, MIG mode, ECC and row-remap health, processes).
 #include "gpusched/agent/nvml.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,8 @@
+// File: topology.cc
+//
+// Reading `nvidia-smi topo -m`: terminal escapes stripped, the GPU columns found in the header,
+// each GPU row's cells read as NVLink counts or same-PCIe-switch peers, then nvidia-smi's indices
+// translated to the GPUs' own.
 #include "gpusched/agent/topology.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: xml_tree.cc
+//
+// The XML reader: recursive descent over one document that skips the prolog, DOCTYPE, comments and
+// processing instructions, decodes the five entities and numeric references, limits nesting to 64,
+// and builds the element tree with its child and text lookups.
 #include "gpusched/agent/xml_tree.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: agent.cc
+//
+// `gpusched agent`'s command: its flags, where the GPUs are read from (a saved report, NVML, or
+// nvidia-smi, plus MIG instances and peers), one round (drift check, publish when changed, Events
+// for new drift), and the loop until SIGTERM with an optional /metrics listener.
 #include "cli/agent.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: agent_metrics.cc
+//
+// The node agent's metrics: each round's GPU, health and drift gauges rendered once and kept as
+// text, counters of publishes and failed rounds, and the small handler that serves /metrics and
+// /healthz from them.
 #include "cli/agent_metrics.h"
 
 #include <fmt/format.h>

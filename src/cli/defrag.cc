@@ -1,3 +1,7 @@
+// File: defrag.cc
+//
+// `gpusched defrag`'s command: flags and usage, then the plan asked of a running gpusched (POST
+// /debug/defrag) or made offline over snapshot files or the demo cluster.
 #include "cli/defrag.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// File: explain.cc
+//
+// `gpusched explain`'s command: flags and usage, then the explanation asked of a running gpusched
+// (by pod file or namespace/name) or computed offline over snapshot files or the demo cluster.
 #include "cli/explain.h"
 
 #include <fmt/format.h>

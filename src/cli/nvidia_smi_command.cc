@@ -1,3 +1,8 @@
+// File: nvidia_smi_command.cc
+//
+// Running nvidia-smi without a shell: fork and execvp from the PATH, stdout and stderr read from
+// one pipe until the time limit (then SIGKILL), and the exit status turned into a Status (127: not
+// on the PATH).
 #include "cli/nvidia_smi_command.h"
 
 #include <fmt/format.h>

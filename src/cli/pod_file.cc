@@ -1,3 +1,7 @@
+// File: pod_file.cc
+//
+// A pod as a person hands it over: a file or stdin returned as is when it is JSON, otherwise read
+// as YAML and rewritten as JSON, plain scalars typed as the API server would have typed them.
 #include "cli/pod_file.h"
 
 #include <fmt/format.h>

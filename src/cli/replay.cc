@@ -1,3 +1,8 @@
+// File: replay.cc
+//
+// `gpusched replay`'s command: flags and usage for each mode (the openb grid, the timeline grid, a
+// recorded cluster through the extender, the DRA example written out), traces loaded, runs with a
+// progress bar, and results written to --out.
 #include "cli/replay.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: serve.cc
+//
+// `gpusched serve`'s wiring: configuration from file and flags, the inventory's source (a live
+// cluster with its watches, binder, events and claim writer, or snapshot files reloaded on change
+// or SIGHUP), the HTTP and webhook listeners, readiness, and shutdown on signals.
 #include "cli/serve.h"
 
 #include <signal.h>

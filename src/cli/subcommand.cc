@@ -1,3 +1,7 @@
+// File: subcommand.cc
+//
+// The offline cluster the answering subcommands share: an Inventory filled from snapshot files, or
+// from the demo cluster when none is given, and a Service with default options over it.
 #include "cli/subcommand.h"
 
 #include "demo/demo_cluster.h"

@@ -1,3 +1,7 @@
+// File: clock.cc
+//
+// The real clock: Now() from std::chrono::steady_clock and WallMs() from system_clock, one instance
+// created on first use and never destroyed.
 #include "gpusched/common/clock.h"
 
 namespace gpusched {

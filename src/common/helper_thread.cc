@@ -1,3 +1,8 @@
+// File: helper_thread.cc
+//
+// The hand-off between a request's thread and its helper through one atomic task pointer: the
+// helper claims posted work by compare-and-swap before running it, and Wait either takes back work
+// not yet claimed or waits until the helper is done.
 #include "gpusched/common/helper_thread.h"
 
 namespace gpusched {

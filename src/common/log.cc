@@ -1,3 +1,7 @@
+// File: log.cc
+//
+// Writing one log line: a UTC timestamp to the millisecond, the level and the message, as text with
+// key=value fields or as a JSON object, emitted with a single write(2) to stderr.
 #include "gpusched/common/log.h"
 
 #include <unistd.h>

@@ -1,3 +1,8 @@
+// File: metrics.cc
+//
+// The registry in Prometheus text form: histogram observations on relaxed atomics, escaped label
+// values, HELP and TYPE headers, counters, cumulative buckets with sum and count, then the
+// collectors' scrape-time gauges.
 #include "gpusched/common/metrics.h"
 
 #include <fmt/format.h>

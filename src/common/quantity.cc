@@ -1,3 +1,8 @@
+// File: quantity.cc
+//
+// Quantities in exact integer arithmetic: text taken apart into sign, digits and powers of ten and
+// two, scaled to nano units rounded away from zero, then to milli or whole units; and the canonical
+// form written back (decimal SI, binary SI or exponent).
 #include "gpusched/common/quantity.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: random.cc
+//
+// The xoshiro256** generator seeded through SplitMix64, and bounded draws by Lemire's
+// multiply-shift with rejection: integer arithmetic only, so a seed gives the same stream
+// everywhere.
 #include "gpusched/common/random.h"
 
 namespace gpusched {

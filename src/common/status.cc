@@ -1,3 +1,7 @@
+// File: status.cc
+//
+// The text of a Status: the canonical name of each code, "CODE: message", and an error's message
+// prefixed with the caller's context (OK passes unchanged).
 #include "gpusched/common/status.h"
 
 #include <fmt/format.h>

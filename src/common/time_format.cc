@@ -1,3 +1,7 @@
+// File: time_format.cc
+//
+// RFC 3339 both ways: Unix milliseconds written in UTC with whole seconds, and text read back with
+// optional fractional seconds and numeric offsets, dates converted by Hinnant's days-from-civil.
 #include "gpusched/common/time_format.h"
 
 #include <fmt/chrono.h>

@@ -1,3 +1,8 @@
+// File: token_bucket.cc
+//
+// The token bucket's arithmetic: lazy refill from the injected clock under a mutex; a take is
+// refused when the bucket is empty, or goes into debt and returns (or sleeps) the wait. A rate of
+// zero or less never limits.
 #include "gpusched/common/token_bucket.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// File: utf8.cc
+//
+// UTF-8 encoding of one code point in one to four bytes.
 #include "gpusched/common/utf8.h"
 
 namespace gpusched {

@@ -1,3 +1,8 @@
+// File: config.cc
+//
+// The settings table (file key, flag, reader per setting) from which the file's known keys, the
+// flags and their usage all come; YAML applied through it with unknown keys refused, flags applied
+// over the file, and the checks across settings.
 #include "gpusched/config/config.h"
 
 #include <fmt/format.h>

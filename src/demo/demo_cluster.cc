@@ -1,3 +1,8 @@
+// File: demo_cluster.cc
+//
+// The demo cluster as one Kubernetes List JSON literal: seven nodes covering every mode and state,
+// their pods, and the nvidia-dra node's ResourceSlice and ResourceClaims (demo_cluster.h lists
+// them).
 #include "demo/demo_cluster.h"
 
 namespace gpusched::demo {

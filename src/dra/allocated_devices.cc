@@ -1,3 +1,7 @@
+// File: allocated_devices.cc
+//
+// Sorting an allocation's device results into what they hold: exclusive devices, shared ones, and
+// per device the capacity its shares consume; admin-access results hold nothing.
 #include "gpusched/dra/allocated_devices.h"
 
 namespace gpusched::dra {

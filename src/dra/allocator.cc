@@ -1,3 +1,8 @@
+// File: allocator.cc
+//
+// The allocator's entry point: the node's pools gathered (unless given), the claims prepared, the
+// search run, and its outcome turned into results, an error, the step bound reached, or a diagnosis
+// of why no device set fits.
 #include "gpusched/dra/allocator.h"
 
 #include <fmt/format.h>

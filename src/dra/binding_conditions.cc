@@ -1,3 +1,8 @@
+// File: binding_conditions.cc
+//
+// An allocated claim's readiness under binding conditions: failed at the first failure condition
+// reported True, else waiting on the first binding condition not yet True (timed out once
+// allocationTimestamp is older than the timeout), else ready.
 #include "gpusched/dra/binding_conditions.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: cel.cc
+//
+// The public face of the CEL subset: compile (size limit, parse into a shareable Program), evaluate
+// (unsupported attribute values refused, a bool result required), and a cache that compiles each
+// expression text once, errors included.
 #include "gpusched/dra/cel.h"
 
 #include <fmt/format.h>

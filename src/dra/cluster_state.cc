@@ -1,3 +1,8 @@
+// File: cluster_state.cc
+//
+// The indexed DRA state: classes and claims by name, the devices allocations hold and their
+// holders, a version per node's slices (kept from the previous state when unchanged), a pod's
+// claims resolved (or why not), and per-node pools gathered once.
 #include "gpusched/dra/cluster_state.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: extended_resources.cc
+//
+// KEP 5004's pure rules: the DeviceClass that maps an extended resource (newest, then lower name),
+// which of a pod's resources DRA serves on a node, and the special claim's requests and container
+// mappings (init containers reusing later long-lived requests).
 #include "gpusched/dra/extended_resources.h"
 
 #include <fmt/format.h>

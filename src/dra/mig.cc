@@ -1,3 +1,8 @@
+// File: mig.cc
+//
+// MIG as a partitionable device: nvidia-smi's -lgip, -lgipp and -lgi tables read into profiles,
+// placements and instances, and a GPU's ResourceSlice built from them (one counter set, the full
+// GPU, one device per placement) with NVIDIA DRA driver names.
 #include "gpusched/dra/mig.h"
 
 #include <fmt/format.h>

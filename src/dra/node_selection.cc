@@ -1,3 +1,8 @@
+// File: node_selection.cc
+//
+// Node selection for DRA objects: NodeSelector terms and requirements (In, NotIn, Exists,
+// DoesNotExist, Gt/Lt on integers, matchFields on the name), a device's own node selection, the
+// selector pinning one node, and device taints against tolerations.
 #include "gpusched/dra/node_selection.h"
 
 #include <algorithm>

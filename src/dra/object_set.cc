@@ -1,3 +1,8 @@
+// File: object_set.cc
+//
+// The decoded DRA objects as a watch keeps them: deltas applied (a relist drops what it no longer
+// lists; an unchanged resourceVersion is skipped), DeviceTaintRules merged into slices (cached per
+// slice), and the immutable ClusterState built from them.
 #include "gpusched/dra/object_set.h"
 
 #include <map>

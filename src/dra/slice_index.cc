@@ -1,3 +1,8 @@
+// File: slice_index.cc
+//
+// The slice index: slices grouped by pinned node, unpinned and pool, with a pool id each; and the
+// per-slice state computed once: selector verdicts per compiled program, which devices the cluster
+// holds, and the capacity their shares consume.
 #include "gpusched/dra/slice_index.h"
 
 namespace gpusched::dra {

@@ -1,3 +1,8 @@
+// File: admission.cc
+//
+// The mode-switch review: an AdmissionReview of a Node update is denied, naming up to five pods,
+// when the new mode label changes the node's GPU mode while GPU pods of another mode run there;
+// every other review is allowed.
 #include "gpusched/extender/admission.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: bind_flow.cc
+//
+// The bind state machine: one bind per pod UID at a time; the pod found, an earlier bind of unknown
+// outcome finished, claims allocated where needed, re-plan and Commit with retries, then the
+// binder; a refused bind releases the booking and the claims.
 #include "gpusched/extender/bind_flow.h"
 
 #include <fmt/format.h>

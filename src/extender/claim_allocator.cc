@@ -1,3 +1,8 @@
+// File: claim_allocator.cc
+//
+// Owner mode's claim allocation: allocations reserved in flight so two binds never take one device,
+// claims (and a KEP 5004 special claim) written through the ClaimWriter with retries, binding
+// conditions awaited, and stale allocations swept.
 #include "gpusched/extender/claim_allocator.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: defrag.cc
+//
+// The defrag verb: the plan for a pending pod or a fragmentation target, written as JSON or as a
+// table; and applying it: every move checked and every hold made (and published) before the first
+// eviction, then evictions in order, stopping at the first refusal.
 #include "gpusched/extender/defrag.h"
 
 #include <fmt/format.h>

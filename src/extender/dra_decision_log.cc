@@ -1,3 +1,7 @@
+// File: dra_decision_log.cc
+//
+// The DRA decision log: a bounded queue under a mutex, the oldest dropped beyond the limit, copied
+// out for /debug/inventory.
 #include "gpusched/extender/dra_decision_log.h"
 
 namespace gpusched::extender {

@@ -1,3 +1,8 @@
+// File: explain.cc
+//
+// The explain verb: the pod judged on every node (without its own allocation and lower-priority
+// holds), node fit and per-GPU reasons, the evictions that would make room in kube-scheduler's
+// candidate order, and the answer as JSON (half on the helper) or text.
 #include "gpusched/extender/explain.h"
 
 #include <fmt/format.h>

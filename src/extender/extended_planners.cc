@@ -1,3 +1,7 @@
+// File: extended_planners.cc
+//
+// The planners of KEP 5004 pods: on an nvidia-dra node, which of the pod's resources DRA serves
+// there, and one DRA planner per distinct set of them, built with the special claim that set needs.
 #include "gpusched/extender/extended_planners.h"
 
 namespace gpusched::extender {

@@ -1,3 +1,7 @@
+// File: filter_memo.cc
+//
+// The filter memo: scores by snapshot position (NaN not evaluated, -inf no fit), replaced whole
+// under a mutex and handed back only for the same pod UID, resourceVersion and snapshot version.
 #include "gpusched/extender/filter_memo.h"
 
 #include <cmath>

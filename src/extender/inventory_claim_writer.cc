@@ -1,3 +1,8 @@
+// File: inventory_claim_writer.cc
+//
+// Owner mode's claim writes without an API server: finalizer, allocation, reservedFor and the next
+// resourceVersion applied to the inventory's ResourceClaims, special claims named from the
+// generateName alphabet with a derived UID, and unreserve.
 #include "gpusched/extender/inventory_claim_writer.h"
 
 #include <fmt/format.h>

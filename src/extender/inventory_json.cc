@@ -1,3 +1,8 @@
+// File: inventory_json.cc
+//
+// The /debug/inventory document: the stats, per node its mode, state, capacity, GPUs with the
+// agent's findings, allocations and switch blockers; and DRA per node: devices, taints, holders,
+// pods a NoExecute taint will evict, and recent decisions.
 #include "gpusched/extender/inventory_json.h"
 
 #include <fmt/format.h>

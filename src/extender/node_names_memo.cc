@@ -1,3 +1,8 @@
+// File: node_names_memo.cc
+//
+// The NodeNames memo: remembered lists with their exact JSON text (only names Go writes unescaped),
+// matched by prefix and kept most recently used last, each with its positions in a snapshot's name
+// index computed once.
 #include "gpusched/extender/node_names_memo.h"
 
 #include <algorithm>

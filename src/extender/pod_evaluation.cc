@@ -1,3 +1,8 @@
+// File: pod_evaluation.cc
+//
+// The three pod evaluations behind filter and prioritize: device-plugin pods (planner, then node
+// policy), claim pods (DRA planner through the verdict cache, re-scored by the policy), and
+// KEP 5004 pods (DRA where it serves them, the device-plugin path elsewhere).
 #include "gpusched/extender/pod_evaluation.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: preemption.cc
+//
+// The preempt decision per candidate: offered victims split into kept and returnable, gpusched's
+// own choice made with those leaving, returnable ones kept where other resources need them, budget
+// violations counted; candidates decided while the body parses.
 #include "gpusched/extender/preemption.h"
 
 #include <algorithm>

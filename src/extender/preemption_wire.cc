@@ -1,3 +1,8 @@
+// File: preemption_wire.cc
+//
+// The preempt verb's wire format: ExtenderPreemptionArgs read as Pods or MetaPods per candidate,
+// from a DOM or streamed from the parser without one (NodeNameToMetaVictims is the bulk), the
+// preemptor peeked first; the answer written in node order.
 #include "gpusched/extender/preemption_wire.h"
 
 #include <fmt/format.h>

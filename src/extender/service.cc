@@ -1,3 +1,8 @@
+// File: service.cc
+//
+// The verbs' entry points: filter (nodes resolved, holds applied, pod evaluated, top K kept, Event
+// posted, memo stored) and prioritize (memo reused, scores mapped to 0-10); bind, preempt, explain,
+// defrag and /debug/inventory are handed on.
 #include "gpusched/extender/service.h"
 
 #include <fmt/format.h>

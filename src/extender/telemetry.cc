@@ -1,3 +1,8 @@
+// File: telemetry.cc
+//
+// gpusched's metric families (HTTP requests, latency, refusals, connections, filter decisions,
+// errors, binds) and the scrape-time collector of inventory gauges: build info, ledger and pod
+// counts, nodes by mode and state, whole-GPU and per-GPU mGPU usage.
 #include "gpusched/extender/telemetry.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: wire.cc
+//
+// kube-scheduler's extender messages on the wire: a fast path that parses only the Pod and takes a
+// remembered NodeNames list as is, a full parse otherwise, binding args, and replies written
+// through json::Writer with remembered names copied unescaped.
 #include "gpusched/extender/wire.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// File: workload_cache.cc
+//
+// The workload cache: the observed target workload, rebuilt outside the lock from a newer snapshot
+// once `refresh` has passed; concurrent builders may both build, and the later result is kept.
 #include "gpusched/extender/workload_cache.h"
 
 #include <vector>

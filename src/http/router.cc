@@ -1,3 +1,8 @@
+// File: router.cc
+//
+// The route table, one row per route, and the dispatch around it: path and method matched (404,
+// 405), readiness checked (filter and bind answer 200 with Error, other decisions 503), Status
+// mapped to HTTP, each request timed, counted and logged.
 #include "gpusched/http/router.h"
 
 #include <fmt/format.h>

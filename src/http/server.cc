@@ -1,3 +1,8 @@
+// File: server.cc
+//
+// The Beast server: plain TCP and TLS sessions sharing one read-answer-repeat loop, header and body
+// limits, idle and read timeouts, a connection limit, ALPN offering http/1.1 only, TLS files
+// reloaded when they change, and graceful shutdown.
 #include "gpusched/http/server.h"
 
 #include <openssl/ssl.h>

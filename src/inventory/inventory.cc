@@ -1,3 +1,8 @@
+// File: inventory.cc
+//
+// Inventory's core: pod records, cluster updates, node bookings read into the ledger, the bind
+// lifecycle (Commit, Release, expiry), snapshot publication. Beside it: inventory_observe.cc
+// (observed pods), _uses.cc (uses, nominations), _holds.cc, _claims.cc.
 #include "gpusched/inventory/inventory.h"
 
 #include <fmt/format.h>

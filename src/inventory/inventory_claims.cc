@@ -1,3 +1,5 @@
+// File: inventory_claims.cc
+//
 // Inventory, continued: DRA owner mode's claim writes in snapshot mode (there is no API server:
 // the allocations and special claims bind makes are applied to the in-memory ResourceClaims).
 #include <fmt/format.h>

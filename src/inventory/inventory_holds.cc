@@ -1,3 +1,5 @@
+// File: inventory_holds.cc
+//
 // Inventory: GPUs held for the replacements of pods that defrag moves evict, and for the pods
 // their moves make room for (HoldFor).
 #include <algorithm>

@@ -1,3 +1,5 @@
+// File: inventory_observe.cc
+//
 // Inventory, continued: what the cluster reports of pods, read into the ledger. A pod's meaning
 // never depends on the order objects arrive in: a pod whose GPUs depend on other objects (its
 // claims, its special claim and node) keeps its record and is read again when they change.

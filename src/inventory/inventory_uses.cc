@@ -1,3 +1,5 @@
+// File: inventory_uses.cc
+//
 // Inventory, continued: what preemption needs besides the ledger. Each bound pod's use of its
 // node besides GPUs (NodeState::uses) and the GPUs held for pods nominated to a node after
 // preemption (nomination.h).

@@ -1,3 +1,7 @@
+// File: ledger.cc
+//
+// The ledger's two indexes over shared allocations, by pod UID and by node: adding refuses a UID
+// that already holds one, putting replaces it, releasing removes it and names its node.
 #include "gpusched/inventory/ledger.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// File: name_index.cc
+//
+// The name index: FNV-1a eight bytes at a time with a final mix, a power-of-two slot table at least
+// twice the names with linear probing, and lookups that compare hash, length, then bytes.
 #include "gpusched/inventory/name_index.h"
 
 #include <bit>

@@ -1,3 +1,7 @@
+// File: node_table.cc
+//
+// The chunked node table: built from a node list, and each new version copying only the chunks that
+// hold changed positions (each once) while sharing every other chunk with the last.
 #include "gpusched/inventory/node_table.h"
 
 namespace gpusched::inventory {

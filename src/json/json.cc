@@ -1,3 +1,8 @@
+// File: json.cc
+//
+// RapidJSON behind gpusched's limits: SAX parsing under a depth limiter, UTF-8 validation skipped
+// for all-ASCII text, NUL padding, one top-level member diverted to its own handler; string
+// escaping eight bytes at a time; typed reads that never assert.
 #include "gpusched/json/json.h"
 
 #include <fmt/format.h>

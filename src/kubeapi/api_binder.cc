@@ -1,3 +1,8 @@
+// File: api_binder.cc
+//
+// The live bind's writes: a booking merge-patched into gpusched.io/bookings at the checked
+// resourceVersion (409: the fresh node stored, Aborted), the Binding with the result annotations
+// under the UID precondition, and a booking taken back with retries.
 #include "gpusched/kubeapi/api_binder.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: api_claim_writer.cc
+//
+// Owner mode's claim writes to the API server: finalizer then status, each at the resourceVersion
+// the last write returned; a special claim POSTed, allocated and named in the pod's status, deleted
+// if a later step fails; and unreserve.
 #include "gpusched/kubeapi/api_claim_writer.h"
 
 #include <fmt/format.h>

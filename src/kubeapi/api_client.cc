@@ -1,3 +1,8 @@
+// File: api_client.cc
+//
+// The API client over Beast and OpenSSL: connections that run their own io_context on the calling
+// thread under deadlines, a pool of idle keep-alive ones, bearer tokens re-read from file and after
+// a 401, the rate limit, and cancellable watch streams.
 #include "gpusched/kubeapi/api_client.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: api_config.cc
+//
+// Where the API server is and how to authenticate: in-cluster service-account files and
+// environment, or a kubeconfig context (inline base64 or file PEMs; exec and auth-provider
+// refused); server URLs parsed into host and port, IPv6 included.
 #include "gpusched/kubeapi/api_config.h"
 
 #include <fmt/format.h>

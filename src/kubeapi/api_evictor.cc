@@ -1,3 +1,8 @@
+// File: api_evictor.cc
+//
+// The live eviction: a policy/v1 Eviction (optionally a dry run) under the pod's UID precondition;
+// 429, other 4xx and the 500 for a pod several budgets cover are final; transport errors and other
+// 5xx leave the outcome unknown.
 #include "gpusched/kubeapi/api_evictor.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: api_hold_publisher.cc
+//
+// Publishing defrag holds: the node checked at the version the hold was judged on, then
+// gpusched.io/holds merge-patched with the hold added (or withdrawn) and expired ones pruned; a 409
+// stores the fresh node for the caller to check again.
 #include "gpusched/kubeapi/api_hold_publisher.h"
 
 #include <fmt/format.h>

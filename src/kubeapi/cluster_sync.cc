@@ -1,3 +1,8 @@
+// File: cluster_sync.cc
+//
+// Keeping the inventory in sync: a reflector handler per kind turning lists and watch events into
+// deltas, a DRA feed building each ClusterState outside the inventory's lock and in order,
+// discovery of served resource.k8s.io versions, and the expiry loop.
 #include "gpusched/kubeapi/cluster_sync.h"
 
 #include <fmt/format.h>

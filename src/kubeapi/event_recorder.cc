@@ -1,3 +1,8 @@
+// File: event_recorder.cc
+//
+// Event posting off the filter path: a FailedGPUPlacement Event is queued if the per-pod interval
+// and the token bucket allow, a thread of its own posts the queue, and whatever is dropped or fails
+// is counted.
 #include "gpusched/kubeapi/event_recorder.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: node_agent_api.cc
+//
+// The node agent's API calls: gpusched.io/gpu-devices published only when its value changed, the
+// pods bound to the node, the ResourceClaims they use and the node's ResourceSlices, and Warning
+// Events on the node.
 #include "gpusched/kubeapi/node_agent_api.h"
 
 #include <fmt/format.h>

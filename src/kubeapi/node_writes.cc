@@ -1,3 +1,8 @@
+// File: node_writes.cc
+//
+// What the node annotation writers share: the node's path, a merge patch of one annotation at a
+// resourceVersion, reading a node, an API error as text, and storing a node the API server returned
+// into the inventory.
 #include "node_writes.h"
 
 #include <fmt/format.h>

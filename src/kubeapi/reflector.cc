@@ -1,3 +1,8 @@
+// File: reflector.cc
+//
+// The reflector loop: paged LIST (from the watch cache first, consistent after a 410), WATCH with
+// bookmarks from the last resourceVersion, events handed over per read, and failures retried after
+// capped, jittered backoff honouring Retry-After.
 #include "gpusched/kubeapi/reflector.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// File: watch_event.cc
+//
+// Watch bodies: transport chunks reassembled into lines, and each line read as an event (ADDED,
+// MODIFIED, DELETED, BOOKMARK, or ERROR with its code) with its object and resourceVersion.
 #include "gpusched/kubeapi/watch_event.h"
 
 #include <fmt/format.h>

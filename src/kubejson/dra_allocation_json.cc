@@ -1,3 +1,8 @@
+// File: dra_allocation_json.cc
+//
+// An AllocationResult written as the API server stores it: device results (share id, consumed
+// capacity, tolerations, binding conditions), configs, the nodeSelector and allocationTimestamp,
+// quantities in canonical form.
 #include "gpusched/kubejson/dra_allocation_json.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: dra_claims.cc
+//
+// dra_objects.h's ResourceClaim half: spec (requests in v1beta1's flat or v1's
+// exactly/firstAvailable shapes, constraints, config), owner and status (allocation, reservedFor,
+// device conditions). dra_objects.cc decodes the other kinds.
 #include "gpusched/kubejson/dra_objects.h"
 
 #include <fmt/format.h>

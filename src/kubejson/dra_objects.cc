@@ -1,3 +1,8 @@
+// File: dra_objects.cc
+//
+// dra_objects.h's non-claim half: ResourceSlices (v1beta1 "basic" or flat devices, attributes,
+// capacities, counters, taints), DeviceClasses, DeviceTaintRules, Namespaces, the shared
+// dra_fields.h readers and kind dispatch. Claims: dra_claims.cc.
 #include "gpusched/kubejson/dra_objects.h"
 
 #include <fmt/format.h>

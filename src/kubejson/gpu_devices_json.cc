@@ -1,3 +1,8 @@
+// File: gpu_devices_json.cc
+//
+// objects.h's gpu-devices half: the node annotation gpusched.io/gpu-devices both ways (index, UUID,
+// model, memory, health; the agent's MIG, peers and drift). objects.cc decodes the Pods, Nodes,
+// budgets and Lists around it.
 #include "gpusched/kubejson/objects.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// File: node_bookings.cc
+//
+// gpusched.io/bookings both ways: each entry's pod and booking time, its placement through
+// placement_fields.h, times bounded, keys written in sorted order.
 #include "gpusched/kubejson/node_bookings.h"
 
 #include <fmt/format.h>

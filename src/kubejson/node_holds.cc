@@ -1,3 +1,7 @@
+// File: node_holds.cc
+//
+// gpusched.io/holds both ways: each hold's holder, pod, time, duration and present pods, its
+// placement through placement_fields.h (devices allowed), keys written in sorted order.
 #include "gpusched/kubejson/node_holds.h"
 
 #include <fmt/format.h>

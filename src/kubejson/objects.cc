@@ -1,3 +1,8 @@
+// File: objects.cc
+//
+// objects.h's object half: Pods (containers, requests and limits, claims, status, controller,
+// priority), Nodes with gpusched's annotations, PodDisruptionBudgets, label selectors, and Lists
+// read into ClusterObjects. The gpu-devices annotation: gpu_devices_json.cc.
 #include "gpusched/kubejson/objects.h"
 
 #include <fmt/format.h>

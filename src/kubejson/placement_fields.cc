@@ -1,3 +1,8 @@
+// File: placement_fields.cc
+//
+// The placement fields of gpusched's node annotations both ways: "mode" with whole GPUs, mGPU
+// containers or DRA devices, and "pod" as namespace/name; indices and amounts bounded to what
+// gpusched could have written.
 #include "placement_fields.h"
 
 #include <fmt/format.h>

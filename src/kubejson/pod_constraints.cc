@@ -1,3 +1,8 @@
+// File: pod_constraints.cc
+//
+// The scheduling constraints of a pod and a node from Kubernetes JSON: nodeSelector, node affinity,
+// pod affinity and anti-affinity terms, tolerations, topology spread, host ports and the volumes
+// filters read; a node's unschedulable flag, taints and Ready condition.
 #include "gpusched/kubejson/pod_constraints.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: snapshot_source.cc
+//
+// Loading snapshot files: every file read into one ClusterObjects, then of objects sharing a key
+// the newest resourceVersion kept (the later file where versions are not integers), and of pods
+// sharing a name only the newer UID.
 #include "gpusched/kubejson/snapshot_source.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: special_claim_json.cc
+//
+// The JSON of KEP 5004's two writes: the special ResourceClaim to create (generateName, annotation,
+// finalizer, controlling pod owner, one ExactCount request per container request) and the pod
+// status patch naming it with the request mappings.
 #include "gpusched/kubejson/special_claim_json.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: disruption_budget.cc
+//
+// Budget coverage under the two readings that differ (kube-scheduler's preemption: labelled pods
+// only, an empty selector selects none; the Eviction API: only a missing selector selects none),
+// and the allowance left as victims are counted.
 #include "gpusched/model/disruption_budget.h"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// File: labels.cc
+//
+// Label selector matching: every matchLabels entry equal and every expression (In, NotIn, Exists,
+// DoesNotExist) holding; an expression with an unknown operator refuses nothing.
 #include "gpusched/model/labels.h"
 
 #include <algorithm>

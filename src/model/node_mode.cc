@@ -1,3 +1,7 @@
+// File: node_mode.cc
+//
+// The node-mode vocabulary as text: the label value to a mode (absent is nvidia, anything unknown
+// invalid), each mode's name, the mode that serves each kind of request, and each kind's name.
 #include "gpusched/model/node_mode.h"
 
 namespace gpusched {

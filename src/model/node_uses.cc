@@ -1,3 +1,8 @@
+// File: node_uses.cc
+//
+// The sorted layout behind NodeUses: lookup by UID hash (a linear scan up to 128 entries, binary
+// search above) with equal hashes settled on the packed UID text; insertion and removal keep
+// hashes, flags, packed UIDs and the running total in step.
 #include "gpusched/model/node_uses.h"
 
 #include <algorithm>

@@ -1,3 +1,8 @@
+// File: pod.cc
+//
+// A pod's effective requests as kube-scheduler counts them (app containers and sidecars summed,
+// raised to the peak of any init phase, pod-level cpu and memory, overhead), the labels preemption
+// weighs, and which annotations gpusched keeps.
 #include "gpusched/model/pod.h"
 
 namespace gpusched {

@@ -1,3 +1,7 @@
+// File: pod_constraints.cc
+//
+// Whether a pod has relations gpusched does not judge: required pod affinity or anti-affinity, or a
+// topology spread constraint other than ScheduleAnyway.
 #include "gpusched/model/pod_constraints.h"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// File: resource_list.cc
+//
+// ResourceList's arithmetic: a small name-sorted vector read by linear scan, saturating additions,
+// and raising each resource to at least another list's amount.
 #include "gpusched/model/resource_list.h"
 
 #include <algorithm>

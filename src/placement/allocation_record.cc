@@ -1,3 +1,8 @@
+// File: allocation_record.cc
+//
+// Both directions of the record: the result annotations written at bind (each mGPU container's GPU
+// index list), and the observed allocation rebuilt from a bound pod's request and those
+// annotations; a list not naming exactly the container's cards counts as unassigned.
 #include "gpusched/placement/allocation_record.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: defrag_planner.cc
+//
+// The device-plugin defrag planner: an overlay of the cluster as the plan's moves leave it, the
+// move rules with the plan's budget use, making room (victims per node, each landed on the fullest
+// node that takes it), and consolidation one best move at a time.
 #include "gpusched/placement/defrag_planner.h"
 
 #include <algorithm>

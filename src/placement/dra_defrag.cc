@@ -1,3 +1,8 @@
+// File: dra_defrag.cc
+//
+// Making room for a claim pod: per ready nvidia-dra node the pods that must leave, a cheap count of
+// free devices before any what-if, then the pending pod allocated with the victims' claims
+// deallocated and each replacement landed where the DRA planner ranks best.
 #include "gpusched/placement/dra_defrag.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: dra_planner.cc
+//
+// The DRA planner: the pod's claims anonymized under placeholder names so that verdicts are shared
+// per shape; per node the allocated-claim and mode checks, the compatible and PCIe-root-ranked
+// allocations with holds taken, the score and the scoring view.
 #include "gpusched/placement/dra_planner.h"
 
 #include <fmt/format.h>

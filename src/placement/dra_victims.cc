@@ -1,3 +1,8 @@
+// File: dra_victims.cc
+//
+// The DRA victim choice: the claims holding devices the node can use and the pods reserving them,
+// the devices still held once some of those pods are gone, and victims.cc's reprieve with each
+// what-if judged by DraPlanner::EvaluateHeld.
 #include "gpusched/placement/dra_victims.h"
 
 #include <algorithm>

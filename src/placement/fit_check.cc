@@ -1,3 +1,8 @@
+// File: fit_check.cc
+//
+// The commit-time guard: the node ready and of the placement's mode, whole-GPU counts within the
+// node's total, and for mGPU every GPU present, healthy, not held whole, under the instance limit,
+// with the compute and memory the pod's peak phase needs.
 #include "gpusched/placement/fit_check.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: move_rules.cc
+//
+// The move rules as code: why a pod may not move (terminating, unreadable, unknown to
+// kube-scheduler, nothing or its own node recreates it, unjudged relations, several budgets), the
+// summary of refused pods, and where a pod may land as the moves leave the nodes.
 #include "gpusched/placement/move_rules.h"
 
 #include <fmt/format.h>

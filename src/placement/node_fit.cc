@@ -1,3 +1,8 @@
+// File: node_fit.cc
+//
+// Node selection as kube-scheduler filters it: unschedulable and NoSchedule/NoExecute taints
+// against tolerations, nodeSelector, required node affinity terms (Gt/Lt on integers, matchFields
+// on the name); then the same with the node's resources, and the names of relations left unjudged.
 #include "gpusched/placement/node_fit.h"
 
 #include <fmt/format.h>

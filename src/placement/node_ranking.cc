@@ -1,3 +1,8 @@
+// File: node_ranking.cc
+//
+// The extender's nodes and pods as scoring views and shapes, the target workload observed from what
+// is booked, a stable per-name rank for the soft policies' penalty, and ranking nodes one at a time
+// or in one batch for the policies that need the whole set.
 #include "gpusched/placement/node_ranking.h"
 
 #include "gpusched/scoring/reservation.h"

@@ -1,3 +1,8 @@
+// File: node_state.cc
+//
+// Building a NodeState: the GPU layout from the published description or the aggregates, each
+// allocation booked onto its GPUs (mGPU phases included), condition and switch blockers, packed
+// allocations; and the usage what-ifs (add a pod, a packed use, a hold).
 #include "gpusched/placement/node_state.h"
 
 #include <fmt/format.h>

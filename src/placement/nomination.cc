@@ -1,3 +1,8 @@
+// File: nomination.cc
+//
+// Holds for nominated pods: planned in decreasing priority on the node without its terminating pods
+// (the planner's placement, or the DRA planner's ranked devices for claim and KEP 5004 pods); found
+// by UID or controller, and left out for pods a hold does not bind.
 #include "gpusched/placement/nomination.h"
 
 #include <algorithm>

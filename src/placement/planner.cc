@@ -1,3 +1,8 @@
+// File: planner.cc
+//
+// The planner's decision: the checks in order (label, mode, condition, compute policy, capacity),
+// whole-GPU counting, and mGPU placement: a fast path for one slice, else a bounded search over GPU
+// sets per container (one NUMA node preferred) with init phases.
 #include "gpusched/placement/planner.h"
 
 #include <fmt/format.h>

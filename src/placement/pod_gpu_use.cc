@@ -1,3 +1,7 @@
+// File: pod_gpu_use.cc
+//
+// A pod's use of each GPU across its container phases: the peak of the app containers with every
+// sidecar, and of each regular init container with the sidecars declared before it.
 #include "gpusched/placement/pod_gpu_use.h"
 
 #include <algorithm>

@@ -1,3 +1,8 @@
+// File: pod_relations.cc
+//
+// Relations gpusched does not model, tested between a pod and one neighbour: conflicting host ports
+// (wildcard addresses included), affinity or anti-affinity terms selecting the other, DoNotSchedule
+// spread counting it, volumes a volume filter reads.
 #include "gpusched/placement/pod_relations.h"
 
 #include <fmt/format.h>

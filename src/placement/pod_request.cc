@@ -1,3 +1,8 @@
+// File: pod_request.cc
+//
+// Reading what a pod asks for: its kind of GPU request, the VKE mGPU contract's rules (units,
+// minima, whole cards, container-multiple-gpu, compute policy), totals aggregated across init and
+// sidecar phases as Kubernetes does, every violation in one reason.
 #include "gpusched/placement/pod_request.h"
 
 #include <fmt/format.h>

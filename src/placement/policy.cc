@@ -1,3 +1,6 @@
+// File: policy.cc
+//
+// The GPU-level placement policy's names, "binpack" and "spread", both ways.
 #include "gpusched/placement/policy.h"
 
 namespace gpusched::placement {

@@ -1,3 +1,8 @@
+// File: resource_fit.cc
+//
+// NodeResourcesFit as a running sum: the requested resources' allocatable and use on the node,
+// adjusted as pods are removed, restored or counted as nominated (one merge pass over sorted
+// lists), and the first resource or pod count that does not fit.
 #include "gpusched/placement/resource_fit.h"
 
 #include <fmt/format.h>

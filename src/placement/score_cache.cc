@@ -1,3 +1,7 @@
+// File: score_cache.cc
+//
+// The key of a pod's request shape for the score cache, including what refusal reasons show
+// (container names, how quantities were spelled), so that a cached refusal reads as the pod's own.
 #include "gpusched/placement/score_cache.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// File: score_mapping.cc
+//
+// Scores to kube-scheduler's 0-10: the best-first order (score desc, name asc), kRank's 10, 9, ...
+// for the top ten, kLinear's min-max normalization, the best K, and the mappings' names.
 #include "gpusched/placement/score_mapping.h"
 
 #include <algorithm>

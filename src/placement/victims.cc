@@ -1,3 +1,8 @@
+// File: victims.cc
+//
+// The victim choice: the reprieve (budget violators given back first, then by priority and UID) and
+// three ways to ask whether the pod still fits as candidates return: one-slice counting, a witness
+// placement, or the planner at every step.
 #include "gpusched/placement/victims.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: cluster_replay.cc
+//
+// A recorded cluster replayed through the Service: each pod's filter, prioritize and bind bodies in
+// order (or kube-scheduler's own pick, for comparison), then the final state measured (DRA topology
+// and packing, device-plugin fragmentation) and written as CSV.
 #include "gpusched/replay/cluster_replay.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: dra_example.cc
+//
+// The generated DRA example as JSON text: nodes, one ResourceSlice each with GPUs under PCIe roots
+// of four, the DeviceClass, and seeded pods asking 1, 2, 4 or 8 GPUs by claim or by nvidia.com/gpu
+// until the demand is reached.
 #include "gpusched/replay/dra_example.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// File: grid.cc
+//
+// Running a grid: scorers built once per (trace, policy), every (trace, policy, seed) run on worker
+// threads with progress reports; also the seed list syntax and the selection and trace names.
 #include "gpusched/common/mutex.h"
 #include "gpusched/replay/grid.h"
 

@@ -1,3 +1,8 @@
+// File: openb_replay.cc
+//
+// The FGD paper's experiment: a trace prepared into scoring views and shapes with its workload,
+// then pods shuffled and inflated to the tune ratio, placed one by one, and the events averaged per
+// integer percent of arrived workload.
 #include "gpusched/replay/openb_replay.h"
 
 #include "gpusched/scoring/reservation.h"

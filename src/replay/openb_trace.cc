@@ -1,3 +1,7 @@
+// File: openb_trace.cc
+//
+// Reading the openb CSV files: rows split, columns found by header name, integer cells checked with
+// file, line and column in every error, and a pod's GPU spec split into its allowed models.
 #include "gpusched/replay/openb_trace.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: replay_cluster.cc
+//
+// One replay's cluster: scoring views with each node's fragmentation and potential kept current as
+// pods come and go, the seeded node order, the pick as the policy or kube-scheduler (after the 0-10
+// mapping) makes it, and the pods a node must shed for a pod.
 #include "replay_cluster.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: report.cc
+//
+// What a grid writes to --out: summary.csv and curve.csv, and report.html with SVG charts of the
+// median over seeds and a table beside the FGD paper's means; the timeline grid's own CSV and HTML
+// page.
 #include "gpusched/replay/report.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: timeline_replay.cc
+//
+// The churn replay: arrivals and departures in time order, waiting pods retried when a node frees,
+// a budgeted defragmentation that moves pods for waiting ones (multi-GPU first), and the sampled
+// measures; plus the offered load and the default compression.
 #include "gpusched/replay/timeline_replay.h"
 
 #include <fmt/format.h>

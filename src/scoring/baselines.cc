@@ -1,3 +1,5 @@
+// File: baselines.cc
+//
 // The five baselines of the FGD paper, as its simulator computes them (hkust-adsl/
 // kubernetes-scheduler-simulator, see shared/specs/fgd-replay.md §5), integer truncations included.
 #include <algorithm>

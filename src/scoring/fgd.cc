@@ -1,3 +1,5 @@
+// File: fgd.cc
+//
 // FGD (Weng et al., USENIX ATC'23) as its simulator scores it: the drop in the node's expected
 // fragmentation F_n(M), mapped through floor(100 * sigmoid(dF / 1000)); a sharing pod's GPU is the
 // lowest index with the best such score. The quantization is kept on purpose: with a fixed node

@@ -1,3 +1,7 @@
+// File: fragmentation.cc
+//
+// The three fragmentation measures over one NodeView, each a p-weighted sum over the workload's
+// classes (F_FGD, F_fill) or a sum over the node's partly used GPUs (F_V, from the gap values).
 #include "gpusched/scoring/fragmentation.h"
 
 #include <algorithm>

@@ -1,3 +1,8 @@
+// File: node_view.cc
+//
+// The allocation rules every policy shares on a NodeView: whether a pod shape fits (CPU, memory,
+// model, enough GPUs with the milli it asks), the best-fit GPU for a sharing pod, placement (whole
+// GPUs lowest index first), and the table of model names (at most 64).
 #include "gpusched/scoring/node_view.h"
 
 #include <algorithm>

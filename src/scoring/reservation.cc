@@ -1,3 +1,8 @@
+// File: reservation.cc
+//
+// Reservation for picky pods: which sampled shapes are picky (whole GPUs, every GPU of each node
+// they fit empty, at most `share` of the GPU nodes), whether a node is reserved, and whether a pod
+// is at least as demanding as some picky shape.
 #include "gpusched/scoring/reservation.h"
 
 #include <algorithm>

@@ -1,3 +1,8 @@
+// File: scorer.cc
+//
+// The registry of node policies: one row per policy (name, FGD-paper baseline, needs a workload,
+// factory), the lookups and name lists built from it, and the best choice (ties to the lowest
+// order). The policies: baselines.cc, fgd.cc and soft.cc (scorers.h).
 #include "gpusched/scoring/scorer.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
-// Private: constructors of the scorers behind MakeScorer().
+// File: scorers.h (private to scoring)
+//
+// The constructors of the scorers behind MakeScorer() (scorer.cc's table), one per policy family.
 #pragma once
 
 #include <memory>

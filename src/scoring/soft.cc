@@ -1,3 +1,5 @@
+// File: soft.cc
+//
 // gpusched's fragmentation-aware policies (shared/specs/beyond-fgd.md §3). A node's potential is
 //
 //   Phi(n) = a F_FGD(n) + b F_fill(n) + c F_V(n)

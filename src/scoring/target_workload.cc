@@ -1,3 +1,8 @@
+// File: target_workload.cc
+//
+// Building the target workload from samples: pods grouped into classes by (CPU, milli, GPU count,
+// model constraint), the most frequent kept up to `coverage`; and the gap value of each free milli
+// amount, by recursion over the sharing pods small enough to refill it.
 #include "gpusched/scoring/target_workload.h"
 
 #include <algorithm>

@@ -114,6 +114,24 @@ TEST(HeaderIndex, EveryPublicHeaderOpensWithWhatItHolds) {
   EXPECT_GT(headers, 100u);
 }
 
+// Sources and private headers name their concept the same way ("// File: a.cc", or
+// "// File: a.h (private to kubejson)"), so that a file split for size alone shows.
+TEST(HeaderIndex, EverySourceAndPrivateHeaderOpensWithItsConcept) {
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kSource / "src")) {
+    std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+    ++files;
+    std::string text = Read(e.path());
+    std::string name = e.path().filename().string();
+    std::string first = text.substr(0, text.find('\n'));
+    if (first.starts_with("// File: " + name + " (")) text.replace(0, first.size(), "// File: " + name);
+    EXPECT_FALSE(OpeningParagraph(text, name).empty())
+        << e.path() << " must open with \"// File: " << name << "\", \"//\" and a paragraph on its concept";
+  }
+  EXPECT_GT(files, 150u);
+}
+
 TEST(HeaderIndex, DocsHeadersMdIsTheIndexTheHeadersGenerate) {
   std::string want = Index(kSource / "include" / "gpusched");
   fs::path page = kSource / "docs" / "headers.md";

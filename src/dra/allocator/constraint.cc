@@ -1,3 +1,8 @@
+// File: constraint.cc
+//
+// A claim constraint as a stack of chosen values: a device of a request in scope needs the
+// attribute (qualified, or bare in its driver's domain) equal to every value held (matchAttribute)
+// or to none (distinctAttribute); other devices push an empty slot.
 #include "gpusched/dra/allocator/constraint.h"
 
 namespace gpusched::dra {

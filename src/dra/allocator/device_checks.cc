@@ -1,3 +1,8 @@
+// File: device_checks.cc
+//
+// The per-device questions of the search: selector verdicts from the slice's per-program cache
+// (class selectors first), whether the cluster's claims hold the device (the slice's marks, or a
+// lookup for another allocated set), and static and consumable capacity.
 #include "gpusched/dra/allocator/device_checks.h"
 
 #include <fmt/format.h>

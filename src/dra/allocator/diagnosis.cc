@@ -1,3 +1,8 @@
+// File: diagnosis.cc
+//
+// Why no device set fits: per request alternative, the devices that match, are free and are usable,
+// naming the first request short on its own; when none is, the rules no combination meets
+// (constraints, shared counters, distinct devices across requests).
 #include "gpusched/dra/allocator/diagnosis.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: pools.cc
+//
+// What a node sees: the relevant slices' newest generation per pool, completeness against
+// resourceSliceCount, pool validation (duplicate devices, counter sets, unknown counters), pools
+// with binding conditions last, and the candidates of the usable pools.
 #include "gpusched/dra/allocator/pools.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: requests.cc
+//
+// Claims checked and expanded before the search: each request or firstAvailable subrequest held to
+// the feature gates and admin-access namespaces, its selectors compiled (a compile error kept for
+// the search), All expanded, the device limit applied.
 #include "gpusched/dra/allocator/requests.h"
 
 #include <fmt/format.h>

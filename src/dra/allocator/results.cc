@@ -1,3 +1,8 @@
+// File: results.cc
+//
+// A claim's AllocationResult from the chosen devices: the device results, the configs (each class's
+// once, then the claim's own), and the nodeSelector pinned to the node or merged from the slices'
+// and devices' selectors.
 #include "gpusched/dra/allocator/results.h"
 
 #include <algorithm>

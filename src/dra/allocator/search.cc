@@ -1,3 +1,8 @@
+// File: search.cc
+//
+// The depth-first search (class Search): claims, requests and device slots in order, firstAvailable
+// subrequests tried in turn, All-mode devices that must all join, and allocateDevice's checks, each
+// recorded in an Undo rolled back on backtrack; steps bounded.
 #include "gpusched/dra/allocator/search.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: builtins.cc
+//
+// The builtin table: the libraries' functions (standard.cc, strings.cc, quantity.cc, semver.cc)
+// merged once into overload sets by name, in that order, for the parser to resolve calls against;
+// the functions themselves live in the library files.
 #include "gpusched/dra/cel/builtins.h"
 
 #include <map>

@@ -1,3 +1,8 @@
+// File: device_maps.cc
+//
+// The `device` variable as CEL sees it: attribute values converted to CEL values (versions to
+// Semver), lookups by qualified key then by bare key in the driver's domain, and keys listed for
+// size, `in` and comprehensions; all read in place.
 #include "gpusched/dra/cel/device_maps.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: evaluator.cc
+//
+// The tree walk, one cost step per node: identifiers and bound variables, field selection and
+// optionals, indexing, has(), && and || absorbing errors, the ternary, cel.bind, comprehension
+// macros, binary operators (operators.cc) and calls tried overload by overload.
 #include "gpusched/dra/cel/evaluator.h"
 
 #include <fmt/format.h>

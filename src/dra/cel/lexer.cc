@@ -1,3 +1,8 @@
+// File: lexer.cc
+//
+// CEL tokenization: strings (quotes, triple quotes, raw, every escape decoded to UTF-8), numbers
+// (hex, uint suffix, doubles, int64's one-past-max kept for negation), identifiers and punctuation;
+// whitespace and // comments skipped.
 #include "gpusched/dra/cel/lexer.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: operators.cc
+//
+// CEL's binary operators: `in` on lists and maps, ordering across numeric types and on strings and
+// bools, equality, arithmetic on int, uint and double with overflow and division by zero as error
+// values, and string and list concatenation.
 #include "gpusched/dra/cel/operators.h"
 
 #include <limits>

@@ -1,3 +1,8 @@
+// File: parser.cc
+//
+// CEL parsing by precedence climbing with a nesting limit: member and index chains, list and map
+// literals, the macros (has, comprehensions, cel.bind) as nodes of their own, and every other call
+// resolved to its builtin overload set at parse time.
 #include "gpusched/dra/cel/parser.h"
 
 #include <fmt/format.h>

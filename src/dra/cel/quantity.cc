@@ -1,3 +1,8 @@
+// File: quantity.cc
+//
+// The Kubernetes CEL Quantity library over common/quantity.h's parser: quantity() and isQuantity(),
+// and the methods on quantities (compare, add and sub with overflow checks, asInteger, isInteger,
+// asApproximateFloat, sign) on exact milli-units.
 #include "gpusched/dra/cel/quantity.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// File: semver.cc
+//
+// Semantic versions: parsing (with `normalize`, a leading v, missing minor or patch and leading
+// zeros accepted), semver 2.0.0 precedence including pre-release identifiers, and the Kubernetes
+// CEL Semver library's functions.
 #include "gpusched/dra/cel/semver.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// File: standard.cc
+//
 // CEL's standard functions that device selectors use: size, the type conversions, optionals,
 // includes and join.
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// File: strings.cc
+//
 // The CEL string library as Kubernetes enables it (ext.Strings) plus matches (RE2, unanchored).
 #include <fmt/format.h>
 #include <re2/re2.h>

@@ -1,3 +1,8 @@
+// File: value.cc
+//
+// CEL values and the rules every operator shares: constructors over shared storage (lists, maps,
+// optionals, versions), CEL type names, numeric comparison across int/uint/double, cross-type
+// equality (false) and the "no matching overload" error.
 #include "gpusched/dra/cel/value.h"
 
 #include <fmt/format.h>
