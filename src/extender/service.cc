@@ -390,9 +390,13 @@ StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_
     }
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  DefragApplier applier{.inventory = inventory_, .evictor = with_.evictor, .publisher = with_.hold_publisher,
-                        .hold_ttl = options_.defrag_hold_ttl};
-  return PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false), text, apply ? &applier : nullptr);
+  GPUSCHED_ASSIGN_OR_RETURN(DefragResult result, PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false)));
+  if (apply) {
+    DefragExecutor executor({.inventory = inventory_, .evictor = with_.evictor, .publisher = with_.hold_publisher,
+                             .hold_ttl = options_.defrag_hold_ttl});
+    result.applied = executor.Apply(result.plan, ask.pod);
+  }
+  return text ? DefragText(result) : DefragJson(result);
 }
 
 std::string Service::DebugInventory(std::string_view node, bool compact) const {

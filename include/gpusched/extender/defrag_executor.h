@@ -1,0 +1,68 @@
+// File: defrag_executor.h
+//
+// Applying a defrag plan (placement/defrag_planner.h) to a live cluster, beside the bind flow:
+// the one place where defrag evicts and holds.
+//
+// Applying a plan checks everything it depends on before its first eviction: every move has a
+// controller and passes a dry-run eviction (the Eviction API with dryRun: [All], which checks the
+// PodDisruptionBudgets), then the GPUs the plan gives the pending pod are held for it, then the
+// target GPUs of every move are held for the next pod of the moved pod's controller (its
+// replacement gets a new name and UID). If any of these fails, nothing is evicted, every hold
+// made is dropped, and the outcome lists the pod that stopped it with the error and every move
+// as not evicted. Then the pods are evicted in order. An eviction refused now (a budget used up
+// meanwhile) stops the plan: the moves made stay made, the pending pod keeps its hold, the holds
+// of the moves not made are dropped (but that of an eviction whose outcome is unknown: its pod
+// may be gone), and the outcome lists each move as evicted or not. Holds end when their pod binds
+// there, or after the hold time. With a publisher each hold is also written to its node (the
+// annotation gpusched.io/holds, against the resourceVersion it was checked on), so that every
+// replica keeps the GPUs; a node changed meanwhile is checked again.
+//
+// Thread-safety: Apply may run on several threads at once; the inventory and the evictor
+// serialize what they share.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusched/extender/hold_publisher.h"
+#include "gpusched/extender/pod_evictor.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/defrag_planner.h"
+
+namespace gpusched::extender {
+
+// What applying a plan uses. Each pointer must outlive the executor.
+struct DefragApplier {
+  inventory::Inventory* inventory = nullptr;
+  PodEvictor* evictor = nullptr;
+  HoldPublisher* publisher = nullptr;  // null: the holds live in this replica's memory only
+  std::chrono::seconds hold_ttl{300};
+};
+
+// What applying a plan did: per move made or tried, and whether the pending pod's GPUs are held.
+struct DefragApplied {
+  struct Move {
+    std::string pod;  // namespace/name
+    bool evicted = false;
+    std::string error;
+  };
+  std::vector<Move> moves;
+  bool held = false;
+};
+
+class DefragExecutor {
+ public:
+  explicit DefragExecutor(DefragApplier with) : with_(with) {}
+
+  // Applies `plan` (see above). `pending`: the pod the plan makes room for (with its UID), or
+  // none for a fragmentation target. A plan that does not fit does nothing.
+  DefragApplied Apply(const placement::DefragPlan& plan, const std::optional<Pod>& pending) const;
+
+ private:
+  DefragApplier with_;
+};
+
+}  // namespace gpusched::extender

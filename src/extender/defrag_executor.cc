@@ -1,0 +1,136 @@
+// File: defrag_executor.cc
+//
+// Applying a defrag plan, beside the bind flow: every move checked (a controller, a dry-run
+// eviction) and every hold made and published before the first eviction; then the evictions in
+// order, stopping at the first refusal with the holds of the moves not made dropped.
+#include "gpusched/extender/defrag_executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "gpusched/common/log.h"
+#include "gpusched/placement/nomination.h"
+
+namespace gpusched::extender {
+namespace {
+
+using placement::DefragMove;
+using placement::DefragPlan;
+
+// Takes the hold about pod `about_uid` out of `node`'s annotation (best effort: else it runs out).
+void Unpublish(const DefragApplier& with, const std::string& node, const std::string& about_uid) {
+  if (with.publisher == nullptr) return;
+  Status s = with.publisher->Withdraw(node, about_uid);
+  if (!s.ok()) log::Warning("defrag hold about pod {} on node {} left to run out: {}", about_uid, node, s.message());
+}
+
+// A node changed under a hold being written is checked again this many times.
+constexpr int kHoldAttempts = 3;
+
+// Holds `placement` on `node` for `holder` about pod `about` (Inventory::HoldFor), and writes the
+// hold to the node through the publisher, checking it again when the node changed meanwhile.
+Status Hold(const DefragApplier& with, const std::string& holder, const Allocation& about, const std::string& node,
+            const Placement& placement, const std::set<std::string, std::less<>>& leaving) {
+  for (int attempt = 1;; ++attempt) {
+    StatusOr<inventory::HoldMade> made = with.inventory->HoldFor(holder, about, node, placement, with.hold_ttl, leaving);
+    if (!made.ok() || with.publisher == nullptr) return made.status();
+    Status written = with.publisher->Publish(made->hold, made->node_version);
+    if (written.ok()) {
+      if (!made->replaced_node.empty()) Unpublish(with, made->replaced_node, about.pod_uid);  // moved from there
+      return written;
+    }
+    with.inventory->DropHold(about.pod_uid);
+    if (written.code() != StatusCode::kAborted || attempt == kHoldAttempts) {
+      if (written.code() == StatusCode::kUnavailable) Unpublish(with, node, about.pod_uid);  // it may have landed
+      return FailedPreconditionError(fmt::format("hold on {} for {}/{} not written: {}", node, about.pod_namespace,
+                                                 about.pod_name, written.message()));
+    }
+  }
+}
+
+// Ends the hold about pod `about_uid` on `node`, here and in the node's annotation.
+void Unhold(const DefragApplier& with, const std::string& node, const std::string& about_uid) {
+  with.inventory->DropHold(about_uid);
+  Unpublish(with, node, about_uid);
+}
+
+// The pod a move is about, as the hold and the eviction name it.
+Allocation About(const DefragMove& m) {
+  size_t slash = m.pod.find('/');
+  return Allocation{.pod_uid = m.uid, .pod_namespace = m.pod.substr(0, slash), .pod_name = m.pod.substr(slash + 1)};
+}
+
+// Checks what move `m` depends on before anything is held or evicted: a controller to recreate
+// the pod, and an eviction the API server would accept now (a dry run: the UID, the
+// PodDisruptionBudgets).
+Status CheckMove(const DefragMove& m, const DefragApplier& with) {
+  if (m.controller_uid.empty()) return FailedPreconditionError(fmt::format("pod {} has no controller: nothing would recreate it", m.pod));
+  Allocation about = About(m);
+  Status s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid, /*dry_run=*/true);
+  return s.ok() ? s : Status(s.code(), fmt::format("{} (dry run: nothing was evicted)", s.message()));
+}
+
+// What a plan stopped before its first eviction did: nothing. Lists `stopped` (the pending pod,
+// or a move) with `why`, and every move as not evicted.
+DefragApplied Stopped(const DefragPlan& plan, const std::string& stopped, const Status& why) {
+  DefragApplied out;
+  if (std::none_of(plan.moves.begin(), plan.moves.end(), [&](const DefragMove& m) { return m.pod == stopped; })) {
+    out.moves.push_back(DefragApplied::Move{.pod = stopped, .error = why.message()});
+  }
+  for (const DefragMove& m : plan.moves) {
+    out.moves.push_back(DefragApplied::Move{.pod = m.pod, .error = m.pod == stopped ? why.message() : "not evicted: the plan stopped"});
+  }
+  return out;
+}
+
+}  // namespace
+
+DefragApplied DefragExecutor::Apply(const DefragPlan& plan, const std::optional<Pod>& pending) const {
+  if (!plan.fits) return DefragApplied{};
+  const DefragApplier& with = with_;
+  std::string pending_uid = pending ? pending->uid : "";
+  std::set<std::string, std::less<>> leaving;
+  for (const DefragMove& m : plan.moves) leaving.insert(m.uid);
+  for (const DefragMove& m : plan.moves) {
+    if (Status s = CheckMove(m, with); !s.ok()) return Stopped(plan, m.pod, s);
+  }
+  DefragApplied out;
+  if (!pending_uid.empty()) {
+    Allocation about{.pod_uid = pending_uid, .pod_namespace = pending->namespace_name, .pod_name = pending->name};
+    Status held = Hold(with, pending_uid, about, plan.node, plan.placement, leaving);
+    if (!held.ok()) return Stopped(plan, about.pod_namespace + "/" + about.pod_name, held);
+    out.held = true;
+  }
+  for (size_t i = 0; i < plan.moves.size(); ++i) {
+    const DefragMove& m = plan.moves[i];
+    Status s = Hold(with, placement::ControllerHoldKey(m.controller_uid), About(m), m.to, m.placement, leaving);
+    if (s.ok()) continue;
+    for (size_t k = 0; k < i; ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
+    if (out.held) Unhold(with, plan.node, pending_uid);
+    return Stopped(plan, m.pod, s);
+  }
+  // Evictions in order. One refused now (a budget used up meanwhile) stops the plan: the moves
+  // made stay made, the pending pod keeps its hold, the holds of the moves not made end; one whose
+  // outcome is unknown (Unavailable) keeps its hold too, since its pod may be gone.
+  for (size_t i = 0; i < plan.moves.size(); ++i) {
+    const DefragMove& m = plan.moves[i];
+    Allocation about = About(m);
+    Status s = with.evictor->Evict(about.pod_namespace, about.pod_name, m.uid, /*dry_run=*/false);
+    bool unknown = s.code() == StatusCode::kUnavailable;  // it may have been carried out
+    out.moves.push_back(DefragApplied::Move{.pod = m.pod, .evicted = s.ok(),
+                                      .error = s.ok() ? "" : unknown ? "outcome unknown: " + s.message() : s.message()});
+    if (s.ok()) continue;
+    for (size_t k = unknown ? i + 1 : i; k < plan.moves.size(); ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
+
+    for (size_t k = i + 1; k < plan.moves.size(); ++k) {
+      out.moves.push_back(DefragApplied::Move{.pod = plan.moves[k].pod, .error = "not evicted: the plan stopped"});
+    }
+    break;
+  }
+  return out;
+}
+
+
+}  // namespace gpusched::extender

@@ -1,0 +1,133 @@
+// Applying a defrag plan (defrag_executor.h) with a fake evictor: nothing is evicted unless every
+// move passed its checks and every hold was made, and a refusal midway keeps the moves made.
+#include "gpusched/extender/defrag_executor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "../placement/test_nodes.h"
+#include "../support/fake_clock.h"
+#include "gpusched/placement/nomination.h"
+
+namespace gpusched::extender {
+namespace {
+
+using placement::DefragMove;
+using placement::DefragPlan;
+using ::testing::ElementsAre;
+
+constexpr std::string_view kController = "rs-1";
+
+// Records every call, "dry ml/a" or "evict ml/a"; refuses the calls named in `refuse`.
+class FakeEvictor : public PodEvictor {
+ public:
+  Status Evict(const std::string& ns, const std::string& name, const std::string& uid, bool dry_run) override {
+    std::string call = std::string(dry_run ? "dry " : "evict ") + ns + "/" + name;
+    calls.push_back(call);
+    auto it = refuse.find(call);
+    return it == refuse.end() ? OkStatus() : it->second;
+  }
+  std::vector<std::string> calls;
+  std::map<std::string, Status> refuse;
+};
+
+Pod Running(std::string uid, std::string node, int64_t gpus) {
+  Pod p = placement::WholePod(gpus);
+  p.uid = p.name = std::move(uid);
+  p.namespace_name = "ml";
+  p.node_name = std::move(node);
+  p.phase = PodPhase::kRunning;
+  p.controller_uid = std::string(kController);
+  return p;
+}
+
+DefragMove Move(std::string uid, int64_t gpus) {
+  return DefragMove{.pod = "ml/" + uid, .uid = uid, .from = "w", .to = "v",
+                    .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = gpus},
+                    .controller_uid = std::string(kController)};
+}
+
+class DefragExecutorTest : public ::testing::Test {
+ protected:
+  DefragExecutorTest() : inv_(inventory::InventoryOptions{.clock = &clock_}) {
+    inv_.ReplaceCluster({.nodes = {placement::WholeNode("w", 8), placement::WholeNode("v", 8)},
+                         .pods = {Running("a", "w", 4), Running("b", "w", 2)}});
+    pending_ = placement::WholePod(8);
+    pending_.uid = pending_.name = "p";
+    pending_.namespace_name = "ml";
+    plan_ = DefragPlan{.fits = true, .node = "w", .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = 8},
+                       .moves = {Move("a", 4), Move("b", 2)}};
+  }
+  DefragApplied Apply() {
+    DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
+    return executor.Apply(plan_, pending_);
+  }
+  size_t HoldsOn(const std::string& node) { return inv_.Snapshot()->FindNode(node)->holds.size(); }
+
+  testing::FakeClock clock_;
+  inventory::Inventory inv_;
+  FakeEvictor evictor_;
+  Pod pending_;
+  DefragPlan plan_;
+};
+
+TEST_F(DefragExecutorTest, EveryCheckPassesThenEveryHoldIsMadeThenPodsAreEvictedInOrder) {
+  DefragApplied out = Apply();
+  EXPECT_THAT(evictor_.calls, ElementsAre("dry ml/a", "dry ml/b", "evict ml/a", "evict ml/b"));
+  EXPECT_TRUE(out.held);
+  ASSERT_EQ(out.moves.size(), 2u);
+  EXPECT_TRUE(out.moves[0].evicted && out.moves[1].evicted);
+  EXPECT_EQ(HoldsOn("w"), 1u);  // the pending pod's
+  EXPECT_EQ(HoldsOn("v"), 2u);  // one per move, for the controller's next pod
+}
+
+TEST_F(DefragExecutorTest, ADryRunRefusalEvictsNothingAndHoldsNothing) {
+  evictor_.refuse["dry ml/b"] = ResourceExhaustedError("budget ml/pdb allows 0 disruptions");
+  DefragApplied out = Apply();
+  EXPECT_THAT(evictor_.calls, ElementsAre("dry ml/a", "dry ml/b"));
+  EXPECT_FALSE(out.held);
+  ASSERT_EQ(out.moves.size(), 2u);
+  EXPECT_FALSE(out.moves[0].evicted);
+  EXPECT_EQ(out.moves[0].error, "not evicted: the plan stopped");
+  EXPECT_THAT(out.moves[1].error, ::testing::HasSubstr("(dry run: nothing was evicted)"));
+  EXPECT_EQ(HoldsOn("w") + HoldsOn("v"), 0u);
+}
+
+TEST_F(DefragExecutorTest, AMoveWithoutAControllerStopsThePlanBeforeAnything) {
+  plan_.moves[1].controller_uid.clear();
+  DefragApplied out = Apply();
+  EXPECT_THAT(evictor_.calls, ElementsAre("dry ml/a"));
+  EXPECT_THAT(out.moves[1].error, ::testing::HasSubstr("no controller"));
+  EXPECT_EQ(HoldsOn("w") + HoldsOn("v"), 0u);
+}
+
+TEST_F(DefragExecutorTest, ARefusalMidwayKeepsTheMovesMadeAndDropsTheHoldsOfTheRest) {
+  evictor_.refuse["evict ml/b"] = ResourceExhaustedError("budget used up meanwhile");
+  DefragApplied out = Apply();
+  EXPECT_THAT(evictor_.calls, ElementsAre("dry ml/a", "dry ml/b", "evict ml/a", "evict ml/b"));
+  EXPECT_TRUE(out.held);
+  EXPECT_TRUE(out.moves[0].evicted);
+  EXPECT_FALSE(out.moves[1].evicted);
+  EXPECT_EQ(HoldsOn("w"), 1u);  // the pending pod keeps its hold
+  EXPECT_EQ(HoldsOn("v"), 1u);  // a's stays, b's ends
+}
+
+TEST_F(DefragExecutorTest, AnEvictionOfUnknownOutcomeKeepsItsHold) {
+  evictor_.refuse["evict ml/b"] = UnavailableError("connection reset");
+  DefragApplied out = Apply();
+  EXPECT_THAT(out.moves[1].error, ::testing::HasSubstr("outcome unknown"));
+  EXPECT_EQ(HoldsOn("v"), 2u);  // b may be gone: its replacement's GPUs stay held
+}
+
+TEST_F(DefragExecutorTest, APlanThatDoesNotFitDoesNothing) {
+  plan_.fits = false;
+  DefragApplied out = Apply();
+  EXPECT_TRUE(evictor_.calls.empty());
+  EXPECT_TRUE(out.moves.empty());
+  EXPECT_FALSE(out.held);
+}
+
+}  // namespace
+}  // namespace gpusched::extender
