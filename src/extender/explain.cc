@@ -27,20 +27,9 @@ using placement::NodeState;
 using placement::NodeVerdict;
 using placement::PodRequest;
 
-std::string_view KindName(RequestKind kind) {
-  switch (kind) {
-    case RequestKind::kWholeGpu:
-      return "whole";
-    case RequestKind::kMgpu:
-      return "mgpu";
-    default:
-      return "dra";
-  }
-}
-
 std::string RequestJson(const Pod& pod, const PodRequest& r) {
   json::Writer w;
-  w.StartObject().Member("kind", KindName(r.kind));
+  w.StartObject().Member("kind", KindOf(r.kind) != nullptr ? KindOf(r.kind)->short_name : "none");
   if (r.kind == RequestKind::kWholeGpu) w.Member("wholeGpus", r.whole_gpus);
   if (r.kind == RequestKind::kMgpu) {
     w.Key("containers").StartArray();

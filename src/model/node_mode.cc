@@ -5,55 +5,56 @@
 #include "gpusched/model/node_mode.h"
 
 namespace gpusched {
+namespace {
+
+constexpr DeviceKind kKinds[] = {
+    {.mode = NodeMode::kNvidia, .label = "nvidia", .request = RequestKind::kWholeGpu, .short_name = "whole",
+     .asks = "nvidia.com/gpu"},
+    {.mode = NodeMode::kNvidiaDra, .label = "nvidia-dra", .request = RequestKind::kDra, .short_name = "dra",
+     .asks = "DRA resource claims"},
+    {.mode = NodeMode::kMgpu, .label = "mgpu", .request = RequestKind::kMgpu, .short_name = "mgpu",
+     .asks = "vke.volcengine.com/mgpu-core"},
+};
+
+}  // namespace
+
+std::span<const DeviceKind> DeviceKinds() { return kKinds; }
+
+const DeviceKind* KindOf(RequestKind kind) {
+  for (const DeviceKind& k : kKinds) {
+    if (k.request == kind) return &k;
+  }
+  return nullptr;
+}
+
+const DeviceKind* KindServing(NodeMode mode) {
+  for (const DeviceKind& k : kKinds) {
+    if (k.mode == mode) return &k;
+  }
+  return nullptr;
+}
 
 NodeMode ModeFromLabel(const std::optional<std::string>& label) {
   if (!label) return NodeMode::kNvidia;
-  if (*label == "nvidia") return NodeMode::kNvidia;
-  if (*label == "nvidia-dra") return NodeMode::kNvidiaDra;
-  if (*label == "mgpu") return NodeMode::kMgpu;
+  for (const DeviceKind& k : kKinds) {
+    if (*label == k.label) return k.mode;
+  }
   return NodeMode::kInvalid;
 }
 
 std::string_view ModeName(NodeMode mode) {
-  switch (mode) {
-    case NodeMode::kNvidia:
-      return "nvidia";
-    case NodeMode::kNvidiaDra:
-      return "nvidia-dra";
-    case NodeMode::kMgpu:
-      return "mgpu";
-    case NodeMode::kInvalid:
-      return "invalid";
-  }
-  return "invalid";
+  const DeviceKind* k = KindServing(mode);
+  return k != nullptr ? k->label : "invalid";
 }
 
 NodeMode ModeServing(RequestKind kind) {
-  switch (kind) {
-    case RequestKind::kWholeGpu:
-      return NodeMode::kNvidia;
-    case RequestKind::kMgpu:
-      return NodeMode::kMgpu;
-    case RequestKind::kDra:
-      return NodeMode::kNvidiaDra;
-    case RequestKind::kNone:
-      break;
-  }
-  return NodeMode::kInvalid;
+  const DeviceKind* k = KindOf(kind);
+  return k != nullptr ? k->mode : NodeMode::kInvalid;
 }
 
 std::string_view RequestKindName(RequestKind kind) {
-  switch (kind) {
-    case RequestKind::kNone:
-      return "no GPU";
-    case RequestKind::kWholeGpu:
-      return "nvidia.com/gpu";
-    case RequestKind::kMgpu:
-      return "vke.volcengine.com/mgpu-core";
-    case RequestKind::kDra:
-      return "DRA resource claims";
-  }
-  return "no GPU";
+  const DeviceKind* k = KindOf(kind);
+  return k != nullptr ? k->asks : "no GPU";
 }
 
 }  // namespace gpusched
