@@ -14,7 +14,8 @@
 
 #include "gpusched/json/writer.h"
 #include "gpusched/model/units.h"
-#include "gpusched/extender/preemption.h"
+#include "gpusched/extender/cheapest_eviction.h"
+#include "gpusched/extender/victim_chooser.h"
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/nomination.h"
 #include "gpusched/placement/resource_fit.h"
@@ -100,37 +101,6 @@ GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
   return g;
 }
 
-// Sets out->would_fit_after to the evictions on `node` that make room, as preempt would choose
-// them, when there are any.
-void FindEvictions(const Pod& pod, const NodeState& node, const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
-                   VictimChooser& chooser, NodeExplanation* out) {
-  ResourceList none;
-  placement::ResourceFit fit(node, none);
-  DisruptionCounter counter(budgets);
-  placement::VictimChoice c = chooser.Choose(node, PreemptionRules(pod, fit, budgets ? &counter : nullptr));
-  if (!c.helps || c.victims.empty()) return;
-  std::vector<Eviction> evict;
-  std::vector<std::string_view> uids;
-  for (const Allocation* a : c.victims) {
-    evict.push_back(Eviction{.pod = a->pod_namespace + "/" + a->pod_name, .uid = a->pod_uid, .priority = a->priority});
-    uids.push_back(a->pod_uid);
-  }
-  out->pdb_violations = CountViolations(uids, fit, budgets);
-  out->would_fit_after = std::move(evict);
-}
-
-// kube-scheduler's order of preemption candidates: fewest budget violations, lowest highest
-// priority, least total priority, fewest victims; then the node name.
-auto CandidateKey(const NodeExplanation& n) {
-  int64_t total = 0;
-  int32_t highest = INT32_MIN;
-  for (const Eviction& e : *n.would_fit_after) {
-    total += e.priority;
-    highest = std::max(highest, e.priority);
-  }
-  return std::make_tuple(n.pdb_violations, highest, total, n.would_fit_after->size(), n.node);
-}
-
 std::string Summary(const std::vector<NodeExplanation>& nodes, const std::map<std::string, size_t>& refusals) {
   size_t fit = std::count_if(nodes.begin(), nodes.end(), [](const NodeExplanation& n) { return n.fits; });
   if (fit > 0) {
@@ -144,10 +114,12 @@ std::string Summary(const std::vector<NodeExplanation>& nodes, const std::map<st
   for (size_t i = 0; i < by_count.size() && i < 4; ++i) out += fmt::format("{} {} {}", i ? "," : "", by_count[i].first, by_count[i].second);
   const NodeExplanation* cheapest = nullptr;
   for (const NodeExplanation& n : nodes) {
-    if (n.would_fit_after && (cheapest == nullptr || CandidateKey(n) < CandidateKey(*cheapest))) cheapest = &n;
+    if (n.would_fit_after && (cheapest == nullptr || Cheaper(*n.would_fit_after, n.node, *cheapest->would_fit_after, cheapest->node))) {
+      cheapest = &n;
+    }
   }
   if (cheapest == nullptr) return out + "; no eviction of lower-priority pods makes room";
-  size_t v = cheapest->would_fit_after->size();
+  size_t v = cheapest->would_fit_after->pods.size();
   return out + fmt::format("; evicting {} pod{} on {} makes room", v, v == 1 ? "" : "s", cheapest->node);
 }
 
@@ -234,7 +206,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
           n.score = fits[k].score;
           n.rank = static_cast<int>(k) + 1;
         } else if (verdict->resolvable) {
-          FindEvictions(pod, *resolved.nodes[pos], snapshot.budgets(), chooser, &n);
+          n.would_fit_after = EvictionsOn(pod, *resolved.nodes[pos], snapshot.budgets(), chooser);
         }
       }
     }
@@ -302,13 +274,13 @@ void WriteEvictions(json::Writer& w, const NodeExplanation& n) {
   }
   w.StartObject().Key("evict").StartArray();
   int32_t highest = INT32_MIN;
-  for (const Eviction& v : *n.would_fit_after) {
+  for (const Eviction& v : n.would_fit_after->pods) {
     highest = std::max(highest, v.priority);
     w.StartObject().Member("pod", v.pod).Member("uid", v.uid).Member("priority", v.priority).EndObject();
   }
   w.EndArray().Key("cost").StartObject();
-  w.Member("victims", static_cast<int64_t>(n.would_fit_after->size())).Member("maxPriority", highest);
-  w.Member("pdbViolations", n.pdb_violations).EndObject().EndObject();
+  w.Member("victims", static_cast<int64_t>(n.would_fit_after->pods.size())).Member("maxPriority", highest);
+  w.Member("pdbViolations", n.would_fit_after->pdb_violations).EndObject().EndObject();
 }
 
 // `scratch`: reused for the per-GPU texts.
@@ -395,24 +367,6 @@ std::string ExplanationJson(const Explanation& e, HelperThread* helper) {
   return w.TakeLine();
 }
 
-std::string CheapestFix(const Pod& pod, const PodRequest& request, std::span<const NodeState* const> nodes,
-                        const EvaluationInputs& inputs) {
-  if (!request.asks_gpu()) return "";
-  VictimChooser chooser(pod, request, inputs);
-  if (!chooser.problem().empty()) return "";
-  std::optional<NodeExplanation> best;
-  for (const NodeState* node : nodes) {
-    NodeExplanation n{.node = node->node.name};
-    FindEvictions(pod, *node, inputs.snapshot->budgets(), chooser, &n);
-    if (n.would_fit_after && (!best || CandidateKey(n) < CandidateKey(*best))) best = std::move(n);
-  }
-  if (!best) return "";
-  std::vector<std::string> pods;
-  for (const Eviction& v : *best->would_fit_after) pods.push_back(fmt::format("{}, priority {}", v.pod, v.priority));
-  size_t count = best->would_fit_after->size();
-  return fmt::format("evicting {} pod{} on {} ({}) makes room", count, count == 1 ? "" : "s", best->node, fmt::join(pods, "; "));
-}
-
 std::string GpuExplanation::VerdictText() const {
   std::string out;
   AppendVerdict(&out, *this);
@@ -436,7 +390,7 @@ std::string ExplanationText(const Explanation& e) {
     std::string why = fmt::format("{}", fmt::join(Reasons(n), "; "));
     if (n.would_fit_after) {
       std::vector<std::string> pods;
-      for (const Eviction& v : *n.would_fit_after) pods.push_back(fmt::format("{} (priority {})", v.pod, v.priority));
+      for (const Eviction& v : n.would_fit_after->pods) pods.push_back(fmt::format("{} (priority {})", v.pod, v.priority));
       why += fmt::format(" | evict {}", fmt::join(pods, ", "));
     }
     out += fmt::format("{:<24} {:<4} {:<10} {:<12} {:>4} {:>9}  {}\n", n.node, n.fits ? "yes" : "no", n.mode, n.state,

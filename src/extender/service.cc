@@ -12,6 +12,7 @@
 #include <map>
 #include <vector>
 
+#include "gpusched/extender/cheapest_eviction.h"
 #include "gpusched/extender/defrag.h"
 #include "gpusched/placement/defrag_planner.h"
 #include "gpusched/extender/explain.h"

@@ -28,6 +28,7 @@
 
 #include "gpusched/common/helper_thread.h"
 #include "gpusched/common/status.h"
+#include "gpusched/extender/cheapest_eviction.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/model/allocation.h"
 #include "gpusched/model/pod.h"
@@ -51,12 +52,6 @@ struct GpuExplanation {
   std::string VerdictText() const;
 };
 
-struct Eviction {
-  std::string pod;  // namespace/name
-  std::string uid;
-  int32_t priority = 0;
-};
-
 struct NodeExplanation {
   std::string node;
   bool fits = false;
@@ -69,8 +64,7 @@ struct NodeExplanation {
   std::vector<GpuExplanation> gpus;
   std::optional<double> score;  // where it fits: the node policy's score
   std::optional<int> rank;      // 1 = where gpusched would place it
-  std::optional<std::vector<Eviction>> would_fit_after;
-  int64_t pdb_violations = 0;   // of would_fit_after
+  std::optional<Evictions> would_fit_after;  // where it does not fit and evictions make room
 };
 
 // Returns the reasons of `n`, spelled out.
@@ -88,13 +82,6 @@ struct Explanation {
 // without its own allocation there). Errors: InvalidArgument for a pod that cannot be judged
 // (no GPU request, a contract it breaks, a claim it names that is missing).
 StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs);
-
-// The cheapest eviction among `nodes` that makes room for `pod` (GPUs or claimed devices; in
-// kube-scheduler's order of preemption candidates), in words: "evicting 1 pod on n3 (ml/z,
-// priority 0) makes room"; "" if there is none. For the FailedGPUPlacement Event. Of `inputs`,
-// the snapshot (its budgets and DRA objects), options and programs are read.
-std::string CheapestFix(const Pod& pod, const placement::PodRequest& request, std::span<const placement::NodeState* const> nodes,
-                        const EvaluationInputs& inputs);
 
 // With a helper thread (optional, when free), the second half of the nodes is written on it.
 std::string ExplanationJson(const Explanation& e, HelperThread* helper = nullptr);
