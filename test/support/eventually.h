@@ -18,16 +18,4 @@ bool Eventually(F done) {
   return done();
 }
 
-// Polls `done` every 10 ms for up to `limit`; returns its last answer. For waits made of slow
-// steps on purpose (requests the fake API server holds back), which a loaded machine stretches.
-template <typename F>
-bool EventuallyWithin(std::chrono::milliseconds limit, F done) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
-
 }  // namespace gpusched::testing
