@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "gpusched/json/writer.h"
+
 namespace gpusched::extender {
 namespace {
 
@@ -64,16 +66,16 @@ void NodeNamesMemo::Remember(std::span<const std::string_view> names) {
     total += n.size();
   }
   list->bytes.reserve(total);
-  list->json.reserve(total + 3 * names.size() + 2);
-  list->json.push_back('[');
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) list->json.push_back(',');
-    list->json.push_back('"');
-    list->json.append(names[i]);
-    list->json.push_back('"');
-    list->bytes.append(names[i]);
+  // The list as Go's encoding/json writes it, to be found again in later bodies: every name is
+  // Verbatim, so none is escaped.
+  json::Writer w(total + 3 * names.size() + 2);
+  w.StartArray();
+  for (std::string_view n : names) {
+    w.CheckedString(n);
+    list->bytes.append(n);
   }
-  list->json.push_back(']');
+  w.EndArray();
+  list->json = w.Take();
   size_t offset = 0;
   for (std::string_view n : names) {
     list->names.emplace_back(list->bytes.data() + offset, n.size());

@@ -13,9 +13,11 @@
 namespace gpusched::testing {
 namespace {
 
-// A raw string or a plain literal whose text starts like a JSON fragment: {" [{ ,"x": ]} }}
+// A raw string or a plain literal whose text starts like a JSON fragment ({" {{" [{ ,"x_1": ]} }}
+// ],"), or a bracket pushed by hand.
 const std::regex& Fragment() {
-  static const std::regex kFragment(R"re((R"\(|")(\{\\?"|\[\{|,\\?"[A-Za-z]+\\?":|\]\}|\}\}))re");
+  static const std::regex kFragment(
+      R"re((R"\(|")(\{\{?\\?"|\[\{|,\\?"[A-Za-z0-9_]+\\?":|\]\}|\}\}|\],\\?")|push_back\('[{\[]'\))re");
   return kFragment;
 }
 
@@ -44,6 +46,10 @@ TEST(JsonWriterRule, TheRuleSeesAHandWrittenAnswer) {
   EXPECT_TRUE(std::regex_search(std::string(R"x(out += R"({"pod":)";)x"), kFragment));
   EXPECT_TRUE(std::regex_search(std::string(R"x(out.append(R"(,"score":)");)x"), kFragment));
   EXPECT_TRUE(std::regex_search(std::string(R"x(body = "{\"Error\":\"use POST\"}";)x"), kFragment));
+  EXPECT_TRUE(std::regex_search(std::string(R"x(fmt::format(R"({{"Error":{}}})", e))x"), kFragment));
+  EXPECT_TRUE(std::regex_search(std::string(R"x(fmt::format(R"(],"NumPDBViolations":{}}})", n))x"), kFragment));
+  EXPECT_TRUE(std::regex_search(std::string(R"x(out += R"(,"gpu_index2":)";)x"), kFragment));
+  EXPECT_TRUE(std::regex_search(std::string(R"x(out.push_back('{');)x"), kFragment));
   EXPECT_FALSE(std::regex_search(std::string(R"x(w.Member("pod", pod);)x"), kFragment));
   EXPECT_FALSE(std::regex_search(std::string(R"x(fmt::format("pod \"{}\": want namespace/name", key))x"), kFragment));
 }

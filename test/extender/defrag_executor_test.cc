@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 
 #include "../placement/test_nodes.h"
@@ -26,11 +27,14 @@ class FakeEvictor : public PodEvictor {
   Status Evict(const std::string& ns, const std::string& name, const std::string& uid, bool dry_run) override {
     std::string call = std::string(dry_run ? "dry " : "evict ") + ns + "/" + name;
     calls.push_back(call);
+    if (!dry_run && holds) held_at_eviction.push_back(holds());
     auto it = refuse.find(call);
     return it == refuse.end() ? OkStatus() : it->second;
   }
   std::vector<std::string> calls;
   std::map<std::string, Status> refuse;
+  std::function<size_t()> holds;          // counts the holds made so far
+  std::vector<size_t> held_at_eviction;   // holds() at each eviction carried out
 };
 
 Pod Running(std::string uid, std::string node, int64_t gpus) {
@@ -60,9 +64,10 @@ class DefragExecutorTest : public ::testing::Test {
     plan_ = DefragPlan{.fits = true, .node = "w", .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = 8},
                        .moves = {Move("a", 4), Move("b", 2)}};
   }
-  DefragApplied Apply() {
+  DefragApplied Apply(bool for_pending = true) {
+    evictor_.holds = [this] { return HoldsOn("w") + HoldsOn("v"); };
     DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
-    return executor.Apply(plan_, pending_);
+    return executor.Apply(plan_, for_pending ? std::optional<Pod>(pending_) : std::nullopt);
   }
   size_t HoldsOn(const std::string& node) { return inv_.Snapshot()->FindNode(node)->holds.size(); }
 
@@ -81,6 +86,24 @@ TEST_F(DefragExecutorTest, EveryCheckPassesThenEveryHoldIsMadeThenPodsAreEvicted
   EXPECT_TRUE(out.moves[0].evicted && out.moves[1].evicted);
   EXPECT_EQ(HoldsOn("w"), 1u);  // the pending pod's
   EXPECT_EQ(HoldsOn("v"), 2u);  // one per move, for the controller's next pod
+  EXPECT_THAT(evictor_.held_at_eviction, ElementsAre(3u, 3u));  // every hold before the first eviction
+}
+
+TEST_F(DefragExecutorTest, AMoveWhoseHoldFailsDropsTheHoldsMadeAndEvictsNothing) {
+  plan_.moves[1].placement.whole_gpus = 9;  // more than v has: its hold cannot be made
+  DefragApplied out = Apply();
+  EXPECT_THAT(evictor_.calls, ElementsAre("dry ml/a", "dry ml/b"));
+  EXPECT_FALSE(out.moves[0].evicted || out.moves[1].evicted);
+  EXPECT_FALSE(out.moves[1].error.empty());
+  EXPECT_EQ(HoldsOn("w") + HoldsOn("v"), 0u);  // the pending pod's and a's dropped too
+}
+
+TEST_F(DefragExecutorTest, APlanForAFragmentationTargetHoldsOnlyForTheMovedPods) {
+  DefragApplied out = Apply(/*for_pending=*/false);
+  EXPECT_FALSE(out.held);
+  EXPECT_EQ(HoldsOn("w"), 0u);
+  EXPECT_EQ(HoldsOn("v"), 2u);
+  EXPECT_THAT(evictor_.held_at_eviction, ElementsAre(2u, 2u));
 }
 
 TEST_F(DefragExecutorTest, ADryRunRefusalEvictsNothingAndHoldsNothing) {

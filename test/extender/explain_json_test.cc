@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "gpusched/common/helper_thread.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/json/json.h"
@@ -35,6 +37,19 @@ TEST(ExplanationJson, TheHelpersHalfJoinsTheTextWrittenOnOneThread) {
       EXPECT_EQ(std::string(last["node"].GetString()), fmt::format("n{:04}", count - 1));
     }
   }
+}
+
+// A soft policy scores a node where the pod fits but no GPU share suits it at -infinity: the answer
+// stays JSON, with a null score beside the rank (it used to read "-inf", which no parser takes).
+TEST(ExplanationJson, AScoreThatIsNotANumberIsNullAndTheAnswerStaysJson) {
+  Explanation e{.pod = "ml/why", .request_json = "{}", .summary = "1/1 nodes fit"};
+  e.nodes.push_back(NodeExplanation{.node = "n1", .fits = true, .mode = "mgpu", .state = "ready",
+                                    .score = -std::numeric_limits<double>::infinity(), .rank = 1});
+  std::string out = ExplanationJson(e);
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(out, &d).ok()) << out;
+  EXPECT_TRUE(d["nodes"][0]["score"].IsNull());
+  EXPECT_EQ(d["nodes"][0]["rank"].GetInt(), 1);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 //    "wouldFitAfter": null | {"evict": [{"pod", "uid", "priority"}], "cost": {"victims",
 //    "maxPriority", "pdbViolations"}}}],
 //    "summary"}
-// Nodes come fitting first by rank, then the others by name.
+// Nodes come fitting first by rank, then the others by name. "score" is null where the policy
+// cannot score a node the pod fits (a soft policy finds no GPU share that suits it: -infinity).
 //
 // Not thread-safe: one per request.
 #pragma once

@@ -24,7 +24,9 @@ enum class RequestKind {
   kNone,
   kWholeGpu,  // nvidia.com/gpu
   kMgpu,      // vke.volcengine.com/mgpu-core / mgpu-memory
-  kDra,       // spec.resourceClaims alone (a pod with both asks by its GPUs' kind)
+  // Devices from DRA. A pod's request: spec.resourceClaims alone (a pod with both asks by its
+  // GPUs' kind). A placement: what DRA allocated, KEP 5004 extended resources included.
+  kDra,
 };
 
 // One row per kind of GPU gpusched places: the node mode (and its label value) that serves it,
