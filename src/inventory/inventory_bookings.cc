@@ -1,0 +1,202 @@
+// File: inventory_bookings.cc
+//
+// Inventory's bind lifecycle: a placement committed for a pod (checked to still fit under the
+// lock), released or reverted, and the node bookings (gpusched.io/bookings, this replica's and
+// others') read into the ledger, each fresh for booking_ttl.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpusched/dra/extended_resources.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/model/names.h"
+#include "gpusched/placement/allocation_record.h"
+#include "gpusched/placement/fit_check.h"
+#include "gpusched/placement/node_state.h"
+#include "gpusched/placement/nomination.h"
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::inventory {
+
+bool Inventory::BookingFreshLocked(int64_t booked_at_ms) const {
+  return BookingFresh(booked_at_ms, options_.clock->WallMs(), options_.booking_ttl);
+}
+
+void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) {
+  bool changed = false;
+  auto it = nodes_.find(node);
+  const std::vector<NodeBooking>* bookings = it == nodes_.end() ? nullptr : &it->second.spec.bookings;
+  std::set<std::string_view> live;
+  std::vector<Allocation> extra;
+  if (bookings != nullptr) {
+    for (const NodeBooking& b : *bookings) {
+      const std::string& uid = b.allocation.pod_uid;
+      if (gone_.contains(uid) || !BookingFreshLocked(b.booked_at_ms)) continue;
+      auto pod = pods_.find(uid);
+      if (pod != pods_.end() && pod->second.terminal()) continue;
+      const Allocation* held = ledger_.Find(uid);
+      // Only the cluster's word ends a booking elsewhere: an observed allocation, or a pod seen
+      // bound without one. Our own bind in flight (kCommitted, which marks the pod record bound)
+      // may still lose to the attempt that booked here.
+      if (held != nullptr ? held->origin == AllocationOrigin::kObserved && held->node_name != node
+                          : pod != pods_.end() && pod->second.bound() && pod->second.node_name != node) {
+        continue;
+      }
+      live.insert(uid);
+      Allocation a = b.allocation;
+      a.origin = AllocationOrigin::kBooked;
+      a.node_name = node;
+      if (held != nullptr) {
+        // Observed or booked here: that allocation counts. Booked on another node too: two attempts
+        // to bind the pod are in flight and either may win, so this one counts as well.
+        if (held->node_name != node) extra.push_back(std::move(a));
+        continue;
+      }
+      ledger_.Put(std::move(a));
+      booked_at_ms_[uid] = b.booked_at_ms;
+      changed = true;
+    }
+  }
+  for (const AllocationPtr& a : ledger_.OnNode(node)) {
+    if (a->origin != AllocationOrigin::kBooked || live.contains(a->pod_uid)) continue;
+    ledger_.Release(a->pod_uid);
+    booked_at_ms_.erase(a->pod_uid);
+    changed = true;
+  }
+  auto slot = extra_bookings_.find(node);
+  if (slot == extra_bookings_.end() ? !extra.empty() : slot->second != extra) {
+    if (extra.empty()) {
+      extra_bookings_.erase(slot);
+    } else {
+      extra_bookings_[node] = std::move(extra);
+    }
+    changed = true;
+  }
+  if (changed && touched != nullptr) touched->insert(node);
+}
+
+std::set<std::string> Inventory::BookedNodesLocked() const {
+  std::set<std::string> out(annotated_nodes_.begin(), annotated_nodes_.end());
+  for (const auto& [name, extra] : extra_bookings_) out.insert(name);
+  return out;
+}
+
+Status Inventory::Commit(const Pod& pod, const std::string& node, const Placement& placement, Node* checked) {
+  MutexLock lock(&mu_);
+  std::set<std::string> touched;
+  if (placement.kind != RequestKind::kNone) {
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return NotFoundError("node " + node + " is not in the inventory");
+    // A booking of an earlier attempt to bind this pod (ours before a restart, or another
+    // replica's) is replaced by this bind; should this one not fit, it is put back.
+    std::string replaced;
+    if (const Allocation* held = ledger_.Find(pod.uid); held != nullptr && held->origin == AllocationOrigin::kBooked) {
+      replaced = UnbookLocked(pod.uid);
+      RebuildLocked({replaced});
+    }
+    // The pod's own hold (nomination.h) is room kept for it, not against it.
+    std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid, pod.priority, pod.controller_uid);
+    Status fits = placement::CheckFits(own ? *own : *it->second.state, placement);
+    if (fits.ok()) {
+      fits = ledger_.Add(Allocation{.pod_uid = pod.uid,
+                                    .pod_namespace = pod.namespace_name,
+                                    .pod_name = pod.name,
+                                    .node_name = node,
+                                    .mode = ModeServing(placement.kind),
+                                    .placement = placement,
+                                    .origin = AllocationOrigin::kCommitted,
+                                    .priority = pod.priority});
+    }
+    // The replaced booking: gone if on this node (this bind supersedes it), an extra booking if
+    // on another (either attempt may still win there), back in the ledger if this one failed.
+    if (!replaced.empty()) {
+      SyncBookingsLocked(replaced, &touched);
+      touched.insert(replaced);
+    }
+    if (!fits.ok()) {
+      if (!touched.empty()) {
+        RebuildLocked(touched);
+        PublishLocked(false);
+      }
+      return fits;
+    }
+    if (checked != nullptr) *checked = it->second.spec;
+    committed_at_[pod.uid] = options_.clock->Now();
+    touched.insert(node);
+    EndNominationLocked(pod.uid, &touched);  // it holds real GPUs now
+    UseHoldLocked(pod, node, &touched);
+  } else if (checked != nullptr) {
+    // Nothing to book: the node as known (or just its name) is what the bind targets.
+    auto it = nodes_.find(node);
+    if (it != nodes_.end()) {
+      *checked = it->second.spec;
+    } else {
+      *checked = Node{.name = node};
+    }
+  }
+  Pod record = pod;
+  record.node_name = node;
+  if (placement.kind == RequestKind::kNone) committed_bare_.insert(pod.uid);
+  for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
+  TrackUseLocked(record, &touched);  // kube-scheduler counts it on the node from its bind on
+  if (placement.kind == RequestKind::kNone && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
+    ObservePodLocked(std::move(record), &touched);  // holds what its (allocated) claims hold
+  } else {
+    PutPodLocked(std::move(record));
+  }
+  if (placement.kind == RequestKind::kNone) committed_at_[pod.uid] = options_.clock->Now();  // for assume_ttl
+  RebuildLocked(touched);
+  PublishLocked(false);
+  return OkStatus();
+}
+
+void Inventory::RevertBareLocked(const std::string& uid, std::set<std::string>* touched) {
+  committed_bare_.erase(uid);
+  committed_at_.erase(uid);
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  touched->insert(it->second.node_name);
+  DropUseLocked(uid, it->second.node_name, touched);
+  Pod pending = it->second;
+  pending.node_name.clear();
+  ObservePodLocked(std::move(pending), touched);  // what its claims held there is no longer held
+}
+
+void Inventory::Release(std::string_view uid) {
+  MutexLock lock(&mu_);
+  if (committed_bare_.contains(std::string(uid))) {
+    std::set<std::string> touched;
+    RevertBareLocked(std::string(uid), &touched);
+    RebuildLocked(touched);
+    PublishLocked(false);
+    return;
+  }
+  const Allocation* held = ledger_.Find(uid);
+  // Once the cluster reported the pod bound, that allocation is the truth, whatever our bind did.
+  if (held == nullptr || held->origin != AllocationOrigin::kCommitted) return;
+  std::string node = UnbookLocked(std::string(uid));
+  RebuildLocked({node});
+  PublishLocked(false);
+}
+
+std::string Inventory::UnbookLocked(const std::string& uid) {
+  const Allocation* held = ledger_.Find(uid);
+  bool ours = held != nullptr && held->origin == AllocationOrigin::kCommitted;
+  std::string node = ledger_.Release(uid);
+  committed_at_.erase(uid);
+  booked_at_ms_.erase(uid);
+  auto it = pods_.find(uid);
+  if (ours) DropUseLocked(uid, node, nullptr);
+  if (ours && it != pods_.end()) {
+    // Commit recorded the node and result annotations on the pod record: take them back.
+    Pod pod = it->second;
+    pod.node_name.clear();
+    std::erase_if(pod.annotations, [](const auto& kv) {
+      return kv.first.starts_with(names::kGpuIndexContainerPrefix) || kv.first == names::kAssumed;
+    });
+    PutPodLocked(std::move(pod));
+  }
+  return node;
+}
+
+}  // namespace gpusched::inventory
