@@ -48,7 +48,21 @@ void WriteNameOrNull(json::Writer& w, std::string_view key, const std::string& s
   }
 }
 
-std::string PlanJson(const DefragResult& r) {
+// The request of the pod to make room for, or why no move can help it.
+StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allocation>& placed) {
+  std::string key = pod.namespace_name + "/" + pod.name;
+  if (placed) return FailedPreconditionError(fmt::format("pod {} is already placed on {}", key, placed->node_name));
+  placement::PodRequest request = placement::AnalyzePod(pod);
+  if (!request.schedulable()) return InvalidArgumentError(fmt::format("pod {}: {}", key, request.RefusalReason()));
+  if (!request.asks_gpu()) {
+    return InvalidArgumentError(fmt::format("pod {} asks for no GPU: nothing to make room for", key));
+  }
+  return request;
+}
+
+}  // namespace
+
+std::string DefragJson(const DefragResult& r) {
   const DefragPlan& plan = r.plan;
   const DefragAsk& ask = r.ask;
   const std::optional<DefragApplied>& applied = r.applied;
@@ -86,6 +100,8 @@ std::string PlanJson(const DefragResult& r) {
   return w.TakeLine();
 }
 
+namespace {
+
 std::string GpusText(const Placement& p) {
   if (p.kind == RequestKind::kWholeGpu) return fmt::format("{} whole", p.whole_gpus);
   if (p.kind == RequestKind::kDra) {
@@ -96,7 +112,9 @@ std::string GpusText(const Placement& p) {
   return fmt::format("{}", fmt::join(GpusOf(p), ","));
 }
 
-std::string PlanText(const DefragResult& r) {
+}  // namespace
+
+std::string DefragText(const DefragResult& r) {
   const DefragPlan& plan = r.plan;
   const DefragAsk& ask = r.ask;
   const std::optional<DefragApplied>& applied = r.applied;
@@ -126,20 +144,6 @@ std::string PlanText(const DefragResult& r) {
   }
   return out;
 }
-
-// The request of the pod to make room for, or why no move can help it.
-StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allocation>& placed) {
-  std::string key = pod.namespace_name + "/" + pod.name;
-  if (placed) return FailedPreconditionError(fmt::format("pod {} is already placed on {}", key, placed->node_name));
-  placement::PodRequest request = placement::AnalyzePod(pod);
-  if (!request.schedulable()) return InvalidArgumentError(fmt::format("pod {}: {}", key, request.RefusalReason()));
-  if (!request.asks_gpu()) {
-    return InvalidArgumentError(fmt::format("pod {} asks for no GPU: nothing to make room for", key));
-  }
-  return request;
-}
-
-}  // namespace
 
 StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allocation>& placed,
                                   const EvaluationInputs& inputs) {
@@ -180,7 +184,5 @@ StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allo
   return DefragResult{.ask = ask, .plan = std::move(plan)};
 }
 
-std::string DefragJson(const DefragResult& r) { return PlanJson(r); }
-std::string DefragText(const DefragResult& r) { return PlanText(r); }
 
 }  // namespace gpusched::extender

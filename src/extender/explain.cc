@@ -30,7 +30,8 @@ using placement::PodRequest;
 
 std::string RequestJson(const Pod& pod, const PodRequest& r) {
   json::Writer w;
-  w.StartObject().Member("kind", KindOf(r.kind) != nullptr ? KindOf(r.kind)->short_name : "none");
+  const DeviceKind* kind = KindOf(r.kind);
+  w.StartObject().Member("kind", kind != nullptr ? kind->short_name : "none");
   if (r.kind == RequestKind::kWholeGpu) w.Member("wholeGpus", r.whole_gpus);
   if (r.kind == RequestKind::kMgpu) {
     w.Key("containers").StartArray();

@@ -33,10 +33,7 @@ class Writer {
   Writer& StartArray() { return Open('[', false); }
   Writer& EndArray() { return Close(']', false); }
   Writer& Key(std::string_view k) {
-    assert(depth_ > 0 && IsObject() && !after_key_);
-    if ((has_value_ & Bit()) != 0) out_.push_back(',');
-    has_value_ |= Bit();
-    after_key_ = true;
+    KeyPrefix();
     AppendString(&out_, k);
     out_.push_back(':');
     return *this;
@@ -55,12 +52,9 @@ class Writer {
   }
   // Key(k) for such a key. Same REQUIRES.
   Writer& CheckedKey(std::string_view k) {
-    assert(depth_ > 0 && IsObject() && !after_key_);
-    if ((has_value_ & Bit()) != 0) out_ += ',';
-    has_value_ |= Bit();
-    after_key_ = true;
+    KeyPrefix();
     AppendQuoted(k);
-    out_ += ':';
+    out_.push_back(':');
     return *this;
   }
   Writer& Int(int64_t v) { return Number(v); }
@@ -112,6 +106,13 @@ class Writer {
  private:
   uint64_t Bit() const { return uint64_t{1} << (depth_ - 1); }
   bool IsObject() const { return (is_object_ & Bit()) != 0; }
+  // Before a key: the comma after a sibling member.
+  void KeyPrefix() {
+    assert(depth_ > 0 && IsObject() && !after_key_);
+    if ((has_value_ & Bit()) != 0) out_.push_back(',');
+    has_value_ |= Bit();
+    after_key_ = true;
+  }
   // Before a value: the comma after a sibling, nothing after a key.
   void Prefix() {
     if (after_key_) {
