@@ -1,8 +1,8 @@
 // File: allocation_record.cc
 //
-// Both directions of the record: the result annotations written at bind (each mGPU container's GPU
-// index list), and the observed allocation rebuilt from a bound pod's request and those
-// annotations; a list not naming exactly the container's cards counts as unassigned.
+// Both directions of the record, each as the pod's kind says: the result annotations written at
+// bind (each mGPU container's GPU index list), and the observed allocation rebuilt from a bound
+// pod's request and those annotations.
 #include "gpusched/placement/allocation_record.h"
 
 #include <fmt/format.h>
@@ -10,19 +10,13 @@
 #include <algorithm>
 #include <charconv>
 
-#include "gpusched/model/names.h"
-#include "gpusched/model/units.h"
+#include "gpusched/placement/kinds.h"
 
 namespace gpusched::placement {
 
 AnnotationMap ResultAnnotations(const Placement& placement) {
-  AnnotationMap out;
-  if (placement.kind != RequestKind::kMgpu) return out;
-  for (const ContainerAssignment& c : placement.containers) {
-    out[fmt::format("{}{}", names::kGpuIndexContainerPrefix, c.container)] = fmt::format("{}", fmt::join(c.gpu_indices, ","));
-  }
-  out[std::string(names::kAssumed)] = "true";
-  return out;
+  const Kind* kind = KindFor(placement.kind);
+  return kind != nullptr ? kind->ResultAnnotations(placement) : AnnotationMap{};
 }
 
 std::vector<int> ParseGpuIndexList(std::string_view text) {
@@ -57,25 +51,7 @@ Allocation RecordedAllocation(const Pod& pod, const PodRequest& request) {
                             request.invalid_reason);
   }
   if (!request.unplaceable_reason.empty()) a.warning = fmt::format("ignored: {}", request.unplaceable_reason);
-  if (request.kind == RequestKind::kWholeGpu) a.placement.whole_gpus = request.whole_gpus;
-  if (request.kind != RequestKind::kMgpu) return a;
-  for (const MgpuContainerRequest& c : request.containers) {
-    ContainerAssignment ca{.container = c.container,
-                           .exclusive = c.whole_card,
-                           .init_position = c.init_position,
-                           .sidecar = c.sidecar};
-    auto it = pod.annotations.find(fmt::format("{}{}", names::kGpuIndexContainerPrefix, c.container));
-    if (it != pod.annotations.end()) ca.gpu_indices = ParseGpuIndexList(it->second);
-    // A list that does not name exactly the container's cards cannot say where the rest went.
-    if (static_cast<int>(ca.gpu_indices.size()) != c.cards) ca.gpu_indices.clear();
-    ca.milli_per_gpu = c.milli_per_card;
-    ca.mib_per_gpu = c.mib_per_card;
-    if (ca.gpu_indices.empty()) {  // unassigned: the container's totals count against the node
-      ca.milli_per_gpu *= c.cards;
-      ca.mib_per_gpu *= c.cards;
-    }
-    a.placement.containers.push_back(std::move(ca));
-  }
+  if (const Kind* kind = KindFor(request.kind); kind != nullptr) kind->Record(pod, request, &a.placement);
   return a;
 }
 

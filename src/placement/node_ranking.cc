@@ -25,7 +25,7 @@ void Tag(const scoring::PodShape& shape, scoring::NodeView* view) {
 
 scoring::NodeView ScoringView(const NodeState& node) {
   scoring::NodeView v;
-  if (node.mode == NodeMode::kMgpu) {
+  if (HasPayload(node.mode, Payload::kShares)) {
     v.gpu_count = static_cast<int>(std::min<size_t>(node.gpus.size(), scoring::kMaxGpus));
     for (int i = 0; i < v.gpu_count; ++i) {
       const GpuSlot& s = node.gpus[i];
@@ -42,7 +42,7 @@ scoring::NodeView ScoringView(const NodeState& node) {
     for (int i = 0; i < v.gpu_count; ++i) v.gpu_free[i] = i < used ? 0 : static_cast<int32_t>(kMilliPerGpu);
   }
   for (const Allocation& a : node.allocations) {
-    if (a.placement.kind == RequestKind::kWholeGpu) Tag(ContainerShape(static_cast<int>(a.placement.whole_gpus), kMilliPerGpu), &v);
+    if (HasPayload(a.placement.kind, Payload::kCount)) Tag(ContainerShape(static_cast<int>(a.placement.whole_gpus), kMilliPerGpu), &v);
     for (const ContainerAssignment& c : a.placement.containers) {
       Tag(ContainerShape(static_cast<int>(std::max<size_t>(1, c.gpu_indices.size())), c.milli_per_gpu), &v);
     }
@@ -51,8 +51,8 @@ scoring::NodeView ScoringView(const NodeState& node) {
 }
 
 scoring::PodShape ScoringShape(const PodRequest& request) {
-  if (request.kind == RequestKind::kWholeGpu) return ContainerShape(static_cast<int>(request.whole_gpus), kMilliPerGpu);
-  if (request.kind != RequestKind::kMgpu || request.containers.empty()) return scoring::PodShape{};
+  if (HasPayload(request.kind, Payload::kCount)) return ContainerShape(static_cast<int>(request.whole_gpus), kMilliPerGpu);
+  if (!HasPayload(request.kind, Payload::kShares) || request.containers.empty()) return scoring::PodShape{};
   if (request.containers.size() == 1) {
     const MgpuContainerRequest& c = request.containers.front();
     return ContainerShape(c.cards, c.milli_per_card);
@@ -71,7 +71,7 @@ scoring::TargetWorkload ObservedWorkload(std::span<const NodeState* const> nodes
   std::vector<scoring::WorkloadSample> samples;
   for (const NodeState* n : nodes) {
     for (const Allocation& a : n->allocations) {
-      if (a.placement.kind == RequestKind::kWholeGpu) {
+      if (HasPayload(a.placement.kind, Payload::kCount)) {
         samples.push_back({ContainerShape(static_cast<int>(a.placement.whole_gpus), kMilliPerGpu), ""});
       }
       for (const ContainerAssignment& c : a.placement.containers) {

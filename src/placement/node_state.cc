@@ -12,6 +12,7 @@
 #include <set>
 
 #include "gpusched/model/names.h"
+#include "gpusched/placement/kinds.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/pod_gpu_use.h"
 #include "gpusched/placement/pod_request.h"
@@ -31,81 +32,27 @@ GpuSlot SlotOf(const GpuDevice& d) {
                  .mig = d.mig_enabled};
 }
 
-// Fills state->gpus and whole_total from the node's published devices or its aggregates.
-// Returns the reason the description cannot be trusted, or "".
+// Fills state->gpus and devices from the node's published GPUs, then lets the kind of the node's
+// mode read what the node offers (Kind::ReadLayout). Returns the reason the description cannot
+// be trusted, or "".
 std::string BuildLayout(NodeState* state) {
   const Node& node = state->node;
   if (!node.spec_error.empty()) return node.spec_error;
-  const NodeAllocatable& alloc = node.allocatable;
-  state->whole_total = alloc.nvidia_gpus;
-
+  state->whole_total = node.allocatable.nvidia_gpus;
   if (node.published_gpus) {
     std::vector<GpuDevice> devices = *node.published_gpus;
     std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
-    int64_t healthy = 0;
-    int64_t healthy_mib = 0;
-    bool any_mig = false;
     for (size_t i = 0; i < devices.size(); ++i) {
       const GpuDevice& d = devices[i];
       if (d.index < 0) return fmt::format("annotation {}: GPU index {} is negative", names::kGpuDevicesAnnotation, d.index);
       if (i > 0 && devices[i - 1].index == d.index) {
         return fmt::format("annotation {}: GPU index {} is listed twice", names::kGpuDevicesAnnotation, d.index);
       }
-      if (state->mode == NodeMode::kMgpu && d.memory_mib <= 0) {
-        return fmt::format("annotation {}: GPU {} has memoryMiB {}", names::kGpuDevicesAnnotation, d.index,
-                           d.memory_mib);
-      }
-      any_mig |= d.mig_enabled;
-      if (d.healthy && !d.mig_enabled) {  // the device plugin serves a MIG GPU's slices, not the GPU
-        ++healthy;
-        healthy_mib += d.memory_mib;
-      }
-      state->gpus.push_back(SlotOf(d));
-      state->devices.push_back(d);
-    }
-    std::string_view counted = any_mig ? "healthy GPUs without MIG" : "healthy GPUs";
-    if (state->mode == NodeMode::kMgpu) {
-      if (alloc.mgpu_core_percent != healthy * kCorePercentPerGpu) {
-        return fmt::format("allocatable {}={} does not match {} {} in annotation {} (want {})", names::kMgpuCore,
-                           alloc.mgpu_core_percent, healthy, counted, names::kGpuDevicesAnnotation,
-                           healthy * kCorePercentPerGpu);
-      }
-      if (alloc.mgpu_memory_mib != healthy_mib) {
-        return fmt::format("allocatable {}={} MiB does not match the {} MiB of {} in annotation {}", names::kMgpuMemory,
-                           alloc.mgpu_memory_mib, healthy_mib, counted, names::kGpuDevicesAnnotation);
-      }
-    } else if (state->mode == NodeMode::kNvidia && alloc.nvidia_gpus != healthy) {
-      return fmt::format("allocatable {}={} does not match {} {} in annotation {}{}", names::kNvidiaGpu,
-                         alloc.nvidia_gpus, healthy, counted, names::kGpuDevicesAnnotation,
-                         any_mig ? " (MIG slices are not whole GPUs: run the device plugin with MIG strategy mixed)" : "");
-    }
-    return "";
-  }
-
-  if (state->mode == NodeMode::kMgpu) {
-    if (alloc.mgpu_core_percent % kCorePercentPerGpu != 0) {
-      return fmt::format("allocatable {}={} is not a multiple of 100 (100 per GPU)", names::kMgpuCore,
-                         alloc.mgpu_core_percent);
-    }
-    int64_t count = alloc.mgpu_core_percent / kCorePercentPerGpu;
-    if (count > 0 && alloc.mgpu_memory_mib < count * kMinPartialMemoryMib) {
-      return fmt::format("allocatable {}={} MiB is too small for {} GPUs", names::kMgpuMemory, alloc.mgpu_memory_mib,
-                         count);
-    }
-    // Without a per-GPU description the GPUs are taken as identical: memory split evenly.
-    for (int64_t i = 0; i < count; ++i) {
-      GpuDevice d{.index = static_cast<int>(i), .model = node.gpu_product, .memory_mib = alloc.mgpu_memory_mib / count};
-      state->gpus.push_back(SlotOf(d));
-      state->devices.push_back(std::move(d));
-    }
-  } else if (state->mode == NodeMode::kNvidia) {
-    for (int64_t i = 0; i < alloc.nvidia_gpus && i < 1024; ++i) {
-      GpuDevice d{.index = static_cast<int>(i), .model = node.gpu_product};
-      state->gpus.push_back(SlotOf(d));
-      state->devices.push_back(std::move(d));
+      AddGpu(d, state);
     }
   }
-  return "";
+  const Kind* kind = KindFor(state->mode);
+  return kind != nullptr ? kind->ReadLayout(state) : "";
 }
 
 // Returns the slot with device index `index` in `gpus` (sorted by index), or nullptr.
@@ -180,11 +127,13 @@ std::string BookMgpu(const Allocation& a, NodeState* state) {
   return problem;
 }
 
-// Sets the node's mGPU totals from its GPUs (healthy ones, in mode mgpu) and unassigned use.
+// Sets the node's share totals from its GPUs (healthy ones, on a node whose kind shares GPUs) and
+// unassigned use.
 void SumUsage(NodeState* state) {
+  bool shares = HasPayload(state->mode, Payload::kShares);
   state->capacity_milli = state->capacity_mib = state->used_milli = state->used_mib = 0;
   for (const GpuSlot& s : state->gpus) {
-    if (!s.healthy || state->mode != NodeMode::kMgpu) continue;
+    if (!s.healthy || !shares) continue;
     state->capacity_milli += kMilliPerGpu;
     state->capacity_mib += s.memory_mib;
     state->used_milli += s.used_milli;
@@ -194,10 +143,11 @@ void SumUsage(NodeState* state) {
   state->used_mib += state->unassigned_mib;
 }
 
-// Books what `a` holds, as BuildNodeStateSharing does; returns a reason if an mGPU index is unknown.
+// Books what `a` holds by its payload, as BuildNodeStateSharing does; returns a reason if a GPU
+// index is unknown. Named devices are booked by the DRA cluster state, not here.
 std::string Book(const Allocation& a, NodeState* state) {
-  if (a.mode == NodeMode::kNvidia) state->whole_used += a.placement.whole_gpus;
-  if (a.mode == NodeMode::kMgpu) return BookMgpu(a, state);
+  if (HasPayload(a.mode, Payload::kCount)) state->whole_used += a.placement.whole_gpus;
+  if (HasPayload(a.mode, Payload::kShares)) return BookMgpu(a, state);
   return "";
 }
 
@@ -268,8 +218,8 @@ void Pack(NodeState* state) {
     p.origin = a.origin;
     p.first_use = static_cast<uint32_t>(state->packed_uses.size());
     if (!a.problem.empty()) continue;  // books nothing, as AddUse
-    if (a.mode == NodeMode::kNvidia) p.whole_gpus = static_cast<uint16_t>(std::clamp<int64_t>(a.placement.whole_gpus, 0, UINT16_MAX));
-    if (a.mode != NodeMode::kMgpu) continue;
+    if (HasPayload(a.mode, Payload::kCount)) p.whole_gpus = static_cast<uint16_t>(std::clamp<int64_t>(a.placement.whole_gpus, 0, UINT16_MAX));
+    if (!HasPayload(a.mode, Payload::kShares)) continue;
     for (const GpuUse& u : PodGpuUse(a.placement.containers)) {
       state->packed_uses.push_back(PackedUse{.index = static_cast<int16_t>(u.index),
                                              .instances = static_cast<uint8_t>(std::min(u.instances, 255)),
@@ -319,17 +269,16 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
   SumUsage(&state);
   state.view = ScoringView(state);
 
-  if (state.mode == NodeMode::kInvalid) {
+  const Kind* kind = KindFor(state.mode);
+  std::string kind_problem = kind != nullptr ? kind->NodeProblem(state) : "";
+  if (kind == nullptr) {
     state.condition = NodeCondition::kInvalid;
-    state.condition_reason = fmt::format(
-        "node label {}=\"{}\" is not a GPU scheduling mode (want nvidia, nvidia-dra or mgpu); the node takes no GPU pods",
-        names::kScheduleModeLabel, state.node.mode_label.value_or(""));
-  } else if (state.mode == NodeMode::kMgpu && !IsComputePolicy(state.compute_policy)) {
+    state.condition_reason =
+        fmt::format("node label {}=\"{}\" is not a GPU scheduling mode (want {}); the node takes no GPU pods",
+                    names::kScheduleModeLabel, state.node.mode_label.value_or(""), LabelValues());
+  } else if (!kind_problem.empty()) {
     state.condition = NodeCondition::kInvalid;
-    state.condition_reason = fmt::format(
-        "node label {}=\"{}\" is not an mGPU compute policy (want {}, {} or {}); the node takes no GPU pods",
-        names::kComputePolicy, state.compute_policy, names::kPolicyFixedShare, names::kPolicyGuaranteedBurstShare,
-        names::kPolicyNativeBurstShare);
+    state.condition_reason = std::move(kind_problem);
   } else if (!pod_problem.empty()) {
     state.condition = NodeCondition::kInconsistent;
     state.condition_reason = fmt::format("node GPU inventory is inconsistent: {}", pod_problem);
@@ -342,6 +291,11 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
                                          layout_problem.empty() ? booking_problem : layout_problem);
   }
   return state;
+}
+
+void AddGpu(const GpuDevice& device, NodeState* state) {
+  state->gpus.push_back(SlotOf(device));
+  state->devices.push_back(device);
 }
 
 NodeState EmptyUsage(const NodeState& node) {
@@ -380,7 +334,7 @@ void AddPackedUse(const NodeState& node, size_t i, NodeState* usage, std::vector
   usage->whole_used += p.whole_gpus;
   // The totals move with the slots (SumUsage's sums, kept without summing again: a what-if adds
   // dozens of pods one at a time). Every index is the node's (a ready node books no other).
-  bool mgpu = usage->mode == NodeMode::kMgpu;
+  bool shares = HasPayload(usage->mode, Payload::kShares);
   for (uint32_t k = p.first_use; k < p.first_use + p.uses; ++k) {
     const PackedUse& u = node.packed_uses[k];
     GpuSlot* slot = FindSlot(usage->gpus, u.index);
@@ -388,7 +342,7 @@ void AddPackedUse(const NodeState& node, size_t i, NodeState* usage, std::vector
     if (before != nullptr) before->emplace_back(static_cast<size_t>(slot - usage->gpus.data()), *slot);
     int64_t milli = slot->used_milli, mib = slot->used_mib;
     BookOnSlot(GpuUse{.index = u.index, .milli = u.milli, .mib = u.mib, .instances = u.instances, .exclusive = u.exclusive}, slot);
-    if (!mgpu || !slot->healthy) continue;
+    if (!shares || !slot->healthy) continue;
     usage->used_milli += slot->used_milli - milli;
     usage->used_mib += slot->used_mib - mib;
   }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <tuple>
 
+#include "gpusched/placement/kinds/mgpu.h"
 #include "gpusched/placement/nomination.h"
 
 namespace gpusched::placement {
@@ -193,22 +194,22 @@ bool VictimFinder::GiveBackWithWitness(const PodRequest& request, const NodeStat
 bool VictimFinder::GiveBackOneSlice(const PodRequest& request, const NodeState& node, VictimChoice* out) {
   s_->takes.assign(s_->kept.gpus.size(), 0);
   size_t taking = 0;
-  for (size_t p = 0; p < s_->takes.size(); ++p) taking += s_->takes[p] = Planner::GpuTakesSlice(request, s_->kept.gpus[p]);
+  for (size_t p = 0; p < s_->takes.size(); ++p) taking += s_->takes[p] = GpuTakesSlice(request, s_->kept.gpus[p]);
   GiveBackInOrder(s_->order, [&](size_t c) {
     s_->add.Add(node, s_->candidates[c], &s_->kept);
     size_t lost = 0;
     s_->add.ForEachTouched([&](size_t p) {
-      if (s_->takes[p] && !Planner::GpuTakesSlice(request, s_->kept.gpus[p])) {
+      if (s_->takes[p] && !GpuTakesSlice(request, s_->kept.gpus[p])) {
         s_->takes[p] = false;  // set back by the undo below if the candidate stays a victim
         ++lost;
       }
     });
-    if (lost < taking && Planner::TotalsFit(request, s_->kept)) {
+    if (lost < taking && TotalsFit(request, s_->kept)) {
       taking -= lost;
       return true;
     }
     s_->add.Undo(&s_->kept);
-    s_->add.ForEachTouched([&](size_t p) { s_->takes[p] = Planner::GpuTakesSlice(request, s_->kept.gpus[p]); });
+    s_->add.ForEachTouched([&](size_t p) { s_->takes[p] = GpuTakesSlice(request, s_->kept.gpus[p]); });
     return false;
   }, &s_->victims, out);
   return planner_.Fits(request, s_->kept);
@@ -251,9 +252,9 @@ VictimChoice VictimFinder::Choose(const PodRequest& request, const NodeState& no
   const std::vector<AllocationPtr>& all = node.allocations.shared();
   SplitByBudget(s_->candidates.size(), rules, [&](size_t c) -> const Allocation& { return *all[s_->candidates[c]]; }, &s_->order);
   bool done = false;
-  if (request.kind == RequestKind::kMgpu) {
+  if (HasPayload(request.kind, Payload::kShares)) {
     s_->start.Save(s_->kept);
-    done = Planner::IsOneSlice(request) ? GiveBackOneSlice(request, node, &out) : GiveBackWithWitness(request, node, &out);
+    done = IsOneSlice(request) ? GiveBackOneSlice(request, node, &out) : GiveBackWithWitness(request, node, &out);
     if (!done) {  // the planner did not confirm the shortcut: ask it at every step
       s_->start.Restore(&s_->kept);
       out.pdb_violations = 0;

@@ -3,8 +3,12 @@
 // A node's GPU scheduling mode, read from the label vke.node.gpu.schedule, and the kind of GPU a
 // pod asks for, tied together by one table of device kinds (DeviceKinds()). The mapping is total:
 // every label value, absent included, yields a mode.
+//
+// The table holds the three built-in kinds and any kind registered at startup
+// (placement/kinds.h); a registered kind's mode and request kind are values beyond the named ones.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,7 +16,7 @@
 
 namespace gpusched {
 
-enum class NodeMode {
+enum class NodeMode : uint8_t {
   kNvidia,     // label absent or "nvidia": whole GPUs, nvidia.com/gpu
   kNvidiaDra,  // "nvidia-dra": Dynamic Resource Allocation
   kMgpu,       // "mgpu": shared GPUs (VKE mGPU)
@@ -20,7 +24,7 @@ enum class NodeMode {
 };
 
 // What a pod asks for. kNone pods pass every node untouched.
-enum class RequestKind {
+enum class RequestKind : uint8_t {
   kNone,
   kWholeGpu,  // nvidia.com/gpu
   kMgpu,      // vke.volcengine.com/mgpu-core / mgpu-memory
@@ -28,6 +32,11 @@ enum class RequestKind {
   // GPUs' kind). A placement: what DRA allocated, KEP 5004 extended resources included.
   kDra,
 };
+
+// What a placement of a kind holds (model/allocation.h): a count of interchangeable devices the
+// device plugin picks (whole GPUs), shares of numbered GPUs per container (mGPU), or named
+// devices allocated through claims (DRA). Codecs and descriptions follow the payload, not the kind.
+enum class Payload : uint8_t { kCount, kShares, kDevices };
 
 // One row per kind of GPU gpusched places: the node mode (and its label value) that serves it,
 // the kind of request a pod of it makes, and the names people read. Every name and mapping below
@@ -38,14 +47,27 @@ struct DeviceKind {
   RequestKind request;
   std::string_view short_name;  // explain's request "kind": "whole", "mgpu", "dra"
   std::string_view asks;        // what a pod of the kind requests, as reasons name it
+  Payload payload;
 };
 
-// The rows, one per mode that takes GPU pods.
+// The rows, one per mode that takes GPU pods: the built-in kinds, then those registered.
 std::span<const DeviceKind> DeviceKinds();
+// Adds a row for a kind registered at startup (placement::RegisterKind calls it). Returns false,
+// adding nothing, if its mode, request kind or label is taken, it reuses kNone or kInvalid, or
+// the table is full (16 rows). Not thread-safe: register before anything reads the table.
+bool AddDeviceKind(const DeviceKind& row);
 // Returns the row of a request kind, or nullptr for kNone.
 const DeviceKind* KindOf(RequestKind kind);
 // Returns the row of a node mode, or nullptr for kInvalid.
 const DeviceKind* KindServing(NodeMode mode);
+
+// Returns true if the kind that `mode` serves (or `kind` names) holds `payload`; false for
+// kInvalid and kNone.
+bool HasPayload(NodeMode mode, Payload payload);
+bool HasPayload(RequestKind kind, Payload payload);
+
+// Returns the label values that select a mode, as a reason lists them: "nvidia, nvidia-dra or mgpu".
+std::string LabelValues();
 
 // Returns the mode a label value selects; std::nullopt means the label is absent.
 NodeMode ModeFromLabel(const std::optional<std::string>& label);

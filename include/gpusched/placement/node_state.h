@@ -147,6 +147,10 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> allocation
 // The same with the allocations copied in.
 NodeState BuildNodeState(Node node, std::vector<Allocation> allocations);
 
+// Appends `device` to state->devices and its slot to state->gpus (Kind::ReadLayout).
+// REQUIRES: its index is above every GPU's already there.
+void AddGpu(const GpuDevice& device, NodeState* state);
+
 // What-ifs on a node's use (victims.h): EmptyUsage returns what Planner::Evaluate reads of `node`
 // (mode, condition, compute policy, whole-GPU total, GPU slots and mGPU totals) with nothing
 // booked, and AddUse books one allocation there exactly as BuildNodeStateSharing does. The

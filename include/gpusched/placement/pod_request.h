@@ -1,21 +1,25 @@
 // File: pod_request.h
 //
-// Classifies what a pod asks for and checks the pod-level rules of each contract (VKE mGPU:
-// units, minima, whole cards, multi-card spreading, compute policy). A pod that breaks a rule is
-// rejected on every node with one reason that lists each violated rule and its numbers.
+// What a pod asks for: the kind whose resources it sets, and what that kind's rules make of them
+// (each kind reads its own, kinds/: VKE mGPU's units, minima, whole cards, multi-card spreading,
+// compute policy). A pod that breaks a rule is rejected on every node with one reason that lists
+// each violated rule and its numbers.
 //
 // Pure: no I/O, no state.
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusched/model/allocation.h"
 #include "gpusched/model/node_mode.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/policy.h"
+#include "gpusched/placement/violations.h"
 
 namespace gpusched::placement {
 
@@ -87,12 +91,42 @@ struct PodRequest {
 // Returns the pod's GPU request. Never fails: rule violations land in invalid_reason.
 PodRequest AnalyzePod(const Pod& pod);
 
-// Returns the request that `a` answers, for placing the same pod again elsewhere (a defrag move):
-// its whole GPUs, or one mGPU container request per assignment (same cards, shares and phase),
-// under `compute_policy` (the node's, where the pod was admitted). kNone for a DRA allocation.
+// Returns the request that `a` answers, for placing the same pod again elsewhere (a defrag move),
+// as its kind says (Kind::RequestHeldBy): its whole GPUs, or one mGPU container request per
+// assignment (same cards, shares and phase) under `compute_policy` (the node's, where the pod was
+// admitted). kNone for a DRA allocation.
 PodRequest RequestHeldBy(const Allocation& a, std::string_view compute_policy);
 
-// Returns true if `policy` is one of the three mGPU compute policies.
-bool IsComputePolicy(std::string_view policy);
+// --- For kinds reading a pod's resources ---
+
+// Returns a container's value of one resource: limits when set, else requests; nullopt when
+// unset or zero. Records a violation when both are set and differ, or when the value is negative.
+std::optional<int64_t> EffectiveResource(const Container& c, std::optional<int64_t> GpuResources::*field,
+                                         std::string_view resource, Violations* v);
+// Returns true if any container sets `field` to more than zero ("0" asks for nothing).
+bool SetsPositive(const Pod& pod, std::optional<int64_t> GpuResources::*field);
+
+// Returns a pod's effective request of one resource as Kubernetes computes it
+// (k8s.io/component-helpers/resource PodRequests): the app containers plus every sidecar run
+// together; a regular init container runs with the sidecars declared before it; the pod needs
+// the larger of the two phases. `value(c)` is one container's request.
+template <typename Value>
+int64_t AggregateLikeKubernetes(const Pod& pod, Value value) {
+  int64_t running = 0;
+  for (const Container& c : pod.containers) running += value(c);
+  int64_t sidecars = 0;
+  int64_t init_peak = 0;
+  for (const Container& c : pod.init_containers) {
+    int64_t n = value(c);
+    if (c.sidecar) {
+      running += n;
+      sidecars += n;
+      init_peak = std::max(init_peak, sidecars);
+    } else {
+      init_peak = std::max(init_peak, n + sidecars);
+    }
+  }
+  return std::max(running, init_peak);
+}
 
 }  // namespace gpusched::placement

@@ -20,7 +20,7 @@
 // Speed: the choice reads the node's packed allocations (NodeState::packed, in the order of
 // importance NodeState::by_importance), and undoes a try by the GPU slots it changed. For a
 // one-slice mGPU pod (the common one) it counts the GPUs that take the slice and rechecks only
-// those a candidate uses (Planner::IsOneSlice and its parts); for other mGPU pods it keeps a
+// those a candidate uses (IsOneSlice and its parts, kinds/mgpu.h); for other mGPU pods it keeps a
 // witness, the GPUs of a placement the planner found: a candidate on none of them is given back
 // without asking again. The planner confirms the final state; where it does not (a shortcut
 // missing what the planner sees), the choice is made again asking it at every step. The answers

@@ -1,0 +1,18 @@
+// File: kind.cc
+//
+// The defaults of a kind (kind.h): a pod that fits every ready node of its mode and holds nothing
+// gpusched books.
+#include "gpusched/placement/kind.h"
+
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::placement {
+
+PodRequest Kind::RequestHeldBy(const Allocation& a, std::string_view compute_policy) const { return PodRequest{}; }
+
+void Kind::Evaluate(const PodRequest& request, const NodeState& node, const Judging& how, NodeVerdict* v) const {
+  v->fits = true;
+  v->placement.kind = row_.request;
+}
+
+}  // namespace gpusched::placement

@@ -1,0 +1,53 @@
+// File: whole_gpu.cc
+//
+// Whole GPUs: the pod's nvidia.com/gpu aggregated as Kubernetes does (init and sidecar phases),
+// and the node's GPUs from its published description or, without one, its allocatable count.
+#include "gpusched/placement/kinds/whole_gpu.h"
+
+#include <fmt/format.h>
+
+#include "gpusched/model/names.h"
+#include "gpusched/placement/kinds/counted.h"
+#include "gpusched/placement/node_state.h"
+#include "gpusched/placement/pod_request.h"
+
+namespace gpusched::placement {
+namespace {
+
+class WholeGpuKind final : public CountedKind {
+ public:
+  WholeGpuKind() : CountedKind(*KindOf(RequestKind::kWholeGpu)) {}
+
+  bool Asks(const Pod& pod) const override { return SetsPositive(pod, &GpuResources::nvidia_gpus); }
+
+  int64_t Requested(const Pod& pod, Violations* invalid) const override {
+    return AggregateLikeKubernetes(pod, [invalid](const Container& c) {
+      return EffectiveResource(c, &GpuResources::nvidia_gpus, names::kNvidiaGpu, invalid).value_or(0);
+    });
+  }
+
+  std::string ReadLayout(NodeState* state) const override {
+    const Node& node = state->node;
+    int64_t gpus = node.allocatable.nvidia_gpus;
+    if (!node.published_gpus) {
+      for (int64_t i = 0; i < gpus && i < 1024; ++i) AddGpu(GpuDevice{.index = static_cast<int>(i), .model = node.gpu_product}, state);
+      return "";
+    }
+    int64_t healthy = 0;
+    bool any_mig = false;
+    for (const GpuDevice& d : state->devices) {
+      any_mig |= d.mig_enabled;
+      healthy += d.healthy && !d.mig_enabled ? 1 : 0;  // the device plugin serves a MIG GPU's slices
+    }
+    if (gpus == healthy) return "";
+    return fmt::format("allocatable {}={} does not match {} {} in annotation {}{}", names::kNvidiaGpu, gpus, healthy,
+                       any_mig ? "healthy GPUs without MIG" : "healthy GPUs", names::kGpuDevicesAnnotation,
+                       any_mig ? " (MIG slices are not whole GPUs: run the device plugin with MIG strategy mixed)" : "");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Kind> MakeWholeGpuKind() { return std::make_unique<WholeGpuKind>(); }
+
+}  // namespace gpusched::placement
