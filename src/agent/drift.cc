@@ -28,8 +28,8 @@ struct Booked {
 std::map<int, Booked> BookedByGpu(const std::vector<Allocation>& booked, int64_t* whole_gpus) {
   std::map<int, Booked> out;
   for (const Allocation& a : booked) {
-    if (a.placement.kind == RequestKind::kWholeGpu) *whole_gpus += a.placement.whole_gpus;
-    if (a.placement.kind != RequestKind::kMgpu) continue;
+    if (HasPayload(a.placement.kind, Payload::kCount)) *whole_gpus += a.placement.whole_gpus;
+    if (!HasPayload(a.placement.kind, Payload::kShares)) continue;
     for (const ContainerAssignment& c : a.placement.containers) {
       for (int index : c.gpu_indices) {
         Booked& b = out[index];

@@ -173,7 +173,7 @@ std::vector<std::string> ServedOn(const Node& node, std::span<const std::string>
 }
 
 bool ServedThroughDra(const Pod& pod, const Node& node, const DeviceClasses& classes) {
-  return ModeFromLabel(node.mode_label) == NodeMode::kNvidiaDra && !ServedOn(node, MappedResources(pod, classes)).empty();
+  return HasPayload(ModeFromLabel(node.mode_label), Payload::kDevices) && !ServedOn(node, MappedResources(pod, classes)).empty();
 }
 
 std::optional<SpecialClaim> BuildSpecialClaim(const Pod& pod, const DeviceClasses& classes, std::span<const std::string> served) {

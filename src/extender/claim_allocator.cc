@@ -279,7 +279,7 @@ bool NodeGone(const inventory::InventorySnapshot& snapshot, const dra::Allocatio
   std::string name = PinnedNode(a);
   if (name.empty()) return false;
   const placement::NodeState* node = snapshot.FindNode(name);
-  return node == nullptr || !node->ready() || node->mode != NodeMode::kNvidiaDra;
+  return node == nullptr || !node->ready() || !HasPayload(node->mode, Payload::kDevices);
 }
 
 }  // namespace

@@ -103,8 +103,8 @@ std::string DefragJson(const DefragResult& r) {
 namespace {
 
 std::string GpusText(const Placement& p) {
-  if (p.kind == RequestKind::kWholeGpu) return fmt::format("{} whole", p.whole_gpus);
-  if (p.kind == RequestKind::kDra) {
+  if (HasPayload(p.kind, Payload::kCount)) return fmt::format("{} whole", p.whole_gpus);
+  if (HasPayload(p.kind, Payload::kDevices)) {
     std::vector<std::string> names;  // the device names without driver and pool
     for (const std::string& d : p.devices) names.push_back(d.substr(d.rfind('/') + 1));
     return fmt::format("{}", fmt::join(names, ","));

@@ -32,8 +32,8 @@ std::string RequestJson(const Pod& pod, const PodRequest& r) {
   json::Writer w;
   const DeviceKind* kind = KindOf(r.kind);
   w.StartObject().Member("kind", kind != nullptr ? kind->short_name : "none");
-  if (r.kind == RequestKind::kWholeGpu) w.Member("wholeGpus", r.whole_gpus);
-  if (r.kind == RequestKind::kMgpu) {
+  if (HasPayload(r.kind, Payload::kCount)) w.Member("wholeGpus", r.whole_gpus);
+  if (HasPayload(r.kind, Payload::kShares)) {
     w.Key("containers").StartArray();
     for (const placement::MgpuContainerRequest& c : r.containers) {
       w.StartObject().Member("name", c.container).Member("corePercent", c.core_percent);
@@ -41,7 +41,7 @@ std::string RequestJson(const Pod& pod, const PodRequest& r) {
     }
     w.EndArray();
   }
-  if (r.kind == RequestKind::kDra) {
+  if (r.claims_only()) {
     w.Key("claims").StartArray();
     for (const PodClaimRef& claim : pod.resource_claims) w.String(claim.name);
     w.EndArray();
@@ -147,7 +147,7 @@ void JudgeNodeFit(const Pod& pod, const ResolvedNodes& nodes, std::vector<placem
 NodeExplanation Describe(const NodeState& node, const PodRequest& request, const NodeVerdict* refused) {
   NodeExplanation n{.node = node.node.name, .fits = refused == nullptr, .mode = std::string(ModeName(node.mode)),
                     .state = std::string(placement::ConditionName(node.condition))};
-  bool per_gpu = request.kind == RequestKind::kMgpu && node.mode == NodeMode::kMgpu && node.ready();
+  bool per_gpu = HasPayload(request.kind, Payload::kShares) && node.mode == ModeServing(request.kind) && node.ready();
   if (per_gpu) {
     for (const placement::GpuSlot& s : node.gpus) n.gpus.push_back(JudgeGpu(s, request));
   }

@@ -16,7 +16,7 @@ ExtendedPlanners::ExtendedPlanners(const Pod& pod, const EvaluationInputs& input
 }
 
 const placement::DraPlanner* ExtendedPlanners::For(const placement::NodeState& node) {
-  if (mapped_.empty() || node.mode != NodeMode::kNvidiaDra) return nullptr;
+  if (mapped_.empty() || !HasPayload(node.mode, Payload::kDevices)) return nullptr;
   std::vector<std::string> served = dra::ServedOn(node.node, mapped_);
   if (served.empty()) return nullptr;
   auto it = by_served_.find(served);

@@ -64,17 +64,17 @@ void WriteAllocation(Writer& w, const Allocation& a) {
     Key(w, "warning");
     Str(w, a.warning);
   }
-  if (a.placement.kind == RequestKind::kWholeGpu) {
+  if (HasPayload(a.placement.kind, Payload::kCount)) {
     Key(w, "wholeGpus");
     w.Int64(a.placement.whole_gpus);
   }
-  if (a.placement.kind == RequestKind::kDra) {
+  if (HasPayload(a.placement.kind, Payload::kDevices)) {
     Key(w, "devices");
     w.StartArray();
     for (const std::string& d : a.placement.devices) Str(w, d);
     w.EndArray();
   }
-  if (a.placement.kind == RequestKind::kMgpu) {
+  if (HasPayload(a.placement.kind, Payload::kShares)) {
     Key(w, "containers");
     w.StartArray();
     for (const ContainerAssignment& c : a.placement.containers) {
@@ -225,7 +225,7 @@ void WriteNode(Writer& w, const NodeState& n) {
   Str(w, placement::ConditionName(n.condition));
   Key(w, "reason");
   Str(w, n.condition_reason);
-  if (n.mode == NodeMode::kMgpu) {
+  if (HasPayload(n.mode, Payload::kShares)) {
     Key(w, "computePolicy");
     Str(w, n.compute_policy);
   }

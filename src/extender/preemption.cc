@@ -60,13 +60,12 @@ std::optional<MetaVictims> Offered(const PreemptionCandidate& c) {
 // that could tie them (a preempt asks this of thousands of victims).
 bool MayGiveBack(const Pod& pod, NodeMode mode, const placement::NodeState& node, std::string_view uid) {
   uint8_t flags = 0;
-  if (node.uses == nullptr || !node.uses->Has(uid, &flags) || node.mode != mode) return false;
-  bool holds = false;
-  if (mode == NodeMode::kNvidia) holds = (flags & PodUse::kWholeGpus) != 0;
-  if (mode == NodeMode::kMgpu) holds = (flags & PodUse::kMgpuShares) != 0;
-  if (mode == NodeMode::kNvidiaDra && (flags & PodUse::kDevices) != 0) {
+  const DeviceKind* kind = KindServing(mode);
+  if (kind == nullptr || node.uses == nullptr || !node.uses->Has(uid, &flags) || node.mode != mode) return false;
+  bool holds = PodUse::PluginKind(flags) == kind->request;
+  if (HasPayload(mode, Payload::kDevices) && (flags & PodUse::kDevices) != 0) {
     const Allocation* a = node.FindAllocation(uid);  // its claims' devices are GPUs only if the ledger books them
-    holds = a != nullptr && a->mode == NodeMode::kNvidiaDra;
+    holds = a != nullptr && a->mode == mode;
   }
   if (!holds) return false;
   if ((flags & PodUse::kTies) == 0 && !pod.constraints.TiedBy()) return true;

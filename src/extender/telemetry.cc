@@ -50,14 +50,14 @@ void CollectInventory(const inventory::Inventory& inventory, std::string* out) {
 
   metrics::AppendHeader(out, "gpusched_node_whole_gpus", "whole GPUs a node offers and has booked", "gauge");
   for (const inventory::NodeStatePtr& n : snapshot->nodes()) {
-    if (n->mode != NodeMode::kNvidia) continue;
+    if (!HasPayload(n->mode, Payload::kCount)) continue;
     Gauge(out, "gpusched_node_whole_gpus", {"node", "kind"}, {n->node.name, "total"}, static_cast<double>(n->whole_total));
     Gauge(out, "gpusched_node_whole_gpus", {"node", "kind"}, {n->node.name, "used"}, static_cast<double>(n->whole_used));
   }
   metrics::AppendHeader(out, "gpusched_gpu_allocated_core_percent", "mGPU compute booked on each GPU", "gauge");
   for (const inventory::NodeStatePtr& n : snapshot->nodes()) {
     for (const placement::GpuSlot& g : n->gpus) {
-      if (n->mode != NodeMode::kMgpu) break;
+      if (!HasPayload(n->mode, Payload::kShares)) break;
       Gauge(out, "gpusched_gpu_allocated_core_percent", {"node", "gpu"}, {n->node.name, std::to_string(g.index)},
             static_cast<double>(CorePercentFromMilli(g.used_milli)));
     }
@@ -65,7 +65,7 @@ void CollectInventory(const inventory::Inventory& inventory, std::string* out) {
   metrics::AppendHeader(out, "gpusched_gpu_allocated_memory_mib", "mGPU memory booked on each GPU", "gauge");
   for (const inventory::NodeStatePtr& n : snapshot->nodes()) {
     for (const placement::GpuSlot& g : n->gpus) {
-      if (n->mode != NodeMode::kMgpu) break;
+      if (!HasPayload(n->mode, Payload::kShares)) break;
       Gauge(out, "gpusched_gpu_allocated_memory_mib", {"node", "gpu"}, {n->node.name, std::to_string(g.index)},
             static_cast<double>(g.used_mib));
     }

@@ -4,6 +4,7 @@
 // choice dispatched by the kind of devices the pod gets on each node.
 #include "gpusched/extender/victim_chooser.h"
 
+#include "gpusched/placement/kinds.h"
 #include "gpusched/placement/pod_relations.h"
 
 namespace gpusched::extender {
@@ -44,7 +45,7 @@ VictimChooser::VictimChooser(const Pod& pod, const placement::PodRequest& reques
 }
 
 NodeMode VictimChooser::ModeOn(const placement::NodeState& node) {
-  if (dra_ || extended_.For(node) != nullptr) return NodeMode::kNvidiaDra;
+  if (dra_ || extended_.For(node) != nullptr) return ClaimsMode();
   return ModeServing(request_.kind);
 }
 

@@ -84,7 +84,7 @@ std::set<std::string> Inventory::BookedNodesLocked() const {
 Status Inventory::Commit(const Pod& pod, const std::string& node, const Placement& placement, Node* checked) {
   MutexLock lock(&mu_);
   std::set<std::string> touched;
-  if (placement.kind != RequestKind::kNone) {
+  if (!placement.empty()) {
     auto it = nodes_.find(node);
     if (it == nodes_.end()) return NotFoundError("node " + node + " is not in the inventory");
     // A booking of an earlier attempt to bind this pod (ours before a restart, or another
@@ -136,15 +136,15 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   }
   Pod record = pod;
   record.node_name = node;
-  if (placement.kind == RequestKind::kNone) committed_bare_.insert(pod.uid);
+  if (placement.empty()) committed_bare_.insert(pod.uid);
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
   TrackUseLocked(record, &touched);  // kube-scheduler counts it on the node from its bind on
-  if (placement.kind == RequestKind::kNone && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
+  if (placement.empty() && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
     ObservePodLocked(std::move(record), &touched);  // holds what its (allocated) claims hold
   } else {
     PutPodLocked(std::move(record));
   }
-  if (placement.kind == RequestKind::kNone) committed_at_[pod.uid] = options_.clock->Now();  // for assume_ttl
+  if (placement.empty()) committed_at_[pod.uid] = options_.clock->Now();  // for assume_ttl
   RebuildLocked(touched);
   PublishLocked(false);
   return OkStatus();

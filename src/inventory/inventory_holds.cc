@@ -26,7 +26,7 @@ std::string DraHoldConflict(const Placement& placement, const std::vector<Alloca
   for (const std::string& name : placement.devices) {
     for (const Allocation& h : holds) {
       if (replaced != nullptr && h == *replaced) continue;
-      if (h.placement.kind == RequestKind::kDra && std::find(h.placement.devices.begin(), h.placement.devices.end(), name) !=
+      if (h.placement.kind == ClaimsKind() && std::find(h.placement.devices.begin(), h.placement.devices.end(), name) !=
                                                        h.placement.devices.end()) {
         return fmt::format("device {} is held for {}/{}", name, h.pod_namespace, h.pod_name);
       }
@@ -69,7 +69,7 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
     if (replaced == defrag_holds_.end() || !(h == replaced->second.hold)) placement::AddHold(h, &after);
   }
   Status fits = placement::CheckFits(after, placement);
-  if (fits.ok() && placement.kind == RequestKind::kDra) {
+  if (fits.ok() && placement.kind == ClaimsKind()) {
     std::string conflict = DraHoldConflict(placement, now.holds, replaced == defrag_holds_.end() ? nullptr : &replaced->second.hold,
                                            dra_state_.get(), leaving);
     if (!conflict.empty()) fits = FailedPreconditionError(conflict);

@@ -73,8 +73,8 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
   if (holds) {
     Allocation observed = placement::RecordedAllocation(pod, request);
     if (!dra_devices.empty()) {
-      observed.mode = NodeMode::kNvidiaDra;
-      observed.placement.kind = RequestKind::kDra;
+      observed.mode = ClaimsMode();
+      observed.placement.kind = ClaimsKind();
       observed.placement.devices = std::move(dra_devices);
     }
     if (existing != nullptr && existing->node_name == observed.node_name) {

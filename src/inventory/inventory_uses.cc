@@ -14,12 +14,12 @@ namespace {
 
 // PodUse::flags of `pod`.
 uint8_t UseFlags(const Pod& pod) {
-  RequestKind kind = placement::AnalyzePod(pod).kind;
+  placement::PodRequest request = placement::AnalyzePod(pod);
   uint8_t flags = pod.constraints.Ties() ? PodUse::kTies : 0;
-  if (kind == RequestKind::kWholeGpu) flags |= PodUse::kWholeGpus;
-  if (kind == RequestKind::kMgpu) flags |= PodUse::kMgpuShares;
-  if (!pod.resource_claims.empty() || !pod.extended_resource_claim.empty() || kind == RequestKind::kWholeGpu) {
-    flags |= PodUse::kDevices;  // a KEP 5004 pod's GPUs may come through DRA
+  if (request.device_plugin()) flags = PodUse::WithPluginKind(flags, request.kind);
+  // A KEP 5004 pod's counted devices may come through DRA.
+  if (!pod.resource_claims.empty() || !pod.extended_resource_claim.empty() || HasPayload(request.kind, Payload::kCount)) {
+    flags |= PodUse::kDevices;
   }
   return flags;
 }

@@ -108,7 +108,7 @@ Status ApiBinder::Unbook(const std::string& node, const std::string& pod_uid) {
 
 Status ApiBinder::Bind(const extender::BindTarget& t) {
   const Pod& pod = t.pod;
-  bool booked = t.allocation.placement.kind != RequestKind::kNone;
+  bool booked = !t.allocation.placement.empty();
   if (booked) GPUSCHED_RETURN_IF_ERROR(Book(t));
 
   auto undo = [&](Status failure) {

@@ -87,34 +87,47 @@ void AppendPod(std::string* out, const Allocation& a) {
   json::AppendString(out, fmt::format("{}/{}", a.pod_namespace, a.pod_name));
 }
 
-Status DecodePlacement(const Value& obj, const std::string& path, bool devices_allowed, Allocation* a) {
-  std::string mode;
-  GPUSCHED_RETURN_IF_ERROR(json::ReadString(obj, "mode", path, &mode));
-  if (mode == ModeName(NodeMode::kNvidia)) {
-    a->mode = NodeMode::kNvidia;
-    a->placement.kind = RequestKind::kWholeGpu;
-    GPUSCHED_RETURN_IF_ERROR(ReadBounded(obj, "gpus", path, kMaxGpuIndex + 1, &a->placement.whole_gpus));
-    if (a->placement.whole_gpus == 0) return InvalidArgumentError(path + ".gpus: missing");
-    return OkStatus();
+namespace {
+
+// Returns the row whose label is `mode` among those allowed (named devices only if
+// `devices_allowed`), or nullptr.
+const DeviceKind* KindLabelled(std::string_view mode, bool devices_allowed) {
+  for (const DeviceKind& k : DeviceKinds()) {
+    if (k.label == mode && (devices_allowed || k.payload != Payload::kDevices)) return &k;
   }
-  if (mode == ModeName(NodeMode::kNvidiaDra) && devices_allowed) {
-    a->mode = NodeMode::kNvidiaDra;
-    a->placement.kind = RequestKind::kDra;
-    return DecodeDevices(obj, path, &a->placement);
-  }
-  if (mode != ModeName(NodeMode::kMgpu)) {
-    return InvalidArgumentError(
-        fmt::format("{}.mode: \"{}\" (want nvidia{} or mgpu)", path, mode, devices_allowed ? ", nvidia-dra" : ""));
-  }
-  a->mode = NodeMode::kMgpu;
-  a->placement.kind = RequestKind::kMgpu;
+  return nullptr;
+}
+
+Status DecodeShares(const Value& obj, const std::string& path, Placement* p) {
   const Value* containers = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, "containers", path, &containers));
   if (containers == nullptr || containers->Empty()) return InvalidArgumentError(path + ".containers: missing");
   for (rapidjson::SizeType i = 0; i < containers->Size(); ++i) {
     ContainerAssignment c;
     GPUSCHED_RETURN_IF_ERROR(DecodeContainer((*containers)[i], fmt::format("{}.containers[{}]", path, i), &c));
-    a->placement.containers.push_back(std::move(c));
+    p->containers.push_back(std::move(c));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status DecodePlacement(const Value& obj, const std::string& path, bool devices_allowed, Allocation* a) {
+  std::string mode;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(obj, "mode", path, &mode));
+  const DeviceKind* kind = KindLabelled(mode, devices_allowed);
+  if (kind == nullptr) return InvalidArgumentError(fmt::format("{}.mode: \"{}\" (want {})", path, mode, LabelValues(devices_allowed)));
+  a->mode = kind->mode;
+  a->placement.kind = kind->request;
+  switch (kind->payload) {
+    case Payload::kCount:
+      GPUSCHED_RETURN_IF_ERROR(ReadBounded(obj, "gpus", path, kMaxGpuIndex + 1, &a->placement.whole_gpus));
+      if (a->placement.whole_gpus == 0) return InvalidArgumentError(path + ".gpus: missing");
+      return OkStatus();
+    case Payload::kDevices:
+      return DecodeDevices(obj, path, &a->placement);
+    case Payload::kShares:
+      return DecodeShares(obj, path, &a->placement);
   }
   return OkStatus();
 }
@@ -122,11 +135,11 @@ Status DecodePlacement(const Value& obj, const std::string& path, bool devices_a
 void AppendPlacement(std::string* out, const Allocation& a) {
   *out += ",\"mode\":";
   json::AppendString(out, ModeName(a.mode));
-  if (a.placement.kind == RequestKind::kWholeGpu) {
+  if (HasPayload(a.placement.kind, Payload::kCount)) {
     *out += fmt::format(",\"gpus\":{}", a.placement.whole_gpus);
     return;
   }
-  if (a.placement.kind == RequestKind::kDra) {
+  if (HasPayload(a.placement.kind, Payload::kDevices)) {
     *out += ",\"devices\":[";
     for (size_t i = 0; i < a.placement.devices.size(); ++i) {
       if (i > 0) *out += ',';

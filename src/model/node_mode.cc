@@ -5,6 +5,7 @@
 #include "gpusched/model/node_mode.h"
 
 #include <array>
+#include <vector>
 
 namespace gpusched {
 namespace {
@@ -38,7 +39,10 @@ std::span<const DeviceKind> DeviceKinds() { return Rows(); }
 
 bool AddDeviceKind(const DeviceKind& row) {
   Table& t = Kinds();
-  if (t.size == kMaxKinds || row.mode == NodeMode::kInvalid || row.request == RequestKind::kNone) return false;
+  if (t.size == kMaxKinds || row.mode == NodeMode::kInvalid || row.request == RequestKind::kNone ||
+      static_cast<size_t>(row.request) >= kMaxKinds) {
+    return false;
+  }
   for (const DeviceKind& k : Rows()) {
     if (k.mode == row.mode || k.request == row.request || k.label == row.label) return false;
   }
@@ -70,12 +74,34 @@ bool HasPayload(RequestKind kind, Payload payload) {
   return k != nullptr && k->payload == payload;
 }
 
-std::string LabelValues() {
+bool HasDevicePlugin(NodeMode mode) {
+  const DeviceKind* k = KindServing(mode);
+  return k != nullptr && k->payload != Payload::kDevices;
+}
+
+bool HasDevicePlugin(RequestKind kind) {
+  const DeviceKind* k = KindOf(kind);
+  return k != nullptr && k->payload != Payload::kDevices;
+}
+
+RequestKind ClaimsKind() {
+  for (const DeviceKind& k : Rows()) {
+    if (k.payload == Payload::kDevices) return k.request;
+  }
+  return RequestKind::kNone;
+}
+
+NodeMode ClaimsMode() { return ModeServing(ClaimsKind()); }
+
+std::string LabelValues(bool with_devices) {
+  std::vector<std::string_view> labels;
+  for (const DeviceKind& k : Rows()) {
+    if (with_devices || k.payload != Payload::kDevices) labels.push_back(k.label);
+  }
   std::string out;
-  std::span<const DeviceKind> rows = Rows();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (i > 0) out += i + 1 == rows.size() ? " or " : ", ";
-    out += rows[i].label;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i > 0) out += i + 1 == labels.size() ? " or " : ", ";
+    out += labels[i];
   }
   return out;
 }

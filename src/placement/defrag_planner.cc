@@ -25,7 +25,7 @@
 namespace gpusched::placement {
 namespace {
 
-bool ServesPods(const NodeState& n) { return n.ready() && (n.mode == NodeMode::kNvidia || n.mode == NodeMode::kMgpu); }
+bool ServesPods(const NodeState& n) { return n.ready() && HasDevicePlugin(n.mode); }
 
 // The cluster as the plan's moves leave it: nodes changed so far are rebuilt with their new
 // allocations (the node object, its holds and its pods' other uses kept); the others are the input's.
@@ -98,7 +98,7 @@ class MoveRules {
   // True if `a` may move, after the moves counted in `counter` (default: the plan's).
   bool Movable(const NodeState& node, const Allocation& a, DisruptionCounter* counter = nullptr) const {
     if (moved_.contains(a.pod_uid)) return false;
-    if (a.placement.kind != RequestKind::kWholeGpu && a.placement.kind != RequestKind::kMgpu) return false;
+    if (!HasDevicePlugin(a.placement.kind)) return false;
     if (std::string why = WhyNotMovable(node, a, budgets_.get()); !why.empty()) {
       refused_.Add(why, a.pod_uid);
       return false;
@@ -128,13 +128,13 @@ class MoveRules {
 
 // How full a node's GPUs are, 0..1: the tie-break that packs moved pods.
 double Fullness(const NodeState& n) {
-  if (n.mode == NodeMode::kMgpu) return n.capacity_milli > 0 ? static_cast<double>(n.used_milli) / n.capacity_milli : 1;
+  if (HasPayload(n.mode, Payload::kShares)) return n.capacity_milli > 0 ? static_cast<double>(n.used_milli) / n.capacity_milli : 1;
   return n.whole_total > 0 ? static_cast<double>(n.whole_used) / n.whole_total : 1;
 }
 
 // The compute `a` holds, to move the largest pods first.
 int64_t Size(const Allocation& a) {
-  if (a.placement.kind == RequestKind::kWholeGpu) return a.placement.whole_gpus * kMilliPerGpu;
+  if (HasPayload(a.placement.kind, Payload::kCount)) return a.placement.whole_gpus * kMilliPerGpu;
   int64_t milli = 0;
   for (const ContainerAssignment& c : a.placement.containers) milli += c.milli_per_gpu * static_cast<int64_t>(c.gpu_indices.size());
   return milli;

@@ -26,7 +26,7 @@
 namespace gpusched::placement {
 namespace {
 
-bool ServesClaims(const NodeState& n) { return n.ready() && n.mode == NodeMode::kNvidiaDra; }
+bool ServesClaims(const NodeState& n) { return n.ready() && n.mode == ClaimsMode(); }
 
 // The allocated claims each pod reserves, by pod UID: one pass over the cluster's claims.
 using ClaimsByPod = std::unordered_map<std::string, std::vector<const dra::ResourceClaim*>>;
@@ -54,7 +54,7 @@ std::vector<const dra::ResourceClaim*> ClaimsOf(const ClaimsByPod& index, const 
 
 // The devices ("driver/pool/device") of a verdict's choice: ranked where there is one.
 Placement DevicesOf(const DraVerdict& v) {
-  Placement p{.kind = RequestKind::kDra};
+  Placement p{.kind = ClaimsKind()};
   for (const dra::AllocationResult& r : v.ranked.empty() ? v.compat : v.ranked) {
     for (const dra::DeviceResult& d : r.results) p.devices.push_back(dra::DeviceName(d.id));
   }

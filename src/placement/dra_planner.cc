@@ -117,7 +117,7 @@ std::optional<NodeVerdict> DraPlanner::CheckMode(const NodeState& node, const st
   }
   for (const std::string& driver : drivers) gpus = gpus || IsGpu(driver);
   if (!gpus) return std::nullopt;  // NICs, FPGAs: the allocator's word is final, as upstream
-  if (node.mode != NodeMode::kNvidiaDra) {
+  if (node.mode != ClaimsMode()) {
     return NoFit(Reject::kModeMismatch,
                  fmt::format("node mode {}; pod claims GPUs through DRA, which only nodes labelled {}=nvidia-dra serve",
                              ModeName(node.mode), "vke.node.gpu.schedule"));
@@ -147,7 +147,7 @@ const dra::AllocatedDevices* DraPlanner::WithHolds(const NodeState& node, const 
                                                    dra::AllocatedDevices* merged) const {
   bool any = false;
   for (const Allocation& h : node.holds) {
-    if (h.placement.kind != RequestKind::kDra || !HoldCounts(h, pod_.uid, pod_.priority, pod_.controller_uid)) continue;
+    if (h.placement.kind != ClaimsKind() || !HoldCounts(h, pod_.uid, pod_.priority, pod_.controller_uid)) continue;
     if (!any) *merged = *base;
     any = true;
     for (const std::string& name : h.placement.devices) {

@@ -42,7 +42,7 @@ AllocationPtr PodOnNode(const NodeState& node, const std::string& uid) {
                                                        .pod_namespace = it->labels ? it->labels->namespace_name : "",
                                                        .pod_name = it->name,
                                                        .node_name = node.node.name,
-                                                       .mode = NodeMode::kNvidiaDra,
+                                                       .mode = ClaimsMode(),
                                                        .priority = it->priority,
                                                        .terminating = it->terminating});
 }

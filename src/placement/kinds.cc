@@ -62,16 +62,6 @@ Registry& TheRegistry() {
 
 const Kind* KindFor(RequestKind request) { return TheRegistry().ByRequest(request); }
 const Kind* KindFor(NodeMode mode) { return TheRegistry().ByMode(mode); }
-RequestKind ClaimsKind() {
-  static const RequestKind kind = [] {
-    for (const DeviceKind& row : DeviceKinds()) {
-      if (row.payload == Payload::kDevices) return row.request;
-    }
-    return RequestKind::kNone;
-  }();
-  return kind;
-}
-
 std::span<const Kind* const> AllKinds() { return TheRegistry().all(); }
 Status RegisterKind(std::unique_ptr<Kind> kind) { return TheRegistry().Register(std::move(kind)); }
 

@@ -42,7 +42,7 @@ Allocation HoldFor(const Pod& pod, const NodeState& state, RequestKind kind, Pla
 // The special claim of `pod` on `state`'s node (KEP 5004): where it is an nvidia-dra node on which
 // DRA serves some extended resources of the pod that a class maps; nullopt elsewhere.
 std::optional<dra::SpecialClaim> SpecialClaimOn(const Pod& pod, const dra::ClusterState& dra, const NodeState& state) {
-  if (state.mode != NodeMode::kNvidiaDra) return std::nullopt;
+  if (state.mode != ClaimsMode()) return std::nullopt;
   std::vector<std::string> served = dra::ServedOn(state.node, dra::MappedResources(pod, dra.classes()));
   if (served.empty()) return std::nullopt;
   return dra::BuildSpecialClaim(pod, dra.classes(), served);
@@ -90,11 +90,11 @@ void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* p
     if (!planner.problem().empty()) continue;
     DraVerdict v = planner.EvaluateHeld(*state, held, /*rank=*/true);  // the holds so far bind it
     if (!v.node.fits) continue;
-    Placement devices{.kind = RequestKind::kDra};
+    Placement devices{.kind = ClaimsKind()};
     for (const dra::AllocationResult& r : v.ranked) {
       for (const dra::DeviceResult& d : r.results) devices.devices.push_back(dra::DeviceName(d.id));
     }
-    AddHold(HoldFor(*pod, *state, RequestKind::kDra, std::move(devices)), state);
+    AddHold(HoldFor(*pod, *state, ClaimsKind(), std::move(devices)), state);
   }
 }
 

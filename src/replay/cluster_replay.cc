@@ -175,7 +175,7 @@ void MeasureDra(const inventory::InventorySnapshot& snapshot, const std::vector<
   for (const auto& indexed : state.slices().all()) {
     const dra::ResourceSlice& slice = indexed->slice();
     const placement::NodeState* node = snapshot.FindNode(slice.node_name);
-    if (!IsGpuDriver(slice.driver, options.gpu_drivers) || node == nullptr || !node->ready() || node->mode != NodeMode::kNvidiaDra) continue;
+    if (!IsGpuDriver(slice.driver, options.gpu_drivers) || node == nullptr || !node->ready() || node->mode != ClaimsMode()) continue;
     for (const dra::Device& d : slice.devices) {
       auto& [devices, free] = per_node[slice.node_name];
       ++devices;
@@ -241,12 +241,12 @@ void MeasureDevicePlugin(const inventory::InventorySnapshot& snapshot, const std
   double fragmented = 0;
   int64_t gpus = 0;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (!n->ready() || (n->mode != NodeMode::kNvidia && n->mode != NodeMode::kMgpu)) continue;
+    if (!n->ready() || !HasDevicePlugin(n->mode)) continue;
     gpus += n->view.gpu_count;
     r->idle_gpus += n->view.FullyFree();
     if (!samples.empty()) fragmented += scoring::FgdFragmentation(n->view, workload);
-    if (n->mode == NodeMode::kNvidia) r->largest_whole_fit = std::max(r->largest_whole_fit, n->view.FullyFree());
-    for (const placement::GpuSlot& g : n->mode == NodeMode::kMgpu ? n->gpus : std::vector<placement::GpuSlot>{}) {
+    if (HasPayload(n->mode, Payload::kCount)) r->largest_whole_fit = std::max(r->largest_whole_fit, n->view.FullyFree());
+    for (const placement::GpuSlot& g : HasPayload(n->mode, Payload::kShares) ? n->gpus : std::vector<placement::GpuSlot>{}) {
       if (!g.healthy || g.exclusive) continue;
       r->largest_mgpu_core_pct = std::max(r->largest_mgpu_core_pct, static_cast<int>(g.free_milli() / 10));
       r->largest_mgpu_mib = std::max(r->largest_mgpu_mib, g.memory_mib - g.used_mib);
@@ -333,10 +333,10 @@ ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::v
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory.Snapshot();
   for (const inventory::NodeStatePtr& n : snapshot->nodes()) {
     if (!n->ready()) continue;
-    if (n->mode == NodeMode::kNvidia) {
+    if (HasPayload(n->mode, Payload::kCount)) {
       whole_used += n->whole_used;
       whole_total += n->whole_total;
-    } else if (n->mode == NodeMode::kMgpu) {
+    } else if (HasPayload(n->mode, Payload::kShares)) {
       core_used += n->used_milli;
       core_total += n->capacity_milli;
       mem_used += n->used_mib;

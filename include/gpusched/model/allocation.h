@@ -40,6 +40,10 @@ struct Placement {
   std::vector<ContainerAssignment> containers;  // kMgpu: one entry per mGPU container
   std::vector<std::string> devices;             // kDra: "driver/pool/device" held through claims
 
+  // Returns true for a placement of no kind (kNone): the pod holds nothing gpusched books (a pod
+  // bound without GPUs, or one whose claims kube-scheduler allocated).
+  bool empty() const { return kind == RequestKind::kNone; }
+
   bool operator==(const Placement&) const = default;
 };
 

@@ -53,8 +53,8 @@ struct DeviceKind {
 // The rows, one per mode that takes GPU pods: the built-in kinds, then those registered.
 std::span<const DeviceKind> DeviceKinds();
 // Adds a row for a kind registered at startup (placement::RegisterKind calls it). Returns false,
-// adding nothing, if its mode, request kind or label is taken, it reuses kNone or kInvalid, or
-// the table is full (16 rows). Not thread-safe: register before anything reads the table.
+// adding nothing, if its mode, request kind or label is taken, it reuses kNone or kInvalid, its
+// request kind's value is 16 or more (PodUse keeps it in four bits), or the table is full (16 rows). Not thread-safe: register before anything reads the table.
 bool AddDeviceKind(const DeviceKind& row);
 // Returns the row of a request kind, or nullptr for kNone.
 const DeviceKind* KindOf(RequestKind kind);
@@ -66,8 +66,20 @@ const DeviceKind* KindServing(NodeMode mode);
 bool HasPayload(NodeMode mode, Payload payload);
 bool HasPayload(RequestKind kind, Payload payload);
 
-// Returns the label values that select a mode, as a reason lists them: "nvidia, nvidia-dra or mgpu".
-std::string LabelValues();
+// Returns true if pods of the kind ask a device plugin for GPUs and gpusched books what they hold
+// (payload kCount or kShares), as opposed to devices allocated through claims (kDevices).
+bool HasDevicePlugin(NodeMode mode);
+bool HasDevicePlugin(RequestKind kind);
+// Returns the request kind of pods that carry only claims (spec.resourceClaims), and the mode
+// that serves it: the kind whose payload is named devices.
+RequestKind ClaimsKind();
+NodeMode ClaimsMode();
+// Returns true unless `kind` is kNone (no GPU).
+constexpr bool IsGpuKind(RequestKind kind) { return kind != RequestKind::kNone; }
+
+// Returns the label values that select a mode, as a reason lists them: "nvidia, nvidia-dra or
+// mgpu"; without the kinds whose payload is named devices unless `with_devices`.
+std::string LabelValues(bool with_devices = true);
 
 // Returns the mode a label value selects; std::nullopt means the label is absent.
 NodeMode ModeFromLabel(const std::optional<std::string>& label);

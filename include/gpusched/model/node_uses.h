@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpusched/model/disruption_budget.h"
+#include "gpusched/model/node_mode.h"
 #include "gpusched/model/resource_list.h"
 
 namespace gpusched {
@@ -33,11 +34,18 @@ struct PodUse {
   std::shared_ptr<const PodLabels> labels;  // namespace and labels, for PodDisruptionBudgets
   // What preempt weighs of it without reading the use (flags of the constants below): kTies, its
   // constraints may tie it to a pending pod through a filter gpusched does not model (host ports,
-  // required pod affinity or anti-affinity, volumes a volume filter reads: preemption.h); the
-  // kinds of GPU it asks for (kDevices: claims, or extended resources DRA may serve, whose
-  // devices may or may not be GPUs).
-  static constexpr uint8_t kTies = 1, kWholeGpus = 2, kMgpuShares = 4, kDevices = 8;
+  // required pod affinity or anti-affinity, volumes a volume filter reads: preemption.h);
+  // kDevices, it may hold devices through DRA (claims, or extended resources DRA may serve,
+  // whose devices may or may not be GPUs); and in the high nibble the kind of GPU its containers
+  // ask a device plugin for (PluginKind; kNone when none).
+  static constexpr uint8_t kTies = 1, kDevices = 2;
   uint8_t flags = 0;
+
+  // Returns flags with `kind` in the high nibble. REQUIRES: the kind's value is below 16.
+  static constexpr uint8_t WithPluginKind(uint8_t flags, RequestKind kind) {
+    return static_cast<uint8_t>((flags & 0x0f) | (static_cast<uint8_t>(kind) << 4));
+  }
+  static constexpr RequestKind PluginKind(uint8_t flags) { return static_cast<RequestKind>(flags >> 4); }
 
   bool operator==(const PodUse& o) const {
     return uid == o.uid && name == o.name && priority == o.priority && terminating == o.terminating && flags == o.flags &&

@@ -46,7 +46,7 @@ struct DraDefragInput {
 };
 
 // The plan that makes room for `pod`'s claims with the fewest moves, at most options.max_moves.
-// The plan's placement and each move's are RequestKind::kDra with the devices
+// The plan's placement and each move's are of the claims kind (ClaimsKind()) with the devices
 // ("driver/pool/device") their claims get. REQUIRES: the pod has ResourceClaims, or
 // input.special is its special claim.
 DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& input, const DefragOptions& options);

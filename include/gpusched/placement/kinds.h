@@ -18,9 +18,6 @@ namespace gpusched::placement {
 const Kind* KindFor(RequestKind request);
 // Returns the kind a node mode serves, or nullptr for kInvalid.
 const Kind* KindFor(NodeMode mode);
-// Returns the request kind of pods that carry only claims (spec.resourceClaims): the kind whose
-// payload is named devices.
-RequestKind ClaimsKind();
 // Every kind, in the order of the table of device kinds (DeviceKinds()).
 std::span<const Kind* const> AllKinds();
 

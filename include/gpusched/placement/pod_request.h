@@ -74,12 +74,12 @@ struct PodRequest {
 
   // Returns true if gpusched judges the pod: it asks for GPUs of a kind, or carries claims.
   // Every verb passes other pods through untouched (filter keeps every node, and so on).
-  bool asks_gpu() const { return kind != RequestKind::kNone; }
+  bool asks_gpu() const { return IsGpuKind(kind); }
   // Returns true if the pod's devices come from its ResourceClaims alone (kDra).
-  bool claims_only() const { return kind == RequestKind::kDra; }
+  bool claims_only() const { return IsGpuKind(kind) && kind == ClaimsKind(); }
   // Returns true if the pod asks a device plugin for GPUs: whole GPUs or mGPU shares (which DRA
   // may serve instead on an nvidia-dra node, KEP 5004).
-  bool device_plugin() const { return kind == RequestKind::kWholeGpu || kind == RequestKind::kMgpu; }
+  bool device_plugin() const { return HasDevicePlugin(kind); }
 
   bool valid() const { return invalid_reason.empty(); }
   // Returns true if a pending pod with this request may be placed at all.
