@@ -1,5 +1,6 @@
 // Every kind of GPU pod through every verb that judges a pod, over a real socket: whole GPUs,
-// mGPU shares, a DRA claim and a KEP 5004 extended resource served by DRA. Each kind has its own
+// mGPU shares, a DRA claim, a KEP 5004 extended resource served by DRA, and a fifth kind this test
+// registers itself (a time-sliced GPU, the recipe of docs/architecture.md). Each kind has its own
 // two-node cluster where the pending pod fits only after one eviction, so a verb that forgets a
 // kind fails here: filter refuses, preempt names the victim, explain says evicting it makes
 // room, defrag plans one move, the nominated-node hold keeps the room from other pods while the
@@ -17,6 +18,10 @@
 #include "cluster_json.h"
 #include "dra_json.h"
 #include "gpusched/json/json.h"
+#include "gpusched/placement/kinds.h"
+#include "gpusched/placement/kinds/counted.h"
+#include "gpusched/placement/node_state.h"
+#include "gpusched/placement/pod_request.h"
 #include "http_client.h"
 #include "test_server.h"
 
@@ -24,6 +29,29 @@ namespace gpusched::testing {
 namespace {
 
 using ::testing::HasSubstr;
+
+// A fifth kind, as a newcomer would add one: nodes labelled "timeslice" offer replicas of a GPU
+// that NVIDIA's device plugin time-slices (example.com/gpu-slice), and pods ask for a number of
+// them. Its row and its decisions are all it takes; the verbs find it through the registry.
+constexpr std::string_view kSlice = "example.com/gpu-slice";
+
+class TimeSlicedKind final : public placement::CountedKind {
+ public:
+  TimeSlicedKind()
+      : CountedKind(DeviceKind{.mode = static_cast<NodeMode>(8), .label = "timeslice", .request = static_cast<RequestKind>(8),
+                               .short_name = "timeslice", .asks = kSlice, .payload = Payload::kCount}) {}
+
+  bool Asks(const gpusched::Pod& pod) const override { return Requested(pod, nullptr) > 0; }
+  int64_t Requested(const gpusched::Pod& pod, placement::Violations* invalid) const override {
+    return placement::AggregateLikeKubernetes(pod, [](const Container& c) { return c.other_requests.Get(kSlice); });
+  }
+  std::string ReadLayout(placement::NodeState* state) const override {
+    state->whole_total = state->node.other_allocatable.Get(kSlice);
+    return "";
+  }
+};
+
+const bool kTimeSlicedRegistered = placement::RegisterKind(std::make_unique<TimeSlicedKind>()).ok();
 
 // One kind's cluster: nodes "<k>-a" and "<k>-b", a victim "lo-<k>a" on "<k>-a" and a pod on
 // "<k>-b" that keeps the pending pod off it; `pending(name, node_nominated)` the pod to place and
@@ -34,6 +62,9 @@ struct Kind {
   std::function<std::vector<std::string>(const std::string& victim_state)> cluster;
   std::function<std::string(const std::string& name, const std::string& nominated)> pending;
   std::string other;
+  // Bind books the pod's GPUs (a device-plugin kind); DRA pods hold what kube-scheduler allocated
+  // to their claims before it binds, which this test does not write.
+  bool bind_books = true;
 };
 
 // A bound pod of ReplicaSet rs-<name>, priority 0.
@@ -120,7 +151,7 @@ Kind Claims() {
   PodJson other{.name = "other", .containers = {ContainerJson{.name = "main"}}, .claims = {"small"}};
   std::string other_json = Pending(other, "");
   other_json.replace(other_json.find(R"("resources":{})"), 14, R"("resources":{"claims":[{"name":"small"}]})");
-  return Kind{"claim", cluster, pending, other_json};
+  return Kind{"claim", cluster, pending, other_json, /*bind_books=*/false};
 }
 
 Kind Extended() {
@@ -142,7 +173,28 @@ Kind Extended() {
   auto pending = [](const std::string& name, const std::string& nominated) {
     return Pending(PodJson{.name = name, .containers = {WholeGpus("main", 2)}}, nominated);
   };
-  return Kind{"kep", cluster, pending, Pending(PodJson{.name = "other", .containers = {WholeGpus("main", 1)}}, "")};
+  return Kind{"kep", cluster, pending, Pending(PodJson{.name = "other", .containers = {WholeGpus("main", 1)}}, ""),
+              /*bind_books=*/false};
+}
+
+Kind TimeSliced() {
+  auto node = [](const std::string& name) {
+    return NodeJson{.name = name, .label = "timeslice", .extra_allocatable = {{std::string(kSlice), "2"}}}.ToJson();
+  };
+  auto slices = [](int64_t n) {
+    std::string v = std::to_string(n);
+    return ContainerJson{.name = "c", .limits = {{std::string(kSlice), v}}, .requests = {{std::string(kSlice), v}}};
+  };
+  auto cluster = [node, slices](const std::string& victim) {
+    std::vector<std::string> items = {node("timeslice-a"), node("timeslice-b"),
+                                      Running("lo-timesliceb", "timeslice-b", {slices(1)}, "").ToJson()};
+    if (victim != "gone") items.push_back(Running("lo-timeslicea", "timeslice-a", {slices(1)}, victim).ToJson());
+    return items;
+  };
+  auto pending = [slices](const std::string& name, const std::string& nominated) {
+    return Pending(PodJson{.name = name, .containers = {slices(2)}}, nominated);
+  };
+  return Kind{"timeslice", cluster, pending, Pending(PodJson{.name = "other", .containers = {slices(1)}}, "")};
 }
 
 rapidjson::Document Parse(const std::string& body) {
@@ -163,6 +215,7 @@ class EveryKind : public ::testing::TestWithParam<Kind> {
 };
 
 TEST_P(EveryKind, EveryVerbJudgesTheKindOnAClusterWhereOnlyAnEvictionMakesRoom) {
+  ASSERT_TRUE(kTimeSlicedRegistered);
   std::vector<std::string> running = Cluster("");
   std::vector<std::string> with_pod = running;
   with_pod.push_back(Pod());
@@ -200,9 +253,12 @@ TEST_P(EveryKind, EveryVerbJudgesTheKindOnAClusterWhereOnlyAnEvictionMakesRoom) 
   ASSERT_EQ(scores.Size(), 1u);
   EXPECT_EQ(std::string(scores[0]["Host"].GetString()), A());
   EXPECT_THAT(client.Post("/bind", BindJson("p", "ml", "p", A())).body, HasSubstr(R"("Error":"")"));
+  // What bind booked counts at once: the other pod no longer fits there.
+  if (!GetParam().bind_books) return;
+  EXPECT_THAT(KeptNodes(client.Post("/filter", ArgsWithNames(GetParam().other, {A()})).body), ::testing::IsEmpty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, EveryKind, ::testing::Values(Whole(), Shared(), Claims(), Extended()),
+INSTANTIATE_TEST_SUITE_P(Kinds, EveryKind, ::testing::Values(Whole(), Shared(), Claims(), Extended(), TimeSliced()),
                          [](const ::testing::TestParamInfo<Kind>& info) { return info.param.name; });
 
 }  // namespace

@@ -130,6 +130,7 @@ std::string NodeJson::ToJson() const {
   if (nvidia_gpus) alloc["nvidia.com/gpu"] = std::to_string(*nvidia_gpus);
   if (mgpu_core) alloc["vke.volcengine.com/mgpu-core"] = std::to_string(*mgpu_core);
   if (mgpu_memory) alloc["vke.volcengine.com/mgpu-memory"] = std::to_string(*mgpu_memory);
+  for (const auto& [k, v] : extra_allocatable) alloc[k] = v;
   S(w, "status");
   w.StartObject();
   S(w, "capacity");

@@ -31,6 +31,7 @@ struct NodeJson {
   std::optional<std::vector<GpuJson>> gpus;   // gpusched.io/gpu-devices
   std::map<std::string, std::string> extra_annotations;
   std::map<std::string, std::string> extra_labels;
+  std::map<std::string, std::string> extra_allocatable;  // status.capacity and allocatable
   std::string spec_extra;       // raw JSON members added to spec ("unschedulable":true,"taints":[...])
   std::string cpu = "63";       // status.allocatable cpu
   std::string ready = "True";   // status of the Ready condition; empty = no conditions

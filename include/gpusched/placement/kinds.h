@@ -22,7 +22,8 @@ const Kind* KindFor(NodeMode mode);
 std::span<const Kind* const> AllKinds();
 
 // Adds `kind` and its row to the table of device kinds. Returns InvalidArgument, registering
-// nothing, if its mode, request kind or label is taken or the table is full. Not thread-safe:
+// nothing, if its mode, request kind or label is taken or the table is full; the row's strings
+// must outlive the process (literals). Not thread-safe:
 // register before anything places a pod (at startup, or in a test before its server starts).
 Status RegisterKind(std::unique_ptr<Kind> kind);
 
