@@ -12,76 +12,53 @@ namespace {
 
 constexpr size_t kMaxKinds = 16;
 
-// The rows in a fixed array, so that the pointers KindOf and KindServing return stay valid when a
-// kind is registered.
-struct Table {
-  std::array<DeviceKind, kMaxKinds> rows{{
-      {.mode = NodeMode::kNvidia, .label = "nvidia", .request = RequestKind::kWholeGpu, .short_name = "whole",
-       .asks = "nvidia.com/gpu", .payload = Payload::kCount},
-      {.mode = NodeMode::kNvidiaDra, .label = "nvidia-dra", .request = RequestKind::kDra, .short_name = "dra",
-       .asks = "DRA resource claims", .payload = Payload::kDevices},
-      {.mode = NodeMode::kMgpu, .label = "mgpu", .request = RequestKind::kMgpu, .short_name = "mgpu",
-       .asks = "vke.volcengine.com/mgpu-core", .payload = Payload::kShares},
-  }};
-  size_t size = 3;
+// The rows: the built-in kinds first. A fixed array, so that the pointers the index holds stay
+// valid when a kind is registered.
+constinit DeviceKind rows[kMaxKinds] = {
+    {.mode = NodeMode::kNvidia, .label = "nvidia", .request = RequestKind::kWholeGpu, .short_name = "whole",
+     .asks = "nvidia.com/gpu", .payload = Payload::kCount},
+    {.mode = NodeMode::kNvidiaDra, .label = "nvidia-dra", .request = RequestKind::kDra, .short_name = "dra",
+     .asks = "DRA resource claims", .payload = Payload::kDevices},
+    {.mode = NodeMode::kMgpu, .label = "mgpu", .request = RequestKind::kMgpu, .short_name = "mgpu",
+     .asks = "vke.volcengine.com/mgpu-core", .payload = Payload::kShares},
 };
+constinit size_t row_count = 3;
 
-Table& Kinds() {
-  static Table table;
-  return table;
-}
-
-std::span<const DeviceKind> Rows() { return {Kinds().rows.data(), Kinds().size}; }
+std::span<const DeviceKind> Rows() { return {rows, row_count}; }
 
 }  // namespace
+
+namespace detail {
+
+constinit KindIndex kind_index = [] {
+  KindIndex index{};
+  for (size_t i = 0; i < 3; ++i) {
+    // The built-in rows' values, spelled out: a constant initializer may not read `rows`.
+    constexpr NodeMode kModes[] = {NodeMode::kNvidia, NodeMode::kNvidiaDra, NodeMode::kMgpu};
+    constexpr RequestKind kRequests[] = {RequestKind::kWholeGpu, RequestKind::kDra, RequestKind::kMgpu};
+    index.by_mode[static_cast<uint8_t>(kModes[i])] = &rows[i];
+    index.by_request[static_cast<uint8_t>(kRequests[i])] = &rows[i];
+  }
+  return index;
+}();
+
+}  // namespace detail
 
 std::span<const DeviceKind> DeviceKinds() { return Rows(); }
 
 bool AddDeviceKind(const DeviceKind& row) {
-  Table& t = Kinds();
-  if (t.size == kMaxKinds || row.mode == NodeMode::kInvalid || row.request == RequestKind::kNone ||
+  if (row_count == kMaxKinds || row.mode == NodeMode::kInvalid || row.request == RequestKind::kNone ||
       static_cast<size_t>(row.request) >= kMaxKinds) {
     return false;
   }
   for (const DeviceKind& k : Rows()) {
     if (k.mode == row.mode || k.request == row.request || k.label == row.label) return false;
   }
-  t.rows[t.size++] = row;
+  rows[row_count] = row;
+  detail::kind_index.by_mode[static_cast<uint8_t>(row.mode)] = &rows[row_count];
+  detail::kind_index.by_request[static_cast<uint8_t>(row.request)] = &rows[row_count];
+  ++row_count;
   return true;
-}
-
-const DeviceKind* KindOf(RequestKind kind) {
-  for (const DeviceKind& k : Rows()) {
-    if (k.request == kind) return &k;
-  }
-  return nullptr;
-}
-
-const DeviceKind* KindServing(NodeMode mode) {
-  for (const DeviceKind& k : Rows()) {
-    if (k.mode == mode) return &k;
-  }
-  return nullptr;
-}
-
-bool HasPayload(NodeMode mode, Payload payload) {
-  const DeviceKind* k = KindServing(mode);
-  return k != nullptr && k->payload == payload;
-}
-
-bool HasPayload(RequestKind kind, Payload payload) {
-  const DeviceKind* k = KindOf(kind);
-  return k != nullptr && k->payload == payload;
-}
-
-bool HasDevicePlugin(NodeMode mode) {
-  const DeviceKind* k = KindServing(mode);
-  return k != nullptr && k->payload != Payload::kDevices;
-}
-
-bool HasDevicePlugin(RequestKind kind) {
-  const DeviceKind* k = KindOf(kind);
-  return k != nullptr && k->payload != Payload::kDevices;
 }
 
 RequestKind ClaimsKind() {
@@ -117,11 +94,6 @@ NodeMode ModeFromLabel(const std::optional<std::string>& label) {
 std::string_view ModeName(NodeMode mode) {
   const DeviceKind* k = KindServing(mode);
   return k != nullptr ? k->label : "invalid";
-}
-
-NodeMode ModeServing(RequestKind kind) {
-  const DeviceKind* k = KindOf(kind);
-  return k != nullptr ? k->mode : NodeMode::kInvalid;
 }
 
 std::string_view RequestKindName(RequestKind kind) {

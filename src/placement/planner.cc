@@ -27,6 +27,7 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
     v.reason = node.condition_reason;
     return v;
   }
+  UseKind(request.kind);
   NodeMode wanted = ModeServing(request.kind);
   if (node.mode != wanted) {
     // A pod of the mode the node is leaving: the switch is the fact that refuses it.
@@ -42,10 +43,9 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
     v.reason = node.condition_reason;
     return v;
   }
-  const Kind* kind = KindFor(request.kind);
   Judging how{.options = &options_, .want_placement = want_placement, .explain = explain_, .witness = witness_,
-               .scratch = ScratchFor(*kind)};
-  kind->Evaluate(request, node, how, &v);
+               .scratch = kind_scratch_};
+  kind_->Evaluate(request, node, how, &v);
   // More than the node could ever give: show how the pod spelled the number ("1Gi" of MiB).
   if (v.reject == Reject::kInsufficient && !v.resolvable && !request.quantity_note.empty()) {
     v.reason = fmt::format("{} ({})", v.reason, request.quantity_note);

@@ -8,6 +8,7 @@
 // (placement/kinds.h); a registered kind's mode and request kind are values beyond the named ones.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -54,22 +55,46 @@ struct DeviceKind {
 std::span<const DeviceKind> DeviceKinds();
 // Adds a row for a kind registered at startup (placement::RegisterKind calls it). Returns false,
 // adding nothing, if its mode, request kind or label is taken, it reuses kNone or kInvalid, its
-// request kind's value is 16 or more (PodUse keeps it in four bits), or the table is full (16 rows). Not thread-safe: register before anything reads the table.
+// request kind's value is 16 or more (PodUse keeps it in four bits), or the table is full (16
+// rows). Not thread-safe: register before anything reads the table.
 bool AddDeviceKind(const DeviceKind& row);
+
+namespace detail {
+// The rows by mode and by request kind, for lookups in constant time on the filter path;
+// constant-initialized with the built-in rows (node_mode.cc), so valid before any code runs.
+struct KindIndex {
+  std::array<const DeviceKind*, 256> by_mode;
+  std::array<const DeviceKind*, 256> by_request;
+};
+extern KindIndex kind_index;
+}  // namespace detail
+
 // Returns the row of a request kind, or nullptr for kNone.
-const DeviceKind* KindOf(RequestKind kind);
+inline const DeviceKind* KindOf(RequestKind kind) { return detail::kind_index.by_request[static_cast<uint8_t>(kind)]; }
 // Returns the row of a node mode, or nullptr for kInvalid.
-const DeviceKind* KindServing(NodeMode mode);
+inline const DeviceKind* KindServing(NodeMode mode) { return detail::kind_index.by_mode[static_cast<uint8_t>(mode)]; }
 
 // Returns true if the kind that `mode` serves (or `kind` names) holds `payload`; false for
 // kInvalid and kNone.
-bool HasPayload(NodeMode mode, Payload payload);
-bool HasPayload(RequestKind kind, Payload payload);
+inline bool HasPayload(NodeMode mode, Payload payload) {
+  const DeviceKind* k = KindServing(mode);
+  return k != nullptr && k->payload == payload;
+}
+inline bool HasPayload(RequestKind kind, Payload payload) {
+  const DeviceKind* k = KindOf(kind);
+  return k != nullptr && k->payload == payload;
+}
 
 // Returns true if pods of the kind ask a device plugin for GPUs and gpusched books what they hold
 // (payload kCount or kShares), as opposed to devices allocated through claims (kDevices).
-bool HasDevicePlugin(NodeMode mode);
-bool HasDevicePlugin(RequestKind kind);
+inline bool HasDevicePlugin(NodeMode mode) {
+  const DeviceKind* k = KindServing(mode);
+  return k != nullptr && k->payload != Payload::kDevices;
+}
+inline bool HasDevicePlugin(RequestKind kind) {
+  const DeviceKind* k = KindOf(kind);
+  return k != nullptr && k->payload != Payload::kDevices;
+}
 // Returns the request kind of pods that carry only claims (spec.resourceClaims), and the mode
 // that serves it: the kind whose payload is named devices.
 RequestKind ClaimsKind();
@@ -87,8 +112,11 @@ NodeMode ModeFromLabel(const std::optional<std::string>& label);
 // Returns "nvidia", "nvidia-dra", "mgpu" or "invalid".
 std::string_view ModeName(NodeMode mode);
 
-// Returns the mode that serves `kind`. REQUIRES: kind != kNone.
-NodeMode ModeServing(RequestKind kind);
+// Returns the mode that serves `kind`; kInvalid for kNone.
+inline NodeMode ModeServing(RequestKind kind) {
+  const DeviceKind* k = KindOf(kind);
+  return k != nullptr ? k->mode : NodeMode::kInvalid;
+}
 
 // Returns how a reason names what a pod of `kind` requests, e.g. "nvidia.com/gpu".
 std::string_view RequestKindName(RequestKind kind);

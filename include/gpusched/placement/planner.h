@@ -23,6 +23,7 @@
 
 #include "gpusched/model/allocation.h"
 #include "gpusched/placement/kind.h"
+#include "gpusched/placement/kinds.h"
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/pod_request.h"
 #include "gpusched/placement/policy.h"
@@ -54,10 +55,20 @@ class Planner {
     bool made = false;
     std::unique_ptr<KindScratch> buffers;
   };
+  // Sets kind_ and kind_scratch_ for `request` (a scan asks for one kind thousands of times).
+  void UseKind(RequestKind request) {
+    if (request == kind_request_ && kind_ != nullptr) return;
+    kind_request_ = request;
+    kind_ = KindFor(request);
+    kind_scratch_ = kind_ != nullptr ? ScratchFor(*kind_) : nullptr;
+  }
   KindScratch* ScratchFor(const Kind& kind);
 
   PlacementOptions options_;
   std::vector<Scratch> scratch_;  // by request kind
+  RequestKind kind_request_ = RequestKind::kNone;
+  const Kind* kind_ = nullptr;
+  KindScratch* kind_scratch_ = nullptr;
   bool explain_ = true;  // false inside Fits: refusals skip their reasons
   std::vector<int>* witness_ = nullptr;  // inside Witness: where the one-slice scan reports its GPU
 };
