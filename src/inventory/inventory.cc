@@ -76,7 +76,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
       for (const Allocation& a : extra->second) allocations.push_back(std::make_shared<const Allocation>(a));
     }
     placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
-    state.uses = SharedUsesLocked(name);
+    state.uses = uses_.Shared(name);
     if (auto n = nominated_uses.find(name); n != nominated_uses.end()) {
       for (const PodUse* use : n->second) state.nominated.push_back(*use);
     }
@@ -131,7 +131,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
   }
   for (const auto& [uid, h] : defrag_holds_) held.insert(h.hold.node_name);
   for (const auto& [name, keys] : counted_holds_) held.insert(name);
-  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, budget_list_,
+  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, uses_.budget_list(),
                                                             std::vector<std::string>(held.begin(), held.end())));
 }
 

@@ -194,9 +194,8 @@ bool Inventory::SeenBoundLocked(std::string_view uid) const {
 
 std::vector<std::string> Inventory::PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const {
   std::vector<std::string> out;
-  auto slot = uses_.find(node);
-  if (controller_uid.empty() || slot == uses_.end()) return out;
-  for (const PodUse& p : slot->second.uses.pods()) {
+  if (controller_uid.empty()) return out;
+  for (const PodUse& p : uses_.PodsOn(node)) {
     if (!p.terminating && p.labels != nullptr && p.labels->controller_uid == controller_uid) out.push_back(p.uid);
   }
   std::sort(out.begin(), out.end());

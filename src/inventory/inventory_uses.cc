@@ -1,7 +1,7 @@
 // File: inventory_uses.cc
 //
-// Inventory, continued: what preemption needs besides the ledger. Each bound pod's use of its
-// node besides GPUs (NodeState::uses) and the GPUs held for pods nominated to a node after
+// Inventory, continued: what preemption needs besides the ledger. The use table's changes as
+// nodes to rebuild, the budgets from a cluster delta, and the pods nominated to a node after
 // preemption (nomination.h).
 #include "gpusched/inventory/inventory.h"
 
@@ -10,21 +10,6 @@
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::inventory {
-namespace {
-
-// PodUse::flags of `pod`.
-uint8_t UseFlags(const Pod& pod) {
-  placement::PodRequest request = placement::AnalyzePod(pod);
-  uint8_t flags = pod.constraints.Ties() ? PodUse::kTies : 0;
-  if (request.device_plugin()) flags = PodUse::WithPluginKind(flags, request.kind);
-  // A KEP 5004 pod's counted devices may come through DRA.
-  if (!pod.resource_claims.empty() || !pod.extended_resource_claim.empty() || HasPayload(request.kind, Payload::kCount)) {
-    flags |= PodUse::kDevices;
-  }
-  return flags;
-}
-
-}  // namespace
 
 std::string Inventory::NodeOfLocked(std::string_view uid) const {
   if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->node_name;
@@ -33,69 +18,22 @@ std::string Inventory::NodeOfLocked(std::string_view uid) const {
 }
 
 void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {
-  if (!pod.bound() || pod.terminal()) {
-    DropUseLocked(pod.uid, pod.node_name, touched);
-    return;
-  }
-  PodUse use{.uid = pod.uid,
-             .name = pod.name,
-             .priority = pod.priority,
-             .terminating = pod.terminating,
-             .requests = EffectiveRequests(pod),
-             .labels = InternLabelsLocked(pod),
-             .flags = UseFlags(pod)};
-  UsesSlot& slot = uses_[pod.node_name];
-  if (!slot.uses.Put(std::move(use))) return;
-  slot.shared = nullptr;
-  touched->insert(pod.node_name);
+  if (uses_.Track(pod)) touched->insert(pod.node_name);
 }
 
 void Inventory::DropUseLocked(std::string_view uid, std::string_view node, std::set<std::string>* touched) {
-  auto slot = uses_.find(node);
-  if (slot == uses_.end()) return;
-  if (!slot->second.uses.Drop(uid)) return;
-  if (touched != nullptr) touched->insert(std::string(node));
-  if (slot->second.uses.empty()) {
-    uses_.erase(slot);
-    return;
-  }
-  slot->second.shared = nullptr;
-}
-
-std::shared_ptr<const NodeUses> Inventory::SharedUsesLocked(std::string_view node) {
-  auto slot = uses_.find(node);
-  if (slot == uses_.end()) return nullptr;
-  if (slot->second.shared == nullptr) slot->second.shared = std::make_shared<const NodeUses>(slot->second.uses);
-  return slot->second.shared;
-}
-
-std::shared_ptr<const PodLabels> Inventory::InternLabelsLocked(const Pod& pod) {
-  PodLabels key = LabelsOf(pod);
-  auto it = label_sets_.find(key);
-  if (it != label_sets_.end()) return *it;
-  if (label_sets_.size() >= 2 * std::max<size_t>(label_sets_pruned_at_, 1024)) {
-    std::erase_if(label_sets_, [](const auto& l) { return l.use_count() == 1; });
-    label_sets_pruned_at_ = label_sets_.size();
-  }
-  auto shared = std::make_shared<const PodLabels>(std::move(key));
-  label_sets_.insert(shared);
-  return shared;
+  if (uses_.Drop(uid, node) && touched != nullptr) touched->insert(std::string(node));
 }
 
 bool Inventory::ApplyBudgetsLocked(ClusterDelta* delta) {
   if (delta->upsert_budgets.empty() && delta->deleted_budgets.empty() && !delta->all_budgets) return false;
-  std::map<std::string, DisruptionBudget> next = delta->all_budgets ? std::map<std::string, DisruptionBudget>() : budgets_;
+  std::map<std::string, DisruptionBudget> next = delta->all_budgets ? std::map<std::string, DisruptionBudget>() : uses_.budgets();
   for (const std::string& key : delta->deleted_budgets) next.erase(key);
   for (DisruptionBudget& b : delta->upsert_budgets) {
     std::string key = b.namespace_name + "/" + b.name;
     next.insert_or_assign(std::move(key), std::move(b));
   }
-  if (next == budgets_) return false;
-  budgets_ = std::move(next);
-  std::vector<DisruptionBudget> list;
-  for (const auto& [key, b] : budgets_) list.push_back(b);
-  budget_list_ = list.empty() ? nullptr : std::make_shared<const std::vector<DisruptionBudget>>(std::move(list));
-  return true;
+  return uses_.SetBudgets(std::move(next));
 }
 
 void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
@@ -140,9 +78,7 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 bool Inventory::VictimsLeavingLocked(std::string_view node, int32_t priority) const {
-  auto slot = uses_.find(node);
-  if (slot == uses_.end()) return false;
-  const std::vector<PodUse>& pods = slot->second.uses.pods();
+  const std::vector<PodUse>& pods = uses_.PodsOn(node);
   return std::any_of(pods.begin(), pods.end(), [&](const PodUse& u) { return u.terminating && u.priority < priority; });
 }
 

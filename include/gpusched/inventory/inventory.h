@@ -36,6 +36,7 @@
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/ledger.h"
 #include "gpusched/inventory/snapshot.h"
+#include "gpusched/inventory/use_table.h"
 #include "gpusched/dra/cel.h"
 #include "gpusched/model/allocation.h"
 #include "gpusched/inventory/cluster_objects.h"
@@ -251,14 +252,10 @@ class Inventory {
   bool VictimsLeavingLocked(std::string_view node, int32_t priority) const GPUSCHED_REQUIRES(mu_);
   // PodDisruptionBudgets: returns true if they changed.
   bool ApplyBudgetsLocked(ClusterDelta* delta) GPUSCHED_REQUIRES(mu_);
-  // The shared copy of `pod`'s namespace and labels (one per distinct set).
-  std::shared_ptr<const PodLabels> InternLabelsLocked(const Pod& pod) GPUSCHED_REQUIRES(mu_);
-  // uses_: records what `pod` asks of its node if it is bound and not finished, else drops it.
+  // uses_.Track, adding the node to `touched` if its uses changed.
   void TrackUseLocked(const Pod& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // `touched` may be null when the caller rebuilds the node anyway.
   void DropUseLocked(std::string_view uid, std::string_view node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  // The uses of `node` as node states share them (copied after a change), or null.
-  std::shared_ptr<const NodeUses> SharedUsesLocked(std::string_view node) GPUSCHED_REQUIRES(mu_);
   // The node a pod is known on (its allocation's, else its record's), "" if none.
   std::string NodeOfLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // ObservePodLocked's work, without keeping allocation_only_ (its caller does).
@@ -359,27 +356,8 @@ class Inventory {
   // of the annotated holds its state counts.
   std::set<std::string, std::less<>> held_nodes_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, std::vector<std::string>, std::less<>> counted_holds_ GPUSCHED_GUARDED_BY(mu_);
-  // Every bound, non-terminal pod's use of its node (NodeState::uses), by node name: changed in
-  // place, and copied once for the node states built after a change (shared until the next).
-  struct UsesSlot {
-    NodeUses uses;
-    std::shared_ptr<const NodeUses> shared;  // null after a change
-  };
-  std::map<std::string, UsesSlot, std::less<>> uses_ GPUSCHED_GUARDED_BY(mu_);
-  // Distinct pod label sets, shared by PodUses (each stored once, ordered by value); pruned of
-  // unused ones as it doubles.
-  struct LabelsByValue {
-    using is_transparent = void;
-    static const PodLabels& Of(const PodLabels& l) { return l; }
-    static const PodLabels& Of(const std::shared_ptr<const PodLabels>& l) { return *l; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const { return Of(a) < Of(b); }
-  };
-  std::set<std::shared_ptr<const PodLabels>, LabelsByValue> label_sets_ GPUSCHED_GUARDED_BY(mu_);
-  size_t label_sets_pruned_at_ GPUSCHED_GUARDED_BY(mu_) = 0;
-  // PodDisruptionBudgets by "namespace/name", and as the snapshot shows them.
-  std::map<std::string, DisruptionBudget> budgets_ GPUSCHED_GUARDED_BY(mu_);
-  std::shared_ptr<const std::vector<DisruptionBudget>> budget_list_ GPUSCHED_GUARDED_BY(mu_);
+  // Every bound pod's use of its node besides GPUs, the label sets, the budgets.
+  UseTable uses_ GPUSCHED_GUARDED_BY(mu_);
   placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   dra::cel::ProgramCache hold_programs_;  // the selectors of nominated claim pods (thread-safe)
