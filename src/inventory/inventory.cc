@@ -27,32 +27,6 @@ Inventory::Inventory(InventoryOptions options) : options_(options) {
 }
 
 
-void Inventory::PutPodLocked(Pod&& pod) {
-  if (pod.spec_error.empty()) {
-    unreadable_pods_.erase(pod.uid);
-  } else {
-    unreadable_pods_[pod.uid] = fmt::format("pod {}/{} ({}): {}", pod.namespace_name, pod.name, pod.uid, pod.spec_error);
-  }
-  auto it = pods_.find(pod.uid);
-  if (it != pods_.end()) {
-    if (!it->second.bound()) --unbound_pods_;
-    if (!pod.bound()) ++unbound_pods_;
-    it->second = std::move(pod);
-    return;
-  }
-  if (!pod.bound()) ++unbound_pods_;
-  std::string uid = pod.uid;
-  pods_.emplace(std::move(uid), std::move(pod));
-}
-
-void Inventory::ErasePodLocked(const std::string& uid) {
-  unreadable_pods_.erase(uid);
-  auto it = pods_.find(uid);
-  if (it == pods_.end()) return;
-  if (!it->second.bound()) --unbound_pods_;
-  pods_.erase(it);
-}
-
 bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
   const Allocation* a = ledger_.Find(uid);
   return a != nullptr && a->origin == AllocationOrigin::kObserved && !pods_.contains(uid);
@@ -254,7 +228,7 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
     std::set<std::string_view> listed;
     for (const Pod& p : delta->upsert_pods) listed.insert(p.uid);
     std::vector<std::string> vanished;
-    for (const auto& [uid, pod] : pods_) {
+    for (const auto& [uid, pod] : pods_.all()) {
       if (!pod.bound() || listed.contains(uid)) continue;
       const Allocation* a = ledger_.Find(uid);
       // Our own bind that the cluster's view does not show yet stays booked (assume_ttl).
@@ -350,43 +324,21 @@ void Inventory::DeletePod(std::string_view uid) { Apply(ClusterDelta{.deleted_po
 void Inventory::RememberPod(Pod&& pod) {
   MutexLock lock(&mu_);
   if (AllocationOnlyLocked(pod.uid)) return;  // seen bound: the record would say less
-  auto it = pods_.find(pod.uid);
-  if (it != pods_.end()) {
-    if (it->second.bound() || ledger_.Find(pod.uid) != nullptr) return;
-    it->second = std::move(pod);
-    return;
-  }
-  pending_fifo_.push_back(pod.uid);
-  PutPodLocked(std::move(pod));
-  TrimPendingLocked();
-}
-
-void Inventory::TrimPendingLocked() {
-  while (unbound_pods_ > options_.max_pending_pods && !pending_fifo_.empty()) {
-    std::string uid = std::move(pending_fifo_.front());
-    pending_fifo_.pop_front();
-    auto it = pods_.find(uid);
-    if (it != pods_.end() && !it->second.bound() && ledger_.Find(uid) == nullptr) ErasePodLocked(uid);
-  }
-  // Entries of pods that were bound or deleted meanwhile are stale; drop them when they pile up.
-  if (pending_fifo_.size() > 2 * options_.max_pending_pods + 1024) {
-    std::deque<std::string> live;
-    for (std::string& uid : pending_fifo_) {
-      auto it = pods_.find(uid);
-      if (it != pods_.end() && !it->second.bound()) live.push_back(std::move(uid));
-    }
-    pending_fifo_ = std::move(live);
-  }
+  if (const Pod* known = pods_.Find(pod.uid); known != nullptr && (known->bound() || ledger_.Find(pod.uid) != nullptr)) return;
+  pods_.Remember(std::move(pod));
+  // A pod being bound (in the ledger) is never forgotten. Trim calls this under mu_.
+  pods_.Trim(options_.max_pending_pods,
+             [this](std::string_view uid) GPUSCHED_REQUIRES(mu_) { return ledger_.Find(uid) == nullptr; });
 }
 
 InventoryStats Inventory::Stats() const {
   MutexLock lock(&mu_);
   return InventoryStats{.ledger_size = ledger_.size(),
                         .pods_known = pods_.size() + allocation_only_,
-                        .pending_pods = unbound_pods_,
+                        .pending_pods = pods_.unbound(),
                         .dra_objects = dra_state_->slices().all().size() + dra_state_->classes().size() +
                                        dra_state_->claims().size() + dra_state_->errors().size(),
-                        .unreadable = load_errors_.size() + unreadable_pods_.size() +
+                        .unreadable = load_errors_.size() + pods_.unreadable().size() +
                                       static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const auto& kv) {
                                         return !kv.second.spec.spec_error.empty();
                                       }))};
@@ -398,15 +350,14 @@ std::vector<std::string> Inventory::Errors() const {
   for (const auto& [name, entry] : nodes_) {
     if (!entry.spec.spec_error.empty()) out.push_back(fmt::format("node {}: {}", name, entry.spec.spec_error));
   }
-  for (const auto& [uid, message] : unreadable_pods_) out.push_back(message);
+  for (const auto& [uid, message] : pods_.unreadable()) out.push_back(message);
   std::sort(out.begin(), out.end());
   return out;
 }
 
 std::optional<Pod> Inventory::FindPod(std::string_view uid) const {
   MutexLock lock(&mu_);
-  auto it = pods_.find(uid);
-  if (it != pods_.end()) return it->second;
+  if (const Pod* p = pods_.Find(uid); p != nullptr) return *p;
   if (!AllocationOnlyLocked(uid)) return std::nullopt;
   const Allocation* a = ledger_.Find(uid);
   return Pod{.uid = a->pod_uid, .namespace_name = a->pod_namespace, .name = a->pod_name, .node_name = a->node_name,
@@ -415,7 +366,7 @@ std::optional<Pod> Inventory::FindPod(std::string_view uid) const {
 
 std::optional<std::string> Inventory::FindUid(std::string_view ns, std::string_view name) const {
   MutexLock lock(&mu_);
-  for (const auto& [uid, pod] : pods_) {
+  for (const auto& [uid, pod] : pods_.all()) {
     if (pod.namespace_name == ns && pod.name == name) return uid;
   }
   for (const auto& [uid, a] : ledger_.all()) {

@@ -32,14 +32,14 @@ void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string
     for (const NodeBooking& b : *bookings) {
       const std::string& uid = b.allocation.pod_uid;
       if (gone_.contains(uid) || !BookingFreshLocked(b.booked_at_ms)) continue;
-      auto pod = pods_.find(uid);
-      if (pod != pods_.end() && pod->second.terminal()) continue;
+      const Pod* pod = pods_.Find(uid);
+      if (pod != nullptr && pod->terminal()) continue;
       const Allocation* held = ledger_.Find(uid);
       // Only the cluster's word ends a booking elsewhere: an observed allocation, or a pod seen
       // bound without one. Our own bind in flight (kCommitted, which marks the pod record bound)
       // may still lose to the attempt that booked here.
       if (held != nullptr ? held->origin == AllocationOrigin::kObserved && held->node_name != node
-                          : pod != pods_.end() && pod->second.bound() && pod->second.node_name != node) {
+                          : pod != nullptr && pod->bound() && pod->node_name != node) {
         continue;
       }
       live.insert(uid);
@@ -142,7 +142,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   if (placement.empty() && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
     ObservePodLocked(std::move(record), &touched);  // holds what its (allocated) claims hold
   } else {
-    PutPodLocked(std::move(record));
+    pods_.Put(std::move(record));
   }
   if (placement.empty()) committed_at_[pod.uid] = options_.clock->Now();  // for assume_ttl
   RebuildLocked(touched);
@@ -153,11 +153,11 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
 void Inventory::RevertBareLocked(const std::string& uid, std::set<std::string>* touched) {
   committed_bare_.erase(uid);
   committed_at_.erase(uid);
-  auto it = pods_.find(uid);
-  if (it == pods_.end()) return;
-  touched->insert(it->second.node_name);
-  DropUseLocked(uid, it->second.node_name, touched);
-  Pod pending = it->second;
+  const Pod* known = pods_.Find(uid);
+  if (known == nullptr) return;
+  touched->insert(known->node_name);
+  DropUseLocked(uid, known->node_name, touched);
+  Pod pending = *known;
   pending.node_name.clear();
   ObservePodLocked(std::move(pending), touched);  // what its claims held there is no longer held
 }
@@ -185,16 +185,16 @@ std::string Inventory::UnbookLocked(const std::string& uid) {
   std::string node = ledger_.Release(uid);
   committed_at_.erase(uid);
   booked_at_ms_.erase(uid);
-  auto it = pods_.find(uid);
+  const Pod* known = pods_.Find(uid);
   if (ours) DropUseLocked(uid, node, nullptr);
-  if (ours && it != pods_.end()) {
+  if (ours && known != nullptr) {
     // Commit recorded the node and result annotations on the pod record: take them back.
-    Pod pod = it->second;
+    Pod pod = *known;
     pod.node_name.clear();
     std::erase_if(pod.annotations, [](const auto& kv) {
       return kv.first.starts_with(names::kGpuIndexContainerPrefix) || kv.first == names::kAssumed;
     });
-    PutPodLocked(std::move(pod));
+    pods_.Put(std::move(pod));
   }
   return node;
 }

@@ -188,8 +188,8 @@ std::string Inventory::PodUsingLocked(const NodeHold& h, const std::string& node
 
 bool Inventory::SeenBoundLocked(std::string_view uid) const {
   if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->origin == AllocationOrigin::kObserved;
-  auto it = pods_.find(uid);
-  return it != pods_.end() && it->second.bound() && !committed_bare_.contains(std::string(uid));
+  const Pod* known = pods_.Find(uid);
+  return known != nullptr && known->bound() && !committed_bare_.contains(std::string(uid));
 }
 
 std::vector<std::string> Inventory::PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const {

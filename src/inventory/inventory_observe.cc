@@ -97,7 +97,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
     // Known by its allocation alone from now on, unless a change of other objects must observe it
     // again or its record names an error.
     if (!DependsOnOthersLocked(pod) && pod.spec_error.empty()) {
-      ErasePodLocked(pod.uid);
+      pods_.Erase(pod.uid);
       return;
     }
   } else if (existing != nullptr) {
@@ -111,8 +111,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
     }
     if (in_flight) {
       // A bind is ahead of the cluster's copy: keep the booking and what we recorded.
-      auto it = pods_.find(pod.uid);
-      if (it != pods_.end()) pod = it->second;
+      if (const Pod* known = pods_.Find(pod.uid); known != nullptr) pod = *known;
     } else {
       touched->insert(ledger_.Release(pod.uid));
       committed_at_.erase(pod.uid);
@@ -121,7 +120,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
       // (unbound) replaces it below.
     }
   }
-  PutPodLocked(std::move(pod));
+  pods_.Put(std::move(pod));
 }
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
@@ -133,14 +132,14 @@ void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* t
   if (!node.empty()) touched->insert(std::move(node));
   committed_at_.erase(uid);
   booked_at_ms_.erase(uid);
-  ErasePodLocked(uid);
+  pods_.Erase(uid);
   gone_[uid] = options_.clock->Now();
 }
 
 void Inventory::ReobserveLocked(bool dra_changed, const std::set<std::string>& nodes, const std::set<std::string>& skip,
                                 std::set<std::string>* touched) {
   std::vector<Pod> again;
-  for (const auto& [uid, pod] : pods_) {
+  for (const auto& [uid, pod] : pods_.all()) {
     if (!DependsOnOthersLocked(pod) || skip.contains(uid)) continue;
     bool judged_by_node = !pod.extended_resource_claim.empty() || committed_bare_.contains(uid);
     if (dra_changed || (judged_by_node && nodes.contains(pod.node_name))) again.push_back(pod);

@@ -13,8 +13,8 @@ namespace gpusched::inventory {
 
 std::string Inventory::NodeOfLocked(std::string_view uid) const {
   if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->node_name;
-  auto it = pods_.find(uid);
-  return it != pods_.end() ? it->second.node_name : std::string();
+  const Pod* known = pods_.Find(uid);
+  return known != nullptr ? known->node_name : std::string();
 }
 
 void Inventory::TrackUseLocked(const Pod& pod, std::set<std::string>* touched) {

@@ -35,6 +35,7 @@
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/ledger.h"
+#include "gpusched/inventory/pod_table.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/inventory/use_table.h"
 #include "gpusched/dra/cel.h"
@@ -289,26 +290,19 @@ class Inventory {
   // Returns the nodes with bookings to keep in sync: a bookings annotation, or extra bookings.
   std::set<std::string> BookedNodesLocked() const GPUSCHED_REQUIRES(mu_);
   bool BookingFreshLocked(int64_t booked_at_ms) const;
-  void PutPodLocked(Pod&& pod) GPUSCHED_REQUIRES(mu_);
-  void ErasePodLocked(const std::string& uid) GPUSCHED_REQUIRES(mu_);
   // Rebuilds the states of `touched` and remembers them for the next PublishLocked.
   void RebuildLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
   // Publishes a snapshot: the last table with the rebuilt states swapped in, or a new table (and
   // name index) when nodes were added or removed.
   void PublishLocked(bool node_set_changed) GPUSCHED_REQUIRES(mu_);
-  void TrimPendingLocked() GPUSCHED_REQUIRES(mu_);
 
   const InventoryOptions options_;
 
   mutable Mutex mu_;
   std::map<std::string, NodeEntry, std::less<>> nodes_ GPUSCHED_GUARDED_BY(mu_);
-  std::unordered_map<std::string, Pod, Ledger::UidHash, std::equal_to<>> pods_ GPUSCHED_GUARDED_BY(mu_);  // by UID
-  // Pods in pods_ with a spec_error: uid -> "pod ns/name: error".
-  std::map<std::string, std::string> unreadable_pods_ GPUSCHED_GUARDED_BY(mu_);
+  PodTable pods_ GPUSCHED_GUARDED_BY(mu_);
   // ClusterObjects::errors of the last ReplaceCluster.
   std::vector<std::string> load_errors_ GPUSCHED_GUARDED_BY(mu_);
-  std::deque<std::string> pending_fifo_ GPUSCHED_GUARDED_BY(mu_);
-  size_t unbound_pods_ GPUSCHED_GUARDED_BY(mu_) = 0;
   size_t allocation_only_ GPUSCHED_GUARDED_BY(mu_) = 0;  // pods known by their allocation alone
   Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);
   // When each kCommitted booking was made, for assume_ttl.
