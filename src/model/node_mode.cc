@@ -51,8 +51,11 @@ bool AddDeviceKind(const DeviceKind& row) {
       static_cast<size_t>(row.request) >= kMaxKinds) {
     return false;
   }
+  // "" and "invalid" name no mode (ModeFromLabel, ModeName); one kind serves claims (ClaimsKind).
+  if (row.label.empty() || row.label == "invalid") return false;
   for (const DeviceKind& k : Rows()) {
     if (k.mode == row.mode || k.request == row.request || k.label == row.label) return false;
+    if (k.payload == Payload::kDevices && row.payload == Payload::kDevices) return false;
   }
   rows[row_count] = row;
   detail::kind_index.by_mode[static_cast<uint8_t>(row.mode)] = &rows[row_count];

@@ -39,6 +39,7 @@ std::string BuildLayout(NodeState* state) {
   const Node& node = state->node;
   if (!node.spec_error.empty()) return node.spec_error;
   state->whole_total = node.allocatable.nvidia_gpus;
+  const Kind* kind = KindFor(state->mode);
   if (node.published_gpus) {
     std::vector<GpuDevice> devices = *node.published_gpus;
     std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
@@ -48,10 +49,10 @@ std::string BuildLayout(NodeState* state) {
       if (i > 0 && devices[i - 1].index == d.index) {
         return fmt::format("annotation {}: GPU index {} is listed twice", names::kGpuDevicesAnnotation, d.index);
       }
+      if (std::string why = kind != nullptr ? kind->CheckDevice(d) : ""; !why.empty()) return why;
       AddGpu(d, state);
     }
   }
-  const Kind* kind = KindFor(state->mode);
   return kind != nullptr ? kind->ReadLayout(state) : "";
 }
 

@@ -66,7 +66,12 @@ TEST(Kinds, ARegistrationThatWouldMakeTwoKindsAnswerForOneThingIsRefused) {
   no_gpu.request = RequestKind::kNone;
   EXPECT_FALSE(RegisterKind(std::make_unique<StubKind>(no_gpu)).ok());
   EXPECT_FALSE(RegisterKind(std::make_unique<StubKind>(StubRow(16, "wide"))).ok());  // PodUse keeps 4 bits
-  for (std::string_view label : {"other", "none", "wide"}) EXPECT_EQ(ModeFromLabel(std::string(label)), NodeMode::kInvalid);
+  EXPECT_FALSE(RegisterKind(std::make_unique<StubKind>(StubRow(13, ""))).ok());  // "" is no mode
+  EXPECT_FALSE(RegisterKind(std::make_unique<StubKind>(StubRow(13, "invalid"))).ok());
+  DeviceKind claims = StubRow(14, "claims2");
+  claims.payload = Payload::kDevices;  // one kind serves claims
+  EXPECT_FALSE(RegisterKind(std::make_unique<StubKind>(claims)).ok());
+  for (std::string_view label : {"other", "none", "wide", "claims2"}) EXPECT_EQ(ModeFromLabel(std::string(label)), NodeMode::kInvalid);
 }
 
 }  // namespace

@@ -101,6 +101,18 @@ TEST(NodeState, DuplicateOrNegativeIndexIsInconsistent) {
   EXPECT_THAT(BuildNodeState(n, {}).condition_reason, HasSubstr("GPU index 1 is listed twice"));
 }
 
+TEST(NodeState, TheFirstUnusableGpuByIndexIsTheReasonAndNoGpuIsCounted) {
+  // GPU 0 has no memory and GPU 1 comes twice: the checks run GPU by GPU, so GPU 0's is the
+  // reason, and the node offers nothing while it is inconsistent.
+  Node n = Heterogeneous();
+  (*n.published_gpus)[0].memory_mib = 0;
+  (*n.published_gpus)[2].index = 1;
+  NodeState s = BuildNodeState(n, {});
+  EXPECT_THAT(s.condition_reason, HasSubstr("GPU 0 has memoryMiB 0"));
+  EXPECT_TRUE(s.gpus.empty());
+  EXPECT_EQ(s.capacity_milli, 0);
+}
+
 TEST(NodeState, BooksMgpuUsagePerGpu) {
   NodeState s = BuildNodeState(SharedNode("n", 2, 10000),
                                {SharedAlloc("a", "n", {0}, 300, 4096), SharedAlloc("b", "n", {0}, 200, 1024),

@@ -54,7 +54,8 @@ struct DeviceKind {
 // The rows, one per mode that takes GPU pods: the built-in kinds, then those registered.
 std::span<const DeviceKind> DeviceKinds();
 // Adds a row for a kind registered at startup (placement::RegisterKind calls it). Returns false,
-// adding nothing, if its mode, request kind or label is taken, it reuses kNone or kInvalid, its
+// adding nothing, if its mode, request kind or label is taken, its label is "" or "invalid", it
+// is a second kind of named devices (one kind serves claims), it reuses kNone or kInvalid, its
 // request kind's value is 16 or more (PodUse keeps it in four bits), or the table is full (16
 // rows). Not thread-safe: register before anything reads the table.
 bool AddDeviceKind(const DeviceKind& row);

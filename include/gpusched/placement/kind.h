@@ -21,6 +21,7 @@
 
 #include "gpusched/common/status.h"
 #include "gpusched/model/allocation.h"
+#include "gpusched/model/gpu.h"
 #include "gpusched/model/node_mode.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/policy.h"
@@ -61,8 +62,8 @@ class Kind {
 
   // --- The pod ---
 
-  // Returns true if one of the pod's containers sets one of the kind's resources (a zero
-  // included). AnalyzePod asks every kind; a pod that two kinds claim is refused. A kind served
+  // Returns true if one of the pod's containers sets one of the kind's resources to more than
+  // zero ("0" asks for nothing). AnalyzePod asks every kind; a pod that two kinds claim is refused. A kind served
   // by claims alone (DRA) returns false: AnalyzePod gives it the pods nothing else claims.
   virtual bool Asks(const Pod& pod) const = 0;
   // The kind's resources as a pod spells them, for reasons: "vke.volcengine.com/mgpu-*".
@@ -84,9 +85,15 @@ class Kind {
 
   // --- The node: nodes whose label selects this kind's mode ---
 
-  // Sets what the node offers (state->gpus, devices, whole_total) from state->node; gpus and
-  // devices are empty and whole_total is the node's nvidia.com/gpu on entry. Returns why the
-  // node's description cannot be trusted (the node is inconsistent), or "".
+  // Returns why one GPU the node publishes (gpusched.io/gpu-devices) cannot be used by the kind
+  // (an mGPU GPU without memory), or "". Asked of each published GPU in index order, after the
+  // checks every kind shares; the first reason makes the node inconsistent.
+  virtual std::string CheckDevice(const GpuDevice& device) const { return ""; }
+  // Sets what the node offers (state->gpus, devices, whole_total) from state->node. On entry
+  // gpus and devices hold the GPUs the node publishes, if it publishes them (else they are empty:
+  // a kind may add GPUs from the node's aggregates, AddGpu), and whole_total is the node's
+  // nvidia.com/gpu. Returns why the node's description cannot be trusted (the node is
+  // inconsistent), or "".
   virtual std::string ReadLayout(NodeState* state) const { return ""; }
   // Returns why a node of this mode takes no GPU pods for a reason of the kind's own (an mGPU
   // compute policy label that names no policy), or "".

@@ -41,9 +41,6 @@ std::string CheckPublished(const NodeState& state) {
   int64_t healthy = 0, healthy_mib = 0;
   bool any_mig = false;
   for (const GpuDevice& d : state.devices) {
-    if (d.memory_mib <= 0) {
-      return fmt::format("annotation {}: GPU {} has memoryMiB {}", names::kGpuDevicesAnnotation, d.index, d.memory_mib);
-    }
     any_mig |= d.mig_enabled;
     if (!d.healthy || d.mig_enabled) continue;  // the device plugin serves a MIG GPU's slices, not the GPU
     ++healthy;
@@ -127,6 +124,11 @@ class MgpuKind final : public Kind {
     }
     out[std::string(names::kAssumed)] = "true";
     return out;
+  }
+
+  std::string CheckDevice(const GpuDevice& d) const override {
+    if (d.memory_mib > 0) return "";
+    return fmt::format("annotation {}: GPU {} has memoryMiB {}", names::kGpuDevicesAnnotation, d.index, d.memory_mib);
   }
 
   std::string ReadLayout(NodeState* state) const override {
