@@ -37,7 +37,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   built.reserve(touched.size());
   std::map<std::string_view, std::vector<const Pod*>> nominated;
   std::map<std::string_view, std::vector<const PodUse*>> nominated_uses;
-  for (const auto& [uid, n] : nominations_) {
+  for (const auto& [uid, n] : nominations_.all()) {
     if (n.gpus) nominated[n.pod.nominated_node].push_back(&n.pod);
     nominated_uses[n.pod.nominated_node].push_back(&n.use);
   }
@@ -100,7 +100,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
     table_ = NodeTable::Of(nodes);
   }
   std::set<std::string> held;
-  for (const auto& [uid, n] : nominations_) {
+  for (const auto& [uid, n] : nominations_.all()) {
     if (n.gpus) held.insert(n.pod.nominated_node);
   }
   for (const auto& [uid, h] : defrag_holds_) held.insert(h.hold.node_name);
@@ -275,21 +275,12 @@ size_t Inventory::Expire() {
     if (at != committed_at_.end() && now - at->second > options_.assume_ttl) bare.push_back(uid);
   }
   for (const std::string& uid : bare) RevertBareLocked(uid, &touched);
-  std::vector<std::string> expired;
-  for (auto& [uid, n] : nominations_) {
-    if (!n.gpus) continue;
-    // The TTL counts from when the last pod of lower priority terminating on the node (its
-    // victims) is gone.
-    if (VictimsLeavingLocked(n.pod.nominated_node, n.pod.priority)) n.since = now;
-    if (now - n.since > options_.nomination_ttl) expired.push_back(uid);
-  }
-  for (const std::string& uid : expired) {
-    // The hold ends; the pod still counts against the node's other resources while kube-scheduler
-    // keeps it nominated there (it counts it so too).
-    Nomination& n = nominations_.find(uid)->second;
-    n.gpus = false;
-    touched.insert(n.pod.nominated_node);
-  }
+  // A hold ends; the pod still counts against the node's other resources while kube-scheduler
+  // keeps it nominated there (it counts it so too).
+  nominations_.ExpireHolds(
+      now, options_.nomination_ttl,
+      [this](std::string_view node, int32_t priority) GPUSCHED_REQUIRES(mu_) { return VictimsLeavingLocked(node, priority); },
+      &touched);
   ExpireDefragHoldsLocked(now, &touched);
   ExpireAnnotatedHoldsLocked(&touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);

@@ -123,7 +123,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
     if (checked != nullptr) *checked = it->second.spec;
     committed_at_[pod.uid] = options_.clock->Now();
     touched.insert(node);
-    EndNominationLocked(pod.uid, &touched);  // it holds real GPUs now
+    nominations_.End(pod.uid, &touched);  // it holds real GPUs now
     UseHoldLocked(pod, node, &touched);
   } else if (checked != nullptr) {
     // Nothing to book: the node as known (or just its name) is what the bind targets.

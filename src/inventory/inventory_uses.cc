@@ -1,8 +1,8 @@
 // File: inventory_uses.cc
 //
 // Inventory, continued: what preemption needs besides the ledger. The use table's changes as
-// nodes to rebuild, the budgets from a cluster delta, and the pods nominated to a node after
-// preemption (nomination.h).
+// nodes to rebuild, the budgets from a cluster delta, and which pending pods are nominated to a
+// node after preemption and hold GPUs there (kept by the nomination table, nomination_table.h).
 #include "gpusched/inventory/inventory.h"
 
 #include <algorithm>
@@ -37,15 +37,11 @@ bool Inventory::ApplyBudgetsLocked(ClusterDelta* delta) {
 }
 
 void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
-  for (const std::string& uid : delta->deleted_pending) EndNominationLocked(uid, touched);
+  for (const std::string& uid : delta->deleted_pending) nominations_.End(uid, touched);
   if (delta->all_pending) {
     std::set<std::string_view> listed;
     for (const Pod& p : delta->upsert_pending) listed.insert(p.uid);
-    std::vector<std::string> ended;
-    for (const auto& [uid, n] : nominations_) {
-      if (!listed.contains(uid)) ended.push_back(uid);
-    }
-    for (const std::string& uid : ended) EndNominationLocked(uid, touched);
+    nominations_.EndUnlisted(listed, touched);
   }
   for (Pod& p : delta->upsert_pending) NominateLocked(std::move(p), touched);
 }
@@ -57,36 +53,16 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   bool gpus = request.asks_gpu() && request.schedulable();
   bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
                !gone_.contains(pod.uid) && ledger_.Find(pod.uid) == nullptr;
-  auto it = nominations_.find(pod.uid);
   if (!holds) {
-    if (it != nominations_.end()) EndNominationLocked(pod.uid, touched);
+    nominations_.End(pod.uid, touched);
     return;
   }
-  if (it != nominations_.end()) {
-    const Pod& held = it->second.pod;
-    if (held.nominated_node == pod.nominated_node && held.priority == pod.priority && held.containers == pod.containers &&
-        held.init_containers == pod.init_containers && held.resource_claims == pod.resource_claims &&
-        held.overhead == pod.overhead && held.pod_requests == pod.pod_requests) {
-      return;  // the same hold: it keeps its age
-    }
-    touched->insert(held.nominated_node);
-  }
-  touched->insert(pod.nominated_node);
-  std::string uid = pod.uid;
-  PodUse use{.uid = pod.uid, .name = pod.name, .priority = pod.priority, .requests = EffectiveRequests(pod)};
-  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), options_.clock->Now(), gpus, std::move(use)});
+  nominations_.Nominate(std::move(pod), gpus, options_.clock->Now(), touched);
 }
 
 bool Inventory::VictimsLeavingLocked(std::string_view node, int32_t priority) const {
   const std::vector<PodUse>& pods = uses_.PodsOn(node);
   return std::any_of(pods.begin(), pods.end(), [&](const PodUse& u) { return u.terminating && u.priority < priority; });
-}
-
-void Inventory::EndNominationLocked(std::string_view uid, std::set<std::string>* touched) {
-  auto it = nominations_.find(uid);
-  if (it == nominations_.end()) return;
-  touched->insert(it->second.pod.nominated_node);
-  nominations_.erase(it);
 }
 
 }  // namespace gpusched::inventory

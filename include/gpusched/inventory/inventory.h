@@ -35,6 +35,7 @@
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/ledger.h"
+#include "gpusched/inventory/nomination_table.h"
 #include "gpusched/inventory/pod_table.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/inventory/use_table.h"
@@ -214,7 +215,6 @@ class Inventory {
   // Holds: a pending pod's nomination set, moved or ended (nomination.h).
   void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  void EndNominationLocked(std::string_view uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Defrag holds (HoldFor) of `node`, this replica's and those in the node's annotation that
   // count (LiveAnnotatedHoldsLocked), booked on `state`; counted_holds_ follows.
   void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) GPUSCHED_REQUIRES(mu_);
@@ -317,18 +317,8 @@ class Inventory {
   std::map<std::string, std::vector<Allocation>, std::less<>> extra_bookings_ GPUSCHED_GUARDED_BY(mu_);
   // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
-  // Pending pods nominated to a node after preemption, by UID, with when the nomination was seen.
-  // A pending pod nominated to a node. Every one counts against the node's other resources for
-  // pods of lower or equal priority (NodeState::nominated); one asking for GPUs (`gpus`) holds
-  // them too. `since`: when it was nominated, or last saw a pod terminating on its node (its
-  // victims leaving), for nomination_ttl.
-  struct Nomination {
-    Pod pod;
-    std::chrono::steady_clock::time_point since;
-    bool gpus = false;
-    PodUse use;  // what it asks besides GPUs, for NodeState::nominated
-  };
-  std::map<std::string, Nomination, std::less<>> nominations_ GPUSCHED_GUARDED_BY(mu_);
+  // Pending pods nominated to a node after preemption.
+  NominationTable nominations_ GPUSCHED_GUARDED_BY(mu_);
   // GPUs held for the replacements of pods a defrag move evicted, and for the pods their moves
   // made room for, by the UID of the pod they are about.
   struct DefragHold {
