@@ -89,15 +89,6 @@ void AppendPod(std::string* out, const Allocation& a) {
 
 namespace {
 
-// Returns the row whose label is `mode` among those allowed (named devices only if
-// `devices_allowed`), or nullptr.
-const DeviceKind* KindLabelled(std::string_view mode, bool devices_allowed) {
-  for (const DeviceKind& k : DeviceKinds()) {
-    if (k.label == mode && (devices_allowed || k.payload != Payload::kDevices)) return &k;
-  }
-  return nullptr;
-}
-
 Status DecodeShares(const Value& obj, const std::string& path, Placement* p) {
   const Value* containers = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, "containers", path, &containers));
@@ -115,7 +106,8 @@ Status DecodeShares(const Value& obj, const std::string& path, Placement* p) {
 Status DecodePlacement(const Value& obj, const std::string& path, bool devices_allowed, Allocation* a) {
   std::string mode;
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(obj, "mode", path, &mode));
-  const DeviceKind* kind = KindLabelled(mode, devices_allowed);
+  const DeviceKind* kind = KindServing(ModeFromLabel(mode));  // named devices only if devices_allowed
+  if (kind != nullptr && kind->payload == Payload::kDevices && !devices_allowed) kind = nullptr;
   if (kind == nullptr) return InvalidArgumentError(fmt::format("{}.mode: \"{}\" (want {})", path, mode, LabelValues(devices_allowed)));
   a->mode = kind->mode;
   a->placement.kind = kind->request;

@@ -76,7 +76,7 @@ struct PodRequest {
   // Every verb passes other pods through untouched (filter keeps every node, and so on).
   bool asks_gpu() const { return IsGpuKind(kind); }
   // Returns true if the pod's devices come from its ResourceClaims alone (kDra).
-  bool claims_only() const { return IsGpuKind(kind) && kind == ClaimsKind(); }
+  bool claims_only() const { return HasPayload(kind, Payload::kDevices); }
   // Returns true if the pod asks a device plugin for GPUs: whole GPUs or mGPU shares (which DRA
   // may serve instead on an nvidia-dra node, KEP 5004).
   bool device_plugin() const { return HasDevicePlugin(kind); }
