@@ -19,7 +19,6 @@ namespace {
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 constexpr nvmlReturn_t kSuccess = 0;
-constexpr nvmlReturn_t kNotSupported = 3;
 constexpr nvmlReturn_t kInsufficientSize = 7;
 constexpr int kUncorrected = 1;      // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 constexpr int kVolatileEcc = 0;      // NVML_VOLATILE_ECC
