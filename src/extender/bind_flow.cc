@@ -157,7 +157,7 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
         // GPUs held for this pod after its preemption are room for it (nomination.h).
         std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid, pod.priority, pod.controller_uid);
         placement::NodeVerdict v = planner.Evaluate(request, own ? *own : *node, /*want_placement=*/true);
-        if (!v.fits) return Rejected(b, v.reason);
+        if (!v.fits()) return Rejected(b, v.reason);
         placement = std::move(v.placement);
       }
     }

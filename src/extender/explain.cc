@@ -132,13 +132,13 @@ void JudgeNodeFit(const Pod& pod, const ResolvedNodes& nodes, std::vector<placem
   std::erase_if(*fits, [&](const placement::RankedNode& f) {
     std::string why = placement::NodeFitProblem(pod, requests, *nodes.nodes[f.pos]);
     if (why.empty()) return false;
-    refused->emplace(f.pos, NodeVerdict{.reject = placement::Reject::kNodeFit, .resolvable = false, .reason = "kube-scheduler would refuse it: " + why});
+    refused->emplace(f.pos, NodeVerdict{.outcome = placement::Outcome::kUnresolvable, .reject = placement::Reject::kNodeFit, .reason = "kube-scheduler would refuse it: " + why});
     return true;
   });
   for (auto& [pos, verdict] : *refused) {
     std::string why = placement::NodeSelectionProblem(pod.constraints, nodes.nodes[pos]->node);
     if (why.empty() || verdict.reject == placement::Reject::kNodeFit) continue;
-    verdict.resolvable = false;
+    if (verdict.outcome == placement::Outcome::kUnschedulable) verdict.outcome = placement::Outcome::kUnresolvable;
     verdict.reason += "; and kube-scheduler would refuse it: " + why;
   }
 }
@@ -206,7 +206,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
         if (verdict == nullptr) {
           n.score = fits[k].score;
           n.rank = static_cast<int>(k) + 1;
-        } else if (verdict->resolvable) {
+        } else if (verdict->resolvable()) {
           n.would_fit_after = EvictionsOn(pod, *resolved.nodes[pos], snapshot.budgets(), chooser);
         }
       }

@@ -19,12 +19,13 @@ namespace {
 
 using placement::NodeVerdict;
 using placement::RankedNode;
+using placement::Outcome;
 using placement::Reject;
 
 constexpr std::string_view kUnknownNode = "node is not in gpusched's inventory";
 
 NodeVerdict UnknownNode() {
-  return NodeVerdict{.reject = Reject::kUnknownNode, .resolvable = false, .reason = std::string(kUnknownNode)};
+  return NodeVerdict{.outcome = Outcome::kUnresolvable, .reject = Reject::kUnknownNode, .reason = std::string(kUnknownNode)};
 }
 
 uint64_t Hash(std::string_view s) {
@@ -141,7 +142,7 @@ Status EvaluateByDra(const placement::DraPlanner& planner, std::string_view poli
   for (size_t pos : positions) {
     const placement::NodeState& node = *resolved.nodes[pos];
     std::shared_ptr<const placement::DraVerdict> v = planner.Evaluate(node, resolved.index[pos], rank, cache);
-    if (v->request_error && !rank) {
+    if (v->node.outcome == Outcome::kError && !rank) {
       status = InvalidArgumentError(v->node.reason);
       break;
     }

@@ -212,7 +212,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
   StatusOr<std::vector<RankedNode>> fits =
       evaluation->Evaluate(resolved, /*rank=*/false, [&](size_t pos, NodeVerdict&& v) {
         ++counts.rejects[static_cast<size_t>(v.reject)];
-        (v.resolvable ? result.failed : result.unresolvable).emplace_back(pos, std::move(v.reason));
+        (v.resolvable() ? result.failed : result.unresolvable).emplace_back(pos, std::move(v.reason));
       });
   if (!fits.ok()) {
     CountError("filter");

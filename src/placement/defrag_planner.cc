@@ -157,7 +157,7 @@ std::optional<size_t> Fullest(Planner& planner, const PodRequest& request, const
 // `a` as it would be booked on node `n` with what Evaluate gives `request` there, or nullopt.
 std::optional<Allocation> Placed(Planner& planner, const PodRequest& request, Allocation a, const NodeState& n) {
   NodeVerdict v = planner.Evaluate(request, n, /*want_placement=*/true);
-  if (!v.fits) return std::nullopt;
+  if (!v.fits()) return std::nullopt;
   a.node_name = n.node.name;
   a.mode = n.mode;
   a.placement = std::move(v.placement);

@@ -84,11 +84,12 @@ bool DraPlanner::IsGpu(std::string_view driver) const {
 namespace {
 
 NodeVerdict NoFit(Reject reject, std::string reason) {
-  return NodeVerdict{.reject = reject, .resolvable = reject == Reject::kInsufficient, .reason = std::move(reason)};
+  return NodeVerdict{.outcome = NodeVerdict::Refusal(reject == Reject::kInsufficient), .reject = reject, .reason = std::move(reason)};
 }
 
 DraVerdict RequestError(std::string reason, int64_t steps = 0) {
-  return DraVerdict{.node = NoFit(Reject::kInvalidRequest, std::move(reason)), .request_error = true, .steps = steps};
+  return DraVerdict{.node = {.outcome = Outcome::kError, .reject = Reject::kInvalidRequest, .reason = std::move(reason)},
+                    .steps = steps};
 }
 
 }  // namespace
@@ -231,7 +232,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
     v.node = std::move(*no);
     return v;
   }
-  v.node.fits = true;
+  v.node.outcome = Outcome::kFits;
   v.compat = std::move(compat.results);
   if (rank) Rank(node, run, &v);
   return v;

@@ -87,7 +87,7 @@ VictimChoice ChooseDraVictims(const DraPlanner& planner, const dra::ClusterState
     evicted.insert(a->pod_uid);
   }
   DraVerdict all_gone = planner.EvaluateHeld(node, reservations.HeldWithout(evicted));
-  if (!all_gone.node.fits) {
+  if (!all_gone.fits()) {
     out.reason = all_gone.node.reject == Reject::kInsufficient ? NoRoomReason(candidates.size()) : all_gone.node.reason;
     return out;
   }
@@ -96,7 +96,7 @@ VictimChoice ChooseDraVictims(const DraPlanner& planner, const dra::ClusterState
   Reprieve(std::move(candidates), rules, [&](const Allocation& a) {
     auto at = evicted.find(a.pod_uid);
     std::string uid = std::move(evicted.extract(at).value());
-    if (planner.EvaluateHeld(node, reservations.HeldWithout(evicted)).node.fits) return true;
+    if (planner.EvaluateHeld(node, reservations.HeldWithout(evicted)).fits()) return true;
     evicted.insert(std::move(uid));
     return false;
   }, &out);

@@ -11,7 +11,7 @@ namespace gpusched::placement {
 PodRequest Kind::RequestHeldBy(const Allocation& a, std::string_view compute_policy) const { return PodRequest{}; }
 
 void Kind::Evaluate(const PodRequest& request, const NodeState& node, const Judging& how, NodeVerdict* v) const {
-  v->fits = true;
+  v->outcome = Outcome::kFits;
   v->placement.kind = row_.request;
 }
 

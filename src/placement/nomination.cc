@@ -61,7 +61,7 @@ void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, Node
     PodRequest request = AnalyzePod(*pod);
     if (!request.device_plugin() || !request.schedulable()) continue;
     NodeVerdict v = planner.Evaluate(request, after, /*want_placement=*/true);
-    if (!v.fits) continue;
+    if (!v.fits()) continue;
     Allocation hold = HoldFor(*pod, *state, request.kind, std::move(v.placement));
     AddUse(hold, &after);
     AddHold(std::move(hold), state);
@@ -89,7 +89,7 @@ void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* p
     DraPlanner planner(dra, *pod, programs, options, special ? &special->claim : nullptr);
     if (!planner.problem().empty()) continue;
     DraVerdict v = planner.EvaluateHeld(*state, held, /*rank=*/true);  // the holds so far bind it
-    if (!v.node.fits) continue;
+    if (!v.fits()) continue;
     Placement devices{.kind = ClaimsKind()};
     for (const dra::AllocationResult& r : v.ranked) {
       for (const dra::DeviceResult& d : r.results) devices.devices.push_back(dra::DeviceName(d.id));

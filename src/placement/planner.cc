@@ -47,7 +47,7 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
                .scratch = kind_scratch_};
   kind_->Evaluate(request, node, how, &v);
   // More than the node could ever give: show how the pod spelled the number ("1Gi" of MiB).
-  if (v.reject == Reject::kInsufficient && !v.resolvable && !request.quantity_note.empty()) {
+  if (v.reject == Reject::kInsufficient && !v.resolvable() && !request.quantity_note.empty()) {
     v.reason = fmt::format("{} ({})", v.reason, request.quantity_note);
   }
   return v;
@@ -55,7 +55,7 @@ NodeVerdict Planner::Evaluate(const PodRequest& request, const NodeState& node, 
 
 bool Planner::Fits(const PodRequest& request, const NodeState& node) {
   explain_ = false;
-  bool fits = Evaluate(request, node, /*want_placement=*/false).fits;
+  bool fits = Evaluate(request, node, /*want_placement=*/false).fits();
   explain_ = true;
   return fits;
 }
@@ -68,7 +68,7 @@ bool Planner::Witness(const PodRequest& request, const NodeState& node, std::vec
   NodeVerdict v = Evaluate(request, node, /*want_placement=*/!one_slice);
   witness_ = nullptr;
   explain_ = true;
-  if (!v.fits) return false;
+  if (!v.fits()) return false;
   for (const ContainerAssignment& c : v.placement.containers) gpus->insert(gpus->end(), c.gpu_indices.begin(), c.gpu_indices.end());
   return true;
 }

@@ -85,7 +85,7 @@ TEST(AllocationRecord, RoundTripsThroughAnnotations) {
   PodRequest r = AnalyzePod(pod);
   Planner planner(PlacementOptions{});
   NodeVerdict v = planner.Evaluate(r, node);
-  ASSERT_TRUE(v.fits);
+  ASSERT_TRUE(v.fits());
   for (auto& [k, val] : ResultAnnotations(v.placement)) pod.annotations[k] = val;
   pod.node_name = "n";
   Allocation rebuilt = RecordedAllocation(pod, r);

@@ -56,7 +56,7 @@ TEST(DraVerdictCache, PodsOfOneClaimShapeShareVerdictsAndReasonsNameEachPodsOwnC
   for (uint32_t pos = 0; pos < nodes.size(); ++pos) {
     std::shared_ptr<const DraVerdict> cached = one.Evaluate(*nodes[pos], pos, /*rank=*/true, &cache);
     DraVerdict plain = one.Evaluate(*nodes[pos], true);
-    EXPECT_EQ(cached->node.fits, plain.node.fits);
+    EXPECT_EQ(cached->node.outcome, plain.node.outcome);
     EXPECT_EQ(cached->node.reason, plain.node.reason);
     EXPECT_EQ(cached->ranked, plain.ranked);
     EXPECT_EQ(cached->score, plain.score);
@@ -70,6 +70,26 @@ TEST(DraVerdictCache, PodsOfOneClaimShapeShareVerdictsAndReasonsNameEachPodsOwnC
   EXPECT_FALSE(refused->fits());
   EXPECT_THAT(refused->node.reason, HasSubstr("claim ml/train-2: request gpus: 1 of 2 devices available"));
   EXPECT_THAT(one.Evaluate(*nodes[b], b, true, &cache)->node.reason, HasSubstr("claim ml/train-1: request gpus"));
+}
+
+// The verdict's outcome is kube-scheduler's status code: the node fits, room could be made there,
+// or the pod's own request is at fault (which stops its scheduling attempt, whatever the node).
+TEST(DraVerdictCache, TheOutcomeSaysWhetherTheNodeOrThePodIsAtFault) {
+  Cluster c;
+  const auto& nodes = c.snapshot->nodes();
+  size_t a = c.snapshot->FindIndex("dra-a"), b = c.snapshot->FindIndex("dra-b");
+  DraPlanner fine(c.snapshot->dra(), DecodedPod(ClaimPod("p1", "train-1")), &c.programs);
+  EXPECT_EQ(fine.Evaluate(*nodes[a], false).node.outcome, Outcome::kFits);
+  DraVerdict full = fine.Evaluate(*nodes[b], false);
+  EXPECT_EQ(full.node.outcome, Outcome::kUnschedulable);
+  EXPECT_EQ(full.node.reject, Reject::kInsufficient);
+  DraPlanner missing(c.snapshot->dra(), DecodedPod(ClaimPod("p3", "no-such-claim")), &c.programs);
+  for (size_t pos : {a, b}) {
+    DraVerdict v = missing.Evaluate(*nodes[pos], false);
+    EXPECT_EQ(v.node.outcome, Outcome::kError) << nodes[pos]->node.name;
+    EXPECT_EQ(v.node.reject, Reject::kInvalidRequest);
+    EXPECT_THAT(v.node.reason, HasSubstr("no-such-claim"));
+  }
 }
 
 TEST(DraVerdictCache, ANodeWhoseDevicesAClaimTookIsJudgedAgainTheOthersAreNot) {
@@ -101,7 +121,7 @@ TEST(DraVerdictCache, ANodeWhoseDevicesAClaimTookIsJudgedAgainTheOthersAreNot) {
 
 TEST(DraVerdictCache, AFitKeptByFilterDoesNotAnswerARankingButARefusalDoes) {
   DraVerdictCache cache;
-  auto fit = std::make_shared<const DraVerdict>(DraVerdict{.node = NodeVerdict{.fits = true}});
+  auto fit = std::make_shared<const DraVerdict>(DraVerdict{.node = NodeVerdict{.outcome = Outcome::kFits}});
   auto refusal = std::make_shared<const DraVerdict>(DraVerdict{.node = NodeVerdict{.reject = Reject::kInsufficient, .reason = "full"}});
   cache.Put(0, 5, 9, /*rank=*/false, fit);
   cache.Put(1, 5, 9, /*rank=*/false, refusal);

@@ -20,15 +20,15 @@ NodeVerdict Eval(const Pod& pod, const NodeState& node, PlacementOptions options
 }
 
 std::vector<int> GpusOf(const NodeVerdict& v, size_t container = 0) {
-  return v.fits ? v.placement.containers.at(container).gpu_indices : std::vector<int>{};
+  return v.fits() ? v.placement.containers.at(container).gpu_indices : std::vector<int>{};
 }
 
 TEST(Planner, WholeGpuFitsByCount) {
   NodeState node = BuildNodeState(WholeNode("n", 8), {WholeAlloc("a", "n", 6)});
-  EXPECT_TRUE(Eval(WholePod(2), node).fits);
+  EXPECT_TRUE(Eval(WholePod(2), node).fits());
   NodeVerdict v = Eval(WholePod(3), node);
-  EXPECT_FALSE(v.fits);
-  EXPECT_TRUE(v.resolvable);
+  EXPECT_FALSE(v.fits());
+  EXPECT_TRUE(v.resolvable());
   EXPECT_EQ(v.reason, "insufficient nvidia.com/gpu: pod needs 3, node has 2 of 8 free");
 }
 
@@ -46,8 +46,8 @@ TEST(Planner, FitsAgreesWithEvaluateAndLeavesRefusalsExplained) {
     ASSERT_TRUE(r.valid()) << r.invalid_reason;
     bool quick = planner.Fits(r, *node);
     NodeVerdict full = planner.Evaluate(r, *node);
-    EXPECT_EQ(quick, full.fits);
-    if (!full.fits) {
+    EXPECT_EQ(quick, full.fits());
+    if (!full.fits()) {
       EXPECT_FALSE(full.reason.empty());  // Fits did not leave the planner quiet
     }
   }
@@ -55,14 +55,14 @@ TEST(Planner, FitsAgreesWithEvaluateAndLeavesRefusalsExplained) {
 
 TEST(Planner, WholeGpuLargerThanNodeIsUnresolvable) {
   NodeVerdict v = Eval(WholePod(16), BuildNodeState(WholeNode("n", 8), {}));
-  EXPECT_FALSE(v.fits);
-  EXPECT_FALSE(v.resolvable);
+  EXPECT_FALSE(v.fits());
+  EXPECT_FALSE(v.resolvable());
 }
 
 TEST(Planner, CrossModeReasonNamesBoth) {
   NodeVerdict v = Eval(WholePod(1), BuildNodeState(SharedNode("n", 4, 10000), {}));
   EXPECT_EQ(v.reason, "node mode mgpu; pod requests nvidia.com/gpu");
-  EXPECT_FALSE(v.resolvable);
+  EXPECT_FALSE(v.resolvable());
   v = Eval(MgpuPod({MgpuC("c", 30, 1024)}), BuildNodeState(WholeNode("n", 8), {}));
   EXPECT_EQ(v.reason, "node mode nvidia; pod requests vke.volcengine.com/mgpu-core");
   v = Eval(WholePod(1), BuildNodeState(WholeNode("n", 8, "nvidia-dra"), {}));
@@ -71,19 +71,19 @@ TEST(Planner, CrossModeReasonNamesBoth) {
 
 TEST(Planner, InvalidNodeRefusesWithItsReason) {
   NodeVerdict v = Eval(WholePod(1), BuildNodeState(WholeNode("n", 8, "bogus"), {}));
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
   EXPECT_THAT(v.reason, HasSubstr("vke.node.gpu.schedule=\"bogus\""));
 }
 
 TEST(Planner, SwitchingNodeRefusesNewPodsOfTheNewMode) {
   NodeState node = BuildNodeState(SharedNode("n", 4, 10000), {WholeAlloc("old", "n", 2)});
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 30, 1024)}), node);
-  EXPECT_FALSE(v.fits);
-  EXPECT_FALSE(v.resolvable);
+  EXPECT_FALSE(v.fits());
+  EXPECT_FALSE(v.resolvable());
   EXPECT_THAT(v.reason, HasSubstr("switching from nvidia to mgpu"));
   EXPECT_THAT(v.reason, HasSubstr("ns/old"));
   // Once the old pod is gone the node serves its new mode.
-  EXPECT_TRUE(Eval(MgpuPod({MgpuC("c", 30, 1024)}), BuildNodeState(SharedNode("n", 4, 10000), {})).fits);
+  EXPECT_TRUE(Eval(MgpuPod({MgpuC("c", 30, 1024)}), BuildNodeState(SharedNode("n", 4, 10000), {})).fits());
 }
 
 TEST(Planner, ComputePolicyMustMatchNodeLabel) {
@@ -92,7 +92,7 @@ TEST(Planner, ComputePolicyMustMatchNodeLabel) {
   EXPECT_EQ(v.reason, "compute policy vke.volcengine.com/mgpu-compute-policy: pod has fixed-share, node has native-burst-share");
   Node unlabeled = SharedNode("n", 2, 10000);
   unlabeled.compute_policy_label.reset();
-  EXPECT_TRUE(Eval(MgpuPod({MgpuC("c", 30, 1024)}), BuildNodeState(unlabeled, {})).fits);
+  EXPECT_TRUE(Eval(MgpuPod({MgpuC("c", 30, 1024)}), BuildNodeState(unlabeled, {})).fits());
 }
 
 TEST(Planner, BinpackPutsPartialOnTheFullestGpuThatFits) {
@@ -116,8 +116,8 @@ TEST(Planner, PartialNeedsCoreAndMemoryOnOneGpu) {
   NodeState node = BuildNodeState(SharedNode("n", 2, 10000),
                                   {SharedAlloc("a", "n", {0}, 400, 9000), SharedAlloc("b", "n", {1}, 800, 2000)});
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 50, 4000)}), node);
-  EXPECT_FALSE(v.fits);
-  EXPECT_TRUE(v.resolvable);
+  EXPECT_FALSE(v.fits());
+  EXPECT_TRUE(v.resolvable());
   EXPECT_THAT(v.reason, HasSubstr("container c needs 50% core and 4000 MiB on one GPU"));
   EXPECT_THAT(v.reason, HasSubstr("GPU0 60% core/1000 MiB, GPU1 20% core/8000 MiB"));
 }
@@ -133,34 +133,34 @@ TEST(Planner, RejectsSeventeenthInstance) {
   for (int i = 0; i < 16; ++i) sixteen.push_back(SharedAlloc("p" + std::to_string(i), "n", {0}, 10, 256));
   NodeState node = BuildNodeState(SharedNode("n", 1, 80000), sixteen);
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 1, 256)}), node);
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
   EXPECT_THAT(v.reason, HasSubstr("GPU0 16/16 instances"));
   sixteen.pop_back();
-  EXPECT_TRUE(Eval(MgpuPod({MgpuC("c", 1, 256)}), BuildNodeState(SharedNode("n", 1, 80000), sixteen)).fits);
+  EXPECT_TRUE(Eval(MgpuPod({MgpuC("c", 1, 256)}), BuildNodeState(SharedNode("n", 1, 80000), sixteen)).fits());
 }
 
 TEST(Planner, WholeCardTakesIdleGpusExclusively) {
   NodeState node = BuildNodeState(SharedNode("n", 5, 10000),
                                   {SharedAlloc("a", "n", {0}, 10, 256), SharedAlloc("b", "n", {4}, 10, 256)});
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 200, std::nullopt)}), node);
-  ASSERT_TRUE(v.fits);
+  ASSERT_TRUE(v.fits());
   EXPECT_THAT(GpusOf(v), ElementsAre(1, 2));
   EXPECT_TRUE(v.placement.containers[0].exclusive);
   EXPECT_EQ(v.placement.containers[0].milli_per_gpu, 1000);
   // A GPU with one tiny instance is not idle.
   v = Eval(MgpuPod({MgpuC("c", 400, std::nullopt)}), node);
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
   EXPECT_THAT(v.reason, HasSubstr("container c needs 4 idle GPUs; node has 3 idle"));
-  EXPECT_TRUE(v.resolvable);
+  EXPECT_TRUE(v.resolvable());
   v = Eval(MgpuPod({MgpuC("c", 600, std::nullopt)}), BuildNodeState(SharedNode("n", 5, 10000), {}));
-  EXPECT_FALSE(v.fits);
-  EXPECT_FALSE(v.resolvable);  // five GPUs can never give six
+  EXPECT_FALSE(v.fits());
+  EXPECT_FALSE(v.resolvable());  // five GPUs can never give six
 }
 
 TEST(Planner, WholeCardGpuTakesNoSharers) {
   NodeState node = BuildNodeState(SharedNode("n", 1, 10000), {SharedAlloc("a", "n", {0}, 1000, 10000, true)});
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 1, 256)}), node);
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
 }
 
 TEST(Planner, MultiCardContainerUsesDistinctGpus) {
@@ -169,22 +169,22 @@ TEST(Planner, MultiCardContainerUsesDistinctGpus) {
   NodeState node = BuildNodeState(SharedNode("n", 4, 10000, "native-burst-share"),
                                   {SharedAlloc("x", "n", {2}, 900, 1000)});
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 150, 6144)}, a), node);
-  ASSERT_TRUE(v.fits) << v.reason;
+  ASSERT_TRUE(v.fits()) << v.reason;
   EXPECT_THAT(GpusOf(v), ElementsAre(0, 1, 3));
   EXPECT_EQ(v.placement.containers[0].milli_per_gpu, 500);
   EXPECT_EQ(v.placement.containers[0].mib_per_gpu, 2048);
   v = Eval(MgpuPod({MgpuC("c", 200, 8192)}, {{std::string(names::kContainerMultipleGpu), "4"},
                                              {std::string(names::kComputePolicy), "native-burst-share"}}),
            node);
-  EXPECT_FALSE(v.fits);
-  EXPECT_TRUE(v.resolvable);
+  EXPECT_FALSE(v.fits());
+  EXPECT_TRUE(v.resolvable());
   EXPECT_THAT(v.reason, HasSubstr("container c needs 4 GPUs with 50% core and 2048 MiB free each, 3 qualify"));
 }
 
 TEST(Planner, MultiContainerPodsFitContainerByContainer) {
   NodeState node = BuildNodeState(SharedNode("n", 2, 10000), {});
   NodeVerdict v = Eval(MgpuPod({MgpuC("a", 60, 6000), MgpuC("b", 60, 6000), MgpuC("c", 40, 4000)}), node);
-  ASSERT_TRUE(v.fits) << v.reason;
+  ASSERT_TRUE(v.fits()) << v.reason;
   ASSERT_EQ(v.placement.containers.size(), 3u);
   EXPECT_NE(GpusOf(v, 0), GpusOf(v, 1));  // two 60% containers cannot share a GPU
   EXPECT_EQ(GpusOf(v, 2), GpusOf(v, 0));  // binpack fills the first GPU up
@@ -197,7 +197,7 @@ TEST(Planner, MultiContainerSearchBacktracksPastTheGreedyChoice) {
                                   {SharedAlloc("x", "n", {0}, 10, 8500), SharedAlloc("y", "n", {1}, 700, 1000)});
   EXPECT_THAT(GpusOf(Eval(MgpuPod({MgpuC("a", 30, 1000)}), node)), ElementsAre(0));
   NodeVerdict v = Eval(MgpuPod({MgpuC("a", 30, 1000), MgpuC("b", 80, 1000)}), node);
-  ASSERT_TRUE(v.fits) << v.reason;
+  ASSERT_TRUE(v.fits()) << v.reason;
   EXPECT_THAT(GpusOf(v, 0), ElementsAre(1));
   EXPECT_THAT(GpusOf(v, 1), ElementsAre(0));
 }
@@ -208,7 +208,7 @@ TEST(Planner, ContainersThatFitAloneButNotTogetherSayWhy) {
   // and 140% <= 150% in total.
   NodeVerdict v =
       Eval(MgpuPod({MgpuC("a", 35, 1000), MgpuC("b", 35, 1000), MgpuC("c", 35, 1000), MgpuC("d", 35, 1000)}), node);
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
   EXPECT_THAT(v.reason, HasSubstr("fit one by one but not together"));
 }
 
@@ -221,10 +221,10 @@ TEST(Planner, SearchBudgetIsReported) {
   std::vector<Container> cs;
   for (int i = 0; i < 17; ++i) cs.push_back(MgpuC("c" + std::to_string(i), 10, 256));
   NodeVerdict v = Eval(MgpuPod(cs), BuildNodeState(n, used), PlacementOptions{.search_budget = 200});
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
   EXPECT_THAT(v.reason, HasSubstr("GPU search stopped after 200 steps (search budget)"));
   cs.pop_back();
-  EXPECT_TRUE(Eval(MgpuPod(cs), BuildNodeState(n, used), PlacementOptions{.search_budget = 200}).fits);
+  EXPECT_TRUE(Eval(MgpuPod(cs), BuildNodeState(n, used), PlacementOptions{.search_budget = 200}).fits());
 }
 
 TEST(Planner, HeterogeneousGpusRespectEachGpusMemory) {
@@ -236,7 +236,7 @@ TEST(Planner, HeterogeneousGpusRespectEachGpusMemory) {
   // Binpack prefers the small card when both fit.
   EXPECT_THAT(GpusOf(Eval(MgpuPod({MgpuC("c", 10, 8000)}), node)), ElementsAre(1));
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 10, 90000)}), node);
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
 }
 
 TEST(Planner, UnhealthyGpuTakesNothingNew) {
@@ -246,10 +246,10 @@ TEST(Planner, UnhealthyGpuTakesNothingNew) {
   n.allocatable = {.mgpu_core_percent = 100, .mgpu_memory_mib = 10000};
   NodeState node = BuildNodeState(n, {SharedAlloc("x", "n", {1}, 800, 1000)});
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 30, 1000)}), node);
-  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.fits());
   EXPECT_THAT(v.reason, HasSubstr("insufficient mGPU"));
   v = Eval(MgpuPod({MgpuC("c", 20, 1000)}), node);
-  ASSERT_TRUE(v.fits);
+  ASSERT_TRUE(v.fits());
   EXPECT_THAT(GpusOf(v), ElementsAre(1));
 }
 
@@ -261,9 +261,9 @@ TEST(Planner, AMigEnabledGpuTakesNoShareAndNoWholeCard) {
   NodeState node = BuildNodeState(n, {SharedAlloc("x", "n", {1}, 800, 1000)});
   ASSERT_TRUE(node.ready()) << node.condition_reason;
   EXPECT_EQ(node.capacity_milli, 1000);
-  EXPECT_FALSE(Eval(MgpuPod({MgpuC("c", 30, 1000)}), node).fits);
+  EXPECT_FALSE(Eval(MgpuPod({MgpuC("c", 30, 1000)}), node).fits());
   NodeVerdict v = Eval(MgpuPod({MgpuC("c", 20, 1000)}), node);
-  ASSERT_TRUE(v.fits);
+  ASSERT_TRUE(v.fits());
   EXPECT_THAT(GpusOf(v), ElementsAre(1));
 
   n.allocatable = {.mgpu_core_percent = 200, .mgpu_memory_mib = 20000};  // counted the MIG GPU as a share target
@@ -293,7 +293,7 @@ TEST(Planner, InitContainerAndAppContainerShareAnIdleGpuInTurn) {
   pod.init_containers = {MgpuC("init", 60, 6144)};
   NodeState node = BuildNodeState(SharedNode("n", 1, 10000), {});
   NodeVerdict v = Eval(pod, node);
-  ASSERT_TRUE(v.fits) << v.reason;
+  ASSERT_TRUE(v.fits()) << v.reason;
   EXPECT_THAT(GpusOf(v, 0), ElementsAre(0));
   EXPECT_THAT(GpusOf(v, 1), ElementsAre(0));
   EXPECT_TRUE(v.placement.containers[0].transient());
@@ -314,16 +314,16 @@ TEST(Planner, SidecarsBeforeAnInitContainerRunBesideIt) {
   Pod pod = MgpuPod({MgpuC("app", 50, 2048)});
   pod.init_containers = {sidecar, MgpuC("init", 60, 2048)};
   NodeVerdict v = Eval(pod, BuildNodeState(SharedNode("n", 1, 10000), {}));
-  ASSERT_TRUE(v.fits) << v.reason;
+  ASSERT_TRUE(v.fits()) << v.reason;
   Allocation a{.pod_uid = "new", .pod_namespace = "ns", .pod_name = "new", .node_name = "n", .mode = NodeMode::kMgpu,
                .placement = v.placement};
   EXPECT_EQ(BuildNodeState(SharedNode("n", 1, 10000), {a}).gpus[0].used_milli, 900);
   // With 20% taken by another pod the init phase (90%) no longer fits one GPU.
   NodeState busy = BuildNodeState(SharedNode("n", 1, 10000), {SharedAlloc("other", "n", {0}, 200, 1024)});
-  EXPECT_FALSE(Eval(pod, busy).fits);
+  EXPECT_FALSE(Eval(pod, busy).fits());
   // Declared after the init container, the sidecar is not running yet: 80% and 60%.
   pod.init_containers = {MgpuC("init", 60, 2048), sidecar};
-  EXPECT_TRUE(Eval(pod, busy).fits);
+  EXPECT_TRUE(Eval(pod, busy).fits());
 }
 
 TEST(Planner, InitContainersGoWhereThePodAlreadyHoldsTheMost) {
@@ -333,7 +333,7 @@ TEST(Planner, InitContainersGoWhereThePodAlreadyHoldsTheMost) {
   Pod pod = MgpuPod({MgpuC("app", 40, 2048)});
   pod.init_containers = {MgpuC("init", 30, 1024)};
   NodeVerdict v = Eval(pod, node);
-  ASSERT_TRUE(v.fits) << v.reason;
+  ASSERT_TRUE(v.fits()) << v.reason;
   EXPECT_THAT(GpusOf(v, 1), ElementsAre(0));
   EXPECT_THAT(GpusOf(v, 0), ElementsAre(0));
 }

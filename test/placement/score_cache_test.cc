@@ -30,7 +30,7 @@ TEST(ScoreCache, AnEntryHoldsOnlyForTheGenerationItWasComputedOn) {
   EXPECT_FALSE(cache.Find(2, 7, &hit));
   cache.PutFit(4, 0, 0.9);  // a state no inventory built is never cached
   EXPECT_FALSE(cache.Find(4, 0, &hit));
-  cache.PutRefusal(3, 8, NodeVerdict{.reject = Reject::kInsufficient, .resolvable = true, .reason = "full"});
+  cache.PutRefusal(3, 8, NodeVerdict{.outcome = Outcome::kUnschedulable, .reject = Reject::kInsufficient, .reason = "full"});
   ASSERT_TRUE(cache.Find(3, 8, &hit));
   ASSERT_NE(hit.refusal, nullptr);
   EXPECT_EQ(hit.refusal->reason, "full");

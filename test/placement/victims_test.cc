@@ -175,7 +175,7 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
       for (const Allocation& a : pods) {
         if (!evicted.contains(a.pod_uid)) left.push_back(a);
       }
-      return planner.Evaluate(request, BuildNodeState(node, left), false).fits;
+      return planner.Evaluate(request, BuildNodeState(node, left), false).fits();
     };
     EXPECT_TRUE(fits_without(gone)) << "round " << round;
     std::vector<const Allocation*> order;

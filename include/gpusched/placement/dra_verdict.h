@@ -15,13 +15,11 @@
 namespace gpusched::placement {
 
 struct DraVerdict {
-  // The verdict every pod gets on a node: fits, or why not (reject, reason) and whether freeing
-  // devices there could help (resolvable: only kInsufficient).
+  // The verdict every pod gets on a node: fits, or why not (reject, reason), and whether freeing
+  // devices there could help (kUnschedulable: only kInsufficient). Outcome::kError when the fault
+  // is the pod's request, not the node (a claim missing, a selector that does not compile, an
+  // unknown class), with reject kInvalidRequest: as upstream, it stops the scheduling attempt.
   NodeVerdict node;
-  // The fault is the pod's request, not the node (a claim missing, a selector that does not
-  // compile, an unknown class): as upstream, it stops the pod's scheduling attempt. Implies
-  // node.reject == kInvalidRequest.
-  bool request_error = false;
   std::vector<dra::AllocationResult> compat;  // fits: what kube-scheduler would allocate
   std::vector<dra::AllocationResult> ranked;  // fits, when ranked: gpusched's choice
   bool topology_aligned = false;             // ranked keeps every multi-device request in one root
@@ -34,7 +32,7 @@ struct DraVerdict {
   int32_t milli_taken = 0;  // of each GPU it takes: 1000 for whole devices, a share for a partition
   int64_t steps = 0;
 
-  bool fits() const { return node.fits; }
+  bool fits() const { return node.fits(); }
 };
 
 }  // namespace gpusched::placement

@@ -106,7 +106,7 @@ std::vector<RankedNode> FilterAndRankCached(Planner& planner, Ranker& ranker, co
   std::vector<std::pair<size_t, NodeVerdict>> fresh_refusals;
   EvaluateNodes(planner, request, missed, [&](size_t i, NodeVerdict&& v) {
     size_t pos = missed_pos[i];
-    if (v.fits) {
+    if (v.fits()) {
       ranker.Add(pos, *nodes[pos], order[pos]);
     } else {
       cache.PutRefusal(order[pos], generations[pos], v);
@@ -143,7 +143,7 @@ std::vector<RankedNode> FilterAndRank(Planner& planner, const scoring::Scorer& s
     return FilterAndRankCached(planner, ranker, request, nodes, order, on_fail, *cached.cache, cached.generations);
   }
   EvaluateNodes(planner, request, nodes, [&](size_t pos, NodeVerdict&& v) {
-    if (v.fits) {
+    if (v.fits()) {
       ranker.Add(pos, *nodes[pos], order[pos]);
     } else {
       on_fail(pos, std::move(v));

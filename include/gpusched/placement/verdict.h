@@ -1,11 +1,12 @@
 // File: verdict.h
 //
-// A judgement of one pod on one node, as every kind (kind.h) and the planner return it: fits, or
-// refused with a category, a reason, and whether room could be made there (kube-scheduler's
-// FailedNodes against FailedAndUnresolvableNodes).
+// A judgement of one pod on one node, as every kind (kind.h), the planner and the DRA planner return
+// it: an outcome in kube-scheduler's status codes (fits, unschedulable, unresolvable, error), and
+// for a refusal a category and a reason.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -31,14 +32,27 @@ inline constexpr size_t kRejectKinds = static_cast<size_t>(Reject::kUnknownNode)
 // Returns a short snake_case name for `r` ("insufficient", ...).
 std::string_view RejectName(Reject r);
 
+// What one judgement comes to, in kube-scheduler's status codes for a filter on one node
+// (framework.Code) and the extender answer each one becomes.
+enum class Outcome : uint8_t {
+  kFits,           // Success: the node passes
+  kUnschedulable,  // Unschedulable: freeing GPUs on this node could help (FailedNodes)
+  kUnresolvable,   // UnschedulableAndUnresolvable: nothing short of relabelling or repairing the
+                   // node helps (FailedAndUnresolvableNodes)
+  kError,          // Error: the pod's own request is at fault (a DRA claim missing, a selector
+                   // that does not compile); it stops the pod's scheduling attempt, as upstream
+};
+
 struct NodeVerdict {
-  bool fits = false;
-  Reject reject = Reject::kNone;  // when !fits
-  // When !fits: false if no change on this node short of relabelling or repairing it can help
-  // (kube-scheduler's FailedAndUnresolvableNodes), true if freeing GPUs could (FailedNodes).
-  bool resolvable = false;
-  std::string reason;    // when !fits
-  Placement placement;   // when fits and a placement was asked for
+  Outcome outcome = Outcome::kUnresolvable;
+  Reject reject = Reject::kNone;  // unless it fits
+  std::string reason;             // unless it fits
+  Placement placement;            // when it fits and a placement was asked for
+
+  bool fits() const { return outcome == Outcome::kFits; }
+  bool resolvable() const { return outcome == Outcome::kUnschedulable; }
+  // The refusal's outcome from whether freeing GPUs could help.
+  static Outcome Refusal(bool resolvable) { return resolvable ? Outcome::kUnschedulable : Outcome::kUnresolvable; }
 };
 
 }  // namespace gpusched::placement

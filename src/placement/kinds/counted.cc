@@ -34,12 +34,12 @@ void CountedKind::Evaluate(const PodRequest& request, const NodeState& node, con
   if (request.whole_gpus > free) {
     if (!how.explain) return;
     v->reject = Reject::kInsufficient;
-    v->resolvable = request.whole_gpus <= node.whole_total;
+    v->outcome = NodeVerdict::Refusal(request.whole_gpus <= node.whole_total);
     v->reason = fmt::format("insufficient {}: pod needs {}, node has {} of {} free", Resources(), request.whole_gpus,
                             std::max<int64_t>(0, free), node.whole_total);
     return;
   }
-  v->fits = true;
+  v->outcome = Outcome::kFits;
   v->placement.kind = row().request;
   v->placement.whole_gpus = request.whole_gpus;
 }

@@ -102,7 +102,7 @@ void MgpuSearch::EvaluateMgpu(const PodRequest& request, const NodeState& node, 
       }
     }
     if (best != nullptr) {
-      v->fits = true;
+      v->outcome = Outcome::kFits;
       if (want_placement) PlaceSlice(first, best->index, v);
       if (how_->witness != nullptr) how_->witness->assign(1, best->index);
       return;
@@ -128,7 +128,7 @@ void MgpuSearch::RejectTotals(const PodRequest& request, const NodeState& node, 
   int64_t free_milli = node.capacity_milli - node.used_milli;
   int64_t free_mib = node.capacity_mib - node.used_mib;
   v->reject = Reject::kInsufficient;
-  v->resolvable = need_milli <= node.capacity_milli && need_mib <= node.capacity_mib;
+  v->outcome = NodeVerdict::Refusal(need_milli <= node.capacity_milli && need_mib <= node.capacity_mib);
   v->reason = need_mib == 0 ? fmt::format("insufficient mGPU: pod needs {} core, node has {} core free",
                                           Percent(need_milli), Percent(std::max<int64_t>(0, free_milli)))
                             : fmt::format("insufficient mGPU: pod needs {} core and {} MiB, node has {} core and {} "
@@ -164,11 +164,11 @@ void MgpuSearch::SearchMgpu(const PodRequest& request, const NodeState& node, Po
   if (!Search(request, 0, gpu_policy)) {
     v->reject = Reject::kInsufficient;
     if (!how_->explain) return;
-    v->resolvable = FitsEmptyNode(request, node);
+    v->outcome = NodeVerdict::Refusal(FitsEmptyNode(request, node));
     v->reason = ExplainFailure(request, node, gpu_policy);
     return;
   }
-  v->fits = true;
+  v->outcome = Outcome::kFits;
   if (!want_placement) return;
   v->placement.kind = RequestKind::kMgpu;
   for (size_t i = 0; i < request.containers.size(); ++i) {
