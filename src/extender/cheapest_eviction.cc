@@ -44,6 +44,33 @@ std::optional<Evictions> EvictionsOn(const Pod& pod, const placement::NodeState&
   return out;
 }
 
+std::optional<Evictions> ResourceEvictionsOn(const Pod& pod, const ResourceList& requests, const placement::NodeState& node,
+                                             const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets) {
+  if (node.uses == nullptr) return std::nullopt;
+  placement::ResourceFit fit(node, requests);
+  fit.CountNominated(pod.uid, pod.priority);
+  std::vector<const PodUse*> lower;
+  for (const PodUse& u : node.uses->pods()) {
+    if (u.uid != pod.uid && !u.terminating && u.priority < pod.priority) lower.push_back(&u);
+  }
+  for (const PodUse* u : lower) fit.Remove(*u);
+  if (!fit.Fits()) return std::nullopt;
+  std::stable_sort(lower.begin(), lower.end(), [](const PodUse* a, const PodUse* b) { return a->priority > b->priority; });
+  Evictions out;
+  std::vector<std::string_view> uids;
+  for (const PodUse* u : lower) {
+    fit.Restore(*u);
+    if (fit.Fits()) continue;  // reprieved
+    fit.Remove(*u);
+    std::string ns = u->labels ? u->labels->namespace_name : "";
+    out.pods.push_back(Eviction{.pod = ns + "/" + u->name, .uid = u->uid, .priority = u->priority});
+    uids.push_back(u->uid);
+  }
+  if (out.pods.empty()) return std::nullopt;
+  out.pdb_violations = CountViolations(uids, fit, budgets);
+  return out;
+}
+
 bool Cheaper(const Evictions& a, std::string_view a_node, const Evictions& b, std::string_view b_node) {
   return CandidateKey(a, a_node) < CandidateKey(b, b_node);
 }

@@ -125,14 +125,16 @@ std::string Summary(const std::vector<NodeExplanation>& nodes, const std::map<st
 }
 
 // Moves the nodes of `fits` where kube-scheduler's other filters refuse the pod (node_fit.h) to
-// `refused`, and makes the refusals there unresolvable: no eviction of GPU pods helps.
-void JudgeNodeFit(const Pod& pod, const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
+// `refused`, with their status code: a shortage that evicting pods could end stays unschedulable
+// (explain then asks which evictions make room); node selection makes any refusal unresolvable.
+void JudgeNodesFit(const Pod& pod, const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
                   std::map<size_t, NodeVerdict>* refused) {
   ResourceList requests = EffectiveRequests(pod);
   std::erase_if(*fits, [&](const placement::RankedNode& f) {
-    std::string why = placement::NodeFitProblem(pod, requests, *nodes.nodes[f.pos]);
-    if (why.empty()) return false;
-    refused->emplace(f.pos, NodeVerdict{.outcome = placement::Outcome::kUnresolvable, .reject = placement::Reject::kNodeFit, .reason = "kube-scheduler would refuse it: " + why});
+    placement::NodeFitJudgement fit = placement::JudgeNodeFit(pod, requests, *nodes.nodes[f.pos]);
+    if (fit.outcome == placement::Outcome::kFits) return false;
+    refused->emplace(f.pos, NodeVerdict{.outcome = fit.outcome, .reject = placement::Reject::kNodeFit,
+                                        .reason = "kube-scheduler would refuse it: " + fit.reason});
     return true;
   });
   for (auto& [pos, verdict] : *refused) {
@@ -184,7 +186,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
   std::map<size_t, NodeVerdict> refused;
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<placement::RankedNode> fits,
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
-  JudgeNodeFit(pod, resolved, &fits, &refused);
+  JudgeNodesFit(pod, resolved, &fits, &refused);
   std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
   // The fitting nodes by rank, then the others in node order; each described apart (its GPUs one
@@ -197,6 +199,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
     ++refusals[std::string(placement::RejectName(verdict.reject))];
   }
   e.nodes.resize(order.size());
+  const ResourceList requests = EffectiveRequests(pod);
   ShareItems(inputs.helper, order.size(), 64, [&](auto& take) {
     VictimChooser chooser(pod, request, inputs);  // one per thread: it keeps buffers
     for (size_t begin = 0, end = 0; take(&begin, &end);) {
@@ -206,6 +209,8 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
         if (verdict == nullptr) {
           n.score = fits[k].score;
           n.rank = static_cast<int>(k) + 1;
+        } else if (verdict->resolvable() && verdict->reject == placement::Reject::kNodeFit) {
+          n.would_fit_after = ResourceEvictionsOn(pod, requests, *resolved.nodes[pos], snapshot.budgets());
         } else if (verdict->resolvable()) {
           n.would_fit_after = EvictionsOn(pod, *resolved.nodes[pos], snapshot.budgets(), chooser);
         }

@@ -95,12 +95,20 @@ std::string NodeSelectionProblem(const PodConstraints& pod, const Node& node) {
   return "";
 }
 
-std::string NodeFitProblem(const Pod& pod, const ResourceList& requests, const NodeState& node) {
-  if (std::string why = NodeSelectionProblem(pod.constraints, node.node); !why.empty()) return why;
+NodeFitJudgement JudgeNodeFit(const Pod& pod, const ResourceList& requests, const NodeState& node) {
+  if (std::string why = NodeSelectionProblem(pod.constraints, node.node); !why.empty()) {
+    return {Outcome::kUnresolvable, std::move(why)};
+  }
   ResourceFit fit(node, requests);
   fit.CountNominated(pod.uid, pod.priority);
   if (const PodUse* own = fit.Find(pod.uid)) fit.Remove(*own);  // explained where it runs
-  return fit.Why();
+  std::string why = fit.Why();
+  if (why.empty()) return {};
+  return {fit.Unresolvable() ? Outcome::kUnresolvable : Outcome::kUnschedulable, std::move(why)};
+}
+
+std::string NodeFitProblem(const Pod& pod, const ResourceList& requests, const NodeState& node) {
+  return JudgeNodeFit(pod, requests, node).reason;
 }
 
 std::string UnjudgedRelations(const PodConstraints& pod) {

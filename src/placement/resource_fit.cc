@@ -58,6 +58,15 @@ std::string ResourceFit::Why() const {
   return "";
 }
 
+bool ResourceFit::Unresolvable() const {
+  if (!known()) return false;
+  const auto& want = request_.items();
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i].second > 0 && want[i].second > allocatable_[i]) return true;
+  }
+  return false;
+}
+
 bool ResourceFit::Fits() const {
   if (!known()) return true;
   if (pods_ + 1 > pods_allowed_) return false;

@@ -78,6 +78,26 @@ TEST(ExplainCli, NodesKubeSchedulerWouldRefuseAreNamedWithTheirReason) {
   EXPECT_THAT(r.out, HasSubstr("evicting 1 pod on w2 makes room"));  // the only node kube-scheduler would use
 }
 
+// NodeResourcesFit's codes: a node whose CPU a lower-priority pod takes is one where evicting it
+// makes room (Unschedulable), and explain offers that eviction; a node whose whole CPU is less than
+// the pod asks is unresolvable, and nothing is offered there. Before, both were unresolvable.
+TEST(ExplainCli, ACpuShortageIsResolvableByEvictionUnlessThePodAsksMoreThanTheNode) {
+  NodeJson w0 = NvidiaNode("w0", 8), w1 = NvidiaNode("w1", 8);
+  w0.cpu = "4";
+  w1.cpu = "1";
+  PodJson web{.name = "web", .namespace_name = "ml", .uid = "uid-web", .node = "w0", .phase = "Running",
+              .containers = {{.name = "s", .requests = {{"cpu", "4"}}}}, .priority = 0};
+  std::string cluster = Write("cpu-short.json", ListJson({w0.ToJson(), w1.ToJson(), web.ToJson()}));
+  ContainerJson gpus = WholeGpus("s", 2);
+  gpus.requests["cpu"] = "2";
+  PodJson pod{.name = "train", .namespace_name = "ml", .uid = "uid-train", .containers = {gpus}, .priority = 100};
+  CliRun r = Explain("--pod " + Write("cpu-pod.json", pod.ToJson()) + " --snapshot " + cluster + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("evicting 1 pod on w0 makes room")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("cpu: asks 2000m, 0m of 4000m free"));
+  EXPECT_THAT(r.out, HasSubstr("cpu: asks 2000m, 1000m of 1000m free"));
+}
+
 TEST(ExplainCli, AsksARunningServerByPodOrByName) {
   TestServer server(Cluster());
   std::string url = "http://127.0.0.1:" + std::to_string(server.port());

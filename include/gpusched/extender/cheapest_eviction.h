@@ -41,6 +41,15 @@ std::optional<Evictions> EvictionsOn(const Pod& pod, const placement::NodeState&
                                      const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets,
                                      VictimChooser& chooser);
 
+// The evictions on `node` that end a shortage of what `pod` asks besides GPUs (`requests`,
+// EffectiveRequests; NodeResourcesFit), for a node whose GPUs already have room: as kube-scheduler's
+// SelectVictimsOnNode, every pod of lower priority that is not terminating is removed, and if the
+// pod then fits, they are put back highest priority first while it still does. Unlike upstream,
+// pods whose eviction would violate a PodDisruptionBudget are not put back first; the violations
+// are counted. Nullopt when removing them all does not make room.
+std::optional<Evictions> ResourceEvictionsOn(const Pod& pod, const ResourceList& requests, const placement::NodeState& node,
+                                             const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets);
+
 // kube-scheduler's order of preemption candidates: fewest budget violations, lowest highest
 // priority, least total priority, fewest victims; then the node name. True if `a` on `a_node`
 // comes before `b` on `b_node`.

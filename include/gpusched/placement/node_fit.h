@@ -32,6 +32,7 @@
 #include "gpusched/model/pod_constraints.h"
 #include "gpusched/model/resource_list.h"
 #include "gpusched/placement/node_state.h"
+#include "gpusched/placement/verdict.h"
 
 namespace gpusched::placement {
 
@@ -50,6 +51,15 @@ std::string NodeSelectionProblem(const PodConstraints& pod, const Node& node);
 // by node selection (above) and NodeResourcesFit (resource_fit.h: the pods bound there, and those
 // nominated there with equal or higher priority), else why not. GPUs are not judged here.
 std::string NodeFitProblem(const Pod& pod, const ResourceList& requests, const NodeState& node);
+
+// NodeFitProblem with kube-scheduler's status code: kFits; kUnresolvable for a node-selection
+// refusal, or a request larger than the node's allocatable; kUnschedulable for a shortage that
+// evicting pods could end (NodeResourcesFit's Unschedulable).
+struct NodeFitJudgement {
+  Outcome outcome = Outcome::kFits;
+  std::string reason;  // unless it fits
+};
+NodeFitJudgement JudgeNodeFit(const Pod& pod, const ResourceList& requests, const NodeState& node);
 
 // The constraints of `pod` that gpusched does not judge, for a plan's reason ("required pod
 // anti-affinity, topology spread constraints, host ports, volumes"), or "" when none.

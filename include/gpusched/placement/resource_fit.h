@@ -40,6 +40,10 @@ class ResourceFit {
   // Why the pod does not fit ("cpu: asks 8000m, 0m of 4000m free", "pods: 110 of 110 used"), or
   // "" when it does.
   std::string Why() const;
+  // Returns true if the pod asks more of some resource than the node's allocatable holds, so that
+  // no eviction can make it fit (NodeResourcesFit's UnschedulableAndUnresolvable); the pod count
+  // never is, as upstream.
+  bool Unresolvable() const;
   // Returns true if the node's allocatable is known (it lists any resource besides GPUs).
   bool known() const { return !node_.node.other_allocatable.empty(); }
   // Returns the use of pod `uid` on the node, or nullptr.
