@@ -77,7 +77,7 @@ bool Cheaper(const Evictions& a, std::string_view a_node, const Evictions& b, st
 
 std::string CheapestFix(const Pod& pod, const placement::PodRequest& request, std::span<const placement::NodeState* const> nodes,
                         const EvaluationInputs& inputs) {
-  if (!request.asks_gpu()) return "";
+  if (!request.asks_gpu() || pod.never_preempts) return "";
   VictimChooser chooser(pod, request, inputs);
   if (!chooser.problem().empty()) return "";
   std::optional<Evictions> best;

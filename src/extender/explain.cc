@@ -102,7 +102,7 @@ GpuExplanation JudgeGpu(const placement::GpuSlot& s, const PodRequest& r) {
   return g;
 }
 
-std::string Summary(const std::vector<NodeExplanation>& nodes, const std::map<std::string, size_t>& refusals) {
+std::string Summary(const Pod& pod, const std::vector<NodeExplanation>& nodes, const std::map<std::string, size_t>& refusals) {
   size_t fit = std::count_if(nodes.begin(), nodes.end(), [](const NodeExplanation& n) { return n.fits; });
   if (fit > 0) {
     const NodeExplanation& best = nodes.front();  // fitting nodes come first, by rank
@@ -119,6 +119,7 @@ std::string Summary(const std::vector<NodeExplanation>& nodes, const std::map<st
       cheapest = &n;
     }
   }
+  if (pod.never_preempts) return out + "; its preemptionPolicy is Never: it evicts no pod";
   if (cheapest == nullptr) return out + "; no eviction of lower-priority pods makes room";
   size_t v = cheapest->would_fit_after->pods.size();
   return out + fmt::format("; evicting {} pod{} on {} makes room", v, v == 1 ? "" : "s", cheapest->node);
@@ -209,6 +210,8 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
         if (verdict == nullptr) {
           n.score = fits[k].score;
           n.rank = static_cast<int>(k) + 1;
+        } else if (pod.never_preempts) {
+          // kube-scheduler evicts nothing for it: no eviction to offer
         } else if (verdict->resolvable() && verdict->reject == placement::Reject::kNodeFit) {
           n.would_fit_after = ResourceEvictionsOn(pod, requests, *resolved.nodes[pos], snapshot.budgets());
         } else if (verdict->resolvable()) {
@@ -217,7 +220,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
       }
     }
   });
-  e.summary = Summary(e.nodes, refusals);
+  e.summary = Summary(pod, e.nodes, refusals);
   if (std::string unjudged = placement::UnjudgedRelations(pod.constraints); !unjudged.empty()) {
     e.summary += fmt::format("; not judged by gpusched, left to kube-scheduler: {}", unjudged);
   }

@@ -328,6 +328,9 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     std::string spath = fmt::format("{}.spec", path);
     note(json::ReadString(*spec, "nodeName", spath, &pod.node_name));
     note(ReadPriority(*spec, spath, &pod.priority));
+    std::string preemption_policy;
+    note(json::ReadString(*spec, "preemptionPolicy", spath, &preemption_policy));
+    pod.never_preempts = preemption_policy == "Never";
     note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
     note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
     note(DecodePodClaims(*spec, spath, &pod.resource_claims));

@@ -12,6 +12,7 @@ namespace gpusched::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 CliRun Explain(const std::string& args) { return RunCli(GPUSCHED_BINARY, "explain " + args); }
 
@@ -96,6 +97,18 @@ TEST(ExplainCli, ACpuShortageIsResolvableByEvictionUnlessThePodAsksMoreThanTheNo
   EXPECT_THAT(r.out, HasSubstr("evicting 1 pod on w0 makes room")) << r.out;
   EXPECT_THAT(r.out, HasSubstr("cpu: asks 2000m, 0m of 4000m free"));
   EXPECT_THAT(r.out, HasSubstr("cpu: asks 2000m, 1000m of 1000m free"));
+}
+
+// A pod with preemptionPolicy Never evicts nothing (kube-scheduler skips its preemption): where
+// evicting ml/z would make room for a pod that may preempt, none is offered.
+TEST(ExplainCli, APodThatNeverPreemptsIsOfferedNoEviction) {
+  std::string yaml = kPodYaml;
+  const std::string priority = "  priority: 100\n";
+  yaml.replace(yaml.find(priority), priority.size(), priority + "  preemptionPolicy: Never\n");
+  CliRun r = Explain("--pod " + Write("never.yaml", yaml) + " --snapshot " + Write("never-cluster.json", Cluster()) + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("0/1 nodes fit: 1 insufficient; its preemptionPolicy is Never: it evicts no pod"));
+  EXPECT_THAT(r.out, Not(HasSubstr("ml/z")));
 }
 
 TEST(ExplainCli, AsksARunningServerByPodOrByName) {

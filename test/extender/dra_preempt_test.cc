@@ -106,6 +106,16 @@ TEST_F(DraPreempt, APodWhoseClaimDoesNotExistYetFitsNowhere) {
   EXPECT_EQ(Preempt(ClaimPod("want", "missing", "", 10), Placeholders()), R"({"NodeNameToMetaVictims":{}})");
 }
 
+// kube-scheduler never preempts for a pod with preemptionPolicy Never; should it ask anyway,
+// the answer evicts nothing (the same pod without the policy gets lo-a and lo-c above).
+TEST_F(DraPreempt, APodThatNeverPreemptsGetsNoVictims) {
+  std::string pod = ClaimPod("want", "want-1", "", 10);
+  size_t spec = pod.find(R"("spec":{)");
+  ASSERT_NE(spec, std::string::npos) << pod;
+  pod.insert(spec + 8, R"("preemptionPolicy":"Never",)");
+  EXPECT_EQ(Preempt(pod, Placeholders()), R"({"NodeNameToMetaVictims":{}})");
+}
+
 TEST_F(DraPreempt, ExplainNamesTheCheapestEvictionForAClaimPod) {
   HttpReply r = client_.Post("/explain", ClaimPod("want", "want-1", "", 10));
   ASSERT_EQ(r.status, 200) << r.body;

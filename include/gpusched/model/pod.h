@@ -66,6 +66,9 @@ struct Pod {
   PodPhase phase = PodPhase::kPending;
   int32_t priority = 0;      // spec.priority (the admission controller resolves the class); 0 if absent
   bool terminating = false;  // metadata.deletionTimestamp is set: it still holds what it holds
+  // spec.preemptionPolicy is Never: kube-scheduler evicts nothing for the pod (its PostFilter
+  // skips preemption), so neither preempt, explain nor a filter's Event offers evictions.
+  bool never_preempts = false;
   // status.nominatedNodeName: the node kube-scheduler chose for this pending pod when it
   // preempted pods there; its GPUs are held for the pod (inventory.h). Empty when none.
   std::string nominated_node;
