@@ -128,9 +128,8 @@ std::string Summary(const Pod& pod, const std::vector<NodeExplanation>& nodes, c
 // Moves the nodes of `fits` where kube-scheduler's other filters refuse the pod (node_fit.h) to
 // `refused`, with their status code: a shortage that evicting pods could end stays unschedulable
 // (explain then asks which evictions make room); node selection makes any refusal unresolvable.
-void JudgeNodesFit(const Pod& pod, const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
-                  std::map<size_t, NodeVerdict>* refused) {
-  ResourceList requests = EffectiveRequests(pod);
+void JudgeNodesFit(const Pod& pod, const ResourceList& requests, const ResolvedNodes& nodes,
+                   std::vector<placement::RankedNode>* fits, std::map<size_t, NodeVerdict>* refused) {
   std::erase_if(*fits, [&](const placement::RankedNode& f) {
     placement::NodeFitJudgement fit = placement::JudgeNodeFit(pod, requests, *nodes.nodes[f.pos]);
     if (fit.outcome == placement::Outcome::kFits) return false;
@@ -187,7 +186,8 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
   std::map<size_t, NodeVerdict> refused;
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<placement::RankedNode> fits,
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
-  JudgeNodesFit(pod, resolved, &fits, &refused);
+  const ResourceList requests = EffectiveRequests(pod);  // besides GPUs
+  JudgeNodesFit(pod, requests, resolved, &fits, &refused);
   std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
   // The fitting nodes by rank, then the others in node order; each described apart (its GPUs one
@@ -200,7 +200,6 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
     ++refusals[std::string(placement::RejectName(verdict.reject))];
   }
   e.nodes.resize(order.size());
-  const ResourceList requests = EffectiveRequests(pod);
   ShareItems(inputs.helper, order.size(), 64, [&](auto& take) {
     VictimChooser chooser(pod, request, inputs);  // one per thread: it keeps buffers
     for (size_t begin = 0, end = 0; take(&begin, &end);) {

@@ -107,10 +107,6 @@ NodeFitJudgement JudgeNodeFit(const Pod& pod, const ResourceList& requests, cons
   return {fit.Unresolvable() ? Outcome::kUnresolvable : Outcome::kUnschedulable, std::move(why)};
 }
 
-std::string NodeFitProblem(const Pod& pod, const ResourceList& requests, const NodeState& node) {
-  return JudgeNodeFit(pod, requests, node).reason;
-}
-
 std::string UnjudgedRelations(const PodConstraints& pod) {
   std::vector<std::string_view> parts;
   if (!pod.affinity.empty()) parts.push_back("required pod affinity");

@@ -47,14 +47,11 @@ bool MatchesNodeTerms(const std::vector<NodeTerm>& terms, const Node& node);
 // "nodeSelector pool=a does not match (pool=b)", "required node affinity does not match").
 std::string NodeSelectionProblem(const PodConstraints& pod, const Node& node);
 
-// "" if `pod`, asking `requests` besides GPUs (EffectiveRequests), may run on `node` as it stands
+// Whether `pod`, asking `requests` besides GPUs (EffectiveRequests), may run on `node` as it stands
 // by node selection (above) and NodeResourcesFit (resource_fit.h: the pods bound there, and those
-// nominated there with equal or higher priority), else why not. GPUs are not judged here.
-std::string NodeFitProblem(const Pod& pod, const ResourceList& requests, const NodeState& node);
-
-// NodeFitProblem with kube-scheduler's status code: kFits; kUnresolvable for a node-selection
-// refusal, or a request larger than the node's allocatable; kUnschedulable for a shortage that
-// evicting pods could end (NodeResourcesFit's Unschedulable).
+// nominated there with equal or higher priority), with kube-scheduler's status code: kFits;
+// kUnresolvable for a node-selection refusal or a request larger than the node's allocatable;
+// kUnschedulable for a shortage that evicting pods could end. GPUs are not judged here.
 struct NodeFitJudgement {
   Outcome outcome = Outcome::kFits;
   std::string reason;  // unless it fits
