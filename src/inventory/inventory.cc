@@ -19,7 +19,8 @@
 
 namespace gpusched::inventory {
 
-Inventory::Inventory(InventoryOptions options) : options_(options) {
+Inventory::Inventory(InventoryOptions options)
+    : options_(options), book_(ReservationTtls{options.assume_ttl, options.booking_ttl}, options.clock) {
   MutexLock lock(&mu_);
   dra_state_ = std::make_shared<const dra::ClusterState>(std::vector<dra::SlicePtr>{}, std::vector<dra::DeviceClass>{},
                                                          std::vector<dra::ResourceClaim>{}, std::vector<std::string>{});
@@ -28,7 +29,7 @@ Inventory::Inventory(InventoryOptions options) : options_(options) {
 
 
 bool Inventory::AllocationOnlyLocked(std::string_view uid) const {
-  const Allocation* a = ledger_.Find(uid);
+  const Allocation* a = book_.Find(uid);
   return a != nullptr && a->origin == AllocationOrigin::kObserved && !pods_.contains(uid);
 }
 
@@ -45,10 +46,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   for (const std::string& name : with_held.empty() ? touched : with_held) {
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
-    std::vector<AllocationPtr> allocations = ledger_.OnNode(name);
-    if (auto extra = extra_bookings_.find(name); extra != extra_bookings_.end()) {
-      for (const Allocation& a : extra->second) allocations.push_back(std::make_shared<const Allocation>(a));
-    }
+    std::vector<AllocationPtr> allocations = book_.CountedOn(name);
     placement::NodeState state = placement::BuildNodeStateSharing(it->second.spec, std::move(allocations));
     state.uses = uses_.Shared(name);
     if (auto n = nominated_uses.find(name); n != nominated_uses.end()) {
@@ -180,7 +178,7 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
     }
   }
   for (const std::string& name : deleted) {
-    extra_bookings_.erase(name);
+    book_.DropSecondBookings(name);
     annotated_nodes_.erase(name);
     held_nodes_.erase(name);
     counted_holds_.erase(name);
@@ -188,7 +186,7 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
     node_set_changed = true;
     // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until
     // the cluster deletes them.
-    for (const AllocationPtr& a : ledger_.OnNode(name)) {
+    for (const AllocationPtr& a : book_.OnNode(name)) {
       if (a->origin != AllocationOrigin::kObserved) UnbookLocked(a->pod_uid);
     }
   }
@@ -221,7 +219,7 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
 bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touched) {
   bool changed = false;
   for (const std::string& uid : delta->deleted_pods) {
-    if (pods_.contains(uid) || ledger_.Find(uid) != nullptr) changed = true;
+    if (pods_.contains(uid) || book_.Find(uid) != nullptr) changed = true;
     ForgetPodLocked(uid, touched);
   }
   if (delta->all_pods) {
@@ -230,12 +228,12 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
     std::vector<std::string> vanished;
     for (const auto& [uid, pod] : pods_.all()) {
       if (!pod.bound() || listed.contains(uid)) continue;
-      const Allocation* a = ledger_.Find(uid);
+      const Allocation* a = book_.Find(uid);
       // Our own bind that the cluster's view does not show yet stays booked (assume_ttl).
       if (a != nullptr && a->origin == AllocationOrigin::kCommitted) continue;
       vanished.push_back(uid);
     }
-    for (const auto& [uid, a] : ledger_.all()) {  // pods known by their allocation alone
+    for (const auto& [uid, a] : book_.all()) {  // pods known by their allocation alone
       if (a->origin == AllocationOrigin::kObserved && !listed.contains(uid) && !pods_.contains(a->pod_uid)) {
         vanished.push_back(a->pod_uid);
       }
@@ -245,7 +243,7 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
   }
   for (Pod& p : delta->upsert_pods) {
     changed = true;
-    if (committed_bare_.erase(p.uid) > 0) committed_at_.erase(p.uid);  // the cluster's word from now on
+    book_.EndBare(p.uid);  // the cluster's word from now on
     ObservePodLocked(std::move(p), touched);
   }
   return changed;
@@ -254,27 +252,12 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
 size_t Inventory::Expire() {
   MutexLock lock(&mu_);
   auto now = options_.clock->Now();
-  std::vector<std::string> stale;
-  for (const auto& [key, held] : ledger_.all()) {
-    const Allocation& a = *held;
-    const std::string& uid = a.pod_uid;
-    if (a.origin == AllocationOrigin::kCommitted) {
-      // Still kCommitted: the cluster has not reported the pod bound since our bind.
-      auto at = committed_at_.find(uid);
-      if (at != committed_at_.end() && now - at->second > options_.assume_ttl) stale.push_back(uid);
-    } else if (a.origin == AllocationOrigin::kBooked) {
-      auto at = booked_at_ms_.find(uid);
-      if (at == booked_at_ms_.end() || !BookingFreshLocked(at->second)) stale.push_back(uid);
-    }
-  }
+  // Committed entries still not seen bound since our bind, bookings past their time, pods bound
+  // by us without GPUs of their own and never seen bound since.
+  ReservationBook::Due due = book_.Expire();
   std::set<std::string> touched;
-  for (const std::string& uid : stale) touched.insert(UnbookLocked(uid));
-  std::vector<std::string> bare;  // bound without GPUs of their own by us, never seen bound since
-  for (const std::string& uid : committed_bare_) {
-    auto at = committed_at_.find(uid);
-    if (at != committed_at_.end() && now - at->second > options_.assume_ttl) bare.push_back(uid);
-  }
-  for (const std::string& uid : bare) RevertBareLocked(uid, &touched);
+  for (const std::string& uid : due.entries) touched.insert(UnbookLocked(uid));
+  for (const std::string& uid : due.bare) RevertBareLocked(uid, &touched);
   // A hold ends; the pod still counts against the node's other resources while kube-scheduler
   // keeps it nominated there (it counts it so too).
   nominations_.ExpireHolds(
@@ -284,13 +267,11 @@ size_t Inventory::Expire() {
   ExpireDefragHoldsLocked(now, &touched);
   ExpireAnnotatedHoldsLocked(&touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);
-  auto keep = 2 * options_.booking_ttl;
-  std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
   if (!touched.empty()) {
     RebuildLocked(touched);
     PublishLocked(false);
   }
-  return stale.size();
+  return due.entries.size();
 }
 
 size_t Inventory::UpsertNodes(std::vector<Node>&& nodes) {
@@ -315,16 +296,16 @@ void Inventory::DeletePod(std::string_view uid) { Apply(ClusterDelta{.deleted_po
 void Inventory::RememberPod(Pod&& pod) {
   MutexLock lock(&mu_);
   if (AllocationOnlyLocked(pod.uid)) return;  // seen bound: the record would say less
-  if (const Pod* known = pods_.Find(pod.uid); known != nullptr && (known->bound() || ledger_.Find(pod.uid) != nullptr)) return;
+  if (const Pod* known = pods_.Find(pod.uid); known != nullptr && (known->bound() || book_.Find(pod.uid) != nullptr)) return;
   pods_.Remember(std::move(pod));
   // A pod being bound (in the ledger) is never forgotten. Trim calls this under mu_.
   pods_.Trim(options_.max_pending_pods,
-             [this](std::string_view uid) GPUSCHED_REQUIRES(mu_) { return ledger_.Find(uid) == nullptr; });
+             [this](std::string_view uid) GPUSCHED_REQUIRES(mu_) { return book_.Find(uid) == nullptr; });
 }
 
 InventoryStats Inventory::Stats() const {
   MutexLock lock(&mu_);
-  return InventoryStats{.ledger_size = ledger_.size(),
+  return InventoryStats{.ledger_size = book_.size(),
                         .pods_known = pods_.size() + allocation_only_,
                         .pending_pods = pods_.unbound(),
                         .dra_objects = dra_state_->slices().all().size() + dra_state_->classes().size() +
@@ -350,7 +331,7 @@ std::optional<Pod> Inventory::FindPod(std::string_view uid) const {
   MutexLock lock(&mu_);
   if (const Pod* p = pods_.Find(uid); p != nullptr) return *p;
   if (!AllocationOnlyLocked(uid)) return std::nullopt;
-  const Allocation* a = ledger_.Find(uid);
+  const Allocation* a = book_.Find(uid);
   return Pod{.uid = a->pod_uid, .namespace_name = a->pod_namespace, .name = a->pod_name, .node_name = a->node_name,
              .phase = PodPhase::kRunning, .priority = a->priority, .terminating = a->terminating};
 }
@@ -360,7 +341,7 @@ std::optional<std::string> Inventory::FindUid(std::string_view ns, std::string_v
   for (const auto& [uid, pod] : pods_.all()) {
     if (pod.namespace_name == ns && pod.name == name) return uid;
   }
-  for (const auto& [uid, a] : ledger_.all()) {
+  for (const auto& [uid, a] : book_.all()) {
     if (a->pod_namespace == ns && a->pod_name == name) return a->pod_uid;
   }
   return std::nullopt;
@@ -368,7 +349,7 @@ std::optional<std::string> Inventory::FindUid(std::string_view ns, std::string_v
 
 std::optional<Allocation> Inventory::AllocationOf(std::string_view uid) const {
   MutexLock lock(&mu_);
-  const Allocation* a = ledger_.Find(uid);
+  const Allocation* a = book_.Find(uid);
   if (a == nullptr) return std::nullopt;
   return *a;
 }

@@ -18,10 +18,6 @@
 
 namespace gpusched::inventory {
 
-bool Inventory::BookingFreshLocked(int64_t booked_at_ms) const {
-  return BookingFresh(booked_at_ms, options_.clock->WallMs(), options_.booking_ttl);
-}
-
 void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) {
   bool changed = false;
   auto it = nodes_.find(node);
@@ -31,10 +27,10 @@ void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string
   if (bookings != nullptr) {
     for (const NodeBooking& b : *bookings) {
       const std::string& uid = b.allocation.pod_uid;
-      if (gone_.contains(uid) || !BookingFreshLocked(b.booked_at_ms)) continue;
+      if (book_.IsGone(uid) || !book_.BookingFresh(b.booked_at_ms)) continue;
       const Pod* pod = pods_.Find(uid);
       if (pod != nullptr && pod->terminal()) continue;
-      const Allocation* held = ledger_.Find(uid);
+      const Allocation* held = book_.Find(uid);
       // Only the cluster's word ends a booking elsewhere: an observed allocation, or a pod seen
       // bound without one. Our own bind in flight (kCommitted, which marks the pod record bound)
       // may still lose to the attempt that booked here.
@@ -52,32 +48,22 @@ void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string
         if (held->node_name != node) extra.push_back(std::move(a));
         continue;
       }
-      ledger_.Put(std::move(a));
-      booked_at_ms_[uid] = b.booked_at_ms;
+      book_.Book(std::move(a), b.booked_at_ms);
       changed = true;
     }
   }
-  for (const AllocationPtr& a : ledger_.OnNode(node)) {
+  for (const AllocationPtr& a : book_.OnNode(node)) {
     if (a->origin != AllocationOrigin::kBooked || live.contains(a->pod_uid)) continue;
-    ledger_.Release(a->pod_uid);
-    booked_at_ms_.erase(a->pod_uid);
+    book_.Release(a->pod_uid);
     changed = true;
   }
-  auto slot = extra_bookings_.find(node);
-  if (slot == extra_bookings_.end() ? !extra.empty() : slot->second != extra) {
-    if (extra.empty()) {
-      extra_bookings_.erase(slot);
-    } else {
-      extra_bookings_[node] = std::move(extra);
-    }
-    changed = true;
-  }
+  if (book_.SetSecondBookings(node, std::move(extra))) changed = true;
   if (changed && touched != nullptr) touched->insert(node);
 }
 
 std::set<std::string> Inventory::BookedNodesLocked() const {
   std::set<std::string> out(annotated_nodes_.begin(), annotated_nodes_.end());
-  for (const auto& [name, extra] : extra_bookings_) out.insert(name);
+  for (std::string& name : book_.NodesWithSecondBookings()) out.insert(std::move(name));
   return out;
 }
 
@@ -90,7 +76,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
     // A booking of an earlier attempt to bind this pod (ours before a restart, or another
     // replica's) is replaced by this bind; should this one not fit, it is put back.
     std::string replaced;
-    if (const Allocation* held = ledger_.Find(pod.uid); held != nullptr && held->origin == AllocationOrigin::kBooked) {
+    if (const Allocation* held = book_.Find(pod.uid); held != nullptr && held->origin == AllocationOrigin::kBooked) {
       replaced = UnbookLocked(pod.uid);
       RebuildLocked({replaced});
     }
@@ -98,14 +84,13 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
     std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid, pod.priority, pod.controller_uid);
     Status fits = placement::CheckFits(own ? *own : *it->second.state, placement);
     if (fits.ok()) {
-      fits = ledger_.Add(Allocation{.pod_uid = pod.uid,
-                                    .pod_namespace = pod.namespace_name,
-                                    .pod_name = pod.name,
-                                    .node_name = node,
-                                    .mode = ModeServing(placement.kind),
-                                    .placement = placement,
-                                    .origin = AllocationOrigin::kCommitted,
-                                    .priority = pod.priority});
+      fits = book_.Commit(Allocation{.pod_uid = pod.uid,
+                                     .pod_namespace = pod.namespace_name,
+                                     .pod_name = pod.name,
+                                     .node_name = node,
+                                     .mode = ModeServing(placement.kind),
+                                     .placement = placement,
+                                     .priority = pod.priority});
     }
     // The replaced booking: gone if on this node (this bind supersedes it), an extra booking if
     // on another (either attempt may still win there), back in the ledger if this one failed.
@@ -121,7 +106,6 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
       return fits;
     }
     if (checked != nullptr) *checked = it->second.spec;
-    committed_at_[pod.uid] = options_.clock->Now();
     touched.insert(node);
     nominations_.End(pod.uid, &touched);  // it holds real GPUs now
     UseHoldLocked(pod, node, &touched);
@@ -136,7 +120,6 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   }
   Pod record = pod;
   record.node_name = node;
-  if (placement.empty()) committed_bare_.insert(pod.uid);
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
   TrackUseLocked(record, &touched);  // kube-scheduler counts it on the node from its bind on
   if (placement.empty() && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
@@ -144,15 +127,14 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   } else {
     pods_.Put(std::move(record));
   }
-  if (placement.empty()) committed_at_[pod.uid] = options_.clock->Now();  // for assume_ttl
+  if (placement.empty()) book_.CommitBare(pod.uid);  // until the cluster reports it, or assume_ttl
   RebuildLocked(touched);
   PublishLocked(false);
   return OkStatus();
 }
 
 void Inventory::RevertBareLocked(const std::string& uid, std::set<std::string>* touched) {
-  committed_bare_.erase(uid);
-  committed_at_.erase(uid);
+  book_.EndBare(uid);
   const Pod* known = pods_.Find(uid);
   if (known == nullptr) return;
   touched->insert(known->node_name);
@@ -164,14 +146,14 @@ void Inventory::RevertBareLocked(const std::string& uid, std::set<std::string>* 
 
 void Inventory::Release(std::string_view uid) {
   MutexLock lock(&mu_);
-  if (committed_bare_.contains(std::string(uid))) {
+  if (book_.IsBare(uid)) {
     std::set<std::string> touched;
     RevertBareLocked(std::string(uid), &touched);
     RebuildLocked(touched);
     PublishLocked(false);
     return;
   }
-  const Allocation* held = ledger_.Find(uid);
+  const Allocation* held = book_.Find(uid);
   // Once the cluster reported the pod bound, that allocation is the truth, whatever our bind did.
   if (held == nullptr || held->origin != AllocationOrigin::kCommitted) return;
   std::string node = UnbookLocked(std::string(uid));
@@ -180,11 +162,9 @@ void Inventory::Release(std::string_view uid) {
 }
 
 std::string Inventory::UnbookLocked(const std::string& uid) {
-  const Allocation* held = ledger_.Find(uid);
+  const Allocation* held = book_.Find(uid);
   bool ours = held != nullptr && held->origin == AllocationOrigin::kCommitted;
-  std::string node = ledger_.Release(uid);
-  committed_at_.erase(uid);
-  booked_at_ms_.erase(uid);
+  std::string node = book_.Release(uid);
   const Pod* known = pods_.Find(uid);
   if (ours) DropUseLocked(uid, node, nullptr);
   if (ours && known != nullptr) {

@@ -174,7 +174,7 @@ std::string Inventory::PodUsingLocked(const NodeHold& h, const std::string& node
                                       std::set<std::string, std::less<>>* taken) const {
   const std::string& holder = h.hold.pod_uid;
   if (!holder.starts_with(placement::kControllerHoldPrefix)) {
-    bool placed = ledger_.Find(holder) != nullptr || committed_bare_.contains(holder) || SeenBoundLocked(holder);
+    bool placed = book_.Find(holder) != nullptr || book_.IsBare(holder) || SeenBoundLocked(holder);
     return placed ? holder : "";
   }
   std::string_view controller = std::string_view(holder).substr(placement::kControllerHoldPrefix.size());
@@ -187,9 +187,9 @@ std::string Inventory::PodUsingLocked(const NodeHold& h, const std::string& node
 }
 
 bool Inventory::SeenBoundLocked(std::string_view uid) const {
-  if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->origin == AllocationOrigin::kObserved;
+  if (const Allocation* a = book_.Find(uid); a != nullptr) return a->origin == AllocationOrigin::kObserved;
   const Pod* known = pods_.Find(uid);
-  return known != nullptr && known->bound() && !committed_bare_.contains(std::string(uid));
+  return known != nullptr && known->bound() && !book_.IsBare(uid);
 }
 
 std::vector<std::string> Inventory::PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const {

@@ -20,7 +20,7 @@ void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   // Newly seen bound (by kube-scheduler or a peer, whose booking may have come first): a defrag
   // hold for it ends. A pod seen again where it was (a claim change re-observes them all) is not
   // a replacement.
-  const Allocation* booked = ledger_.Find(uid);
+  const Allocation* booked = book_.Find(uid);
   bool newly = before != pod.node_name || (booked != nullptr && booked->origin == AllocationOrigin::kBooked);
   if (pod.bound() && !pod.terminal() && newly) UseHoldLocked(pod, pod.node_name, touched);
   if (!before.empty() && before != pod.node_name) DropUseLocked(uid, before, touched);
@@ -38,7 +38,7 @@ bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodReq
     // unallocated by an attempt on another node, is judged by the node it is bound to.
     const dra::ResourceClaim* c = dra_state_->FindClaim(pod.namespace_name, pod.extended_resource_claim);
     if (c != nullptr && c->allocation) return true;
-  } else if (!committed_bare_.contains(pod.uid)) {
+  } else if (!book_.IsBare(pod.uid)) {
     // kube-scheduler names the special claim in the pod's status before it binds the pod: a pod
     // the cluster shows bound without one holds device-plugin GPUs, whatever its node's mode
     // became since (a mode switch waits for it).
@@ -50,13 +50,13 @@ bool Inventory::ExtendedThroughDraLocked(const Pod& pod, const placement::PodReq
 
 bool Inventory::DependsOnOthersLocked(const Pod& pod) const {
   return pod.bound() && !pod.terminal() && (!pod.resource_claims.empty() || !pod.extended_resource_claim.empty() ||
-                                            committed_bare_.contains(pod.uid));
+                                            book_.IsBare(pod.uid));
 }
 
 void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
-  const Allocation* existing = ledger_.Find(pod.uid);
+  const Allocation* existing = book_.Find(pod.uid);
   placement::PodRequest request = placement::AnalyzePod(pod);
-  if (pod.terminal()) gone_[pod.uid] = options_.clock->Now();
+  if (pod.terminal()) book_.MarkGone(pod.uid);
   bool through_dra = ExtendedThroughDraLocked(pod, request);
   bool holds = pod.bound() && !pod.terminal() && request.device_plugin() && !through_dra;
   std::vector<std::string> dra_devices;
@@ -91,9 +91,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
     }
     if (existing != nullptr) touched->insert(existing->node_name);
     touched->insert(observed.node_name);
-    committed_at_.erase(pod.uid);
-    booked_at_ms_.erase(pod.uid);
-    ledger_.Put(std::move(observed));
+    book_.Observe(std::move(observed));
     // Known by its allocation alone from now on, unless a change of other objects must observe it
     // again or its record names an error.
     if (!DependsOnOthersLocked(pod) && pod.spec_error.empty()) {
@@ -101,21 +99,11 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
       return;
     }
   } else if (existing != nullptr) {
-    bool in_flight = existing->origin != AllocationOrigin::kObserved && !pod.bound() && !pod.terminal();
-    if (in_flight && existing->origin == AllocationOrigin::kCommitted) {
-      auto at = committed_at_.find(pod.uid);
-      in_flight = at != committed_at_.end() && options_.clock->Now() - at->second <= options_.assume_ttl;
-    } else if (in_flight) {
-      auto at = booked_at_ms_.find(pod.uid);
-      in_flight = at != booked_at_ms_.end() && BookingFreshLocked(at->second);
-    }
-    if (in_flight) {
+    if (!pod.bound() && !pod.terminal() && book_.InFlight(pod.uid)) {
       // A bind is ahead of the cluster's copy: keep the booking and what we recorded.
       if (const Pod* known = pods_.Find(pod.uid); known != nullptr) pod = *known;
     } else {
-      touched->insert(ledger_.Release(pod.uid));
-      committed_at_.erase(pod.uid);
-      booked_at_ms_.erase(pod.uid);
+      touched->insert(book_.Release(pod.uid));
       // A stale booking: the record carries its node and annotations; the source's copy
       // (unbound) replaces it below.
     }
@@ -124,16 +112,12 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
-  committed_bare_.erase(uid);
   nominations_.End(uid, touched);
   DropUseLocked(uid, NodeOfLocked(uid), touched);
   if (AllocationOnlyLocked(uid)) --allocation_only_;
-  std::string node = ledger_.Release(uid);
+  std::string node = book_.Forget(uid);
   if (!node.empty()) touched->insert(std::move(node));
-  committed_at_.erase(uid);
-  booked_at_ms_.erase(uid);
   pods_.Erase(uid);
-  gone_[uid] = options_.clock->Now();
 }
 
 void Inventory::ReobserveLocked(bool dra_changed, const std::set<std::string>& nodes, const std::set<std::string>& skip,
@@ -141,7 +125,7 @@ void Inventory::ReobserveLocked(bool dra_changed, const std::set<std::string>& n
   std::vector<Pod> again;
   for (const auto& [uid, pod] : pods_.all()) {
     if (!DependsOnOthersLocked(pod) || skip.contains(uid)) continue;
-    bool judged_by_node = !pod.extended_resource_claim.empty() || committed_bare_.contains(uid);
+    bool judged_by_node = !pod.extended_resource_claim.empty() || book_.IsBare(uid);
     if (dra_changed || (judged_by_node && nodes.contains(pod.node_name))) again.push_back(pod);
   }
   for (Pod& p : again) ObservePodLocked(std::move(p), touched);

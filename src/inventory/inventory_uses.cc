@@ -12,7 +12,7 @@
 namespace gpusched::inventory {
 
 std::string Inventory::NodeOfLocked(std::string_view uid) const {
-  if (const Allocation* a = ledger_.Find(uid); a != nullptr) return a->node_name;
+  if (const Allocation* a = book_.Find(uid); a != nullptr) return a->node_name;
   const Pod* known = pods_.Find(uid);
   return known != nullptr ? known->node_name : std::string();
 }
@@ -52,7 +52,7 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   // claims, or extended resources DRA may serve) with a valid request holds GPUs.
   bool gpus = request.asks_gpu() && request.schedulable();
   bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
-               !gone_.contains(pod.uid) && ledger_.Find(pod.uid) == nullptr;
+               !book_.IsGone(pod.uid) && book_.Find(pod.uid) == nullptr;
   if (!holds) {
     nominations_.End(pod.uid, touched);
     return;

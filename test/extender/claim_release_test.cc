@@ -79,6 +79,21 @@ TEST(ClaimRelease, AClaimAllocatedForAPodThatNeverBoundIsDeallocatedAfterTheTtlA
   EXPECT_EQ(o.service->SweepClaims(), 0u);
 }
 
+// The node recorded for a lost bind runs out after assume_ttl even when the pod's claims were read
+// again meanwhile (another pod's claim allocated: every claim pod is observed again).
+TEST(ClaimRelease, ALostBindIsForgottenOnTimeEvenAfterItsClaimsWereReadAgain) {
+  Owner o(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 4), std::string(kGpuClass), Claim("train", ClaimSpec(1, "")),
+                    Claim("tune", ClaimSpec(1, ""))}),
+          /*lose_bindings=*/true);
+  o.BindLost("trainer", "train");
+  o.clock.Advance(std::chrono::seconds(60));
+  o.BindLost("tuner", "tune");
+  o.clock.Advance(std::chrono::seconds(545));
+  o.inventory.Expire();
+  EXPECT_FALSE(o.inventory.FindPod("trainer")->bound());
+  EXPECT_TRUE(o.inventory.FindPod("tuner")->bound());  // its own time is not up
+}
+
 // A claim pinned to a node that can no longer take GPU pods (gone, not ready, switched to
 // another mode) is released at the next sweep, without waiting for the TTL.
 TEST(ClaimRelease, AClaimPinnedToANodeThatCanNoLongerTakeThePodIsReleasedAtOnce) {

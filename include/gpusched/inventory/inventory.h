@@ -34,9 +34,9 @@
 #include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
-#include "gpusched/inventory/ledger.h"
 #include "gpusched/inventory/nomination_table.h"
 #include "gpusched/inventory/pod_table.h"
+#include "gpusched/inventory/reservation_book.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/inventory/use_table.h"
 #include "gpusched/dra/cel.h"
@@ -280,7 +280,7 @@ class Inventory {
   bool AllocationOnlyLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // Erases a pod the cluster no longer has, with its allocation; remembers the deletion.
   void ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
-  // Takes back the node Commit recorded for `uid` (committed_bare_): the pod is pending again.
+  // Takes back the node Commit recorded for `uid` (a bare commitment): the pod is pending again.
   void RevertBareLocked(const std::string& uid, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Drops the allocation of `uid` with its timestamps; if it was our own booking (kCommitted), the
   // pod record loses the node and result annotations Commit gave it. Returns the node.
@@ -289,7 +289,6 @@ class Inventory {
   void SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Returns the nodes with bookings to keep in sync: a bookings annotation, or extra bookings.
   std::set<std::string> BookedNodesLocked() const GPUSCHED_REQUIRES(mu_);
-  bool BookingFreshLocked(int64_t booked_at_ms) const;
   // Rebuilds the states of `touched` and remembers them for the next PublishLocked.
   void RebuildLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
   // Publishes a snapshot: the last table with the rebuilt states swapped in, or a new table (and
@@ -304,19 +303,10 @@ class Inventory {
   // ClusterObjects::errors of the last ReplaceCluster.
   std::vector<std::string> load_errors_ GPUSCHED_GUARDED_BY(mu_);
   size_t allocation_only_ GPUSCHED_GUARDED_BY(mu_) = 0;  // pods known by their allocation alone
-  Ledger ledger_ GPUSCHED_GUARDED_BY(mu_);
-  // When each kCommitted booking was made, for assume_ttl.
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_ GPUSCHED_GUARDED_BY(mu_);
-  // Pods Commit recorded on a node without GPUs of their own (claims only, or nothing), until the
-  // cluster reports them: Release takes the node back.
-  std::unordered_set<std::string> committed_bare_ GPUSCHED_GUARDED_BY(mu_);
-  // When each kBooked booking was made (the writer's wall clock, Unix ms), for booking_ttl.
-  std::unordered_map<std::string, int64_t> booked_at_ms_ GPUSCHED_GUARDED_BY(mu_);
-  // Bookings of pods whose ledger entry is a booking on another node (two bind attempts in
-  // flight): counted on their node too, outside the ledger. By node.
-  std::map<std::string, std::vector<Allocation>, std::less<>> extra_bookings_ GPUSCHED_GUARDED_BY(mu_);
-  // Pods seen deleted or finished, so that a node's bookings annotation cannot bring them back.
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_ GPUSCHED_GUARDED_BY(mu_);
+  // What each pod holds and until when: observed, committed and booked allocations, bare
+  // commitments (pods Commit recorded on a node without GPUs of their own: Release takes the node
+  // back), second bookings, pods gone.
+  ReservationBook book_ GPUSCHED_GUARDED_BY(mu_);
   // Pending pods nominated to a node after preemption.
   NominationTable nominations_ GPUSCHED_GUARDED_BY(mu_);
   // GPUs held for the replacements of pods a defrag move evicted, and for the pods their moves

@@ -1,9 +1,10 @@
 // File: ledger.h
 //
-// The ledger: every GPU allocation in the cluster, keyed by pod UID, whatever the node mode.
-// A pod UID appears at most once, so a pod is never counted twice.
+// The ledger: every GPU allocation in the cluster, indexed by pod UID and by node, whatever the
+// node mode. A pod UID appears at most once, so a pod is never counted twice. It keeps no time:
+// the reservation book (reservation_book.h) that owns it does.
 //
-// Not thread-safe: owned by Inventory, which serializes every access.
+// Not thread-safe: owned by the ReservationBook, whose owner serializes every access.
 #pragma once
 
 #include <map>

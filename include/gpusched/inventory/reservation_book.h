@@ -1,0 +1,109 @@
+// File: reservation_book.h
+//
+// ReservationBook: what each pod holds on its node and how long that counts. One entry per pod
+// UID (its allocation, indexed by UID and by node), counted from a time kept for its origin:
+//   - kObserved: the cluster shows the pod bound; it counts until the cluster says otherwise.
+//   - kCommitted: this gpusched bound it (Commit); it counts for assume_ttl from the commit.
+//   - kBooked: a node's bookings annotation lists it; it counts for booking_ttl from the writer's
+//     stamp (wall clock, measured either way as BookingFresh).
+// Beside the entries, each with a time of its own: pods committed to a node without GPUs of their
+// own (bare commitments, assume_ttl); bookings of a pod on a second node while its entry is on
+// another (two bind attempts in flight, both counted there); and pods seen gone, which no
+// booking may bring back for 2 x booking_ttl. Expire() is the one place any of them runs out.
+//
+// The book keeps time; it does not decide what a release means for the pod's record (Inventory
+// does that with what Expire returns).
+//
+// Thread-compatible: owned by Inventory, which serializes every access.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gpusched/common/clock.h"
+#include "gpusched/common/status.h"
+#include "gpusched/inventory/ledger.h"
+#include "gpusched/model/allocation.h"
+
+namespace gpusched::inventory {
+
+struct ReservationTtls {
+  std::chrono::seconds assume_ttl{600};   // kCommitted entries and bare commitments
+  std::chrono::seconds booking_ttl{300};  // kBooked entries; gone pods are kept twice as long
+};
+
+class ReservationBook {
+ public:
+  // `clock` is not owned and must outlive the book.
+  ReservationBook(ReservationTtls ttls, const Clock* clock) : ttls_(ttls), clock_(clock) {}
+
+  // The entry of `uid`, or nullptr. Valid until the next mutation.
+  const Allocation* Find(std::string_view uid) const { return ledger_.Find(uid); }
+  // The entries on `node` (shared: they stay valid after a release).
+  std::vector<AllocationPtr> OnNode(std::string_view node) const { return ledger_.OnNode(node); }
+  // What counts on `node`: its entries and the second bookings there.
+  std::vector<AllocationPtr> CountedOn(std::string_view node) const;
+  const Ledger::ByUid& all() const { return ledger_.all(); }
+  size_t size() const { return ledger_.size(); }
+
+  // Enters `a` as committed now. Errors: FailedPrecondition if its pod already holds an entry.
+  [[nodiscard]] Status Commit(Allocation a);
+  // Enters `a` as the cluster shows it, replacing the pod's entry if any.
+  void Observe(Allocation a);
+  // Enters `a` as booked by a node's annotation at `booked_at_ms`, replacing the pod's entry.
+  void Book(Allocation a, int64_t booked_at_ms);
+  // Removes the entry of `uid`; returns its node, or "" if there was none.
+  std::string Release(std::string_view uid);
+  // True if the entry of `uid` is committed or booked and its time is not up.
+  bool InFlight(std::string_view uid) const;
+  // True if a booking stamped `booked_at_ms` still counts now.
+  bool BookingFresh(int64_t booked_at_ms) const;
+
+  // Bare commitments: a pod committed to a node without GPUs of its own, until the cluster
+  // reports it (EndBare) or assume_ttl passes.
+  void CommitBare(const std::string& uid) { bare_[uid] = clock_->Now(); }
+  bool IsBare(std::string_view uid) const { return bare_.contains(std::string(uid)); }
+  // Ends the bare commitment of `uid`; returns whether there was one.
+  bool EndBare(std::string_view uid) { return bare_.erase(std::string(uid)) > 0; }
+
+  // Sets the second bookings counted on `node` (bookings of pods whose entry is elsewhere);
+  // returns whether they changed.
+  bool SetSecondBookings(const std::string& node, std::vector<Allocation> bookings);
+  void DropSecondBookings(std::string_view node);
+  std::vector<std::string> NodesWithSecondBookings() const;
+
+  // Remembers that `uid` was deleted or finished: a booking of it no longer counts.
+  void MarkGone(const std::string& uid) { gone_[uid] = clock_->Now(); }
+  bool IsGone(std::string_view uid) const { return gone_.contains(std::string(uid)); }
+  // Ends everything about `uid` and marks it gone; returns the node of its entry, or "".
+  std::string Forget(const std::string& uid);
+
+  struct Due {
+    std::vector<std::string> entries;  // committed or booked entries whose time is up
+    std::vector<std::string> bare;     // bare commitments whose time is up
+  };
+  // Returns what ran out, for the caller to release with what that means for each pod, and
+  // forgets gone pods past their time.
+  Due Expire();
+
+ private:
+  bool CommitFresh(std::chrono::steady_clock::time_point at) const { return clock_->Now() - at <= ttls_.assume_ttl; }
+
+  const ReservationTtls ttls_;
+  const Clock* clock_;
+  Ledger ledger_;
+  // The time each committed entry counts from (steady), or each booked entry's stamp (wall ms).
+  // Observed entries have neither.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_;
+  std::unordered_map<std::string, int64_t> booked_at_ms_;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> bare_;
+  std::map<std::string, std::vector<Allocation>, std::less<>> second_;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_;
+};
+
+}  // namespace gpusched::inventory
