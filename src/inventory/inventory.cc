@@ -101,7 +101,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
   for (const auto& [uid, n] : nominations_.all()) {
     if (n.gpus) held.insert(n.pod.nominated_node);
   }
-  for (const auto& [uid, h] : defrag_holds_) held.insert(h.hold.node_name);
+  for (const auto& [uid, h] : book_.holds()) held.insert(h.hold.node_name);
   for (const auto& [name, keys] : counted_holds_) held.insert(name);
   snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, uses_.budget_list(),
                                                             std::vector<std::string>(held.begin(), held.end())));
@@ -258,13 +258,13 @@ size_t Inventory::Expire() {
   std::set<std::string> touched;
   for (const std::string& uid : due.entries) touched.insert(UnbookLocked(uid));
   for (const std::string& uid : due.bare) RevertBareLocked(uid, &touched);
+  touched.insert(due.hold_nodes.begin(), due.hold_nodes.end());
   // A hold ends; the pod still counts against the node's other resources while kube-scheduler
   // keeps it nominated there (it counts it so too).
   nominations_.ExpireHolds(
       now, options_.nomination_ttl,
       [this](std::string_view node, int32_t priority) GPUSCHED_REQUIRES(mu_) { return VictimsLeavingLocked(node, priority); },
       &touched);
-  ExpireDefragHoldsLocked(now, &touched);
   ExpireAnnotatedHoldsLocked(&touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);
   if (!touched.empty()) {

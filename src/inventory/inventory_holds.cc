@@ -43,7 +43,7 @@ std::string DraHoldConflict(const Placement& placement, const std::vector<Alloca
   return "";
 }
 
-// The key of an annotated hold in Inventory::ended_holds_: a later hold about the same pod is
+// The key of an annotated hold among the book's ended ones: a later hold about the same pod is
 // another hold.
 std::string EndedKey(std::string_view about_uid, int64_t at_ms) { return fmt::format("{}@{}", about_uid, at_ms); }
 
@@ -64,13 +64,13 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
     if (!a.terminating && !leaving.contains(a.pod_uid)) staying.push_back(a);
   }
   placement::NodeState after = placement::BuildNodeState(it->second.spec, std::move(staying));
-  auto replaced = defrag_holds_.find(about.pod_uid);  // a hold about the same pod gives way
+  const ReservationBook::Hold* replaced = book_.FindHold(about.pod_uid);  // a hold about the same pod gives way
   for (const Allocation& h : now.holds) {
-    if (replaced == defrag_holds_.end() || !(h == replaced->second.hold)) placement::AddHold(h, &after);
+    if (replaced == nullptr || !(h == replaced->hold)) placement::AddHold(h, &after);
   }
   Status fits = placement::CheckFits(after, placement);
   if (fits.ok() && placement.kind == ClaimsKind()) {
-    std::string conflict = DraHoldConflict(placement, now.holds, replaced == defrag_holds_.end() ? nullptr : &replaced->second.hold,
+    std::string conflict = DraHoldConflict(placement, now.holds, replaced == nullptr ? nullptr : &replaced->hold,
                                            dra_state_.get(), leaving);
     if (!conflict.empty()) fits = FailedPreconditionError(conflict);
   }
@@ -95,12 +95,12 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
                                  .present = PodsOfControllerLocked(controller, node)},
                 .node_version = it->second.spec.resource_version};
   std::set<std::string> touched{node};
-  if (replaced != defrag_holds_.end()) {
-    touched.insert(replaced->second.hold.node_name);
-    if (replaced->second.hold.node_name != node) made.replaced_node = replaced->second.hold.node_name;
+  if (replaced != nullptr) {
+    touched.insert(replaced->hold.node_name);
+    if (replaced->hold.node_name != node) made.replaced_node = replaced->hold.node_name;
   }
-  defrag_holds_.insert_or_assign(about.pod_uid, DefragHold{std::move(hold), options_.clock->Now() + ttl, made.hold.at_ms});
-  ended_holds_.erase(EndedKey(about.pod_uid, made.hold.at_ms));  // one dropped in this millisecond was another
+  book_.PutHold(about.pod_uid, ReservationBook::Hold{std::move(hold), options_.clock->Now() + ttl, made.hold.at_ms});
+  book_.ForgetEnded(EndedKey(about.pod_uid, made.hold.at_ms));  // one dropped in this millisecond was another
   RebuildLocked(touched);
   PublishLocked(false);
   return made;
@@ -108,20 +108,19 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
 
 void Inventory::DropHold(std::string_view about_uid) {
   MutexLock lock(&mu_);
-  auto it = defrag_holds_.find(about_uid);
-  if (it == defrag_holds_.end()) return;
-  std::string node = it->second.hold.node_name;
+  std::optional<ReservationBook::Hold> ended = book_.EndHold(about_uid);
+  if (!ended) return;
+  std::string node = ended->hold.node_name;
   // Its copy in the node's annotation, until withdrawn, ends here too.
-  int64_t left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(it->second.until - options_.clock->Now()).count();
-  ended_holds_.insert_or_assign(EndedKey(about_uid, it->second.at_ms),
-                                EndedHold{.node = node, .until_ms = options_.clock->WallMs() + std::max<int64_t>(left_ms, 0)});
-  defrag_holds_.erase(it);
+  int64_t left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(ended->until - options_.clock->Now()).count();
+  book_.EndAnnotated(EndedKey(about_uid, ended->at_ms),
+                     ReservationBook::EndedHold{.node = node, .until_ms = options_.clock->WallMs() + std::max<int64_t>(left_ms, 0)});
   RebuildLocked({node});
   PublishLocked(false);
 }
 
 void Inventory::AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) {
-  for (const auto& [uid, h] : defrag_holds_) {
+  for (const auto& [uid, h] : book_.holds()) {
     if (h.hold.node_name == node) placement::AddHold(h.hold, state);
   }
   std::vector<std::string> keys;
@@ -148,12 +147,12 @@ std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::stri
     last_end = std::max(last_end, HoldEndMs(h));
     moved.insert(h.about_uid);
     if (!h.hold.pod_uid.starts_with(placement::kControllerHoldPrefix)) taken.insert(h.hold.pod_uid);  // its own hold first
-    if (!defrag_holds_.contains(h.about_uid) && !ended_holds_.contains(EndedKey(h.about_uid, h.at_ms)) &&
+    if (book_.FindHold(h.about_uid) == nullptr && !book_.AnnotatedEnded(EndedKey(h.about_uid, h.at_ms)) &&
         BookingFresh(h.at_ms, now, std::chrono::seconds(h.ttl_s))) {
       holds.push_back(&h);
     }
   }
-  for (const auto& [key, ended] : ended_holds_) {
+  for (const auto& [key, ended] : book_.ended()) {
     if (ended.node == node && !ended.pod.empty()) taken.insert(ended.pod);
   }
   std::sort(holds.begin(), holds.end(), [](const NodeHold* a, const NodeHold* b) {
@@ -164,7 +163,7 @@ std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::stri
     if (pod.empty()) {
       live.push_back(h);
     } else if (SeenBoundLocked(pod)) {
-      ended_holds_.insert_or_assign(EndedKey(h->about_uid, h->at_ms), EndedHold{.node = node, .pod = pod, .until_ms = last_end});
+      book_.EndAnnotated(EndedKey(h->about_uid, h->at_ms), ReservationBook::EndedHold{.node = node, .pod = pod, .until_ms = last_end});
     }
   }
   return live;
@@ -202,17 +201,8 @@ std::vector<std::string> Inventory::PodsOfControllerLocked(std::string_view cont
   return out;
 }
 
-void Inventory::ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) {
-  std::erase_if(defrag_holds_, [&](const auto& kv) {
-    if (now < kv.second.until) return false;
-    touched->insert(kv.second.hold.node_name);
-    return true;
-  });
-}
-
 void Inventory::ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) {
   int64_t now = options_.clock->WallMs();
-  std::erase_if(ended_holds_, [&](const auto& kv) { return kv.second.until_ms <= now; });
   for (auto it = held_nodes_.begin(); it != held_nodes_.end();) {  // (a loop: the lock analysis cannot see into lambdas)
     const std::vector<NodeHold>& holds = nodes_.find(*it)->second.spec.holds;
     bool current = std::any_of(holds.begin(), holds.end(), [&](const NodeHold& h) { return HoldEndMs(h) > now; });
@@ -244,19 +234,8 @@ std::set<std::string> Inventory::WithChangedHoldNodesLocked(const std::set<std::
 
 void Inventory::UseHoldLocked(const Pod& pod, const std::string& node, std::set<std::string>* touched) {
   std::string key = pod.controller_uid.empty() ? "" : placement::ControllerHoldKey(pod.controller_uid);
-  auto used = defrag_holds_.end();  // the pod's own hold (the room made for it), else its controller's oldest here
-  for (auto it = defrag_holds_.begin(); it != defrag_holds_.end(); ++it) {
-    const Allocation& h = it->second.hold;
-    if (h.pod_uid == pod.uid) {
-      used = it;
-      break;
-    }
-    bool replacement = !key.empty() && h.pod_uid == key && h.node_name == node && it->first != pod.uid;
-    if (replacement && (used == defrag_holds_.end() || it->second.at_ms < used->second.at_ms)) used = it;
-  }
-  if (used == defrag_holds_.end()) return;
-  touched->insert(used->second.hold.node_name);
-  defrag_holds_.erase(used);
+  std::string ended = book_.UseHold(pod.uid, key, node);
+  if (!ended.empty()) touched->insert(std::move(ended));
 }
 
 }  // namespace gpusched::inventory

@@ -83,6 +83,38 @@ std::string ReservationBook::Forget(const std::string& uid) {
   return Release(uid);
 }
 
+void ReservationBook::PutHold(const std::string& about_uid, Hold h) { holds_.insert_or_assign(about_uid, std::move(h)); }
+
+const ReservationBook::Hold* ReservationBook::FindHold(std::string_view about_uid) const {
+  auto it = holds_.find(about_uid);
+  return it == holds_.end() ? nullptr : &it->second;
+}
+
+std::optional<ReservationBook::Hold> ReservationBook::EndHold(std::string_view about_uid) {
+  auto it = holds_.find(about_uid);
+  if (it == holds_.end()) return std::nullopt;
+  Hold h = std::move(it->second);
+  holds_.erase(it);
+  return h;
+}
+
+std::string ReservationBook::UseHold(const std::string& pod_uid, const std::string& controller_key, const std::string& node) {
+  auto used = holds_.end();
+  for (auto it = holds_.begin(); it != holds_.end(); ++it) {
+    const Allocation& h = it->second.hold;
+    if (h.pod_uid == pod_uid) {
+      used = it;
+      break;
+    }
+    bool replacement = !controller_key.empty() && h.pod_uid == controller_key && h.node_name == node && it->first != pod_uid;
+    if (replacement && (used == holds_.end() || it->second.at_ms < used->second.at_ms)) used = it;
+  }
+  if (used == holds_.end()) return "";
+  std::string ended = used->second.hold.node_name;
+  holds_.erase(used);
+  return ended;
+}
+
 ReservationBook::Due ReservationBook::Expire() {
   Due due;
   for (const auto& [uid, held] : ledger_.all()) {
@@ -94,6 +126,13 @@ ReservationBook::Due ReservationBook::Expire() {
   auto now = clock_->Now();
   auto keep = 2 * ttls_.booking_ttl;
   std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
+  std::erase_if(holds_, [&](const auto& kv) {
+    if (now < kv.second.until) return false;
+    due.hold_nodes.push_back(kv.second.hold.node_name);
+    return true;
+  });
+  int64_t wall = clock_->WallMs();
+  std::erase_if(ended_, [&](const auto& kv) { return kv.second.until_ms <= wall; });
   return due;
 }
 

@@ -1,6 +1,6 @@
 // The reservation book (inventory/reservation_book.h): one entry per pod, each counted for the
-// time of its origin, bare commitments and gone pods on times of their own, all run out by one
-// Expire.
+// time of its origin; bare commitments, gone pods and defrag holds on times of their own; all run
+// out by one Expire.
 #include "gpusched/inventory/reservation_book.h"
 
 #include <gmock/gmock.h>
@@ -110,6 +110,42 @@ TEST(ReservationBook, AForgottenPodIsGoneForTwiceTheBookingTtl) {
   b.book.Expire();
   EXPECT_FALSE(b.book.IsGone("a"));
   EXPECT_FALSE(b.book.IsGone("c"));
+}
+
+ReservationBook::Hold HeldFor(std::string holder, std::string node, std::chrono::steady_clock::time_point until, int64_t at_ms) {
+  Allocation a = On(std::move(holder), std::move(node));
+  a.origin = AllocationOrigin::kHeld;
+  return ReservationBook::Hold{.hold = a, .until = until, .at_ms = at_ms};
+}
+
+TEST(ReservationBook, AHoldIsUsedByThePodItWasMadeForElseByItsControllersNextPodOldestFirst) {
+  Book b;
+  auto until = b.clock.Now() + seconds(60);
+  b.book.PutHold("moved-1", HeldFor("ctrl:rs", "n1", until, 2));
+  b.book.PutHold("moved-2", HeldFor("ctrl:rs", "n1", until, 1));
+  b.book.PutHold("about", HeldFor("pending", "n2", until, 3));
+  EXPECT_EQ(b.book.UseHold("new-1", "ctrl:rs", "n1"), "n1");  // a replacement: the oldest, moved-2's
+  EXPECT_EQ(b.book.FindHold("moved-2"), nullptr);
+  EXPECT_EQ(b.book.UseHold("new-2", "ctrl:rs", "n2"), "");  // not on the hold's node
+  EXPECT_EQ(b.book.UseHold("moved-1", "ctrl:rs", "n1"), "");  // the moved pod itself, back: not its replacement
+  EXPECT_EQ(b.book.UseHold("pending", "", "n9"), "n2");  // made for it: wherever it binds
+  ASSERT_EQ(b.book.holds().size(), 1u);
+  EXPECT_EQ(b.book.holds().begin()->first, "moved-1");
+}
+
+TEST(ReservationBook, AHoldRunsOutOnItsTimeAndAnEndedAnnotatedHoldIsRememberedUntilItsOwn) {
+  Book b;
+  b.book.PutHold("a", HeldFor("pending", "n1", b.clock.Now() + seconds(30), 1));
+  b.book.PutHold("a", HeldFor("pending", "n2", b.clock.Now() + seconds(60), 2));  // replaces
+  b.book.EndAnnotated("x@1", ReservationBook::EndedHold{.node = "n3", .until_ms = b.clock.WallMs() + 45'000});
+  b.clock.Advance(seconds(45));
+  ReservationBook::Due due = b.book.Expire();
+  EXPECT_THAT(due.hold_nodes, IsEmpty());
+  EXPECT_FALSE(b.book.AnnotatedEnded("x@1"));
+  ASSERT_NE(b.book.FindHold("a"), nullptr);
+  b.clock.Advance(seconds(15));
+  EXPECT_THAT(b.book.Expire().hold_nodes, ElementsAre("n2"));
+  EXPECT_FALSE(b.book.EndHold("a").has_value());
 }
 
 }  // namespace

@@ -223,7 +223,7 @@ class Inventory {
   // it bound on the node that was neither present nor a moved pod uses one hold, the oldest first.
   // A pod committed or booked and not yet seen bound takes its GPUs from the hold, which counts
   // again if that bind fails; once the pod is seen bound, the hold is remembered as ended
-  // (ended_holds_) until its time is up.
+  // (ReservationBook::EndAnnotated) until its time is up.
   std::vector<const NodeHold*> LiveAnnotatedHoldsLocked(const std::string& node) GPUSCHED_REQUIRES(mu_);
   // The pod that uses annotated hold `h` on `node` ("" if none yet): its pending pod once
   // committed, booked or bound anywhere; for a controller, its first pod on the node that is not a
@@ -235,14 +235,13 @@ class Inventory {
   // The controller's pods bound on `node` now (committed here or seen), sorted ("": none).
   std::vector<std::string> PodsOfControllerLocked(std::string_view controller_uid, const std::string& node) const
       GPUSCHED_REQUIRES(mu_);
-  // Forgets ended holds, and held nodes, past their time; touches the nodes whose annotated holds
-  // that count changed.
+  // Forgets held nodes past their time; touches the nodes whose annotated holds that count
+  // changed.
   void ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // `touched` with the nodes whose annotated holds that count changed since their state was built
   // (one ran out, was used, or a bind that used one failed), or an empty set when there are none
   // beyond `touched` (cheap when no node holds annotated holds).
   std::set<std::string> WithChangedHoldNodesLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
-  void ExpireDefragHoldsLocked(std::chrono::steady_clock::time_point now, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // `pod` was committed to, or newly seen bound on, `node`: ends this replica's hold kept for it
   // (wherever it was kept), or one kept on `node` for its controller's next pod unless `pod` is
   // the moved pod itself (its own hold first, else the oldest). Annotated holds it uses, anywhere,
@@ -305,27 +304,12 @@ class Inventory {
   size_t allocation_only_ GPUSCHED_GUARDED_BY(mu_) = 0;  // pods known by their allocation alone
   // What each pod holds and until when: observed, committed and booked allocations, bare
   // commitments (pods Commit recorded on a node without GPUs of their own: Release takes the node
-  // back), second bookings, pods gone.
+  // back), second bookings, pods gone, defrag holds (GPUs held for the replacements of pods a
+  // defrag move evicted, and for the pods their moves made room for), annotated holds that ended
+  // here (kept while any hold that was on the node when it ended could still claim that pod).
   ReservationBook book_ GPUSCHED_GUARDED_BY(mu_);
   // Pending pods nominated to a node after preemption.
   NominationTable nominations_ GPUSCHED_GUARDED_BY(mu_);
-  // GPUs held for the replacements of pods a defrag move evicted, and for the pods their moves
-  // made room for, by the UID of the pod they are about.
-  struct DefragHold {
-    Allocation hold;
-    std::chrono::steady_clock::time_point until;
-    int64_t at_ms = 0;  // as written to the node's annotation
-  };
-  std::map<std::string, DefragHold, std::less<>> defrag_holds_ GPUSCHED_GUARDED_BY(mu_);
-  // Annotated holds that ended here, by EndedKey: on which node, the pod that used it ("" for a
-  // hold this replica dropped), and until when the record is kept (Unix ms): while any hold that
-  // was on the node when it ended could still claim that pod.
-  struct EndedHold {
-    std::string node;
-    std::string pod;
-    int64_t until_ms = 0;
-  };
-  std::map<std::string, EndedHold, std::less<>> ended_holds_ GPUSCHED_GUARDED_BY(mu_);
   // Nodes whose holds annotation has holds not past their time; and, by node, the keys (EndedKey)
   // of the annotated holds its state counts.
   std::set<std::string, std::less<>> held_nodes_ GPUSCHED_GUARDED_BY(mu_);

@@ -8,8 +8,10 @@
 //     stamp (wall clock, measured either way as BookingFresh).
 // Beside the entries, each with a time of its own: pods committed to a node without GPUs of their
 // own (bare commitments, assume_ttl); bookings of a pod on a second node while its entry is on
-// another (two bind attempts in flight, both counted there); and pods seen gone, which no
-// booking may bring back for 2 x booking_ttl. Expire() is the one place any of them runs out.
+// another (two bind attempts in flight, both counted there); pods seen gone, which no booking may
+// bring back for 2 x booking_ttl; the defrag holds this replica made (Inventory::HoldFor), each
+// until its own time; and the holds of nodes' annotations that ended here, remembered until
+// theirs. Expire() is the one place any of them runs out.
 //
 // The book keeps time; it does not decide what a release means for the pod's record (Inventory
 // does that with what Expire returns).
@@ -20,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -83,12 +86,44 @@ class ReservationBook {
   // Ends everything about `uid` and marks it gone; returns the node of its entry, or "".
   std::string Forget(const std::string& uid);
 
-  struct Due {
-    std::vector<std::string> entries;  // committed or booked entries whose time is up
-    std::vector<std::string> bare;     // bare commitments whose time is up
+  // A defrag hold this replica made, about one pod: `hold` (origin kHeld; pod_uid its holder)
+  // counts on its node until `until`, or until a pod it is for is placed.
+  struct Hold {
+    Allocation hold;
+    std::chrono::steady_clock::time_point until;
+    int64_t at_ms = 0;  // as written to the node's annotation
   };
-  // Returns what ran out, for the caller to release with what that means for each pod, and
-  // forgets gone pods past their time.
+  // Keeps `h` about pod `about_uid`, replacing a hold about the same pod.
+  void PutHold(const std::string& about_uid, Hold h);
+  const Hold* FindHold(std::string_view about_uid) const;
+  // Ends the hold about `about_uid` and returns it, or nullopt if there was none.
+  std::optional<Hold> EndHold(std::string_view about_uid);
+  // Ends the hold a pod placed on `node` uses: the one made for it (`pod_uid` its holder,
+  // wherever), else the oldest kept on `node` for `controller_key` (its controller's next pod),
+  // unless the pod is the one that hold is about. Returns the node of the hold ended, or "".
+  std::string UseHold(const std::string& pod_uid, const std::string& controller_key, const std::string& node);
+  // Every hold, by the UID of the pod it is about.
+  const std::map<std::string, Hold, std::less<>>& holds() const { return holds_; }
+
+  // An annotated hold (model/node.h NodeHold) that ended here, by its key: on which node, the pod
+  // that used it ("" for a hold this replica dropped), and until when (Unix ms) it is remembered.
+  struct EndedHold {
+    std::string node;
+    std::string pod;
+    int64_t until_ms = 0;
+  };
+  void EndAnnotated(const std::string& key, EndedHold ended) { ended_.insert_or_assign(key, std::move(ended)); }
+  void ForgetEnded(const std::string& key) { ended_.erase(key); }
+  bool AnnotatedEnded(std::string_view key) const { return ended_.contains(key); }
+  const std::map<std::string, EndedHold, std::less<>>& ended() const { return ended_; }
+
+  struct Due {
+    std::vector<std::string> entries;     // committed or booked entries whose time is up
+    std::vector<std::string> bare;        // bare commitments whose time is up
+    std::vector<std::string> hold_nodes;  // nodes of the defrag holds that ran out (now ended)
+  };
+  // Returns what ran out, for the caller to release with what that means for each pod; ends the
+  // holds past their time and forgets gone pods and ended annotated holds past theirs.
   Due Expire();
 
  private:
@@ -104,6 +139,8 @@ class ReservationBook {
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> bare_;
   std::map<std::string, std::vector<Allocation>, std::less<>> second_;
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_;
+  std::map<std::string, Hold, std::less<>> holds_;
+  std::map<std::string, EndedHold, std::less<>> ended_;
 };
 
 }  // namespace gpusched::inventory
