@@ -14,6 +14,7 @@
 #include "cluster_json.h"
 #include "http_client.h"
 #include "serve_process.h"
+#include "temp_dir.h"
 
 namespace gpusched::testing {
 namespace {
@@ -22,8 +23,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::string TempFile(const std::string& name, const std::string& content) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpusched-canonical-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  std::filesystem::path dir = TestTempDir("canonical");
   std::ofstream(dir / name) << content;
   return (dir / name).string();
 }

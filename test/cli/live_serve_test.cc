@@ -16,6 +16,7 @@
 #include "http_client.h"
 #include "live_replica.h"
 #include "serve_process.h"
+#include "temp_dir.h"
 
 namespace gpusched::testing {
 namespace {
@@ -23,8 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string TempFile(const std::string& name, const std::string& content) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpusched-live-test-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  std::filesystem::path dir = TestTempDir("live-test");
   std::filesystem::path path = dir / name;
   std::ofstream(path) << content;
   return path.string();

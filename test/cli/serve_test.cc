@@ -21,6 +21,7 @@
 #include "cluster_json.h"
 #include "http_client.h"
 #include "serve_process.h"
+#include "temp_dir.h"
 
 namespace gpusched::testing {
 namespace {
@@ -28,8 +29,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string TempFile(const std::string& name, const std::string& content) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpusched-serve-test-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  std::filesystem::path dir = TestTempDir("serve-test");
   std::filesystem::path path = dir / name;
   std::ofstream(path) << content;
   return path.string();

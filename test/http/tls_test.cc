@@ -8,6 +8,7 @@
 #include "cluster_json.h"
 #include "test_server.h"
 #include "tls_client.h"
+#include "temp_dir.h"
 
 namespace gpusched::testing {
 namespace {
@@ -17,8 +18,7 @@ using ::testing::HasSubstr;
 class TlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = (std::filesystem::temp_directory_path() / ("gpusched-tls-" + std::to_string(::getpid()))).string();
-    std::filesystem::create_directories(dir_);
+    dir_ = TestTempDir("tls");
     ok_ = MakeTestPki(dir_);
   }
   void SetUp() override { ASSERT_TRUE(ok_) << "openssl could not make the test certificates"; }

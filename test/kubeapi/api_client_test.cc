@@ -12,6 +12,7 @@
 #include "fake_clock.h"
 #include "gpusched/common/token_bucket.h"
 #include "tls_client.h"
+#include "temp_dir.h"
 
 namespace gpusched::kubeapi {
 namespace {
@@ -34,8 +35,7 @@ std::string ReadAll(const std::string& path) {
 class TlsApi : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = (std::filesystem::temp_directory_path() / ("gpusched-api-pki-" + std::to_string(::getpid()))).string();
-    std::filesystem::create_directories(dir_);
+    dir_ = testing::TestTempDir("api-pki");
     ok_ = testing::MakeTestPki(dir_);
   }
   void SetUp() override { ASSERT_TRUE(ok_); }

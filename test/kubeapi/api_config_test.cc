@@ -1,4 +1,5 @@
 #include "gpusched/kubeapi/api_config.h"
+#include "temp_dir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,9 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string TempDir(const std::string& name) {
-  std::string dir = (std::filesystem::temp_directory_path() / ("gpusched-" + name + "-" + std::to_string(::getpid()))).string();
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing::TestTempDir(name);
 }
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }

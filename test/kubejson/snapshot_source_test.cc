@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "cluster_json.h"
+#include "temp_dir.h"
 
 namespace gpusched::kubejson {
 namespace {
@@ -19,8 +20,7 @@ using testing::ListJson;
 using testing::PodJson;
 
 std::string Write(const std::string& name, const std::string& content) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpusched-snapshot-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  std::filesystem::path dir = testing::TestTempDir("snapshot");
   std::ofstream(dir / name) << content;
   return (dir / name).string();
 }

@@ -9,6 +9,7 @@
 #include "gpusched/common/random.h"
 #include "gpusched/replay/grid.h"
 #include "gpusched/replay/report.h"
+#include "temp_dir.h"
 
 namespace gpusched::replay {
 namespace {
@@ -168,7 +169,7 @@ TEST(Grid, WritesSummaryCurveAndReport) {
   std::string html = ReportHtml(*runs);
   EXPECT_THAT(html, HasSubstr("<svg"));
   EXPECT_THAT(html, HasSubstr("polyline"));
-  std::string dir = (std::filesystem::temp_directory_path() / "gpusched-grid-test").string();
+  std::string dir = testing::TestTempDir("grid-test");
   ASSERT_TRUE(WriteReport(*runs, dir).ok());
   EXPECT_TRUE(std::filesystem::exists(dir + "/report.html"));
   EXPECT_FALSE(RunGrid(traces, GridOptions{.policies = {"tetris"}, .seeds = {1}}, nullptr).ok());
