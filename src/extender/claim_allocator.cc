@@ -20,57 +20,31 @@ namespace gpusched::extender {
 namespace {
 
 constexpr int kAttempts = 4;
-// The in-flight key of a pod's special claim while it is created (it has no UID yet).
-constexpr std::string_view kCreating = "creating special claim of pod ";
-// How long a claim created here is held in flight while the cluster's state does not show it.
-constexpr std::chrono::minutes kUnseenLimit{2};
 
-bool Overlaps(const dra::AllocatedDevices& held, const dra::AllocationResult& result) {
-  return std::any_of(result.results.begin(), result.results.end(),
-                     [&](const dra::DeviceResult& r) { return !r.admin_access && held.Holds(r.id); });
+std::vector<std::string> Uids(const std::vector<const dra::ResourceClaim*>& claims) {
+  std::vector<std::string> out;
+  for (const dra::ResourceClaim* c : claims) out.push_back(c->uid);
+  return out;
 }
 
 }  // namespace
 
 dra::AllocatedDevices ClaimAllocator::HeldInFlight(const dra::ClusterState& state) {
-  std::map<std::string, bool> allocated;  // claim UID -> allocated, for the claims of the state
-  for (const auto& [key, claim] : state.claims()) allocated[claim.uid] = claim.allocation.has_value();
   auto now = clock_->Now();
-  MutexLock lock(&mu_);
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    bool drop = false;
-    if (!it->first.starts_with(kCreating)) {  // (a claim being created: the cluster cannot show it yet)
-      auto shown = allocated.find(it->first);
-      if (shown != allocated.end()) {
-        it->second.seen = true;
-        drop = shown->second;  // the cluster shows the allocation: it holds the devices from now on
-      } else {
-        // Not in the state: gone if it was seen; a claim just created is awaited (not forever).
-        drop = it->second.seen || now - it->second.since > kUnseenLimit;
-      }
-    }
-    it = drop ? in_flight_.erase(it) : std::next(it);
-  }
-  dra::AllocatedDevices held;
-  for (const auto& [uid, f] : in_flight_) held.Add(f.result);
-  return held;
+  return inventory_->WithClaimReservations(
+      [&](inventory::ClaimReservations& claims, const dra::ClusterState&) { return claims.InFlight(state, now); });
 }
 
 bool ClaimAllocator::Reserve(const std::vector<const dra::ResourceClaim*>& claims,
                              const std::vector<dra::AllocationResult>& results) {
-  MutexLock lock(&mu_);
-  dra::AllocatedDevices held;
-  for (const auto& [uid, f] : in_flight_) held.Add(f.result);
-  for (const dra::AllocationResult& r : results) {
-    if (Overlaps(held, r)) return false;
-  }
-  for (size_t i = 0; i < claims.size(); ++i) in_flight_[claims[i]->uid] = InFlight{results[i], true, clock_->Now()};
-  return true;
+  auto now = clock_->Now();
+  return inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState& latest) {
+    return held.Reserve(Uids(claims), results, latest.allocated(), now);
+  });
 }
 
 void ClaimAllocator::Unreserve(const std::vector<const dra::ResourceClaim*>& claims) {
-  MutexLock lock(&mu_);
-  for (const dra::ResourceClaim* c : claims) in_flight_.erase(c->uid);
+  inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) { held.Unreserve(Uids(claims)); });
 }
 
 Status ClaimAllocator::Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
@@ -103,17 +77,21 @@ std::optional<dra::SpecialClaim> ClaimAllocator::SpecialClaimFor(const Pod& pod,
   if (!dra::ServedThroughDra(pod, node.node, state.classes())) return std::nullopt;
   std::vector<std::string> served = dra::ServedOn(node.node, dra::MappedResources(pod, state.classes()));
   std::optional<dra::SpecialClaim> special = dra::BuildSpecialClaim(pod, state.classes(), served);
-  if (special) special->claim.uid = fmt::format("{}{}", kCreating, pod.uid);  // its in-flight key until created
+  if (special) special->claim.uid = inventory::ClaimReservations::CreatingKey(pod.uid);  // its in-flight key until created
   return special;
 }
 
 StatusOr<dra::ResourceClaim> ClaimAllocator::CreateSpecial(const Pod& pod, const dra::SpecialClaim& special,
                                                            const dra::AllocationResult& result) {
   StatusOr<dra::ResourceClaim> created = writer_->CreateSpecial(special, result, pod);
-  MutexLock lock(&mu_);
-  in_flight_.erase(special.claim.uid);
-  if (!created.ok()) return created.status();
-  in_flight_[created->uid] = InFlight{result, false, clock_->Now()};  // held until the cluster shows it allocated
+  auto now = clock_->Now();
+  inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) {
+    if (!created.ok()) {
+      held.Unreserve({special.claim.uid});
+    } else {
+      held.Created(special.claim.uid, created->uid, result, now);  // held until the cluster shows it allocated
+    }
+  });
   return created;
 }
 
@@ -162,8 +140,9 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
     }
     if (s.ok()) {
       if (log_ != nullptr) log_->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node_name, std::make_shared<const placement::DraVerdict>(std::move(v)));
-      MutexLock lock(&mu_);
-      for (const dra::ResourceClaim& c : done.claims) owned_.insert(c.uid);
+      inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) {
+        for (const dra::ResourceClaim& c : done.claims) held.Own(c.uid);
+      });
       return done;
     }
     if (s.code() != StatusCode::kAborted) {
@@ -255,10 +234,7 @@ Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
 
 Status ClaimAllocator::Deallocate(const dra::ResourceClaim& claim, const std::vector<std::string>& pods) {
   GPUSCHED_RETURN_IF_ERROR(writer_->Unreserve(claim, pods, /*deallocate=*/true));
-  MutexLock lock(&mu_);
-  in_flight_.erase(claim.uid);
-  owned_.erase(claim.uid);
-  unbound_since_.erase(claim.uid);
+  inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) { held.Forget(claim.uid); });
   return OkStatus();
 }
 
@@ -287,11 +263,8 @@ bool NodeGone(const inventory::InventorySnapshot& snapshot, const dra::Allocatio
 size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   auto now = clock_->Now();
-  std::set<std::string> owned;
-  {
-    MutexLock lock(&mu_);
-    owned = owned_;
-  }
+  std::set<std::string> owned = inventory_->WithClaimReservations(
+      [](inventory::ClaimReservations& held, const dra::ClusterState&) { return held.owned(); });
   std::vector<const dra::ResourceClaim*> unbound;
   std::set<std::string> settled;  // owned claims gone, or whose pods the cluster shows bound
   for (const auto& [key, claim] : snapshot->dra().claims()) {
@@ -315,23 +288,17 @@ size_t ClaimAllocator::Sweep(std::chrono::seconds ttl) {
     }
   }
   settled.insert(owned.begin(), owned.end());  // not in the state any more
+  std::map<std::string, std::chrono::steady_clock::time_point> since =
+      inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) {
+        held.Settle(settled);
+        return held.SeenUnbound(Uids(unbound), now);
+      });
   std::vector<const dra::ResourceClaim*> stale;
-  {
-    MutexLock lock(&mu_);
-    for (const std::string& uid : settled) {
-      if (!in_flight_.contains(uid)) owned_.erase(uid);  // a claim just written may not show yet
-    }
-    std::map<std::string, std::chrono::steady_clock::time_point> seen;  // claims no longer unbound start afresh
-    for (const dra::ResourceClaim* claim : unbound) {
-      auto it = unbound_since_.find(claim->uid);
-      auto since = it == unbound_since_.end() ? now : it->second;
-      seen[claim->uid] = since;
-      // A claim awaiting binding conditions gets at least their timeout (AwaitBinding ends it).
-      auto limit = dra::HasBindingConditions(*claim->allocation) ? std::max(ttl, options_->dra_binding_timeout) : ttl;
-      // Pinned to a node that can no longer take the pod: no point in waiting.
-      if (now - since >= limit || NodeGone(*snapshot, *claim->allocation)) stale.push_back(claim);
-    }
-    unbound_since_ = std::move(seen);
+  for (const dra::ResourceClaim* claim : unbound) {
+    // A claim awaiting binding conditions gets at least their timeout (AwaitBinding ends it).
+    auto limit = dra::HasBindingConditions(*claim->allocation) ? std::max(ttl, options_->dra_binding_timeout) : ttl;
+    // Pinned to a node that can no longer take the pod: no point in waiting.
+    if (now - since.at(claim->uid) >= limit || NodeGone(*snapshot, *claim->allocation)) stale.push_back(claim);
   }
   size_t released = 0;
   for (const dra::ResourceClaim* claim : stale) {

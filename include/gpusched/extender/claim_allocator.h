@@ -3,9 +3,11 @@
 // DRA owner mode's half of bind (dra.md §5.3 C): allocates a pod's claims for the chosen node,
 // gpusched's ranked choice, and writes them through a ClaimWriter as kube-scheduler's PreBind
 // would. Allocations written but not yet seen in the cluster, and those being written, count as
-// held for every later plan, so that two binds can never pick one device. No lock is held while
-// claims are written: a plan reserves its devices, and a plan that lost a race to another one's
-// reservation is made again.
+// held for every later plan, so that two binds can never pick one device: they are reservations
+// in the inventory's book (inventory/claim_reservations.h), as are the claims it owns; the
+// allocator keeps no state of its own. No lock is held while claims are written: a plan reserves
+// its devices, and a plan that lost a race to another one's reservation, or to a claim the
+// cluster allocated since the snapshot it read, is made again.
 //
 // Thread-safe.
 #pragma once
@@ -17,7 +19,6 @@
 #include <vector>
 
 #include "gpusched/common/clock.h"
-#include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
 #include "gpusched/dra/allocator.h"
 #include "gpusched/dra/cel.h"
@@ -32,7 +33,7 @@ namespace gpusched::extender {
 class ClaimAllocator {
  public:
   // REQUIRES: every pointer outlives the allocator.
-  ClaimAllocator(const inventory::Inventory* inventory, ClaimWriter* writer, const ServiceOptions* options,
+  ClaimAllocator(inventory::Inventory* inventory, ClaimWriter* writer, const ServiceOptions* options,
                  dra::cel::ProgramCache* programs, DraDecisionLog* log, const Clock* clock = &RealClock())
       : inventory_(inventory), writer_(writer), options_(options), programs_(programs), log_(log), clock_(clock) {}
 
@@ -47,7 +48,7 @@ class ClaimAllocator {
   // yet, it also creates, allocates and reserves that claim.
   // Errors: FailedPrecondition when they do not fit there (the reason); Aborted when the claims
   // kept changing under it; the writer's error otherwise.
-  StatusOr<Allocated> Allocate(const Pod& pod, const std::string& node) GPUSCHED_EXCLUDES(mu_);
+  StatusOr<Allocated> Allocate(const Pod& pod, const std::string& node);
 
   // Binding conditions (dra/binding_conditions.h) of `pod`'s claims after Allocate: OK when every
   // one holds. Unavailable while one is awaited: the claims stay allocated and reserved, and
@@ -55,13 +56,13 @@ class ClaimAllocator {
   // it). FailedPrecondition when a failure condition holds or the wait passed
   // ServiceOptions::dra_binding_timeout: the claims with binding conditions are unreserved and
   // deallocated first, so that the retry allocates afresh.
-  Status AwaitBinding(const Pod& pod, const Allocated& allocated) GPUSCHED_EXCLUDES(mu_);
+  Status AwaitBinding(const Pod& pod, const Allocated& allocated);
 
   // Undoes Allocate after the bind that followed it failed, as kube-scheduler's Unreserve does:
   // the pod leaves the reservedFor of each claim of it, and the claims the bind allocated
   // (reserved for no one else) are deallocated; a special claim stays, since the pod's status
   // names it, but deallocated. Returns the first error: what it could not undo, Sweep does later.
-  Status Release(const Pod& pod, const Allocated& allocated) GPUSCHED_EXCLUDES(mu_);
+  Status Release(const Pod& pod, const Allocated& allocated);
 
   // Owner mode's cleanup of what kube-scheduler's PostFilter and Unreserve would undo (an
   // extender has neither hook): a claim this process allocated, reserved only for pods that are not bound
@@ -69,7 +70,7 @@ class ClaimAllocator {
   // saw it so, or pinned to a node that can no longer take a GPU pod (gone, not ready, another
   // mode), is unreserved and deallocated. Returns how many claims it released. Call it while
   // the inventory is in sync with the cluster.
-  size_t Sweep(std::chrono::seconds ttl) GPUSCHED_EXCLUDES(mu_);
+  size_t Sweep(std::chrono::seconds ttl);
 
  private:
   // `pod`'s claims as they are now: the inventory's copy, or the one this process wrote (in
@@ -80,43 +81,27 @@ class ClaimAllocator {
   std::optional<dra::SpecialClaim> SpecialClaimFor(const Pod& pod, const placement::NodeState& node,
                                                    const dra::ClusterState& state) const;
   // Unreserves `pods` from `claim` and deallocates it; it is no longer held in flight or owned.
-  Status Deallocate(const dra::ResourceClaim& claim, const std::vector<std::string>& pods) GPUSCHED_EXCLUDES(mu_);
+  Status Deallocate(const dra::ResourceClaim& claim, const std::vector<std::string>& pods);
   // Creates the reserved `special` with `result`; keeps it in flight under its new UID. Returns it.
-  StatusOr<dra::ResourceClaim> CreateSpecial(const Pod& pod, const dra::SpecialClaim& special, const dra::AllocationResult& result)
-      GPUSCHED_EXCLUDES(mu_);
-  // Returns the devices in flight, after dropping those the cluster now shows (or whose claim is
-  // gone) from `state`.
-  dra::AllocatedDevices HeldInFlight(const dra::ClusterState& state) GPUSCHED_EXCLUDES(mu_);
-  // Reserves `results` for `claims` unless a device of theirs was reserved meanwhile; returns
-  // false then (plan again).
-  bool Reserve(const std::vector<const dra::ResourceClaim*>& claims, const std::vector<dra::AllocationResult>& results)
-      GPUSCHED_EXCLUDES(mu_);
-  void Unreserve(const std::vector<const dra::ResourceClaim*>& claims) GPUSCHED_EXCLUDES(mu_);
+  StatusOr<dra::ResourceClaim> CreateSpecial(const Pod& pod, const dra::SpecialClaim& special, const dra::AllocationResult& result);
+  // Returns the devices in flight for a plan on `state` (ClaimReservations::InFlight).
+  dra::AllocatedDevices HeldInFlight(const dra::ClusterState& state);
+  // Reserves `results` for `claims` unless a device of theirs was reserved or allocated meanwhile;
+  // returns false then (plan again).
+  bool Reserve(const std::vector<const dra::ResourceClaim*>& claims, const std::vector<dra::AllocationResult>& results);
+  void Unreserve(const std::vector<const dra::ResourceClaim*>& claims);
   // Writes the planned allocations and the pod's reservations; what it wrote goes to `done`.
   // Returns the first error.
   Status Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
                const std::vector<dra::AllocationResult>& results, const std::vector<const dra::ResourceClaim*>& allocated,
                Allocated* done);
 
-  const inventory::Inventory* const inventory_;
+  inventory::Inventory* const inventory_;
   ClaimWriter* const writer_;
   const ServiceOptions* const options_;
   dra::cel::ProgramCache* const programs_;
   DraDecisionLog* const log_;
   const Clock* const clock_;
-  Mutex mu_;
-  // Claims a sweep saw allocated for unbound pods only, by UID: when it first saw them so.
-  std::map<std::string, std::chrono::steady_clock::time_point> unbound_since_ GPUSCHED_GUARDED_BY(mu_);
-  // Claims this process allocated whose pods have not been seen bound, by UID: the only ones a
-  // sweep may release (other schedulers allocate claims too). A restart forgets them.
-  std::set<std::string> owned_ GPUSCHED_GUARDED_BY(mu_);
-  // Allocations in flight, by claim UID: written (not seen in the cluster yet) or being written.
-  struct InFlight {
-    dra::AllocationResult result;
-    bool seen = true;  // the cluster's state has shown the claim (false: created, not seen yet)
-    std::chrono::steady_clock::time_point since;
-  };
-  std::map<std::string, InFlight> in_flight_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::extender

@@ -192,6 +192,15 @@ class Inventory {
   // annotation here. OK if none.
   void DropHold(std::string_view about_uid) GPUSCHED_EXCLUDES(mu_);
 
+  // Returns f(reservations, latest) with the inventory's lock held: DRA owner mode's claim
+  // reservations (inventory/claim_reservations.h) and the DRA state the inventory holds now, which
+  // a reservation is checked against. `f` must not call the inventory.
+  template <typename F>
+  auto WithClaimReservations(F&& f) GPUSCHED_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return f(book_.claims(), static_cast<const dra::ClusterState&>(*dra_state_));
+  }
+
  private:
   struct NodeEntry {
     Node spec;

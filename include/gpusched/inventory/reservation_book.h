@@ -11,7 +11,9 @@
 // another (two bind attempts in flight, both counted there); pods seen gone, which no booking may
 // bring back for 2 x booking_ttl; the defrag holds this replica made (Inventory::HoldFor), each
 // until its own time; and the holds of nodes' annotations that ended here, remembered until
-// theirs. Expire() is the one place any of them runs out.
+// theirs; and DRA owner mode's claims (claim_reservations.h: devices in flight, owned claims).
+// Expire() is the one place any of them but the claims runs out (those drop when the cluster
+// shows them, or at the claim allocator's sweep).
 //
 // The book keeps time; it does not decide what a release means for the pod's record (Inventory
 // does that with what Expire returns).
@@ -30,6 +32,7 @@
 
 #include "gpusched/common/clock.h"
 #include "gpusched/common/status.h"
+#include "gpusched/inventory/claim_reservations.h"
 #include "gpusched/inventory/ledger.h"
 #include "gpusched/model/allocation.h"
 
@@ -117,6 +120,9 @@ class ReservationBook {
   bool AnnotatedEnded(std::string_view key) const { return ended_.contains(key); }
   const std::map<std::string, EndedHold, std::less<>>& ended() const { return ended_; }
 
+  // DRA owner mode's claim reservations.
+  ClaimReservations& claims() { return claims_; }
+
   struct Due {
     std::vector<std::string> entries;     // committed or booked entries whose time is up
     std::vector<std::string> bare;        // bare commitments whose time is up
@@ -141,6 +147,7 @@ class ReservationBook {
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_;
   std::map<std::string, Hold, std::less<>> holds_;
   std::map<std::string, EndedHold, std::less<>> ended_;
+  ClaimReservations claims_;
 };
 
 }  // namespace gpusched::inventory

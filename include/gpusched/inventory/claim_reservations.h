@@ -1,0 +1,74 @@
+// File: claim_reservations.h
+//
+// ClaimReservations: the DRA claims this process allocates in owner mode
+// (extender/claim_allocator.h), as reservations of the reservation book:
+//   - in flight: the devices of an allocation being written, or written and not yet shown by the
+//     cluster's state, held for every later plan so that two binds never take one device;
+//   - owned: the claims it allocated whose pods have not been seen bound, the only ones its sweep
+//     may release (other schedulers allocate claims too; a restart forgets them);
+//   - unbound since: when a sweep first saw an owned claim reserved for unbound pods only.
+//
+// Thread-compatible: part of the ReservationBook, whose owner serializes every access.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/dra/allocated_devices.h"
+#include "gpusched/dra/cluster_state.h"
+#include "gpusched/dra/types.h"
+
+namespace gpusched::inventory {
+
+class ClaimReservations {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  // How long a claim created here is held in flight while the cluster's state does not show it.
+  static constexpr std::chrono::minutes kUnseenLimit{2};
+  // The key under which the special claim of pod `pod_uid` (KEP 5004) is held while it is
+  // created and has no UID yet; InFlight never drops it (Created or Unreserve ends it).
+  static std::string CreatingKey(std::string_view pod_uid);
+
+  // The devices held in flight, after dropping the claims `seen` (the state a plan reads) shows
+  // allocated, or no longer has; a claim created here and never seen is awaited kUnseenLimit, and
+  // one being created stays.
+  dra::AllocatedDevices InFlight(const dra::ClusterState& seen, TimePoint now);
+  // Holds `results[i]` in flight for the claim of UID `uids[i]`, unless a device of theirs is in
+  // flight already, or `latest` (the cluster's newest state, which a plan made on an older one
+  // may not have seen) holds it in a way the result cannot share: returns false then (plan again).
+  bool Reserve(const std::vector<std::string>& uids, const std::vector<dra::AllocationResult>& results,
+               const dra::AllocatedDevices& latest, TimePoint now);
+  // Ends the reservations of `uids` (not written, or deallocated).
+  void Unreserve(const std::vector<std::string>& uids);
+  // The claim reserved under `creating` (its key while it has no UID) was created as `uid`: held
+  // in flight under that UID, awaited until the cluster's state shows it.
+  void Created(const std::string& creating, const std::string& uid, const dra::AllocationResult& result, TimePoint now);
+  bool InFlightContains(const std::string& uid) const { return in_flight_.contains(uid); }
+
+  void Own(const std::string& uid) { owned_.insert(uid); }
+  const std::set<std::string>& owned() const { return owned_; }
+  // Forgets the owned claims among `settled` (gone, or their pods bound), but those in flight.
+  void Settle(const std::set<std::string>& settled);
+  // Returns since when a sweep has seen each claim of `unbound` reserved for unbound pods only
+  // (`now` for one seen so the first time); a claim not listed starts afresh.
+  std::map<std::string, TimePoint> SeenUnbound(const std::vector<std::string>& unbound, TimePoint now);
+  // Forgets everything about claim `uid` (deallocated).
+  void Forget(const std::string& uid);
+
+ private:
+  struct Flight {
+    dra::AllocationResult result;
+    bool seen = true;  // the cluster's state has shown the claim (false: created, not seen yet)
+    TimePoint since;
+  };
+  std::map<std::string, Flight> in_flight_;  // by claim UID, or creating key
+  std::set<std::string> owned_;
+  std::map<std::string, TimePoint> unbound_since_;
+};
+
+}  // namespace gpusched::inventory
