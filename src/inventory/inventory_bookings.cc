@@ -120,6 +120,9 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   }
   Pod record = pod;
   record.node_name = node;
+  // Judged by its node from now on (ExtendedThroughDraLocked), until the cluster reports it or
+  // assume_ttl passes.
+  if (placement.empty()) book_.CommitBare(pod.uid);
   for (auto& [key, value] : placement::ResultAnnotations(placement)) record.annotations[key] = std::move(value);
   TrackUseLocked(record, &touched);  // kube-scheduler counts it on the node from its bind on
   if (placement.empty() && (!record.resource_claims.empty() || ExtendedThroughDraLocked(record, placement::AnalyzePod(record)))) {
@@ -127,7 +130,6 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
   } else {
     pods_.Put(std::move(record));
   }
-  if (placement.empty()) book_.CommitBare(pod.uid);  // until the cluster reports it, or assume_ttl
   RebuildLocked(touched);
   PublishLocked(false);
   return OkStatus();

@@ -7,6 +7,9 @@
 #include <thread>
 
 #include "../placement/test_nodes.h"
+#include "cluster_json.h"
+#include "dra_json.h"
+#include "gpusched/kubejson/objects.h"
 #include "gpusched/placement/fit_check.h"
 
 namespace gpusched::inventory {
@@ -581,6 +584,27 @@ TEST(InventoryApply, ARelistDeletesWhatItNoLongerHoldsAndKeepsOurBindsInFlight) 
   clocks.Advance(std::chrono::seconds(601));
   EXPECT_EQ(inv.Expire(), 1u);
   EXPECT_EQ(inv.Snapshot()->FindNode("w")->whole_used, 2);
+}
+
+// A pod whose nvidia.com/gpu its node serves through DRA (KEP 5004), bound by a commit without
+// GPUs of its own before the watch shows the special claim kube-scheduler named: the commit ends
+// its nomination, as any bind does (it is judged by its node from the commit on).
+TEST(Inventory, ABareCommitOfAPodServedThroughDraEndsItsNomination) {
+  ClusterObjects objects;
+  ASSERT_TRUE(kubejson::AppendClusterJson(
+                  testing::ListJson({testing::DraNode("dra-a"), testing::GpuSlice("dra-a", 2), std::string(testing::kGpuClass)}),
+                  &objects)
+                  .ok());
+  Inventory inv;
+  inv.ReplaceCluster(std::move(objects));
+  rapidjson::Document d;
+  d.Parse(testing::ExtendedGpuPod("w", 1).c_str());
+  Pod pod = kubejson::DecodePod(d, "Pod").value();
+  pod.nominated_node = "dra-a";
+  inv.Apply(ClusterDelta{.upsert_pending = {pod}});
+  ASSERT_EQ(inv.Snapshot()->FindNode("dra-a")->nominated.size(), 1u);
+  ASSERT_TRUE(inv.Commit(pod, "dra-a", Placement{}).ok());
+  EXPECT_THAT(inv.Snapshot()->FindNode("dra-a")->nominated, ::testing::IsEmpty());
 }
 
 }  // namespace
