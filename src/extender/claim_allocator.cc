@@ -31,8 +31,9 @@ std::vector<std::string> Uids(const std::vector<const dra::ResourceClaim*>& clai
 
 dra::AllocatedDevices ClaimAllocator::HeldInFlight(const dra::ClusterState& state) {
   auto now = clock_->Now();
+  inventory::ClaimReservations::Shown shown = inventory::ClaimReservations::ShownBy(state);  // outside the lock
   return inventory_->WithClaimReservations(
-      [&](inventory::ClaimReservations& claims, const dra::ClusterState&) { return claims.InFlight(state, now); });
+      [&](inventory::ClaimReservations& claims, const dra::ClusterState&) { return claims.InFlight(shown, now); });
 }
 
 bool ClaimAllocator::Reserve(const std::vector<const dra::ResourceClaim*>& claims,
@@ -114,7 +115,7 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
     // binding condition's wait counts from here, and an API server without the field drops it.
     for (dra::AllocationResult& r : v.ranked) r.allocation_timestamp_ms = clock_->WallMs();
     if (!Reserve(planner.to_allocate(), v.ranked)) {
-      last = "another bind reserved one of the devices meanwhile";
+      last = "another bind reserved, or the cluster allocated, one of the devices meanwhile";
       continue;  // plan again with its reservation counted
     }
     // The special claim comes last (DraPlanner) and is created after the pod's own claims.

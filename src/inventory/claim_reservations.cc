@@ -30,9 +30,13 @@ bool ConflictsWith(const dra::AllocatedDevices& held, const dra::AllocationResul
 
 std::string ClaimReservations::CreatingKey(std::string_view pod_uid) { return std::string(kCreating).append(pod_uid); }
 
-dra::AllocatedDevices ClaimReservations::InFlight(const dra::ClusterState& seen, TimePoint now) {
-  std::map<std::string, bool> allocated;  // claim UID -> allocated, for the claims of the state
-  for (const auto& [key, claim] : seen.claims()) allocated[claim.uid] = claim.allocation.has_value();
+ClaimReservations::Shown ClaimReservations::ShownBy(const dra::ClusterState& state) {
+  Shown shown;
+  for (const auto& [key, claim] : state.claims()) shown[claim.uid] = claim.allocation.has_value();
+  return shown;
+}
+
+dra::AllocatedDevices ClaimReservations::InFlight(const Shown& allocated, TimePoint now) {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     bool drop = false;
     if (it->first.starts_with(kCreating)) {

@@ -27,14 +27,16 @@ dra::ResourceClaim Claim(std::string uid, std::optional<dra::AllocationResult> a
 
 dra::ClusterState State(std::vector<dra::ResourceClaim> claims) { return dra::ClusterState({}, {}, std::move(claims), {}); }
 
+ClaimReservations::Shown Shown(std::vector<dra::ResourceClaim> claims) { return ClaimReservations::ShownBy(State(std::move(claims))); }
+
 TEST(ClaimReservations, ADeviceInFlightIsHeldUntilTheClusterShowsItsClaimAllocated) {
   ClaimReservations r;
   TimePoint t0;
   ASSERT_TRUE(r.Reserve({"a"}, {Gpus({"gpu-0"})}, {}, t0));
   EXPECT_FALSE(r.Reserve({"b"}, {Gpus({"gpu-0", "gpu-1"})}, {}, t0));  // gpu-0 is in flight for a
-  EXPECT_TRUE(r.InFlight(State({Claim("a", std::nullopt)}), t0).Holds({"gpu.nvidia.com", "n1", "gpu-0"}));
+  EXPECT_TRUE(r.InFlight(Shown({Claim("a", std::nullopt)}), t0).Holds({"gpu.nvidia.com", "n1", "gpu-0"}));
   // The cluster shows a allocated: its allocation holds the device from now on, not the book.
-  EXPECT_THAT(r.InFlight(State({Claim("a", Gpus({"gpu-0"}))}), t0).exclusive, IsEmpty());
+  EXPECT_THAT(r.InFlight(Shown({Claim("a", Gpus({"gpu-0"}))}), t0).exclusive, IsEmpty());
   EXPECT_FALSE(r.InFlightContains("a"));
 }
 
@@ -54,17 +56,17 @@ TEST(ClaimReservations, AClaimBeingCreatedStaysAndACreatedOneIsAwaitedTwoMinutes
   TimePoint t0;
   std::string creating = ClaimReservations::CreatingKey("pod-1");
   ASSERT_TRUE(r.Reserve({creating}, {Gpus({"gpu-0"})}, {}, t0));
-  EXPECT_EQ(r.InFlight(State({}), t0 + std::chrono::hours(1)).exclusive.size(), 1u);  // being created
+  EXPECT_EQ(r.InFlight(Shown({}), t0 + std::chrono::hours(1)).exclusive.size(), 1u);  // being created
   r.Created(creating, "special", Gpus({"gpu-0"}), t0);
   EXPECT_FALSE(r.InFlightContains(creating));
-  EXPECT_EQ(r.InFlight(State({}), t0 + std::chrono::minutes(2)).exclusive.size(), 1u);  // not seen yet
-  EXPECT_THAT(r.InFlight(State({}), t0 + std::chrono::minutes(2) + std::chrono::seconds(1)).exclusive, IsEmpty());
+  EXPECT_EQ(r.InFlight(Shown({}), t0 + std::chrono::minutes(2)).exclusive.size(), 1u);  // not seen yet
+  EXPECT_THAT(r.InFlight(Shown({}), t0 + std::chrono::minutes(2) + std::chrono::seconds(1)).exclusive, IsEmpty());
 }
 
 TEST(ClaimReservations, AClaimSeenOnceAndThenMissingIsGone) {
   ClaimReservations r;
   ASSERT_TRUE(r.Reserve({"a"}, {Gpus({"gpu-0"})}, {}, TimePoint{}));
-  EXPECT_THAT(r.InFlight(State({}), TimePoint{}).exclusive, IsEmpty());  // reserved as seen: deleted meanwhile
+  EXPECT_THAT(r.InFlight(Shown({}), TimePoint{}).exclusive, IsEmpty());  // reserved as seen: deleted meanwhile
 }
 
 TEST(ClaimReservations, OwnedClaimsSettleUnlessInFlightAndTheirUnboundTimeStartsAfresh) {

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusched/dra/allocated_devices.h"
@@ -34,10 +35,14 @@ class ClaimReservations {
   // created and has no UID yet; InFlight never drops it (Created or Unreserve ends it).
   static std::string CreatingKey(std::string_view pod_uid);
 
-  // The devices held in flight, after dropping the claims `seen` (the state a plan reads) shows
-  // allocated, or no longer has; a claim created here and never seen is awaited kUnseenLimit, and
+  // Whether each claim of `state` is allocated, by claim UID: what InFlight reads of the state a
+  // plan reads (built before taking the lock that guards the reservations).
+  using Shown = std::unordered_map<std::string, bool>;
+  static Shown ShownBy(const dra::ClusterState& state);
+  // The devices held in flight, after dropping the claims `shown` (of the state a plan reads) has
+  // allocated, or does not have; a claim created here and never seen is awaited kUnseenLimit, and
   // one being created stays.
-  dra::AllocatedDevices InFlight(const dra::ClusterState& seen, TimePoint now);
+  dra::AllocatedDevices InFlight(const Shown& shown, TimePoint now);
   // Holds `results[i]` in flight for the claim of UID `uids[i]`, unless a device of theirs is in
   // flight already, or `latest` (the cluster's newest state, which a plan made on an older one
   // may not have seen) holds it in a way the result cannot share: returns false then (plan again).
