@@ -63,48 +63,24 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   // Allocated back to back, after everything the builds allocated, the states and their GPU arrays
   // of a large rebuild sit close together in memory: a filter scan over thousands of nodes then
   // misses neither cache nor TLB at every node.
-  for (auto& [entry, state] : built) {
-    auto fresh = std::make_shared<placement::NodeState>(std::move(state));
-    fresh->generation = ++generation_;
-    fresh->gpus = std::vector<placement::GpuSlot>(fresh->gpus.begin(), fresh->gpus.end());
-    entry->state = std::move(fresh);
-    rebuilt_.emplace_back(entry->spec.name, entry->state);
-  }
+  for (auto& [entry, state] : built) entry->state = publisher_.Stamp(entry->spec.name, std::move(state));
 }
 
 void Inventory::PublishLocked(bool node_set_changed) {
-  std::vector<std::pair<size_t, NodeStatePtr>> changes;
-  bool whole = node_set_changed || index_ == nullptr || rebuilt_.size() > nodes_.size() / 4;
-  for (size_t i = 0; i < rebuilt_.size() && !whole; ++i) {
-    size_t pos = index_->Find(rebuilt_[i].first);
-    whole = pos == NameIndex::kNone;  // a node the index does not know yet
-    changes.emplace_back(pos, std::move(rebuilt_[i].second));
-  }
-  rebuilt_.clear();
-  if (!whole) {
-    table_ = table_.With(changes);
-  } else {
-    std::vector<NodeStatePtr> nodes;
-    std::vector<std::string_view> names;
-    nodes.reserve(nodes_.size());
-    names.reserve(nodes_.size());
-    for (const auto& [name, entry] : nodes_) {
-      nodes.push_back(entry.state);
-      names.push_back(name);
-    }
-    if (node_set_changed || index_ == nullptr || index_->size() != names.size()) {
-      index_ = std::make_shared<const NameIndex>(names);
-    }
-    table_ = NodeTable::Of(nodes);
-  }
   std::set<std::string> held;
   for (const auto& [uid, n] : nominations_.all()) {
     if (n.gpus) held.insert(n.pod.nominated_node);
   }
   for (const auto& [uid, h] : book_.holds()) held.insert(h.hold.node_name);
   for (const auto& [name, keys] : counted_holds_) held.insert(name);
-  snapshot_.store(std::make_shared<const InventorySnapshot>(++version_, table_, index_, dra_state_, uses_.budget_list(),
-                                                            std::vector<std::string>(held.begin(), held.end())));
+  auto all = [this]() GPUSCHED_REQUIRES(mu_) {
+    std::vector<std::pair<std::string_view, NodeStatePtr>> out;
+    out.reserve(nodes_.size());
+    for (const auto& [name, entry] : nodes_) out.emplace_back(name, entry.state);
+    return out;
+  };
+  snapshot_.store(publisher_.Publish(node_set_changed, nodes_.size(), all, dra_state_, uses_.budget_list(),
+                                     std::vector<std::string>(held.begin(), held.end())));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {

@@ -38,6 +38,7 @@
 #include "gpusched/inventory/pod_table.h"
 #include "gpusched/inventory/reservation_book.h"
 #include "gpusched/inventory/snapshot.h"
+#include "gpusched/inventory/snapshot_publisher.h"
 #include "gpusched/inventory/use_table.h"
 #include "gpusched/dra/cel.h"
 #include "gpusched/model/allocation.h"
@@ -297,7 +298,7 @@ class Inventory {
   void SyncBookingsLocked(const std::string& node, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Returns the nodes with bookings to keep in sync: a bookings annotation, or extra bookings.
   std::set<std::string> BookedNodesLocked() const GPUSCHED_REQUIRES(mu_);
-  // Rebuilds the states of `touched` and remembers them for the next PublishLocked.
+  // Rebuilds the states of `touched` and stamps them for the next PublishLocked.
   void RebuildLocked(const std::set<std::string>& touched) GPUSCHED_REQUIRES(mu_);
   // Publishes a snapshot: the last table with the rebuilt states swapped in, or a new table (and
   // name index) when nodes were added or removed.
@@ -328,14 +329,9 @@ class Inventory {
   placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   dra::cel::ProgramCache hold_programs_;  // the selectors of nominated claim pods (thread-safe)
-  uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
-  uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;  // the last NodeState::generation given
-  std::shared_ptr<const NameIndex> index_ GPUSCHED_GUARDED_BY(mu_);
   // Nodes whose bookings annotation is not empty (the nodes SyncBookingsLocked must visit).
   std::set<std::string, std::less<>> annotated_nodes_ GPUSCHED_GUARDED_BY(mu_);
-  NodeTable table_ GPUSCHED_GUARDED_BY(mu_);  // the last published snapshot's nodes
-  // Nodes rebuilt since the last publish, by name.
-  std::vector<std::pair<std::string, NodeStatePtr>> rebuilt_ GPUSCHED_GUARDED_BY(mu_);
+  SnapshotPublisher publisher_ GPUSCHED_GUARDED_BY(mu_);
 
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
 };
