@@ -1,8 +1,9 @@
 // File: inventory.h
 //
 // Inventory: the one owner of gpusched's mutable state: the nodes, the pods it knows, and the
-// ledger of allocations. Every mutation is a named command that returns a Status and publishes a
-// new immutable InventorySnapshot; readers never block writers for longer than a pointer copy.
+// reservation book (reservation_book.h: allocations, bookings, holds and claims in flight, each
+// with its time). Every mutation is a named command that returns a Status and publishes a new
+// immutable InventorySnapshot; readers never block writers for longer than a pointer copy.
 //
 // Rebuild rule: a bound, non-terminal GPU pod observed from the cluster books what its requests
 // and result annotations say (AllocationOrigin::kObserved). A pod gpusched bound itself books at
