@@ -39,9 +39,8 @@ void ReservationBook::Book(Allocation a, int64_t booked_at_ms) {
 }
 
 std::string ReservationBook::Release(std::string_view uid) {
-  std::string key(uid);
-  committed_at_.erase(key);
-  booked_at_ms_.erase(key);
+  Erase(committed_at_, uid);
+  Erase(booked_at_ms_, uid);
   return ledger_.Release(uid);
 }
 
@@ -50,9 +49,8 @@ bool ReservationBook::BookingFresh(int64_t booked_at_ms) const {
 }
 
 bool ReservationBook::InFlight(std::string_view uid) const {
-  std::string key(uid);
-  if (auto at = committed_at_.find(key); at != committed_at_.end()) return CommitFresh(at->second);
-  if (auto at = booked_at_ms_.find(key); at != booked_at_ms_.end()) return BookingFresh(at->second);
+  if (auto at = committed_at_.find(uid); at != committed_at_.end()) return CommitFresh(at->second);
+  if (auto at = booked_at_ms_.find(uid); at != booked_at_ms_.end()) return BookingFresh(at->second);
   return false;
 }
 

@@ -73,9 +73,9 @@ class ReservationBook {
   // Bare commitments: a pod committed to a node without GPUs of its own, until the cluster
   // reports it (EndBare) or assume_ttl passes.
   void CommitBare(const std::string& uid) { bare_[uid] = clock_->Now(); }
-  bool IsBare(std::string_view uid) const { return bare_.contains(std::string(uid)); }
+  bool IsBare(std::string_view uid) const { return bare_.contains(uid); }
   // Ends the bare commitment of `uid`; returns whether there was one.
-  bool EndBare(std::string_view uid) { return bare_.erase(std::string(uid)) > 0; }
+  bool EndBare(std::string_view uid) { return Erase(bare_, uid); }
 
   // Sets the second bookings counted on `node` (bookings of pods whose entry is elsewhere);
   // returns whether they changed.
@@ -85,7 +85,7 @@ class ReservationBook {
 
   // Remembers that `uid` was deleted or finished: a booking of it no longer counts.
   void MarkGone(const std::string& uid) { gone_[uid] = clock_->Now(); }
-  bool IsGone(std::string_view uid) const { return gone_.contains(std::string(uid)); }
+  bool IsGone(std::string_view uid) const { return gone_.contains(uid); }
   // Ends everything about `uid` and marks it gone; returns the node of its entry, or "".
   std::string Forget(const std::string& uid);
 
@@ -134,17 +134,27 @@ class ReservationBook {
 
  private:
   bool CommitFresh(std::chrono::steady_clock::time_point at) const { return clock_->Now() - at <= ttls_.assume_ttl; }
+  // Keyed by pod UID, looked up by any string type without a copy.
+  template <typename V>
+  using ByUid = std::unordered_map<std::string, V, Ledger::UidHash, std::equal_to<>>;
+  template <typename V>
+  static bool Erase(ByUid<V>& map, std::string_view uid) {
+    auto it = map.find(uid);
+    if (it == map.end()) return false;
+    map.erase(it);
+    return true;
+  }
 
   const ReservationTtls ttls_;
   const Clock* clock_;
   Ledger ledger_;
   // The time each committed entry counts from (steady), or each booked entry's stamp (wall ms).
   // Observed entries have neither.
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> committed_at_;
-  std::unordered_map<std::string, int64_t> booked_at_ms_;
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> bare_;
+  ByUid<std::chrono::steady_clock::time_point> committed_at_;
+  ByUid<int64_t> booked_at_ms_;
+  ByUid<std::chrono::steady_clock::time_point> bare_;
   std::map<std::string, std::vector<Allocation>, std::less<>> second_;
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> gone_;
+  ByUid<std::chrono::steady_clock::time_point> gone_;
   std::map<std::string, Hold, std::less<>> holds_;
   std::map<std::string, EndedHold, std::less<>> ended_;
   ClaimReservations claims_;
