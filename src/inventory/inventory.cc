@@ -38,7 +38,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
   built.reserve(touched.size());
   std::map<std::string_view, std::vector<const Pod*>> nominated;
   std::map<std::string_view, std::vector<const PodUse*>> nominated_uses;
-  for (const auto& [uid, n] : nominations_.all()) {
+  for (const auto& [uid, n] : book_.nominations().all()) {
     if (n.gpus) nominated[n.pod.nominated_node].push_back(&n.pod);
     nominated_uses[n.pod.nominated_node].push_back(&n.use);
   }
@@ -68,7 +68,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
 
 void Inventory::PublishLocked(bool node_set_changed) {
   std::set<std::string> held;
-  for (const auto& [uid, n] : nominations_.all()) {
+  for (const auto& [uid, n] : book_.nominations().all()) {
     if (n.gpus) held.insert(n.pod.nominated_node);
   }
   for (const auto& [uid, h] : book_.holds()) held.insert(h.hold.node_name);
@@ -237,7 +237,7 @@ size_t Inventory::Expire() {
   touched.insert(due.hold_nodes.begin(), due.hold_nodes.end());
   // A hold ends; the pod still counts against the node's other resources while kube-scheduler
   // keeps it nominated there (it counts it so too).
-  nominations_.ExpireHolds(
+  book_.nominations().ExpireHolds(
       now, options_.nomination_ttl,
       [this](std::string_view node, int32_t priority) GPUSCHED_REQUIRES(mu_) { return VictimsLeavingLocked(node, priority); },
       &touched);

@@ -107,7 +107,7 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
     }
     if (checked != nullptr) *checked = it->second.spec;
     touched.insert(node);
-    nominations_.End(pod.uid, &touched);  // it holds real GPUs now
+    book_.nominations().End(pod.uid, &touched);  // it holds real GPUs now
     UseHoldLocked(pod, node, &touched);
   } else if (checked != nullptr) {
     // Nothing to book: the node as known (or just its name) is what the bind targets.

@@ -15,7 +15,7 @@ namespace gpusched::inventory {
 
 void Inventory::ObservePodLocked(Pod&& pod, std::set<std::string>* touched) {
   std::string uid = pod.uid;
-  if (pod.bound() || pod.terminal()) nominations_.End(uid, touched);
+  if (pod.bound() || pod.terminal()) book_.nominations().End(uid, touched);
   std::string before = NodeOfLocked(uid);
   // Newly seen bound (by kube-scheduler or a peer, whose booking may have come first): a defrag
   // hold for it ends. A pod seen again where it was (a claim change re-observes them all) is not
@@ -112,7 +112,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
 }
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
-  nominations_.End(uid, touched);
+  book_.nominations().End(uid, touched);
   DropUseLocked(uid, NodeOfLocked(uid), touched);
   if (AllocationOnlyLocked(uid)) --allocation_only_;
   std::string node = book_.Forget(uid);

@@ -37,11 +37,11 @@ bool Inventory::ApplyBudgetsLocked(ClusterDelta* delta) {
 }
 
 void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
-  for (const std::string& uid : delta->deleted_pending) nominations_.End(uid, touched);
+  for (const std::string& uid : delta->deleted_pending) book_.nominations().End(uid, touched);
   if (delta->all_pending) {
     std::set<std::string_view> listed;
     for (const Pod& p : delta->upsert_pending) listed.insert(p.uid);
-    nominations_.EndUnlisted(listed, touched);
+    book_.nominations().EndUnlisted(listed, touched);
   }
   for (Pod& p : delta->upsert_pending) NominateLocked(std::move(p), touched);
 }
@@ -54,10 +54,10 @@ void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {
   bool holds = !pod.nominated_node.empty() && !pod.bound() && !pod.terminal() && !pod.terminating &&
                !book_.IsGone(pod.uid) && book_.Find(pod.uid) == nullptr;
   if (!holds) {
-    nominations_.End(pod.uid, touched);
+    book_.nominations().End(pod.uid, touched);
     return;
   }
-  nominations_.Nominate(std::move(pod), gpus, options_.clock->Now(), touched);
+  book_.nominations().Nominate(std::move(pod), gpus, options_.clock->Now(), touched);
 }
 
 bool Inventory::VictimsLeavingLocked(std::string_view node, int32_t priority) const {

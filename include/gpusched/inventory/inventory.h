@@ -35,7 +35,6 @@
 #include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
-#include "gpusched/inventory/nomination_table.h"
 #include "gpusched/inventory/pod_table.h"
 #include "gpusched/inventory/reservation_book.h"
 #include "gpusched/inventory/snapshot.h"
@@ -319,8 +318,6 @@ class Inventory {
   // defrag move evicted, and for the pods their moves made room for), annotated holds that ended
   // here (kept while any hold that was on the node when it ended could still claim that pod).
   ReservationBook book_ GPUSCHED_GUARDED_BY(mu_);
-  // Pending pods nominated to a node after preemption.
-  NominationTable nominations_ GPUSCHED_GUARDED_BY(mu_);
   // Nodes whose holds annotation has holds not past their time; and, by node, the keys (EndedKey)
   // of the annotated holds its state counts.
   std::set<std::string, std::less<>> held_nodes_ GPUSCHED_GUARDED_BY(mu_);

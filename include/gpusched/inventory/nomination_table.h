@@ -7,7 +7,7 @@
 // TTL, counted from when the last pod of lower priority terminating on the node (its victims) is
 // gone. The inventory decides who may be nominated; this table keeps them and their age.
 //
-// Thread-compatible: one component of the inventory, guarded by its mutex.
+// Thread-compatible: part of the ReservationBook, whose owner serializes every access.
 #pragma once
 
 #include <chrono>

@@ -11,9 +11,11 @@
 // another (two bind attempts in flight, both counted there); pods seen gone, which no booking may
 // bring back for 2 x booking_ttl; the defrag holds this replica made (Inventory::HoldFor), each
 // until its own time; and the holds of nodes' annotations that ended here, remembered until
-// theirs; and DRA owner mode's claims (claim_reservations.h: devices in flight, owned claims).
-// Expire() is the one place any of them but the claims runs out (those drop when the cluster
-// shows them, or at the claim allocator's sweep).
+// theirs; pending pods nominated to a node after preemption (nomination_table.h); and DRA owner
+// mode's claims (claim_reservations.h: devices in flight, owned claims). Expire() is where all
+// of them but the nominations (whose holds end by NominationTable::ExpireHolds, which needs the
+// node's terminating pods) and the claims (dropped when the cluster shows them, or at the claim
+// allocator's sweep) run out.
 //
 // The book keeps time; it does not decide what a release means for the pod's record (Inventory
 // does that with what Expire returns).
@@ -34,6 +36,7 @@
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/claim_reservations.h"
 #include "gpusched/inventory/ledger.h"
+#include "gpusched/inventory/nomination_table.h"
 #include "gpusched/model/allocation.h"
 
 namespace gpusched::inventory {
@@ -122,6 +125,9 @@ class ReservationBook {
 
   // DRA owner mode's claim reservations.
   ClaimReservations& claims() { return claims_; }
+  // Pending pods nominated to a node after preemption, with their GPU holds.
+  NominationTable& nominations() { return nominations_; }
+  const NominationTable& nominations() const { return nominations_; }
 
   struct Due {
     std::vector<std::string> entries;     // committed or booked entries whose time is up
@@ -158,6 +164,7 @@ class ReservationBook {
   std::map<std::string, Hold, std::less<>> holds_;
   std::map<std::string, EndedHold, std::less<>> ended_;
   ClaimReservations claims_;
+  NominationTable nominations_;
 };
 
 }  // namespace gpusched::inventory
