@@ -9,7 +9,7 @@
 
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/allocation_record.h"
-#include "gpusched/placement/nomination.h"
+#include "gpusched/placement/what_if.h"
 #include "gpusched/placement/planner.h"
 
 namespace gpusched::extender {
@@ -154,9 +154,9 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
       // DynamicResources plugin in PreBind, or in owner mode by Bind above): it is committed
       // without device-plugin GPUs.
       if (!options_->dra_extended_resources || !dra::ServedThroughDra(pod, node->node, snapshot->dra().classes())) {
-        // GPUs held for this pod after its preemption are room for it (nomination.h).
-        std::optional<placement::NodeState> own = placement::WithoutHold(*node, pod.uid, pod.priority, pod.controller_uid);
-        placement::NodeVerdict v = planner.Evaluate(request, own ? *own : *node, /*want_placement=*/true);
+        // The node as the pod sees it: its own hold, its controller's and holds of lower priority are room for it (what_if.h).
+        placement::WhatIf own(*node);
+        placement::NodeVerdict v = planner.Evaluate(request, own.SeenBy(placement::Viewer::Of(pod)).state(), /*want_placement=*/true);
         if (!v.fits()) return Rejected(b, v.reason);
         placement = std::move(v.placement);
       }

@@ -17,7 +17,7 @@
 #include "gpusched/extender/cheapest_eviction.h"
 #include "gpusched/extender/victim_chooser.h"
 #include "gpusched/placement/node_fit.h"
-#include "gpusched/placement/nomination.h"
+#include "gpusched/placement/what_if.h"
 #include "gpusched/placement/resource_fit.h"
 #include "gpusched/placement/victims.h"
 
@@ -48,23 +48,6 @@ std::string RequestJson(const Pod& pod, const PodRequest& r) {
   }
   w.EndObject();
   return w.Take();
-}
-
-// The node as the pod sees it: without its own allocation (a placed pod), its own hold and the
-// holds of pods of lower priority (nomination.h).
-std::optional<NodeState> WithoutPod(const NodeState& node, const Pod& pod) {
-  bool holds = std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return a.pod_uid == pod.uid; });
-  if (!holds) return node.holds.empty() ? std::nullopt : placement::WithoutHold(node, pod.uid, pod.priority, pod.controller_uid);
-  std::vector<AllocationPtr> others;
-  for (const AllocationPtr& a : node.allocations.shared()) {
-    if (a->pod_uid != pod.uid) others.push_back(a);
-  }
-  NodeState out = placement::BuildNodeStateSharing(node.node, std::move(others));
-  for (const Allocation& h : node.holds) {
-    if (placement::HoldCounts(h, pod.uid, pod.priority, pod.controller_uid)) placement::AddHold(h, &out);
-  }
-  out.uses = node.uses;
-  return out;
 }
 
 // One mGPU slot judged for the pod's most demanding container.
@@ -178,7 +161,10 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
   std::vector<std::optional<NodeState>> own(snapshot.nodes().size());
   for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
     const NodeState* node = snapshot.nodes()[i].get();
-    own[i] = WithoutPod(*node, pod);
+    // The node as the pod sees it: without its own allocation (a placed pod), its own hold and
+    // the holds that do not bind it (what_if.h).
+    placement::WhatIf view(*node);
+    if (view.SeenBy(placement::Viewer::Of(pod)).Without(pod.uid).changed()) own[i] = std::move(view).Take();
     resolved.nodes.push_back(own[i] ? &*own[i] : node);
     resolved.index.push_back(static_cast<uint32_t>(i));
     resolved.generations.push_back(own[i] ? 0 : snapshot.nodes().generation(i));

@@ -23,7 +23,7 @@
 #include "gpusched/json/json.h"
 #include "gpusched/kubejson/objects.h"
 #include "gpusched/placement/node_ranking.h"
-#include "gpusched/placement/nomination.h"
+#include "gpusched/placement/what_if.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::extender {
@@ -73,7 +73,8 @@ ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapsh
 }
 
 // GPUs held for nominated pods bind only pods of equal or lower priority (nomination.h): the
-// holder and pods of higher priority are judged on those nodes without them. *own receives the
+// holder, the next pod of a held-for controller and pods of higher priority are judged on those
+// nodes without them (what_if.h). *own receives the
 // states they see, and `resolved` points at them (generation 0: no cache keeps what is true for
 // this pod alone).
 void UseHolds(const Pod& pod, const inventory::InventorySnapshot& snapshot, ResolvedNodes* resolved,
@@ -82,9 +83,9 @@ void UseHolds(const Pod& pod, const inventory::InventorySnapshot& snapshot, Reso
   for (const std::string& name : snapshot.held_nodes()) {
     const placement::NodeState* held = snapshot.FindNode(name);
     if (held == nullptr || held->holds.empty()) continue;
-    std::optional<placement::NodeState> view = placement::WithoutHold(*held, pod.uid, pod.priority, pod.controller_uid);
-    if (!view) continue;
-    own->push_back(std::move(*view));
+    placement::WhatIf view(*held);
+    if (!view.SeenBy(placement::Viewer::Of(pod)).changed()) continue;
+    own->push_back(std::move(view).Take());
     for (size_t pos = 0; pos < resolved->nodes.size(); ++pos) {
       if (resolved->nodes[pos] != held) continue;
       resolved->nodes[pos] = &own->back();

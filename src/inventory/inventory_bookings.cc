@@ -13,7 +13,7 @@
 #include "gpusched/placement/allocation_record.h"
 #include "gpusched/placement/fit_check.h"
 #include "gpusched/placement/node_state.h"
-#include "gpusched/placement/nomination.h"
+#include "gpusched/placement/what_if.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::inventory {
@@ -80,9 +80,9 @@ Status Inventory::Commit(const Pod& pod, const std::string& node, const Placemen
       replaced = UnbookLocked(pod.uid);
       RebuildLocked({replaced});
     }
-    // The pod's own hold (nomination.h) is room kept for it, not against it.
-    std::optional<placement::NodeState> own = placement::WithoutHold(*it->second.state, pod.uid, pod.priority, pod.controller_uid);
-    Status fits = placement::CheckFits(own ? *own : *it->second.state, placement);
+    // Its own hold, its controller's and holds of lower priority are room for it (what_if.h).
+    placement::WhatIf own(*it->second.state);
+    Status fits = placement::CheckFits(own.SeenBy(placement::Viewer::Of(pod)).state(), placement);
     if (fits.ok()) {
       fits = book_.Commit(Allocation{.pod_uid = pod.uid,
                                      .pod_namespace = pod.namespace_name,

@@ -20,6 +20,7 @@
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/victims.h"
+#include "gpusched/placement/what_if.h"
 #include "gpusched/scoring/fragmentation.h"
 
 namespace gpusched::placement {
@@ -38,19 +39,9 @@ class Overlay {
     auto it = changed_.find(i);
     return it == changed_.end() ? *input_.nodes[i] : it->second;
   }
-  // The state of node i with the pod `uid` gone, or with `added` booked too.
-  NodeState Without(size_t i, std::string_view uid) const {
-    std::vector<Allocation> rest;
-    for (const Allocation& a : node(i).allocations) {
-      if (a.pod_uid != uid) rest.push_back(a);
-    }
-    return Rebuilt(i, std::move(rest));
-  }
-  NodeState With(size_t i, const Allocation& added) const {
-    std::vector<Allocation> all(node(i).allocations.begin(), node(i).allocations.end());
-    all.push_back(added);
-    return Rebuilt(i, std::move(all));
-  }
+  // The state of node i with the pod `uid` gone, or with `added` booked too (what_if.h).
+  NodeState Without(size_t i, std::string_view uid) const { return std::move(WhatIf(node(i)).Without(uid)).Take(); }
+  NodeState With(size_t i, const Allocation& added) const { return std::move(WhatIf(node(i)).With(added)).Take(); }
   void Set(size_t i, NodeState state) { changed_.insert_or_assign(i, std::move(state)); }
   // Records pod `uid` (of `source`, the inventory's node i) moving to node j: its use of the
   // nodes' other resources goes along.
@@ -75,14 +66,6 @@ class Overlay {
   }
 
  private:
-  NodeState Rebuilt(size_t i, std::vector<Allocation> allocations) const {
-    const NodeState& base = *input_.nodes[i];
-    NodeState s = BuildNodeState(base.node, std::move(allocations));
-    for (const Allocation& hold : base.holds) AddHold(hold, &s);
-    s.uses = base.uses;
-    return s;
-  }
-
   const DefragInput& input_;
   std::map<size_t, NodeState> changed_;
   MovedUses moved_;

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <set>
 
-#include "gpusched/placement/nomination.h"
+#include "gpusched/placement/what_if.h"
 
 namespace gpusched::placement {
 namespace {
@@ -141,14 +141,14 @@ const dra::AllocatedDevices* DraPlanner::Held(dra::AllocatedDevices* merged) con
 }
 
 bool DraPlanner::AllHoldsBind(const NodeState& node) const {
-  return std::all_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return HoldCounts(h, pod_.uid, pod_.priority, pod_.controller_uid); });
+  return std::all_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return HoldBinds(h, Viewer::Of(pod_)); });
 }
 
 const dra::AllocatedDevices* DraPlanner::WithHolds(const NodeState& node, const dra::AllocatedDevices* base,
                                                    dra::AllocatedDevices* merged) const {
   bool any = false;
   for (const Allocation& h : node.holds) {
-    if (h.placement.kind != ClaimsKind() || !HoldCounts(h, pod_.uid, pod_.priority, pod_.controller_uid)) continue;
+    if (h.placement.kind != ClaimsKind() || !HoldBinds(h, Viewer::Of(pod_))) continue;
     if (!any) *merged = *base;
     any = true;
     for (const std::string& name : h.placement.devices) {

@@ -105,20 +105,4 @@ const Allocation* FindHold(const NodeState& state, std::string_view uid) {
   return nullptr;
 }
 
-std::string ControllerHoldKey(std::string_view controller_uid) {
-  return std::string(kControllerHoldPrefix) + std::string(controller_uid);
-}
-
-std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid, int32_t priority,
-                                     std::string_view controller_uid) {
-  auto counts = [&](const Allocation& h) { return HoldCounts(h, uid, priority, controller_uid); };
-  if (std::all_of(state.holds.begin(), state.holds.end(), counts)) return std::nullopt;
-  NodeState out = BuildNodeStateSharing(state.node, state.allocations.shared());
-  for (const Allocation& h : state.holds) {
-    if (counts(h)) AddHold(h, &out);
-  }
-  out.uses = state.uses;
-  return out;
-}
-
 }  // namespace gpusched::placement

@@ -1,6 +1,9 @@
 // The preempt verb over a real socket, with bodies shaped as kube-scheduler sends them in both
 // cache modes: victims chosen by the GPUs the pod would get, kube-scheduler's own victims kept
 // where they hold no GPU, placeholders answered, nodes evictions cannot help left out.
+#include <chrono>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -298,6 +301,23 @@ TEST(PreemptNominated, AVictimChosenFirstIsStillWeighedForCpuWhenTheChoiceIsMade
   ask.requests["cpu"] = "4";
   EXPECT_EQ(HttpClient(server.port()).Post("/preempt", PreemptMetaJson(Preemptor({ask}, 10).ToJson(), {{"n4", {"x5", "y1"}}})).body,
             R"({"NodeNameToMetaVictims":{"n4":{"Pods":[{"UID":"x5"},{"UID":"y1"}],"NumPDBViolations":0}}})");
+}
+
+// h6: 6 GPUs; 2 are held for the next pod of ReplicaSet rs-1 (a defrag move's hold, from the node
+// annotation); l1 and l2 hold 2 each. The preemptor is that next pod and asks 4 GPUs: the hold is
+// room for it, so one victim is enough. Before, the victim search counted the hold against its own
+// controller's pod (filter, bind and explain did not) and evicted l1 and l2 both.
+TEST(PreemptHolds, AHoldKeptForThePreemptorsControllerIsRoomForItAndCostsNoVictim) {
+  int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  NodeJson h6 = NvidiaNode("h6", 6);
+  h6.extra_annotations["gpusched.io/holds"] = fmt::format(
+      R"({{"moved":{{"for":"controller/rs-1","pod":"default/moved","at":{},"seconds":300,"mode":"nvidia","gpus":2}}}})", now_ms);
+  TestServer server(ListJson({h6.ToJson(), Bound("l1", "h6", {WholeGpus("c", 2)}, 0).ToJson(),
+                              Bound("l2", "h6", {WholeGpus("c", 2)}, 0).ToJson()}));
+  PodJson next = Preemptor({WholeGpus("c", 4)}, 10);
+  next.controller_uid = "rs-1";
+  EXPECT_EQ(HttpClient(server.port()).Post("/preempt", PreemptMetaJson(next.ToJson(), {{"h6", {"l1", "l2"}}})).body,
+            R"({"NodeNameToMetaVictims":{"h6":{"Pods":[{"UID":"l2"}],"NumPDBViolations":0}}})");
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/planner.h"
+#include "gpusched/placement/what_if.h"
 
 namespace gpusched::placement {
 
@@ -43,29 +44,6 @@ void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, Node
 // planner's inputs.
 void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* programs, const DraOptions& options,
                          std::span<const Pod* const> nominated, NodeState* state);
-
-// The holder key (Allocation::pod_uid) of a hold kept for the next pod of controller
-// `controller_uid`: the replacement of a pod a defrag move evicted (defrag.h), whatever its name
-// and UID. Such holds have the highest priority: they bind every other pod.
-inline constexpr std::string_view kControllerHoldPrefix = "controller/";
-std::string ControllerHoldKey(std::string_view controller_uid);
-
-// True if `hold` binds pod `uid` of `priority` (of controller `controller_uid`, "" for none): it is
-// another pod's, of equal or higher priority, and not one kept for the pod's controller.
-inline bool HoldCounts(const Allocation& hold, std::string_view uid, int32_t priority, std::string_view controller_uid = {}) {
-  std::string_view key = hold.pod_uid;
-  if (!controller_uid.empty() && key.size() == kControllerHoldPrefix.size() + controller_uid.size() &&
-      key.starts_with(kControllerHoldPrefix) && key.ends_with(controller_uid)) {
-    return false;
-  }
-  return hold.pod_uid != uid && hold.priority >= priority;
-}
-
-// Returns `state` as pod `uid` of `priority` (and controller `controller_uid`) sees it (a new
-// state, generation 0): without its own hold, those kept for its controller and the holds of pods
-// of lower priority. nullopt if every hold there counts against it.
-std::optional<NodeState> WithoutHold(const NodeState& state, std::string_view uid, int32_t priority,
-                                     std::string_view controller_uid = {});
 
 // Returns the hold of pod `uid` on `state`, or nullptr.
 const Allocation* FindHold(const NodeState& state, std::string_view uid);

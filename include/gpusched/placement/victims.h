@@ -46,9 +46,11 @@ namespace gpusched::placement {
 
 struct VictimRules {
   int32_t priority = 0;  // the pending pod's: only lower ones may be evicted
-  // The pending pod's UID: its own hold (nomination.h) is room for it. Holds of pods of lower
-  // priority do not count either; the others are never freed.
+  // The pending pod's UID and controller: its own hold (nomination.h) and a hold kept for its
+  // controller (what_if.h) are room for it. Holds of pods of lower priority do not count either;
+  // the others are never freed.
   std::string_view pod_uid;
+  std::string_view controller_uid;
   // True: only pods kube-scheduler knows may be named (observed bound, or committed by this
   // gpusched, which kube-scheduler assumed first): never another replica's booking.
   bool known_only = false;

@@ -1,0 +1,83 @@
+// File: what_if.h
+//
+// The one what-if view of a node: a node's state plus edits (pods removed, allocations added, and
+// the holds that do not bind the pod being judged set free), judged exactly as the node itself.
+// Filter, bind, the commit-time check, explain and defrag all see a node through it, so that a
+// pod's own hold, its controller's hold and the holds of pods of lower priority mean the same to
+// every verb (kube-scheduler's SelectVictimsOnNode is the anchor: edit a copy, run the filters
+// again).
+//
+// Who a hold binds (nomination.h): a hold binds every pod but its holder, the replacement of the
+// pod a defrag move evicted (a hold kept for its controller), and pods of higher priority, which
+// kube-scheduler judges without nominated pods of lower priority.
+//
+// Pure: a view reads its base state, which must outlive it, and builds its own copy on demand.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/model/allocation.h"
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/node_state.h"
+
+namespace gpusched::placement {
+
+// The holder key (Allocation::pod_uid) of a hold kept for the next pod of controller
+// `controller_uid`: the replacement of a pod a defrag move evicted (defrag.h), whatever its name
+// and UID. Such holds have the highest priority: they bind every other pod.
+inline constexpr std::string_view kControllerHoldPrefix = "controller/";
+std::string ControllerHoldKey(std::string_view controller_uid);
+
+// The pod a view is for: what decides which holds bind it. The strings are the caller's.
+struct Viewer {
+  std::string_view uid;
+  int32_t priority = 0;
+  std::string_view controller_uid;  // "" for none
+
+  static Viewer Of(const Pod& pod) { return {pod.uid, pod.priority, pod.controller_uid}; }
+};
+
+// True if `hold` binds `viewer`: it is another pod's, of equal or higher priority, and not one
+// kept for the viewer's controller.
+bool HoldBinds(const Allocation& hold, const Viewer& viewer);
+
+class WhatIf {
+ public:
+  // A view of `base` with no edits. REQUIRES: `base` was built by BuildNodeState* and outlives
+  // the view.
+  explicit WhatIf(const NodeState& base) : base_(&base) {}
+
+  // Holds that do not bind `viewer` are free in the view. The viewer's strings must outlive it.
+  WhatIf& SeenBy(const Viewer& viewer);
+  // Pod `uid`'s allocation is gone from the view (a pod the node does not hold: no change).
+  WhatIf& Without(std::string_view uid);
+  // `added` is booked in the view too. REQUIRES: its node is the base's; its pod holds nothing
+  // there in the view.
+  WhatIf& With(Allocation added);
+
+  // True if the view differs from its base.
+  bool changed() const { return frees_holds_ || !removed_.empty() || !added_.empty(); }
+  // The node as the view sees it: the base itself when nothing changed; otherwise a state built
+  // once from the base's node object, its allocations less those removed plus those added, the
+  // holds that stay, and its pods' other uses (generation 0: no cache keeps what is true for one
+  // view alone).
+  const NodeState& state();
+  // The same, moved out (a copy of the base when nothing changed).
+  NodeState Take() &&;
+
+ private:
+  NodeState Build() const;
+
+  const NodeState* base_;
+  std::optional<Viewer> viewer_;
+  bool frees_holds_ = false;
+  std::vector<std::string> removed_;
+  std::vector<AllocationPtr> added_;
+  std::optional<NodeState> built_;
+};
+
+}  // namespace gpusched::placement

@@ -1,0 +1,94 @@
+// The what-if view: which holds bind which pod, and a node seen without a pod, with another, or by
+// one pod, built from the base's allocations and judged like the node itself.
+#include "gpusched/placement/what_if.h"
+
+#include <climits>
+
+#include <gtest/gtest.h>
+
+#include "test_nodes.h"
+
+namespace gpusched::placement {
+namespace {
+
+Allocation Hold(std::string holder, int64_t gpus, int32_t priority) {
+  Allocation h = WholeAlloc(std::move(holder), "w", gpus);
+  h.origin = AllocationOrigin::kHeld;
+  h.priority = priority;
+  return h;
+}
+
+// w: 8 GPUs; a holds 2 and b 1; 2 are held for pod hi (priority 10) and 1 for the next pod of
+// ReplicaSet rs (a defrag move's hold, of the highest priority).
+NodeState W() {
+  NodeState w = BuildNodeState(WholeNode("w", 8), {WholeAlloc("a", "w", 2), WholeAlloc("b", "w", 1)});
+  AddHold(Hold("hi", 2, 10), &w);
+  AddHold(Hold(ControllerHoldKey("rs"), 1, INT32_MAX), &w);
+  return w;
+}
+
+TEST(HoldBinds, AHoldBindsOtherPodsOfItsPriorityOrLowerButNeitherItsHolderNorAHigherPod) {
+  Allocation hold = Hold("hi", 2, 10);
+  EXPECT_TRUE(HoldBinds(hold, Viewer{.uid = "lo", .priority = 10}));
+  EXPECT_TRUE(HoldBinds(hold, Viewer{.uid = "lo", .priority = 0}));
+  EXPECT_FALSE(HoldBinds(hold, Viewer{.uid = "hi", .priority = 10}));
+  EXPECT_FALSE(HoldBinds(hold, Viewer{.uid = "top", .priority = 11}));
+}
+
+TEST(HoldBinds, AHoldKeptForAControllerBindsEveryPodButThatControllersNext) {
+  Allocation hold = Hold(ControllerHoldKey("rs"), 1, INT32_MAX);
+  EXPECT_FALSE(HoldBinds(hold, Viewer{.uid = "new", .priority = 0, .controller_uid = "rs"}));
+  EXPECT_TRUE(HoldBinds(hold, Viewer{.uid = "new", .priority = 1000, .controller_uid = "rs-2"}));
+  EXPECT_TRUE(HoldBinds(hold, Viewer{.uid = "new", .priority = 1000}));
+}
+
+TEST(WhatIf, AViewWithoutEditsIsItsBaseItself) {
+  NodeState w = W();
+  WhatIf view(w);
+  EXPECT_FALSE(view.changed());
+  EXPECT_EQ(&view.state(), &w);
+  // Seen by a pod every hold binds, and without a pod the node does not hold: still the base.
+  EXPECT_EQ(&view.SeenBy(Viewer{.uid = "lo", .priority = 0}).Without("nobody").state(), &w);
+}
+
+TEST(WhatIf, APodSeesTheNodeWithoutItsOwnHoldNorHoldsOfLowerPriority) {
+  NodeState w = W();
+  EXPECT_EQ(w.whole_used, 6);  // 3 booked + 3 held
+  WhatIf by_hi(w);
+  const NodeState& seen = by_hi.SeenBy(Viewer{.uid = "hi", .priority = 10}).state();
+  EXPECT_EQ(seen.whole_used, 4);
+  ASSERT_EQ(seen.holds.size(), 1u);
+  EXPECT_EQ(seen.holds[0].pod_uid, ControllerHoldKey("rs"));
+  EXPECT_EQ(seen.generation, 0u);
+  WhatIf by_next(w);
+  const NodeState& next = by_next.SeenBy(Viewer{.uid = "new", .priority = 0, .controller_uid = "rs"}).state();
+  EXPECT_EQ(next.whole_used, 5);
+  ASSERT_EQ(next.holds.size(), 1u);
+  EXPECT_EQ(next.holds[0].pod_uid, "hi");
+}
+
+TEST(WhatIf, APodRemovedFreesItsGpusAndAnAllocationAddedTakesSomeKeepingTheHolds) {
+  NodeState w = W();
+  WhatIf view(w);
+  const NodeState& without_a = view.Without("a").state();
+  EXPECT_EQ(without_a.whole_used, 4);
+  EXPECT_EQ(without_a.FindAllocation("a"), nullptr);
+  EXPECT_EQ(without_a.holds.size(), 2u);
+  const NodeState& moved_in = view.With(WholeAlloc("c", "w", 2)).state();
+  EXPECT_EQ(moved_in.whole_used, 6);
+  EXPECT_NE(moved_in.FindAllocation("c"), nullptr);
+  EXPECT_EQ(w.whole_used, 6);  // the base is untouched
+  EXPECT_EQ(w.FindAllocation("c"), nullptr);
+}
+
+TEST(WhatIf, TakenTheViewIsTheSameStateAndABaseUnchangedIsCopied) {
+  NodeState w = W();
+  NodeState taken = std::move(WhatIf(w).Without("b")).Take();
+  EXPECT_EQ(taken.whole_used, 5);
+  NodeState copy = std::move(WhatIf(w).Without("nobody")).Take();
+  EXPECT_EQ(copy.whole_used, w.whole_used);
+  EXPECT_EQ(copy.holds.size(), w.holds.size());
+}
+
+}  // namespace
+}  // namespace gpusched::placement
