@@ -23,8 +23,7 @@ int64_t CountViolations(std::span<const std::string_view> uids, const placement:
 }
 
 placement::VictimRules PreemptionRules(const Pod& pod, const placement::ResourceFit& fit, DisruptionCounter* counter) {
-  placement::VictimRules rules{
-      .priority = pod.priority, .pod_uid = pod.uid, .controller_uid = pod.controller_uid, .known_only = true};
+  placement::VictimRules rules{.priority = pod.priority, .viewer = placement::Viewer::Of(pod), .known_only = true};
   if (!pod.constraints.affinity.empty()) {
     rules.keeps = [&pod, &fit](std::string_view uid) {
       const PodUse* use = fit.Find(uid);

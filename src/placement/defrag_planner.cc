@@ -123,15 +123,25 @@ int64_t Size(const Allocation& a) {
   return milli;
 }
 
+// Node `n` as `viewer` sees it, or as it is where null (every hold counts).
+WhatIf ViewOf(const NodeState& n, const Viewer* viewer) {
+  WhatIf view(n);
+  if (viewer != nullptr) view.SeenBy(*viewer);
+  return view;
+}
+
 // Whether the pod may land on node j besides its GPUs (Overlay::LandingProblem).
 using Accepts = std::function<bool(size_t j)>;
 
-// The node that takes `request` and is fullest (then first), or nullopt.
-std::optional<size_t> Fullest(Planner& planner, const PodRequest& request, const Overlay& cluster, const Accepts& accepts) {
+// The node that takes `request` and is fullest (then first), or nullopt. Each node is judged as
+// `viewer` sees it (what_if.h); null: every hold counts (a moved pod's replacement, for which
+// nothing is held there).
+std::optional<size_t> Fullest(Planner& planner, const PodRequest& request, const Overlay& cluster, const Accepts& accepts,
+                              const Viewer* viewer = nullptr) {
   std::optional<size_t> best;
   for (size_t j = 0; j < cluster.size(); ++j) {
     const NodeState& n = cluster.node(j);
-    if (!ServesPods(n) || !planner.Fits(request, n) || !accepts(j)) continue;
+    if (!ServesPods(n) || !planner.Fits(request, ViewOf(n, viewer).state()) || !accepts(j)) continue;
     if (!best || Fullness(n) > Fullness(cluster.node(*best))) best = j;
   }
   return best;
@@ -148,9 +158,11 @@ std::optional<Allocation> Placed(Planner& planner, const PodRequest& request, Al
   return a;
 }
 
-// Books `a` on node j of `cluster` (Placed). Returns the booked allocation, or nullopt.
-std::optional<Allocation> Land(Planner& planner, const PodRequest& request, Allocation a, size_t j, Overlay* cluster) {
-  std::optional<Allocation> placed = Placed(planner, request, std::move(a), cluster->node(j));
+// Books `a` on node j of `cluster` (Placed), judged as `viewer` sees the node (Fullest). Returns
+// the booked allocation, or nullopt. Every hold stays on the node.
+std::optional<Allocation> Land(Planner& planner, const PodRequest& request, Allocation a, size_t j, Overlay* cluster,
+                               const Viewer* viewer = nullptr) {
+  std::optional<Allocation> placed = Placed(planner, request, std::move(a), ViewOf(cluster->node(j), viewer).state());
   if (placed) cluster->Set(j, cluster->With(j, *placed));
   return placed;
 }
@@ -211,10 +223,10 @@ std::optional<Candidate> CandidateOf(size_t i, const NodeState& node, std::vecto
 
 // Preempt's victims (victims.h) with every pod a candidate: those that may not move are given
 // back first, so one still a victim is needed whatever else goes (the node cannot help).
-std::optional<Candidate> PreemptOrder(size_t i, const NodeState& node, const PodRequest& request, std::string_view pod_uid,
+std::optional<Candidate> PreemptOrder(size_t i, const NodeState& node, const PodRequest& request, const Viewer& viewer,
                                       const MoveRules& rules, const DefragOptions& options, VictimFinder* finder) {
   DisruptionCounter counter = rules.counter();
-  VictimRules victim_rules{.priority = INT32_MAX, .pod_uid = pod_uid, .known_only = true,
+  VictimRules victim_rules{.priority = INT32_MAX, .viewer = viewer, .known_only = true,
                            .violates_pdb = [&](const Allocation& a) { return !rules.Movable(node, a, &counter); }};
   VictimChoice choice = finder->Choose(request, node, victim_rules);
   if (!choice.helps || choice.pdb_violations > 0) return std::nullopt;
@@ -223,11 +235,11 @@ std::optional<Candidate> PreemptOrder(size_t i, const NodeState& node, const Pod
 
 // The same reprieve with the largest pods given back first, so that the small ones, which land
 // more easily elsewhere, are those that move. Judged on the node's use (node_state.h's what-ifs).
-std::optional<Candidate> LargestKept(size_t i, const NodeState& node, const PodRequest& request, std::string_view pod_uid,
+std::optional<Candidate> LargestKept(size_t i, const NodeState& node, const PodRequest& request, const Viewer& viewer,
                                      const MoveRules& rules, const DefragOptions& options, Planner& planner) {
   NodeState kept = EmptyUsage(node);
   for (const Allocation& h : node.holds) {
-    if (h.pod_uid != pod_uid) AddUse(h, &kept);
+    if (HoldBinds(h, viewer)) AddUse(h, &kept);
   }
   std::vector<const Allocation*> movable;
   for (const Allocation& a : node.allocations) {
@@ -272,7 +284,8 @@ bool TryCandidate(const Candidate& c, const PodRequest& request, const Pending& 
     trial.Set(c.node, trial.Without(c.node, v->pod_uid));
   }
   Allocation booking{.pod_uid = pending.pod.uid, .node_name = source.node.name};
-  std::optional<Allocation> booked = Land(planner, request, booking, c.node, &trial);
+  Viewer viewer = Viewer::Of(pending.pod);
+  std::optional<Allocation> booked = Land(planner, request, booking, c.node, &trial, &viewer);
   if (!booked) return false;
   std::vector<const Allocation*> order = c.victims;
   std::stable_sort(order.begin(), order.end(), [](const Allocation* a, const Allocation* b) { return Size(*a) > Size(*b); });
@@ -381,9 +394,10 @@ DefragPlan MakeRoom(const PodRequest& request, const Pod& pod, const DefragInput
   Accepts fits_now = [&](size_t j) {
     return cluster.LandingProblem(j, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty();
   };
-  if (std::optional<size_t> now = Fullest(planner, request, cluster, fits_now)) {
+  Viewer viewer = Viewer::Of(pod);  // its own hold, its controller's and those of lower priority are room for it
+  if (std::optional<size_t> now = Fullest(planner, request, cluster, fits_now, &viewer)) {
     Overlay trial = cluster;
-    std::optional<Allocation> booked = Land(planner, request, Allocation{.pod_uid = pod.uid}, *now, &trial);
+    std::optional<Allocation> booked = Land(planner, request, Allocation{.pod_uid = pod.uid}, *now, &trial, &viewer);
     plan.fits = true;
     plan.node = cluster.node(*now).node.name;
     plan.placement = booked->placement;
@@ -399,8 +413,8 @@ DefragPlan MakeRoom(const PodRequest& request, const Pod& pod, const DefragInput
       ++refused_nodes;  // no eviction makes kube-scheduler take the pod there
       continue;
     }
-    std::optional<Candidate> first = PreemptOrder(i, node, request, pod.uid, rules, options, &finder);
-    std::optional<Candidate> second = LargestKept(i, node, request, pod.uid, rules, options, planner);
+    std::optional<Candidate> first = PreemptOrder(i, node, request, viewer, rules, options, &finder);
+    std::optional<Candidate> second = LargestKept(i, node, request, viewer, rules, options, planner);
     if (first) candidates.push_back(*first);
     if (second && (!first || second->victims != first->victims)) candidates.push_back(std::move(*second));
   }

@@ -123,7 +123,7 @@ std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& pl
     if (!why.empty()) refused->Add(why, a.pod_uid);
     return why.empty();
   };
-  VictimRules rules{.priority = INT32_MAX, .pod_uid = pod.uid, .known_only = true,
+  VictimRules rules{.priority = INT32_MAX, .viewer = Viewer::Of(pod), .known_only = true,
                     .violates_pdb = [&](const Allocation& a) { return !movable(a) || counter.Evict(a.pod_name, node.LabelsOf(a.pod_uid)); }};
   VictimChoice choice = ChooseDraVictims(planner, *in.state, node, rules);
   if (!choice.helps || choice.pdb_violations > 0 || choice.victims.empty() ||
@@ -180,7 +180,7 @@ std::optional<std::pair<const NodeState*, DraVerdict>> BestLanding(const DraPlan
   std::optional<std::pair<const NodeState*, DraVerdict>> best;
   for (const NodeState* n : cluster.nodes) {
     if (n == from || !ServesClaims(*n) || !accepts(*n)) continue;
-    DraVerdict v = planner.EvaluateHeld(*n, held, /*rank=*/true);
+    DraVerdict v = planner.Evaluate(WhatIf(*n).HoldingDevices(held), /*rank=*/true);
     if (v.fits() && (!best || v.score > best->second.score)) best.emplace(n, std::move(v));
   }
   return best;
@@ -237,7 +237,7 @@ bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, 
   dra::ClusterState whatif = Deallocated(*in.state, gone);
   dra::AllocatedDevices held = whatif.allocated();
   DraPlanner pending(whatif, pod, in.programs, in.dra, in.special);
-  DraVerdict here = pending.EvaluateHeld(*c.node, held, /*rank=*/true);
+  DraVerdict here = pending.Evaluate(WhatIf(*c.node).HoldingDevices(held), /*rank=*/true);
   if (!here.fits()) return false;
   Hold(here, &held);
   std::vector<size_t> order(c.victims.size());

@@ -191,8 +191,8 @@ std::shared_ptr<const DraVerdict> DraPlanner::Evaluate(const NodeState& node, ui
   return personal;
 }
 
-DraVerdict DraPlanner::EvaluateHeld(const NodeState& node, const dra::AllocatedDevices& held, bool rank) const {
-  DraVerdict v = EvaluateAnonymous(node, rank, &held);
+DraVerdict DraPlanner::Evaluate(const WhatIf& view, bool rank) const {
+  DraVerdict v = EvaluateAnonymous(view.state(), rank, view.devices_held());
   v.node.reason = Personal(std::move(v.node.reason));
   return v;
 }
@@ -203,7 +203,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   dra::NodeInfo info{.name = node.node.name, .labels = &node.node.labels};
   if (std::optional<NodeVerdict> no = CheckAllocated(info)) return DraVerdict{.node = std::move(*no)};
   dra::NodePoolsPtr pools = state_.PoolsFor(info);
-  bool what_if = held != nullptr;  // EvaluateHeld: only whether it fits matters
+  bool what_if = held != nullptr;  // devices of a what-if view: only whether it fits matters
   dra::AllocatedDevices merged, with_holds;
   if (held == nullptr) held = Held(&merged);
   held = WithHolds(node, held, &with_holds);

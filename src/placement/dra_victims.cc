@@ -2,7 +2,7 @@
 //
 // The DRA victim choice: the claims holding devices the node can use and the pods reserving them,
 // the devices still held once some of those pods are gone, and victims.cc's reprieve with each
-// what-if judged by DraPlanner::EvaluateHeld.
+// what-if a view of the node holding the devices left (what_if.h).
 #include "gpusched/placement/dra_victims.h"
 
 #include <algorithm>
@@ -86,7 +86,12 @@ VictimChoice ChooseDraVictims(const DraPlanner& planner, const dra::ClusterState
     candidates.push_back(&a);
     evicted.insert(a->pod_uid);
   }
-  DraVerdict all_gone = planner.EvaluateHeld(node, reservations.HeldWithout(evicted));
+  // The node with the pods `gone` evicted: the devices their claims held free.
+  auto judge_without = [&](const std::set<std::string, std::less<>>& gone) {
+    dra::AllocatedDevices held = reservations.HeldWithout(gone);
+    return planner.Evaluate(WhatIf(node).HoldingDevices(held), /*rank=*/false);
+  };
+  DraVerdict all_gone = judge_without(evicted);
   if (!all_gone.fits()) {
     out.reason = all_gone.node.reject == Reject::kInsufficient ? NoRoomReason(candidates.size()) : all_gone.node.reason;
     return out;
@@ -96,7 +101,7 @@ VictimChoice ChooseDraVictims(const DraPlanner& planner, const dra::ClusterState
   Reprieve(std::move(candidates), rules, [&](const Allocation& a) {
     auto at = evicted.find(a.pod_uid);
     std::string uid = std::move(evicted.extract(at).value());
-    if (planner.EvaluateHeld(node, reservations.HeldWithout(evicted)).fits()) return true;
+    if (judge_without(evicted).fits()) return true;
     evicted.insert(std::move(uid));
     return false;
   }, &out);

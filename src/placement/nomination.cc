@@ -88,7 +88,8 @@ void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* p
     }
     DraPlanner planner(dra, *pod, programs, options, special ? &special->claim : nullptr);
     if (!planner.problem().empty()) continue;
-    DraVerdict v = planner.EvaluateHeld(*state, held, /*rank=*/true);  // the holds so far bind it
+    // The holds planned so far bind it.
+    DraVerdict v = planner.Evaluate(WhatIf(*state).HoldingDevices(held), /*rank=*/true);
     if (!v.fits()) continue;
     Placement devices{.kind = ClaimsKind()};
     for (const dra::AllocationResult& r : v.ranked) {

@@ -237,7 +237,7 @@ VictimChoice VictimFinder::Choose(const PodRequest& request, const NodeState& no
   // The node's use with only the pods that stay: every non-candidate, and those given back.
   ResetUsage(node, &s_->kept);
   for (const Allocation& h : node.holds) {
-    if (HoldBinds(h, Viewer{rules.pod_uid, rules.priority, rules.controller_uid})) AddUse(h, &s_->kept);  // never freed
+    if (HoldBinds(h, rules.viewer)) AddUse(h, &s_->kept);  // never freed
   }
   ListCandidates(node, rules);
   for (size_t i = 0; i < node.packed.size(); ++i) {

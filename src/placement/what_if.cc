@@ -44,7 +44,7 @@ WhatIf& WhatIf::With(Allocation added) {
   return *this;
 }
 
-const NodeState& WhatIf::state() {
+const NodeState& WhatIf::state() const {
   if (!changed()) return *base_;
   if (!built_) built_ = Build();
   return *built_;
@@ -68,6 +68,7 @@ NodeState WhatIf::Build() const {
     if (!viewer_ || HoldBinds(h, *viewer_)) AddHold(h, &out);
   }
   out.uses = base_->uses;
+  out.nominated = base_->nominated;
   return out;
 }
 

@@ -6,10 +6,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <map>
 #include <random>
 
 #include "gpusched/placement/planner.h"
+#include "gpusched/placement/what_if.h"
 #include "test_nodes.h"
 
 namespace gpusched::placement {
@@ -64,6 +66,44 @@ TEST(DefragPlanner, APodThatFitsAlreadyNeedsNoMove) {
   EXPECT_TRUE(p.fits);
   EXPECT_EQ(p.node, "a");
   EXPECT_TRUE(p.moves.empty());
+}
+
+Allocation Held(std::string holder, std::string node, int64_t gpus, int32_t priority) {
+  Allocation h = WholeAlloc(std::move(holder), std::move(node), gpus);
+  h.origin = AllocationOrigin::kHeld;
+  h.priority = priority;
+  return h;
+}
+
+// The pending pod sees each node as filter does (what_if.h). a: 4 GPUs, x holds 2 and 2 are held
+// for the pending pod after its preemption: it fits there now. Before, defrag counted its own
+// hold against it and found no room at all.
+TEST(DefragPlanner, APodsOwnHoldIsRoomForIt) {
+  Cluster c;
+  c.Add(WholeNode("a", 4), {WholeAlloc("x", "a", 2)});
+  AddHold(Held("new", "a", 2, 10), &c.nodes[0]);
+  Pod pod = WholePod(2);
+  pod.priority = 10;
+  DefragPlan p = Room(pod, c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.node, "a");
+  EXPECT_TRUE(p.moves.empty());
+}
+
+// h6: 6 GPUs; l1 and l2 hold 2 each, and 2 are held for the next pod of ReplicaSet rs-1 (a
+// defrag move's hold); b has 3 free. rs-1's next pod asks 4: the hold is room for it, so one move
+// does. Before, defrag counted that hold against it, needed both pods moved, and b takes one.
+TEST(DefragPlanner, AHoldKeptForThePodsControllerIsRoomForIt) {
+  Cluster c;
+  c.Add(WholeNode("h6", 6), {WholeAlloc("l1", "h6", 2), WholeAlloc("l2", "h6", 2)});
+  AddHold(Held(ControllerHoldKey("rs-1"), "h6", 2, INT32_MAX), &c.nodes[0]);
+  c.Add(WholeNode("b", 8), {WholeAlloc("b5", "b", 5)});
+  Pod next = WholePod(4);
+  next.controller_uid = "rs-1";
+  DefragPlan p = Room(next, c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.node, "h6");
+  EXPECT_THAT(Moves(p), ElementsAre("ns/l2 h6->b"));
 }
 
 TEST(DefragPlanner, WholeGpusMoveTheOneSmallPodThatOpensANode) {

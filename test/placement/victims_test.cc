@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <random>
 #include <set>
 
@@ -101,11 +102,23 @@ TEST(Victims, HoldsCountOnlyAgainstPodsOfEqualOrLowerPriority) {
   hold.origin = AllocationOrigin::kHeld;
   AddHold(hold, &node);
   // Priority 5: the hold counts; evicting a frees 2 of the 2 needed, not the 4.
-  EXPECT_FALSE(Choose(WholePod(4), node, {.priority = 5}).helps);
-  EXPECT_THAT(Uids(Choose(WholePod(2), node, {.priority = 5})), ElementsAre("a"));
+  VictimRules at5{.priority = 5, .viewer = {.priority = 5}};
+  EXPECT_FALSE(Choose(WholePod(4), node, at5).helps);
+  EXPECT_THAT(Uids(Choose(WholePod(2), node, at5)), ElementsAre("a"));
   // Priority 6, or the holder itself: the hold does not count.
-  EXPECT_THAT(Uids(Choose(WholePod(4), node, {.priority = 6})), ElementsAre("a"));
-  EXPECT_THAT(Uids(Choose(WholePod(4), node, {.priority = 5, .pod_uid = "held"})), ElementsAre("a"));
+  EXPECT_THAT(Uids(Choose(WholePod(4), node, {.priority = 6, .viewer = {.priority = 6}})), ElementsAre("a"));
+  EXPECT_THAT(Uids(Choose(WholePod(4), node, {.priority = 5, .viewer = {.uid = "held", .priority = 5}})), ElementsAre("a"));
+}
+
+// Defrag judges victims for a pending pod of its own priority while treating every pod as a
+// candidate: the holds follow the pod (the viewer), the candidates the rules' priority.
+TEST(Victims, HoldsFollowTheViewerWhileCandidatesFollowTheRulesPriority) {
+  NodeState node = BuildNodeState(WholeNode("w", 4), {WithPriority(WholeAlloc("a", "w", 2), 9)});
+  Allocation hold = WithPriority(WholeAlloc("held", "w", 2), 5);
+  hold.origin = AllocationOrigin::kHeld;
+  AddHold(hold, &node);
+  EXPECT_FALSE(Choose(WholePod(4), node, {.priority = INT32_MAX, .viewer = {.uid = "new", .priority = 0}}).helps);
+  EXPECT_THAT(Uids(Choose(WholePod(4), node, {.priority = INT32_MAX, .viewer = {.uid = "new", .priority = 6}})), ElementsAre("a"));
 }
 
 TEST(Victims, VictimsAreListedByDecreasingPriority) {

@@ -70,15 +70,36 @@ TEST(WhatIf, APodSeesTheNodeWithoutItsOwnHoldNorHoldsOfLowerPriority) {
 TEST(WhatIf, APodRemovedFreesItsGpusAndAnAllocationAddedTakesSomeKeepingTheHolds) {
   NodeState w = W();
   WhatIf view(w);
-  const NodeState& without_a = view.Without("a").state();
-  EXPECT_EQ(without_a.whole_used, 4);
-  EXPECT_EQ(without_a.FindAllocation("a"), nullptr);
-  EXPECT_EQ(without_a.holds.size(), 2u);
+  {
+    const NodeState& without_a = view.Without("a").state();
+    EXPECT_EQ(without_a.whole_used, 4);
+    EXPECT_EQ(without_a.FindAllocation("a"), nullptr);
+    EXPECT_EQ(without_a.holds.size(), 2u);
+    EXPECT_EQ(without_a.generation, 0u);
+    EXPECT_EQ(without_a.uses, w.uses);
+    EXPECT_EQ(without_a.FindAllocation("b"), w.FindAllocation("b"));  // shared, not copied
+  }
   const NodeState& moved_in = view.With(WholeAlloc("c", "w", 2)).state();
   EXPECT_EQ(moved_in.whole_used, 6);
   EXPECT_NE(moved_in.FindAllocation("c"), nullptr);
   EXPECT_EQ(w.whole_used, 6);  // the base is untouched
   EXPECT_EQ(w.FindAllocation("c"), nullptr);
+}
+
+// Explain's view of a placed pod: without its own allocation and the holds that do not bind it;
+// a hold of lower priority is free for it too, and the pods nominated to the node stay.
+TEST(WhatIf, APlacedPodIsJudgedWithoutItselfAndWithoutHoldsOfLowerPriority) {
+  NodeState w = W();
+  w.nominated.push_back(PodUse{.uid = "q", .name = "q", .priority = 20});
+  WhatIf view(w);
+  const NodeState& seen = view.SeenBy(Viewer{.uid = "a", .priority = 50}).Without("a").state();
+  // b's 1 and the controller hold's 1 (it binds every pod but rs's): a is gone, and hi's hold
+  // (priority 10) is free for a pod of priority 50.
+  EXPECT_EQ(seen.whole_used, 2);
+  ASSERT_EQ(seen.holds.size(), 1u);
+  EXPECT_EQ(seen.holds[0].pod_uid, ControllerHoldKey("rs"));
+  ASSERT_EQ(seen.nominated.size(), 1u);
+  EXPECT_EQ(seen.nominated[0].uid, "q");
 }
 
 TEST(WhatIf, TakenTheViewIsTheSameStateAndABaseUnchangedIsCopied) {
@@ -88,6 +109,17 @@ TEST(WhatIf, TakenTheViewIsTheSameStateAndABaseUnchangedIsCopied) {
   NodeState copy = std::move(WhatIf(w).Without("nobody")).Take();
   EXPECT_EQ(copy.whole_used, w.whole_used);
   EXPECT_EQ(copy.holds.size(), w.holds.size());
+}
+
+TEST(WhatIf, DevicesHeldInTheViewLeaveTheNodesOwnStateAlone) {
+  NodeState w = W();
+  dra::AllocatedDevices none;
+  WhatIf view(w);
+  EXPECT_EQ(view.devices_held(), nullptr);  // the cluster's
+  view.HoldingDevices(none);
+  EXPECT_EQ(view.devices_held(), &none);
+  EXPECT_FALSE(view.changed());
+  EXPECT_EQ(&view.state(), &w);
 }
 
 }  // namespace

@@ -23,7 +23,9 @@
 // by more than one PodDisruptionBudget), a pod whose eviction would violate a
 // PodDisruptionBudget (counted over the whole plan, as the Eviction API counts them), a DRA
 // allocation (dra_defrag.h plans those pods), a pod already moved. Never used: a node that is not
-// ready (switching, invalid, inconsistent) or of another mode; holds for nominated pods stay held.
+// ready (switching, invalid, inconsistent) or of another mode. Holds stay held; the pending pod
+// sees each node as filter does (what_if.h): its own hold, one kept for its controller and holds
+// of lower priority are room for it.
 // Every move lands, and the pending pod stays, only where move_rules.h's LandingProblem allows
 // (Ready, node selection, CPU, memory and other resources as the moves leave the nodes).
 //

@@ -31,6 +31,7 @@
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/dra_verdict_cache.h"
 #include "gpusched/placement/planner.h"
+#include "gpusched/placement/what_if.h"
 #include "gpusched/scoring/node_view.h"
 
 namespace gpusched::placement {
@@ -67,11 +68,11 @@ class DraPlanner {
   // node's snapshot position. Falls back to Evaluate when !cacheable().
   std::shared_ptr<const DraVerdict> Evaluate(const NodeState& node, uint32_t pos, bool rank, DraVerdictCache* cache) const;
 
-  // The verdict on `node` as if the devices held were `held` instead of the cluster's (a what-if:
-  // some claims deallocated; dra_victims.h), the node's holds that bind the pod besides. `held`
-  // needs to be right only for the devices `node` can use. Never cached; a refusal by the
-  // allocator says only that no device set fits.
-  DraVerdict EvaluateHeld(const NodeState& node, const dra::AllocatedDevices& held, bool rank = false) const;
+  // The verdict on a what-if view of a node (what_if.h): its state, and the devices it holds
+  // instead of the cluster's when it says so (some claims deallocated, others allocated), the
+  // view's holds that bind the pod besides. Never cached; where the view holds devices of its own,
+  // a refusal by the allocator says only that no device set fits.
+  DraVerdict Evaluate(const WhatIf& view, bool rank) const;
 
   // True if verdicts depend only on shape() and the node: the pod has no claim allocated already
   // (those are checked against the pod itself) and nothing is held besides the cluster's.

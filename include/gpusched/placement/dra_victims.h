@@ -10,8 +10,8 @@
 // node can use (its pools and pools pinned to no node), of lower priority, not terminating and
 // allowed by the rules; the choice is victims.h's (all candidates gone must make room, then each
 // is given back in the same order if the pod still fits). Each what-if is judged by the planner
-// with the freed claims' devices free (DraPlanner::EvaluateHeld): devices, counters, constraints
-// and the node's mode decide exactly as in filter.
+// on a view of the node with the freed claims' devices free (what_if.h): devices, counters,
+// constraints and the node's mode decide exactly as in filter.
 //
 // kube-scheduler cannot do this itself: its DynamicResources plugin has no PreFilterExtensions
 // (no RemovePod; pkg/scheduler/framework/plugins/dynamicresources), so in its own what-if a

@@ -41,16 +41,15 @@
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
+#include "gpusched/placement/what_if.h"
 
 namespace gpusched::placement {
 
 struct VictimRules {
-  int32_t priority = 0;  // the pending pod's: only lower ones may be evicted
-  // The pending pod's UID and controller: its own hold (nomination.h) and a hold kept for its
-  // controller (what_if.h) are room for it. Holds of pods of lower priority do not count either;
-  // the others are never freed.
-  std::string_view pod_uid;
-  std::string_view controller_uid;
+  int32_t priority = 0;  // only pods of lower priority may be evicted (preempt: the pending pod's)
+  // The pending pod as holds see it (what_if.h): its own hold, one kept for its controller and
+  // holds of pods of lower priority are room for it; the others are never freed.
+  Viewer viewer;
   // True: only pods kube-scheduler knows may be named (observed bound, or committed by this
   // gpusched, which kube-scheduler assumed first): never another replica's booking.
   bool known_only = false;

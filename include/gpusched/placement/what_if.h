@@ -1,7 +1,8 @@
 // File: what_if.h
 //
 // The one what-if view of a node: a node's state plus edits (pods removed, allocations added, and
-// the holds that do not bind the pod being judged set free), judged exactly as the node itself.
+// the holds that do not bind the pod being judged set free), and the DRA devices held as the
+// what-if has them (some claims deallocated, others allocated), judged exactly as the node itself.
 // Filter, bind, the commit-time check, explain and defrag all see a node through it, so that a
 // pod's own hold, its controller's hold and the holds of pods of lower priority mean the same to
 // every verb (kube-scheduler's SelectVictimsOnNode is the anchor: edit a copy, run the filters
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpusched/dra/allocated_devices.h"
 #include "gpusched/model/allocation.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/node_state.h"
@@ -58,14 +60,24 @@ class WhatIf {
   // `added` is booked in the view too. REQUIRES: its node is the base's; its pod holds nothing
   // there in the view.
   WhatIf& With(Allocation added);
+  // The DRA devices held in the view are `held` instead of the cluster's: right at least for the
+  // devices the node can use (its pools and pools pinned to no node, cluster-wide). REQUIRES:
+  // `held` outlives the view.
+  WhatIf& HoldingDevices(const dra::AllocatedDevices& held) {
+    devices_ = &held;
+    return *this;
+  }
 
-  // True if the view differs from its base.
+  // True if the node's own state differs from its base (devices held aside).
   bool changed() const { return frees_holds_ || !removed_.empty() || !added_.empty(); }
+  // The devices held in the view, or null: the cluster's.
+  const dra::AllocatedDevices* devices_held() const { return devices_; }
   // The node as the view sees it: the base itself when nothing changed; otherwise a state built
   // once from the base's node object, its allocations less those removed plus those added, the
-  // holds that stay, and its pods' other uses (generation 0: no cache keeps what is true for one
-  // view alone).
-  const NodeState& state();
+  // holds that stay, its pods' other uses and the pods nominated to it (generation 0: no cache
+  // keeps what is true for one view alone). An edit after state() invalidates the references
+  // it returned.
+  const NodeState& state() const;
   // The same, moved out (a copy of the base when nothing changed).
   NodeState Take() &&;
 
@@ -77,7 +89,8 @@ class WhatIf {
   bool frees_holds_ = false;
   std::vector<std::string> removed_;
   std::vector<AllocationPtr> added_;
-  std::optional<NodeState> built_;
+  const dra::AllocatedDevices* devices_ = nullptr;
+  mutable std::optional<NodeState> built_;  // state(), built on first use
 };
 
 }  // namespace gpusched::placement
