@@ -266,9 +266,10 @@ void BM_DraServiceDefrag(benchmark::State& state) {
   std::string pod = PodJson();
   size_t moves = 0;
   for (auto _ : state) {
-    StatusOr<std::string> out = service.Defrag(pod, 0, 8, /*text=*/false);
-    if (!out.ok()) state.SkipWithError(out.status().message().c_str());
-    moves = out.ok() && out->find(R"("fits":true)") != std::string::npos ? static_cast<size_t>(std::count(out->begin(), out->end(), '{')) - 2 : 0;
+    StatusOr<extender::DefragResult> plan = service.Defrag(pod, 0, 8);
+    if (!plan.ok()) state.SkipWithError(plan.status().message().c_str());
+    std::string out = plan.ok() ? extender::DefragJson(*plan) : "";
+    moves = plan.ok() && plan->plan.fits ? static_cast<size_t>(std::count(out.begin(), out.end(), '{')) - 2 : 0;
     benchmark::DoNotOptimize(out);
   }
   state.counters["moves"] = static_cast<double>(moves);

@@ -236,9 +236,10 @@ void BM_ServiceExplain(benchmark::State& state) {
   extender::Service service(&inv, extender::ServiceOptions{});
   size_t reply_bytes = 0;
   for (auto _ : state) {
-    StatusOr<std::string> answer = service.Explain(body, /*text=*/false);
-    if (!answer.ok()) state.SkipWithError(answer.status().message().c_str());
-    reply_bytes = answer.ok() ? answer->size() : 0;
+    StatusOr<extender::Explanation> e = service.Explain(body);
+    if (!e.ok()) state.SkipWithError(e.status().message().c_str());
+    std::string answer = e.ok() ? extender::ExplanationJson(*e, service.helper()) : "";
+    reply_bytes = answer.size();
     benchmark::DoNotOptimize(answer);
   }
   state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
@@ -258,9 +259,10 @@ void BM_ServiceDefrag(benchmark::State& state) {
   extender::Service service(&inv, extender::ServiceOptions{});
   size_t moves = 0;
   for (auto _ : state) {
-    StatusOr<std::string> answer = service.Defrag(body, 0, consolidate ? 1 : 8, /*text=*/false);
-    if (!answer.ok()) state.SkipWithError(answer.status().message().c_str());
-    moves = answer.ok() ? static_cast<size_t>(std::count(answer->begin(), answer->end(), '{')) - 2 : 0;
+    StatusOr<extender::DefragResult> plan = service.Defrag(body, 0, consolidate ? 1 : 8);
+    if (!plan.ok()) state.SkipWithError(plan.status().message().c_str());
+    std::string answer = plan.ok() ? extender::DefragJson(*plan) : "";
+    moves = plan.ok() ? static_cast<size_t>(std::count(answer.begin(), answer.end(), '{')) - 2 : 0;
     benchmark::DoNotOptimize(answer);
   }
   state.counters["moves"] = static_cast<double>(moves);

@@ -116,7 +116,8 @@ StatusOr<std::string> Plan(const Args& a) {
   }
   if (!a.server.empty()) return AskServer(a, pod);
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<OfflineCluster> cluster, OfflineCluster::Load(a.snapshots));
-  return cluster->service().Defrag(pod, a.target.value_or(0), a.max_moves, !a.json);
+  GPUSCHED_ASSIGN_OR_RETURN(extender::DefragResult r, cluster->service().Defrag(pod, a.target.value_or(0), a.max_moves));
+  return a.json ? extender::DefragJson(r) : extender::DefragText(r);
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ StatusOr<std::string> AskServer(const Args& a) {
 StatusOr<std::string> ExplainOffline(const Args& a) {
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<OfflineCluster> cluster, OfflineCluster::Load(a.snapshots));
   GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPodFile(a.pod_file));
-  return cluster->service().Explain(pod, !a.json);
+  GPUSCHED_ASSIGN_OR_RETURN(extender::Explanation e, cluster->service().Explain(pod));
+  return a.json ? extender::ExplanationJson(e, cluster->service().helper()) : extender::ExplanationText(e);
 }
 
 }  // namespace

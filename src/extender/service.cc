@@ -334,12 +334,10 @@ StatusOr<std::string> Service::Preempt(std::string body) const {
   return EncodePreemptionResult(DecidePreemption(*parsed, request, inputs));
 }
 
-StatusOr<std::string> Service::ExplainPod(const Pod& pod, const std::optional<Allocation>& placed, bool text) const {
+StatusOr<Explanation> Service::ExplainPod(const Pod& pod, const std::optional<Allocation>& placed) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   // No shared caches: an explanation is computed afresh, and never disturbs the verbs' caches.
-  GPUSCHED_ASSIGN_OR_RETURN(Explanation e, extender::Explain(pod, placed,
-                                                             Inputs(snapshot.get(), /*caches=*/false)));
-  return text ? ExplanationText(e) : ExplanationJson(e, &helper_);
+  return extender::Explain(pod, placed, Inputs(snapshot.get(), /*caches=*/false));
 }
 
 StatusOr<Pod> Service::PodOf(std::string_view body, std::optional<Allocation>* placed) const {
@@ -355,13 +353,13 @@ StatusOr<Pod> Service::PodOf(std::string_view body, std::optional<Allocation>* p
   return pod;
 }
 
-StatusOr<std::string> Service::Explain(std::string_view body, bool text) const {
+StatusOr<Explanation> Service::Explain(std::string_view body) const {
   std::optional<Allocation> placed;
   GPUSCHED_ASSIGN_OR_RETURN(Pod pod, PodOf(body, &placed));
-  return ExplainPod(pod, placed, text);
+  return ExplainPod(pod, placed);
 }
 
-StatusOr<std::string> Service::ExplainKnown(std::string_view key, bool text) const {
+StatusOr<Explanation> Service::ExplainKnown(std::string_view key) const {
   size_t slash = key.find('/');
   if (slash == std::string_view::npos) return InvalidArgumentError(fmt::format("pod \"{}\": want namespace/name", key));
   std::optional<std::string> uid = inventory_->FindUid(key.substr(0, slash), key.substr(slash + 1));
@@ -373,11 +371,10 @@ StatusOr<std::string> Service::ExplainKnown(std::string_view key, bool text) con
         "pod {} is bound to {}; gpusched keeps its allocation, not its spec: POST the pod to /explain to judge it", key,
         placed->node_name));
   }
-  return ExplainPod(*pod, placed, text);
+  return ExplainPod(*pod, placed);
 }
 
-StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text,
-                                      bool apply) const {
+StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, bool apply) const {
   if (apply && with_.evictor == nullptr) {
     return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
   }
@@ -398,7 +395,7 @@ StatusOr<std::string> Service::Defrag(std::string_view body, double target_frag_
                              .hold_ttl = options_.defrag_hold_ttl});
     result.applied = executor.Apply(result.plan, ask.pod);
   }
-  return text ? DefragText(result) : DefragJson(result);
+  return result;
 }
 
 std::string Service::DebugInventory(std::string_view node, bool compact) const {

@@ -59,13 +59,22 @@ bool ParseNumber(const std::string& text, double* out) {
 }
 
 // The answer of explain or defrag: JSON or text on success; 404, 409 or 400 with the message.
-Response Answer(StatusOr<std::string> answer, bool text) {
+// The answer to a person or a tool (explain, defrag): the verb's Status as an HTTP code (404 for
+// NotFound, 409 for FailedPrecondition, 400 otherwise) with its message, or its typed result
+// encoded as a table (?format=text) or as JSON.
+template <typename T, typename TableFn, typename JsonFn>
+Response Answer(const StatusOr<T>& answer, bool text, TableFn table, JsonFn json) {
   if (!answer.ok()) {
     int status = answer.status().code() == StatusCode::kNotFound ? 404
                  : answer.status().code() == StatusCode::kFailedPrecondition ? 409 : 400;
     return Text(status, answer.status().message() + "\n");
   }
-  return text ? Text(200, std::move(answer).value()) : Json(200, std::move(answer).value());
+  return text ? Text(200, table(*answer)) : Json(200, json(*answer));
+}
+
+Response Explained(const RouteContext& c, const StatusOr<extender::Explanation>& e, bool text) {
+  return Answer(e, text, extender::ExplanationText,
+                [&c](const extender::Explanation& x) { return extender::ExplanationJson(x, c.service->helper()); });
 }
 
 }  // namespace
@@ -135,10 +144,10 @@ Response Ui(const RouteContext&, Request&&) {
 
 Response Explain(const RouteContext& c, Request&& r) {
   bool text = QueryParam(r.target, "format") == "text";
-  if (r.method == "POST") return Answer(c.service->Explain(r.body, text), text);
+  if (r.method == "POST") return Explained(c, c.service->Explain(r.body), text);
   std::string pod = QueryParam(r.target, "pod");
   if (pod.empty()) return Text(400, "GET /explain needs ?pod=namespace/name (or POST a Pod)\n");
-  return Answer(c.service->ExplainKnown(pod, text), text);
+  return Explained(c, c.service->ExplainKnown(pod), text);
 }
 
 // The query of /debug/defrag, checked; every bad parameter is named with its value.
@@ -175,7 +184,8 @@ Response Defrag(const RouteContext& c, Request&& r) {
   StatusOr<DefragQuery> q = ReadDefragQuery(r);
   if (!q.ok()) return Text(400, q.status().message() + "\n");
   if (q->apply && r.method != "POST") return Text(405, "apply=true changes the cluster: use POST\n");
-  return Answer(c.service->Defrag(q->has_pod ? r.body : "", q->target_pct, q->max_moves, text, q->apply), text);
+  return Answer(c.service->Defrag(q->has_pod ? r.body : "", q->target_pct, q->max_moves, q->apply), text, extender::DefragText,
+                extender::DefragJson);
 }
 
 // One row per route. `name` labels metrics and logs; `prefixed` paths follow the router's prefix

@@ -841,7 +841,7 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   EXPECT_THAT(replica.service->Bind(testing::BindJson("s", "ml", "u-s", "m1")), HasSubstr(R"("Error":"")"));
   replica.service->Filter(testing::ArgsWithNames(big, {"w1"}));
   ASSERT_TRUE(replica.events->WaitIdle(std::chrono::seconds(10)));
-  EXPECT_THAT(*replica.service->Defrag(two, 0, 8, false, /*apply=*/true), HasSubstr(R"("evicted":true)"));
+  EXPECT_THAT(*testing::AppliedPlan(*replica.service, two), HasSubstr(R"("evicted":true)"));
 
   std::set<Permission> used;
   for (const testing::RecordedRequest& r : api.Requests()) {

@@ -19,6 +19,7 @@
 namespace gpusched {
 namespace {
 
+using testing::AppliedPlan;
 using testing::ArgsWithNames;
 using testing::Eventually;
 using testing::PodJson;
@@ -68,7 +69,7 @@ class LiveDefrag : public ::testing::Test {
 };
 
 TEST_F(LiveDefrag, TheMovedPodIsEvictedAndItsReplacementGetsTheHeldGpus) {
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_TRUE(d["fits"].GetBool()) << *answer;
@@ -108,7 +109,7 @@ std::string HoldsOn(const testing::FakeApiServer& api, const std::string& name) 
 TEST_F(LiveDefrag, AnotherReplicaKeepsTheHeldGpusUntilTheirPodsBind) {
   testing::LiveReplica other(api_.url());
   ASSERT_TRUE(other.sync->WaitSynced(std::chrono::seconds(10)));
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   ASSERT_TRUE(Parse(*answer)["held"].GetBool()) << *answer;
   EXPECT_THAT(HoldsOn(api_, "w1"), HasSubstr(R"("uid-a2":{"for":"controller/rs-a2","pod":"ml/a2")"));
@@ -136,7 +137,7 @@ TEST_F(LiveDefrag, AnotherReplicaKeepsTheHeldGpusUntilTheirPodsBind) {
 
 TEST_F(LiveDefrag, AHoldWrittenAgainstAChangedNodeIsCheckedAgain) {
   api_.FailNext("PATCH", "/api/v1/nodes/w1", 409);  // the node did not change: the hold still fits
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
@@ -151,7 +152,7 @@ TEST_F(LiveDefrag, AHoldThatNoLongerFitsTheChangedNodeStopsThePlan) {
   testing::NodeJson w1 = testing::NvidiaNode("w1", 8);
   w1.extra_annotations["gpusched.io/bookings"] = fmt::format(R"({{"uid-peer":{{"pod":"ml/peer","at":{},"mode":"nvidia","gpus":2}}}})", now_ms);
   api_.Put("nodes", w1.ToJson());
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
@@ -167,7 +168,7 @@ TEST_F(LiveDefrag, AHoldThatNoLongerFitsTheChangedNodeStopsThePlan) {
 
 TEST_F(LiveDefrag, RoomThatCannotBeHeldIsNotMade) {
   api_.FailNext("PATCH", "/api/v1/nodes/w0", 403);  // refused (the admission policy, say)
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_EQ(d["applied"].Size(), 2u) << *answer;
@@ -184,7 +185,7 @@ TEST_F(LiveDefrag, AHoldWhoseWriteWasLostIsTakenOutAgain) {
   // The API server stores the write but the answer is lost (5xx): the plan stops, and the hold
   // is withdrawn from the node so that no replica keeps it.
   api_.Inject(testing::Fault{.method = "PATCH", .path_prefix = "/api/v1/nodes/w1", .status = 503, .apply_first = true});
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   EXPECT_FALSE(d["applied"][0]["evicted"].GetBool()) << *answer;
@@ -194,7 +195,7 @@ TEST_F(LiveDefrag, AHoldWhoseWriteWasLostIsTakenOutAgain) {
 
 TEST_F(LiveDefrag, AHoldThatCannotBeWrittenStopsThePlanBeforeItsEviction) {
   api_.FailNext("PATCH", "/api/v1/nodes/w1", 409, /*count=*/3);
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
@@ -210,7 +211,7 @@ TEST_F(LiveDefrag, AHoldThatCannotBeWrittenStopsThePlanBeforeItsEviction) {
 // plan does nothing.
 TEST_F(LiveDefrag, AnEvictionRefusedInTheDryRunStopsThePlanBeforeAnything) {
   api_.FailNext("POST", "/api/v1/namespaces/ml/pods/a2/eviction", 429);
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
@@ -234,7 +235,7 @@ TEST_F(LiveDefrag, AnEvictionRefusedInTheDryRunStopsThePlanBeforeAnything) {
 // the moves made stay made, the pending pod keeps its hold, the others' holds end.
 TEST_F(LiveDefrag, AnEvictionRefusedAfterItsDryRunKeepsThePendingPodsHold) {
   api_.Inject(testing::Fault{.method = "POST", .path_prefix = "/api/v1/namespaces/ml/pods/a2/eviction", .status = 429, .skip = 1});
-  StatusOr<std::string> answer = replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_.ToJson());
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_EQ(d["applied"].Size(), 1u) << *answer;
@@ -257,7 +258,7 @@ TEST_F(LiveDefrag, APodThatNothingRecreatesIsNeverPlannedNorEvicted) {
     const PodUse* use = w0->uses ? w0->uses->Find("uid-a2") : nullptr;
     return use != nullptr && use->labels && use->labels->controller_uid.empty();
   }));
-  rapidjson::Document d = Parse(*replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true));
+  rapidjson::Document d = Parse(*AppliedPlan(*replica_->service, train_.ToJson()));
   EXPECT_FALSE(d["fits"].GetBool());
   EXPECT_THAT(std::string(d["reason"].GetString()), HasSubstr("1 pod (no controller would recreate it)"));
   EXPECT_EQ(d["applied"].Size(), 0u);
@@ -274,7 +275,7 @@ TEST_F(LiveDefrag, APodTwoBudgetsCoverIsNeverPlanned) {
     auto budgets = replica_->inventory->Snapshot()->budgets();
     return budgets != nullptr && budgets->size() == 2;
   }));
-  rapidjson::Document d = Parse(*replica_->service->Defrag(train_.ToJson(), 0, 8, false, /*apply=*/true));
+  rapidjson::Document d = Parse(*AppliedPlan(*replica_->service, train_.ToJson()));
   EXPECT_FALSE(d["fits"].GetBool());
   EXPECT_THAT(std::string(d["reason"].GetString()), HasSubstr("2 PodDisruptionBudgets cover it"));
   EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
@@ -291,14 +292,14 @@ TEST_F(LiveDefrag, APodBodyWithoutAUidNamesThePodGpuschedKnows) {
   replica_->service->Filter(ArgsWithNames(train_.ToJson(), {"w0"}));  // kube-scheduler tried it: gpusched knows it
   std::string body = train_.ToJson();
   body.replace(body.find(R"("uid":"uid-train",)"), std::string(R"("uid":"uid-train",)").size(), "");
-  rapidjson::Document d = Parse(*replica_->service->Defrag(body, 0, 8, false, /*apply=*/true));
+  rapidjson::Document d = Parse(*AppliedPlan(*replica_->service, body));
   ASSERT_TRUE(d["fits"].GetBool());
   EXPECT_TRUE(d["held"].GetBool());
   EXPECT_THAT(HoldsOn(api_, "w0"), HasSubstr(R"("uid-train":{"for":"uid-train")"));
   // A pod gpusched does not know cannot be held for: 400 naming the field.
   std::string stranger = PodJson{.name = "stranger", .namespace_name = "ml", .phase = "Pending", .containers = {WholeGpus("s", 4)}}.ToJson();
   stranger.replace(stranger.find(R"("uid":"",)"), std::string(R"("uid":"",)").size(), "");
-  StatusOr<std::string> refused = replica_->service->Defrag(stranger, 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> refused = AppliedPlan(*replica_->service, stranger);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(), HasSubstr("Pod.metadata.uid: missing"));
 }
@@ -358,7 +359,7 @@ class LiveDraDefrag : public ::testing::Test {
 };
 
 TEST_F(LiveDraDefrag, TheMovedPodIsEvictedAndItsReplacementGetsTheHeldDevice) {
-  StatusOr<std::string> answer = replica_->service->Defrag(train_, 0, 8, false, /*apply=*/true);
+  StatusOr<std::string> answer = AppliedPlan(*replica_->service, train_);
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   rapidjson::Document d = Parse(*answer);
   ASSERT_TRUE(d["fits"].GetBool()) << *answer;

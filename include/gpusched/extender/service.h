@@ -30,7 +30,9 @@
 #include "gpusched/dra/cel.h"
 #include "gpusched/extender/bind_flow.h"
 #include "gpusched/extender/claim_allocator.h"
+#include "gpusched/extender/defrag.h"
 #include "gpusched/extender/dra_decision_log.h"
+#include "gpusched/extender/explain.h"
 #include "gpusched/extender/filter_memo.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/cache_store.h"
@@ -54,20 +56,23 @@ class Service {
   // Returns the ExtenderPreemptionResult. Errors: InvalidArgument naming the field of a body that
   // cannot be read (kube-scheduler then fails this preemption attempt and retries the pod).
   StatusOr<std::string> Preempt(std::string body) const;
-  // explain.h: the pod in `body` (Pod JSON) judged on every node, as JSON or as text. Errors:
-  // InvalidArgument (not a pod, or one that cannot be judged).
-  StatusOr<std::string> Explain(std::string_view body, bool text) const;
+  // explain.h: the pod in `body` (Pod JSON) judged on every node; its callers encode it
+  // (ExplanationJson, ExplanationText). Errors: InvalidArgument (not a pod, or one that cannot be
+  // judged).
+  StatusOr<Explanation> Explain(std::string_view body) const;
   // The same for the pod `key` ("namespace/name") gpusched knows; a bound pod is judged as if it
   // were not there. Errors: NotFound; FailedPrecondition for a bound pod whose spec gpusched
   // does not keep (known by its allocation alone).
-  StatusOr<std::string> ExplainKnown(std::string_view key, bool text) const;
+  StatusOr<Explanation> ExplainKnown(std::string_view key) const;
   // defrag.h: a dry-run plan of pod moves that makes room for the pod in `body` (Pod JSON), or
   // when `body` is empty lowers fragmentation to `target_frag_pct`; at most `max_moves` moves.
-  // With `apply`, the plan is applied through ServiceCollaborators::evictor (defrag.h).
+  // With `apply`, the plan is applied through ServiceCollaborators::evictor (defrag.h); its
+  // callers encode the result (DefragJson, DefragText).
   // Errors: InvalidArgument (not a pod, one no move can help, bad numbers); FailedPrecondition
   // for a pod already placed, or `apply` without an evictor (snapshot mode).
-  StatusOr<std::string> Defrag(std::string_view body, double target_frag_pct, int max_moves, bool text,
-                               bool apply = false) const;
+  StatusOr<DefragResult> Defrag(std::string_view body, double target_frag_pct, int max_moves, bool apply = false) const;
+  // The thread an encoder may share a long answer with (ExplanationJson), or null when busy.
+  HelperThread* helper() const { return &helper_; }
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
   // mode bind only books in memory.
   bool BindWaits() const { return with_.binder != nullptr || with_.claim_writer != nullptr; }
@@ -86,7 +91,7 @@ class Service {
   struct DecisionCounts;
 
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
-  StatusOr<std::string> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed, bool text) const;
+  StatusOr<Explanation> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed) const;
   // The Pod in `body` (JSON), with where it is placed (nullopt: nowhere, or no UID). Errors:
   // InvalidArgument for a body that is not a Pod, or one whose spec cannot be read.
   StatusOr<Pod> PodOf(std::string_view body, std::optional<Allocation>* placed) const;
