@@ -4,9 +4,10 @@
 # GPUSCHED_REQUIRES / GPUSCHED_EXCLUDES is called accordingly (common/mutex.h). Syntax only, no
 # code is generated. scripts/test.sh runs it after the build; clang comes from scripts/deps.sh.
 #
-# The annotations exist only where common/mutex.h is included, so after a build (its dependency
-# records in build/) only the sources that include it, directly or not, are checked: the others
-# cannot break the analysis. Without a build, or with --all, every source is checked.
+# The annotations exist only where common/mutex.h is included, so only the sources that include
+# it, directly or through other headers of ours, are checked: the others cannot break the
+# analysis. The include graph is read from the sources themselves (a build's dependency records
+# would hide the headers a precompiled header brought in). With --all, every source is checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=(-std=c++20 -fsyntax-only -Werror -Wthread-safety -Wthread-safety-beta
@@ -14,15 +15,29 @@ flags=(-std=c++20 -fsyntax-only -Werror -Wthread-safety -Wthread-safety-beta
 
 all_sources() { find src -name '*.cc' | sort; }
 
-# The sources whose objects depend on common/mutex.h, by ninja's dependency records.
+# The sources that reach common/mutex.h through their #include "..." lines. Keys: a public header
+# by its include path (gpusched/...), anything else by its path from the repository root
+# (src/..., included through -Isrc).
 locking_sources() {
-  ninja -C build -t deps 2>/dev/null |
-    awk '/^[^ ].*\.o: #deps/ { obj = $1 } /include\/gpusched\/common\/mutex\.h$/ { print obj }' |
-    sed -n 's|^CMakeFiles/[^/]*\.dir/\(src/.*\.cc\)\.o:$|\1|p' | sort -u
+  grep -rH '^#include "' src include |
+    awk -F: '{
+      file = $1; sub(/^include\//, "", file)
+      inc = $2; sub(/^#include "/, "", inc); sub(/".*$/, "", inc)
+      if (inc !~ /^gpusched\//) inc = "src/" inc
+      from[++n] = file; to[n] = inc; files[file] = 1
+    }
+    END {
+      reach["gpusched/common/mutex.h"] = 1
+      do {
+        changed = 0
+        for (i = 1; i <= n; i++) if ((to[i] in reach) && !(from[i] in reach)) { reach[from[i]] = 1; changed = 1 }
+      } while (changed)
+      for (f in files) if (f ~ /^src\/.*\.cc$/ && (f in reach)) print f
+    }' | sort
 }
 
 sources=""
-if [ "${1:-}" != "--all" ] && [ -f build/build.ninja ]; then
+if [ "${1:-}" != "--all" ]; then
   sources=$(locking_sources)
 fi
 scope="that include common/mutex.h"

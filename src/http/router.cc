@@ -58,7 +58,6 @@ bool ParseNumber(const std::string& text, double* out) {
   return !text.empty() && end == text.c_str() + text.size() && std::isfinite(*out);
 }
 
-// The answer of explain or defrag: JSON or text on success; 404, 409 or 400 with the message.
 // The answer to a person or a tool (explain, defrag): the verb's Status as an HTTP code (404 for
 // NotFound, 409 for FailedPrecondition, 400 otherwise) with its message, or its typed result
 // encoded as a table (?format=text) or as JSON.
