@@ -42,6 +42,10 @@ class Overlay {
   // The state of node i with the pod `uid` gone, or with `added` booked too (what_if.h).
   NodeState Without(size_t i, std::string_view uid) const { return std::move(WhatIf(node(i)).Without(uid)).Take(); }
   NodeState With(size_t i, const Allocation& added) const { return std::move(WhatIf(node(i)).With(added)).Take(); }
+  // The state of node i with pod `pod`'s `added` booked, in place of the holds kept for it.
+  NodeState Booked(size_t i, const Allocation& added, const Viewer& pod) const {
+    return std::move(WhatIf(node(i)).With(added).Consumed(pod)).Take();
+  }
   void Set(size_t i, NodeState state) { changed_.insert_or_assign(i, std::move(state)); }
   // Records pod `uid` (of `source`, the inventory's node i) moving to node j: its use of the
   // nodes' other resources goes along.
@@ -159,11 +163,12 @@ std::optional<Allocation> Placed(Planner& planner, const PodRequest& request, Al
 }
 
 // Books `a` on node j of `cluster` (Placed), judged as `viewer` sees the node (Fullest). Returns
-// the booked allocation, or nullopt. Every hold stays on the node.
+// the booked allocation, or nullopt. The holds kept for the viewer give way to its booking, as at
+// bind; every other hold stays.
 std::optional<Allocation> Land(Planner& planner, const PodRequest& request, Allocation a, size_t j, Overlay* cluster,
                                const Viewer* viewer = nullptr) {
   std::optional<Allocation> placed = Placed(planner, request, std::move(a), ViewOf(cluster->node(j), viewer).state());
-  if (placed) cluster->Set(j, cluster->With(j, *placed));
+  if (placed) cluster->Set(j, viewer != nullptr ? cluster->Booked(j, *placed, *viewer) : cluster->With(j, *placed));
   return placed;
 }
 

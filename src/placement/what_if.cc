@@ -14,19 +14,28 @@ std::string ControllerHoldKey(std::string_view controller_uid) {
   return std::string(kControllerHoldPrefix) + std::string(controller_uid);
 }
 
-bool HoldBinds(const Allocation& hold, const Viewer& viewer) {
+bool HeldFor(const Allocation& hold, const Viewer& viewer) {
   std::string_view key = hold.pod_uid;
   const std::string_view controller = viewer.controller_uid;
   if (!controller.empty() && key.size() == kControllerHoldPrefix.size() + controller.size() &&
       key.starts_with(kControllerHoldPrefix) && key.ends_with(controller)) {
-    return false;
+    return true;
   }
-  return key != viewer.uid && hold.priority >= viewer.priority;
+  return key == viewer.uid;
 }
+
+bool HoldBinds(const Allocation& hold, const Viewer& viewer) { return !HeldFor(hold, viewer) && hold.priority >= viewer.priority; }
 
 WhatIf& WhatIf::SeenBy(const Viewer& viewer) {
   viewer_ = viewer;
   frees_holds_ = !std::all_of(base_->holds.begin(), base_->holds.end(), [&](const Allocation& h) { return HoldBinds(h, viewer); });
+  built_.reset();
+  return *this;
+}
+
+WhatIf& WhatIf::Consumed(const Viewer& pod) {
+  consumer_ = pod;
+  consumes_holds_ = std::any_of(base_->holds.begin(), base_->holds.end(), [&](const Allocation& h) { return HeldFor(h, pod); });
   built_.reset();
   return *this;
 }
@@ -65,7 +74,8 @@ NodeState WhatIf::Build() const {
   kept.insert(kept.end(), added_.begin(), added_.end());
   NodeState out = BuildNodeStateSharing(base_->node, std::move(kept));
   for (const Allocation& h : base_->holds) {
-    if (!viewer_ || HoldBinds(h, *viewer_)) AddHold(h, &out);
+    bool kept = (!viewer_ || HoldBinds(h, *viewer_)) && (!consumer_ || !HeldFor(h, *consumer_));
+    if (kept) AddHold(h, &out);
   }
   out.uses = base_->uses;
   out.nominated = base_->nominated;

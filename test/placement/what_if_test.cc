@@ -102,6 +102,21 @@ TEST(WhatIf, APlacedPodIsJudgedWithoutItselfAndWithoutHoldsOfLowerPriority) {
   EXPECT_EQ(seen.nominated[0].uid, "q");
 }
 
+// A what-if bind (defrag landing the pod it makes room for): the pod's allocation takes the room
+// of the holds kept for it, its own and its controller's; the others stay.
+TEST(WhatIf, ABookingConsumesTheHoldsKeptForItsPod) {
+  NodeState w = W();
+  Allocation booked = WholeAlloc("new", "w", 2);
+  Viewer next{.uid = "new", .priority = 0, .controller_uid = "rs"};
+  WhatIf view(w);
+  const NodeState& after = view.With(booked).Consumed(next).state();
+  EXPECT_EQ(after.whole_used, 7);  // a, b, the booking, hi's hold; rs's hold is taken
+  ASSERT_EQ(after.holds.size(), 1u);
+  EXPECT_EQ(after.holds[0].pod_uid, "hi");
+  EXPECT_TRUE(HeldFor(w.holds[1], next));
+  EXPECT_FALSE(HeldFor(w.holds[0], next));
+}
+
 TEST(WhatIf, TakenTheViewIsTheSameStateAndABaseUnchangedIsCopied) {
   NodeState w = W();
   NodeState taken = std::move(WhatIf(w).Without("b")).Take();

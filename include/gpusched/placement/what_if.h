@@ -43,8 +43,10 @@ struct Viewer {
   static Viewer Of(const Pod& pod) { return {pod.uid, pod.priority, pod.controller_uid}; }
 };
 
-// True if `hold` binds `viewer`: it is another pod's, of equal or higher priority, and not one
-// kept for the viewer's controller.
+// True if `hold` is kept for `viewer`: its own, or one kept for its controller.
+bool HeldFor(const Allocation& hold, const Viewer& viewer);
+// True if `hold` binds `viewer`: it is not held for it (HeldFor), and it is of equal or higher
+// priority.
 bool HoldBinds(const Allocation& hold, const Viewer& viewer);
 
 class WhatIf {
@@ -55,6 +57,9 @@ class WhatIf {
 
   // Holds that do not bind `viewer` are free in the view. The viewer's strings must outlive it.
   WhatIf& SeenBy(const Viewer& viewer);
+  // The holds kept for `pod` (HeldFor) are gone from the view: an allocation of the pod added
+  // With takes their room, as a bind does. The pod's strings must outlive the view.
+  WhatIf& Consumed(const Viewer& pod);
   // Pod `uid`'s allocation is gone from the view (a pod the node does not hold: no change).
   WhatIf& Without(std::string_view uid);
   // `added` is booked in the view too. REQUIRES: its node is the base's; its pod holds nothing
@@ -69,7 +74,7 @@ class WhatIf {
   }
 
   // True if the node's own state differs from its base (devices held aside).
-  bool changed() const { return frees_holds_ || !removed_.empty() || !added_.empty(); }
+  bool changed() const { return frees_holds_ || consumes_holds_ || !removed_.empty() || !added_.empty(); }
   // The devices held in the view, or null: the cluster's.
   const dra::AllocatedDevices* devices_held() const { return devices_; }
   // The node as the view sees it: the base itself when nothing changed; otherwise a state built
@@ -86,7 +91,9 @@ class WhatIf {
 
   const NodeState* base_;
   std::optional<Viewer> viewer_;
-  bool frees_holds_ = false;
+  std::optional<Viewer> consumer_;
+  bool frees_holds_ = false;     // SeenBy sets some hold free
+  bool consumes_holds_ = false;  // Consumed takes some hold away
   std::vector<std::string> removed_;
   std::vector<AllocationPtr> added_;
   const dra::AllocatedDevices* devices_ = nullptr;
