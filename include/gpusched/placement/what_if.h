@@ -3,10 +3,10 @@
 // The one what-if view of a node: a node's state plus edits (pods removed, allocations added, and
 // the holds that do not bind the pod being judged set free), and the DRA devices held as the
 // what-if has them (some claims deallocated, others allocated), judged exactly as the node itself.
-// Filter, bind, the commit-time check, explain and defrag all see a node through it, so that a
-// pod's own hold, its controller's hold and the holds of pods of lower priority mean the same to
-// every verb (kube-scheduler's SelectVictimsOnNode is the anchor: edit a copy, run the filters
-// again).
+// Filter, bind, the commit-time check, explain, defrag and the DRA what-ifs (victims, defrag,
+// nomination holds) see a node through it, and the victim search asks HoldBinds, so that a pod's
+// own hold, its controller's hold and the holds of pods of lower priority mean the same to every
+// verb (kube-scheduler's SelectVictimsOnNode is the anchor: edit a copy, run the filters again).
 //
 // Who a hold binds (nomination.h): a hold binds every pod but its holder, the replacement of the
 // pod a defrag move evicted (a hold kept for its controller), and pods of higher priority, which
