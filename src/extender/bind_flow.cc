@@ -154,7 +154,8 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
       // DynamicResources plugin in PreBind, or in owner mode by Bind above): it is committed
       // without device-plugin GPUs.
       if (!options_->dra_extended_resources || !dra::ServedThroughDra(pod, node->node, snapshot->dra().classes())) {
-        // The node as the pod sees it: its own hold, its controller's and holds of lower priority are room for it (what_if.h).
+        // The node as the pod sees it: its own hold, its controller's and holds of lower
+        // priority are room for it (what_if.h).
         placement::WhatIf own(*node);
         placement::NodeVerdict v = planner.Evaluate(request, own.SeenBy(placement::Viewer::Of(pod)).state(), /*want_placement=*/true);
         if (!v.fits()) return Rejected(b, v.reason);

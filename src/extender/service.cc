@@ -74,9 +74,8 @@ ResolvedNodes Resolve(const ExtenderArgs& args, const inventory::InventorySnapsh
 
 // GPUs held for nominated pods bind only pods of equal or lower priority (nomination.h): the
 // holder, the next pod of a held-for controller and pods of higher priority are judged on those
-// nodes without them (what_if.h). *own receives the
-// states they see, and `resolved` points at them (generation 0: no cache keeps what is true for
-// this pod alone).
+// nodes without them (what_if.h). *own receives the states they see, and `resolved` points at
+// them (generation 0: no cache keeps what is true for this pod alone).
 void UseHolds(const Pod& pod, const inventory::InventorySnapshot& snapshot, ResolvedNodes* resolved,
               std::vector<placement::NodeState>* own) {
   own->reserve(snapshot.held_nodes().size());  // stable addresses below
