@@ -38,6 +38,9 @@ disruption never move; switching or invalid nodes are never used. A dry run unle
   --apply            with --server: make the moves (POST /debug/defrag?apply=true): hold the GPUs
                      each moved pod's replacement gets, evict it through the Eviction API, one at
                      a time, stopping at the first failure (docs/defrag.md)
+  --accept-unjudged  with --apply: make the moves even when the pod has constraints gpusched does
+                     not judge (the plan's notJudged: pod affinity, topology spread, volumes);
+                     kube-scheduler may still refuse it on the node made free
 )";
 
 struct Args {
@@ -48,6 +51,7 @@ struct Args {
   std::string server;
   bool json = false;
   bool apply = false;
+  bool accept_unjudged = false;
 };
 
 StatusOr<double> Number(std::string_view flag, const std::string& text) {
@@ -85,8 +89,8 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
   Args a;
   for (int i = 0; i < argc; ++i) {
     std::string_view flag = argv[i];
-    if (flag == "--apply") {
-      a.apply = true;
+    if (flag == "--apply" || flag == "--accept-unjudged") {
+      (flag == "--apply" ? a.apply : a.accept_unjudged) = true;
       continue;
     }
     if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
@@ -95,6 +99,7 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
   if (a.pod_file.empty() == !a.target.has_value()) return InvalidArgumentError("give exactly one of --pod and --target-frag");
   if (!a.server.empty() && !a.snapshots.empty()) return InvalidArgumentError("--server and --snapshot exclude each other");
   if (a.apply && a.server.empty()) return InvalidArgumentError("--apply needs --server: moves are made by the running gpusched");
+  if (a.accept_unjudged && !a.apply) return InvalidArgumentError("--accept-unjudged needs --apply");
   return a;
 }
 
@@ -102,7 +107,8 @@ StatusOr<std::string> AskServer(const Args& a, const std::string& pod) {
   kubeapi::ApiConfig config;
   GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, kubeapi::ApiClient::Create(config));
-  std::string query = fmt::format("maxMoves={}{}{}", a.max_moves, a.json ? "" : "&format=text", a.apply ? "&apply=true" : "");
+  std::string query = fmt::format("maxMoves={}{}{}{}", a.max_moves, a.json ? "" : "&format=text", a.apply ? "&apply=true" : "",
+                                  a.accept_unjudged ? "&acceptUnjudged=true" : "");
   if (a.target) query += fmt::format("&targetFrag={}", *a.target);
   GPUSCHED_ASSIGN_OR_RETURN(kubeapi::ApiResponse r, client->Send("POST", "/debug/defrag?" + query, pod));
   if (r.status != 200) return FailedPreconditionError(fmt::format("{} answered {}: {}", a.server, r.status, r.body));

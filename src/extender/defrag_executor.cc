@@ -1,7 +1,8 @@
 // File: defrag_executor.cc
 //
-// Applying a defrag plan, beside the bind flow: every move checked (a controller, a dry-run
-// eviction) and every hold made and published before the first eviction; then the evictions in
+// Applying a defrag plan, beside the bind flow: the pending pod's unjudged constraints refused
+// unless accepted, every move checked (a controller, a dry-run eviction) and every hold made and
+// published before the first eviction; then the evictions in
 // order, stopping at the first refusal with the holds of the moves not made dropped.
 #include "gpusched/extender/defrag_executor.h"
 
@@ -87,10 +88,16 @@ DefragApplied Stopped(const DefragPlan& plan, const std::string& stopped, const 
 
 }  // namespace
 
-DefragApplied DefragExecutor::Apply(const DefragPlan& plan, const std::optional<Pod>& pending) const {
+DefragApplied DefragExecutor::Apply(const DefragPlan& plan, const std::optional<Pod>& pending, UnjudgedPolicy unjudged) const {
   if (!plan.fits) return DefragApplied{};
   const DefragApplier& with = with_;
   std::string pending_uid = pending ? pending->uid : "";
+  if (!plan.not_judged.empty() && !plan.moves.empty() && unjudged == UnjudgedPolicy::kRefuse) {
+    std::string name = pending ? pending->namespace_name + "/" + pending->name : "the pending pod";
+    return Stopped(plan, name, FailedPreconditionError(fmt::format(
+        "gpusched cannot judge its {}: kube-scheduler may refuse it on {} after the moves, which would then be for nothing; "
+        "nothing was evicted (acceptUnjudged=true applies the plan anyway)", plan.not_judged, plan.node)));
+  }
   std::set<std::string, std::less<>> leaving;
   for (const DefragMove& m : plan.moves) leaving.insert(m.uid);
   for (const DefragMove& m : plan.moves) {

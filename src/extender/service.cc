@@ -373,15 +373,15 @@ StatusOr<Explanation> Service::ExplainKnown(std::string_view key) const {
   return ExplainPod(*pod, placed);
 }
 
-StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, bool apply) const {
-  if (apply && with_.evictor == nullptr) {
+StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run) const {
+  if (run.apply && with_.evictor == nullptr) {
     return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
   }
   DefragAsk ask{.target_frag_pct = target_frag_pct, .max_moves = max_moves};
   std::optional<Allocation> placed;
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
     GPUSCHED_ASSIGN_OR_RETURN(ask.pod, PodOf(body, &placed));
-    if (apply && ask.pod->uid.empty()) {
+    if (run.apply && ask.pod->uid.empty()) {
       return InvalidArgumentError(fmt::format(
           "Pod.metadata.uid: missing, and gpusched knows no pod {}/{}: room made for it could not be held for it",
           ask.pod->namespace_name, ask.pod->name));
@@ -389,10 +389,10 @@ StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   GPUSCHED_ASSIGN_OR_RETURN(DefragResult result, PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false)));
-  if (apply) {
+  if (run.apply) {
     DefragExecutor executor({.inventory = inventory_, .evictor = with_.evictor, .publisher = with_.hold_publisher,
                              .hold_ttl = options_.defrag_hold_ttl});
-    result.applied = executor.Apply(result.plan, ask.pod);
+    result.applied = executor.Apply(result.plan, ask.pod, run.unjudged);
   }
   return result;
 }

@@ -149,12 +149,19 @@ Response Explain(const RouteContext& c, Request&& r) {
   return Explained(c, c.service->ExplainKnown(pod), text);
 }
 
+// Query parameter `name` of `r`: true, false, or absent (false); anything else is an error naming it.
+StatusOr<bool> BoolParam(const Request& r, std::string_view name) {
+  std::string v = QueryParam(r.target, name);
+  if (!v.empty() && v != "true" && v != "false") return InvalidArgumentError(fmt::format("{} \"{}\": want true or false", name, v));
+  return v == "true";
+}
+
 // The query of /debug/defrag, checked; every bad parameter is named with its value.
 struct DefragQuery {
   bool has_pod = false;
   double target_pct = 0;
   int max_moves = 8;
-  bool apply = false;
+  extender::DefragRun run;
 };
 
 StatusOr<DefragQuery> ReadDefragQuery(const Request& r) {
@@ -172,9 +179,10 @@ StatusOr<DefragQuery> ReadDefragQuery(const Request& r) {
     return InvalidArgumentError(fmt::format("maxMoves \"{}\": want a whole number from 0 to 1000", moves));
   }
   q.max_moves = static_cast<int>(max_moves);
-  std::string apply = QueryParam(r.target, "apply");
-  if (!apply.empty() && apply != "true" && apply != "false") return InvalidArgumentError(fmt::format("apply \"{}\": want true or false", apply));
-  q.apply = apply == "true";
+  GPUSCHED_ASSIGN_OR_RETURN(q.run.apply, BoolParam(r, "apply"));
+  GPUSCHED_ASSIGN_OR_RETURN(bool accept, BoolParam(r, "acceptUnjudged"));
+  if (accept && !q.run.apply) return InvalidArgumentError("acceptUnjudged=true: only with apply=true");
+  q.run.unjudged = accept ? extender::UnjudgedPolicy::kAccept : extender::UnjudgedPolicy::kRefuse;
   return q;
 }
 
@@ -182,8 +190,8 @@ Response Defrag(const RouteContext& c, Request&& r) {
   bool text = QueryParam(r.target, "format") == "text";
   StatusOr<DefragQuery> q = ReadDefragQuery(r);
   if (!q.ok()) return Text(400, q.status().message() + "\n");
-  if (q->apply && r.method != "POST") return Text(405, "apply=true changes the cluster: use POST\n");
-  return Answer(c.service->Defrag(q->has_pod ? r.body : "", q->target_pct, q->max_moves, q->apply), text, extender::DefragText,
+  if (q->run.apply && r.method != "POST") return Text(405, "apply=true changes the cluster: use POST\n");
+  return Answer(c.service->Defrag(q->has_pod ? r.body : "", q->target_pct, q->max_moves, q->run), text, extender::DefragText,
                 extender::DefragJson);
 }
 

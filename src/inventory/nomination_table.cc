@@ -26,7 +26,8 @@ void NominationTable::Nominate(Pod&& pod, bool gpus, Clock::time_point now, std:
   }
   touched->insert(pod.nominated_node);
   std::string uid = pod.uid;
-  PodUse use{.uid = pod.uid, .name = pod.name, .priority = pod.priority, .requests = EffectiveRequests(pod)};
+  PodUse use{.uid = pod.uid, .name = pod.name, .priority = pod.priority, .requests = EffectiveRequests(pod),
+             .labels = std::make_shared<const PodLabels>(LabelsOf(pod))};  // host ports count there too
   nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), now, gpus, std::move(use)});
 }
 

@@ -394,7 +394,7 @@ DefragPlan MakeRoom(const PodRequest& request, const Pod& pod, const DefragInput
   Planner planner(options.placement);
   DefragPlan plan;
   plan.frag_before_pct = plan.frag_after_pct = PctOf(cluster, input.workload);
-  plan.not_judged = UnjudgedRelations(pod.constraints);
+  plan.not_judged = UnjudgedBesidesHostPorts(pod.constraints);
   Pending pending{.pod = pod, .labels = LabelsOf(pod), .use = PodUse{.uid = pod.uid, .requests = EffectiveRequests(pod)}};
   Accepts fits_now = [&](size_t j) {
     return cluster.LandingProblem(j, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty();

@@ -290,7 +290,7 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
     plan.reason = fmt::format("pod {}/{} has claims allocated already: they decide its node", pod.namespace_name, pod.name);
     return plan;
   }
-  plan.not_judged = UnjudgedRelations(pod.constraints);
+  plan.not_judged = UnjudgedBesidesHostPorts(pod.constraints);
   PodLabels mine = LabelsOf(pod);
   ResourceList requests = EffectiveRequests(pod);
   auto fits_now = [&](const NodeState& n) { return MovedUses().LandingProblem(n, &mine, requests, pod.uid, pod.priority).empty(); };

@@ -2,10 +2,13 @@
 //
 // The move rules as code: why a pod may not move (terminating, unreadable, unknown to
 // kube-scheduler, nothing or its own node recreates it, unjudged relations, several budgets), the
-// summary of refused pods, and where a pod may land as the moves leave the nodes.
+// summary of refused pods, and where a pod may land as the moves leave the nodes (resources, then
+// host ports).
 #include "gpusched/placement/move_rules.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/resource_fit.h"
@@ -37,7 +40,7 @@ std::string WhyNotMovable(const NodeState& node, const Allocation& a, const std:
   const PodLabels* labels = node.LabelsOf(a.pod_uid);
   if (labels == nullptr || labels->controller_uid.empty()) return "no controller would recreate it";
   if (RecreatedOnItsNode(*labels)) return fmt::format("its {} would recreate it on the same node", labels->controller_kind);
-  if (std::string unjudged = UnjudgedRelations(labels->constraints); !unjudged.empty()) {
+  if (std::string unjudged = UnjudgedBesidesHostPorts(labels->constraints); !unjudged.empty()) {
     return fmt::format("gpusched cannot judge its {}", unjudged);
   }
   if (budgets != nullptr) {
@@ -65,7 +68,31 @@ std::string MovedUses::LandingProblem(const NodeState& node, const PodLabels* la
   fit.CountNominated(uid, priority);
   for (const PodUse* u : On(left_, node.node.name)) fit.Remove(*u);
   for (const PodUse* u : On(arrived_, node.node.name)) fit.Restore(*u);
-  return fit.Why();
+  if (std::string why = fit.Why(); !why.empty()) return why;
+  return labels != nullptr && !labels->constraints.host_ports.empty()
+             ? PortsProblem(node, labels->constraints.host_ports, uid, priority)
+             : "";
+}
+
+std::string MovedUses::PortsProblem(const NodeState& node, const std::vector<HostPort>& ports, std::string_view uid,
+                                    int32_t priority) const {
+  const std::vector<const PodUse*>& left = On(left_, node.node.name);
+  auto gone = [&](const PodUse& u) {
+    return u.uid == uid || std::any_of(left.begin(), left.end(), [&](const PodUse* l) { return l->uid == u.uid; });
+  };
+  static const NodeUses kEmpty;
+  const NodeUses& uses = node.uses != nullptr ? *node.uses : kEmpty;
+  for (const PodUse& u : uses.pods()) {
+    if (std::string why = gone(u) ? "" : HostPortProblem(ports, u); !why.empty()) return why;
+  }
+  for (const PodUse* u : On(arrived_, node.node.name)) {
+    if (std::string why = u->uid == uid ? "" : HostPortProblem(ports, *u); !why.empty()) return why;
+  }
+  for (const PodUse& n : node.nominated) {  // as kube-scheduler's filters with nominated pods
+    if (n.priority < priority || gone(n) || uses.Find(n.uid) != nullptr) continue;
+    if (std::string why = HostPortProblem(ports, n); !why.empty()) return why;
+  }
+  return "";
 }
 
 }  // namespace gpusched::placement

@@ -2,7 +2,8 @@
 //
 // Node selection as kube-scheduler filters it: unschedulable and NoSchedule/NoExecute taints
 // against tolerations, nodeSelector, required node affinity terms (Gt/Lt on integers, matchFields
-// on the name); then the same with the node's resources, and the names of relations left unjudged.
+// on the name); then the same with the node's resources; host ports against one other pod; and the
+// names of relations left unjudged.
 #include "gpusched/placement/node_fit.h"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <charconv>
 #include <optional>
 
+#include "gpusched/placement/pod_relations.h"
 #include "gpusched/placement/resource_fit.h"
 
 namespace gpusched::placement {
@@ -107,16 +109,34 @@ NodeFitJudgement JudgeNodeFit(const Pod& pod, const ResourceList& requests, cons
   return {fit.Unresolvable() ? Outcome::kUnresolvable : Outcome::kUnschedulable, std::move(why)};
 }
 
-std::string UnjudgedRelations(const PodConstraints& pod) {
+std::string HostPortProblem(const std::vector<HostPort>& ports, const PodUse& other) {
+  if (other.labels == nullptr) return "";
+  for (const HostPort& p : ports) {
+    if (PortsConflict({p}, other.labels->constraints.host_ports)) {
+      return fmt::format("host port {}/{} is used by {}/{}", p.port, p.protocol, other.labels->namespace_name, other.name);
+    }
+  }
+  return "";
+}
+
+namespace {
+
+std::string Unjudged(const PodConstraints& pod, bool ports_judged) {
   std::vector<std::string_view> parts;
   if (!pod.affinity.empty()) parts.push_back("required pod affinity");
   if (!pod.anti_affinity.empty()) parts.push_back("required pod anti-affinity");
   if (std::any_of(pod.spread.begin(), pod.spread.end(), [](const SpreadConstraint& c) { return c.Filters(); })) {
     parts.push_back("topology spread constraints");
   }
-  if (!pod.host_ports.empty()) parts.push_back("host ports");
+  if (!pod.host_ports.empty() && !ports_judged) parts.push_back("host ports");
   if (pod.filter_volumes) parts.push_back("volumes");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
+
+}  // namespace
+
+std::string UnjudgedRelations(const PodConstraints& pod) { return Unjudged(pod, /*ports_judged=*/false); }
+
+std::string UnjudgedBesidesHostPorts(const PodConstraints& pod) { return Unjudged(pod, /*ports_judged=*/true); }
 
 }  // namespace gpusched::placement

@@ -140,6 +140,12 @@ TEST_F(DefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {
   EXPECT_EQ(client_.Post("/debug/defrag", "{not json").status, 400);
   EXPECT_EQ(client_.Get("/debug/defrag?targetFrag=1&apply=true").status, 405);
   EXPECT_EQ(client_.Post("/debug/defrag?apply=maybe", Pending(WholeGpus("s", 4))).status, 400);
+  HttpReply accept = client_.Post("/debug/defrag?apply=true&acceptUnjudged=yes", Pending(WholeGpus("s", 4)));
+  EXPECT_EQ(accept.status, 400);
+  EXPECT_THAT(accept.body, HasSubstr("acceptUnjudged \"yes\": want true or false"));
+  HttpReply dry = client_.Post("/debug/defrag?acceptUnjudged=true", Pending(WholeGpus("s", 4)));
+  EXPECT_EQ(dry.status, 400);
+  EXPECT_THAT(dry.body, HasSubstr("only with apply=true"));
   HttpReply snapshot = client_.Post("/debug/defrag?apply=true", Pending(WholeGpus("s", 4)));
   EXPECT_EQ(snapshot.status, 409);
   EXPECT_THAT(snapshot.body, HasSubstr("needs a live cluster"));

@@ -29,6 +29,20 @@ TEST(NominationTable, ANominationThatAsksForTheSameKeepsItsAgeAndTouchesNothing)
   EXPECT_EQ(table.all().at("p").since, t0);
 }
 
+// What a nominated pod counts on its node besides GPUs carries its host ports: kube-scheduler
+// checks ports against the pods nominated there (defrag's landings, move_rules.h).
+TEST(NominationTable, ANominationsUseCarriesItsHostPorts) {
+  NominationTable table;
+  std::set<std::string> touched;
+  Pod p = Nominated("p", "a");
+  p.constraints.host_ports = {HostPort{.port = 8080, .protocol = "TCP"}};
+  table.Nominate(std::move(p), true, Clock::time_point{}, &touched);
+  const PodUse& use = table.all().at("p").use;
+  ASSERT_NE(use.labels, nullptr);
+  EXPECT_EQ(use.labels->namespace_name, "ml");
+  EXPECT_THAT(use.labels->constraints.host_ports, ElementsAre(HostPort{.port = 8080, .protocol = "TCP"}));
+}
+
 TEST(NominationTable, ANominationMovedToAnotherNodeTouchesBoth) {
   NominationTable table;
   std::set<std::string> touched;

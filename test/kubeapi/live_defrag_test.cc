@@ -266,6 +266,32 @@ TEST_F(LiveDefrag, APodThatNothingRecreatesIsNeverPlannedNorEvicted) {
   EXPECT_TRUE(api_.Get("pods", "ml", "a4").has_value());
 }
 
+// The pending pod reads a PersistentVolumeClaim: gpusched cannot judge the volume filters, so
+// kube-scheduler may refuse it on w0 after a2 is evicted. Applying stops before anything is held
+// or evicted and says why; the caller's consent (acceptUnjudged) applies it. Before, apply
+// evicted a2 whatever notJudged said.
+TEST_F(LiveDefrag, APlanForAPodWithUnjudgedConstraintsIsAppliedOnlyWithConsent) {
+  PodJson train = train_;
+  train.spec_extra = R"("volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"data"}}])";
+  rapidjson::Document d = Parse(*AppliedPlan(*replica_->service, train.ToJson()));
+  ASSERT_TRUE(d["fits"].GetBool());
+  EXPECT_EQ(std::string(d["notJudged"].GetString()), "volumes");
+  ASSERT_EQ(d["applied"].Size(), 2u);
+  EXPECT_EQ(std::string(d["applied"][0]["pod"].GetString()), "ml/train");
+  EXPECT_THAT(std::string(d["applied"][0]["error"].GetString()),
+              HasSubstr("gpusched cannot judge its volumes: kube-scheduler may refuse it on w0"));
+  EXPECT_FALSE(d["applied"][1]["evicted"].GetBool());
+  EXPECT_FALSE(d["held"].GetBool());
+  EXPECT_TRUE(api_.Get("pods", "ml", "a2").has_value());
+  EXPECT_EQ(HoldsOn(api_, "w0"), "");
+  EXPECT_TRUE(replica_->inventory->Snapshot()->FindNode("w1")->holds.empty());
+
+  d = Parse(*AppliedPlan(*replica_->service, train.ToJson(), extender::UnjudgedPolicy::kAccept));
+  ASSERT_EQ(d["applied"].Size(), 1u);
+  EXPECT_TRUE(d["applied"][0]["evicted"].GetBool());
+  EXPECT_FALSE(api_.Get("pods", "ml", "a2").has_value());
+}
+
 // The Eviction API refuses a pod two budgets cover (500): the planner never moves one, counting
 // budgets as policy/v1 does (an empty selector covers every pod of its namespace).
 TEST_F(LiveDefrag, APodTwoBudgetsCoverIsNeverPlanned) {

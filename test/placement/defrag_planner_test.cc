@@ -36,6 +36,16 @@ struct Cluster {
     s.uses = uses;
     nodes.push_back(std::move(s));
   }
+  // Pod `uid` of node `i` uses host port `port`/TCP on every address.
+  void UsesPort(size_t i, const std::string& uid, int32_t port) {
+    auto uses = std::make_shared<NodeUses>(*nodes[i].uses);
+    PodUse use = *uses->Find(uid);
+    auto labels = std::make_shared<PodLabels>(*use.labels);
+    labels->constraints.host_ports.push_back(HostPort{.port = port, .protocol = "TCP"});
+    use.labels = labels;
+    uses->Put(std::move(use));
+    nodes[i].uses = uses;
+  }
   // A budget over the pod `app` that allows `allowed` disruptions.
   void Protect(const std::string& app, int32_t allowed = 0) {
     budgets->push_back(DisruptionBudget{.namespace_name = "ns", .name = "pdb-" + app,
@@ -57,6 +67,14 @@ std::vector<std::string> Moves(const DefragPlan& p) {
 
 DefragPlan Room(const Pod& pod, Cluster& c, int max_moves = 8) {
   return MakeRoom(AnalyzePod(pod), pod, c.Input(), DefragOptions{.max_moves = max_moves});
+}
+
+// a: a4 and a2 of 8 GPUs; b: b6 of 8. A 4-GPU pod fits only once a2 moves to b.
+Cluster Tight() {
+  Cluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b6", "b", 6)});
+  return c;
 }
 
 TEST(DefragPlanner, APodThatFitsAlreadyNeedsNoMove) {
@@ -106,6 +124,56 @@ TEST(DefragPlanner, AHoldKeptForThePodsControllerIsRoomForIt) {
   EXPECT_THAT(Moves(p), ElementsAre("ns/l2 h6->b"));
 }
 
+// kube-scheduler's NodePorts refuses a pod a host port of which a pod on the node uses. a: a4
+// (port 8080) and a2; b: b6. Moving a2 to b makes room on a, but a4 stays there with the port the
+// pending pod asks: before, the plan evicted a2 for a pod kube-scheduler then refused on a.
+TEST(DefragPlanner, ThePendingPodNeverLandsBesideAPodUsingItsHostPort) {
+  Cluster c = Tight();
+  c.UsesPort(0, "a4", 8080);
+  Pod pod = WholePod(4);
+  pod.constraints.host_ports = {HostPort{.port = 8080, .protocol = "TCP", .host_ip = "10.0.0.1"}};
+  DefragPlan p = Room(pod, c);
+  EXPECT_FALSE(p.fits) << Moves(p)[0];
+  EXPECT_TRUE(p.moves.empty());
+  EXPECT_EQ(p.not_judged, "");  // host ports are judged here
+  // Another protocol is no conflict: the same plan as without ports.
+  pod.constraints.host_ports[0].protocol = "UDP";
+  p = Room(pod, c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_THAT(Moves(p), ElementsAre("ns/a2 a->b"));
+}
+
+// A pod with a host port moves now that landings judge ports: a2 (port 9000) lands on c, not on
+// b (first by name, as full as c) where b6 uses 9000. Before, a pod with host ports never moved.
+TEST(DefragPlanner, AMovedPodWithAHostPortLandsWhereThePortIsFree) {
+  Cluster c = Tight();
+  c.Add(WholeNode("c", 8), {WholeAlloc("c6", "c", 6)});
+  c.UsesPort(0, "a2", 9000);
+  c.UsesPort(1, "b6", 9000);
+  DefragPlan p = Room(WholePod(4), c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_EQ(p.node, "a");
+  EXPECT_THAT(Moves(p), ElementsAre("ns/a2 a->c"));
+}
+
+// A pod nominated to a node with equal or higher priority counts there (kube-scheduler runs its
+// filters with nominated pods added): its host port refuses the pending pod as a bound pod's does.
+TEST(DefragPlanner, APodNominatedThereWithItsHostPortRefusesThePendingPod) {
+  Cluster c = Tight();
+  PodLabels labels{"ns", {}, "", ""};
+  labels.constraints.host_ports = {HostPort{.port = 8080, .protocol = "TCP"}};
+  c.nodes[0].nominated.push_back(PodUse{.uid = "nom", .name = "nom", .priority = 5,
+                                        .labels = std::make_shared<PodLabels>(labels)});
+  Pod pod = WholePod(4);
+  pod.constraints.host_ports = {HostPort{.port = 8080, .protocol = "TCP"}};
+  pod.priority = 5;
+  EXPECT_FALSE(Room(pod, c).fits);
+  pod.priority = 6;  // a nominated pod of lower priority does not count
+  DefragPlan p = Room(pod, c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_THAT(Moves(p), ElementsAre("ns/a2 a->b"));
+}
+
 TEST(DefragPlanner, WholeGpusMoveTheOneSmallPodThatOpensANode) {
   // a: 4+2 used, b: 2+2+2 used; 2 free on each. A 4-GPU pod fits after one move: a's 2-GPU pod to b.
   Cluster c;
@@ -119,11 +187,9 @@ TEST(DefragPlanner, WholeGpusMoveTheOneSmallPodThatOpensANode) {
   EXPECT_EQ(p.moves[0].placement.whole_gpus, 2);
 }
 
-// a: a4 and a2 (with `a2` as its labels); b: b6. A 4-GPU pod fits only once a2 moves to b.
+// Tight() with `a2` as a2's labels.
 Cluster WithA2(PodLabels a2) {
-  Cluster c;
-  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
-  c.Add(WholeNode("b", 8), {WholeAlloc("b6", "b", 6)});
+  Cluster c = Tight();
   auto uses = std::make_shared<NodeUses>(*c.nodes[0].uses);
   uses->Put(PodUse{.uid = "a2", .name = "a2", .labels = std::make_shared<PodLabels>(std::move(a2))});
   c.nodes[0].uses = uses;
@@ -145,12 +211,13 @@ TEST(DefragPlanner, APodWithPodRelationsGpuschedCannotJudgeIsNeverMoved) {
   DefragPlan p = Room(WholePod(4), c);
   EXPECT_FALSE(p.fits);
   EXPECT_THAT(p.reason, HasSubstr("gpusched cannot judge its required pod anti-affinity"));
-  // Nor host ports or volumes a volume filter reads (a zonal PV would keep its replacement out).
+  // Nor volumes a volume filter reads (a zonal PV would keep its replacement out); host ports are
+  // judged where it lands (AMovedPodWithAHostPortLandsWhereThePortIsFree).
   PodLabels ported{"ns", {{"app", "a2"}}, "rs-a2", "ReplicaSet"};
   ported.constraints.host_ports.push_back(HostPort{.port = 8080, .protocol = "TCP"});
   ported.constraints.filter_volumes = true;
   Cluster d = WithA2(ported);
-  EXPECT_THAT(Room(WholePod(4), d).reason, HasSubstr("gpusched cannot judge its host ports, volumes"));
+  EXPECT_THAT(Room(WholePod(4), d).reason, HasSubstr("not moved: 1 pod (gpusched cannot judge its volumes)"));
 }
 
 // Budgets are counted as the Eviction API counts them: an empty selector covers every pod of its

@@ -66,8 +66,9 @@ struct LiveReplica {
 
 // The defrag plan (at most 8 moves) that makes room for the pod in `body`, applied by `service`,
 // as POST /debug/defrag?apply=true answers it (defrag.h's JSON).
-inline StatusOr<std::string> AppliedPlan(const extender::Service& service, std::string_view body) {
-  StatusOr<extender::DefragResult> result = service.Defrag(body, 0, 8, /*apply=*/true);
+inline StatusOr<std::string> AppliedPlan(const extender::Service& service, std::string_view body,
+                                         extender::UnjudgedPolicy unjudged = extender::UnjudgedPolicy::kRefuse) {
+  StatusOr<extender::DefragResult> result = service.Defrag(body, 0, 8, {.apply = true, .unjudged = unjudged});
   if (!result.ok()) return result.status();
   return extender::DefragJson(*result);
 }

@@ -43,6 +43,14 @@ struct DefragAsk {
   int max_moves = 8;
 };
 
+// How a defrag request is carried out: a dry run, or applied to the live cluster
+// (defrag_executor.h), where a plan whose pending pod has constraints gpusched does not judge is
+// refused unless `unjudged` accepts it.
+struct DefragRun {
+  bool apply = false;
+  UnjudgedPolicy unjudged = UnjudgedPolicy::kRefuse;
+};
+
 // A plan, and what applying it did (none for a dry run).
 struct DefragResult {
   DefragAsk ask;

@@ -3,7 +3,11 @@
 // Applying a defrag plan (placement/defrag_planner.h) to a live cluster, beside the bind flow:
 // the one place where defrag evicts and holds.
 //
-// Applying a plan checks everything it depends on before its first eviction: every move has a
+// Applying a plan checks everything it depends on before its first eviction. A plan with moves
+// whose pending pod has constraints gpusched does not judge (DefragPlan::not_judged: pod affinity,
+// anti-affinity, topology spread, volumes) is refused unless the caller accepts them
+// (UnjudgedPolicy::kAccept): kube-scheduler may refuse the pod on the node made free, and the
+// moved pods would have been evicted for nothing. Then every move has a
 // controller and passes a dry-run eviction (the Eviction API with dryRun: [All], which checks the
 // PodDisruptionBudgets), then the GPUs the plan gives the pending pod are held for it, then the
 // target GPUs of every move are held for the next pod of the moved pod's controller (its
@@ -53,13 +57,17 @@ struct DefragApplied {
   bool held = false;
 };
 
+// Whether a plan whose pending pod has unjudged constraints is applied (see above).
+enum class UnjudgedPolicy { kRefuse, kAccept };
+
 class DefragExecutor {
  public:
   explicit DefragExecutor(DefragApplier with) : with_(with) {}
 
   // Applies `plan` (see above). `pending`: the pod the plan makes room for (with its UID), or
   // none for a fragmentation target. A plan that does not fit does nothing.
-  DefragApplied Apply(const placement::DefragPlan& plan, const std::optional<Pod>& pending) const;
+  DefragApplied Apply(const placement::DefragPlan& plan, const std::optional<Pod>& pending,
+                      UnjudgedPolicy unjudged = UnjudgedPolicy::kRefuse) const;
 
  private:
   DefragApplier with_;

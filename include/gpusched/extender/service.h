@@ -66,11 +66,12 @@ class Service {
   StatusOr<Explanation> ExplainKnown(std::string_view key) const;
   // defrag.h: a dry-run plan of pod moves that makes room for the pod in `body` (Pod JSON), or
   // when `body` is empty lowers fragmentation to `target_frag_pct`; at most `max_moves` moves.
-  // With `apply`, the plan is applied through ServiceCollaborators::evictor (defrag.h); its
-  // callers encode the result (DefragJson, DefragText).
+  // With `run.apply`, the plan is applied through ServiceCollaborators::evictor (defrag.h,
+  // defrag_executor.h: `run.unjudged` says whether a pod with unjudged constraints may be made
+  // room for); its callers encode the result (DefragJson, DefragText).
   // Errors: InvalidArgument (not a pod, one no move can help, bad numbers); FailedPrecondition
-  // for a pod already placed, or `apply` without an evictor (snapshot mode).
-  StatusOr<DefragResult> Defrag(std::string_view body, double target_frag_pct, int max_moves, bool apply = false) const;
+  // for a pod already placed, or `run.apply` without an evictor (snapshot mode).
+  StatusOr<DefragResult> Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run = {}) const;
   // The thread an encoder may share a long answer with (ExplanationJson), or null when busy.
   HelperThread* helper() const { return &helper_; }
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot

@@ -30,7 +30,7 @@ class NominationTable {
     Pod pod;
     Clock::time_point since;  // when it was nominated, or last saw its victims leaving
     bool gpus = false;        // it holds GPUs on its node
-    PodUse use;               // what it asks besides GPUs, for NodeState::nominated
+    PodUse use;               // what it asks besides GPUs and its host ports (labels), for NodeState::nominated
   };
 
   // Keeps `pod` (pending, nominated to pod.nominated_node) as nominated at `now`; `gpus`: it

@@ -78,8 +78,9 @@ struct DefragPlan {
   double frag_before_pct = 0;    // the cluster's FGD fragmentation before and after the moves
   double frag_after_pct = 0;
   std::string reason;            // why no plan (or a partial one) was found; "" when fits
-  // The pending pod's constraints gpusched did not judge (node_fit.h's UnjudgedRelations):
-  // kube-scheduler decides those when the pod is scheduled; "" when none.
+  // The pending pod's constraints gpusched did not judge (node_fit.h's UnjudgedBesidesHostPorts):
+  // kube-scheduler decides those when the pod is scheduled, and may refuse it on the node the
+  // plan makes room on, so applying such a plan needs the caller's consent; "" when none.
   std::string not_judged;
 };
 

@@ -9,9 +9,9 @@
 //   booking of another replica, a hold);
 // - nothing would recreate it: no controller (ownerReferences with controller: true), or one
 //   that recreates it on the same node (a DaemonSet, a static pod's mirror);
-// - it has required pod affinity or anti-affinity, DoNotSchedule topology spread constraints,
-//   host ports or volumes a volume filter reads (node_fit.h's UnjudgedRelations): gpusched
-//   cannot judge where its replacement may go;
+// - it has required pod affinity or anti-affinity, DoNotSchedule topology spread constraints or
+//   volumes a volume filter reads (node_fit.h's UnjudgedBesidesHostPorts): gpusched cannot judge
+//   where its replacement may go (host ports it judges, below);
 // - more than one PodDisruptionBudget covers it, as the Eviction API counts them (policy/v1: a
 //   budget of its namespace whose selector matches its labels; an empty selector matches every
 //   pod, a missing one none): the API server refuses to evict such a pod.
@@ -23,7 +23,9 @@
 // kube-scheduler, which has no filter on Ready: its taints carry it), its node selection holds
 // (node_fit.h), and its CPU, memory, pod count and other resources fit beside the pods there as
 // the plan's moves leave them (resource_fit.h, with the pods nominated there of equal or higher
-// priority).
+// priority), and none of those pods uses a host port it asks (kube-scheduler's NodePorts,
+// node_fit.h's HostPortProblem: a pod evicted for a pending pod that kube-scheduler then refuses
+// for a port would be evicted for nothing).
 //
 // Pure; MovedUses is a value.
 #pragma once
@@ -71,6 +73,11 @@ class MovedUses {
                              int32_t priority) const;
 
  private:
+  // The first pod on `node` as the moves leave it (its uses, arrivals, and the pods nominated
+  // there of `priority` or higher), but pod `uid`, that uses one of `ports`: why, or "".
+  std::string PortsProblem(const NodeState& node, const std::vector<HostPort>& ports, std::string_view uid,
+                           int32_t priority) const;
+
   std::map<std::string, std::vector<const PodUse*>, std::less<>> left_;
   std::map<std::string, std::vector<const PodUse*>, std::less<>> arrived_;
 };

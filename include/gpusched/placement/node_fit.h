@@ -17,8 +17,14 @@
 //   (In, NotIn, Exists, DoesNotExist, Gt, Lt: integers) and each field (metadata.name, In or
 //   NotIn) does (ANDed); a term with neither, or an unknown operator, matches nothing.
 //
+// - Host ports (NodePorts, HostPortProblem): no pod counted on the node uses a host port of the
+//   same number and protocol on an overlapping address (pod_relations.h's PortsConflict); the
+//   caller says which pods count (those a plan leaves there, those nominated there of equal or
+//   higher priority). Defrag judges them where pods land (move_rules.h); filter, explain and
+//   preempt leave them to kube-scheduler, which checks them before it asks gpusched.
+//
 // Not judged here, and never by gpusched: inter-pod affinity and anti-affinity, topology spread
-// (PodConstraints::HasPodRelations), host ports and volumes. Verbs that plan leave those pods to
+// (PodConstraints::HasPodRelations) and volumes. Verbs that plan leave those pods to
 // kube-scheduler and say so (UnjudgedRelations).
 //
 // Pure.
@@ -28,6 +34,7 @@
 #include <vector>
 
 #include "gpusched/model/node.h"
+#include "gpusched/model/node_uses.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/model/pod_constraints.h"
 #include "gpusched/model/resource_list.h"
@@ -58,8 +65,15 @@ struct NodeFitJudgement {
 };
 NodeFitJudgement JudgeNodeFit(const Pod& pod, const ResourceList& requests, const NodeState& node);
 
-// The constraints of `pod` that gpusched does not judge, for a plan's reason ("required pod
+// Why a pod asking host ports `ports` may not run beside `other` (a pod counted on the node):
+// "host port 8080/TCP is used by ml/web-0", or "" when they share none.
+std::string HostPortProblem(const std::vector<HostPort>& ports, const PodUse& other);
+
+// The constraints of `pod` that a verb does not judge, for its answer ("required pod
 // anti-affinity, topology spread constraints, host ports, volumes"), or "" when none.
+// UnjudgedRelations is for verbs that leave host ports to kube-scheduler (explain);
+// UnjudgedBesidesHostPorts for those that judge them (defrag).
 std::string UnjudgedRelations(const PodConstraints& pod);
+std::string UnjudgedBesidesHostPorts(const PodConstraints& pod);
 
 }  // namespace gpusched::placement
