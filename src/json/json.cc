@@ -418,4 +418,14 @@ Status FindArray(const rapidjson::Value& obj, std::string_view key, std::string_
   return OkStatus();
 }
 
+Status ReadStrings(const rapidjson::Value& obj, std::string_view key, std::string_view path, std::vector<std::string>* out) {
+  const rapidjson::Value* list = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(FindArray(obj, key, path, &list));
+  for (rapidjson::SizeType i = 0; list != nullptr && i < list->Size(); ++i) {
+    if (!(*list)[i].IsString()) return WrongType(fmt::format("{}.{}[{}]", path, key, i), "string", (*list)[i]);
+    out->emplace_back(View((*list)[i]));
+  }
+  return OkStatus();
+}
+
 }  // namespace gpusched::json

@@ -36,7 +36,7 @@ namespace http = beast::http;
 namespace net = boost::asio;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Largest response body Send accepts: an unpaged PodList of a big cluster is some 100 MB.
 constexpr uint64_t kMaxResponseBody = uint64_t{1} << 30;
@@ -58,7 +58,7 @@ class TokenSource {
   std::string Get() GPUSCHED_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     if (file_.empty()) return token_;
-    Clock::time_point now = Clock::now();
+    SteadyClock::time_point now = SteadyClock::now();
     if (!read_ || now - read_at_ >= refresh_) {
       std::ifstream in(file_, std::ios::binary);
       if (in) {
@@ -84,7 +84,7 @@ class TokenSource {
   const std::string file_;
   const std::chrono::seconds refresh_;
   bool read_ GPUSCHED_GUARDED_BY(mu_) = false;
-  Clock::time_point read_at_ GPUSCHED_GUARDED_BY(mu_);
+  SteadyClock::time_point read_at_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 // One connection with its own io_context: every operation runs the context on the calling
@@ -93,7 +93,7 @@ class Conn {
  public:
   Conn(const ApiConfig& config, ssl::context* tls) : config_(config), tls_ctx_(tls) {}
 
-  Status Connect(Clock::time_point deadline) {
+  Status Connect(SteadyClock::time_point deadline) {
     tcp::resolver resolver(ioc_);
     tcp::resolver::results_type endpoints;
     // The resolver has no deadline of its own: a timer cancels it.
@@ -114,7 +114,7 @@ class Conn {
     timer.cancel();
     while (!timer_done && ioc_.run_one() > 0) {
     }
-    if (ec == net::error::operation_aborted && Clock::now() >= deadline) ec = beast::error::timeout;
+    if (ec == net::error::operation_aborted && SteadyClock::now() >= deadline) ec = beast::error::timeout;
     if (ec) return Fail("resolve", ec);
     if (close_requested_) return CancelledError("stream cancelled");
     if (tls_ctx_ != nullptr) {
@@ -168,7 +168,7 @@ class Conn {
   }
 
   template <typename Message>
-  beast::error_code Write(Message& m, Clock::time_point deadline) {
+  beast::error_code Write(Message& m, SteadyClock::time_point deadline) {
     lowest().expires_at(deadline);
     return Run([&](auto handler) {
       if (tls_) {
@@ -180,7 +180,7 @@ class Conn {
   }
 
   template <typename Parser>
-  beast::error_code ReadHeader(Parser& p, Clock::time_point deadline) {
+  beast::error_code ReadHeader(Parser& p, SteadyClock::time_point deadline) {
     lowest().expires_at(deadline);
     return Run([&](auto handler) {
       if (tls_) {
@@ -192,7 +192,7 @@ class Conn {
   }
 
   template <typename Parser>
-  beast::error_code Read(Parser& p, Clock::time_point deadline) {
+  beast::error_code Read(Parser& p, SteadyClock::time_point deadline) {
     lowest().expires_at(deadline);
     return Run([&](auto handler) {
       if (tls_) {
@@ -213,7 +213,7 @@ class Conn {
 
   // Reads what has arrived (at least one byte of the message) into the parser.
   template <typename Parser>
-  beast::error_code ReadSome(Parser& p, Clock::time_point deadline) {
+  beast::error_code ReadSome(Parser& p, SteadyClock::time_point deadline) {
     lowest().expires_at(deadline);
     return Run([&](auto handler) {
       if (tls_) {
@@ -321,7 +321,7 @@ class ApiClient::Impl {
     // Only a read may be sent twice; a write is retried only if it never left.
     bool idempotent = verb == http::verb::get || verb == http::verb::head;
     limiter_.Take();
-    Clock::time_point deadline = Clock::now() + (timeout.count() > 0 ? timeout : options_.request_timeout);
+    SteadyClock::time_point deadline = SteadyClock::now() + (timeout.count() > 0 ? timeout : options_.request_timeout);
     bool retried_auth = false;
     for (int attempt = 0; attempt < 3; ++attempt) {
       std::unique_ptr<Conn> conn = TakeIdle();
@@ -378,15 +378,15 @@ class ApiClient::Impl {
     } unhook{cancel};
     auto cancelled = [&] { return cancel != nullptr && cancel->cancelled(); };
     if (cancelled()) return CancelledError("stream cancelled");
-    GPUSCHED_RETURN_IF_ERROR(conn->Connect(Clock::now() + options_.request_timeout).WithContext(std::string(target)));
+    GPUSCHED_RETURN_IF_ERROR(conn->Connect(SteadyClock::now() + options_.request_timeout).WithContext(std::string(target)));
     http::request<http::empty_body> req(http::verb::get, std::string(target), 11);
     Prepare(req);
-    beast::error_code ec = conn->Write(req, Clock::now() + options_.request_timeout);
+    beast::error_code ec = conn->Write(req, SteadyClock::now() + options_.request_timeout);
     if (ec) return cancelled() ? CancelledError("stream cancelled") : conn->Fail(fmt::format("GET {}", target), ec);
 
     http::response_parser<http::buffer_body> parser;
     parser.body_limit(boost::none);
-    ec = conn->ReadHeader(parser, Clock::now() + options_.request_timeout);
+    ec = conn->ReadHeader(parser, SteadyClock::now() + options_.request_timeout);
     if (ec) return cancelled() ? CancelledError("stream cancelled") : conn->Fail(fmt::format("GET {}", target), ec);
     ApiResponse out{.status = static_cast<int>(parser.get().result_int())};
     out.retry_after = RetryAfter(parser.get()[http::field::retry_after]);
@@ -398,7 +398,7 @@ class ApiClient::Impl {
       if (cancelled()) return CancelledError("stream cancelled");
       parser.get().body().data = piece.data();
       parser.get().body().size = piece.size();
-      ec = conn->ReadSome(parser, Clock::now() + idle_timeout);
+      ec = conn->ReadSome(parser, SteadyClock::now() + idle_timeout);
       if (ec == http::error::need_buffer) ec = {};
       size_t n = piece.size() - parser.get().body().size;
       if (n > 0) {

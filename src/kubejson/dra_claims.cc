@@ -36,8 +36,8 @@ StatusOr<AllocationResult> DecodeAllocationResult(const Value& a, std::string_vi
     GPUSCHED_RETURN_IF_ERROR(json::ReadBool(r, "adminAccess", rpath, &d.admin_access));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "shareID", rpath, &d.share_id));
     GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(r, rpath, &d.tolerations));
-    GPUSCHED_RETURN_IF_ERROR(ReadStrings(r, "bindingConditions", rpath, &d.binding_conditions));
-    GPUSCHED_RETURN_IF_ERROR(ReadStrings(r, "bindingFailureConditions", rpath, &d.binding_failure_conditions));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(r, "bindingConditions", rpath, &d.binding_conditions));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(r, "bindingFailureConditions", rpath, &d.binding_failure_conditions));
     const Value* consumed = nullptr;
     GPUSCHED_RETURN_IF_ERROR(json::FindObject(r, "consumedCapacity", rpath, &consumed));
     for (auto it = consumed == nullptr ? Value::ConstMemberIterator() : consumed->MemberBegin(); consumed && it != consumed->MemberEnd(); ++it) {
@@ -120,7 +120,7 @@ Status DecodeClaimConstraints(const Value& devices, const std::string& dp, Resou
     const Value& k = (*constraints)[i];
     if (!k.IsObject()) return json::WrongType(kpath, "object", k);
     DeviceConstraint dc;
-    GPUSCHED_RETURN_IF_ERROR(ReadStrings(k, "requests", kpath, &dc.requests));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(k, "requests", kpath, &dc.requests));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "matchAttribute", kpath, &dc.match_attribute));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(k, "distinctAttribute", kpath, &dc.distinct_attribute));
     c->constraints.push_back(std::move(dc));
@@ -131,7 +131,7 @@ Status DecodeClaimConstraints(const Value& devices, const std::string& dp, Resou
     std::string cpath = fmt::format("{}.config[{}]", dp, i);
     ClaimConfig cc;
     if (!(*config)[i].IsObject()) return json::WrongType(cpath, "object", (*config)[i]);
-    GPUSCHED_RETURN_IF_ERROR(ReadStrings((*config)[i], "requests", cpath, &cc.requests));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadStrings((*config)[i], "requests", cpath, &cc.requests));
     GPUSCHED_RETURN_IF_ERROR(DecodeOpaque((*config)[i], cpath, &cc.opaque));
     c->configs.push_back(std::move(cc));
   }
@@ -224,7 +224,7 @@ StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "uid", path + ".metadata", &c.uid));
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(meta, "resourceVersion", path + ".metadata", &c.resource_version));
   c.deleting = json::Find(meta, "deletionTimestamp") != nullptr;
-  GPUSCHED_RETURN_IF_ERROR(ReadStrings(meta, "finalizers", path + ".metadata", &c.finalizers));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(meta, "finalizers", path + ".metadata", &c.finalizers));
   GPUSCHED_RETURN_IF_ERROR(DecodeClaimOwner(meta, path, &c));
   GPUSCHED_RETURN_IF_ERROR(DecodeClaimSpec(v, path, version, &c));
   GPUSCHED_RETURN_IF_ERROR(DecodeClaimStatus(v, path, &c));

@@ -21,8 +21,6 @@ inline constexpr std::string_view kV1beta1 = "resource.k8s.io/v1beta1";
 
 // Reads a quantity (a string; a plain integer is accepted too) in milli-units; its text too.
 Status ReadQuantity(const rapidjson::Value& v, std::string_view path, int64_t* out, std::string* text = nullptr);
-// Reads an optional array of strings.
-Status ReadStrings(const rapidjson::Value& obj, std::string_view key, std::string_view path, std::vector<std::string>* out);
 Status DecodeNodeSelector(const rapidjson::Value& obj, std::string_view key, std::string_view path,
                           std::optional<dra::NodeSelector>* out);
 Status DecodeTolerations(const rapidjson::Value& obj, std::string_view path, std::vector<dra::DeviceToleration>* out);

@@ -35,17 +35,6 @@ Status ReadQuantity(const Value& v, std::string_view path, int64_t* out, std::st
   return OkStatus();
 }
 
-Status ReadStrings(const Value& obj, std::string_view key, std::string_view path, std::vector<std::string>* out) {
-  const Value* a = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, key, path, &a));
-  if (a == nullptr) return OkStatus();
-  for (rapidjson::SizeType i = 0; i < a->Size(); ++i) {
-    if (!(*a)[i].IsString()) return json::WrongType(fmt::format("{}.{}[{}]", path, key, i), "string", (*a)[i]);
-    out->emplace_back(json::View((*a)[i]));
-  }
-  return OkStatus();
-}
-
 Status DecodeRequirements(const Value& term, std::string_view key, std::string_view path,
                           std::vector<NodeSelectorRequirement>* out) {
   const Value* a = nullptr;
@@ -58,7 +47,7 @@ Status DecodeRequirements(const Value& term, std::string_view key, std::string_v
     NodeSelectorRequirement req;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "key", rpath, &req.key));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(r, "operator", rpath, &req.op));
-    GPUSCHED_RETURN_IF_ERROR(ReadStrings(r, "values", rpath, &req.values));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(r, "values", rpath, &req.values));
     static constexpr std::string_view kOps[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
     if (std::find(std::begin(kOps), std::end(kOps), req.op) == std::end(kOps)) {
       return InvalidArgumentError(fmt::format("{}.operator: \"{}\" is not a node selector operator", rpath, req.op));
@@ -254,8 +243,8 @@ Status DecodeDeviceFields(const Value& d, std::string_view path, Device* out) {
   GPUSCHED_RETURN_IF_ERROR(DecodeTaints(d, path, out));
   GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "allowMultipleAllocations", path, &out->allow_multiple_allocations));
   GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "bindsToNode", path, &out->binds_to_node));
-  GPUSCHED_RETURN_IF_ERROR(ReadStrings(d, "bindingConditions", path, &out->binding_conditions));
-  GPUSCHED_RETURN_IF_ERROR(ReadStrings(d, "bindingFailureConditions", path, &out->binding_failure_conditions));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(d, "bindingConditions", path, &out->binding_conditions));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(d, "bindingFailureConditions", path, &out->binding_failure_conditions));
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(d, "nodeName", path, &out->node_name));
   GPUSCHED_RETURN_IF_ERROR(json::ReadBool(d, "allNodes", path, &out->all_nodes));
   return DecodeNodeSelector(d, "nodeSelector", path, &out->node_selector);

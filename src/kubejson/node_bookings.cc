@@ -17,7 +17,7 @@ namespace {
 
 using rapidjson::Value;
 
-constexpr int64_t kMaxMs = (int64_t{1} << 40) * 1000;
+constexpr int64_t kMaxBookingMs = (int64_t{1} << 40) * 1000;
 
 StatusOr<NodeBooking> DecodeBooking(const Value& b, std::string_view uid, std::string_view node_name) {
   std::string path = fmt::format("bookings[\"{}\"]", uid);
@@ -28,7 +28,7 @@ StatusOr<NodeBooking> DecodeBooking(const Value& b, std::string_view uid, std::s
   a.node_name = std::string(node_name);
   a.origin = AllocationOrigin::kBooked;
   GPUSCHED_RETURN_IF_ERROR(placement_fields::ReadPod(b, path, &a));
-  GPUSCHED_RETURN_IF_ERROR(placement_fields::ReadBounded(b, "at", path, kMaxMs, &out.booked_at_ms));
+  GPUSCHED_RETURN_IF_ERROR(placement_fields::ReadBounded(b, "at", path, kMaxBookingMs, &out.booked_at_ms));
   GPUSCHED_RETURN_IF_ERROR(placement_fields::DecodePlacement(b, path, /*devices_allowed=*/false, &a));
   return out;
 }

@@ -18,7 +18,7 @@ namespace {
 
 using rapidjson::Value;
 
-constexpr int64_t kMaxMs = (int64_t{1} << 40) * 1000;
+constexpr int64_t kMaxHoldMs = (int64_t{1} << 40) * 1000;
 constexpr int64_t kMaxSeconds = int64_t{1} << 32;
 
 Status ReadPresent(const Value& h, const std::string& path, std::vector<std::string>* out) {
@@ -47,7 +47,7 @@ StatusOr<NodeHold> DecodeHold(const Value& h, std::string_view uid, std::string_
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(h, "for", path, &a.pod_uid));
   if (a.pod_uid.empty()) return InvalidArgumentError(path + ".for: missing");
   GPUSCHED_RETURN_IF_ERROR(placement_fields::ReadPod(h, path, &a));
-  GPUSCHED_RETURN_IF_ERROR(placement_fields::ReadBounded(h, "at", path, kMaxMs, &out.at_ms));
+  GPUSCHED_RETURN_IF_ERROR(placement_fields::ReadBounded(h, "at", path, kMaxHoldMs, &out.at_ms));
   GPUSCHED_RETURN_IF_ERROR(placement_fields::ReadBounded(h, "seconds", path, kMaxSeconds, &out.ttl_s));
   if (out.ttl_s == 0) return InvalidArgumentError(path + ".seconds: missing");
   GPUSCHED_RETURN_IF_ERROR(placement_fields::DecodePlacement(h, path, /*devices_allowed=*/true, &a));

@@ -30,22 +30,12 @@ Status ForEach(const Value& obj, std::string_view key, std::string_view path, Re
   return OkStatus();
 }
 
-Status ReadStrings(const Value& obj, std::string_view key, std::string_view path, std::vector<std::string>* out) {
-  const Value* list = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, key, path, &list));
-  for (rapidjson::SizeType i = 0; list != nullptr && i < list->Size(); ++i) {
-    if (!(*list)[i].IsString()) return json::WrongType(fmt::format("{}.{}[{}]", path, key, i), "string", (*list)[i]);
-    out->emplace_back(json::View((*list)[i]));
-  }
-  return OkStatus();
-}
-
 Status ReadRequirements(const Value& term, std::string_view key, std::string_view path, std::vector<NodeRequirement>* out) {
   return ForEach(term, key, path, [&](const Value& e, const std::string& epath) {
     NodeRequirement r;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(e, "key", epath, &r.key));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(e, "operator", epath, &r.op));
-    GPUSCHED_RETURN_IF_ERROR(ReadStrings(e, "values", epath, &r.values));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(e, "values", epath, &r.values));
     out->push_back(std::move(r));
     return OkStatus();
   });
@@ -88,7 +78,7 @@ Status ReadPodTerms(const Value& affinity, std::string_view kind, const std::str
                  [&](const Value& t, const std::string& tpath) {
                    PodTerm term;
                    GPUSCHED_RETURN_IF_ERROR(ReadOptionalSelector(t, "labelSelector", tpath, &term.selector));
-                   GPUSCHED_RETURN_IF_ERROR(ReadStrings(t, "namespaces", tpath, &term.namespaces));
+                   GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(t, "namespaces", tpath, &term.namespaces));
                    const Value* ns = json::Find(t, "namespaceSelector");
                    term.namespace_selector = ns != nullptr && !ns->IsNull();
                    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "topologyKey", tpath, &term.topology_key));

@@ -102,7 +102,7 @@ int64_t FreeDevices(const dra::ClusterState& state, const NodeState& node) {
 }
 
 // One node where evictions make room, and what orders it among the others.
-struct Candidate {
+struct DraCandidate {
   const NodeState* node = nullptr;
   std::vector<AllocationPtr> victims;
   int64_t budget_uses = 0;
@@ -113,7 +113,7 @@ struct Candidate {
 
 // The pods preempt would evict on `node` for `planner`'s pod, every priority a candidate, if they
 // may all move (at most max_moves); nullopt otherwise.
-std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& planner, const Pod& pod, const ClaimsByPod& claims,
+std::optional<DraCandidate> CandidateOn(const NodeState& node, const DraPlanner& planner, const Pod& pod, const ClaimsByPod& claims,
                                      const DraDefragInput& in, const DefragOptions& options, RefusedPods* refused) {
   DisruptionCounter counter(in.cluster.budgets, BudgetReading::kEviction);
   auto movable = [&](const Allocation& a) {
@@ -130,7 +130,7 @@ std::optional<Candidate> CandidateOn(const NodeState& node, const DraPlanner& pl
       choice.victims.size() > static_cast<size_t>(options.max_moves)) {
     return std::nullopt;
   }
-  Candidate c{.node = &node};
+  DraCandidate c{.node = &node};
   DisruptionCounter budgets(in.cluster.budgets, BudgetReading::kEviction);
   for (const Allocation* v : choice.victims) {
     c.victims.push_back(std::make_shared<const Allocation>(*v));
@@ -224,7 +224,7 @@ bool MayLand(const std::vector<std::vector<const dra::ResourceClaim*>>& claims_o
 // Tries candidate `c`: the pending pod's claims on its node once its victims' claims are
 // deallocated, then each victim's replacement (most devices first) on the best other node. Fills
 // *plan and returns true if all land. `free`: FreeDevices of every ready nvidia-dra node.
-bool TryCandidate(const Candidate& c, const Pod& pod, const DraDefragInput& in, const ClaimsByPod& claims, const FreeMap& free,
+bool TryCandidate(const DraCandidate& c, const Pod& pod, const DraDefragInput& in, const ClaimsByPod& claims, const FreeMap& free,
                   DefragPlan* plan) {
   std::set<const dra::ResourceClaim*> gone;
   std::vector<std::vector<const dra::ResourceClaim*>> claims_of;
@@ -300,7 +300,7 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
     plan.placement = DevicesOf(now->second);
     return plan;
   }
-  std::vector<Candidate> candidates;
+  std::vector<DraCandidate> candidates;
   ClaimsByPod claims = IndexClaims(*in.state);
   FreeMap free;
   for (const auto& slice : in.state->slices().all()) {
@@ -317,9 +317,9 @@ DefragPlan MakeRoomForClaims(const Pod& pod, const DraDefragInput& in, const Def
       ++refused_nodes;  // no eviction makes kube-scheduler take the pod there
       continue;
     }
-    if (std::optional<Candidate> c = CandidateOn(*n, planner, pod, claims, in, options, &refused)) candidates.push_back(std::move(*c));
+    if (std::optional<DraCandidate> c = CandidateOn(*n, planner, pod, claims, in, options, &refused)) candidates.push_back(std::move(*c));
   }
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
+  std::sort(candidates.begin(), candidates.end(), [](const DraCandidate& a, const DraCandidate& b) { return a.Key() < b.Key(); });
   for (size_t k = 0; k < candidates.size() && k < options.max_tries; ++k) {
     if (TryCandidate(candidates[k], pod, in, claims, free, &plan)) return plan;
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpusched/common/status.h"
 
@@ -87,6 +88,9 @@ inline std::string_view View(const rapidjson::Value& v) {
 Status ReadString(const rapidjson::Value& obj, std::string_view key, std::string_view path, std::string* out);
 Status ReadInt64(const rapidjson::Value& obj, std::string_view key, std::string_view path, int64_t* out);
 Status ReadBool(const rapidjson::Value& obj, std::string_view key, std::string_view path, bool* out);
+// Appends the strings of array `key` to *out (absent or null: none); an element of another type is
+// InvalidArgument naming path.key[i].
+Status ReadStrings(const rapidjson::Value& obj, std::string_view key, std::string_view path, std::vector<std::string>* out);
 
 // Sets *out to the member `key` if it is an object; to nullptr if it is absent or null (OK) or of
 // another type (InvalidArgument naming path.key). *out is never left pointing at a wrong type.

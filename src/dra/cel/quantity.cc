@@ -71,7 +71,7 @@ std::optional<Value> Sign(const CallArgs& c) {
   return Value::Int(c.args[0].i < 0 ? -1 : c.args[0].i > 0 ? 1 : 0);
 }
 
-constexpr std::array kFunctions = {
+constexpr std::array kQuantityFunctions = {
     NamedBuiltin{"quantity", MakeQuantity},   NamedBuiltin{"isQuantity", IsQuantity},
     NamedBuiltin{"compareTo", CompareTo<OrderOf>},     NamedBuiltin{"isGreaterThan", IsGreaterThan<OrderOf>},
     NamedBuiltin{"isLessThan", IsLessThan<OrderOf>},   NamedBuiltin{"add", Add},
@@ -82,6 +82,6 @@ constexpr std::array kFunctions = {
 
 }  // namespace
 
-std::span<const NamedBuiltin> QuantityFunctions() { return kFunctions; }
+std::span<const NamedBuiltin> QuantityFunctions() { return kQuantityFunctions; }
 
 }  // namespace gpusched::dra::cel

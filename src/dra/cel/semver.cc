@@ -124,7 +124,7 @@ std::optional<Value> Component(const CallArgs& c) {
   return Value::Int(static_cast<int64_t>((*c.args[0].semver).*kField));
 }
 
-constexpr std::array kFunctions = {
+constexpr std::array kSemverFunctions = {
     NamedBuiltin{"semver", MakeSemver},
     NamedBuiltin{"isSemver", IsSemver},
     NamedBuiltin{"compareTo", CompareTo<OrderOf>},
@@ -137,6 +137,6 @@ constexpr std::array kFunctions = {
 
 }  // namespace
 
-std::span<const NamedBuiltin> SemverFunctions() { return kFunctions; }
+std::span<const NamedBuiltin> SemverFunctions() { return kSemverFunctions; }
 
 }  // namespace gpusched::dra::cel

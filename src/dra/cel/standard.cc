@@ -137,7 +137,7 @@ std::optional<Value> Join(const CallArgs& c) {
   return Value::String(std::move(out));
 }
 
-constexpr std::array kFunctions = {
+constexpr std::array kStandardFunctions = {
     NamedBuiltin{"size", Size},         NamedBuiltin{"string", ToString},   NamedBuiltin{"int", ToInt},
     NamedBuiltin{"uint", ToUint},       NamedBuiltin{"double", ToDouble},   NamedBuiltin{"bool", ToBool},
     NamedBuiltin{"orValue", OrValue},   NamedBuiltin{"hasValue", HasValue}, NamedBuiltin{"value", OptionalValue},
@@ -146,6 +146,6 @@ constexpr std::array kFunctions = {
 
 }  // namespace
 
-std::span<const NamedBuiltin> StandardFunctions() { return kFunctions; }
+std::span<const NamedBuiltin> StandardFunctions() { return kStandardFunctions; }
 
 }  // namespace gpusched::dra::cel

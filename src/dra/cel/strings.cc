@@ -119,7 +119,7 @@ std::optional<Value> Matches(const CallArgs& c) {
   return Value::Bool(RE2::PartialMatch(c.args[0].s, re));
 }
 
-constexpr std::array kFunctions = {
+constexpr std::array kStringsFunctions = {
     NamedBuiltin{"matches", Matches},
     NamedBuiltin{"startsWith", StartsWith},
     NamedBuiltin{"endsWith", EndsWith},
@@ -137,6 +137,6 @@ constexpr std::array kFunctions = {
 
 }  // namespace
 
-std::span<const NamedBuiltin> StringFunctions() { return kFunctions; }
+std::span<const NamedBuiltin> StringFunctions() { return kStringsFunctions; }
 
 }  // namespace gpusched::dra::cel
