@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::agent {
-namespace {
+namespace drift_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -124,5 +124,5 @@ TEST(Drift, GpusThatResourceClaimsHoldAreTheirPodsNotDrift) {
   EXPECT_THAT(FindDrift({Gpu(0, {30000}), Gpu(1, {100})}, {}, claimed), IsEmpty());
 }
 
-}  // namespace
+}  // namespace drift_test
 }  // namespace gpusched::agent

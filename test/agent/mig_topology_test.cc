@@ -12,7 +12,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::agent {
-namespace {
+namespace mig_topology_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -145,5 +145,5 @@ TEST(GpuDevicesAnnotation, BadAgentFieldsAreNamed) {
   EXPECT_THAT(peers.status().message(), HasSubstr("[0].nvlinkPeers[0]: want a GPU index"));
 }
 
-}  // namespace
+}  // namespace mig_topology_test
 }  // namespace gpusched::agent

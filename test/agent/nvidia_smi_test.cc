@@ -15,7 +15,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::agent {
-namespace {
+namespace nvidia_smi_test {
 
 using ::testing::HasSubstr;
 
@@ -208,5 +208,5 @@ TEST(XmlTree, EntitiesAttributesCommentsAndMismatchedTags) {
   EXPECT_THAT(ParseXml(deep).status().message(), HasSubstr("nested elements"));
 }
 
-}  // namespace
+}  // namespace nvidia_smi_test
 }  // namespace gpusched::agent

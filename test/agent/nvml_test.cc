@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::agent {
-namespace {
+namespace nvml_test {
 
 using ::testing::HasSubstr;
 
@@ -43,5 +43,5 @@ TEST(Nvml, AMissingLibraryIsNotFound) {
   EXPECT_THAT(gpus.status().message(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
 }
 
-}  // namespace
+}  // namespace nvml_test
 }  // namespace gpusched::agent

@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace gpusched::testing {
-namespace {
+namespace json_writer_rule_test {
 
 // A raw string or a plain literal whose text starts like a JSON fragment ({" {{" [{ ,"x_1": ]} }}
 // ],"), or a bracket pushed by hand.
@@ -54,5 +54,5 @@ TEST(JsonWriterRule, TheRuleSeesAHandWrittenAnswer) {
   EXPECT_FALSE(std::regex_search(std::string(R"x(fmt::format("pod \"{}\": want namespace/name", key))x"), kFragment));
 }
 
-}  // namespace
+}  // namespace json_writer_rule_test
 }  // namespace gpusched::testing

@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace gpusched::testing {
-namespace {
+namespace kind_rule_test {
 
 const std::regex& NamedKind() {
   static const std::regex kNamed(R"re(([!=]=\s*(NodeMode|RequestKind)::k)|((NodeMode|RequestKind)::k\w+\s*[!=]=)|(case\s+(NodeMode|RequestKind)::))re");
@@ -52,5 +52,5 @@ TEST(KindRule, TheRuleSeesABranchOnANamedKind) {
   EXPECT_FALSE(std::regex_search(std::string("if (HasPayload(n.mode, Payload::kShares))"), named));
 }
 
-}  // namespace
+}  // namespace kind_rule_test
 }  // namespace gpusched::testing

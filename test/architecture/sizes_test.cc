@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace gpusched::testing {
-namespace {
+namespace sizes_test {
 
 constexpr int kMaxFileLines = 700;
 constexpr int kMaxFunctionLines = 80;
@@ -178,5 +178,5 @@ TEST(SizeRule, NoFunctionIsOver80LinesOfCode) {
   }
 }
 
-}  // namespace
+}  // namespace sizes_test
 }  // namespace gpusched::testing

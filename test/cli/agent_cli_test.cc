@@ -18,7 +18,7 @@
 #include "http_client.h"
 
 namespace gpusched::testing {
-namespace {
+namespace agent_cli_test {
 
 using ::testing::HasSubstr;
 
@@ -328,5 +328,5 @@ TEST(AgentCli, BadUsageAndUnreadableReportsAreNamed) {
   EXPECT_THAT(unreadable.out, HasSubstr("GPU x: minor_number \"\""));
 }
 
-}  // namespace
+}  // namespace agent_cli_test
 }  // namespace gpusched::testing

@@ -17,7 +17,7 @@
 #include "temp_dir.h"
 
 namespace gpusched::testing {
-namespace {
+namespace canonical_snapshot_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -122,5 +122,5 @@ TEST(CanonicalSnapshot, CanonicalQuantitiesServeExactlyAsPlainIntegers) {
   EXPECT_EQ(after, cb.Get("/debug/inventory").body);
 }
 
-}  // namespace
+}  // namespace canonical_snapshot_test
 }  // namespace gpusched::testing

@@ -12,7 +12,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace defrag_cli_test {
 
 using ::testing::HasSubstr;
 
@@ -187,5 +187,5 @@ TEST(DefragCli, BadUsageIsNamed) {
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent.yaml: cannot be read"));
 }
 
-}  // namespace
+}  // namespace defrag_cli_test
 }  // namespace gpusched::testing

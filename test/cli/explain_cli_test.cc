@@ -9,7 +9,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace explain_cli_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -133,5 +133,5 @@ TEST(ExplainCli, BadUsageIsNamed) {
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent.yaml: cannot be read"));
 }
 
-}  // namespace
+}  // namespace explain_cli_test
 }  // namespace gpusched::testing

@@ -19,7 +19,7 @@
 #include "temp_dir.h"
 
 namespace gpusched::testing {
-namespace {
+namespace live_serve_test {
 
 using ::testing::HasSubstr;
 
@@ -229,5 +229,5 @@ TEST(LiveServe, TwoServersOnOneApiServerStayInSyncAndNeverShareAGpu) {
       << Ledger(pa).size() << " " << Ledger(pb).size() << " " << BoundInApi(api).size();
 }
 
-}  // namespace
+}  // namespace live_serve_test
 }  // namespace gpusched::testing

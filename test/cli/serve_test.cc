@@ -24,7 +24,7 @@
 #include "temp_dir.h"
 
 namespace gpusched::testing {
-namespace {
+namespace serve_test {
 
 using ::testing::HasSubstr;
 
@@ -197,5 +197,5 @@ TEST(ServeCommand, ReadsTheConfigFile) {
   EXPECT_THAT(bad.Stderr(), HasSubstr("placement.gpuPolicy: \"best\" (want binpack or spread)"));
 }
 
-}  // namespace
+}  // namespace serve_test
 }  // namespace gpusched::testing

@@ -15,7 +15,7 @@
 #include "gpusched/common/mutex.h"
 
 namespace gpusched {
-namespace {
+namespace helper_thread_test {
 
 // Items [0, count) taken one at a time by whoever calls Work; counts how often each was done.
 class Items {
@@ -130,5 +130,5 @@ TEST(HelperThread, StopsWhenDestroyedUnused) {
   }
 }
 
-}  // namespace
+}  // namespace helper_thread_test
 }  // namespace gpusched

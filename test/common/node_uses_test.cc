@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace gpusched {
-namespace {
+namespace node_uses_test {
 
 PodUse Use(std::string uid, int64_t cpu) {
   PodUse u{.uid = std::move(uid), .name = "p"};
@@ -81,5 +81,5 @@ TEST(NodeUses, AgreesWithAPlainListUnderRandomChanges) {
   EXPECT_GT(CheckAgainstAPlainList(400), NodeUses::kLinearSearch);
 }
 
-}  // namespace
+}  // namespace node_uses_test
 }  // namespace gpusched

@@ -7,7 +7,7 @@
 #include <string>
 
 namespace gpusched {
-namespace {
+namespace quantity_test {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
@@ -162,5 +162,5 @@ TEST(Quantity, FormattedValuesReadBackExactly) {
   }
 }
 
-}  // namespace
+}  // namespace quantity_test
 }  // namespace gpusched

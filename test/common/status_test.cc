@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched {
-namespace {
+namespace status_test {
 
 StatusOr<int> Half(int x) {
   if (x % 2 != 0) return InvalidArgumentError("odd");
@@ -44,5 +44,5 @@ TEST(StatusMacros, PropagateErrors) {
   EXPECT_EQ(UsesMacros(40, &out).code(), StatusCode::kResourceExhausted);
 }
 
-}  // namespace
+}  // namespace status_test
 }  // namespace gpusched

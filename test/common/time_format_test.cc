@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched {
-namespace {
+namespace time_format_test {
 
 TEST(TimeFormat, WritesMetav1TimeAndReadsItBack) {
   EXPECT_EQ(FormatRfc3339(1796205600000), "2026-12-02T10:00:00Z");
@@ -24,5 +24,5 @@ TEST(TimeFormat, ReadsFractionsAndOffsetsAndRefusesTheRest) {
   }
 }
 
-}  // namespace
+}  // namespace time_format_test
 }  // namespace gpusched

@@ -6,7 +6,7 @@
 #include <set>
 
 namespace gpusched::config {
-namespace {
+namespace config_test {
 
 using ::testing::HasSubstr;
 
@@ -118,5 +118,5 @@ TEST(Config, ExtendedResourcesThroughDraAreOnUnlessTurnedOff) {
   EXPECT_THAT(ParseConfig("dra: {extendedResources: maybe}").status().message(), HasSubstr("config dra.extendedResources"));
 }
 
-}  // namespace
+}  // namespace config_test
 }  // namespace gpusched::config

@@ -23,7 +23,7 @@
 #include "live_replica.h"
 
 namespace gpusched {
-namespace {
+namespace manifests_test {
 
 using ::testing::HasSubstr;
 
@@ -874,5 +874,5 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   }
 }
 
-}  // namespace
+}  // namespace manifests_test
 }  // namespace gpusched

@@ -17,7 +17,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace routing_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -146,5 +146,5 @@ TEST(Routing, TheShippedVerbsServeClaimsOnlyWholeGpuAndGpuLessPods) {
   EXPECT_THAT(client.Post(at("bindVerb"), BindJson("web", "default", "uid-web", "dra-1")).body, HasSubstr(R"("Error":"")"));
 }
 
-}  // namespace
+}  // namespace routing_test
 }  // namespace gpusched::testing

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::dra {
-namespace {
+namespace allocator_test {
 
 using ::testing::HasSubstr;
 using Kind = AllocatorOutcome::Kind;
@@ -657,5 +657,5 @@ TEST(DraAllocatorCases, ASharedDeviceWithoutCapacitiesConsumesItsCountersOnce) {
   EXPECT_EQ(out.results[1].results[0].id.device, "device-1");
 }
 
-}  // namespace
+}  // namespace allocator_test
 }  // namespace gpusched::dra

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::dra {
-namespace {
+namespace binding_conditions_test {
 
 using ::testing::HasSubstr;
 
@@ -69,5 +69,5 @@ TEST(BindingConditions, TheWaitEndsAtTheTimeoutCountedFromTheAllocationTimestamp
   EXPECT_EQ(CheckBindingConditions(c, kAllocatedAt + 3'600'000, kTimeout).state, BindingCheck::State::kWaiting);
 }
 
-}  // namespace
+}  // namespace binding_conditions_test
 }  // namespace gpusched::dra

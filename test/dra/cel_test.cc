@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::dra::cel {
-namespace {
+namespace cel_test {
 
 using ::testing::HasSubstr;
 
@@ -209,5 +209,5 @@ TEST(CelFunctions, ANameResolvesAtCompileTimeToEveryLibraryThatDeclaresIt) {
   EXPECT_EQ(Error("device.driver.startsWith(1)", gpu), "no matching overload for 'startsWith' applied to '(string, int)'");
 }
 
-}  // namespace
+}  // namespace cel_test
 }  // namespace gpusched::dra::cel

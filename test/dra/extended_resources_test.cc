@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::dra {
-namespace {
+namespace extended_resources_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -287,5 +287,5 @@ TEST(ExtendedResources, APodAskingNothingAClassMapsHasNoClaim) {
   EXPECT_FALSE(BuildSpecialClaim(pod, kGpu, MappedResources(pod, kGpu)).has_value());
 }
 
-}  // namespace
+}  // namespace extended_resources_test
 }  // namespace gpusched::dra

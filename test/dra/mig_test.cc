@@ -12,7 +12,7 @@
 #include "gpusched/dra/allocator.h"
 
 namespace gpusched::dra {
-namespace {
+namespace mig_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -145,5 +145,5 @@ TEST(MigPartitionable, MemorySlicePlacementsDecideWhichMixesFit) {
   EXPECT_EQ(H200Node::Picks(out).back(), "gpu-0-mig-1g18gb-19-6");
 }
 
-}  // namespace
+}  // namespace mig_test
 }  // namespace gpusched::dra

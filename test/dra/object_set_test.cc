@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::dra {
-namespace {
+namespace object_set_test {
 
 using ::testing::ElementsAre;
 
@@ -180,5 +180,5 @@ TEST(DraNodeVersion, AnOwnerModeClaimWriteKeepsTheVersionsOfNodesItDoesNotTouch)
   EXPECT_EQ(after->slices().all()[0]->shared(), before->slices().all()[0]->shared());  // one copy
 }
 
-}  // namespace
+}  // namespace object_set_test
 }  // namespace gpusched::dra

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::extender {
-namespace {
+namespace cheapest_eviction_test {
 
 Evictions Of(std::vector<int32_t> priorities, int64_t pdb_violations = 0) {
   Evictions out{.pdb_violations = pdb_violations};
@@ -31,5 +31,5 @@ TEST(CheapestEviction, ThenFewerVictimsThenTheNodeName) {
   EXPECT_FALSE(Cheaper(Of({5}), "a", Of({5}), "a"));  // a strict order
 }
 
-}  // namespace
+}  // namespace cheapest_eviction_test
 }  // namespace gpusched::extender

@@ -13,7 +13,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::testing {
-namespace {
+namespace claim_release_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -187,5 +187,5 @@ TEST(BindingConditionsOwner, AFailureConditionOrTheTimeoutDeallocatesTheClaimFor
   EXPECT_FALSE(slow.inventory.FindPod("trainer")->bound());
 }
 
-}  // namespace
+}  // namespace claim_release_test
 }  // namespace gpusched::testing

@@ -13,7 +13,7 @@
 #include "gpusched/placement/nomination.h"
 
 namespace gpusched::extender {
-namespace {
+namespace defrag_executor_test {
 
 using placement::DefragMove;
 using placement::DefragPlan;
@@ -152,5 +152,5 @@ TEST_F(DefragExecutorTest, APlanThatDoesNotFitDoesNothing) {
   EXPECT_FALSE(out.held);
 }
 
-}  // namespace
+}  // namespace defrag_executor_test
 }  // namespace gpusched::extender

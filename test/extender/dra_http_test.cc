@@ -16,7 +16,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace dra_http_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -593,5 +593,5 @@ TEST(DraOwner, ASecondPodOfASharedClaimIsOnlyAddedToReservedFor) {
   EXPECT_EQ(claim->reserved_for[1].uid, "second");
 }
 
-}  // namespace
+}  // namespace dra_http_test
 }  // namespace gpusched::testing

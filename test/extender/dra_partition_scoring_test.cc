@@ -20,7 +20,7 @@
 #include "gpusched/placement/dra_planner.h"
 
 namespace gpusched::testing {
-namespace {
+namespace dra_partition_scoring_test {
 
 std::string Fixture(const std::string& name) {
   std::ifstream in(std::string(GPUSCHED_TEST_DATA_DIR) + "/nvidia-h200/" + name);
@@ -120,5 +120,5 @@ TEST(DraPartitionScoring, BinpackFillsThePartitionedGpuAndSpreadTakesTheIdleOne)
   }
 }
 
-}  // namespace
+}  // namespace dra_partition_scoring_test
 }  // namespace gpusched::testing

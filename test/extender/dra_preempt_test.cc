@@ -12,7 +12,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace dra_preempt_test {
 
 using ::testing::HasSubstr;
 
@@ -130,5 +130,5 @@ TEST_F(DraPreempt, ExplainNamesTheCheapestEvictionForAClaimPod) {
   EXPECT_THAT(std::string(d["summary"].GetString()), HasSubstr("evicting 1 pod on dra-a makes room"));
 }
 
-}  // namespace
+}  // namespace dra_preempt_test
 }  // namespace gpusched::testing

@@ -12,7 +12,7 @@
 #include "gpusched/json/json.h"
 
 namespace gpusched::extender {
-namespace {
+namespace explain_json_test {
 
 Explanation ManyNodes(size_t count) {
   Explanation e{.pod = "ml/why", .request_json = "{}", .summary = "made up"};
@@ -52,5 +52,5 @@ TEST(ExplanationJson, AScoreThatIsNotANumberIsNullAndTheAnswerStaysJson) {
   EXPECT_EQ(d["nodes"][0]["rank"].GetInt(), 1);
 }
 
-}  // namespace
+}  // namespace explain_json_test
 }  // namespace gpusched::extender

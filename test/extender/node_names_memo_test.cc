@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::extender {
-namespace {
+namespace node_names_memo_test {
 
 using inventory::NameIndex;
 
@@ -35,5 +35,5 @@ TEST(NodeNamesMemo, ANewNodeSetIsNeverAnsweredFromTheOldIndex) {
   EXPECT_EQ(*list->PositionsIn(Index({"a", "b", "c"})), (std::vector<size_t>{1}));
 }
 
-}  // namespace
+}  // namespace node_names_memo_test
 }  // namespace gpusched::extender

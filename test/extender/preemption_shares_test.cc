@@ -21,7 +21,7 @@
 #include "cluster_json.h"
 
 namespace gpusched::extender {
-namespace {
+namespace preemption_shares_test {
 
 // `nodes` mGPU nodes of 2 GPUs, each GPU holding 2 to 4 pods of random shares and priorities.
 ClusterObjects FullMgpuCluster(int nodes) {
@@ -171,5 +171,5 @@ TEST_F(PreemptVerb, ConcurrentCallsEachGetTheirAnswer) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-}  // namespace
+}  // namespace preemption_shares_test
 }  // namespace gpusched::extender

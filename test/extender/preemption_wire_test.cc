@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::extender {
-namespace {
+namespace preemption_wire_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -200,5 +200,5 @@ TEST(PreemptionWire, TheAnswerIsMetaVictimsByNodeNameAsGoWritesAMap) {
   EXPECT_EQ(EncodePreemptionResult({}), R"({"NodeNameToMetaVictims":{}})");
 }
 
-}  // namespace
+}  // namespace preemption_wire_test
 }  // namespace gpusched::extender

@@ -7,7 +7,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::extender {
-namespace {
+namespace service_test {
 
 using testing::ArgsWithNames;
 using testing::PodJson;
@@ -88,5 +88,5 @@ TEST_F(ServiceTest, AnEarlierPodsScoresAreReusedOnlyWhereTheNodeIsUnchanged) {
             R"([{"Host":"n0","Score":7},{"Host":"n1","Score":8},{"Host":"n3","Score":9},{"Host":"n4","Score":10},{"Host":"n5","Score":6}])");
 }
 
-}  // namespace
+}  // namespace service_test
 }  // namespace gpusched::extender

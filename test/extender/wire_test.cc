@@ -14,7 +14,7 @@
 #include "cluster_json.h"
 
 namespace gpusched::extender {
-namespace {
+namespace wire_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -187,5 +187,5 @@ TEST(Wire, BindingArgs) {
   EXPECT_EQ(EncodeBindingResult(""), R"({"Error":""})");
 }
 
-}  // namespace
+}  // namespace wire_test
 }  // namespace gpusched::extender

@@ -10,7 +10,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace defrag_http_test {
 
 using ::testing::HasSubstr;
 
@@ -152,5 +152,5 @@ TEST_F(DefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {
   EXPECT_EQ(client_.Get("/healthz").status, 200);
 }
 
-}  // namespace
+}  // namespace defrag_http_test
 }  // namespace gpusched::testing

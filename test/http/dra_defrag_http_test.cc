@@ -19,7 +19,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace dra_defrag_http_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -206,5 +206,5 @@ TEST(DraDefragHttp, RandomPlansNeverGiveADeviceTwice) {
   EXPECT_GT(plans, 5);
 }
 
-}  // namespace
+}  // namespace dra_defrag_http_test
 }  // namespace gpusched::testing

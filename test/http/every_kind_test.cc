@@ -26,7 +26,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace every_kind_test {
 
 using ::testing::HasSubstr;
 
@@ -261,5 +261,5 @@ TEST_P(EveryKind, EveryVerbJudgesTheKindOnAClusterWhereOnlyAnEvictionMakesRoom) 
 INSTANTIATE_TEST_SUITE_P(Kinds, EveryKind, ::testing::Values(Whole(), Shared(), Claims(), Extended(), TimeSliced()),
                          [](const ::testing::TestParamInfo<Kind>& info) { return info.param.name; });
 
-}  // namespace
+}  // namespace every_kind_test
 }  // namespace gpusched::testing

@@ -10,7 +10,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace explain_http_test {
 
 using ::testing::HasSubstr;
 
@@ -119,5 +119,5 @@ TEST_F(ExplainHttp, KnownPodsAreExplainedByNameAndMistakesAreNamed) {
   EXPECT_EQ(client_.Post("/explain", R"({"metadata":{"name":"cpu-only"},"spec":{"containers":[{"name":"c"}]}})").status, 400);
 }
 
-}  // namespace
+}  // namespace explain_http_test
 }  // namespace gpusched::testing

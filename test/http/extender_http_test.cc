@@ -16,7 +16,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace extender_http_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -691,5 +691,5 @@ TEST_F(ExtenderHttp, WholeCardPodsIgnoreTheComputePolicy) {
               HasSubstr("compute policy vke.volcengine.com/mgpu-compute-policy: pod has fixed-share, node has native-burst-share"));
 }
 
-}  // namespace
+}  // namespace extender_http_test
 }  // namespace gpusched::testing

@@ -19,7 +19,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace hardening_test {
 
 using ::testing::HasSubstr;
 
@@ -288,5 +288,5 @@ TEST(Server, ABindWaitingOnTheApiServerNeverHoldsAnIoThread) {
   EXPECT_THAT(bound.body, HasSubstr(R"("Error":"")"));
 }
 
-}  // namespace
+}  // namespace hardening_test
 }  // namespace gpusched::testing

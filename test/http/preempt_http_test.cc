@@ -12,7 +12,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace preempt_http_test {
 
 using ::testing::HasSubstr;
 
@@ -320,5 +320,5 @@ TEST(PreemptHolds, AHoldKeptForThePreemptorsControllerIsRoomForItAndCostsNoVicti
             R"({"NodeNameToMetaVictims":{"h6":{"Pods":[{"UID":"l2"}],"NumPDBViolations":0}}})");
 }
 
-}  // namespace
+}  // namespace preempt_http_test
 }  // namespace gpusched::testing

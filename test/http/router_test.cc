@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::http {
-namespace {
+namespace router_test {
 
 using ::testing::HasSubstr;
 
@@ -75,5 +75,5 @@ TEST(QueryParam, DecodesValues) {
   EXPECT_EQ(QueryParam("/x?node=%zz", "node"), "%zz");
 }
 
-}  // namespace
+}  // namespace router_test
 }  // namespace gpusched::http

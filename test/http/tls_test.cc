@@ -11,7 +11,7 @@
 #include "temp_dir.h"
 
 namespace gpusched::testing {
-namespace {
+namespace tls_test {
 
 using ::testing::HasSubstr;
 
@@ -121,5 +121,5 @@ TEST_F(TlsTest, BadFilesAreNamedAtStart) {
   EXPECT_THAT(s.message(), HasSubstr("--tls-key " + Path("missing.key")));
 }
 
-}  // namespace
+}  // namespace tls_test
 }  // namespace gpusched::testing

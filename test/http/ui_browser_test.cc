@@ -17,7 +17,7 @@
 #include "test_server.h"
 
 namespace gpusched::testing {
-namespace {
+namespace ui_browser_test {
 
 using ::testing::HasSubstr;
 
@@ -207,5 +207,5 @@ TEST(UiBrowser, FiveThousandNodesLoadWithOnlyTheVisibleRowsDrawn) {
   RecordProperty("scroll_s_per_screen", std::to_string(per_screen));
 }
 
-}  // namespace
+}  // namespace ui_browser_test
 }  // namespace gpusched::testing

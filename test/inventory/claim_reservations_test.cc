@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::inventory {
-namespace {
+namespace claim_reservations_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -86,5 +86,5 @@ TEST(ClaimReservations, OwnedClaimsSettleUnlessInFlightAndTheirUnboundTimeStarts
   EXPECT_FALSE(r.InFlightContains("b"));
 }
 
-}  // namespace
+}  // namespace claim_reservations_test
 }  // namespace gpusched::inventory

@@ -9,7 +9,7 @@
 #include "gpusched/placement/nomination.h"
 
 namespace gpusched::inventory {
-namespace {
+namespace inventory_holds_test {
 
 using placement::WholeNode;
 using placement::WholePod;
@@ -231,5 +231,5 @@ TEST_F(InventoryHolds, ALaterHoldAboutTheSamePodCountsAgain) {
   EXPECT_EQ(W().holds.size(), 1u);
 }
 
-}  // namespace
+}  // namespace inventory_holds_test
 }  // namespace gpusched::inventory

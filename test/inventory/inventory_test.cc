@@ -13,7 +13,7 @@
 #include "gpusched/placement/fit_check.h"
 
 namespace gpusched::inventory {
-namespace {
+namespace inventory_test {
 
 using placement::MgpuC;
 using placement::MgpuPod;
@@ -607,5 +607,5 @@ TEST(Inventory, ABareCommitOfAPodServedThroughDraEndsItsNomination) {
   EXPECT_THAT(inv.Snapshot()->FindNode("dra-a")->nominated, ::testing::IsEmpty());
 }
 
-}  // namespace
+}  // namespace inventory_test
 }  // namespace gpusched::inventory

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace gpusched::inventory {
-namespace {
+namespace name_index_test {
 
 TEST(NameIndex, FindsEveryNameAndNothingElse) {
   std::vector<std::string> owned;
@@ -22,5 +22,5 @@ TEST(NameIndex, FindsEveryNameAndNothingElse) {
   EXPECT_EQ(NameIndex().Find("x"), NameIndex::kNone);
 }
 
-}  // namespace
+}  // namespace name_index_test
 }  // namespace gpusched::inventory

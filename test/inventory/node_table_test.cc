@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::inventory {
-namespace {
+namespace node_table_test {
 
 std::vector<NodeStatePtr> States(size_t n) {
   std::vector<NodeStatePtr> out;
@@ -46,5 +46,5 @@ TEST(NodeTable, ALaterChangeOfTheSamePositionWins) {
   EXPECT_EQ(NodeTable::Of(states).With(changes)[1], fresh[1]);
 }
 
-}  // namespace
+}  // namespace node_table_test
 }  // namespace gpusched::inventory

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::inventory {
-namespace {
+namespace nomination_table_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -87,5 +87,5 @@ TEST(NominationTable, ARelistEndsTheNominationsOfPodsNoLongerPending) {
   EXPECT_TRUE(table.all().empty());
 }
 
-}  // namespace
+}  // namespace nomination_table_test
 }  // namespace gpusched::inventory

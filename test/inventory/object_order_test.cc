@@ -13,7 +13,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::inventory {
-namespace {
+namespace object_order_test {
 
 using testing::Claim;
 using testing::ClaimSpec;
@@ -104,5 +104,5 @@ TEST(ObjectOrder, WatchEventsInEveryOrderGiveTheSameInventoryAsTheColdRead) {
   EXPECT_EQ(orders, 120);
 }
 
-}  // namespace
+}  // namespace object_order_test
 }  // namespace gpusched::inventory

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::inventory {
-namespace {
+namespace pod_table_test {
 
 Pod Pending(std::string uid) { return Pod{.uid = uid, .namespace_name = "ml", .name = uid}; }
 
@@ -71,5 +71,5 @@ TEST(PodTable, StaleArrivalsAreDroppedWhenTheyPileUp) {
   EXPECT_NE(table.Find("last"), nullptr);
 }
 
-}  // namespace
+}  // namespace pod_table_test
 }  // namespace gpusched::inventory

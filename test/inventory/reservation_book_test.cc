@@ -9,7 +9,7 @@
 #include "fake_clock.h"
 
 namespace gpusched::inventory {
-namespace {
+namespace reservation_book_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -148,5 +148,5 @@ TEST(ReservationBook, AHoldRunsOutOnItsTimeAndAnEndedAnnotatedHoldIsRememberedUn
   EXPECT_FALSE(b.book.EndHold("a").has_value());
 }
 
-}  // namespace
+}  // namespace reservation_book_test
 }  // namespace gpusched::inventory

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::inventory {
-namespace {
+namespace snapshot_publisher_test {
 
 // Nodes n0..n<count-1> (names in order), each with a state of its own.
 struct Cluster {
@@ -74,5 +74,5 @@ TEST(SnapshotPublisher, EveryStampTakesTheNextGeneration) {
   EXPECT_EQ(b, a + 1);
 }
 
-}  // namespace
+}  // namespace snapshot_publisher_test
 }  // namespace gpusched::inventory

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::inventory {
-namespace {
+namespace use_table_test {
 
 Pod Bound(std::string uid, std::string node, std::string app = "web") {
   Pod p{.uid = uid, .namespace_name = "ml", .name = uid, .node_name = std::move(node), .phase = PodPhase::kRunning,
@@ -83,5 +83,5 @@ TEST(UseTable, BudgetsAreListedForSnapshotsAndChangeOnlyWhenTheyDiffer) {
   EXPECT_EQ(table.budget_list(), nullptr);
 }
 
-}  // namespace
+}  // namespace use_table_test
 }  // namespace gpusched::inventory

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::json {
-namespace {
+namespace json_test {
 
 using ::testing::HasSubstr;
 
@@ -162,7 +162,7 @@ TEST(Json, AppendValueWritesCompactJson) {
   EXPECT_EQ(out, R"({"a":[1,2.5,"x"],"b":null})");
 }
 
-}  // namespace
+}  // namespace json_test
 
 TEST(Json, AppendStringEscapesEverySpecialByteWhereverItIs) {
   // The fast path scans eight bytes at a time: a special byte at any offset must still be found,

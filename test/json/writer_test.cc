@@ -7,7 +7,7 @@
 #include "gpusched/json/json.h"
 
 namespace gpusched::json {
-namespace {
+namespace writer_test {
 
 TEST(JsonWriter, WritesCompactJsonWithCommasAndEscapes) {
   Writer w;
@@ -50,5 +50,5 @@ TEST(JsonWriter, CheckedStringsAndKeysAreCopiedAsTheyAre) {
   EXPECT_EQ(w.Take(), R"({"n1":"n2","n3":{"metadata":{"name":"n1"}}})");
 }
 
-}  // namespace
+}  // namespace writer_test
 }  // namespace gpusched::json

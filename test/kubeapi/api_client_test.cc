@@ -15,7 +15,7 @@
 #include "temp_dir.h"
 
 namespace gpusched::kubeapi {
-namespace {
+namespace api_client_test {
 
 using testing::FakeApiServer;
 using testing::FakeApiServerOptions;
@@ -216,5 +216,5 @@ TEST(TokenBucket, AllowsTheBurstThenTheRate) {
   EXPECT_EQ(bucket.Reserve(), std::chrono::nanoseconds(0));
 }
 
-}  // namespace
+}  // namespace api_client_test
 }  // namespace gpusched::kubeapi

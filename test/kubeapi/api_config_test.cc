@@ -9,7 +9,7 @@
 #include <map>
 
 namespace gpusched::kubeapi {
-namespace {
+namespace api_config_test {
 
 using ::testing::HasSubstr;
 
@@ -125,5 +125,5 @@ contexts: [{name: c, context: {cluster: k, user: u}}]
   EXPECT_THAT(ParseKubeconfig("{[", ".").status().message(), HasSubstr("kubeconfig:"));
 }
 
-}  // namespace
+}  // namespace api_config_test
 }  // namespace gpusched::kubeapi

@@ -13,7 +13,7 @@
 #include "live_replica.h"
 
 namespace gpusched::kubeapi {
-namespace {
+namespace cluster_sync_test {
 
 using testing::Eventually;
 using testing::FakeApiServer;
@@ -236,5 +236,5 @@ TEST(ClusterSync, DraEventsUpdateTheStateObjectByObject) {
   EXPECT_EQ(inv.Snapshot()->dra().Holder(gpu0), "");
 }
 
-}  // namespace
+}  // namespace cluster_sync_test
 }  // namespace gpusched::kubeapi

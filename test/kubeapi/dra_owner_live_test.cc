@@ -10,7 +10,7 @@
 #include "live_replica.h"
 
 namespace gpusched {
-namespace {
+namespace dra_owner_live_test {
 
 using testing::Eventually;
 using ::testing::ElementsAre;
@@ -241,5 +241,5 @@ TEST(DraOwnerLive, ASpecialClaimWhosePodCannotRecordItIsReleasedAndDeletedAndThe
   EXPECT_EQ(f.api.Objects("resourceclaims").size(), 1u);
 }
 
-}  // namespace
+}  // namespace dra_owner_live_test
 }  // namespace gpusched

@@ -13,7 +13,7 @@
 #include "live_replica.h"
 
 namespace gpusched {
-namespace {
+namespace dra_preempt_live_test {
 
 using testing::ClaimPod;
 using testing::Eventually;
@@ -94,5 +94,5 @@ TEST_F(DraPreemptLive, ThePreemptorGetsTheDeviceItsVictimFreedAndALowerPriorityP
   EXPECT_THAT(*claim, HasSubstr(R"("pool":"dra-a","device":"gpu-0")"));
 }
 
-}  // namespace
+}  // namespace dra_preempt_live_test
 }  // namespace gpusched

@@ -14,7 +14,7 @@
 #include "live_replica.h"
 
 namespace gpusched {
-namespace {
+namespace live_bind_test {
 
 using testing::BindJson;
 using testing::Eventually;
@@ -328,5 +328,5 @@ TEST(LiveBind, APodWithoutGpusIsBoundToTheNodeKubeSchedulerChose) {
   EXPECT_THAT(*f.api.Get("pods", "ml", "web"), HasSubstr(R"("nodeName":"w1")"));
 }
 
-}  // namespace
+}  // namespace live_bind_test
 }  // namespace gpusched

@@ -17,7 +17,7 @@
 #include "live_replica.h"
 
 namespace gpusched {
-namespace {
+namespace live_defrag_test {
 
 using testing::AppliedPlan;
 using testing::ArgsWithNames;
@@ -441,5 +441,5 @@ TEST_F(LiveDraDefrag, AHoldOnDevicesInUseOrHeldIsRefused) {
   EXPECT_TRUE(replica_->inventory->HoldFor("x", about, "b", b0, std::chrono::seconds(60), {"pb"}).ok());
 }
 
-}  // namespace
+}  // namespace live_defrag_test
 }  // namespace gpusched

@@ -12,7 +12,7 @@
 #include "live_replica.h"
 
 namespace gpusched {
-namespace {
+namespace live_preempt_test {
 
 using testing::ArgsWithNames;
 using testing::Eventually;
@@ -159,5 +159,5 @@ TEST_F(LivePreempt, PodDisruptionBudgetsAreWatched) {
   ASSERT_TRUE(Eventually([&] { return budgets() == nullptr; }));
 }
 
-}  // namespace
+}  // namespace live_preempt_test
 }  // namespace gpusched

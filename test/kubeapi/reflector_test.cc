@@ -14,7 +14,7 @@
 #include "gpusched/json/json.h"
 
 namespace gpusched::kubeapi {
-namespace {
+namespace reflector_test {
 
 using testing::Eventually;
 using testing::FakeApiServer;
@@ -273,5 +273,5 @@ TEST(Reflector, FieldSelectorsAreEncodedAndHonoured) {
   ASSERT_TRUE(Eventually([&] { return mirror.objects().size() == 1 && mirror.objects().contains("pending"); }));
 }
 
-}  // namespace
+}  // namespace reflector_test
 }  // namespace gpusched::kubeapi

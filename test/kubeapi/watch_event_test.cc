@@ -6,7 +6,7 @@
 #include "gpusched/kubeapi/backoff.h"
 
 namespace gpusched::kubeapi {
-namespace {
+namespace watch_event_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -69,5 +69,5 @@ TEST(Backoff, DoublesUpToTheCapWithBoundedJitterAndResets) {
   EXPECT_LT(b.Next().count(), 151);
 }
 
-}  // namespace
+}  // namespace watch_event_test
 }  // namespace gpusched::kubeapi

@@ -22,7 +22,7 @@
 #include "test_server.h"
 
 namespace gpusched::kubejson {
-namespace {
+namespace apiserver_corpus_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -175,5 +175,5 @@ TEST(ApiServerCorpus, ThePendingPodWithCanonicalQuantitiesSchedules) {
   EXPECT_EQ(a10->gpus[1].used_mib, 20000);
 }
 
-}  // namespace
+}  // namespace apiserver_corpus_test
 }  // namespace gpusched::kubejson

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::kubejson {
-namespace {
+namespace dra_objects_test {
 
 using ::testing::HasSubstr;
 
@@ -143,5 +143,5 @@ TEST(DraObjects, MalformedObjectsNameTheFieldAndTheValue) {
               HasSubstr("\"Like\" is not a node selector operator"));
 }
 
-}  // namespace
+}  // namespace dra_objects_test
 }  // namespace gpusched::kubejson

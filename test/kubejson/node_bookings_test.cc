@@ -7,7 +7,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::kubejson {
-namespace {
+namespace node_bookings_test {
 
 using ::testing::HasSubstr;
 
@@ -97,5 +97,5 @@ TEST(NodeBookings, ANodeWithUnreadableBookingsTakesNoGpuPods) {
   EXPECT_THAT(node->spec_error, HasSubstr(R"(annotation gpusched.io/bookings: bookings["u"]: want object, got number)"));
 }
 
-}  // namespace
+}  // namespace node_bookings_test
 }  // namespace gpusched::kubejson

@@ -10,7 +10,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::kubejson {
-namespace {
+namespace node_holds_test {
 
 using ::testing::HasSubstr;
 
@@ -91,5 +91,5 @@ TEST(NodeHolds, ANodeWithUnreadableHoldsTakesNoGpuPods) {
   EXPECT_THAT(node->spec_error, HasSubstr(R"(annotation gpusched.io/holds: holds["u"]: want object, got array)"));
 }
 
-}  // namespace
+}  // namespace node_holds_test
 }  // namespace gpusched::kubejson

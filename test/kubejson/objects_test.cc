@@ -6,7 +6,7 @@
 #include "cluster_json.h"
 
 namespace gpusched::kubejson {
-namespace {
+namespace objects_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -344,5 +344,5 @@ TEST(K8sObjects, OnlyADocumentThatIsNoListFails) {
   EXPECT_THAT(AppendClusterJson("{", &out).message(), HasSubstr("malformed JSON"));
 }
 
-}  // namespace
+}  // namespace objects_test
 }  // namespace gpusched::kubejson

@@ -12,7 +12,7 @@
 #include "temp_dir.h"
 
 namespace gpusched::kubejson {
-namespace {
+namespace snapshot_source_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -78,5 +78,5 @@ TEST(SnapshotSource, ErrorsNameTheFile) {
   EXPECT_THAT(LoadSnapshotFiles({"/nonexistent.json"}).status().message(), HasSubstr("cannot open"));
 }
 
-}  // namespace
+}  // namespace snapshot_source_test
 }  // namespace gpusched::kubejson

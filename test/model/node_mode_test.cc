@@ -7,7 +7,7 @@
 #include <set>
 
 namespace gpusched {
-namespace {
+namespace node_mode_test {
 
 TEST(DeviceKinds, EachModeAndEachRequestKindHasExactlyOneRow) {
   std::set<NodeMode> modes;
@@ -45,5 +45,5 @@ TEST(DeviceKinds, AnAbsentLabelIsNvidiaAndAnyOtherValueTakesNoGpuPods) {
   EXPECT_EQ(KindOf(RequestKind::kDra)->short_name, "dra");
 }
 
-}  // namespace
+}  // namespace node_mode_test
 }  // namespace gpusched

@@ -7,7 +7,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace allocation_record_test {
 
 using ::testing::ElementsAre;
 using ::testing::Pair;
@@ -92,5 +92,5 @@ TEST(AllocationRecord, RoundTripsThroughAnnotations) {
   EXPECT_EQ(rebuilt.placement, v.placement);
 }
 
-}  // namespace
+}  // namespace allocation_record_test
 }  // namespace gpusched::placement

@@ -15,7 +15,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace defrag_planner_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -428,5 +428,5 @@ TEST(DefragPlanner, ConsolidationMovesHalfUsedGpusTogetherUntilTheTargetHolds) {
   EXPECT_THAT(stuck.reason, HasSubstr("no single move"));
 }
 
-}  // namespace
+}  // namespace defrag_planner_test
 }  // namespace gpusched::placement

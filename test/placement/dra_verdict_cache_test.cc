@@ -14,7 +14,7 @@
 #include "gpusched/placement/dra_planner.h"
 
 namespace gpusched::placement {
-namespace {
+namespace dra_verdict_cache_test {
 
 using ::testing::HasSubstr;
 using namespace gpusched::testing;
@@ -134,5 +134,5 @@ TEST(DraVerdictCache, AFitKeptByFilterDoesNotAnswerARankingButARefusalDoes) {
   EXPECT_EQ(cache.Find(2, 0, 9, false), nullptr);
 }
 
-}  // namespace
+}  // namespace dra_verdict_cache_test
 }  // namespace gpusched::placement

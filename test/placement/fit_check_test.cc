@@ -6,7 +6,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace fit_check_test {
 
 using ::testing::HasSubstr;
 
@@ -50,5 +50,5 @@ TEST(FitCheck, RefusesNodesThatAreNotReady) {
   EXPECT_THAT(CheckFits(node, Shared({0}, 10, 10)).message(), HasSubstr("switching"));
 }
 
-}  // namespace
+}  // namespace fit_check_test
 }  // namespace gpusched::placement

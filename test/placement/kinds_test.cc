@@ -10,7 +10,7 @@
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::placement {
-namespace {
+namespace kinds_test {
 
 using ::testing::HasSubstr;
 
@@ -74,5 +74,5 @@ TEST(Kinds, ARegistrationThatWouldMakeTwoKindsAnswerForOneThingIsRefused) {
   for (std::string_view label : {"other", "none", "wide", "claims2"}) EXPECT_EQ(ModeFromLabel(std::string(label)), NodeMode::kInvalid);
 }
 
-}  // namespace
+}  // namespace kinds_test
 }  // namespace gpusched::placement

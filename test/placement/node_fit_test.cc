@@ -8,7 +8,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::placement {
-namespace {
+namespace node_fit_test {
 
 using ::testing::HasSubstr;
 
@@ -104,5 +104,5 @@ TEST(NodeFit, TheReadyConditionAndHostPortsAndVolumesAreRead) {
   EXPECT_TRUE(ConstraintsOf(R"({"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"d"}}]})").filter_volumes);
 }
 
-}  // namespace
+}  // namespace node_fit_test
 }  // namespace gpusched::placement

@@ -6,7 +6,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace node_state_test {
 
 using ::testing::HasSubstr;
 
@@ -196,5 +196,5 @@ TEST(NodeState, PackedAllocationsBookWhatTheirAllocationsBook) {
   EXPECT_EQ(usage.whole_used, 3);
 }
 
-}  // namespace
+}  // namespace node_state_test
 }  // namespace gpusched::placement

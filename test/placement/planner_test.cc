@@ -7,7 +7,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace planner_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -338,5 +338,5 @@ TEST(Planner, InitContainersGoWhereThePodAlreadyHoldsTheMost) {
   EXPECT_THAT(GpusOf(v, 0), ElementsAre(0));
 }
 
-}  // namespace
+}  // namespace planner_test
 }  // namespace gpusched::placement

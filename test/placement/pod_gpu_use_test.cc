@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::placement {
-namespace {
+namespace pod_gpu_use_test {
 
 using ::testing::ElementsAre;
 
@@ -45,5 +45,5 @@ TEST(PodGpuUse, AWholeCardSharedWithinOnePhaseIsAConflict) {
   EXPECT_TRUE(use[0].exclusive);
 }
 
-}  // namespace
+}  // namespace pod_gpu_use_test
 }  // namespace gpusched::placement

@@ -6,7 +6,7 @@
 #include "gpusched/model/names.h"
 
 namespace gpusched::placement {
-namespace {
+namespace pod_request_test {
 
 using ::testing::HasSubstr;
 
@@ -400,5 +400,5 @@ TEST(PodRequest, ContainerNamesTooLongForTheResultAnnotationAreRefused) {
   EXPECT_THAT(r.unplaceable_reason, HasSubstr("at most 43 characters"));
 }
 
-}  // namespace
+}  // namespace pod_request_test
 }  // namespace gpusched::placement

@@ -6,7 +6,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace score_cache_test {
 
 TEST(ShapeKey, SeparatesWhatChangesAVerdictOrItsReason) {
   PodRequest a = AnalyzePod(MgpuPod({MgpuC("main", 30, 8192)}));
@@ -79,5 +79,5 @@ TEST(ScoreCache, ACachedScanAnswersAsAFreshOne) {
   EXPECT_EQ(scan(&cache), changed);
 }
 
-}  // namespace
+}  // namespace score_cache_test
 }  // namespace gpusched::placement

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpusched::placement {
-namespace {
+namespace score_mapping_test {
 
 using ::testing::ElementsAre;
 
@@ -46,5 +46,5 @@ TEST(ScoreMapping, BestKIsOrderedBestFirst) {
   EXPECT_THAT(BestK(nodes, 10), ElementsAre(1, 3, 2, 0));
 }
 
-}  // namespace
+}  // namespace score_mapping_test
 }  // namespace gpusched::placement

@@ -12,7 +12,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace victims_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -214,5 +214,5 @@ TEST(Victims, OnRandomNodesTheVictimsMakeRoomAndEachIsNeeded) {
   EXPECT_GT(helped, 100);
 }
 
-}  // namespace
+}  // namespace victims_test
 }  // namespace gpusched::placement

@@ -9,7 +9,7 @@
 #include "test_nodes.h"
 
 namespace gpusched::placement {
-namespace {
+namespace what_if_test {
 
 Allocation Hold(std::string holder, int64_t gpus, int32_t priority) {
   Allocation h = WholeAlloc(std::move(holder), "w", gpus);
@@ -137,5 +137,5 @@ TEST(WhatIf, DevicesHeldInTheViewLeaveTheNodesOwnStateAlone) {
   EXPECT_EQ(&view.state(), &w);
 }
 
-}  // namespace
+}  // namespace what_if_test
 }  // namespace gpusched::placement

@@ -9,7 +9,7 @@
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::replay {
-namespace {
+namespace cluster_replay_test {
 
 using ::testing::HasSubstr;
 using testing::Mgpu;
@@ -155,5 +155,5 @@ TEST(ClusterReplay, PinnedPlacementsOfASmallMixedReplay) {
   EXPECT_EQ(got, want);
 }
 
-}  // namespace
+}  // namespace cluster_replay_test
 }  // namespace gpusched::replay

@@ -12,7 +12,7 @@
 #include "gpusched/replay/dra_example.h"
 
 namespace gpusched::replay {
-namespace {
+namespace dra_replay_test {
 
 struct Loaded {
   ClusterObjects cluster;
@@ -115,5 +115,5 @@ TEST(DraReplay, UpstreamsBinPackingSetupStillSplitsPodsAcrossPcieRoots) {
   EXPECT_LE(ours.dra_fragmented_pct, packing.dra_fragmented_pct);
 }
 
-}  // namespace
+}  // namespace dra_replay_test
 }  // namespace gpusched::replay

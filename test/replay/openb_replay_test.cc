@@ -12,7 +12,7 @@
 #include "temp_dir.h"
 
 namespace gpusched::replay {
-namespace {
+namespace openb_replay_test {
 
 using ::testing::HasSubstr;
 
@@ -199,5 +199,5 @@ TEST(OpenbPaper, DefaultTraceMatchesTheArtifactAndSoftmixBeatsFgd) {
   EXPECT_LE(UnallocatedAt100(*runs, "default", "softmix").mean, 4.05);
 }
 
-}  // namespace
+}  // namespace openb_replay_test
 }  // namespace gpusched::replay

@@ -10,7 +10,7 @@
 #include "gpusched/scoring/scorer.h"
 
 namespace gpusched::replay {
-namespace {
+namespace timeline_replay_test {
 
 using ::testing::HasSubstr;
 
@@ -158,5 +158,5 @@ TEST(TimelineReplay, ATraceWithoutTimesIsRefusedWithTheColumnItLacks) {
   EXPECT_THAT(t.status().message(), HasSubstr("no creation_time column"));
 }
 
-}  // namespace
+}  // namespace timeline_replay_test
 }  // namespace gpusched::replay

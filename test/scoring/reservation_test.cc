@@ -12,7 +12,7 @@
 #include "gpusched/scoring/scorer.h"
 
 namespace gpusched::scoring {
-namespace {
+namespace reservation_test {
 
 // An empty node of 8 GPUs with `cores` CPU cores and 512 GiB.
 NodeView Eight(int64_t cores) {
@@ -114,5 +114,5 @@ TEST(Reservation, TheObservedWorkloadReservesTheFewNodesItsWholeNodePodsNeed) {
   EXPECT_FALSE(Picky(PodShape{.gpus = 1, .milli = 1000}, w));
 }
 
-}  // namespace
+}  // namespace reservation_test
 }  // namespace gpusched::scoring

@@ -9,7 +9,7 @@
 #include "gpusched/scoring/target_workload.h"
 
 namespace gpusched::scoring {
-namespace {
+namespace scorer_test {
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
@@ -214,5 +214,5 @@ TEST(MakeScorer, KnowsEveryNameAndRejectsOthers) {
   EXPECT_FALSE(MakeScorer("tetris", &m).ok());
 }
 
-}  // namespace
+}  // namespace scorer_test
 }  // namespace gpusched::scoring
