@@ -20,7 +20,8 @@
 namespace gpusched::inventory {
 
 Inventory::Inventory(InventoryOptions options)
-    : options_(options), book_(ReservationTtls{options.assume_ttl, options.booking_ttl}, options.clock) {
+    : options_(options),
+      book_(ReservationTtls{options.assume_ttl, options.booking_ttl, options.nomination_ttl}, options.clock) {
   MutexLock lock(&mu_);
   dra_state_ = std::make_shared<const dra::ClusterState>(std::vector<dra::SlicePtr>{}, std::vector<dra::DeviceClass>{},
                                                          std::vector<dra::ResourceClaim>{}, std::vector<std::string>{});
@@ -227,20 +228,16 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
 
 size_t Inventory::Expire() {
   MutexLock lock(&mu_);
-  auto now = options_.clock->Now();
   // Committed entries still not seen bound since our bind, bookings past their time, pods bound
-  // by us without GPUs of their own and never seen bound since.
-  ReservationBook::Due due = book_.Expire();
+  // by us without GPUs of their own and never seen bound since; holds past their time (a
+  // nominated pod still counts against its node's other resources while kube-scheduler keeps it
+  // nominated there: it counts it so too).
+  ReservationBook::Due due = book_.Expire(
+      [this](std::string_view node, int32_t priority) GPUSCHED_REQUIRES(mu_) { return VictimsLeavingLocked(node, priority); });
   std::set<std::string> touched;
   for (const std::string& uid : due.entries) touched.insert(UnbookLocked(uid));
   for (const std::string& uid : due.bare) RevertBareLocked(uid, &touched);
   touched.insert(due.hold_nodes.begin(), due.hold_nodes.end());
-  // A hold ends; the pod still counts against the node's other resources while kube-scheduler
-  // keeps it nominated there (it counts it so too).
-  book_.nominations().ExpireHolds(
-      now, options_.nomination_ttl,
-      [this](std::string_view node, int32_t priority) GPUSCHED_REQUIRES(mu_) { return VictimsLeavingLocked(node, priority); },
-      &touched);
   ExpireAnnotatedHoldsLocked(&touched);
   for (const std::string& name : BookedNodesLocked()) SyncBookingsLocked(name, &touched);
   if (!touched.empty()) {

@@ -4,6 +4,8 @@
 // indexes by every method that enters or removes one; one Expire for every kind of time.
 #include "gpusched/inventory/reservation_book.h"
 
+#include <set>
+
 #include "gpusched/model/node.h"
 
 namespace gpusched::inventory {
@@ -113,7 +115,7 @@ std::string ReservationBook::UseHold(const std::string& pod_uid, const std::stri
   return ended;
 }
 
-ReservationBook::Due ReservationBook::Expire() {
+ReservationBook::Due ReservationBook::Expire(const VictimsLeaving& leaving) {
   Due due;
   for (const auto& [uid, held] : ledger_.all()) {
     if (held->origin != AllocationOrigin::kObserved && !InFlight(uid)) due.entries.push_back(held->pod_uid);
@@ -131,6 +133,9 @@ ReservationBook::Due ReservationBook::Expire() {
   });
   int64_t wall = clock_->WallMs();
   std::erase_if(ended_, [&](const auto& kv) { return kv.second.until_ms <= wall; });
+  std::set<std::string> nominated;
+  nominations_.ExpireHolds(now, ttls_.nomination_ttl, leaving, &nominated);
+  due.hold_nodes.insert(due.hold_nodes.end(), nominated.begin(), nominated.end());
   return due;
 }
 

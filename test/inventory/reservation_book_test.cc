@@ -1,6 +1,6 @@
 // The reservation book (inventory/reservation_book.h): one entry per pod, each counted for the
-// time of its origin; bare commitments, gone pods and defrag holds on times of their own; all run
-// out by one Expire.
+// time of its origin; bare commitments, gone pods, defrag holds and nominations' holds on times of
+// their own; all run out by one Expire.
 #include "gpusched/inventory/reservation_book.h"
 
 #include <gmock/gmock.h>
@@ -23,8 +23,33 @@ Allocation On(std::string uid, std::string node) {
 
 struct Book {
   FakeClock clock;
-  ReservationBook book{ReservationTtls{.assume_ttl = seconds(600), .booking_ttl = seconds(300)}, &clock};
+  ReservationBook book{
+      ReservationTtls{.assume_ttl = seconds(600), .booking_ttl = seconds(300), .nomination_ttl = seconds(60)}, &clock};
+  std::string leaving_node;  // where pods of lower priority are still terminating
+
+  ReservationBook::Due Expire() {
+    return book.Expire([this](std::string_view node, int32_t) { return node == leaving_node; });
+  }
 };
+
+// A nominated pod's GPU hold runs out by the same Expire, nomination_ttl after its victims are
+// gone: while pods of lower priority still terminate on its node, its clock starts again.
+TEST(ReservationBook, ANominationsHoldRunsOutByTheBooksExpireOnceItsVictimsAreGone) {
+  Book b;
+  std::set<std::string> touched;
+  b.book.nominations().Nominate(Pod{.uid = "p", .name = "p", .priority = 10, .nominated_node = "n1"}, true, b.clock.Now(),
+                                &touched);
+  b.leaving_node = "n1";
+  b.clock.Advance(seconds(90));
+  EXPECT_THAT(b.Expire().hold_nodes, IsEmpty());  // victims leaving: counted from now
+  b.leaving_node = "";
+  b.clock.Advance(seconds(60));
+  EXPECT_THAT(b.Expire().hold_nodes, IsEmpty());
+  b.clock.Advance(seconds(1));
+  EXPECT_THAT(b.Expire().hold_nodes, ElementsAre("n1"));
+  EXPECT_FALSE(b.book.nominations().all().at("p").gpus);  // the pod itself stays nominated
+  EXPECT_THAT(b.Expire().hold_nodes, IsEmpty());
+}
 
 TEST(ReservationBook, ACommitCountsForAssumeTtlUnlessTheClusterShowsThePodBound) {
   Book b;
@@ -34,11 +59,11 @@ TEST(ReservationBook, ACommitCountsForAssumeTtlUnlessTheClusterShowsThePodBound)
   b.book.Observe(On("b", "n1"));  // the cluster caught up with b
   b.clock.Advance(seconds(600));
   EXPECT_TRUE(b.book.InFlight("a"));
-  EXPECT_THAT(b.book.Expire().entries, IsEmpty());
+  EXPECT_THAT(b.Expire().entries, IsEmpty());
   b.clock.Advance(seconds(1));
   EXPECT_FALSE(b.book.InFlight("a"));
   EXPECT_FALSE(b.book.InFlight("b"));  // observed: the cluster's word, not in flight
-  EXPECT_THAT(b.book.Expire().entries, ElementsAre("a"));
+  EXPECT_THAT(b.Expire().entries, ElementsAre("a"));
 }
 
 TEST(ReservationBook, APodHoldsOneEntryThatACommitCannotReplace) {
@@ -50,7 +75,7 @@ TEST(ReservationBook, APodHoldsOneEntryThatACommitCannotReplace) {
   EXPECT_THAT(b.book.OnNode("n1"), IsEmpty());
   EXPECT_EQ(b.book.size(), 1u);
   b.clock.Advance(seconds(301));
-  EXPECT_THAT(b.book.Expire().entries, ElementsAre("a"));  // booking_ttl, not assume_ttl
+  EXPECT_THAT(b.Expire().entries, ElementsAre("a"));  // booking_ttl, not assume_ttl
   EXPECT_EQ(b.book.Release("a"), "n2");
   EXPECT_EQ(b.book.Release("a"), "");
 }
@@ -59,11 +84,11 @@ TEST(ReservationBook, ABookingCountsFromItsWritersStampMeasuredEitherWay) {
   Book b;
   b.book.Book(On("old", "n1"), b.clock.WallMs() - 299'000);
   b.book.Book(On("ahead", "n1"), b.clock.WallMs() + 299'000);  // a writer whose clock runs ahead
-  EXPECT_THAT(b.book.Expire().entries, IsEmpty());
+  EXPECT_THAT(b.Expire().entries, IsEmpty());
   b.clock.Advance(seconds(1));
-  EXPECT_THAT(b.book.Expire().entries, ElementsAre("old"));
+  EXPECT_THAT(b.Expire().entries, ElementsAre("old"));
   b.clock.SetWallMs(b.clock.WallMs() - 2'000);  // and one whose stamp is now further ahead
-  EXPECT_THAT(b.book.Expire().entries, UnorderedElementsAre("ahead"));
+  EXPECT_THAT(b.Expire().entries, UnorderedElementsAre("ahead"));
 }
 
 TEST(ReservationBook, ABareCommitmentRunsOutOnItsOwnTimeWhateverHappensToTheEntry) {
@@ -72,7 +97,7 @@ TEST(ReservationBook, ABareCommitmentRunsOutOnItsOwnTimeWhateverHappensToTheEntr
   b.book.Observe(On("a", "n1"));  // what its claims hold, read again
   b.book.Release("a");
   b.clock.Advance(seconds(601));
-  ReservationBook::Due due = b.book.Expire();
+  ReservationBook::Due due = b.Expire();
   EXPECT_THAT(due.bare, ElementsAre("a"));
   EXPECT_THAT(due.entries, IsEmpty());
   EXPECT_TRUE(b.book.EndBare("a"));
@@ -104,10 +129,10 @@ TEST(ReservationBook, AForgottenPodIsGoneForTwiceTheBookingTtl) {
   EXPECT_FALSE(b.book.IsBare("c"));
   EXPECT_TRUE(b.book.IsGone("a"));
   b.clock.Advance(seconds(600));
-  b.book.Expire();
+  b.Expire();
   EXPECT_TRUE(b.book.IsGone("a"));
   b.clock.Advance(seconds(1));
-  b.book.Expire();
+  b.Expire();
   EXPECT_FALSE(b.book.IsGone("a"));
   EXPECT_FALSE(b.book.IsGone("c"));
 }
@@ -139,12 +164,12 @@ TEST(ReservationBook, AHoldRunsOutOnItsTimeAndAnEndedAnnotatedHoldIsRememberedUn
   b.book.PutHold("a", HeldFor("pending", "n2", b.clock.Now() + seconds(60), 2));  // replaces
   b.book.EndAnnotated("x@1", ReservationBook::EndedHold{.node = "n3", .until_ms = b.clock.WallMs() + 45'000});
   b.clock.Advance(seconds(45));
-  ReservationBook::Due due = b.book.Expire();
+  ReservationBook::Due due = b.Expire();
   EXPECT_THAT(due.hold_nodes, IsEmpty());
   EXPECT_FALSE(b.book.AnnotatedEnded("x@1"));
   ASSERT_NE(b.book.FindHold("a"), nullptr);
   b.clock.Advance(seconds(15));
-  EXPECT_THAT(b.book.Expire().hold_nodes, ElementsAre("n2"));
+  EXPECT_THAT(b.Expire().hold_nodes, ElementsAre("n2"));
   EXPECT_FALSE(b.book.EndHold("a").has_value());
 }
 

@@ -13,9 +13,9 @@
 // until its own time; and the holds of nodes' annotations that ended here, remembered until
 // theirs; pending pods nominated to a node after preemption (nomination_table.h); and DRA owner
 // mode's claims (claim_reservations.h: devices in flight, owned claims). Expire() is where all
-// of them but the nominations (whose holds end by NominationTable::ExpireHolds, which needs the
-// node's terminating pods) and the claims (dropped when the cluster shows them, or at the claim
-// allocator's sweep) run out.
+// of them but the claims (dropped when the cluster shows them, or at the claim allocator's sweep)
+// run out; a nomination's GPU hold by nomination_ttl, counted again while pods of lower priority
+// are still leaving its node (the caller says which: the book does not know the nodes' pods).
 //
 // The book keeps time; it does not decide what a release means for the pod's record (Inventory
 // does that with what Expire returns).
@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,7 +45,12 @@ namespace gpusched::inventory {
 struct ReservationTtls {
   std::chrono::seconds assume_ttl{600};   // kCommitted entries and bare commitments
   std::chrono::seconds booking_ttl{300};  // kBooked entries; gone pods are kept twice as long
+  std::chrono::seconds nomination_ttl{300};  // a nominated pod's GPU hold, once its victims are gone
 };
+
+// Whether pods of lower priority than `priority` are still terminating on `node` (a preemption's
+// victims leaving), for the nominations' holds.
+using VictimsLeaving = std::function<bool(std::string_view node, int32_t priority)>;
 
 class ReservationBook {
  public:
@@ -132,11 +138,12 @@ class ReservationBook {
   struct Due {
     std::vector<std::string> entries;     // committed or booked entries whose time is up
     std::vector<std::string> bare;        // bare commitments whose time is up
-    std::vector<std::string> hold_nodes;  // nodes of the defrag holds that ran out (now ended)
+    std::vector<std::string> hold_nodes;  // nodes of the defrag and nomination holds that ran out (now ended)
   };
   // Returns what ran out, for the caller to release with what that means for each pod; ends the
-  // holds past their time and forgets gone pods and ended annotated holds past theirs.
-  Due Expire();
+  // holds past their time (a nomination's pod still counts against its node's other resources)
+  // and forgets gone pods and ended annotated holds past theirs.
+  Due Expire(const VictimsLeaving& leaving);
 
  private:
   bool CommitFresh(std::chrono::steady_clock::time_point at) const { return clock_->Now() - at <= ttls_.assume_ttl; }
