@@ -2,8 +2,8 @@
 //
 // Applying a defrag plan, beside the bind flow: the pending pod's unjudged constraints refused
 // unless accepted, every move checked (a controller, a dry-run eviction) and every hold made and
-// published before the first eviction; then the evictions in
-// order, stopping at the first refusal with the holds of the moves not made dropped.
+// published before the first eviction; then the evictions in order, stopping at the first
+// refusal with the holds of the moves not made dropped.
 #include "gpusched/extender/defrag_executor.h"
 
 #include <fmt/format.h>

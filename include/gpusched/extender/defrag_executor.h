@@ -7,8 +7,8 @@
 // whose pending pod has constraints gpusched does not judge (DefragPlan::not_judged: pod affinity,
 // anti-affinity, topology spread, volumes) is refused unless the caller accepts them
 // (UnjudgedPolicy::kAccept): kube-scheduler may refuse the pod on the node made free, and the
-// moved pods would have been evicted for nothing. Then every move has a
-// controller and passes a dry-run eviction (the Eviction API with dryRun: [All], which checks the
+// moved pods would have been evicted for nothing. Then every move has a controller and passes a
+// dry-run eviction (the Eviction API with dryRun: [All], which checks the
 // PodDisruptionBudgets), then the GPUs the plan gives the pending pod are held for it, then the
 // target GPUs of every move are held for the next pod of the moved pod's controller (its
 // replacement gets a new name and UID). If any of these fails, nothing is evicted, every hold
