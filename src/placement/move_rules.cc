@@ -77,20 +77,22 @@ std::string MovedUses::LandingProblem(const NodeState& node, const PodLabels* la
 std::string MovedUses::PortsProblem(const NodeState& node, const std::vector<HostPort>& ports, std::string_view uid,
                                     int32_t priority) const {
   const std::vector<const PodUse*>& left = On(left_, node.node.name);
-  auto gone = [&](const PodUse& u) {
-    return u.uid == uid || std::any_of(left.begin(), left.end(), [&](const PodUse* l) { return l->uid == u.uid; });
+  // Why `u` keeps the pod off the node, unless it is the pod itself or a pod the moves took away.
+  auto conflict = [&](const PodUse& u) {
+    bool gone = u.uid == uid || std::any_of(left.begin(), left.end(), [&](const PodUse* l) { return l->uid == u.uid; });
+    return gone ? std::string() : HostPortProblem(ports, u);
   };
-  static const NodeUses kEmpty;
-  const NodeUses& uses = node.uses != nullptr ? *node.uses : kEmpty;
-  for (const PodUse& u : uses.pods()) {
-    if (std::string why = gone(u) ? "" : HostPortProblem(ports, u); !why.empty()) return why;
+  static const std::vector<PodUse> kNoUses;
+  std::string why;
+  for (const PodUse& u : node.uses != nullptr ? node.uses->pods() : kNoUses) {
+    if (!(why = conflict(u)).empty()) return why;
   }
   for (const PodUse* u : On(arrived_, node.node.name)) {
-    if (std::string why = u->uid == uid ? "" : HostPortProblem(ports, *u); !why.empty()) return why;
+    if (!(why = conflict(*u)).empty()) return why;
   }
   for (const PodUse& n : node.nominated) {  // as kube-scheduler's filters with nominated pods
-    if (n.priority < priority || gone(n) || uses.Find(n.uid) != nullptr) continue;
-    if (std::string why = HostPortProblem(ports, n); !why.empty()) return why;
+    bool counted = n.priority >= priority && (node.uses == nullptr || node.uses->Find(n.uid) == nullptr);
+    if (counted && !(why = conflict(n)).empty()) return why;
   }
   return "";
 }

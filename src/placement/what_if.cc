@@ -74,8 +74,8 @@ NodeState WhatIf::Build() const {
   kept.insert(kept.end(), added_.begin(), added_.end());
   NodeState out = BuildNodeStateSharing(base_->node, std::move(kept));
   for (const Allocation& h : base_->holds) {
-    bool kept = (!viewer_ || HoldBinds(h, *viewer_)) && (!consumer_ || !HeldFor(h, *consumer_));
-    if (kept) AddHold(h, &out);
+    bool stays = (!viewer_ || HoldBinds(h, *viewer_)) && (!consumer_ || !HeldFor(h, *consumer_));
+    if (stays) AddHold(h, &out);
   }
   out.uses = base_->uses;
   out.nominated = base_->nominated;
