@@ -41,7 +41,7 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kUsage = R"(usage: gpusched agent [--node NAME] [flags]
+constexpr std::string_view kAgentUsage = R"(usage: gpusched agent [--node NAME] [flags]
 
 Reads this node's GPUs through NVML (libnvidia-ml, loaded at run time when present) or else from
 `nvidia-smi -q -x`, and publishes the annotation
@@ -77,7 +77,7 @@ ResourceClaim holds is that pod's.
                       and drift per GPU, writes and failed rounds
 )";
 
-struct Args {
+struct AgentArgs {
   bool once = false;
   bool print = false;
   std::string xml_file;
@@ -97,8 +97,8 @@ struct Args {
 
 std::atomic<bool> stop_agent{false};
 
-StatusOr<Args> ParseArgs(int argc, char** argv) {
-  Args a;
+StatusOr<AgentArgs> ParseAgentArgs(int argc, char** argv) {
+  AgentArgs a;
   for (int i = 0; i < argc; ++i) {
     std::string_view flag = argv[i];
     if (flag == "--once") {
@@ -149,7 +149,7 @@ StatusOr<std::string> ReadFile(std::string_view flag, const std::string& file) {
 
 // A report: the saved file given by `flag` when given; else, with no saved -q -x report either,
 // nvidia-smi's output; else "" (a saved report and no saved companion: that part stays unknown).
-StatusOr<std::string> Report(const Args& a, std::string_view flag, const std::string& file, std::vector<const char*> args) {
+StatusOr<std::string> Report(const AgentArgs& a, std::string_view flag, const std::string& file, std::vector<const char*> args) {
   if (!file.empty()) return ReadFile(flag, file);
   if (!a.xml_file.empty()) return std::string();
   return RunNvidiaSmi(std::move(args), std::chrono::seconds(a.nvidia_smi_timeout_s));
@@ -169,7 +169,7 @@ constexpr std::string_view kMigHint =
 
 // Adds the MIG instances (read every round: an operator may repartition) to `gpus`; what goes
 // wrong is left unknown and said in *warnings.
-void AddMig(const Args& a, std::vector<agent::PhysicalGpu>* gpus, std::vector<std::string>* warnings) {
+void AddMig(const AgentArgs& a, std::vector<agent::PhysicalGpu>* gpus, std::vector<std::string>* warnings) {
   if (std::none_of(gpus->begin(), gpus->end(), [](const agent::PhysicalGpu& g) { return g.mig_enabled; })) return;
   StatusOr<std::string> lgi = Report(a, "--nvidia-smi-mig", a.mig_file, {"mig", "-lgi"});
   // No instances: nvidia-smi says so and exits non-zero.
@@ -185,7 +185,7 @@ void AddMig(const Args& a, std::vector<agent::PhysicalGpu>* gpus, std::vector<st
 
 // Adds the NVLink and PCIe-switch peers to `gpus`, from memory->links or else `nvidia-smi topo -m`
 // (kept once read); what goes wrong is left unknown and said in *warnings.
-void AddPeers(const Args& a, std::vector<agent::PhysicalGpu>* gpus, AgentMemory* memory, std::vector<std::string>* warnings) {
+void AddPeers(const AgentArgs& a, std::vector<agent::PhysicalGpu>* gpus, AgentMemory* memory, std::vector<std::string>* warnings) {
   if (gpus->size() < 2) return;
   if (!memory->links) {
     StatusOr<std::string> topo = Report(a, "--nvidia-smi-topo", a.topo_file, {"topo", "-m"});
@@ -202,7 +202,7 @@ void AddPeers(const Args& a, std::vector<agent::PhysicalGpu>* gpus, AgentMemory*
 
 // The GPUs: from a saved report; else through NVML when its library loads; else nvidia-smi. What
 // could not be read beyond the GPUs themselves is said in *warnings.
-StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const Args& a, AgentMemory* memory, std::vector<std::string>* warnings) {
+StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const AgentArgs& a, AgentMemory* memory, std::vector<std::string>* warnings) {
   StatusOr<std::vector<agent::PhysicalGpu>> gpus = NotFoundError("");
   if (a.xml_file.empty()) gpus = agent::ReadNvml(a.nvml_library);
   if (gpus.status().code() == StatusCode::kNotFound) {
@@ -220,7 +220,7 @@ void PrintWarnings(const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) std::fprintf(stderr, "gpusched agent: %s\n", w.c_str());
 }
 
-StatusOr<std::string> Describe(const Args& a) {
+StatusOr<std::string> Describe(const AgentArgs& a) {
   std::vector<std::string> warnings;
   AgentMemory memory;
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a, &memory, &warnings));
@@ -228,7 +228,7 @@ StatusOr<std::string> Describe(const Args& a) {
   return kubejson::EncodeGpuDevices(agent::ToGpuDevices(gpus)) + "\n";
 }
 
-StatusOr<std::unique_ptr<kubeapi::ApiClient>> Client(const Args& a) {
+StatusOr<std::unique_ptr<kubeapi::ApiClient>> Client(const AgentArgs& a) {
   kubeapi::ApiConfig config;
   if (!a.server.empty()) {
     GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
@@ -250,7 +250,7 @@ struct RoundResult {
 
 // The node's drift: its GPUs against what its pods book and the GPUs their ResourceClaims hold
 // (the claims and the node's slices are read only when some pod uses claims).
-StatusOr<std::vector<agent::GpuDrift>> CheckDrift(const Args& a, kubeapi::ApiClient* client, const std::vector<agent::PhysicalGpu>& gpus) {
+StatusOr<std::vector<agent::GpuDrift>> CheckDrift(const AgentArgs& a, kubeapi::ApiClient* client, const std::vector<agent::PhysicalGpu>& gpus) {
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<Pod> pods, kubeapi::PodsOnNode(client, a.node));
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<dra::ResourceClaim> claims, kubeapi::ClaimsOfPods(client, pods));
   std::set<std::string> claimed;
@@ -265,7 +265,7 @@ StatusOr<std::vector<agent::GpuDrift>> CheckDrift(const Args& a, kubeapi::ApiCli
 // changed, and post a drift not in memory->reported (the last round's) as a Node Event. The GPUs
 // are published even when the pods cannot be listed (with the last round's drift): health must
 // not wait for the drift check.
-StatusOr<RoundResult> PublishOnce(const Args& a, kubeapi::ApiClient* client, AgentMemory* memory) {
+StatusOr<RoundResult> PublishOnce(const AgentArgs& a, kubeapi::ApiClient* client, AgentMemory* memory) {
   RoundResult r;
   GPUSCHED_ASSIGN_OR_RETURN(r.gpus, ReadGpus(a, memory, &r.warnings));
   StatusOr<std::vector<agent::GpuDrift>> drift = CheckDrift(a, client, r.gpus);
@@ -288,7 +288,7 @@ StatusOr<RoundResult> PublishOnce(const Args& a, kubeapi::ApiClient* client, Age
 }
 
 // Starts the /metrics listener if asked for; prints where it listens. Null when not asked for.
-StatusOr<std::unique_ptr<http::Server>> MetricsServer(const Args& a, const AgentMetrics* metrics) {
+StatusOr<std::unique_ptr<http::Server>> MetricsServer(const AgentArgs& a, const AgentMetrics* metrics) {
   if (a.metrics_listen.empty()) return std::unique_ptr<http::Server>();
   http::ServerOptions options{.threads = 1, .blocking_threads = 1};
   GPUSCHED_RETURN_IF_ERROR(config::ParseListen(a.metrics_listen, &options));
@@ -300,7 +300,7 @@ StatusOr<std::unique_ptr<http::Server>> MetricsServer(const Args& a, const Agent
 }
 
 // Publishes every interval until SIGTERM or SIGINT; a failed round is logged and retried.
-int PublishLoop(const Args& a, kubeapi::ApiClient* client) {
+int PublishLoop(const AgentArgs& a, kubeapi::ApiClient* client) {
   std::signal(SIGTERM, [](int) { stop_agent = true; });
   std::signal(SIGINT, [](int) { stop_agent = true; });
   AgentMetrics metrics(a.node);
@@ -332,7 +332,7 @@ int PublishLoop(const Args& a, kubeapi::ApiClient* client) {
 }  // namespace
 
 int RunAgent(int argc, char** argv) {
-  StatusOr<Args> parsed = ParseArgs(argc, argv);
+  StatusOr<AgentArgs> parsed = ParseAgentArgs(argc, argv);
   if (parsed.ok() && !parsed->print && !parsed->once) {
     StatusOr<std::unique_ptr<kubeapi::ApiClient>> client = Client(*parsed);
     if (!client.ok()) {
@@ -341,7 +341,7 @@ int RunAgent(int argc, char** argv) {
     }
     return PublishLoop(*parsed, client->get());
   }
-  return RunAnswering<Args>("agent", kUsage, argc, argv, ParseArgs, [](const Args& a) -> StatusOr<std::string> {
+  return RunAnswering<AgentArgs>("agent", kAgentUsage, argc, argv, ParseAgentArgs, [](const AgentArgs& a) -> StatusOr<std::string> {
     if (a.print) return Describe(a);
     GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, Client(a));
     AgentMemory memory;

@@ -19,7 +19,7 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kUsage = R"(usage: gpusched defrag (--pod FILE | --target-frag PCT) [flags]
+constexpr std::string_view kDefragUsage = R"(usage: gpusched defrag (--pod FILE | --target-frag PCT) [flags]
 
 Plans pod moves (evict from one node, land on another) that make room for a pending pod, or
 lower the cluster's GPU fragmentation (FGD's measure, in percent of GPU compute) to a target:
@@ -43,7 +43,7 @@ disruption never move; switching or invalid nodes are never used. A dry run unle
                      kube-scheduler may still refuse it on the node made free
 )";
 
-struct Args {
+struct DefragArgs {
   std::string pod_file;
   std::optional<double> target;
   int max_moves = 8;
@@ -61,7 +61,7 @@ StatusOr<double> Number(std::string_view flag, const std::string& text) {
   return v;
 }
 
-Status ParseFlag(std::string_view flag, const std::string& v, Args* a) {
+Status ParseFlag(std::string_view flag, const std::string& v, DefragArgs* a) {
   if (flag == "--pod") {
     a->pod_file = v;
   } else if (flag == "--target-frag") {
@@ -85,8 +85,8 @@ Status ParseFlag(std::string_view flag, const std::string& v, Args* a) {
   return OkStatus();
 }
 
-StatusOr<Args> ParseArgs(int argc, char** argv) {
-  Args a;
+StatusOr<DefragArgs> ParseDefragArgs(int argc, char** argv) {
+  DefragArgs a;
   for (int i = 0; i < argc; ++i) {
     std::string_view flag = argv[i];
     if (flag == "--apply" || flag == "--accept-unjudged") {
@@ -103,7 +103,7 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
   return a;
 }
 
-StatusOr<std::string> AskServer(const Args& a, const std::string& pod) {
+StatusOr<std::string> AskServer(const DefragArgs& a, const std::string& pod) {
   kubeapi::ApiConfig config;
   GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, kubeapi::ApiClient::Create(config));
@@ -115,7 +115,7 @@ StatusOr<std::string> AskServer(const Args& a, const std::string& pod) {
   return r.body;
 }
 
-StatusOr<std::string> Plan(const Args& a) {
+StatusOr<std::string> Plan(const DefragArgs& a) {
   std::string pod;
   if (!a.pod_file.empty()) {
     GPUSCHED_ASSIGN_OR_RETURN(pod, ReadPodFile(a.pod_file));
@@ -128,6 +128,6 @@ StatusOr<std::string> Plan(const Args& a) {
 
 }  // namespace
 
-int RunDefrag(int argc, char** argv) { return RunAnswering<Args>("defrag", kUsage, argc, argv, ParseArgs, Plan); }
+int RunDefrag(int argc, char** argv) { return RunAnswering<DefragArgs>("defrag", kDefragUsage, argc, argv, ParseDefragArgs, Plan); }
 
 }  // namespace gpusched::cli

@@ -21,7 +21,7 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kUsage = R"(usage: gpusched explain (--pod FILE | --name NAMESPACE/NAME) [flags]
+constexpr std::string_view kExplainUsage = R"(usage: gpusched explain (--pod FILE | --name NAMESPACE/NAME) [flags]
 
 Says why a pod fits where it does, or does not fit anywhere: per node the mode and state, a
 reason per GPU, the score and rank where it fits, and the cheapest eviction of lower-priority
@@ -35,7 +35,7 @@ pods that would make room (docs/explain.md).
   --json            print the JSON answer instead of the table
 )";
 
-struct Args {
+struct ExplainArgs {
   std::string pod_file;
   std::string name;
   std::vector<std::string> snapshots;
@@ -43,8 +43,8 @@ struct Args {
   bool json = false;
 };
 
-StatusOr<Args> ParseArgs(int argc, char** argv) {
-  Args a;
+StatusOr<ExplainArgs> ParseExplainArgs(int argc, char** argv) {
+  ExplainArgs a;
   for (int i = 0; i < argc; ++i) {
     std::string_view flag = argv[i];
     auto value = [&]() -> StatusOr<std::string> {
@@ -72,7 +72,7 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
   return a;
 }
 
-StatusOr<std::string> AskServer(const Args& a) {
+StatusOr<std::string> AskServer(const ExplainArgs& a) {
   kubeapi::ApiConfig config;
   GPUSCHED_RETURN_IF_ERROR(kubeapi::ParseServerUrl(a.server, &config));
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, kubeapi::ApiClient::Create(config));
@@ -89,7 +89,7 @@ StatusOr<std::string> AskServer(const Args& a) {
   return r->body;
 }
 
-StatusOr<std::string> ExplainOffline(const Args& a) {
+StatusOr<std::string> ExplainOffline(const ExplainArgs& a) {
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<OfflineCluster> cluster, OfflineCluster::Load(a.snapshots));
   GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPodFile(a.pod_file));
   GPUSCHED_ASSIGN_OR_RETURN(extender::Explanation e, cluster->service().Explain(pod));
@@ -99,7 +99,7 @@ StatusOr<std::string> ExplainOffline(const Args& a) {
 }  // namespace
 
 int RunExplain(int argc, char** argv) {
-  return RunAnswering<Args>("explain", kUsage, argc, argv, ParseArgs, [](const Args& a) {
+  return RunAnswering<ExplainArgs>("explain", kExplainUsage, argc, argv, ParseExplainArgs, [](const ExplainArgs& a) {
     return a.server.empty() ? ExplainOffline(a) : AskServer(a);
   });
 }

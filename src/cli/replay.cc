@@ -32,7 +32,7 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kUsage = R"(usage: gpusched replay --nodes NODES.csv --pods PODS.csv [--pods ...] [flags]
+constexpr std::string_view kReplayUsage = R"(usage: gpusched replay --nodes NODES.csv --pods PODS.csv [--pods ...] [flags]
        gpusched replay --snapshot CLUSTER.json [--snapshot ...] --place PODS.json [flags]
 
 The first form replays the Alibaba openb trace the way the FGD paper (USENIX ATC'23) does:
@@ -89,7 +89,7 @@ nvidia.com/gpu served by DRA) until they ask D times the GPUs (default 1.1); the
 draws them.
 )";
 
-struct Args {
+struct ReplayArgs {
   std::string nodes;
   std::vector<std::string> pods;
   std::vector<std::string> snapshots;
@@ -123,8 +123,8 @@ Status ReadNumber(const std::string& flag, const std::string& value, double lo, 
   return OkStatus();
 }
 
-StatusOr<Args> Parse(int argc, char** argv) {
-  Args a;
+StatusOr<ReplayArgs> Parse(int argc, char** argv) {
+  ReplayArgs a;
   for (int i = 0; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--timeline") {
@@ -226,7 +226,7 @@ void ProgressBar(size_t done, size_t total, std::chrono::steady_clock::time_poin
 }
 
 // Loads --nodes and each --pods trace (and, with --timeline, the pods' times).
-Status LoadTraces(const Args& args, std::vector<replay::NamedTrace>* traces, std::vector<std::vector<replay::TimelinePod>>* timelines) {
+Status LoadTraces(const ReplayArgs& args, std::vector<replay::NamedTrace>* traces, std::vector<std::vector<replay::TimelinePod>>* timelines) {
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<replay::TraceNode> nodes, replay::LoadNodeCsv(args.nodes));
   for (const std::string& file : args.pods) {
     GPUSCHED_ASSIGN_OR_RETURN(std::vector<replay::TracePod> pods, replay::LoadPodCsv(file));
@@ -241,7 +241,7 @@ Status LoadTraces(const Args& args, std::vector<replay::NamedTrace>* traces, std
   return OkStatus();
 }
 
-int RunTimelineMode(const Args& args, const replay::GridOptions& grid, const std::vector<replay::NamedTrace>& traces,
+int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, const std::vector<replay::NamedTrace>& traces,
                     const std::vector<std::vector<replay::TimelinePod>>& timelines) {
   struct Job {
     size_t trace;
@@ -298,7 +298,7 @@ int RunTimelineMode(const Args& args, const replay::GridOptions& grid, const std
   return 0;
 }
 
-int WriteDraExample(const Args& args, uint64_t seed) {
+int WriteDraExample(const ReplayArgs& args, uint64_t seed) {
   replay::DraExample example = replay::MakeDraExample(replay::DraExampleOptions{.nodes = args.example_nodes, .demand = args.example_demand, .seed = seed});
   std::error_code ec;
   std::filesystem::create_directories(args.write_dra_example, ec);
@@ -315,7 +315,7 @@ int WriteDraExample(const Args& args, uint64_t seed) {
   return 0;
 }
 
-int RunClusterMode(const Args& args, const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds) {
+int RunClusterMode(const ReplayArgs& args, const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds) {
   StatusOr<ClusterObjects> cluster = kubejson::LoadSnapshotFiles(args.snapshots);
   if (!cluster.ok()) {
     log::Error("{}", cluster.status().message());
@@ -387,14 +387,14 @@ int RunClusterMode(const Args& args, const std::vector<std::string>& policies, c
 int RunReplay(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
-      std::fputs(kUsage.data(), stdout);
+      std::fputs(kReplayUsage.data(), stdout);
       return 0;
     }
   }
-  StatusOr<Args> args = Parse(argc, argv);
+  StatusOr<ReplayArgs> args = Parse(argc, argv);
   if (!args.ok()) {
     log::Error("{}", args.status().message());
-    std::fputs(kUsage.data(), stderr);
+    std::fputs(kReplayUsage.data(), stderr);
     return 2;
   }
   replay::GridOptions grid{.policies = SplitList(args->policy), .tune_ratio = args->tune_ratio, .threads = args->threads};
