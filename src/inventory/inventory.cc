@@ -73,7 +73,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
     if (n.gpus) held.insert(n.pod.nominated_node);
   }
   for (const auto& [uid, h] : book_.holds()) held.insert(h.hold.node_name);
-  for (const auto& [name, keys] : counted_holds_) held.insert(name);
+  for (const auto& [name, keys] : annotated_.counted()) held.insert(name);
   auto all = [this]() GPUSCHED_REQUIRES(mu_) {
     std::vector<std::pair<std::string_view, NodeStatePtr>> out;
     out.reserve(nodes_.size());
@@ -156,9 +156,7 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
   }
   for (const std::string& name : deleted) {
     book_.DropSecondBookings(name);
-    annotated_nodes_.erase(name);
-    held_nodes_.erase(name);
-    counted_holds_.erase(name);
+    annotated_.Remove(name);
     if (nodes_.erase(name) == 0) continue;
     node_set_changed = true;
     // Bookings on a node that is gone cannot be honoured; pods bound there keep theirs until
@@ -177,17 +175,8 @@ bool Inventory::ApplyNodesLocked(ClusterDelta* delta, std::set<std::string>* tou
     }
     touched->insert(n.name);
     respec->insert(n.name);
+    annotated_.Update(n);
     std::string name = n.name;
-    if (n.bookings.empty()) {
-      annotated_nodes_.erase(name);
-    } else {
-      annotated_nodes_.insert(name);
-    }
-    if (n.holds.empty()) {
-      held_nodes_.erase(name);
-    } else {
-      held_nodes_.insert(name);
-    }
     nodes_[name].spec = std::move(n);
   }
   return node_set_changed;

@@ -62,7 +62,7 @@ void Inventory::SyncBookingsLocked(const std::string& node, std::set<std::string
 }
 
 std::set<std::string> Inventory::BookedNodesLocked() const {
-  std::set<std::string> out(annotated_nodes_.begin(), annotated_nodes_.end());
+  std::set<std::string> out(annotated_.booked().begin(), annotated_.booked().end());
   for (std::string& name : book_.NodesWithSecondBookings()) out.insert(std::move(name));
   return out;
 }

@@ -47,9 +47,6 @@ std::string DraHoldConflict(const Placement& placement, const std::vector<Alloca
 // another hold.
 std::string EndedKey(std::string_view about_uid, int64_t at_ms) { return fmt::format("{}@{}", about_uid, at_ms); }
 
-// When annotated hold `h` stops counting (BookingFresh's end for a hold stamped in the past).
-int64_t HoldEndMs(const NodeHold& h) { return h.at_ms + h.ttl_s * 1000; }
-
 }  // namespace
 
 StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocation& about, const std::string& node,
@@ -128,11 +125,7 @@ void Inventory::AddDefragHoldsLocked(const std::string& node, placement::NodeSta
     placement::AddHold(h->hold, state);
     keys.push_back(EndedKey(h->about_uid, h->at_ms));
   }
-  if (keys.empty()) {
-    counted_holds_.erase(node);
-  } else {
-    counted_holds_.insert_or_assign(node, std::move(keys));
-  }
+  annotated_.SetCounted(node, std::move(keys));
 }
 
 std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::string& node) {
@@ -144,7 +137,7 @@ std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::stri
   std::set<std::string, std::less<>> moved, taken;  // the moved pods; pods that used (or own) a hold
   std::vector<const NodeHold*> holds;  // fresh, not this replica's, not ended: oldest first
   for (const NodeHold& h : entry->second.spec.holds) {
-    last_end = std::max(last_end, HoldEndMs(h));
+    last_end = std::max(last_end, h.end_ms());
     moved.insert(h.about_uid);
     if (!h.hold.pod_uid.starts_with(placement::kControllerHoldPrefix)) taken.insert(h.hold.pod_uid);  // its own hold first
     if (book_.FindHold(h.about_uid) == nullptr && !book_.AnnotatedEnded(EndedKey(h.about_uid, h.at_ms)) &&
@@ -202,12 +195,7 @@ std::vector<std::string> Inventory::PodsOfControllerLocked(std::string_view cont
 }
 
 void Inventory::ExpireAnnotatedHoldsLocked(std::set<std::string>* touched) {
-  int64_t now = options_.clock->WallMs();
-  for (auto it = held_nodes_.begin(); it != held_nodes_.end();) {  // (a loop: the lock analysis cannot see into lambdas)
-    const std::vector<NodeHold>& holds = nodes_.find(*it)->second.spec.holds;
-    bool current = std::any_of(holds.begin(), holds.end(), [&](const NodeHold& h) { return HoldEndMs(h) > now; });
-    it = current ? std::next(it) : held_nodes_.erase(it);
-  }
+  annotated_.ExpireHolds(options_.clock->WallMs());
   std::set<std::string> changed = WithChangedHoldNodesLocked(*touched);
   if (!changed.empty()) *touched = std::move(changed);
 }
@@ -219,15 +207,14 @@ std::set<std::string> Inventory::WithChangedHoldNodesLocked(const std::set<std::
     if (out.empty()) out = touched;
     out.insert(node);
   };
-  for (const std::string& node : held_nodes_) {
+  for (const auto& [node, last_end_ms] : annotated_.held()) {
     if (touched.contains(node)) continue;
     std::vector<std::string> keys;
     for (const NodeHold* h : LiveAnnotatedHoldsLocked(node)) keys.push_back(EndedKey(h->about_uid, h->at_ms));
-    auto counted = counted_holds_.find(node);
-    if (counted == counted_holds_.end() ? !keys.empty() : counted->second != keys) add(node);
+    if (annotated_.CountsOther(node, keys)) add(node);
   }
-  for (const auto& [node, keys] : counted_holds_) {
-    if (!held_nodes_.contains(node)) add(node);  // every hold there ran out
+  for (const auto& [node, keys] : annotated_.counted()) {
+    if (!annotated_.held().contains(node)) add(node);  // every hold there ran out
   }
   return out;
 }

@@ -35,6 +35,7 @@
 #include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
+#include "gpusched/inventory/annotated_nodes.h"
 #include "gpusched/inventory/pod_table.h"
 #include "gpusched/inventory/reservation_book.h"
 #include "gpusched/inventory/snapshot.h"
@@ -226,7 +227,7 @@ class Inventory {
   void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Defrag holds (HoldFor) of `node`, this replica's and those in the node's annotation that
-  // count (LiveAnnotatedHoldsLocked), booked on `state`; counted_holds_ follows.
+  // count (LiveAnnotatedHoldsLocked), booked on `state`; annotated_ records which.
   void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) GPUSCHED_REQUIRES(mu_);
   // The annotated holds of `node` that count now: fresh, not about a pod this replica holds for
   // itself, and not used. Used: the pending pod bound (anywhere); for a controller, each pod of
@@ -318,17 +319,14 @@ class Inventory {
   // defrag move evicted, and for the pods their moves made room for), annotated holds that ended
   // here (kept while any hold that was on the node when it ended could still claim that pod).
   ReservationBook book_ GPUSCHED_GUARDED_BY(mu_);
-  // Nodes whose holds annotation has holds not past their time; and, by node, the keys (EndedKey)
-  // of the annotated holds its state counts.
-  std::set<std::string, std::less<>> held_nodes_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, std::vector<std::string>, std::less<>> counted_holds_ GPUSCHED_GUARDED_BY(mu_);
+  // The nodes with bookings or holds annotations, and the annotated holds (EndedKey) each node's
+  // state counts.
+  AnnotatedNodes annotated_ GPUSCHED_GUARDED_BY(mu_);
   // Every bound pod's use of its node besides GPUs, the label sets, the budgets.
   UseTable uses_ GPUSCHED_GUARDED_BY(mu_);
   placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   dra::cel::ProgramCache hold_programs_;  // the selectors of nominated claim pods (thread-safe)
-  // Nodes whose bookings annotation is not empty (the nodes SyncBookingsLocked must visit).
-  std::set<std::string, std::less<>> annotated_nodes_ GPUSCHED_GUARDED_BY(mu_);
   SnapshotPublisher publisher_ GPUSCHED_GUARDED_BY(mu_);
 
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;

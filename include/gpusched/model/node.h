@@ -60,6 +60,8 @@ struct NodeHold {
   int64_t ttl_s = 0;
   std::vector<std::string> present;  // sorted
 
+  // When the hold stops counting (Unix ms): BookingFresh's end for a hold stamped at at_ms.
+  int64_t end_ms() const { return at_ms + ttl_s * 1000; }
   bool operator==(const NodeHold&) const = default;
 };
 
