@@ -79,7 +79,7 @@ std::string CheapestFix(const Pod& pod, const placement::PodRequest& request, st
                         const EvaluationInputs& inputs) {
   if (!request.asks_gpu() || pod.never_preempts) return "";
   VictimChooser chooser(pod, request, inputs);
-  if (!chooser.problem().empty()) return "";
+  if (!chooser.Problem().ok()) return "";
   std::optional<Evictions> best;
   std::string_view best_node;
   for (const placement::NodeState* node : nodes) {

@@ -155,7 +155,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
   }
   if (!request.schedulable()) return InvalidArgumentError(request.RefusalReason());
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(pod, request, inputs);
-  if (std::string problem = evaluation->problem(); !problem.empty()) return InvalidArgumentError(problem);
+  if (Status problem = evaluation->Problem(); !problem.ok()) return InvalidArgumentError(problem.message());
   const inventory::InventorySnapshot& snapshot = *inputs.snapshot;
   ResolvedNodes resolved;
   std::vector<std::optional<NodeState>> own(snapshot.nodes().size());

@@ -52,7 +52,7 @@ class DevicePluginEvaluation final : public PodEvaluation {
   DevicePluginEvaluation(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
       : pod_(pod), request_(request), in_(in) {}
 
-  std::string problem() const override { return ""; }
+  Status Problem() const override { return OkStatus(); }
   bool scores_while_filtering() const override { return true; }
 
   StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool /*rank*/,
@@ -165,7 +165,7 @@ class DraEvaluation final : public PodEvaluation {
   DraEvaluation(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
       : pod_(pod), policy_(NodePolicyFor(request, *in.options)), in_(in), planner_(in.snapshot->dra(), pod, in.programs, in.options->dra) {}
 
-  std::string problem() const override { return planner_.problem(); }
+  Status Problem() const override { return ClaimsProblem(planner_.problem()); }
   bool scores_while_filtering() const override { return false; }
 
   StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool rank,
@@ -200,7 +200,7 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
                              std::unique_ptr<ExtendedPlanners> planners)
       : pod_(pod), policy_(NodePolicyFor(request, *in.options)), in_(in), planners_(std::move(planners)), plugin_(pod, request, in) {}
 
-  std::string problem() const override { return in_.snapshot->dra().Resolve(pod_).problem; }
+  Status Problem() const override { return ClaimsProblem(in_.snapshot->dra().Resolve(pod_).problem); }
   bool scores_while_filtering() const override { return false; }
 
   StatusOr<std::vector<RankedNode>> Evaluate(const ResolvedNodes& resolved, bool rank,
@@ -245,6 +245,8 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {
   return request.node_policy ? std::string_view(*request.node_policy) : std::string_view(options.node_policy);
 }
+
+Status ClaimsProblem(const std::string& problem) { return problem.empty() ? OkStatus() : UnavailableError(problem); }
 
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs) {

@@ -210,7 +210,7 @@ std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const p
 PreemptionPath ChoosePath(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs) {
   if (!request.asks_gpu()) return PreemptionPath::kPassThrough;
   if (!request.schedulable() || pod.never_preempts) return PreemptionPath::kNowhere;
-  if (!VictimChooser(pod, request, inputs).problem().empty()) return PreemptionPath::kNowhere;  // its claims are not there yet
+  if (!VictimChooser(pod, request, inputs).Problem().ok()) return PreemptionPath::kNowhere;  // its claims are not there yet
   return PreemptionPath::kByNode;
 }
 

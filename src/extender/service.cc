@@ -199,11 +199,11 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
       args.pod, request, Inputs(snapshot.get(), /*caches=*/true));
   DecisionCounts counts;
-  if (std::string problem = evaluation->problem(); !problem.empty()) {
+  if (Status problem = evaluation->Problem(); !problem.ok()) {
     // The pod cannot be placed anywhere until its claims exist: kube-scheduler retries it later.
     counts.invalid_pod = args.node_names.size();
     CountDecisions(counts);
-    return EncodeFilterError(problem);
+    return EncodeFilterError(problem.message());
   }
   ResolvedNodes resolved = Resolve(args, *snapshot);
   std::vector<placement::NodeState> own;
@@ -271,7 +271,7 @@ std::string Service::Prioritize(std::string body) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
       args.pod, request, Inputs(snapshot.get(), /*caches=*/true));
-  if (!evaluation->problem().empty()) return "[]";
+  if (!evaluation->Problem().ok()) return "[]";
   ResolvedNodes resolved = Resolve(args, *snapshot);
   std::vector<placement::NodeState> own;
   UseHolds(args.pod, *snapshot, &resolved, &own);

@@ -102,8 +102,23 @@ TEST(DraPreemptBudgets, AClaimPodWhoseEvictionViolatesABudgetIsSparedFirst) {
             R"({"NodeNameToMetaVictims":{"dra-a":{"Pods":[{"UID":"lo-b"},{"UID":"lo-a"}],"NumPDBViolations":1}}})");
 }
 
+// A pod whose claim does not exist cannot be judged anywhere yet: preempt evicts nothing, filter
+// answers the request's Error naming the claim (kube-scheduler retries the pod), prioritize
+// scores nothing, explain refuses the pod with the same words.
 TEST_F(DraPreempt, APodWhoseClaimDoesNotExistYetFitsNowhere) {
-  EXPECT_EQ(Preempt(ClaimPod("want", "missing", "", 10), Placeholders()), R"({"NodeNameToMetaVictims":{}})");
+  std::string pod = ClaimPod("want", "missing", "", 10);
+  EXPECT_EQ(Preempt(pod, Placeholders()), R"({"NodeNameToMetaVictims":{}})");
+  const std::string why = "pod ml/want: resourceclaim ml/missing (claim gpus) not found";
+  HttpReply filter = client_.Post("/filter", ArgsWithNames(pod, {"dra-a", "dra-b"}));
+  EXPECT_EQ(filter.status, 200);
+  EXPECT_THAT(filter.body, HasSubstr(R"("Error":")" + why + "\""));
+  EXPECT_TRUE(KeptNodes(filter.body).empty()) << filter.body;
+  HttpReply prioritize = client_.Post("/prioritize", ArgsWithNames(pod, {"dra-a", "dra-b"}));
+  EXPECT_EQ(prioritize.status, 200);
+  EXPECT_EQ(prioritize.body, "[]");
+  HttpReply explain = client_.Post("/explain", pod);
+  EXPECT_EQ(explain.status, 400);
+  EXPECT_THAT(explain.body, HasSubstr(why));
 }
 
 // kube-scheduler never preempts for a pod with preemptionPolicy Never; should it ask anyway,

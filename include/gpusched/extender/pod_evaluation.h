@@ -58,9 +58,11 @@ class PodEvaluation {
  public:
   virtual ~PodEvaluation() = default;
 
-  // Why the pod cannot be judged on any node now (a claim it names is missing or not generated
-  // yet): the request's Error, so that kube-scheduler retries later. "" otherwise.
-  virtual std::string problem() const = 0;
+  // OK, or why the pod cannot be judged on any node now (a claim it names is missing or not
+  // generated yet): Unavailable, which filter answers as the request's Error (kube-scheduler's
+  // Error status for the whole pod: it retries the pod later) and every other verb as "nothing
+  // to do for this pod now".
+  virtual Status Problem() const = 0;
   // True if Evaluate scores fitting nodes even when not asked to rank (filter can memoize them).
   virtual bool scores_while_filtering() const = 0;
   // Judges the pod on `nodes`. Calls on_failed for each node that does not fit and returns those
@@ -75,6 +77,9 @@ class PodEvaluation {
 // request.schedulable(); `pod` and `request` outlive the evaluation.
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs);
+
+// The Problem of a pod whose claims resolved with `problem` ("" for none): OK or Unavailable.
+Status ClaimsProblem(const std::string& problem);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);

@@ -43,8 +43,9 @@ class VictimChooser {
  public:
   // REQUIRES: pod, request and inputs outlive the chooser; `request` is AnalyzePod(pod).
   VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs);
-  // Why the pod cannot be placed anywhere yet (its claims do not exist), or "".
-  std::string problem() const { return dra_ ? dra_->problem() : ""; }
+  // OK, or why the pod cannot be placed anywhere yet (its claims do not exist): as
+  // PodEvaluation::Problem.
+  Status Problem() const { return dra_ ? ClaimsProblem(dra_->problem()) : OkStatus(); }
   placement::VictimChoice Choose(const placement::NodeState& node, const placement::VictimRules& rules);
   // The mode of the GPUs the pod gets on `node`: nvidia-dra for claims and for extended resources
   // DRA serves there, else the device plugin's (ModeServing of its request).
