@@ -5,8 +5,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <rapidjson/document.h>
 
+#include "cluster_json.h"
 #include "dra_json.h"
 #include "gpusched/dra/object_set.h"
 #include "gpusched/inventory/inventory.h"
@@ -18,12 +18,6 @@ namespace dra_verdict_cache_test {
 
 using ::testing::HasSubstr;
 using namespace gpusched::testing;
-
-Pod DecodedPod(const std::string& json) {
-  rapidjson::Document d;
-  d.Parse(json.c_str());
-  return kubejson::DecodePod(d, "Pod").value();
-}
 
 // dra-a and dra-b: 8 H100s each; dra-b has 7 of them taken. Claims train-1 and train-2 ask for
 // the same two GPUs.

@@ -5,6 +5,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "gpusched/kubejson/objects.h"
+
 namespace gpusched::testing {
 namespace {
 
@@ -353,6 +355,12 @@ std::vector<std::string> KeptNodes(const std::string& reply) {
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("NodeNames") || !d["NodeNames"].IsArray()) return out;
   for (const auto& n : d["NodeNames"].GetArray()) out.emplace_back(n.GetString());
   return out;
+}
+
+Pod DecodedPod(const std::string& pod_json) {
+  rapidjson::Document d;
+  d.Parse(pod_json.c_str());
+  return kubejson::DecodePod(d, "Pod").value();
 }
 
 }  // namespace gpusched::testing

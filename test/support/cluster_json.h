@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/model/pod.h"
+
 namespace gpusched::testing {
 
 struct GpuJson {
@@ -93,5 +95,7 @@ std::string PreemptMetaJson(const std::string& pod_json, const std::map<std::str
 // ExtenderPreemptionArgs with NodeNameToVictims (nodeCacheCapable: false): victims' Pod JSON by node.
 std::string PreemptFullJson(const std::string& pod_json, const std::map<std::string, std::vector<std::string>>& victims);
 std::string BindJson(const std::string& name, const std::string& ns, const std::string& uid, const std::string& node);
+// The Pod of `pod_json` as the watch decodes it. REQUIRES: it decodes.
+Pod DecodedPod(const std::string& pod_json);
 
 }  // namespace gpusched::testing

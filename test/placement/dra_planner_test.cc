@@ -1,0 +1,96 @@
+// The DRA planner (placement/dra_planner.h) on one node: GPU claims only on ready nvidia-dra nodes,
+// the compatible choice kube-scheduler's allocator would make beside gpusched's ranked one (a
+// multi-GPU request inside one PCIe root), and the devices a nominated pod holds there.
+#include "gpusched/placement/dra_planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "cluster_json.h"
+#include "dra_json.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kubejson/objects.h"
+
+namespace gpusched::placement {
+namespace dra_planner_test {
+
+using ::testing::HasSubstr;
+using namespace gpusched::testing;
+
+// The devices of a choice, by name ("gpu-2").
+std::set<std::string> Devices(const std::vector<dra::AllocationResult>& choice) {
+  std::set<std::string> out;
+  for (const dra::AllocationResult& r : choice) {
+    for (const dra::DeviceResult& d : r.results) out.insert(d.id.device);
+  }
+  return out;
+}
+
+// dra-a: 4 GPUs in two PCIe roots (gpu-0 and gpu-1, gpu-2 and gpu-3), gpu-0 taken by claim
+// "other". plain: the same 4 GPUs on a node in mode nvidia (device plugin). Claim "pair" asks 2.
+struct Cluster {
+  Cluster() {
+    ClusterObjects c;
+    for (const std::string& o : {DraNode("dra-a"), GpuSlice("dra-a", 4), DraNode("plain", "nvidia"), GpuSlice("plain", 4),
+                                 std::string(kGpuClass), Claim("pair", ClaimSpec(2, "")),
+                                 Claim("other", ClaimSpec(1, ""), {"dra-a/gpu-0"}, {"o"})}) {
+      EXPECT_TRUE(kubejson::AppendClusterJson(o, &c).ok()) << o;
+    }
+    inventory.ReplaceCluster(std::move(c));
+    snapshot = inventory.Snapshot();
+  }
+  const NodeState& Node(const std::string& name) const { return *snapshot->FindNode(name); }
+
+  inventory::Inventory inventory;
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot;
+  dra::cel::ProgramCache programs;
+};
+
+TEST(DraPlanner, AGpuClaimIsRefusedOnANodeOutsideModeNvidiaDraWhateverItPublishes) {
+  Cluster c;
+  Pod pod = DecodedPod(ClaimPod("p", "pair"));
+  DraPlanner planner(c.snapshot->dra(), pod, &c.programs);
+  ASSERT_TRUE(planner.problem().empty()) << planner.problem();
+  DraVerdict v = planner.Evaluate(c.Node("plain"), /*rank=*/false);
+  EXPECT_EQ(v.node.outcome, Outcome::kUnresolvable);  // evictions cannot change a node's mode
+  EXPECT_EQ(v.node.reject, Reject::kModeMismatch);
+}
+
+TEST(DraPlanner, TheRankedChoiceKeepsAPairInOnePcieRootWhereUpstreamsNeedNot) {
+  Cluster c;
+  Pod pod = DecodedPod(ClaimPod("p", "pair"));
+  DraPlanner planner(c.snapshot->dra(), pod, &c.programs);
+  DraVerdict v = planner.Evaluate(c.Node("dra-a"), /*rank=*/true);
+  ASSERT_TRUE(v.fits()) << v.node.reason;
+  // Upstream's allocator takes the first free devices in order: gpu-1 and gpu-2, across roots.
+  EXPECT_EQ(Devices(v.compat), (std::set<std::string>{"gpu-1", "gpu-2"}));
+  // gpusched's choice keeps the pair on one root, and leaves gpu-1 beside the taken gpu-0.
+  EXPECT_EQ(Devices(v.ranked), (std::set<std::string>{"gpu-2", "gpu-3"}));
+  EXPECT_TRUE(v.topology_aligned);
+  EXPECT_EQ(v.gpus_taken, 2);
+}
+
+TEST(DraPlanner, DevicesHeldForANominatedPodOfHigherPriorityAreTakenForOthers) {
+  Cluster c;
+  Pod pod = DecodedPod(ClaimPod("p", "pair", "", /*priority=*/5));
+  DraPlanner planner(c.snapshot->dra(), pod, &c.programs);
+  // A pod of priority 10 nominated here holds gpu-2 and gpu-3: the pair no longer fits.
+  Allocation hold{.pod_uid = "nominee", .pod_namespace = "ml", .pod_name = "nominee", .node_name = "dra-a",
+                  .mode = NodeMode::kNvidiaDra, .origin = AllocationOrigin::kHeld, .priority = 10};
+  hold.placement = Placement{.kind = RequestKind::kDra, .devices = {"gpu.nvidia.com/dra-a/gpu-2", "gpu.nvidia.com/dra-a/gpu-3"}};
+  NodeState held = c.Node("dra-a");
+  AddHold(hold, &held);
+  DraVerdict refused = planner.Evaluate(held, /*rank=*/false);
+  EXPECT_EQ(refused.node.outcome, Outcome::kUnschedulable);
+  EXPECT_THAT(refused.node.reason, HasSubstr("1 of 2 devices available"));
+  // Held for a pod of lower priority, the devices are room for this one.
+  hold.priority = 1;
+  NodeState lower = c.Node("dra-a");
+  AddHold(hold, &lower);
+  EXPECT_TRUE(planner.Evaluate(lower, /*rank=*/false).fits());
+}
+
+}  // namespace dra_planner_test
+}  // namespace gpusched::placement
