@@ -54,9 +54,7 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
       for (const PodUse* use : n->second) state.nominated.push_back(*use);
     }
     if (auto held = nominated.find(name); held != nominated.end()) {
-      placement::HoldNominated(hold_planner_, held->second, &state);
-      placement::HoldNominatedClaims(*dra_state_, &hold_programs_, placement::DraOptions{.gpu_drivers = options_.dra_gpu_drivers},
-                                     held->second, &state);
+      nomination_holds_.Add(*dra_state_, held->second, &state);
     }
     AddDefragHoldsLocked(name, &state);
     built.emplace_back(&it->second, std::move(state));

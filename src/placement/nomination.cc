@@ -106,4 +106,9 @@ const Allocation* FindHold(const NodeState& state, std::string_view uid) {
   return nullptr;
 }
 
+void NominationHolds::Add(const dra::ClusterState& dra, std::span<const Pod* const> nominated, NodeState* state) {
+  HoldNominated(planner_, nominated, state);
+  HoldNominatedClaims(dra, &programs_, dra_, nominated, state);
+}
+
 }  // namespace gpusched::placement

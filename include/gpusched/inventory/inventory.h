@@ -47,7 +47,7 @@
 #include "gpusched/model/node.h"
 #include "gpusched/model/node_uses.h"
 #include "gpusched/model/pod.h"
-#include "gpusched/placement/planner.h"
+#include "gpusched/placement/nomination.h"
 
 namespace gpusched::inventory {
 
@@ -324,9 +324,10 @@ class Inventory {
   AnnotatedNodes annotated_ GPUSCHED_GUARDED_BY(mu_);
   // Every bound pod's use of its node besides GPUs, the label sets, the budgets.
   UseTable uses_ GPUSCHED_GUARDED_BY(mu_);
-  placement::Planner hold_planner_ GPUSCHED_GUARDED_BY(mu_){placement::PlacementOptions{}};  // plans holds
+  // Plans the holds of the pods nominated to a node, at each rebuild of it.
+  placement::NominationHolds nomination_holds_ GPUSCHED_GUARDED_BY(mu_){
+      placement::DraOptions{.gpu_drivers = options_.dra_gpu_drivers}};
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
-  dra::cel::ProgramCache hold_programs_;  // the selectors of nominated claim pods (thread-safe)
   SnapshotPublisher publisher_ GPUSCHED_GUARDED_BY(mu_);
 
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;

@@ -18,12 +18,13 @@
 // does a pod whose extended resources DRA serves on an nvidia-dra node (KEP 5004): the devices
 // its special claim would get there (dra/extended_resources.h).
 //
-// Pure: results depend only on the arguments.
+// Pure: results depend only on the arguments (NominationHolds keeps buffers, not state).
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "gpusched/dra/cel.h"
 #include "gpusched/dra/cluster_state.h"
@@ -44,6 +45,24 @@ void HoldNominated(Planner& planner, std::span<const Pod* const> nominated, Node
 // planner's inputs.
 void HoldNominatedClaims(const dra::ClusterState& dra, dra::cel::ProgramCache* programs, const DraOptions& options,
                          std::span<const Pod* const> nominated, NodeState* state);
+
+// The holds of the pods nominated to a node, planned as above (HoldNominated, then
+// HoldNominatedClaims), with the buffers and compiled selectors kept from one node to the next.
+// The inventory owns one and asks it at each rebuild of a node: the judgement is this one's, the
+// inventory books what it returns. Not thread-safe: its owner serializes calls.
+class NominationHolds {
+ public:
+  explicit NominationHolds(DraOptions dra) : dra_(std::move(dra)) {}
+
+  // Adds to `state` the holds of `nominated` against the DRA objects `dra`.
+  // REQUIRES: as HoldNominated.
+  void Add(const dra::ClusterState& dra, std::span<const Pod* const> nominated, NodeState* state);
+
+ private:
+  Planner planner_{PlacementOptions{}};
+  dra::cel::ProgramCache programs_;
+  const DraOptions dra_;
+};
 
 // Returns the hold of pod `uid` on `state`, or nullptr.
 const Allocation* FindHold(const NodeState& state, std::string_view uid);
