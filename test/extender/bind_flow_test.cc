@@ -28,7 +28,8 @@ class FakeBinder final : public PodBinder {
   Status Bind(const BindTarget& target) override {
     if (during) during();
     std::lock_guard lock(mu_);
-    calls.push_back(Call{target.pod.uid, target.node.name, target.allocation.placement.whole_gpus});
+    const Placement& p = target.allocation.placement;
+    calls.push_back(Call{target.pod.uid, target.node.name, p.whole_gpus, p.containers.empty() ? std::vector<int>{} : p.containers[0].gpu_indices});
     if (answers.empty()) return OkStatus();
     Status s = answers.front();
     answers.pop_front();
@@ -39,6 +40,7 @@ class FakeBinder final : public PodBinder {
     std::string uid;
     std::string node;
     int64_t gpus = 0;
+    std::vector<int> mgpu_indices;  // an mGPU pod's first container's GPUs
   };
   std::deque<Status> answers;
   std::vector<Call> calls;
@@ -114,12 +116,32 @@ TEST_F(BindFlowTest, AnUnknownOutcomeKeepsTheBookingAndTheRetryFinishesIt) {
   EXPECT_EQ(UsedOnW(), 2);
 }
 
-TEST_F(BindFlowTest, ANodeThatChangedUnderTheBindIsPlannedAgain) {
-  Pend("a", 1);
-  binder_.answers = {AbortedError("node w changed (resourceVersion)")};
-  ASSERT_TRUE(flow_.Bind(Args("a", "w")).ok());
-  EXPECT_EQ(binder_.calls.size(), 2u);
-  EXPECT_EQ(UsedOnW(), 1);  // booked once, not twice
+TEST_F(BindFlowTest, ANodeThatChangedUnderTheBindIsPlannedAgainOnTheNodeAsItIsNow) {
+  // An mGPU node of 2 GPUs; pod a asks 60% of one. Its first bind is Aborted (the node changed);
+  // before the next commit, pod b takes half of the GPU a was given: a lands on the other one.
+  Node m = placement::SharedNode("m", 2, 16384);
+  inventory_.UpsertNodes({m});
+  Pod a = placement::MgpuPod({placement::MgpuC("c", 60, 4096)});
+  a.uid = a.name = "a";
+  inventory_.RememberPod(Pod(a));
+  Pod b = placement::MgpuPod({placement::MgpuC("c", 50, 4096)});
+  b.uid = b.name = "b";
+  inventory_.RememberPod(Pod(b));
+  binder_.answers = {AbortedError("node m changed (resourceVersion)")};
+  int commits = 0;
+  with_.before_commit = [&] {
+    if (++commits != 2) return;
+    Placement half{.kind = RequestKind::kMgpu};
+    half.containers.push_back(ContainerAssignment{.container = "c", .gpu_indices = binder_.calls.at(0).mgpu_indices,
+                                                  .milli_per_gpu = 500, .mib_per_gpu = 4096});
+    ASSERT_TRUE(inventory_.Commit(b, "m", half).ok());
+  };
+  ASSERT_TRUE(flow_.Bind(Args("a", "m")).ok());
+  ASSERT_EQ(binder_.calls.size(), 2u);
+  ASSERT_THAT(binder_.calls[0].mgpu_indices, ::testing::SizeIs(1));
+  ASSERT_THAT(binder_.calls[1].mgpu_indices, ::testing::SizeIs(1));
+  EXPECT_NE(binder_.calls[1].mgpu_indices[0], binder_.calls[0].mgpu_indices[0]);
+  EXPECT_EQ(inventory_.AllocationOf("a")->placement.containers[0].gpu_indices, binder_.calls[1].mgpu_indices);
 }
 
 TEST_F(BindFlowTest, ABindThatNoLongerFitsChangesNothing) {
@@ -148,17 +170,20 @@ TEST_F(BindFlowTest, ARetryWhileTheFirstBindRunsIsRefusedAndUndoesNothing) {
   Pend("a", 1);
   std::mutex mu;
   std::condition_variable cv;
-  bool entered = false, release = false;
+  int entered = 0;
+  bool release = false;
+  // The first bind waits in the binder until released (at most 30 s, so that a broken guard
+  // fails the test instead of hanging it); a second call into the binder does not wait.
   binder_.during = [&] {
     std::unique_lock lock(mu);
-    entered = true;
+    if (++entered > 1) return;
     cv.notify_all();
-    cv.wait(lock, [&] { return release; });
+    cv.wait_for(lock, std::chrono::seconds(30), [&] { return release; });
   };
   auto first = std::async(std::launch::async, [&] { return flow_.Bind(Args("a", "w")); });
   {
     std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return entered; });
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return entered > 0; })) << "the first bind never reached the binder";
   }
   Status retry = flow_.Bind(Args("a", "w"));
   EXPECT_EQ(retry.code(), StatusCode::kAborted);
@@ -166,6 +191,7 @@ TEST_F(BindFlowTest, ARetryWhileTheFirstBindRunsIsRefusedAndUndoesNothing) {
   {
     std::lock_guard lock(mu);
     release = true;
+    EXPECT_EQ(entered, 1) << "the retry reached the binder";
   }
   cv.notify_all();
   EXPECT_TRUE(first.get().ok());

@@ -34,8 +34,8 @@ TEST(AnnotatedNodes, ANodeIsBookedWhileItsBookingsAnnotationIsNotEmpty) {
 
 TEST(AnnotatedNodes, ANodeIsHeldUntilTheLastOfItsHoldsEnds) {
   AnnotatedNodes nodes;
-  // Ends at 1,000 + 60 s and at 5,000 + 30 s: the later one, 65,000, keeps the node listed.
-  nodes.Update(WithHolds("n1", {Hold("a", 1'000, 60), Hold("b", 5'000, 30)}));
+  // Ends at 5,000 + 30 s and at 1,000 + 60 s: the later one, 61,000, keeps the node listed.
+  nodes.Update(WithHolds("n1", {Hold("b", 5'000, 30), Hold("a", 1'000, 60)}));
   EXPECT_THAT(nodes.held(), ElementsAre(Pair("n1", 61'000)));
   nodes.ExpireHolds(61'000 - 1);
   EXPECT_THAT(nodes.held(), ElementsAre(Pair("n1", 61'000)));

@@ -607,5 +607,27 @@ TEST(Inventory, ABareCommitOfAPodServedThroughDraEndsItsNomination) {
   EXPECT_THAT(inv.Snapshot()->FindNode("dra-a")->nominated, ::testing::IsEmpty());
 }
 
+// The GPU drivers configured for the inventory decide where a nominated claim pod's devices are
+// held: a GPU driver's devices only on nvidia-dra nodes, another driver's devices anywhere (the
+// allocator alone judges them, as upstream).
+TEST(Inventory, TheConfiguredGpuDriversDecideWhereANominatedClaimPodsDevicesAreHeld) {
+  auto holds_on_plain = [](InventoryOptions options) {
+    ClusterObjects objects;
+    EXPECT_TRUE(kubejson::AppendClusterJson(testing::ListJson({testing::DraNode("plain", "nvidia"), testing::GpuSlice("plain", 2),
+                                                               std::string(testing::kGpuClass),
+                                                               testing::Claim("pair", testing::ClaimSpec(2, ""))}),
+                                            &objects)
+                    .ok());
+    Inventory inv(std::move(options));
+    inv.ReplaceCluster(std::move(objects));
+    Pod pod = testing::DecodedPod(testing::ClaimPod("p", "pair", "", 5));
+    pod.nominated_node = "plain";
+    inv.Apply(ClusterDelta{.upsert_pending = {pod}});
+    return inv.Snapshot()->FindNode("plain")->holds.size();
+  };
+  EXPECT_EQ(holds_on_plain(InventoryOptions{}), 0u);  // gpu.nvidia.com is a GPU driver: not on a node in mode nvidia
+  EXPECT_EQ(holds_on_plain(InventoryOptions{.dra_gpu_drivers = {"gpu.example.com"}}), 1u);
+}
+
 }  // namespace inventory_test
 }  // namespace gpusched::inventory

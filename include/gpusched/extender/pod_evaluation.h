@@ -59,9 +59,9 @@ class PodEvaluation {
   virtual ~PodEvaluation() = default;
 
   // OK, or why the pod cannot be judged on any node now (a claim it names is missing or not
-  // generated yet): Unavailable, which filter answers as the request's Error (kube-scheduler's
-  // Error status for the whole pod: it retries the pod later) and every other verb as "nothing
-  // to do for this pod now".
+  // generated yet): Unavailable. Filter answers it as the request's Error (kube-scheduler's Error
+  // status for the whole pod: it retries the pod later), prioritize scores nothing, preempt
+  // evicts nothing, and explain refuses the pod (400) with its message.
   virtual Status Problem() const = 0;
   // True if Evaluate scores fitting nodes even when not asked to rank (filter can memoize them).
   virtual bool scores_while_filtering() const = 0;

@@ -325,8 +325,7 @@ class Inventory {
   // Every bound pod's use of its node besides GPUs, the label sets, the budgets.
   UseTable uses_ GPUSCHED_GUARDED_BY(mu_);
   // Plans the holds of the pods nominated to a node, at each rebuild of it.
-  placement::NominationHolds nomination_holds_ GPUSCHED_GUARDED_BY(mu_){
-      placement::DraOptions{.gpu_drivers = options_.dra_gpu_drivers}};
+  placement::NominationHolds nomination_holds_ GPUSCHED_GUARDED_BY(mu_);
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them
   SnapshotPublisher publisher_ GPUSCHED_GUARDED_BY(mu_);
 

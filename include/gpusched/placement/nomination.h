@@ -18,7 +18,8 @@
 // does a pod whose extended resources DRA serves on an nvidia-dra node (KEP 5004): the devices
 // its special claim would get there (dra/extended_resources.h).
 //
-// Pure: results depend only on the arguments (NominationHolds keeps buffers, not state).
+// Pure: results depend only on the arguments, and for NominationHolds on the DRA options it was
+// made with (it keeps buffers and compiled selectors, no state).
 #pragma once
 
 #include <optional>
