@@ -13,6 +13,7 @@
 #include "gpusched/agent/gpu_devices.h"
 #include "gpusched/agent/xml_tree.h"
 #include "gpusched/kubejson/objects.h"
+#include "temp_dir.h"
 
 namespace gpusched::agent {
 namespace nvidia_smi_test {
@@ -171,7 +172,7 @@ TEST(NvidiaSmi, MigModeAndProcessesAreRead) {
 }
 
 TEST(NvidiaSmi, TheNumaNodeComesFromSysfsByPciBusId) {
-  std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "sysfs";
+  std::filesystem::path root = std::filesystem::path(testing::TestTempDir("files")) / "sysfs";
   std::filesystem::create_directories(root / "bus/pci/devices/0000:00:06.0");
   std::ofstream(root / "bus/pci/devices/0000:00:06.0/numa_node") << "1\n";
   EXPECT_EQ(PciDevicePath("00000000:00:06.0", root.string()), (root / "bus/pci/devices/0000:00:06.0").string());

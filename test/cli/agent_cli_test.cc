@@ -27,7 +27,7 @@ CliRun Agent(const std::string& args) { return RunCli(GPUSCHED_BINARY, "agent " 
 const std::string kXml = std::string(GPUSCHED_TEST_DATA_DIR) + "/nvidia-h200/nvidia-smi-q.xml";
 
 TEST(AgentCli, PrintsTheGpuDevicesAnnotationOfASavedReport) {
-  std::filesystem::path sys = std::filesystem::path(::testing::TempDir()) / "agent-sys";
+  std::filesystem::path sys = std::filesystem::path(TestTempDir("files")) / "agent-sys";
   std::filesystem::create_directories(sys / "bus/pci/devices/0000:00:06.0");
   std::ofstream(sys / "bus/pci/devices/0000:00:06.0/numa_node") << "0\n";
   CliRun r = Agent("--once --print --nvidia-smi-xml " + kXml + " --sysfs " + sys.string());
@@ -198,7 +198,7 @@ TEST(AgentCli, SavedMigAndTopologyReportsAddInstancesAndPeers) {
 }
 
 TEST(AgentCli, RunsNvidiaSmiMigAndTopoWhenThereIsNoSavedReport) {
-  std::filesystem::path bin = std::filesystem::path(::testing::TempDir()) / "fake-nvidia-bin-mig";
+  std::filesystem::path bin = std::filesystem::path(TestTempDir("files")) / "fake-nvidia-bin-mig";
   std::filesystem::create_directories(bin);
   std::string xml = WriteTemp("agent-mig-live.xml", TwoGpusOneWithMig());
   std::string lgi = WriteTemp("agent-lgi-live.txt", std::string(kInstances));
@@ -223,7 +223,7 @@ TEST(AgentCli, RunsNvidiaSmiMigAndTopoWhenThereIsNoSavedReport) {
 // A fake nvidia-smi in its own directory answering -q -x with `xml` and running `mig` for
 // anything else; the PATH prefix that finds it.
 std::string FakeNvidiaSmi(const std::string& dir, const std::string& xml, const std::string& mig) {
-  std::filesystem::path bin = std::filesystem::path(::testing::TempDir()) / dir;
+  std::filesystem::path bin = std::filesystem::path(TestTempDir("files")) / dir;
   std::filesystem::create_directories(bin);
   std::ofstream(bin / "nvidia-smi") << "#!/bin/sh\nif [ \"$1 $2\" = \"-q -x\" ]; then cat " << xml << "; exit 0; fi\n" << mig << "\n";
   std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
@@ -264,8 +264,8 @@ TEST(AgentCli, AGpuThatTurnsUnhealthyIsPublishedWithinTenSeconds) {
   FakeApiServer api;
   api.Put("nodes", NvidiaNode("gpu-1", 1).ToJson());
   std::string report = WriteTemp("agent-live.xml", ReadAll(kXml));
-  std::string pid_file = ::testing::TempDir() + "agent.pid";
-  std::string log = ::testing::TempDir() + "agent.log";
+  std::string pid_file = TestTempDir("files") + "/agent.pid";
+  std::string log = TestTempDir("files") + "/agent.log";
   std::string command = std::string(GPUSCHED_BINARY) + " agent --node gpu-1 --interval 1 --server " + api.url() +
                         " --metrics-listen 127.0.0.1:0 --nvidia-smi-xml " + report + " > " + log + " 2>&1 & echo $! > " + pid_file;
   ASSERT_EQ(std::system(command.c_str()), 0);
@@ -293,7 +293,7 @@ TEST(AgentCli, AGpuThatTurnsUnhealthyIsPublishedWithinTenSeconds) {
 
 // Without a saved report it runs nvidia-smi from the PATH, without a shell (the image has none).
 TEST(AgentCli, RunsNvidiaSmiFromThePathAndSaysWhenItIsMissing) {
-  std::filesystem::path bin = std::filesystem::path(::testing::TempDir()) / "fake-nvidia-bin";
+  std::filesystem::path bin = std::filesystem::path(TestTempDir("files")) / "fake-nvidia-bin";
   std::filesystem::create_directories(bin);
   std::ofstream(bin / "nvidia-smi") << "#!/bin/sh\n[ \"$1 $2\" = \"-q -x\" ] || exit 3\ncat " << kXml << "\n";
   std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);

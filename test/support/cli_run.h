@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace gpusched::testing {
 
 struct CliRun {
@@ -28,9 +30,10 @@ inline CliRun RunCli(const std::string& binary, const std::string& args) {
   return r;
 }
 
-// Writes `text` to `name` in the test's temporary folder; returns its path.
+// Writes `text` to `name` in the test program's own temporary folder (TestTempDir: two suite runs
+// at once never share a file); returns its path.
 inline std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + name;
+  std::string path = TestTempDir("files") + "/" + name;
   std::ofstream(path) << text;
   return path;
 }
