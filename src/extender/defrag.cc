@@ -11,11 +11,10 @@
 #include <set>
 #include <vector>
 
-#include "gpusched/dra/extended_resources.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/json/writer.h"
 #include "gpusched/placement/defrag_planner.h"
-#include "gpusched/placement/dra_defrag.h"
+#include "gpusched/placement/pod_judge.h"
 
 namespace gpusched::extender {
 namespace {
@@ -159,25 +158,7 @@ StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allo
   DefragPlan plan;
   if (ask.pod) {
     GPUSCHED_ASSIGN_OR_RETURN(placement::PodRequest request, RoomFor(*ask.pod, placed));
-    if (request.claims_only()) {
-      placement::DraDefragInput dra{.cluster = in, .state = &inputs.snapshot->dra(), .programs = inputs.programs,
-                                    .dra = inputs.options->dra};
-      plan = placement::MakeRoomForClaims(*ask.pod, dra, options);
-    } else {
-      plan = placement::MakeRoom(request, *ask.pod, in, options);
-      // Where DRA serves its extended resources (KEP 5004), nvidia-dra nodes may make room too.
-      std::vector<std::string> mapped = inputs.options->dra_extended_resources
-                                            ? dra::MappedResources(*ask.pod, inputs.snapshot->dra().classes())
-                                            : std::vector<std::string>{};
-      std::optional<dra::SpecialClaim> special =
-          mapped.empty() ? std::nullopt : dra::BuildSpecialClaim(*ask.pod, inputs.snapshot->dra().classes(), mapped);
-      if (special) {
-        placement::DraDefragInput dra{.cluster = in, .state = &inputs.snapshot->dra(), .programs = inputs.programs,
-                                      .dra = inputs.options->dra, .special = &special->claim};
-        DefragPlan through_dra = placement::MakeRoomForClaims(*ask.pod, dra, options);
-        if (through_dra.fits && (!plan.fits || through_dra.moves.size() < plan.moves.size())) plan = std::move(through_dra);
-      }
-    }
+    plan = placement::JudgeOf(*ask.pod, request, JudgeContextOf(inputs))->MakeRoom(in, options);
   } else {
     plan = placement::Consolidate(ask.target_frag_pct, in, options);
   }

@@ -10,7 +10,7 @@
 #include <map>
 #include <span>
 
-#include "gpusched/extender/extended_planners.h"
+#include "gpusched/placement/extended_planners.h"
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/scoring/scorer.h"
 
@@ -197,7 +197,7 @@ class DraEvaluation final : public PodEvaluation {
 class ExtendedResourceEvaluation final : public PodEvaluation {
  public:
   ExtendedResourceEvaluation(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in,
-                             std::unique_ptr<ExtendedPlanners> planners)
+                             std::unique_ptr<placement::ExtendedPlanners> planners)
       : pod_(pod), policy_(NodePolicyFor(request, *in.options)), in_(in), planners_(std::move(planners)), plugin_(pod, request, in) {}
 
   Status Problem() const override { return ClaimsProblem(in_.snapshot->dra().Resolve(pod_).problem); }
@@ -236,7 +236,7 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
   const Pod& pod_;
   const std::string policy_;
   const EvaluationInputs in_;
-  std::unique_ptr<ExtendedPlanners> planners_;
+  std::unique_ptr<placement::ExtendedPlanners> planners_;
   DevicePluginEvaluation plugin_;
 };
 
@@ -246,12 +246,16 @@ std::string_view NodePolicyFor(const placement::PodRequest& request, const Servi
   return request.node_policy ? std::string_view(*request.node_policy) : std::string_view(options.node_policy);
 }
 
-Status ClaimsProblem(const std::string& problem) { return problem.empty() ? OkStatus() : UnavailableError(problem); }
+placement::JudgeContext JudgeContextOf(const EvaluationInputs& in) {
+  return placement::JudgeContext{.dra = &in.snapshot->dra(), .programs = in.programs, .placement = in.options->placement,
+                                 .dra_options = in.options->dra, .dra_extended_resources = in.options->dra_extended_resources};
+}
 
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs) {
   if (request.claims_only()) return std::make_unique<DraEvaluation>(pod, request, inputs);
-  auto planners = std::make_unique<ExtendedPlanners>(pod, inputs);
+  auto planners = std::make_unique<placement::ExtendedPlanners>(inputs.snapshot->dra(), pod, inputs.programs,
+                                                                inputs.options->dra, inputs.options->dra_extended_resources);
   if (planners->any()) return std::make_unique<ExtendedResourceEvaluation>(pod, request, inputs, std::move(planners));
   return std::make_unique<DevicePluginEvaluation>(pod, request, inputs);
 }

@@ -1,10 +1,9 @@
 // File: victim_chooser.cc
 //
 // Preempt's victim rules (priority, known pods, required neighbours, budgets) and the victim
-// choice dispatched by the kind of devices the pod gets on each node.
+// choice of the pod's judge.
 #include "gpusched/extender/victim_chooser.h"
 
-#include "gpusched/placement/kinds.h"
 #include "gpusched/placement/pod_relations.h"
 
 namespace gpusched::extender {
@@ -40,19 +39,6 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
 }
 
 VictimChooser::VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& in)
-    : request_(request), in_(in), finder_(in.options->placement), extended_(pod, in) {
-  if (request.claims_only()) dra_.emplace(in.snapshot->dra(), pod, in.programs, in.options->dra);
-}
-
-NodeMode VictimChooser::ModeOn(const placement::NodeState& node) {
-  if (dra_ || extended_.For(node) != nullptr) return ClaimsMode();
-  return ModeServing(request_.kind);
-}
-
-placement::VictimChoice VictimChooser::Choose(const placement::NodeState& node, const placement::VictimRules& rules) {
-  if (dra_) return placement::ChooseDraVictims(*dra_, in_.snapshot->dra(), node, rules);
-  if (const placement::DraPlanner* special = extended_.For(node)) return placement::ChooseDraVictims(*special, in_.snapshot->dra(), node, rules);
-  return finder_.Choose(request_, node, rules);
-}
+    : judge_(placement::JudgeOf(pod, request, JudgeContextOf(in))) {}
 
 }  // namespace gpusched::extender

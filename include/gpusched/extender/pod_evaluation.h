@@ -27,6 +27,7 @@
 #include "gpusched/model/pod.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/planner.h"
+#include "gpusched/placement/pod_judge.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::extender {
@@ -78,8 +79,10 @@ class PodEvaluation {
 std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::PodRequest& request,
                                               const EvaluationInputs& inputs);
 
-// The Problem of a pod whose claims resolved with `problem` ("" for none): OK or Unavailable.
-Status ClaimsProblem(const std::string& problem);
+using placement::ClaimsProblem;
+
+// What a pod's judge (placement/pod_judge.h) reads of `inputs`, which must outlive the judge.
+placement::JudgeContext JudgeContextOf(const EvaluationInputs& inputs);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);

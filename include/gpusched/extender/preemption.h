@@ -56,14 +56,12 @@
 #include <vector>
 
 #include "gpusched/common/mutex.h"
-#include "gpusched/extender/extended_planners.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/preemption_wire.h"
 #include "gpusched/extender/victim_chooser.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/resource_fit.h"
-#include "gpusched/placement/dra_victims.h"
 #include "gpusched/placement/victims.h"
 #include "gpusched/placement/pod_request.h"
 

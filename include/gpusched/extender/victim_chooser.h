@@ -1,10 +1,9 @@
 // File: victim_chooser.h
 //
-// Which pods must leave a node for a pod to fit there, by the kind of devices it gets on that
-// node: its GPUs (placement/victims.h), the devices its claims would get (placement/
-// dra_victims.h), or its extended resources where DRA serves them (extended_planners.h); under
-// preempt's victim rules (lower priority, pods kube-scheduler knows, budgets counted). Preempt,
-// explain and the filter's Event all choose victims here.
+// Which pods must leave a node for a pod to fit there, chosen by the pod's judge
+// (placement/pod_judge.h: by the GPUs or devices it would get there) under preempt's victim rules
+// (lower priority, pods kube-scheduler knows, budgets counted). Preempt, explain and the filter's
+// Event all choose victims here.
 #pragma once
 
 #include <memory>
@@ -14,10 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gpusched/extender/extended_planners.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/model/disruption_budget.h"
-#include "gpusched/placement/dra_victims.h"
+#include "gpusched/placement/pod_judge.h"
 #include "gpusched/placement/pod_request.h"
 #include "gpusched/placement/resource_fit.h"
 #include "gpusched/placement/victims.h"
@@ -35,28 +33,24 @@ placement::VictimRules PreemptionRules(const Pod& pod, const placement::Resource
 int64_t CountViolations(std::span<const std::string_view> uids, const placement::ResourceFit& fit,
                         const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets);
 
-// The victim choice for one pod, node by node: by the GPUs it would get (victims.h), or for
-// a pod with claims and no device-plugin GPUs, by the devices its claims would get
-// (dra_victims.h), as for a pod's extended resources on nodes where DRA serves them
-// (extended_planners.h). Not thread-safe: one per request (or thread).
+// The victim choice for one pod, node by node, by its judge. Not thread-safe: one per request
+// (or thread).
 class VictimChooser {
  public:
   // REQUIRES: pod, request and inputs outlive the chooser; `request` is AnalyzePod(pod).
   VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs);
   // OK, or why the pod cannot be placed anywhere yet (its claims do not exist): as
   // PodEvaluation::Problem.
-  Status Problem() const { return dra_ ? ClaimsProblem(dra_->problem()) : OkStatus(); }
-  placement::VictimChoice Choose(const placement::NodeState& node, const placement::VictimRules& rules);
+  Status Problem() const { return judge_->Problem(); }
+  placement::VictimChoice Choose(const placement::NodeState& node, const placement::VictimRules& rules) {
+    return judge_->ChooseVictims(node, rules);
+  }
   // The mode of the GPUs the pod gets on `node`: nvidia-dra for claims and for extended resources
   // DRA serves there, else the device plugin's (ModeServing of its request).
-  NodeMode ModeOn(const placement::NodeState& node);
+  NodeMode ModeOn(const placement::NodeState& node) { return judge_->ModeOn(node); }
 
  private:
-  const placement::PodRequest& request_;
-  const EvaluationInputs& in_;
-  placement::VictimFinder finder_;
-  std::optional<placement::DraPlanner> dra_;
-  ExtendedPlanners extended_;  // nodes where DRA serves the pod's extended resources
+  std::unique_ptr<placement::PodJudge> judge_;
 };
 
 }  // namespace gpusched::extender

@@ -30,8 +30,10 @@
 
 namespace gpusched::placement {
 
+struct JudgeContext;
 struct NodeState;
 struct PodRequest;
+class PodJudge;
 
 // Buffers a kind keeps between the Evaluate calls of one Planner (one request's scan).
 class KindScratch {
@@ -110,6 +112,11 @@ class Kind {
   // Returns OK if `placement` of this kind can be booked on a ready node of its mode as the node
   // is now, else FailedPrecondition naming what is short. The default books nothing and accepts.
   virtual Status CheckFits(const NodeState& node, const Placement& placement) const { return OkStatus(); }
+  // Returns the judge of one pending pod of this kind for victims and moves (pod_judge.h). The
+  // default chooses by the GPUs the device plugin gives it (NewDevicePluginJudge). REQUIRES:
+  // `pod`, `request` and what `context` points to outlive the judge.
+  virtual std::unique_ptr<PodJudge> NewPodJudge(const Pod& pod, const PodRequest& request,
+                                                const JudgeContext& context) const;
 
  private:
   DeviceKind row_;
