@@ -46,7 +46,7 @@ dra::AllocatedDevices ClaimReservations::InFlight(const Shown& allocated, TimePo
       drop = shown->second;  // the cluster shows the allocation: it holds the devices from now on
     } else {
       // Not in the state: gone if it was seen; a claim just created is awaited, not forever.
-      drop = it->second.seen || now - it->second.since > kUnseenLimit;
+      drop = it->second.seen || it->second.unseen.Passed(now, 0);
     }
     it = drop ? in_flight_.erase(it) : std::next(it);
   }
@@ -62,7 +62,7 @@ bool ClaimReservations::Reserve(const std::vector<std::string>& uids, const std:
   for (const dra::AllocationResult& r : results) {
     if (OverlapsAny(held, r) || ConflictsWith(latest, r)) return false;
   }
-  for (size_t i = 0; i < uids.size(); ++i) in_flight_[uids[i]] = Flight{results[i], true, now};
+  for (size_t i = 0; i < uids.size(); ++i) in_flight_[uids[i]] = Flight{results[i], true, Expiry::Through(now + kUnseenLimit)};
   return true;
 }
 
@@ -73,7 +73,7 @@ void ClaimReservations::Unreserve(const std::vector<std::string>& uids) {
 void ClaimReservations::Created(const std::string& creating, const std::string& uid, const dra::AllocationResult& result,
                                 TimePoint now) {
   in_flight_.erase(creating);
-  in_flight_[uid] = Flight{result, false, now};
+  in_flight_[uid] = Flight{result, false, Expiry::Through(now + kUnseenLimit)};
 }
 
 void ClaimReservations::Settle(const std::set<std::string>& settled) {

@@ -71,7 +71,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
   for (const auto& [uid, n] : book_.nominations().all()) {
     if (n.gpus) held.insert(n.pod.nominated_node);
   }
-  for (const auto& [uid, h] : book_.holds()) held.insert(h.hold.node_name);
+  for (const auto& [uid, h] : book_.holds()) held.insert(h.held.node_name);
   for (const auto& [name, keys] : annotated_.counted()) held.insert(name);
   auto all = [this]() GPUSCHED_REQUIRES(mu_) {
     std::vector<std::pair<std::string_view, NodeStatePtr>> out;

@@ -61,13 +61,13 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
     if (!a.terminating && !leaving.contains(a.pod_uid)) staying.push_back(a);
   }
   placement::NodeState after = placement::BuildNodeState(it->second.spec, std::move(staying));
-  const ReservationBook::Hold* replaced = book_.FindHold(about.pod_uid);  // a hold about the same pod gives way
+  const Reservation* replaced = book_.FindHold(about.pod_uid);  // a hold about the same pod gives way
   for (const Allocation& h : now.holds) {
-    if (replaced == nullptr || !(h == replaced->hold)) placement::AddHold(h, &after);
+    if (replaced == nullptr || !(h == replaced->held)) placement::AddHold(h, &after);
   }
   Status fits = placement::CheckFits(after, placement);
   if (fits.ok() && placement.kind == ClaimsKind()) {
-    std::string conflict = DraHoldConflict(placement, now.holds, replaced == nullptr ? nullptr : &replaced->hold,
+    std::string conflict = DraHoldConflict(placement, now.holds, replaced == nullptr ? nullptr : &replaced->held,
                                            dra_state_.get(), leaving);
     if (!conflict.empty()) fits = FailedPreconditionError(conflict);
   }
@@ -93,10 +93,11 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
                 .node_version = it->second.spec.resource_version};
   std::set<std::string> touched{node};
   if (replaced != nullptr) {
-    touched.insert(replaced->hold.node_name);
-    if (replaced->hold.node_name != node) made.replaced_node = replaced->hold.node_name;
+    touched.insert(replaced->held.node_name);
+    if (replaced->held.node_name != node) made.replaced_node = replaced->held.node_name;
   }
-  book_.PutHold(about.pod_uid, ReservationBook::Hold{std::move(hold), options_.clock->Now() + ttl, made.hold.at_ms});
+  book_.PutHold(about.pod_uid, Reservation{.held = std::move(hold), .expiry = Expiry::Before(options_.clock->Now() + ttl),
+                                           .stamp_ms = made.hold.at_ms});
   book_.ForgetEnded(EndedKey(about.pod_uid, made.hold.at_ms));  // one dropped in this millisecond was another
   RebuildLocked(touched);
   PublishLocked(false);
@@ -105,20 +106,20 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
 
 void Inventory::DropHold(std::string_view about_uid) {
   MutexLock lock(&mu_);
-  std::optional<ReservationBook::Hold> ended = book_.EndHold(about_uid);
+  std::optional<Reservation> ended = book_.EndHold(about_uid);
   if (!ended) return;
-  std::string node = ended->hold.node_name;
+  std::string node = ended->held.node_name;
   // Its copy in the node's annotation, until withdrawn, ends here too.
-  int64_t left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(ended->until - options_.clock->Now()).count();
-  book_.EndAnnotated(EndedKey(about_uid, ended->at_ms),
-                     ReservationBook::EndedHold{.node = node, .until_ms = options_.clock->WallMs() + std::max<int64_t>(left_ms, 0)});
+  int64_t left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(ended->expiry.Left(options_.clock->Now())).count();
+  book_.EndAnnotated(EndedKey(about_uid, ended->stamp_ms),
+                     ReservationBook::EndedHold{.node = node, .until = Expiry::BeforeWall(options_.clock->WallMs() + std::max<int64_t>(left_ms, 0))});
   RebuildLocked({node});
   PublishLocked(false);
 }
 
 void Inventory::AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) {
   for (const auto& [uid, h] : book_.holds()) {
-    if (h.hold.node_name == node) placement::AddHold(h.hold, state);
+    if (h.held.node_name == node) placement::AddHold(h.held, state);
   }
   std::vector<std::string> keys;
   for (const NodeHold* h : LiveAnnotatedHoldsLocked(node)) {
@@ -156,7 +157,7 @@ std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::stri
     if (pod.empty()) {
       live.push_back(h);
     } else if (SeenBoundLocked(pod)) {
-      book_.EndAnnotated(EndedKey(h->about_uid, h->at_ms), ReservationBook::EndedHold{.node = node, .pod = pod, .until_ms = last_end});
+      book_.EndAnnotated(EndedKey(h->about_uid, h->at_ms), ReservationBook::EndedHold{.node = node, .pod = pod, .until = Expiry::BeforeWall(last_end)});
     }
   }
   return live;

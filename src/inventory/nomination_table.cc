@@ -28,7 +28,7 @@ void NominationTable::Nominate(Pod&& pod, bool gpus, Clock::time_point now, std:
   std::string uid = pod.uid;
   PodUse use{.uid = pod.uid, .name = pod.name, .priority = pod.priority, .requests = EffectiveRequests(pod),
              .labels = std::make_shared<const PodLabels>(LabelsOf(pod))};  // host ports count there too
-  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), now, gpus, std::move(use)});
+  nominations_.insert_or_assign(std::move(uid), Nomination{std::move(pod), Expiry::Through(now + ttl_), gpus, std::move(use)});
 }
 
 void NominationTable::End(std::string_view uid, std::set<std::string>* touched) {
@@ -46,13 +46,13 @@ void NominationTable::EndUnlisted(const std::set<std::string_view>& listed, std:
   for (const std::string& uid : ended) End(uid, touched);
 }
 
-void NominationTable::ExpireHolds(Clock::time_point now, Clock::duration ttl,
+void NominationTable::ExpireHolds(Clock::time_point now,
                                   const std::function<bool(std::string_view node, int32_t priority)>& leaving,
                                   std::set<std::string>* touched) {
   for (auto& [uid, n] : nominations_) {
     if (!n.gpus) continue;
-    if (leaving(n.pod.nominated_node, n.pod.priority)) n.since = now;
-    if (now - n.since <= ttl) continue;
+    if (leaving(n.pod.nominated_node, n.pod.priority)) n.hold = Expiry::Through(now + ttl_);
+    if (!n.hold.Passed(now, 0)) continue;
     n.gpus = false;
     touched->insert(n.pod.nominated_node);
   }

@@ -1,7 +1,7 @@
 // File: reservation_book.cc
 //
-// The reservation book: entries with the time each counts from, kept in step with the ledger's
-// indexes by every method that enters or removes one; one Expire for every kind of time.
+// The reservation book: entries with their Expiry, kept in step with the ledger's indexes by
+// every method that enters or removes one; one Expire that asks every Expiry.
 #include "gpusched/inventory/reservation_book.h"
 
 #include <set>
@@ -22,7 +22,7 @@ Status ReservationBook::Commit(Allocation a) {
   a.origin = AllocationOrigin::kCommitted;
   std::string uid = a.pod_uid;
   Status added = ledger_.Add(std::move(a));
-  if (added.ok()) committed_at_[uid] = clock_->Now();
+  if (added.ok()) expiry_.insert_or_assign(std::move(uid), Expiry::Through(clock_->Now() + ttls_.assume_ttl));
   return added;
 }
 
@@ -37,12 +37,11 @@ void ReservationBook::Book(Allocation a, int64_t booked_at_ms) {
   std::string uid = a.pod_uid;
   Release(uid);
   ledger_.Put(std::move(a));
-  booked_at_ms_[uid] = booked_at_ms;
+  expiry_.insert_or_assign(std::move(uid), Expiry::Stamped(booked_at_ms, ttls_.booking_ttl));
 }
 
 std::string ReservationBook::Release(std::string_view uid) {
-  Erase(committed_at_, uid);
-  Erase(booked_at_ms_, uid);
+  Erase(expiry_, uid);
   return ledger_.Release(uid);
 }
 
@@ -51,9 +50,8 @@ bool ReservationBook::BookingFresh(int64_t booked_at_ms) const {
 }
 
 bool ReservationBook::InFlight(std::string_view uid) const {
-  if (auto at = committed_at_.find(uid); at != committed_at_.end()) return CommitFresh(at->second);
-  if (auto at = booked_at_ms_.find(uid); at != booked_at_ms_.end()) return BookingFresh(at->second);
-  return false;
+  auto it = expiry_.find(uid);
+  return it != expiry_.end() && !Passed(it->second);
 }
 
 bool ReservationBook::SetSecondBookings(const std::string& node, std::vector<Allocation> bookings) {
@@ -83,17 +81,17 @@ std::string ReservationBook::Forget(const std::string& uid) {
   return Release(uid);
 }
 
-void ReservationBook::PutHold(const std::string& about_uid, Hold h) { holds_.insert_or_assign(about_uid, std::move(h)); }
+void ReservationBook::PutHold(const std::string& about_uid, Reservation h) { holds_.insert_or_assign(about_uid, std::move(h)); }
 
-const ReservationBook::Hold* ReservationBook::FindHold(std::string_view about_uid) const {
+const Reservation* ReservationBook::FindHold(std::string_view about_uid) const {
   auto it = holds_.find(about_uid);
   return it == holds_.end() ? nullptr : &it->second;
 }
 
-std::optional<ReservationBook::Hold> ReservationBook::EndHold(std::string_view about_uid) {
+std::optional<Reservation> ReservationBook::EndHold(std::string_view about_uid) {
   auto it = holds_.find(about_uid);
   if (it == holds_.end()) return std::nullopt;
-  Hold h = std::move(it->second);
+  Reservation h = std::move(it->second);
   holds_.erase(it);
   return h;
 }
@@ -101,40 +99,37 @@ std::optional<ReservationBook::Hold> ReservationBook::EndHold(std::string_view a
 std::string ReservationBook::UseHold(const std::string& pod_uid, const std::string& controller_key, const std::string& node) {
   auto used = holds_.end();
   for (auto it = holds_.begin(); it != holds_.end(); ++it) {
-    const Allocation& h = it->second.hold;
+    const Allocation& h = it->second.held;
     if (h.pod_uid == pod_uid) {
       used = it;
       break;
     }
     bool replacement = !controller_key.empty() && h.pod_uid == controller_key && h.node_name == node && it->first != pod_uid;
-    if (replacement && (used == holds_.end() || it->second.at_ms < used->second.at_ms)) used = it;
+    if (replacement && (used == holds_.end() || it->second.stamp_ms < used->second.stamp_ms)) used = it;
   }
   if (used == holds_.end()) return "";
-  std::string ended = used->second.hold.node_name;
+  std::string ended = used->second.held.node_name;
   holds_.erase(used);
   return ended;
 }
 
 ReservationBook::Due ReservationBook::Expire(const VictimsLeaving& leaving) {
   Due due;
-  for (const auto& [uid, held] : ledger_.all()) {
-    if (held->origin != AllocationOrigin::kObserved && !InFlight(uid)) due.entries.push_back(held->pod_uid);
+  for (const auto& [uid, expiry] : expiry_) {
+    if (Passed(expiry)) due.entries.push_back(uid);
   }
-  for (const auto& [uid, at] : bare_) {
-    if (!CommitFresh(at)) due.bare.push_back(uid);
+  for (const auto& [uid, expiry] : bare_) {
+    if (Passed(expiry)) due.bare.push_back(uid);
   }
-  auto now = clock_->Now();
-  auto keep = 2 * ttls_.booking_ttl;
-  std::erase_if(gone_, [&](const auto& kv) { return now - kv.second > keep; });
+  std::erase_if(gone_, [&](const auto& kv) { return Passed(kv.second); });
   std::erase_if(holds_, [&](const auto& kv) {
-    if (now < kv.second.until) return false;
-    due.hold_nodes.push_back(kv.second.hold.node_name);
+    if (!Passed(kv.second.expiry)) return false;
+    due.hold_nodes.push_back(kv.second.held.node_name);
     return true;
   });
-  int64_t wall = clock_->WallMs();
-  std::erase_if(ended_, [&](const auto& kv) { return kv.second.until_ms <= wall; });
+  std::erase_if(ended_, [&](const auto& kv) { return Passed(kv.second.until); });
   std::set<std::string> nominated;
-  nominations_.ExpireHolds(now, ttls_.nomination_ttl, leaving, &nominated);
+  nominations_.ExpireHolds(clock_->Now(), leaving, &nominated);
   due.hold_nodes.insert(due.hold_nodes.end(), nominated.begin(), nominated.end());
   return due;
 }

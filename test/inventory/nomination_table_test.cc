@@ -18,7 +18,7 @@ Pod Nominated(std::string uid, std::string node) {
 }
 
 TEST(NominationTable, ANominationThatAsksForTheSameKeepsItsAgeAndTouchesNothing) {
-  NominationTable table;
+  NominationTable table(std::chrono::seconds(60));
   Clock::time_point t0{};
   std::set<std::string> touched;
   table.Nominate(Nominated("p", "a"), true, t0, &touched);
@@ -26,13 +26,13 @@ TEST(NominationTable, ANominationThatAsksForTheSameKeepsItsAgeAndTouchesNothing)
   touched.clear();
   table.Nominate(Nominated("p", "a"), true, t0 + std::chrono::seconds(30), &touched);
   EXPECT_THAT(touched, IsEmpty());
-  EXPECT_EQ(table.all().at("p").since, t0);
+  EXPECT_EQ(table.all().at("p").hold, Expiry::Through(t0 + std::chrono::seconds(60)));  // from t0
 }
 
 // What a nominated pod counts on its node besides GPUs carries its host ports: kube-scheduler
 // checks ports against the pods nominated there (defrag's landings, move_rules.h).
 TEST(NominationTable, ANominationsUseCarriesItsHostPorts) {
-  NominationTable table;
+  NominationTable table(std::chrono::seconds(60));
   std::set<std::string> touched;
   Pod p = Nominated("p", "a");
   p.constraints.host_ports = {HostPort{.port = 8080, .protocol = "TCP"}};
@@ -44,7 +44,7 @@ TEST(NominationTable, ANominationsUseCarriesItsHostPorts) {
 }
 
 TEST(NominationTable, ANominationMovedToAnotherNodeTouchesBoth) {
-  NominationTable table;
+  NominationTable table(std::chrono::seconds(60));
   std::set<std::string> touched;
   table.Nominate(Nominated("p", "a"), true, Clock::time_point{}, &touched);
   touched.clear();
@@ -54,7 +54,7 @@ TEST(NominationTable, ANominationMovedToAnotherNodeTouchesBoth) {
 }
 
 TEST(NominationTable, AHoldExpiresAfterTheTtlOnceItsVictimsAreGoneAndThePodStillCounts) {
-  NominationTable table;
+  NominationTable table(std::chrono::seconds(60));
   Clock::time_point t0{};
   std::set<std::string> touched;
   table.Nominate(Nominated("p", "a"), true, t0, &touched);
@@ -62,20 +62,20 @@ TEST(NominationTable, AHoldExpiresAfterTheTtlOnceItsVictimsAreGoneAndThePodStill
   touched.clear();
   bool leaving = true;
   auto victims = [&](std::string_view node, int32_t priority) { return leaving && node == "a" && priority == 100; };
-  table.ExpireHolds(t0 + std::chrono::seconds(120), std::chrono::seconds(60), victims, &touched);
+  table.ExpireHolds(t0 + std::chrono::seconds(120), victims, &touched);
   EXPECT_TRUE(table.all().at("p").gpus);  // victims still leaving: the clock restarted at 120 s
   leaving = false;
-  table.ExpireHolds(t0 + std::chrono::seconds(170), std::chrono::seconds(60), victims, &touched);
+  table.ExpireHolds(t0 + std::chrono::seconds(170), victims, &touched);
   EXPECT_TRUE(table.all().at("p").gpus);
   EXPECT_THAT(touched, IsEmpty());
-  table.ExpireHolds(t0 + std::chrono::seconds(181), std::chrono::seconds(60), victims, &touched);
+  table.ExpireHolds(t0 + std::chrono::seconds(181), victims, &touched);
   EXPECT_FALSE(table.all().at("p").gpus);
   EXPECT_THAT(touched, ElementsAre("a"));
   EXPECT_EQ(table.all().size(), 2u);  // both still count against the node's other resources
 }
 
 TEST(NominationTable, ARelistEndsTheNominationsOfPodsNoLongerPending) {
-  NominationTable table;
+  NominationTable table(std::chrono::seconds(60));
   std::set<std::string> touched;
   table.Nominate(Nominated("p", "a"), true, Clock::time_point{}, &touched);
   table.Nominate(Nominated("q", "b"), true, Clock::time_point{}, &touched);

@@ -137,10 +137,10 @@ TEST(ReservationBook, AForgottenPodIsGoneForTwiceTheBookingTtl) {
   EXPECT_FALSE(b.book.IsGone("c"));
 }
 
-ReservationBook::Hold HeldFor(std::string holder, std::string node, std::chrono::steady_clock::time_point until, int64_t at_ms) {
+Reservation HeldFor(std::string holder, std::string node, std::chrono::steady_clock::time_point until, int64_t at_ms) {
   Allocation a = On(std::move(holder), std::move(node));
   a.origin = AllocationOrigin::kHeld;
-  return ReservationBook::Hold{.hold = a, .until = until, .at_ms = at_ms};
+  return Reservation{.held = a, .expiry = Expiry::Before(until), .stamp_ms = at_ms};
 }
 
 TEST(ReservationBook, AHoldIsUsedByThePodItWasMadeForElseByItsControllersNextPodOldestFirst) {
@@ -162,7 +162,7 @@ TEST(ReservationBook, AHoldRunsOutOnItsTimeAndAnEndedAnnotatedHoldIsRememberedUn
   Book b;
   b.book.PutHold("a", HeldFor("pending", "n1", b.clock.Now() + seconds(30), 1));
   b.book.PutHold("a", HeldFor("pending", "n2", b.clock.Now() + seconds(60), 2));  // replaces
-  b.book.EndAnnotated("x@1", ReservationBook::EndedHold{.node = "n3", .until_ms = b.clock.WallMs() + 45'000});
+  b.book.EndAnnotated("x@1", ReservationBook::EndedHold{.node = "n3", .until = Expiry::BeforeWall(b.clock.WallMs() + 45'000)});
   b.clock.Advance(seconds(45));
   ReservationBook::Due due = b.Expire();
   EXPECT_THAT(due.hold_nodes, IsEmpty());

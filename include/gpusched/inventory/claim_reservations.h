@@ -22,6 +22,7 @@
 #include "gpusched/dra/allocated_devices.h"
 #include "gpusched/dra/cluster_state.h"
 #include "gpusched/dra/types.h"
+#include "gpusched/inventory/expiry.h"
 
 namespace gpusched::inventory {
 
@@ -69,7 +70,7 @@ class ClaimReservations {
   struct Flight {
     dra::AllocationResult result;
     bool seen = true;  // the cluster's state has shown the claim (false: created, not seen yet)
-    TimePoint since;
+    Expiry unseen;     // until when a claim not seen yet is awaited (kUnseenLimit)
   };
   std::map<std::string, Flight> in_flight_;  // by claim UID, or creating key
   std::set<std::string> owned_;

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpusched/inventory/expiry.h"
 #include "gpusched/model/node_uses.h"
 #include "gpusched/model/pod.h"
 
@@ -25,10 +26,15 @@ namespace gpusched::inventory {
 
 class NominationTable {
  public:
+
   using Clock = std::chrono::steady_clock;
+  // `ttl`: how long a GPU hold lasts once the nominated pod's victims are gone.
+  explicit NominationTable(Clock::duration ttl) : ttl_(ttl) {}
   struct Nomination {
     Pod pod;
-    Clock::time_point since;  // when it was nominated, or last saw its victims leaving
+    // Until when its GPU hold lasts: the TTL from when it was nominated, or last saw its victims
+    // leaving.
+    Expiry hold;
     bool gpus = false;        // it holds GPUs on its node
     PodUse use;               // what it asks besides GPUs and its host ports (labels), for NodeState::nominated
   };
@@ -41,16 +47,16 @@ class NominationTable {
   void End(std::string_view uid, std::set<std::string>* touched);
   // Ends every nomination whose pod is not in `listed` (a relist of the pending pods).
   void EndUnlisted(const std::set<std::string_view>& listed, std::set<std::string>* touched);
-  // Ends the GPU holds older than `ttl` at `now`; `leaving(node, priority)` says whether pods of
-  // lower priority are still terminating there, which restarts the hold's clock. The pods still
-  // count against their nodes' other resources. Their nodes go to `touched`.
-  void ExpireHolds(Clock::time_point now, Clock::duration ttl,
-                   const std::function<bool(std::string_view node, int32_t priority)>& leaving,
+  // Ends the GPU holds whose Expiry passed at `now`; `leaving(node, priority)` says whether pods
+  // of lower priority are still terminating there, which starts the hold's TTL again. The pods
+  // still count against their nodes' other resources. Their nodes go to `touched`.
+  void ExpireHolds(Clock::time_point now, const std::function<bool(std::string_view node, int32_t priority)>& leaving,
                    std::set<std::string>* touched);
 
   const std::map<std::string, Nomination, std::less<>>& all() const { return nominations_; }
 
  private:
+  const Clock::duration ttl_;
   std::map<std::string, Nomination, std::less<>> nominations_;
 };
 

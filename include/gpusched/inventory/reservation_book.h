@@ -1,21 +1,25 @@
 // File: reservation_book.h
 //
-// ReservationBook: what each pod holds on its node and how long that counts. One entry per pod
-// UID (its allocation, indexed by UID and by node), counted from a time kept for its origin:
-//   - kObserved: the cluster shows the pod bound; it counts until the cluster says otherwise.
-//   - kCommitted: this gpusched bound it (Commit); it counts for assume_ttl from the commit.
-//   - kBooked: a node's bookings annotation lists it; it counts for booking_ttl from the writer's
-//     stamp (wall clock, measured either way as BookingFresh).
-// Beside the entries, each with a time of its own: pods committed to a node without GPUs of their
-// own (bare commitments, assume_ttl); bookings of a pod on a second node while its entry is on
-// another (two bind attempts in flight, both counted there); pods seen gone, which no booking may
-// bring back for 2 x booking_ttl; the defrag holds this replica made (Inventory::HoldFor), each
-// until its own time; and the holds of nodes' annotations that ended here, remembered until
-// theirs; pending pods nominated to a node after preemption (nomination_table.h); and DRA owner
-// mode's claims (claim_reservations.h: devices in flight, owned claims). Expire() is where all
-// of them but the claims (dropped when the cluster shows them, or at the claim allocator's sweep)
-// run out; a nomination's GPU hold by nomination_ttl, counted again while pods of lower priority
-// are still leaving its node (the caller says which: the book does not know the nodes' pods).
+// ReservationBook: everything held for a pod (or a claim) on a node, and until when it counts.
+// The entry type is a Reservation: an Allocation (holder, node, what it holds, origin) and an
+// Expiry (expiry.h), the book's one time type. What the book keeps, by origin:
+//   - entries, one per pod UID (indexed by UID and by node, the ledger):
+//       - kObserved: the cluster shows the pod bound; Never expires (the cluster says when);
+//       - kCommitted: this gpusched bound it (Commit): Through(commit + assume_ttl);
+//       - kBooked: a node's bookings annotation lists it: Stamped(the writer's stamp, booking_ttl);
+//   - second bookings: bookings of a pod on a second node while its entry is on another (two
+//     bind attempts in flight, both counted there), kept as their node's annotation lists them;
+//   - defrag holds (kHeld) this replica made (Inventory::HoldFor), one per pod they are about,
+//     Before(their TTL), or until a pod they are for is placed;
+//   - pending pods nominated to a node after preemption (nomination_table.h), their GPU hold
+//     Through(nomination_ttl) counted again while pods of lower priority are still leaving its
+//     node (the caller says which: the book does not know the nodes' pods);
+//   - DRA owner mode's claims in flight (claim_reservations.h), dropped when the cluster shows
+//     them (Through(their unseen limit) while it has not);
+// and, holding nothing, with an Expiry of the same type: pods committed to a node without GPUs
+// of their own (bare commitments, assume_ttl); pods seen gone, which no booking may bring back
+// for 2 x booking_ttl; the holds of nodes' annotations that ended here, remembered
+// BeforeWall(theirs). Expire() is where every Expiry is read (a claim's at each plan).
 //
 // The book keeps time; it does not decide what a release means for the pod's record (Inventory
 // does that with what Expire returns).
@@ -36,6 +40,7 @@
 #include "gpusched/common/clock.h"
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/claim_reservations.h"
+#include "gpusched/inventory/expiry.h"
 #include "gpusched/inventory/ledger.h"
 #include "gpusched/inventory/nomination_table.h"
 #include "gpusched/model/allocation.h"
@@ -52,10 +57,20 @@ struct ReservationTtls {
 // victims leaving), for the nominations' holds.
 using VictimsLeaving = std::function<bool(std::string_view node, int32_t priority)>;
 
+// One reservation of GPUs, shares or devices: `held` names the holder (pod_uid), the node, what
+// it holds and where it came from (origin); `expiry` says until when it counts; `stamp_ms` is the
+// time written beside it in a node's annotation (a hold's), or 0.
+struct Reservation {
+  Allocation held;
+  Expiry expiry;
+  int64_t stamp_ms = 0;
+};
+
 class ReservationBook {
  public:
   // `clock` is not owned and must outlive the book.
-  ReservationBook(ReservationTtls ttls, const Clock* clock) : ttls_(ttls), clock_(clock) {}
+  ReservationBook(ReservationTtls ttls, const Clock* clock)
+      : ttls_(ttls), clock_(clock), nominations_(ttls.nomination_ttl) {}
 
   // The entry of `uid`, or nullptr. Valid until the next mutation.
   const Allocation* Find(std::string_view uid) const { return ledger_.Find(uid); }
@@ -81,7 +96,7 @@ class ReservationBook {
 
   // Bare commitments: a pod committed to a node without GPUs of its own, until the cluster
   // reports it (EndBare) or assume_ttl passes.
-  void CommitBare(const std::string& uid) { bare_[uid] = clock_->Now(); }
+  void CommitBare(const std::string& uid) { bare_.insert_or_assign(uid, Expiry::Through(clock_->Now() + ttls_.assume_ttl)); }
   bool IsBare(std::string_view uid) const { return bare_.contains(uid); }
   // Ends the bare commitment of `uid`; returns whether there was one.
   bool EndBare(std::string_view uid) { return Erase(bare_, uid); }
@@ -93,36 +108,31 @@ class ReservationBook {
   std::vector<std::string> NodesWithSecondBookings() const;
 
   // Remembers that `uid` was deleted or finished: a booking of it no longer counts.
-  void MarkGone(const std::string& uid) { gone_[uid] = clock_->Now(); }
+  void MarkGone(const std::string& uid) { gone_.insert_or_assign(uid, Expiry::Through(clock_->Now() + 2 * ttls_.booking_ttl)); }
   bool IsGone(std::string_view uid) const { return gone_.contains(uid); }
   // Ends everything about `uid` and marks it gone; returns the node of its entry, or "".
   std::string Forget(const std::string& uid);
 
-  // A defrag hold this replica made, about one pod: `hold` (origin kHeld; pod_uid its holder)
-  // counts on its node until `until`, or until a pod it is for is placed.
-  struct Hold {
-    Allocation hold;
-    std::chrono::steady_clock::time_point until;
-    int64_t at_ms = 0;  // as written to the node's annotation
-  };
-  // Keeps `h` about pod `about_uid`, replacing a hold about the same pod.
-  void PutHold(const std::string& about_uid, Hold h);
-  const Hold* FindHold(std::string_view about_uid) const;
+  // A defrag hold this replica made, about one pod: `h.held` (origin kHeld; pod_uid its holder)
+  // counts on its node until h.expiry, or until a pod it is for is placed; h.stamp_ms is as
+  // written to the node's annotation. Replaces a hold about the same pod.
+  void PutHold(const std::string& about_uid, Reservation h);
+  const Reservation* FindHold(std::string_view about_uid) const;
   // Ends the hold about `about_uid` and returns it, or nullopt if there was none.
-  std::optional<Hold> EndHold(std::string_view about_uid);
+  std::optional<Reservation> EndHold(std::string_view about_uid);
   // Ends the hold a pod placed on `node` uses: the one made for it (`pod_uid` its holder,
   // wherever), else the oldest kept on `node` for `controller_key` (its controller's next pod),
   // unless the pod is the one that hold is about. Returns the node of the hold ended, or "".
   std::string UseHold(const std::string& pod_uid, const std::string& controller_key, const std::string& node);
   // Every hold, by the UID of the pod it is about.
-  const std::map<std::string, Hold, std::less<>>& holds() const { return holds_; }
+  const std::map<std::string, Reservation, std::less<>>& holds() const { return holds_; }
 
   // An annotated hold (model/node.h NodeHold) that ended here, by its key: on which node, the pod
-  // that used it ("" for a hold this replica dropped), and until when (Unix ms) it is remembered.
+  // that used it ("" for a hold this replica dropped), and until when it is remembered.
   struct EndedHold {
     std::string node;
     std::string pod;
-    int64_t until_ms = 0;
+    Expiry until;
   };
   void EndAnnotated(const std::string& key, EndedHold ended) { ended_.insert_or_assign(key, std::move(ended)); }
   void ForgetEnded(const std::string& key) { ended_.erase(key); }
@@ -146,7 +156,7 @@ class ReservationBook {
   Due Expire(const VictimsLeaving& leaving);
 
  private:
-  bool CommitFresh(std::chrono::steady_clock::time_point at) const { return clock_->Now() - at <= ttls_.assume_ttl; }
+  bool Passed(const Expiry& e) const { return e.Passed(clock_->Now(), clock_->WallMs()); }
   // Keyed by pod UID, looked up by any string type without a copy.
   template <typename V>
   using ByUid = std::unordered_map<std::string, V, Ledger::UidHash, std::equal_to<>>;
@@ -161,14 +171,12 @@ class ReservationBook {
   const ReservationTtls ttls_;
   const Clock* clock_;
   Ledger ledger_;
-  // The time each committed entry counts from (steady), or each booked entry's stamp (wall ms).
-  // Observed entries have neither.
-  ByUid<std::chrono::steady_clock::time_point> committed_at_;
-  ByUid<int64_t> booked_at_ms_;
-  ByUid<std::chrono::steady_clock::time_point> bare_;
+  // The Expiry of each committed or booked entry; an observed entry has none (Never).
+  ByUid<Expiry> expiry_;
+  ByUid<Expiry> bare_;
   std::map<std::string, std::vector<Allocation>, std::less<>> second_;
-  ByUid<std::chrono::steady_clock::time_point> gone_;
-  std::map<std::string, Hold, std::less<>> holds_;
+  ByUid<Expiry> gone_;
+  std::map<std::string, Reservation, std::less<>> holds_;
   std::map<std::string, EndedHold, std::less<>> ended_;
   ClaimReservations claims_;
   NominationTable nominations_;
