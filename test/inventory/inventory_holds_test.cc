@@ -127,6 +127,37 @@ TEST_F(InventoryHolds, ThisReplicasHoldAndItsAnnotationCountOnce) {
   EXPECT_EQ(W().whole_used, 0);
 }
 
+// A hold this replica made counts up to its TTL, not at it, whether or not its annotation is seen.
+TEST_F(InventoryHolds, ThisReplicasHoldEndsExactlyAtItsTtl) {
+  Allocation about{.pod_uid = "pending", .pod_namespace = "ml", .pod_name = "pending"};
+  ASSERT_TRUE(inv_.HoldFor("pending", about, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 3},
+                           std::chrono::seconds(300)).ok());
+  clock_.Advance(std::chrono::milliseconds(299'999));
+  inv_.Expire();
+  EXPECT_EQ(W().whole_used, 3);
+  clock_.Advance(std::chrono::milliseconds(1));
+  inv_.Expire();
+  EXPECT_EQ(W().whole_used, 0);
+}
+
+// A hold dropped here is remembered as ended for the rest of its TTL: its copy in the node's
+// annotation, still fresh, is not counted again meanwhile.
+TEST_F(InventoryHolds, ADroppedHoldsAnnotationStaysIgnoredForTheRestOfItsTtl) {
+  Allocation about{.pod_uid = "pending", .pod_namespace = "ml", .pod_name = "pending"};
+  StatusOr<HoldMade> made = inv_.HoldFor("pending", about, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 3},
+                                         std::chrono::seconds(300));
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  inv_.Apply({.upsert_nodes = {WithHolds({made->hold}, "2")}});
+  clock_.Advance(std::chrono::seconds(100));
+  inv_.DropHold("pending");
+  clock_.Advance(std::chrono::seconds(199));
+  inv_.Expire();
+  EXPECT_EQ(W().whole_used, 0);  // 299 s after it was written: fresh, but ended here
+  clock_.Advance(std::chrono::seconds(2));
+  inv_.Expire();
+  EXPECT_EQ(W().whole_used, 0);  // past its TTL either way
+}
+
 TEST_F(InventoryHolds, AHoldMovedToAnotherNodeNamesTheNodeItLeft) {
   Allocation about{.pod_uid = "pending", .pod_namespace = "ml", .pod_name = "pending"};
   Placement two{.kind = RequestKind::kWholeGpu, .whole_gpus = 2};

@@ -86,6 +86,15 @@ TEST(PodJudge, AGpuPodChoosesByDraOnlyWhereDraServesItsExtendedResources) {
   VictimChoice through_dra = judge->ChooseVictims(c.Node("dra-a"), rules);
   ASSERT_TRUE(through_dra.helps) << through_dra.reason;
   EXPECT_THAT(Uids(through_dra), ElementsAre("o"));
+  // On the device-plugin node its GPUs are chosen by the device plugin's rules: free, no victim
+  // (DRA's planner refuses a node of mode nvidia).
+  VictimChoice plugin = judge->ChooseVictims(c.Node("whole-1"), rules);
+  ASSERT_TRUE(plugin.helps) << plugin.reason;
+  EXPECT_TRUE(plugin.victims.empty());
+  // Its moves are planned both ways; with nothing to move, it fits as it is.
+  DefragPlan plan = judge->MakeRoom(c.Nodes(), DefragOptions{});
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  EXPECT_TRUE(plan.moves.empty());
   // With DRA serving no extended resources, an nvidia-dra node is the wrong mode for it.
   std::unique_ptr<PodJudge> plain = JudgeOf(pod, request, c.Context(/*extended=*/false));
   EXPECT_EQ(plain->ModeOn(c.Node("dra-a")), NodeMode::kNvidia);

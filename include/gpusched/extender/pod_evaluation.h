@@ -81,7 +81,8 @@ std::unique_ptr<PodEvaluation> MakeEvaluation(const Pod& pod, const placement::P
 
 using placement::ClaimsProblem;
 
-// What a pod's judge (placement/pod_judge.h) reads of `inputs`, which must outlive the judge.
+// What a pod's judge (placement/pod_judge.h) reads of `inputs`; what `inputs` points to must
+// outlive the judge.
 placement::JudgeContext JudgeContextOf(const EvaluationInputs& inputs);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.

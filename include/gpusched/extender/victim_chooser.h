@@ -37,7 +37,8 @@ int64_t CountViolations(std::span<const std::string_view> uids, const placement:
 // (or thread).
 class VictimChooser {
  public:
-  // REQUIRES: pod, request and inputs outlive the chooser; `request` is AnalyzePod(pod).
+  // REQUIRES: pod, request and what `inputs` points to outlive the chooser; `request` is
+  // AnalyzePod(pod).
   VictimChooser(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs);
   // OK, or why the pod cannot be placed anywhere yet (its claims do not exist): as
   // PodEvaluation::Problem.

@@ -1,8 +1,9 @@
 // File: expiry.h
 //
 // Expiry: until when one reservation of the book counts, on the clock that suits where it came
-// from. The book's one time type: every entry, commitment, hold, tombstone, nomination and claim
-// in flight carries one, and the book's one Expire asks each whether it has Passed.
+// from. The book's one time type for deadlines: every timed entry, commitment, hold, tombstone,
+// nomination and claim in flight carries one, and the book asks each whether it has Passed.
+// (The claims' unbound_since, a start time the claim sweep reports, is not a deadline.)
 //   - Never: until the cluster says otherwise (an observed allocation).
 //   - Through(t) / Before(t): a deadline on the monotonic clock, for what this process started
 //     (a commit and assume_ttl; a hold and its TTL), inclusive or exclusive.
@@ -32,7 +33,7 @@ class Expiry {
 
   // True once it no longer counts at monotonic `now` and wall time `wall_ms`.
   bool Passed(Time now, int64_t wall_ms) const;
-  // The monotonic time left at `now` (negative once passed); zero for the other clocks.
+  // The monotonic time left at `now` (zero or negative once passed); zero for the other clocks.
   std::chrono::nanoseconds Left(Time now) const;
 
   bool operator==(const Expiry&) const = default;

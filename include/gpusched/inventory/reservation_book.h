@@ -1,8 +1,10 @@
 // File: reservation_book.h
 //
 // ReservationBook: everything held for a pod (or a claim) on a node, and until when it counts.
-// The entry type is a Reservation: an Allocation (holder, node, what it holds, origin) and an
-// Expiry (expiry.h), the book's one time type. What the book keeps, by origin:
+// What holds GPUs is an Allocation (holder, node, what it holds, origin) with an Expiry
+// (expiry.h), the book's one time type: a hold is kept as one Reservation; a ledger entry's
+// Expiry sits in a side map (only committed and booked entries have one), so that the many
+// observed entries carry none. What the book keeps, by origin:
 //   - entries, one per pod UID (indexed by UID and by node, the ledger):
 //       - kObserved: the cluster shows the pod bound; Never expires (the cluster says when);
 //       - kCommitted: this gpusched bound it (Commit): Through(commit + assume_ttl);
@@ -19,7 +21,8 @@
 // and, holding nothing, with an Expiry of the same type: pods committed to a node without GPUs
 // of their own (bare commitments, assume_ttl); pods seen gone, which no booking may bring back
 // for 2 x booking_ttl; the holds of nodes' annotations that ended here, remembered
-// BeforeWall(theirs). Expire() is where every Expiry is read (a claim's at each plan).
+// BeforeWall(theirs). Expire() runs out every kind; InFlight reads an entry's Expiry, and
+// ClaimReservations::InFlight a claim's, whenever a plan asks.
 //
 // The book keeps time; it does not decide what a release means for the pod's record (Inventory
 // does that with what Expire returns).

@@ -7,7 +7,7 @@
 // allocatable share it). Off in DRA owner mode (it cannot create special claims yet) and where
 // the service's dra_extended_resources option is false.
 //
-// Not thread-safe: one per request and thread (filter, each preempt worker, explain).
+// Not thread-safe: one per request and thread (filter, each preempt worker, explain, defrag).
 #pragma once
 
 #include <map>

@@ -40,8 +40,9 @@ class PodJudge {
  public:
   virtual ~PodJudge() = default;
 
-  // OK, or why the pod can be judged on no node now (a claim it names is missing or not
-  // generated yet): Unavailable.
+  // OK, or why the pod can be judged on no node now: Unavailable. The claims judge says so when
+  // a claim the pod names is missing or not generated yet; the device-plugin judge always
+  // answers OK (a KEP 5004 pod's missing claim shows as no room where DRA serves it).
   virtual Status Problem() const = 0;
   // The mode of the GPUs the pod gets on `node`.
   virtual NodeMode ModeOn(const NodeState& node) = 0;
