@@ -373,6 +373,29 @@ void WriteDra(Writer& w, const dra::ClusterState& dra, std::string_view node, co
   w.EndObject();
 }
 
+// The pod groups the cluster declares, as their objects say.
+void WriteGroups(Writer& w, const inventory::GroupTable::Groups& groups) {
+  Key(w, "podGroups");
+  w.StartArray();
+  for (const auto& [key, g] : groups) {
+    w.StartObject();
+    Key(w, "api");
+    Str(w, GroupApiName(g.api));
+    Key(w, "namespace");
+    Str(w, g.namespace_name);
+    Key(w, "name");
+    Str(w, g.name);
+    Key(w, "minCount");
+    w.Int(g.min_count);
+    if (!g.topology_key.empty()) {
+      Key(w, "topologyKey");
+      Str(w, g.topology_key);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 }  // namespace
 
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
@@ -411,6 +434,7 @@ std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const 
   }
   w.EndArray();
   WriteDra(w, snapshot.dra(), node, dra_decisions);
+  WriteGroups(w, snapshot.groups());
   w.EndObject();
   return std::string(b.GetString(), b.GetSize());
 }

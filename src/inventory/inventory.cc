@@ -80,7 +80,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
     return out;
   };
   snapshot_.store(publisher_.Publish(node_set_changed, nodes_.size(), all, dra_state_, uses_.budget_list(),
-                                     std::vector<std::string>(held.begin(), held.end())));
+                                     groups_.groups(), std::vector<std::string>(held.begin(), held.end())));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
@@ -104,6 +104,8 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
                      .all_pending = true,
                      .upsert_budgets = std::move(objects.budgets),
                      .all_budgets = true,
+                     .upsert_groups = std::move(objects.pod_groups),
+                     .relisted_groups = {GroupApi::kPodGroup, GroupApi::kWorkload, GroupApi::kCoscheduling},
                      .dra_state = std::move(dra_state)});
 }
 
@@ -127,6 +129,7 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
   bool changed = ApplyPodsLocked(&delta, &touched);
   ApplyPendingLocked(&delta, &touched);
   bool budgets_changed = ApplyBudgetsLocked(&delta);
+  budgets_changed |= groups_.Apply(std::move(delta.upsert_groups), delta.deleted_groups, delta.relisted_groups);
   // Bookings: re-read on nodes whose object changed; pods that changed may end bookings anywhere.
   if (changed || !respec.empty()) {
     std::set<std::string> booked_nodes = BookedNodesLocked();

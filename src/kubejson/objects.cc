@@ -17,6 +17,7 @@
 #include "gpusched/kubejson/node_bookings.h"
 #include "gpusched/kubejson/node_holds.h"
 #include "gpusched/kubejson/pod_constraints.h"
+#include "gpusched/kubejson/pod_groups.h"
 #include "gpusched/model/names.h"
 #include "gpusched/model/units.h"
 
@@ -230,9 +231,29 @@ std::string Compact(const Value& v) {
 // even when it cannot be keyed by the API server's UID (a hand-written file).
 std::string StandInUid(const Pod& pod) { return fmt::format("(no uid) {}/{}", pod.namespace_name, pod.name); }
 
+// Appends the pod groups of one PodGroup or Workload object; one of another API group
+// (scheduling.volcano.sh, say) is not ours and skipped.
+void AppendPodGroups(const Value& item, std::string_view kind, std::string_view api_version, std::string_view path,
+                     ClusterObjects* out) {
+  std::optional<GroupApi> api = GroupApiOf(kind, api_version);
+  if (!api) {
+    if (api_version.empty() || api_version.starts_with("scheduling.k8s.io/") || api_version.starts_with("scheduling.x-k8s.io/")) {
+      out->errors.push_back(fmt::format(
+          "{}.apiVersion: \"{}\" is not one gpusched reads (PodGroup scheduling.k8s.io/v1beta1 or v1alpha2, Workload "
+          "scheduling.k8s.io/v1alpha1, PodGroup scheduling.x-k8s.io/v1alpha1)",
+          path, api_version));
+    }
+    return;
+  }
+  StatusOr<std::vector<PodGroup>> groups = DecodePodGroups(item, *api, path);
+  if (!groups.ok()) return out->errors.push_back(groups.status().message());
+  for (PodGroup& g : *groups) out->pod_groups.push_back(std::move(g));
+}
+
 // Appends one object. An object that cannot be identified is listed in out->errors and skipped; a
 // node or pod that can be is kept, with its spec_error when a field of it cannot be read.
-void AppendObject(const Value& item, std::string_view kind, std::string_view path, ClusterObjects* out) {
+void AppendObject(const Value& item, std::string_view kind, std::string_view api_version, std::string_view path,
+                  ClusterObjects* out) {
   auto fail = [&](const Status& s) { out->errors.push_back(s.message()); };
   if (kind == "Node") {
     StatusOr<Node> node = DecodeNode(item, path);
@@ -253,6 +274,8 @@ void AppendObject(const Value& item, std::string_view kind, std::string_view pat
     StatusOr<DisruptionBudget> budget = DecodeDisruptionBudget(item, path);
     if (!budget.ok()) return fail(budget.status());
     out->budgets.push_back(std::move(budget).value());
+  } else if (kind == "PodGroup" || kind == "Workload") {
+    AppendPodGroups(item, kind, api_version, path, out);
   } else if (std::optional<dra::ObjectKind> dra_kind = DraKind(kind)) {
     dra::DraObject object = DecodeDraObject(item, *dra_kind);
     if (object.key.empty()) return fail(InvalidArgumentError(fmt::format("{}.metadata.name: missing", path)));
@@ -335,6 +358,7 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
     note(DecodePodClaims(*spec, spath, &pod.resource_claims));
     note(DecodePodConstraints(*spec, spath, &pod.constraints));
+    note(ReadPodGroupRef(*spec, pod.labels, spath, &pod.group));
     if (const Value* overhead = json::Find(*spec, "overhead"); overhead != nullptr && overhead->IsObject()) {
       ReadResourceList(*overhead, &pod.overhead);
     }
@@ -495,8 +519,9 @@ Status AppendClusterJson(std::string_view text, ClusterObjects* out) {
   rapidjson::Document doc;
   GPUSCHED_RETURN_IF_ERROR(json::Parse(text, &doc));
   if (!doc.IsObject()) return json::WrongType("document", "object", doc);
-  std::string kind;
+  std::string kind, api_version;
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(doc, "kind", "document", &kind));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(doc, "apiVersion", "document", &api_version));
   const Value* items = json::Find(doc, "items");
   if (kind.ends_with("List") || (kind.empty() && items != nullptr)) {
     if (items == nullptr) return OkStatus();
@@ -510,18 +535,20 @@ Status AppendClusterJson(std::string_view text, ClusterObjects* out) {
         continue;
       }
       std::string k = item_kind;
+      std::string v = item_kind.empty() ? "" : api_version;  // a typed list's items share its version
       Status s = json::ReadString(item, "kind", path, &k);
+      if (s.ok()) s = json::ReadString(item, "apiVersion", path, &v);
       if (s.ok() && k.empty()) s = InvalidArgumentError(path + ".kind: missing");
       if (!s.ok()) {
         out->errors.push_back(s.message());
         continue;
       }
-      AppendObject(item, k, fmt::format("{} ({})", path, k), out);
+      AppendObject(item, k, v, fmt::format("{} ({})", path, k), out);
     }
     return OkStatus();
   }
   if (kind.empty()) return InvalidArgumentError("document.kind: missing");
-  AppendObject(doc, kind, kind, out);
+  AppendObject(doc, kind, api_version, kind, out);
   return OkStatus();
 }
 

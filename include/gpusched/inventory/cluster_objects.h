@@ -12,6 +12,7 @@
 #include "gpusched/model/disruption_budget.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
+#include "gpusched/model/pod_group.h"
 
 namespace gpusched {
 
@@ -19,6 +20,8 @@ struct ClusterObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;
   std::vector<DisruptionBudget> budgets;
+  // Pod groups (gangs), every group each object declares.
+  std::vector<PodGroup> pod_groups;
   // resource.k8s.io objects (ResourceSlices, DeviceClasses, ResourceClaims), decoded; those that
   // could not be are held as their errors.
   std::vector<dra::DraObject> dra_objects;
@@ -50,6 +53,11 @@ struct ClusterDelta {
   std::vector<DisruptionBudget> upsert_budgets;
   std::vector<std::string> deleted_budgets;
   bool all_budgets = false;
+  // Pod groups: every group of each object listed (GroupTable::Apply); objects deleted by
+  // GroupTable::ObjectKey; after a relist of an API (relisted_groups) its objects not listed are gone.
+  std::vector<PodGroup> upsert_groups;
+  std::vector<std::string> deleted_groups;
+  std::vector<GroupApi> relisted_groups;
   // When set, the DRA objects changed and this is their complete new state, built by the source
   // (dra::DraObjectSet::Build) outside the inventory's lock.
   dra::ClusterStatePtr dra_state;

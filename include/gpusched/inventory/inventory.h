@@ -36,6 +36,7 @@
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/annotated_nodes.h"
+#include "gpusched/inventory/group_table.h"
 #include "gpusched/inventory/pod_table.h"
 #include "gpusched/inventory/reservation_book.h"
 #include "gpusched/inventory/snapshot.h"
@@ -324,6 +325,8 @@ class Inventory {
   AnnotatedNodes annotated_ GPUSCHED_GUARDED_BY(mu_);
   // Every bound pod's use of its node besides GPUs, the label sets, the budgets.
   UseTable uses_ GPUSCHED_GUARDED_BY(mu_);
+  // The pod groups (gangs) the cluster declares.
+  GroupTable groups_ GPUSCHED_GUARDED_BY(mu_);
   // Plans the holds of the pods nominated to a node, at each rebuild of it.
   placement::NominationHolds nomination_holds_ GPUSCHED_GUARDED_BY(mu_);
   dra::ClusterStatePtr dra_state_ GPUSCHED_GUARDED_BY(mu_);  // the DRA objects, as the source built them

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpusched/dra/cluster_state.h"
+#include "gpusched/inventory/group_table.h"
 #include "gpusched/inventory/name_index.h"
 #include "gpusched/inventory/node_table.h"
 #include "gpusched/model/disruption_budget.h"
@@ -27,13 +28,15 @@ class InventorySnapshot {
   // REQUIRES: `nodes` sorted by name; `index` maps each node name to its position in `nodes`.
   InventorySnapshot(uint64_t version, NodeTable nodes, std::shared_ptr<const NameIndex> index,
                     dra::ClusterStatePtr dra, std::shared_ptr<const std::vector<DisruptionBudget>> budgets = nullptr,
-                    std::vector<std::string> held_nodes = {})
+                    std::vector<std::string> held_nodes = {},
+                    std::shared_ptr<const GroupTable::Groups> groups = nullptr)
       : version_(version),
         nodes_(std::move(nodes)),
         index_(std::move(index)),
         dra_(std::move(dra)),
         budgets_(std::move(budgets)),
-        held_nodes_(std::move(held_nodes)) {}
+        held_nodes_(std::move(held_nodes)),
+        groups_(groups != nullptr ? std::move(groups) : std::make_shared<const GroupTable::Groups>()) {}
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
@@ -60,6 +63,8 @@ class InventorySnapshot {
   const std::shared_ptr<const std::vector<DisruptionBudget>>& budgets() const { return budgets_; }
   // Returns the nodes where GPUs may be held for nominated pods (placement/nomination.h).
   const std::vector<std::string>& held_nodes() const { return held_nodes_; }
+  // Returns the pod groups (gangs) the cluster declares, by GroupKey. Never null.
+  const GroupTable::Groups& groups() const { return *groups_; }
 
  private:
   const uint64_t version_;
@@ -68,6 +73,7 @@ class InventorySnapshot {
   const dra::ClusterStatePtr dra_;
   const std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
   const std::vector<std::string> held_nodes_;
+  const std::shared_ptr<const GroupTable::Groups> groups_;
 };
 
 }  // namespace gpusched::inventory

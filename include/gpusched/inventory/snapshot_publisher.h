@@ -40,6 +40,7 @@ class SnapshotPublisher {
   std::shared_ptr<const InventorySnapshot> Publish(bool node_set_changed, size_t node_count, const AllNodes& all,
                                                    dra::ClusterStatePtr dra,
                                                    std::shared_ptr<const std::vector<DisruptionBudget>> budgets,
+                                                   std::shared_ptr<const GroupTable::Groups> groups,
                                                    std::vector<std::string> held_nodes);
 
  private:

@@ -13,6 +13,7 @@
 
 #include "gpusched/model/disruption_budget.h"
 #include "gpusched/model/pod_constraints.h"
+#include "gpusched/model/pod_group.h"
 #include "gpusched/model/resource_list.h"
 
 namespace gpusched {
@@ -90,6 +91,8 @@ struct Pod {
   PodConstraints constraints;
   // Only the annotations gpusched reads or writes (vke.volcengine.com/*, gpusched.io/*).
   AnnotationMap annotations;
+  // The pod group it belongs to (a gang's member, pod_group.h), if it names one.
+  std::optional<PodGroupRef> group;
   // Non-empty when a field gpusched needs could not be read (a GPU quantity that is not a whole
   // number, a claim in a shape no supported Kubernetes writes); the text names the field and the
   // value. Such a pod is refused on every node, and while bound it makes its node inconsistent:

@@ -1,0 +1,60 @@
+// The pod groups the inventory keeps (inventory/group_table.h): an object's groups change
+// together, a relist of one API leaves the others', and the snapshots show them.
+#include "gpusched/inventory/group_table.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpusched/inventory/inventory.h"
+
+namespace gpusched::inventory {
+namespace group_table_test {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+using ::testing::_;
+
+PodGroup Group(GroupApi api, std::string name, int32_t min_count) {
+  return PodGroup{.api = api, .namespace_name = "ml", .name = std::move(name), .min_count = min_count};
+}
+
+std::vector<std::string> Keys(const GroupTable& t) {
+  std::vector<std::string> out;
+  for (const auto& [key, g] : *t.groups()) out.push_back(key);
+  return out;
+}
+
+TEST(GroupTable, AWorkloadsUpdateReplacesEveryGroupItDeclares) {
+  GroupTable t;
+  EXPECT_TRUE(t.Apply({Group(GroupApi::kWorkload, "job/workers", 8), Group(GroupApi::kWorkload, "job/launcher", 0),
+                       Group(GroupApi::kWorkload, "jobs/x", 2)},
+                      {}, {}));
+  EXPECT_TRUE(t.Apply({Group(GroupApi::kWorkload, "job/workers", 4)}, {}, {}));  // launcher removed from job
+  EXPECT_THAT(Keys(t), ElementsAre("Workload/ml/job/workers", "Workload/ml/jobs/x"));
+  EXPECT_EQ(t.groups()->at("Workload/ml/job/workers").min_count, 4);
+  EXPECT_TRUE(t.Apply({}, {"Workload/ml/job"}, {}));  // job deleted; jobs stays
+  EXPECT_THAT(Keys(t), ElementsAre("Workload/ml/jobs/x"));
+}
+
+TEST(GroupTable, ARelistOfOneApiLeavesTheOthersAndNoChangeKeepsTheSameGroups) {
+  GroupTable t;
+  t.Apply({Group(GroupApi::kPodGroup, "a", 2), Group(GroupApi::kCoscheduling, "a", 3)}, {}, {});
+  std::shared_ptr<const GroupTable::Groups> before = t.groups();
+  EXPECT_FALSE(t.Apply({Group(GroupApi::kPodGroup, "a", 2)}, {}, {GroupApi::kPodGroup}));
+  EXPECT_EQ(t.groups(), before);
+  EXPECT_TRUE(t.Apply({Group(GroupApi::kPodGroup, "b", 2)}, {}, {GroupApi::kPodGroup}));
+  EXPECT_THAT(Keys(t), ElementsAre("Coscheduling/ml/a", "PodGroup/ml/b"));
+}
+
+TEST(GroupTable, TheInventorysSnapshotShowsTheGroupsOfTheLastReadAndOfEachEvent) {
+  Inventory inv;
+  inv.ReplaceCluster(ClusterObjects{.pod_groups = {Group(GroupApi::kPodGroup, "train", 4)}});
+  EXPECT_THAT(inv.Snapshot()->groups(), ElementsAre(Pair("PodGroup/ml/train", _)));
+  inv.Apply(ClusterDelta{.deleted_groups = {"PodGroup/ml/train"}});
+  EXPECT_THAT(inv.Snapshot()->groups(), ::testing::IsEmpty());
+  inv.Apply(ClusterDelta{.upsert_groups = {Group(GroupApi::kCoscheduling, "mpi", 3)}});
+  EXPECT_EQ(inv.Snapshot()->groups().at("Coscheduling/ml/mpi").min_count, 3);
+}
+
+}  // namespace group_table_test
+}  // namespace gpusched::inventory
