@@ -155,7 +155,8 @@ class LiveCluster {
     auto live = std::unique_ptr<LiveCluster>(new LiveCluster());
     live->client_ = std::move(client).value();
     live->sync_ = std::make_unique<kubeapi::ClusterSync>(live->client_.get(), inventory,
-                                                      kubeapi::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra});
+                                                      kubeapi::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra,
+                                                                                  .watch_pod_groups = c.cluster.watch_pod_groups});
     live->binder_ = std::make_unique<kubeapi::ApiBinder>(live->client_.get(), inventory,
                                                       kubeapi::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
     live->evictor_ = std::make_unique<kubeapi::ApiEvictor>(live->client_.get());

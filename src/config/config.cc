@@ -168,6 +168,8 @@ const Setting kSettings[] = {
     {"cluster.events", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->cluster.events); }},
     {"cluster.watchDra", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Bool(t, &c->cluster.watch_dra); }},
+    {"cluster.watchPodGroups", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Bool(t, &c->cluster.watch_pod_groups); }},
     {"tls.certFile", "--tls-cert", "FILE", "serve HTTPS with this certificate (PEM chain) ...", Kind::kScalar,
      [](std::string_view t, Config* c) { return Text(t, &c->server.tls_cert_file); }},
     {"tls.keyFile", "--tls-key", "FILE", "... and key; both are re-read when they change", Kind::kScalar,

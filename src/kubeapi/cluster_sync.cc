@@ -14,10 +14,14 @@
 #include "gpusched/json/json.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/objects.h"
+#include "gpusched/kubejson/pod_groups.h"
 
 namespace gpusched::kubeapi {
 
-enum class ClusterSync::Kind { kNode, kPod, kPendingPod, kBudget, kResourceSlice, kResourceClaim, kDeviceClass, kDeviceTaintRule, kNamespace };
+enum class ClusterSync::Kind {
+  kNode, kPod, kPendingPod, kBudget, kPodGroup, kWorkload, kCoscheduling,
+  kResourceSlice, kResourceClaim, kDeviceClass, kDeviceTaintRule, kNamespace
+};
 
 namespace {
 
@@ -66,6 +70,7 @@ class ClusterSync::Handler : public ReflectorHandler {
     if (kind_ == Kind::kPod) batch.cluster.all_pods = true;
     if (kind_ == Kind::kPendingPod) batch.cluster.all_pending = true;
     if (kind_ == Kind::kBudget) batch.cluster.all_budgets = true;
+    if (std::optional<GroupApi> api = Group()) batch.cluster.relisted_groups.push_back(*api);
     if (IsDra()) batch.dra.relisted.push_back(DraKind());
     for (const rapidjson::Value* item : items) Add(*item, &batch);
     Finish(&batch);
@@ -90,7 +95,20 @@ class ClusterSync::Handler : public ReflectorHandler {
   };
 
   bool IsDra() const {
-    return kind_ != Kind::kNode && kind_ != Kind::kPod && kind_ != Kind::kPendingPod && kind_ != Kind::kBudget;
+    return kind_ != Kind::kNode && kind_ != Kind::kPod && kind_ != Kind::kPendingPod && kind_ != Kind::kBudget && !Group();
+  }
+  // The API of a pod-group kind, nullopt for the others.
+  std::optional<GroupApi> Group() const {
+    if (kind_ == Kind::kPodGroup) return GroupApi::kPodGroup;
+    if (kind_ == Kind::kWorkload) return GroupApi::kWorkload;
+    if (kind_ == Kind::kCoscheduling) return GroupApi::kCoscheduling;
+    return std::nullopt;
+  }
+  // Events of one batch apply in order: an object's later event replaces what an earlier one
+  // of the batch said of it.
+  static void DropGroupsOf(const std::string& object, ClusterDelta* delta) {
+    std::erase_if(delta->upsert_groups, [&](const PodGroup& g) { return inventory::GroupTable::ObjectKey(g) == object; });
+    std::erase(delta->deleted_groups, object);
   }
   dra::ObjectKind DraKind() const {
     if (kind_ == Kind::kResourceClaim) return dra::ObjectKind::kResourceClaim;
@@ -111,6 +129,14 @@ class ClusterSync::Handler : public ReflectorHandler {
       StatusOr<Node> node = kubejson::DecodeNode(v, "Node");
       if (!node.ok()) return Skip("Node", node.status());
       batch->cluster.upsert_nodes.push_back(std::move(node).value());
+      return;
+    }
+    if (std::optional<GroupApi> api = Group()) {
+      std::string_view what = *api == GroupApi::kWorkload ? "Workload" : "PodGroup";
+      StatusOr<std::vector<PodGroup>> groups = kubejson::DecodePodGroups(v, *api, what);
+      if (!groups.ok()) return Skip(what, groups.status());
+      DropGroupsOf(GroupKey(*api, MetadataField(v, "namespace"), MetadataField(v, "name")), &batch->cluster);
+      for (PodGroup& g : *groups) batch->cluster.upsert_groups.push_back(std::move(g));
       return;
     }
     if (kind_ == Kind::kBudget) {
@@ -136,6 +162,14 @@ class ClusterSync::Handler : public ReflectorHandler {
       if (!name.empty()) batch->cluster.deleted_budgets.push_back(ns + "/" + name);
       return;
     }
+    if (std::optional<GroupApi> api = Group()) {
+      std::string name = MetadataField(v, "name");
+      if (name.empty()) return;
+      std::string object = GroupKey(*api, MetadataField(v, "namespace"), name);
+      DropGroupsOf(object, &batch->cluster);
+      batch->cluster.deleted_groups.push_back(std::move(object));
+      return;
+    }
     std::string id = MetadataField(v, kind_ == Kind::kNode ? "name" : "uid");
     if (id.empty()) return;
     std::vector<std::string>& deleted = kind_ == Kind::kNode      ? batch->cluster.deleted_nodes
@@ -159,13 +193,14 @@ class ClusterSync::Handler : public ReflectorHandler {
 
 namespace {
 
-// The versions of resource.k8s.io the cluster serves (GET /apis/resource.k8s.io); none when it
-// does not serve the group (404).
-StatusOr<std::set<std::string>> ServedDraVersions(ApiClient* client) {
-  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", "/apis/resource.k8s.io", {}, "application/json", std::chrono::seconds(10)));
+// The versions of API group `group` the cluster serves (GET /apis/<group>); none when it does not
+// serve the group (404).
+StatusOr<std::set<std::string>> ServedVersions(ApiClient* client, std::string_view group) {
+  std::string path = fmt::format("/apis/{}", group);
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", path, {}, "application/json", std::chrono::seconds(10)));
   std::set<std::string> served;
   if (r.status == 404) return served;
-  if (r.status != 200) return UnavailableError(fmt::format("GET /apis/resource.k8s.io: {} {}", r.status, StatusMessage(r)));
+  if (r.status != 200) return UnavailableError(fmt::format("GET {}: {} {}", path, r.status, StatusMessage(r)));
   rapidjson::Document doc;
   GPUSCHED_RETURN_IF_ERROR(json::Parse(r.body, &doc));
   const rapidjson::Value* versions = doc.IsObject() ? json::Find(doc, "versions") : nullptr;
@@ -184,10 +219,10 @@ std::string Newest(const std::set<std::string>& served, std::initializer_list<co
   return "";
 }
 
-// True if resource.k8s.io/`version` serves `resource` (its APIResourceList names it); a 404 is
-// no (a version the cluster does not serve after all).
-StatusOr<bool> ServesResource(ApiClient* client, const std::string& version, std::string_view resource) {
-  std::string path = "/apis/resource.k8s.io/" + version;
+// True if `group`/`version` serves `resource` (its APIResourceList names it); a 404 is no (a
+// version the cluster does not serve after all).
+StatusOr<bool> ServesResource(ApiClient* client, std::string_view group, const std::string& version, std::string_view resource) {
+  std::string path = fmt::format("/apis/{}/{}", group, version);
   GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("GET", path, {}, "application/json", std::chrono::seconds(10)));
   if (r.status == 404) return false;
   if (r.status != 200) return UnavailableError(fmt::format("GET {}: {} {}", path, r.status, StatusMessage(r)));
@@ -206,7 +241,20 @@ StatusOr<bool> ServesResource(ApiClient* client, const std::string& version, std
 StatusOr<std::string> DiscoverTaintRuleVersion(ApiClient* client, const std::set<std::string>& served) {
   for (const char* v : {"v1", "v1beta2", "v1alpha3"}) {
     if (!served.contains(v)) continue;
-    GPUSCHED_ASSIGN_OR_RETURN(bool serves, ServesResource(client, v, "devicetaintrules"));
+    GPUSCHED_ASSIGN_OR_RETURN(bool serves, ServesResource(client, "resource.k8s.io", v, "devicetaintrules"));
+    if (serves) return std::string(v);
+  }
+  return std::string();
+}
+
+// The newest of `versions` of `group` that serves `resource`, "" when none does (the cluster
+// does not serve the group, or the feature gate is off).
+StatusOr<std::string> DiscoverVersion(ApiClient* client, std::string_view group, std::initializer_list<const char*> versions,
+                                      std::string_view resource) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::set<std::string> served, ServedVersions(client, group));
+  for (const char* v : versions) {
+    if (!served.contains(v)) continue;
+    GPUSCHED_ASSIGN_OR_RETURN(bool serves, ServesResource(client, group, v, resource));
     if (serves) return std::string(v);
   }
   return std::string();
@@ -233,10 +281,10 @@ void ClusterSync::AddReflector(Kind kind, ResourceType type) {
 ClusterSync::~ClusterSync() { Stop(); }
 
 void ClusterSync::AddDraReflectors() {
-  StatusOr<std::set<std::string>> served = ServedDraVersions(client_);
+  StatusOr<std::set<std::string>> served = ServedVersions(client_, "resource.k8s.io");
   for (int attempt = 1; !served.ok() && attempt < 3; ++attempt) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    served = ServedDraVersions(client_);
+    served = ServedVersions(client_, "resource.k8s.io");
   }
   if (!served.ok()) {
     log::Warning("DRA version discovery failed, watching resource.k8s.io/v1: {}", served.status().message());
@@ -268,8 +316,35 @@ void ClusterSync::AddDraReflectors() {
   }
 }
 
+void ClusterSync::AddGroupReflectors() {
+  struct Source {
+    Kind kind;
+    const char* group;
+    std::initializer_list<const char*> versions;
+    const char* resource;
+    std::string* version;
+  };
+  // scheduling.k8s.io's PodGroup (1.36, 1.37), its Workload of 1.35 (later Workloads hold only
+  // templates), and scheduler-plugins' Coscheduling PodGroup.
+  for (const Source& s : {Source{Kind::kPodGroup, "scheduling.k8s.io", {"v1beta1", "v1alpha2"}, "podgroups", &group_versions_.pod_group},
+                          Source{Kind::kWorkload, "scheduling.k8s.io", {"v1alpha1"}, "workloads", &group_versions_.workload},
+                          Source{Kind::kCoscheduling, "scheduling.x-k8s.io", {"v1alpha1"}, "podgroups", &group_versions_.coscheduling}}) {
+    StatusOr<std::string> version = DiscoverVersion(client_, s.group, s.versions, s.resource);
+    if (!version.ok()) {
+      log::Warning("{}.{} discovery failed, not watched (their pods are placed one by one): {}", s.resource, s.group,
+                   version.status().message());
+      continue;
+    }
+    if (version->empty()) continue;
+    *s.version = *version;
+    log::Info("watching pod groups: {} at {}/{}", s.resource, s.group, *version);
+    AddReflector(s.kind, {fmt::format("{}.{}", s.resource, s.group), fmt::format("/apis/{}/{}/{}", s.group, *version, s.resource), ""});
+  }
+}
+
 void ClusterSync::Start() {
   if (options_.watch_dra) AddDraReflectors();
+  if (options_.watch_pod_groups) AddGroupReflectors();
   for (auto& r : reflectors_) r->Start();
   expirer_ = std::thread([this] {
     while (!SleepUnlessStopping(options_.expire_interval)) {

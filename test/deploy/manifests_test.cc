@@ -361,6 +361,8 @@ const std::map<std::string, std::set<std::string>> kResources = {
     {"events.k8s.io", {"events"}},
     {"coordination.k8s.io", {"leases"}},
     {"policy", {"poddisruptionbudgets"}},
+    {"scheduling.k8s.io", {"priorityclasses", "podgroups", "workloads"}},
+    {"scheduling.x-k8s.io", {"podgroups"}},
     {"resource.k8s.io",
      {"resourceslices", "resourceclaims", "resourceclaims/status", "resourceclaims/binding", "deviceclasses", "resourceclaimtemplates",
       "devicetaintrules"}},
@@ -811,9 +813,9 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   }
   ASSERT_FALSE(granted.empty());
 
-  // Exercise every path: sync, a bind whose node booking conflicts once, a refused bind, an event,
-  // an applied defrag move.
-  testing::FakeApiServer api;
+  // Exercise every path: sync (pod groups of every API served), a bind whose node booking
+  // conflicts once, a refused bind, an event, an applied defrag move.
+  testing::FakeApiServer api({.pod_group_version = "v1beta1", .workload_version = "v1alpha1", .coscheduling_version = "v1alpha1"});
   api.Put("nodes", testing::NvidiaNode("w1", 1).ToJson());
   api.Put("nodes", testing::NvidiaNode("w2", 2).ToJson());
   api.Put("nodes", testing::NvidiaNode("w3", 2).ToJson());
@@ -832,8 +834,8 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   api.Put("pods", shared);
   testing::LiveReplica replica(api.url());
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
-  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces
-  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 9; }));
+  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces, pod groups x3
+  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 12; }));
   replica.service->Filter(testing::ArgsWithNames(pod, {"w1"}));
   replica.service->Filter(testing::ArgsWithNames(shared, {"m1"}));
   api.FailNext("PATCH", "/api/v1/nodes/w1", 409);

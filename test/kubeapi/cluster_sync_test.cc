@@ -236,5 +236,48 @@ TEST(ClusterSync, DraEventsUpdateTheStateObjectByObject) {
   EXPECT_EQ(inv.Snapshot()->dra().Holder(gpu0), "");
 }
 
+// Pod groups are watched for each API the cluster serves (1.37's PodGroup v1beta1, 1.35's
+// Workload v1alpha1, Coscheduling's CRD), a Workload's groups change together, and a cluster that
+// serves none (the default: GenericWorkload off, no scheduler-plugins) syncs without them.
+TEST(ClusterSync, WatchesThePodGroupsOfEveryApiTheClusterServes) {
+  FakeApiServer api(testing::FakeApiServerOptions{.pod_group_version = "v1beta1", .workload_version = "v1alpha1",
+                                                  .coscheduling_version = "v1alpha1"});
+  api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  api.Put("podgroups", R"({"metadata":{"name":"train","namespace":"ml"},"spec":{"schedulingPolicy":{"gang":{"minCount":4}}}})");
+  api.Put("workloads", R"({"metadata":{"name":"job","namespace":"ml"},"spec":{"podGroups":[)"
+                       R"({"name":"workers","policy":{"gang":{"minCount":8}}},{"name":"launcher","policy":{"basic":{}}}]}})");
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_EQ(sync.group_versions().pod_group, "v1beta1");
+  EXPECT_EQ(sync.group_versions().workload, "v1alpha1");
+  EXPECT_EQ(sync.group_versions().coscheduling, "v1alpha1");
+  auto keys = [&] {
+    std::vector<std::string> out;
+    for (const auto& [key, g] : inv.Snapshot()->groups()) out.push_back(key + "=" + std::to_string(g.min_count));
+    return out;
+  };
+  EXPECT_THAT(keys(), ::testing::ElementsAre("PodGroup/ml/train=4", "Workload/ml/job/launcher=0", "Workload/ml/job/workers=8"));
+  api.Put("podgroups.scheduling.x-k8s.io", R"({"metadata":{"name":"mpi","namespace":"hpc"},"spec":{"minMember":3}})");
+  api.Put("workloads", R"({"metadata":{"name":"job","namespace":"ml"},"spec":{"podGroups":[)"
+                       R"({"name":"workers","policy":{"gang":{"minCount":6}}}]}})");
+  ASSERT_TRUE(api.Remove("podgroups", "ml", "train"));
+  ASSERT_TRUE(Eventually([&] {
+    return keys() == std::vector<std::string>{"Coscheduling/hpc/mpi=3", "Workload/ml/job/workers=6"};
+  })) << ::testing::PrintToString(keys());
+
+  FakeApiServer none;
+  none.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  auto none_client = Client(none);
+  inventory::Inventory none_inv;
+  ClusterSync none_sync(none_client.get(), &none_inv, Fast());
+  none_sync.Start();
+  ASSERT_TRUE(none_sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_EQ(none_sync.group_versions().pod_group, "");
+  EXPECT_TRUE(none_sync.healthy());
+}
+
 }  // namespace cluster_sync_test
 }  // namespace gpusched::kubeapi

@@ -15,6 +15,7 @@
 #include <boost/beast/ssl.hpp>
 #include <condition_variable>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -50,6 +51,9 @@ const std::map<std::string, ResourceInfo, std::less<>>& Resources() {
       {"deviceclasses", {"DeviceClass", "resource.k8s.io/v1", false}},
       {"devicetaintrules", {"DeviceTaintRule", "resource.k8s.io/v1", false}},
       {"poddisruptionbudgets", {"PodDisruptionBudget", "policy/v1", true}},
+      {"podgroups", {"PodGroup", "scheduling.k8s.io", true}},
+      {"workloads", {"Workload", "scheduling.k8s.io", true}},
+      {"podgroups.scheduling.x-k8s.io", {"PodGroup", "scheduling.x-k8s.io", true}},
   };
   return *m;
 }
@@ -544,6 +548,8 @@ class FakeApiServer::Impl {
       i = 3;
     } else if (s.size() >= 3 && s[0] == "apis" && s[1] == "policy" && s[2] == "v1") {
       i = 3;
+    } else if (s.size() >= 4 && s[0] == "apis" && (s[1] == "scheduling.k8s.io" || s[1] == "scheduling.x-k8s.io")) {
+      return RouteGroups(t, ns, name, sub);
     } else {
       return "";
     }
@@ -560,9 +566,72 @@ class FakeApiServer::Impl {
     return resource;
   }
 
+  // The version pod-group resource `resource` is served at, "" where it is not.
+  const std::string& GroupVersion(std::string_view resource) const {
+    if (resource == "podgroups") return options_.pod_group_version;
+    if (resource == "workloads") return options_.workload_version;
+    return options_.coscheduling_version;
+  }
+
+  // /apis/scheduling.k8s.io/<v>/[namespaces/<ns>/]podgroups|workloads[/<name>] and
+  // /apis/scheduling.x-k8s.io/<v>/...podgroups: the pod-group resources at their versions.
+  std::string RouteGroups(const Target& t, std::string* ns, std::string* name, std::string* sub) const {
+    const auto& s = t.segments;
+    size_t i = 3;
+    if (i + 1 < s.size() && s[i] == "namespaces") {
+      *ns = s[i + 1];
+      i += 2;
+    }
+    if (i >= s.size() || i + 2 < s.size()) return "";
+    std::string resource = s[1] == "scheduling.x-k8s.io" ? (s[i] == "podgroups" ? "podgroups.scheduling.x-k8s.io" : "") : s[i];
+    if (resource != "podgroups" && resource != "workloads" && resource != "podgroups.scheduling.x-k8s.io") return "";
+    if (GroupVersion(resource).empty() || s[2] != GroupVersion(resource)) return "";
+    if (i + 1 < s.size()) *name = s[i + 1];
+    return resource;
+  }
+
+  // GET /apis/<group> (an APIGroup) and /apis/<group>/<version> (an APIResourceList) for the
+  // pod-group APIs; scheduling.k8s.io/v1 always (PriorityClasses).
+  std::optional<Reply> GroupDiscovery(const std::vector<std::string>& s) const {
+    if (s.size() < 2 || s.size() > 3 || s[0] != "apis" || (s[1] != "scheduling.k8s.io" && s[1] != "scheduling.x-k8s.io")) {
+      return std::nullopt;
+    }
+    std::map<std::string, std::vector<std::string>> served;  // version -> resources
+    if (s[1] == "scheduling.k8s.io") {
+      served["v1"].push_back("priorityclasses");
+      if (!options_.pod_group_version.empty()) served[options_.pod_group_version].push_back("podgroups");
+      if (!options_.workload_version.empty()) served[options_.workload_version].push_back("workloads");
+    } else if (!options_.coscheduling_version.empty()) {
+      served[options_.coscheduling_version].push_back("podgroups");
+    }
+    Reply not_found{404, StatusJson(404, "NotFound", "the server could not find the requested resource")};
+    if (s.size() == 3) {
+      auto it = served.find(s[2]);
+      if (it == served.end()) return not_found;
+      std::string resources;
+      for (const std::string& n : it->second) {
+        if (!resources.empty()) resources += ',';
+        resources += fmt::format(R"({{"name":"{}","namespaced":{},"verbs":["get","list","watch"]}})", n,
+                                 n == "priorityclasses" ? "false" : "true");
+      }
+      return Reply{200, fmt::format(R"({{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"{}/{}","resources":[{}]}})",
+                                    s[1], s[2], resources)};
+    }
+    if (served.empty()) return not_found;
+    std::string versions;
+    for (const auto& [v, names] : served) {
+      if (!versions.empty()) versions += ',';
+      versions += fmt::format(R"({{"groupVersion":"{}/{}","version":"{}"}})", s[1], v, v);
+    }
+    return Reply{200, fmt::format(R"({{"kind":"APIGroup","apiVersion":"v1","name":"{}","versions":[{}]}})", s[1], versions)};
+  }
+
   Reply Handle(const std::string& method, Target& t, const std::string& body) {
     if (method == "GET" && t.segments.size() == 2 && t.segments[0] == "apis" && t.segments[1] == "resource.k8s.io") {
       return DraDiscovery();
+    }
+    if (method == "GET") {
+      if (std::optional<Reply> discovery = GroupDiscovery(t.segments)) return *discovery;
     }
     if (method == "GET" && t.segments.size() == 3 && t.segments[0] == "apis" && t.segments[1] == "resource.k8s.io") {
       return DraVersionDiscovery(t.segments[2]);
@@ -637,6 +706,7 @@ class FakeApiServer::Impl {
 
   std::string ApiVersion(const std::string& resource) const {
     const std::string& v = Resources().at(resource).api_version;
+    if (v.starts_with("scheduling.")) return v + "/" + GroupVersion(resource);
     if (resource == "devicetaintrules") return "resource.k8s.io/" + options_.taint_rule_version;
     return v.starts_with("resource.k8s.io/") ? "resource.k8s.io/" + options_.dra_version : v;
   }

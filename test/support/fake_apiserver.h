@@ -50,6 +50,15 @@ struct FakeApiServerOptions {
   // "v1alpha3"), "" when not at all (the feature gate off). GET /apis/resource.k8s.io/<version>
   // lists each version's resources.
   std::string taint_rule_version = "v1";
+  // Pod groups, "" where not served (the default: GenericWorkload is off by default, and
+  // Coscheduling is a CRD installed with scheduler-plugins). scheduling.k8s.io itself is always
+  // served (v1 PriorityClasses); its PodGroups at pod_group_version ("v1beta1" in 1.37,
+  // "v1alpha2" in 1.36) and Workloads at workload_version ("v1alpha1", 1.35); Coscheduling's
+  // PodGroups at scheduling.x-k8s.io/coscheduling_version ("v1alpha1"), stored as resource
+  // "podgroups.scheduling.x-k8s.io".
+  std::string pod_group_version;
+  std::string workload_version;
+  std::string coscheduling_version;
 };
 
 struct Fault {

@@ -44,6 +44,7 @@ struct ClusterSource {
   int burst = 100;
   bool events = true;     // post FailedGPUPlacement Events on pods that fit no node
   bool watch_dra = true;  // also watch resource.k8s.io objects
+  bool watch_pod_groups = true;  // also watch pod groups (gangs) where the cluster serves them
 
   bool live() const { return in_cluster || !kubeconfig.empty(); }
 };

@@ -30,6 +30,7 @@ namespace gpusched::kubeapi {
 struct ClusterSyncOptions {
   ReflectorOptions reflector;
   bool watch_dra = true;  // also watch resource.k8s.io objects
+  bool watch_pod_groups = true;  // also watch the pod groups of the versions the cluster serves
   std::chrono::milliseconds expire_interval{5000};
   // A reflector failing this long (LIST or WATCH refused, timing out, ...) makes the sync
   // unhealthy. Default: 60 s.
@@ -53,6 +54,15 @@ class ClusterSync {
   // The resource.k8s.io version DeviceTaintRules are watched at ("v1", "v1beta2", "v1alpha3"),
   // "" if the cluster serves none. Set by Start.
   const std::string& taint_rule_version() const { return taint_rule_version_; }
+  // The versions pod groups are watched at, "" for an API the cluster does not serve: PodGroups
+  // of scheduling.k8s.io ("v1beta1", "v1alpha2"), its Workloads ("v1alpha1"), and Coscheduling's
+  // PodGroups of scheduling.x-k8s.io ("v1alpha1"). Set by Start.
+  struct GroupVersions {
+    std::string pod_group;
+    std::string workload;
+    std::string coscheduling;
+  };
+  const GroupVersions& group_versions() const { return group_versions_; }
 
   // True once every reflector has listed once.
   bool synced() const;
@@ -72,6 +82,7 @@ class ClusterSync {
   // Sleeps `interval`, or less if Stop() is called; returns true if stopping.
   bool SleepUnlessStopping(std::chrono::milliseconds interval) GPUSCHED_EXCLUDES(mu_);
   void AddDraReflectors();
+  void AddGroupReflectors();
 
   ApiClient* const client_;
   inventory::Inventory* const inventory_;
@@ -85,6 +96,7 @@ class ClusterSync {
   bool stopping_ GPUSCHED_GUARDED_BY(mu_) = false;
   std::string dra_version_;
   std::string taint_rule_version_;
+  GroupVersions group_versions_;
 };
 
 }  // namespace gpusched::kubeapi
