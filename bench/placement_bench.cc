@@ -15,15 +15,20 @@
 //                               (mGPU nodes)
 //   BM_ServiceDefrag            /debug/defrag's plan for a pod that fits nowhere, at 85% fill;
 //                               target=1: one consolidation move
+//   BM_GangPlan                 a gang's plan (placement/gang_planner.h): `members` pods of one
+//                               GPU (whole) or 30% core and 8 GiB (mGPU) over the cluster at
+//                               60% fill, all or nothing
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "bench_cluster.h"
 #include "cluster_json.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
+#include "gpusched/placement/gang_planner.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
@@ -97,6 +102,31 @@ void BM_PlannerFilterPrioritizeUncached(benchmark::State& state) { PlannerFilter
 void BM_PlannerFilterPrioritizeFgdUncached(benchmark::State& state) { PlannerFilterPrioritize(state, "fgd", false); }
 void BM_PlannerFilterPrioritizeSoftmixUncached(benchmark::State& state) {
   PlannerFilterPrioritize(state, "softmix", false);
+}
+
+void BM_GangPlan(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  inventory::Inventory inv;
+  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1))));
+  auto snapshot = inv.Snapshot();
+  std::vector<const placement::NodeState*> nodes;
+  for (const inventory::NodeStatePtr& node : snapshot->nodes()) nodes.push_back(node.get());
+  std::deque<Pod> pods;
+  std::vector<placement::GangMember> members;
+  for (int64_t i = 0; i < state.range(2); ++i) {
+    Pod& p = pods.emplace_back(PendingPod(kind));
+    p.uid = p.name = "member-" + std::to_string(i);
+    members.push_back(placement::GangMember{.pod = &p, .request = placement::AnalyzePod(p)});
+  }
+  scoring::TargetWorkload workload = placement::ObservedWorkload(nodes);
+  auto scorer = scoring::MakeScorer("binpack", &workload);
+  size_t used = 0;
+  for (auto _ : state) {
+    placement::GangPlan plan = placement::PlanGang(members, nodes, placement::PlacementOptions{}, **scorer);
+    if (!plan.fits) state.SkipWithError(plan.reason.c_str());
+    used = plan.nodes;
+  }
+  state.counters["nodes_used"] = static_cast<double>(used);
 }
 
 void BM_ServiceFilterPrioritize(benchmark::State& state) {
@@ -281,6 +311,7 @@ BENCHMARK(BM_PlannerFilterPrioritizeUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
+BENCHMARK(BM_GangPlan)->ArgNames({"mgpu", "nodes", "members"})->Args({0, 5000, 64})->Args({1, 5000, 64})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);

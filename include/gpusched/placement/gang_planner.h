@@ -1,0 +1,58 @@
+// File: gang_planner.h
+//
+// A gang's plan: where every pending member of a pod group goes, all or nothing (issue 33). The
+// members are placed one after another, largest GPU demand first, each on the cluster as the
+// members before it left it (their GPUs, shares and other resources booked on a what-if copy of
+// their node, what_if.h), so that two members never count on one free GPU or share: the
+// failure an extender judging member by member cannot see. A member goes to a node of the plan
+// where it fits (the policy's best scored), else to a new node: for the fewest nodes, one whose
+// free GPUs hold every member left, the best scored of those, or else the one with the most
+// free. GPUs are judged by the Planner, the rest by the node fit (node_fit.h: node selection
+// and NodeResourcesFit). A member without GPUs (a launcher) needs the node fit alone: the first
+// node of the plan, then of the cluster, where it fits.
+//
+// Not planned yet: members whose GPUs come from ResourceClaims (DRA, KEP 5004): a gang with one
+// is refused with that reason, and kube-scheduler judges it as before.
+//
+// Pure: the plan depends only on the arguments.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/node_state.h"
+#include "gpusched/placement/policy.h"
+#include "gpusched/placement/pod_request.h"
+#include "gpusched/scoring/scorer.h"
+
+namespace gpusched::placement {
+
+struct GangMember {
+  const Pod* pod = nullptr;  // must outlive the plan's making
+  PodRequest request;        // AnalyzePod(*pod)
+};
+
+// Where one member goes.
+struct GangSlot {
+  std::string pod_uid;
+  std::string node;
+  Placement placement;  // empty for a member without GPUs
+
+  bool operator==(const GangSlot&) const = default;
+};
+
+struct GangPlan {
+  bool fits = false;
+  std::vector<GangSlot> slots;  // when fits: one per member, in the members' order
+  size_t placed = 0;            // members placed before the first that fit nowhere (all when fits)
+  size_t nodes = 0;             // distinct nodes the slots use
+  std::string reason;           // when !fits
+};
+
+// Plans `members` on `nodes` (null entries are skipped), scored by `scorer`.
+GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
+                  const PlacementOptions& options, const scoring::Scorer& scorer);
+
+}  // namespace gpusched::placement
