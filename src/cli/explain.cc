@@ -21,14 +21,18 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kExplainUsage = R"(usage: gpusched explain (--pod FILE | --name NAMESPACE/NAME) [flags]
+constexpr std::string_view kExplainUsage = R"(usage: gpusched explain (--pod FILE | --name NAMESPACE/NAME | --pod-group NAMESPACE/NAME) [flags]
 
 Says why a pod fits where it does, or does not fit anywhere: per node the mode and state, a
 reason per GPU, the score and rank where it fits, and the cheapest eviction of lower-priority
-pods that would make room (docs/explain.md).
+pods that would make room (docs/explain.md). For a pod group (a gang, docs/gangs.md): its
+members, and whether the pending ones fit together now, member by member where.
 
   --pod FILE        the pod, as JSON or YAML (kubectl get pod NAME -o yaml); "-" reads stdin
   --name NS/NAME    with --server: a pod the server knows (seen in filter, or bound)
+  --pod-group NS/NAME  a pod group (a Workload's: NS/WORKLOAD/PODGROUP), on the server or on
+                    the snapshot files
+  --replica KEY     with --pod-group: a Workload's podGroupReplicaKey
   --snapshot FILE   judge it against a cluster file (kubectl get nodes,pods -A -o json);
                     repeatable; default: the demo cluster
   --server URL      ask a running gpusched instead (http://127.0.0.1:8888)
@@ -38,6 +42,8 @@ pods that would make room (docs/explain.md).
 struct ExplainArgs {
   std::string pod_file;
   std::string name;
+  std::string group;
+  std::string replica;
   std::vector<std::string> snapshots;
   std::string server;
   bool json = false;
@@ -57,6 +63,10 @@ StatusOr<ExplainArgs> ParseExplainArgs(int argc, char** argv) {
       GPUSCHED_ASSIGN_OR_RETURN(a.pod_file, value());
     } else if (flag == "--name") {
       GPUSCHED_ASSIGN_OR_RETURN(a.name, value());
+    } else if (flag == "--pod-group") {
+      GPUSCHED_ASSIGN_OR_RETURN(a.group, value());
+    } else if (flag == "--replica") {
+      GPUSCHED_ASSIGN_OR_RETURN(a.replica, value());
     } else if (flag == "--server") {
       GPUSCHED_ASSIGN_OR_RETURN(a.server, value());
     } else if (flag == "--snapshot") {
@@ -66,7 +76,10 @@ StatusOr<ExplainArgs> ParseExplainArgs(int argc, char** argv) {
       return InvalidArgumentError(fmt::format("unknown flag {}", flag));
     }
   }
-  if (a.pod_file.empty() == a.name.empty()) return InvalidArgumentError("give exactly one of --pod and --name");
+  if (int(!a.pod_file.empty()) + int(!a.name.empty()) + int(!a.group.empty()) != 1) {
+    return InvalidArgumentError("give exactly one of --pod, --name and --pod-group");
+  }
+  if (!a.replica.empty() && a.group.empty()) return InvalidArgumentError("--replica needs --pod-group");
   if (!a.name.empty() && a.server.empty()) return InvalidArgumentError("--name needs --server (offline, give --pod)");
   if (!a.server.empty() && !a.snapshots.empty()) return InvalidArgumentError("--server and --snapshot exclude each other");
   return a;
@@ -78,7 +91,10 @@ StatusOr<std::string> AskServer(const ExplainArgs& a) {
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::ApiClient> client, kubeapi::ApiClient::Create(config));
   std::string query = a.json ? "" : "format=text";
   StatusOr<kubeapi::ApiResponse> r = InvalidArgumentError("");
-  if (!a.name.empty()) {
+  if (!a.group.empty()) {
+    std::string replica = a.replica.empty() ? "" : "&replica=" + a.replica;
+    r = client->Send("GET", fmt::format("/explain?podGroup={}{}{}{}", a.group, replica, query.empty() ? "" : "&", query));
+  } else if (!a.name.empty()) {
     r = client->Send("GET", fmt::format("/explain?pod={}{}{}", a.name, query.empty() ? "" : "&", query));
   } else {
     GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPodFile(a.pod_file));
@@ -91,6 +107,10 @@ StatusOr<std::string> AskServer(const ExplainArgs& a) {
 
 StatusOr<std::string> ExplainOffline(const ExplainArgs& a) {
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<OfflineCluster> cluster, OfflineCluster::Load(a.snapshots));
+  if (!a.group.empty()) {
+    GPUSCHED_ASSIGN_OR_RETURN(extender::GroupExplanation e, cluster->service().ExplainGroup(a.group, a.replica));
+    return a.json ? extender::GroupExplanationJson(e) : extender::GroupExplanationText(e);
+  }
   GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPodFile(a.pod_file));
   GPUSCHED_ASSIGN_OR_RETURN(extender::Explanation e, cluster->service().Explain(pod));
   return a.json ? extender::ExplanationJson(e, cluster->service().helper()) : extender::ExplanationText(e);

@@ -99,8 +99,6 @@ std::string DefragJson(const DefragResult& r) {
   return w.TakeLine();
 }
 
-namespace {
-
 std::string GpusText(const Placement& p) {
   if (HasPayload(p.kind, Payload::kCount)) return fmt::format("{} whole", p.whole_gpus);
   if (HasPayload(p.kind, Payload::kDevices)) {
@@ -110,8 +108,6 @@ std::string GpusText(const Placement& p) {
   }
   return fmt::format("{}", fmt::join(GpusOf(p), ","));
 }
-
-}  // namespace
 
 std::string DefragText(const DefragResult& r) {
   const DefragPlan& plan = r.plan;

@@ -373,6 +373,10 @@ StatusOr<Explanation> Service::ExplainKnown(std::string_view key) const {
   return ExplainPod(*pod, placed);
 }
 
+StatusOr<GroupExplanation> Service::ExplainGroup(std::string_view key, std::string_view replica) const {
+  return extender::ExplainGroup(key, replica, *inventory_, options_);
+}
+
 StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run) const {
   if (run.apply && with_.evictor == nullptr) {
     return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");

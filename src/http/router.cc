@@ -144,8 +144,12 @@ Response Ui(const RouteContext&, Request&&) {
 Response Explain(const RouteContext& c, Request&& r) {
   bool text = QueryParam(r.target, "format") == "text";
   if (r.method == "POST") return Explained(c, c.service->Explain(r.body), text);
+  if (std::string group = QueryParam(r.target, "podGroup"); !group.empty()) {
+    return Answer(c.service->ExplainGroup(group, QueryParam(r.target, "replica")), text, extender::GroupExplanationText,
+                  extender::GroupExplanationJson);
+  }
   std::string pod = QueryParam(r.target, "pod");
-  if (pod.empty()) return Text(400, "GET /explain needs ?pod=namespace/name (or POST a Pod)\n");
+  if (pod.empty()) return Text(400, "GET /explain needs ?pod=namespace/name or ?podGroup=namespace/name (or POST a Pod)\n");
   return Explained(c, c.service->ExplainKnown(pod), text);
 }
 

@@ -22,6 +22,48 @@ std::string GroupTable::ObjectKey(const PodGroup& g) {
   return GroupKey(g.api, g.namespace_name, std::string_view(g.name).substr(0, g.name.find('/')));
 }
 
+std::string GroupTable::MemberKey(const Pod& pod) {
+  if (!pod.group) return "";
+  std::string key = GroupKey(pod.group->api, pod.namespace_name, pod.group->name);
+  if (!pod.group->replica.empty()) key += "#" + pod.group->replica;
+  return key;
+}
+
+void GroupTable::PutPending(const Pod& pod) {
+  DropPending(pod.uid);
+  if (!pod.group || pod.bound() || pod.terminal() || pod.terminating) return;
+  std::string key = MemberKey(pod);
+  pending_[key].insert_or_assign(pod.uid, pod);
+  member_of_.insert_or_assign(pod.uid, std::move(key));
+}
+
+void GroupTable::DropPending(std::string_view uid) {
+  auto it = member_of_.find(uid);
+  if (it == member_of_.end()) return;
+  auto group = pending_.find(it->second);
+  if (group != pending_.end()) {
+    group->second.erase(std::string(uid));
+    if (group->second.empty()) pending_.erase(group);
+  }
+  member_of_.erase(it);
+}
+
+void GroupTable::KeepPending(const std::set<std::string_view>& listed) {
+  std::vector<std::string> gone;
+  for (const auto& [uid, key] : member_of_) {
+    if (!listed.contains(uid)) gone.push_back(uid);
+  }
+  for (const std::string& uid : gone) DropPending(uid);
+}
+
+std::vector<Pod> GroupTable::Pending(std::string_view member_key) const {
+  std::vector<Pod> out;
+  if (auto it = pending_.find(member_key); it != pending_.end()) {
+    for (const auto& [uid, pod] : it->second) out.push_back(pod);
+  }
+  return out;
+}
+
 bool GroupTable::Apply(std::vector<PodGroup> upserts, const std::vector<std::string>& deleted,
                        const std::vector<GroupApi>& relisted) {
   if (upserts.empty() && deleted.empty() && relisted.empty()) return false;

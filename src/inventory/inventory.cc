@@ -91,10 +91,11 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
     MutexLock lock(&mu_);
     load_errors_ = std::move(objects.errors);
   }
-  // Pending pods also count where kube-scheduler nominated them, as the watch of pending pods has it.
+  // Pending pods, as the watch of pending pods has them: they count where kube-scheduler
+  // nominated them, and as members of the groups they name.
   std::vector<Pod> pending;
   for (const Pod& p : objects.pods) {
-    if (!p.bound() && !p.nominated_node.empty()) pending.push_back(p);
+    if (!p.bound()) pending.push_back(p);
   }
   Apply(ClusterDelta{.upsert_nodes = std::move(objects.nodes),
                      .upsert_pods = std::move(objects.pods),
@@ -211,6 +212,7 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
   }
   for (Pod& p : delta->upsert_pods) {
     changed = true;
+    groups_.PutPending(p);  // a snapshot's pending pods; one bound now is no pending member
     book_.EndBare(p.uid);  // the cluster's word from now on
     ObservePodLocked(std::move(p), touched);
   }

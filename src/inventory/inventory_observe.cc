@@ -113,6 +113,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
   book_.nominations().End(uid, touched);
+  groups_.DropPending(uid);
   DropUseLocked(uid, NodeOfLocked(uid), touched);
   if (AllocationOnlyLocked(uid)) --allocation_only_;
   std::string node = book_.Forget(uid);
@@ -129,6 +130,15 @@ void Inventory::ReobserveLocked(bool dra_changed, const std::set<std::string>& n
     if (dra_changed || (judged_by_node && nodes.contains(pod.node_name))) again.push_back(pod);
   }
   for (Pod& p : again) ObservePodLocked(std::move(p), touched);
+}
+
+Inventory::GroupMembers Inventory::MembersOf(std::string_view member_key) const {
+  MutexLock lock(&mu_);
+  GroupMembers out{.pending = groups_.Pending(member_key)};
+  for (const auto& [uid, pod] : pods_.all()) {
+    if (pod.bound() && !pod.terminal() && GroupTable::MemberKey(pod) == member_key) ++out.bound;
+  }
+  return out;
 }
 
 }  // namespace gpusched::inventory

@@ -37,13 +37,20 @@ bool Inventory::ApplyBudgetsLocked(ClusterDelta* delta) {
 }
 
 void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
-  for (const std::string& uid : delta->deleted_pending) book_.nominations().End(uid, touched);
+  for (const std::string& uid : delta->deleted_pending) {
+    book_.nominations().End(uid, touched);
+    groups_.DropPending(uid);
+  }
   if (delta->all_pending) {
     std::set<std::string_view> listed;
     for (const Pod& p : delta->upsert_pending) listed.insert(p.uid);
     book_.nominations().EndUnlisted(listed, touched);
+    groups_.KeepPending(listed);
   }
-  for (Pod& p : delta->upsert_pending) NominateLocked(std::move(p), touched);
+  for (Pod& p : delta->upsert_pending) {
+    groups_.PutPending(p);
+    NominateLocked(std::move(p), touched);
+  }
 }
 
 void Inventory::NominateLocked(Pod&& pod, std::set<std::string>* touched) {

@@ -126,11 +126,30 @@ TEST(ExplainCli, AsksARunningServerByPodOrByName) {
 TEST(ExplainCli, BadUsageIsNamed) {
   CliRun none = Explain("");
   EXPECT_EQ(none.code, 2);
-  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod and --name"));
+  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod, --name and --pod-group"));
   EXPECT_EQ(Explain("--name ml/x").code, 2);
   CliRun missing = Explain("--pod /nonexistent.yaml");
   EXPECT_EQ(missing.code, 1);
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent.yaml: cannot be read"));
+}
+
+// A gang read from a cluster file: a PodGroup and its two pending members, which each fit alone
+// on m0 and not together.
+TEST(ExplainCli, APodGroupIsExplainedFromAClusterFile) {
+  auto member = [](std::string name) {
+    return PodJson{.name = name, .namespace_name = "ml", .uid = "uid-" + name, .containers = {Mgpu("s", 60, 4096)},
+                   .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"}
+        .ToJson();
+  };
+  std::string cluster = Write("gang.json", ListJson({MgpuNode("m0", 1, 24576).ToJson(), member("a"), member("b"),
+      R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
+      R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})"}));
+  CliRun r = Explain("--pod-group ml/train --snapshot " + cluster);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("pod group ml/train (PodGroup): a gang of at least 2; 2 pending, 0 bound"));
+  EXPECT_THAT(r.out, HasSubstr("do not fit together now: 1 of 2 members fit"));
+  EXPECT_EQ(Explain("--pod-group ml/train --name ml/a").code, 2);  // one of the three
+  EXPECT_EQ(Explain("--replica r1 --name ml/a --server http://127.0.0.1:1").code, 2);  // --replica needs --pod-group
 }
 
 }  // namespace explain_cli_test

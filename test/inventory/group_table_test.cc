@@ -56,5 +56,28 @@ TEST(GroupTable, TheInventorysSnapshotShowsTheGroupsOfTheLastReadAndOfEachEvent)
   EXPECT_EQ(inv.Snapshot()->groups().at("Coscheduling/ml/mpi").min_count, 3);
 }
 
+// Pending members come and go with the watch of pending pods: one that binds, is deleted, or is
+// not listed by a relist is no pending member any more; a pod of no group is none.
+TEST(GroupTable, PendingMembersFollowTheWatchOfPendingPods) {
+  auto member = [](std::string uid, std::string node = "") {
+    return Pod{.uid = uid, .namespace_name = "ml", .name = uid, .node_name = std::move(node),
+               .group = PodGroupRef{.api = GroupApi::kPodGroup, .name = "train"}};
+  };
+  auto pending = [](const Inventory& inv) {
+    std::vector<std::string> out;
+    for (const Pod& p : inv.MembersOf("PodGroup/ml/train").pending) out.push_back(p.uid);
+    return out;
+  };
+  Inventory inv;
+  inv.Apply(ClusterDelta{.upsert_pending = {member("a"), member("b"), member("c"), Pod{.uid = "loner", .namespace_name = "ml"}}});
+  EXPECT_THAT(pending(inv), ElementsAre("a", "b", "c"));
+  inv.Apply(ClusterDelta{.deleted_pending = {"a"}});
+  EXPECT_THAT(pending(inv), ElementsAre("b", "c"));
+  inv.Apply(ClusterDelta{.upsert_pods = {member("b", "n1")}});  // bound (its node unknown here)
+  EXPECT_THAT(pending(inv), ElementsAre("c"));
+  inv.Apply(ClusterDelta{.upsert_pending = {member("d")}, .all_pending = true});
+  EXPECT_THAT(pending(inv), ElementsAre("d"));
+}
+
 }  // namespace group_table_test
 }  // namespace gpusched::inventory

@@ -69,4 +69,7 @@ StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allo
 std::string DefragJson(const DefragResult& r);
 std::string DefragText(const DefragResult& r);
 
+// What a placement holds, as the tables show it: "2 whole", GPU indices "0,3", or device names.
+std::string GpusText(const Placement& p);
+
 }  // namespace gpusched::extender

@@ -37,6 +37,7 @@
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/cache_store.h"
 #include "gpusched/extender/service_options.h"
+#include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/telemetry.h"
 #include "gpusched/extender/wire.h"
 #include "gpusched/extender/workload_cache.h"
@@ -64,6 +65,9 @@ class Service {
   // were not there. Errors: NotFound; FailedPrecondition for a bound pod whose spec gpusched
   // does not keep (known by its allocation alone).
   StatusOr<Explanation> ExplainKnown(std::string_view key) const;
+  // group_explain.h: the pod group `key` ("namespace/name") instance `replica`, its members and
+  // whether the pending ones fit together now. Errors: InvalidArgument, NotFound.
+  StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica) const;
   // defrag.h: a dry-run plan of pod moves that makes room for the pod in `body` (Pod JSON), or
   // when `body` is empty lowers fragmentation to `target_frag_pct`; at most `max_moves` moves.
   // With `run.apply`, the plan is applied through ServiceCollaborators::evictor (defrag.h,

@@ -3,17 +3,21 @@
 // GroupTable: the pod groups the cluster declares (model/pod_group.h), by GroupKey, as the
 // snapshots show them. An object is the unit of change: a Workload declares one group per
 // spec.podGroups[] entry, so an update replaces all of its groups, a deletion removes them all,
-// and a relist of one API replaces that API's groups and leaves the others'.
+// and a relist of one API replaces that API's groups and leaves the others'. Beside the groups,
+// the pending pods that name one (their members not bound yet), whether or not the group is
+// known yet: a member can arrive before its group.
 //
 // Thread-compatible: one component of the inventory, guarded by its mutex.
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpusched/model/pod.h"
 #include "gpusched/model/pod_group.h"
 
 namespace gpusched::inventory {
@@ -34,8 +38,23 @@ class GroupTable {
   // Every group, as snapshots share it; never null.
   const std::shared_ptr<const Groups>& groups() const { return groups_; }
 
+  // The key of the instance of a group `pod` is a member of: its GroupKey, and a Workload's
+  // replica key after "#" ("Workload/ml/job/workers#r1"); "" for a pod of no group.
+  static std::string MemberKey(const Pod& pod);
+
+  // Keeps `pod` as a pending member if it names a group and is pending (not bound, terminal or
+  // terminating); otherwise forgets it as one.
+  void PutPending(const Pod& pod);
+  void DropPending(std::string_view uid);
+  // Forgets the pending members whose UID `listed` does not hold (a relist of pending pods).
+  void KeepPending(const std::set<std::string_view>& listed);
+  // The pending members of the group instance `member_key` (MemberKey), by UID.
+  std::vector<Pod> Pending(std::string_view member_key) const;
+
  private:
   std::shared_ptr<const Groups> groups_ = std::make_shared<const Groups>();
+  std::map<std::string, std::map<std::string, Pod>, std::less<>> pending_;  // by MemberKey, then UID
+  std::map<std::string, std::string, std::less<>> member_of_;               // UID -> MemberKey
 };
 
 }  // namespace gpusched::inventory

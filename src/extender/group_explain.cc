@@ -1,0 +1,116 @@
+// File: group_explain.cc
+//
+// A pod group explained: found by name in any of the three APIs (or by the pods naming it),
+// its pending members planned together, encoded as JSON or a table.
+#include "gpusched/extender/group_explain.h"
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <optional>
+
+#include "gpusched/extender/defrag.h"
+#include "gpusched/json/writer.h"
+#include "gpusched/placement/node_ranking.h"
+#include "gpusched/scoring/scorer.h"
+
+namespace gpusched::extender {
+namespace {
+
+constexpr GroupApi kApis[] = {GroupApi::kPodGroup, GroupApi::kWorkload, GroupApi::kCoscheduling};
+
+// The member key of group `name` of `api` in `ns`, instance `replica` (GroupTable::MemberKey).
+std::string MemberKeyOf(GroupApi api, std::string_view ns, std::string_view name, std::string_view replica) {
+  std::string key = GroupKey(api, ns, name);
+  if (!replica.empty()) key += fmt::format("#{}", replica);
+  return key;
+}
+
+// Plans the pending members on every node of `snapshot` under the configured node policy.
+placement::GangPlan PlanMembers(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
+                                const ServiceOptions& options) {
+  std::vector<placement::GangMember> members;
+  for (const Pod& p : pods) members.push_back(placement::GangMember{.pod = &p, .request = placement::AnalyzePod(p)});
+  std::vector<const placement::NodeState*> nodes;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
+  scoring::TargetWorkload workload = placement::ObservedWorkload(nodes);
+  StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(options.node_policy, &workload);
+  if (!scorer.ok()) scorer = scoring::MakeScorer("binpack", &workload);  // the configuration was checked at start
+  return placement::PlanGang(members, nodes, options.placement, **scorer);
+}
+
+}  // namespace
+
+StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica, const inventory::Inventory& inventory,
+                                        const ServiceOptions& options) {
+  size_t slash = key.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == key.size()) {
+    return InvalidArgumentError(fmt::format("podGroup \"{}\": want namespace/name", key));
+  }
+  std::string_view ns = key.substr(0, slash), name = key.substr(slash + 1);
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory.Snapshot();
+  GroupExplanation e{.group = std::string(key), .replica = std::string(replica)};
+  // The first API that declares it, else the first whose pods name it.
+  std::optional<GroupApi> api;
+  for (GroupApi a : kApis) {
+    if (!api && snapshot->groups().contains(GroupKey(a, ns, name))) api = a;
+  }
+  inventory::Inventory::GroupMembers members;
+  for (GroupApi a : kApis) {
+    if (api && *api != a) continue;
+    members = inventory.MembersOf(MemberKeyOf(a, ns, name, replica));
+    if (api || !members.pending.empty() || members.bound > 0) {
+      api = a;
+      break;
+    }
+  }
+  if (!api) {
+    return NotFoundError(fmt::format("pod group {} is not known: no PodGroup, Workload or Coscheduling group of that name, "
+                                     "and no pod names it", key));
+  }
+  auto declared = snapshot->groups().find(GroupKey(*api, ns, name));
+  e.api = std::string(GroupApiName(*api));
+  e.declared = declared != snapshot->groups().end();
+  e.min_count = e.declared ? declared->second.min_count : 0;
+  e.bound = members.bound;
+  for (const Pod& p : members.pending) e.pending.push_back(p.namespace_name + "/" + p.name);
+  e.plan = PlanMembers(members.pending, *snapshot, options);
+  return e;
+}
+
+std::string GroupExplanationJson(const GroupExplanation& e) {
+  json::Writer w;
+  w.StartObject().Member("podGroup", e.group).Member("api", e.api).Member("declared", e.declared);
+  if (!e.replica.empty()) w.Member("replica", e.replica);
+  w.Key("minCount").Int(e.min_count).Key("bound").Uint(e.bound);
+  w.Key("pending").StartArray();
+  for (const std::string& p : e.pending) w.String(p);
+  w.EndArray();
+  w.Member("fits", e.plan.fits);
+  if (!e.plan.fits) w.Member("reason", e.plan.reason);
+  w.Key("plan").StartArray();
+  for (size_t i = 0; i < e.plan.slots.size(); ++i) {
+    const placement::GangSlot& s = e.plan.slots[i];
+    w.StartObject().Member("pod", e.pending[i]).Member("node", s.node).Member("gpus", GpusText(s.placement)).EndObject();
+  }
+  w.EndArray();
+  w.Key("nodes").Uint(e.plan.nodes).EndObject();
+  return w.TakeLine();
+}
+
+std::string GroupExplanationText(const GroupExplanation& e) {
+  std::string out = fmt::format("pod group {} ({}{}{}): ", e.group, e.api, e.replica.empty() ? "" : ", replica ", e.replica);
+  out += e.declared ? (e.min_count > 0 ? fmt::format("a gang of at least {}", e.min_count) : std::string("not a gang"))
+                    : std::string("not declared (only pods name it)");
+  out += fmt::format("; {} pending, {} bound\n", e.pending.size(), e.bound);
+  if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason);
+  out += fmt::format("the pending members fit together now, on {} node{}:\n", e.plan.nodes, e.plan.nodes == 1 ? "" : "s");
+  out += fmt::format("{:<40} {:<24} {}\n", "POD", "NODE", "GPUS");
+  for (size_t i = 0; i < e.plan.slots.size(); ++i) {
+    const placement::GangSlot& s = e.plan.slots[i];
+    out += fmt::format("{:<40} {:<24} {}\n", e.pending[i], s.node, s.placement.empty() ? "-" : GpusText(s.placement));
+  }
+  return out;
+}
+
+}  // namespace gpusched::extender
