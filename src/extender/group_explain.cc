@@ -6,10 +6,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
+#include <set>
 #include <optional>
 
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/extender/defrag.h"
+#include "gpusched/placement/node_fit.h"
 #include "gpusched/json/writer.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/scoring/scorer.h"
@@ -24,6 +28,32 @@ std::string MemberKeyOf(GroupApi api, std::string_view ns, std::string_view name
   std::string key = GroupKey(api, ns, name);
   if (!replica.empty()) key += fmt::format("#{}", replica);
   return key;
+}
+
+// Why the members cannot be planned on `snapshot` beyond what PlanGang says: a member whose
+// extended resources DRA may serve on an nvidia-dra node (KEP 5004), or "".
+std::string ServedByDra(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options) {
+  if (!options.dra_extended_resources) return "";
+  bool dra_nodes = std::any_of(snapshot.nodes().begin(), snapshot.nodes().end(),
+                               [](const inventory::NodeStatePtr& n) { return HasPayload(n->mode, Payload::kDevices); });
+  for (const Pod& p : pods) {
+    if (dra_nodes && !dra::MappedResources(p, snapshot.dra().classes()).empty()) {
+      return fmt::format("{}/{} asks extended resources DRA may serve (KEP 5004): gangs with such members are not planned yet",
+                         p.namespace_name, p.name);
+    }
+  }
+  return "";
+}
+
+// What some member asks that gpusched does not judge, and the group's topology constraint.
+std::string NotJudged(const std::vector<Pod>& pods, const PodGroup* group) {
+  std::set<std::string> parts;
+  for (const Pod& p : pods) {
+    std::string unjudged = placement::UnjudgedRelations(p.constraints);
+    if (!unjudged.empty()) parts.insert(unjudged);
+  }
+  if (group != nullptr && !group->topology_key.empty()) parts.insert(fmt::format("the group's topology key {}", group->topology_key));
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 // Plans the pending members on every node of `snapshot` under the configured node policy.
@@ -69,12 +99,20 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
                                      "and no pod names it", key));
   }
   auto declared = snapshot->groups().find(GroupKey(*api, ns, name));
+  if (!replica.empty() && *api != GroupApi::kWorkload) {
+    return InvalidArgumentError(fmt::format("replica \"{}\": only a Workload's groups have replica keys ({} is a {})", replica, key,
+                                            GroupApiName(*api)));
+  }
   e.api = std::string(GroupApiName(*api));
   e.declared = declared != snapshot->groups().end();
   e.min_count = e.declared ? declared->second.min_count : 0;
   e.bound = members.bound;
   for (const Pod& p : members.pending) e.pending.push_back(p.namespace_name + "/" + p.name);
-  e.plan = PlanMembers(members.pending, *snapshot, options);
+  size_t exist = members.pending.size() + members.bound;
+  e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
+  e.not_judged = NotJudged(members.pending, e.declared ? &declared->second : nullptr);
+  e.plan.reason = ServedByDra(members.pending, *snapshot, options);
+  if (e.plan.reason.empty()) e.plan = PlanMembers(members.pending, *snapshot, options);
   return e;
 }
 
@@ -82,7 +120,8 @@ std::string GroupExplanationJson(const GroupExplanation& e) {
   json::Writer w;
   w.StartObject().Member("podGroup", e.group).Member("api", e.api).Member("declared", e.declared);
   if (!e.replica.empty()) w.Member("replica", e.replica);
-  w.Key("minCount").Int(e.min_count).Key("bound").Uint(e.bound);
+  w.Key("minCount").Int(e.min_count).Key("bound").Uint(e.bound).Key("missing").Uint(e.missing);
+  if (!e.not_judged.empty()) w.Member("notJudged", e.not_judged);
   w.Key("pending").StartArray();
   for (const std::string& p : e.pending) w.String(p);
   w.EndArray();
@@ -102,7 +141,9 @@ std::string GroupExplanationText(const GroupExplanation& e) {
   std::string out = fmt::format("pod group {} ({}{}{}): ", e.group, e.api, e.replica.empty() ? "" : ", replica ", e.replica);
   out += e.declared ? (e.min_count > 0 ? fmt::format("a gang of at least {}", e.min_count) : std::string("not a gang"))
                     : std::string("not declared (only pods name it)");
-  out += fmt::format("; {} pending, {} bound\n", e.pending.size(), e.bound);
+  out += fmt::format("; {} pending, {} bound", e.pending.size(), e.bound);
+  out += e.missing > 0 ? fmt::format("; {} more must exist before it can start\n", e.missing) : std::string("\n");
+  if (!e.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", e.not_judged);
   if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason);
   out += fmt::format("the pending members fit together now, on {} node{}:\n", e.plan.nodes, e.plan.nodes == 1 ? "" : "s");
   out += fmt::format("{:<40} {:<24} {}\n", "POD", "NODE", "GPUS");

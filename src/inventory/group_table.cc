@@ -29,19 +29,27 @@ std::string GroupTable::MemberKey(const Pod& pod) {
   return key;
 }
 
-void GroupTable::PutPending(const Pod& pod) {
-  DropPending(pod.uid);
-  if (!pod.group || pod.bound() || pod.terminal() || pod.terminating) return;
+void GroupTable::PutMember(const Pod& pod) {
+  DropMember(pod.uid);
+  if (!pod.group || pod.terminal() || pod.terminating) return;
   std::string key = MemberKey(pod);
-  pending_[key].insert_or_assign(pod.uid, pod);
-  member_of_.insert_or_assign(pod.uid, std::move(key));
+  if (pod.bound()) {
+    bound_[key].insert(pod.uid);
+  } else {
+    pending_[key].insert_or_assign(pod.uid, pod);
+  }
+  member_of_.insert_or_assign(pod.uid, Membership{std::move(key), pod.bound()});
 }
 
-void GroupTable::DropPending(std::string_view uid) {
+void GroupTable::DropMember(std::string_view uid) {
   auto it = member_of_.find(uid);
   if (it == member_of_.end()) return;
-  auto group = pending_.find(it->second);
-  if (group != pending_.end()) {
+  const std::string& key = it->second.key;
+  if (it->second.bound) {
+    if (auto group = bound_.find(key); group != bound_.end() && (group->second.erase(std::string(uid)), group->second.empty())) {
+      bound_.erase(group);
+    }
+  } else if (auto group = pending_.find(key); group != pending_.end()) {
     group->second.erase(std::string(uid));
     if (group->second.empty()) pending_.erase(group);
   }
@@ -50,10 +58,10 @@ void GroupTable::DropPending(std::string_view uid) {
 
 void GroupTable::KeepPending(const std::set<std::string_view>& listed) {
   std::vector<std::string> gone;
-  for (const auto& [uid, key] : member_of_) {
-    if (!listed.contains(uid)) gone.push_back(uid);
+  for (const auto& [uid, membership] : member_of_) {
+    if (!membership.bound && !listed.contains(uid)) gone.push_back(uid);
   }
-  for (const std::string& uid : gone) DropPending(uid);
+  for (const std::string& uid : gone) DropMember(uid);
 }
 
 std::vector<Pod> GroupTable::Pending(std::string_view member_key) const {
@@ -62,6 +70,11 @@ std::vector<Pod> GroupTable::Pending(std::string_view member_key) const {
     for (const auto& [uid, pod] : it->second) out.push_back(pod);
   }
   return out;
+}
+
+size_t GroupTable::Bound(std::string_view member_key) const {
+  auto it = bound_.find(member_key);
+  return it == bound_.end() ? 0 : it->second.size();
 }
 
 bool GroupTable::Apply(std::vector<PodGroup> upserts, const std::vector<std::string>& deleted,

@@ -212,7 +212,7 @@ bool Inventory::ApplyPodsLocked(ClusterDelta* delta, std::set<std::string>* touc
   }
   for (Pod& p : delta->upsert_pods) {
     changed = true;
-    groups_.PutPending(p);  // a snapshot's pending pods; one bound now is no pending member
+    groups_.PutMember(p);  // bound now, or a snapshot's pending pod
     book_.EndBare(p.uid);  // the cluster's word from now on
     ObservePodLocked(std::move(p), touched);
   }

@@ -113,7 +113,7 @@ void Inventory::ObserveLocked(Pod&& pod, std::set<std::string>* touched) {
 
 void Inventory::ForgetPodLocked(const std::string& uid, std::set<std::string>* touched) {
   book_.nominations().End(uid, touched);
-  groups_.DropPending(uid);
+  groups_.DropMember(uid);
   DropUseLocked(uid, NodeOfLocked(uid), touched);
   if (AllocationOnlyLocked(uid)) --allocation_only_;
   std::string node = book_.Forget(uid);
@@ -134,11 +134,7 @@ void Inventory::ReobserveLocked(bool dra_changed, const std::set<std::string>& n
 
 Inventory::GroupMembers Inventory::MembersOf(std::string_view member_key) const {
   MutexLock lock(&mu_);
-  GroupMembers out{.pending = groups_.Pending(member_key)};
-  for (const auto& [uid, pod] : pods_.all()) {
-    if (pod.bound() && !pod.terminal() && GroupTable::MemberKey(pod) == member_key) ++out.bound;
-  }
-  return out;
+  return GroupMembers{.pending = groups_.Pending(member_key), .bound = groups_.Bound(member_key)};
 }
 
 }  // namespace gpusched::inventory

@@ -39,7 +39,7 @@ bool Inventory::ApplyBudgetsLocked(ClusterDelta* delta) {
 void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
   for (const std::string& uid : delta->deleted_pending) {
     book_.nominations().End(uid, touched);
-    groups_.DropPending(uid);
+    groups_.DropMember(uid);
   }
   if (delta->all_pending) {
     std::set<std::string_view> listed;
@@ -48,7 +48,7 @@ void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* t
     groups_.KeepPending(listed);
   }
   for (Pod& p : delta->upsert_pending) {
-    groups_.PutPending(p);
+    groups_.PutMember(p);
     NominateLocked(std::move(p), touched);
   }
 }

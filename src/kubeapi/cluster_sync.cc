@@ -65,7 +65,7 @@ class ClusterSync::Handler : public ReflectorHandler {
   Handler(Kind kind, inventory::Inventory* inventory, DraFeed* feed) : kind_(kind), inventory_(inventory), feed_(feed) {}
 
   void Replace(const std::vector<const rapidjson::Value*>& items) override {
-    Batch batch;
+    Batch batch{.relist = true};
     if (kind_ == Kind::kNode) batch.cluster.all_nodes = true;
     if (kind_ == Kind::kPod) batch.cluster.all_pods = true;
     if (kind_ == Kind::kPendingPod) batch.cluster.all_pending = true;
@@ -92,6 +92,7 @@ class ClusterSync::Handler : public ReflectorHandler {
   struct Batch {
     ClusterDelta cluster;
     dra::DraDelta dra;
+    bool relist = false;  // a LIST: each object once, in no order that matters
   };
 
   bool IsDra() const {
@@ -133,9 +134,13 @@ class ClusterSync::Handler : public ReflectorHandler {
     }
     if (std::optional<GroupApi> api = Group()) {
       std::string_view what = *api == GroupApi::kWorkload ? "Workload" : "PodGroup";
+      std::string object = GroupKey(*api, MetadataField(v, "namespace"), MetadataField(v, "name"));
+      if (!batch->relist) DropGroupsOf(object, &batch->cluster);
       StatusOr<std::vector<PodGroup>> groups = kubejson::DecodePodGroups(v, *api, what);
-      if (!groups.ok()) return Skip(what, groups.status());
-      DropGroupsOf(GroupKey(*api, MetadataField(v, "namespace"), MetadataField(v, "name")), &batch->cluster);
+      if (!groups.ok()) {
+        batch->cluster.deleted_groups.push_back(std::move(object));  // what it said before no longer holds
+        return Skip(what, groups.status());
+      }
       for (PodGroup& g : *groups) batch->cluster.upsert_groups.push_back(std::move(g));
       return;
     }
@@ -273,7 +278,8 @@ ClusterSync::ClusterSync(ApiClient* client, inventory::Inventory* inventory, Clu
   AddReflector(Kind::kBudget, {"poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", ""});
 }
 
-void ClusterSync::AddReflector(Kind kind, ResourceType type) {
+void ClusterSync::AddReflector(Kind kind, ResourceType type, bool optional) {
+  optional_.push_back(optional);
   handlers_.push_back(std::make_unique<Handler>(kind, inventory_, dra_feed_.get()));
   reflectors_.push_back(std::make_unique<Reflector>(client_, std::move(type), handlers_.back().get(), options_.reflector));
 }
@@ -338,7 +344,9 @@ void ClusterSync::AddGroupReflectors() {
     if (version->empty()) continue;
     *s.version = *version;
     log::Info("watching pod groups: {} at {}/{}", s.resource, s.group, *version);
-    AddReflector(s.kind, {fmt::format("{}.{}", s.resource, s.group), fmt::format("/apis/{}/{}/{}", s.group, *version, s.resource), ""});
+    // Optional: a watch refused (403: the ClusterRole not updated) must not stop every pod.
+    AddReflector(s.kind, {fmt::format("{}.{}", s.resource, s.group), fmt::format("/apis/{}/{}/{}", s.group, *version, s.resource), ""},
+                 /*optional=*/true);
   }
 }
 
@@ -377,8 +385,8 @@ void ClusterSync::Stop() {
 }
 
 bool ClusterSync::synced() const {
-  for (const auto& r : reflectors_) {
-    if (!r->synced()) return false;
+  for (size_t i = 0; i < reflectors_.size(); ++i) {
+    if (!optional_[i] && !reflectors_[i]->synced()) return false;
   }
   return true;
 }
@@ -386,9 +394,9 @@ bool ClusterSync::synced() const {
 bool ClusterSync::healthy() const {
   if (!synced()) return false;
   auto now = options_.reflector.clock->Now();
-  for (const auto& r : reflectors_) {
-    ReflectorStats s = r->stats();
-    if (s.failing_since && now - *s.failing_since > options_.unhealthy_after) return false;
+  for (size_t i = 0; i < reflectors_.size(); ++i) {
+    ReflectorStats s = reflectors_[i]->stats();
+    if (!optional_[i] && s.failing_since && now - *s.failing_since > options_.unhealthy_after) return false;
   }
   return true;
 }

@@ -231,13 +231,22 @@ std::string Compact(const Value& v) {
 // even when it cannot be keyed by the API server's UID (a hand-written file).
 std::string StandInUid(const Pod& pod) { return fmt::format("(no uid) {}/{}", pod.namespace_name, pod.name); }
 
-// Appends the pod groups of one PodGroup or Workload object; one of another API group
-// (scheduling.volcano.sh, say) is not ours and skipped.
+// Reads obj.apiVersion into *out when it is a string (only pod groups need it: a missing or odd
+// one is theirs to name).
+void ReadApiVersion(const Value& obj, std::string* out) {
+  const Value* v = json::Find(obj, "apiVersion");
+  if (v != nullptr && v->IsString()) *out = v->GetString();
+}
+
+// Appends the pod groups of one PodGroup or Workload object. One of another API group
+// (scheduling.volcano.sh, say) is not ours, and a Workload of 1.36 or later holds templates
+// only: both are skipped.
 void AppendPodGroups(const Value& item, std::string_view kind, std::string_view api_version, std::string_view path,
                      ClusterObjects* out) {
   std::optional<GroupApi> api = GroupApiOf(kind, api_version);
   if (!api) {
-    if (api_version.empty() || api_version.starts_with("scheduling.k8s.io/") || api_version.starts_with("scheduling.x-k8s.io/")) {
+    bool ours = api_version.empty() || api_version.starts_with("scheduling.k8s.io/") || api_version.starts_with("scheduling.x-k8s.io/");
+    if (kind == "PodGroup" && ours) {
       out->errors.push_back(fmt::format(
           "{}.apiVersion: \"{}\" is not one gpusched reads (PodGroup scheduling.k8s.io/v1beta1 or v1alpha2, Workload "
           "scheduling.k8s.io/v1alpha1, PodGroup scheduling.x-k8s.io/v1alpha1)",
@@ -521,7 +530,7 @@ Status AppendClusterJson(std::string_view text, ClusterObjects* out) {
   if (!doc.IsObject()) return json::WrongType("document", "object", doc);
   std::string kind, api_version;
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(doc, "kind", "document", &kind));
-  GPUSCHED_RETURN_IF_ERROR(json::ReadString(doc, "apiVersion", "document", &api_version));
+  ReadApiVersion(doc, &api_version);
   const Value* items = json::Find(doc, "items");
   if (kind.ends_with("List") || (kind.empty() && items != nullptr)) {
     if (items == nullptr) return OkStatus();
@@ -537,7 +546,7 @@ Status AppendClusterJson(std::string_view text, ClusterObjects* out) {
       std::string k = item_kind;
       std::string v = item_kind.empty() ? "" : api_version;  // a typed list's items share its version
       Status s = json::ReadString(item, "kind", path, &k);
-      if (s.ok()) s = json::ReadString(item, "apiVersion", path, &v);
+      ReadApiVersion(item, &v);
       if (s.ok() && k.empty()) s = InvalidArgumentError(path + ".kind: missing");
       if (!s.ok()) {
         out->errors.push_back(s.message());

@@ -158,6 +158,10 @@ class GangSearch {
 GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
                   const PlacementOptions& options, const scoring::Scorer& scorer) {
   GangPlan plan;
+  if (members.empty()) {
+    plan.reason = "no members to place";
+    return plan;
+  }
   for (const GangMember& m : members) {
     if (std::string why = Unplannable(m); !why.empty()) {
       plan.reason = std::move(why);

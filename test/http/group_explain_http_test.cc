@@ -86,7 +86,26 @@ TEST(GroupExplainHttp, AWorkloadsInstanceIsFoundByItsReplicaKey) {
   EXPECT_EQ(std::string(d["replica"].GetString()), "r1");
   ASSERT_EQ(d["pending"].Size(), 1u);
   EXPECT_TRUE(d["fits"].GetBool());
-  EXPECT_EQ(Parse(client.Get("/explain?podGroup=ml/job/workers").body)["pending"].Size(), 0u);  // the other instance
+  EXPECT_EQ(d["missing"].GetUint(), 1u);  // a gang of 2 with one member so far
+  rapidjson::Document other = Parse(client.Get("/explain?podGroup=ml/job/workers").body);  // the other instance
+  EXPECT_EQ(other["pending"].Size(), 0u);
+  EXPECT_FALSE(other["fits"].GetBool());
+  EXPECT_EQ(std::string(other["reason"].GetString()), "no members to place");
+}
+
+TEST(GroupExplainHttp, BoundMembersAreCountedWhateverTheyHold) {
+  std::string cluster = Cluster(false);
+  std::string running = PodJson{.name = "w2", .namespace_name = "ml", .uid = "uid-w2", .node = "m0", .phase = "Running",
+                                .containers = {Mgpu("s", 20, 4096)},
+                                .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}},
+                                .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"}
+                            .ToJson();
+  TestServer server(ListJson({MgpuNode("m0", 2, 24576).ToJson(), std::string(kTrain), Member("w0"), running}));
+  HttpClient client(server.port());
+  rapidjson::Document d = Parse(client.Get("/explain?podGroup=ml/train").body);
+  EXPECT_EQ(d["bound"].GetUint(), 1u);
+  EXPECT_EQ(d["missing"].GetUint(), 0u);
+  EXPECT_TRUE(d["fits"].GetBool());
 }
 
 TEST(GroupExplainHttp, AnUnknownGroupOrAKeyWithoutNamespaceIsNamed) {
@@ -99,6 +118,9 @@ TEST(GroupExplainHttp, AnUnknownGroupOrAKeyWithoutNamespaceIsNamed) {
   EXPECT_EQ(bare.status, 400);
   EXPECT_THAT(bare.body, HasSubstr("podGroup \"train\": want namespace/name"));
   EXPECT_THAT(client.Get("/explain").body, HasSubstr("?podGroup=namespace/name"));
+  HttpReply replica = client.Get("/explain?podGroup=ml/train&replica=r1");
+  EXPECT_EQ(replica.status, 400);
+  EXPECT_THAT(replica.body, HasSubstr("replica \"r1\": only a Workload's groups have replica keys (ml/train is a PodGroup)"));
 }
 
 }  // namespace group_explain_http_test

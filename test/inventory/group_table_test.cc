@@ -75,8 +75,12 @@ TEST(GroupTable, PendingMembersFollowTheWatchOfPendingPods) {
   EXPECT_THAT(pending(inv), ElementsAre("b", "c"));
   inv.Apply(ClusterDelta{.upsert_pods = {member("b", "n1")}});  // bound (its node unknown here)
   EXPECT_THAT(pending(inv), ElementsAre("c"));
-  inv.Apply(ClusterDelta{.upsert_pending = {member("d")}, .all_pending = true});
+  EXPECT_EQ(inv.MembersOf("PodGroup/ml/train").bound, 1u);
+  inv.Apply(ClusterDelta{.upsert_pending = {member("d")}, .all_pending = true});  // a relist of pending pods only
   EXPECT_THAT(pending(inv), ElementsAre("d"));
+  EXPECT_EQ(inv.MembersOf("PodGroup/ml/train").bound, 1u);
+  inv.Apply(ClusterDelta{.deleted_pods = {"b"}});
+  EXPECT_EQ(inv.MembersOf("PodGroup/ml/train").bound, 0u);
 }
 
 }  // namespace group_table_test

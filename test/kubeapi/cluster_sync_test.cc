@@ -279,5 +279,29 @@ TEST(ClusterSync, WatchesThePodGroupsOfEveryApiTheClusterServes) {
   EXPECT_TRUE(none_sync.healthy());
 }
 
+// A pod-group watch the ClusterRole does not allow yet (403: gpusched upgraded, its RBAC not)
+// keeps failing and retrying, but neither holds back readiness nor makes the sync unhealthy:
+// only gangs depend on it.
+TEST(ClusterSync, ARefusedPodGroupWatchStopsNoPod) {
+  FakeApiServer api(testing::FakeApiServerOptions{.coscheduling_version = "v1alpha1"});
+  api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  api.FailNext("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", 403, 1000000);
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSyncOptions options = Fast();
+  options.unhealthy_after = std::chrono::seconds(0);
+  ClusterSync sync(client.get(), &inv, options);
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_EQ(sync.group_versions().coscheduling, "v1alpha1");
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& [name, stats] : sync.stats()) {
+      if (name == "podgroups.scheduling.x-k8s.io" && stats.failing_since) return true;
+    }
+    return false;
+  }));
+  EXPECT_TRUE(sync.healthy());
+}
+
 }  // namespace cluster_sync_test
 }  // namespace gpusched::kubeapi

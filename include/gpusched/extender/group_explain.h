@@ -25,13 +25,20 @@ struct GroupExplanation {
   int32_t min_count = 0;        // 0: not a gang (or not declared)
   size_t bound = 0;             // members bound, as far as gpusched knows their specs
   std::vector<std::string> pending;  // "namespace/name" of the pending members, by UID
+  // Members that do not exist yet: minCount less those pending and bound (0 when enough).
+  size_t missing = 0;
+  // What gpusched does not judge for some member and leaves to kube-scheduler (required pod
+  // affinity or anti-affinity, topology spread, host ports, volumes; a group's topology
+  // constraint), or "".
+  std::string not_judged;
   placement::GangPlan plan;     // of the pending members; slots in `pending`'s order
 };
 
 // Explains group `key` ("namespace/name"; a Workload's "namespace/workload/podGroup") instance
-// `replica` on `inventory`'s current snapshot, placed under `options`. Errors: InvalidArgument
-// for a key without a namespace; NotFound when no API declares the group and no pending pod
-// names it.
+// `replica` on `inventory`'s current snapshot, placed under `options`. A gang with a member
+// whose extended resources DRA may serve on some node (KEP 5004) is not planned, with that
+// reason. Errors: InvalidArgument for a key without a namespace, or a replica key for a group
+// that is not a Workload's; NotFound when no API declares the group and no pod names it.
 StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica, const inventory::Inventory& inventory,
                                         const ServiceOptions& options);
 

@@ -4,8 +4,8 @@
 // snapshots show them. An object is the unit of change: a Workload declares one group per
 // spec.podGroups[] entry, so an update replaces all of its groups, a deletion removes them all,
 // and a relist of one API replaces that API's groups and leaves the others'. Beside the groups,
-// the pending pods that name one (their members not bound yet), whether or not the group is
-// known yet: a member can arrive before its group.
+// the pods that name one, whether or not the group is known yet (a member can arrive before its
+// group): the pending ones whole, the bound ones by UID.
 //
 // Thread-compatible: one component of the inventory, guarded by its mutex.
 #pragma once
@@ -42,19 +42,26 @@ class GroupTable {
   // replica key after "#" ("Workload/ml/job/workers#r1"); "" for a pod of no group.
   static std::string MemberKey(const Pod& pod);
 
-  // Keeps `pod` as a pending member if it names a group and is pending (not bound, terminal or
-  // terminating); otherwise forgets it as one.
-  void PutPending(const Pod& pod);
-  void DropPending(std::string_view uid);
+  // Keeps `pod` as a member if it names a group and is not terminal or terminating: pending, or
+  // bound; otherwise forgets it as one.
+  void PutMember(const Pod& pod);
+  void DropMember(std::string_view uid);
   // Forgets the pending members whose UID `listed` does not hold (a relist of pending pods).
   void KeepPending(const std::set<std::string_view>& listed);
   // The pending members of the group instance `member_key` (MemberKey), by UID.
   std::vector<Pod> Pending(std::string_view member_key) const;
+  // How many bound members the group instance `member_key` has.
+  size_t Bound(std::string_view member_key) const;
 
  private:
   std::shared_ptr<const Groups> groups_ = std::make_shared<const Groups>();
+  struct Membership {
+    std::string key;  // MemberKey
+    bool bound = false;
+  };
   std::map<std::string, std::map<std::string, Pod>, std::less<>> pending_;  // by MemberKey, then UID
-  std::map<std::string, std::string, std::less<>> member_of_;               // UID -> MemberKey
+  std::map<std::string, std::set<std::string>, std::less<>> bound_;         // by MemberKey: UIDs
+  std::map<std::string, Membership, std::less<>> member_of_;                // by UID
 };
 
 }  // namespace gpusched::inventory

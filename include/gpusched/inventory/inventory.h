@@ -159,7 +159,7 @@ class Inventory {
   // nullopt. Scans every pod: for explain, not for the verbs.
   std::optional<std::string> FindUid(std::string_view ns, std::string_view name) const GPUSCHED_EXCLUDES(mu_);
   // The members of group instance `member_key` (GroupTable::MemberKey): the pending ones, by
-  // UID, and how many bound ones gpusched knows the spec of. Scans every pod: for explain.
+  // UID, and how many are bound.
   struct GroupMembers {
     std::vector<Pod> pending;
     size_t bound = 0;

@@ -64,7 +64,7 @@ class ClusterSync {
   };
   const GroupVersions& group_versions() const { return group_versions_; }
 
-  // True once every reflector has listed once.
+  // True once every reflector but the optional ones (AddReflector) has listed once.
   bool synced() const;
   // True when synced() and no reflector has been failing for longer than unhealthy_after: the
   // inventory can be trusted for decisions. While false, bookings are not expired either.
@@ -78,7 +78,9 @@ class ClusterSync {
   class DraFeed;
   enum class Kind;
 
-  void AddReflector(Kind kind, ResourceType type);
+  // `optional`: its failures (a LIST refused, say) are logged and retried, but neither hold back
+  // synced() nor make the sync unhealthy (the pod-group watches: only gangs depend on them).
+  void AddReflector(Kind kind, ResourceType type, bool optional = false);
   // Sleeps `interval`, or less if Stop() is called; returns true if stopping.
   bool SleepUnlessStopping(std::chrono::milliseconds interval) GPUSCHED_EXCLUDES(mu_);
   void AddDraReflectors();
@@ -90,6 +92,7 @@ class ClusterSync {
   std::unique_ptr<DraFeed> dra_feed_;  // shared by the DRA reflectors' handlers
   std::vector<std::unique_ptr<Handler>> handlers_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::vector<bool> optional_;  // aligned with reflectors_
   std::thread expirer_;
   Mutex mu_;
   CondVar cv_{&mu_};

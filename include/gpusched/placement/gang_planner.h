@@ -11,8 +11,11 @@
 // and NodeResourcesFit). A member without GPUs (a launcher) needs the node fit alone: the first
 // node of the plan, then of the cluster, where it fits.
 //
-// Not planned yet: members whose GPUs come from ResourceClaims (DRA, KEP 5004): a gang with one
-// is refused with that reason, and kube-scheduler judges it as before.
+// Not planned yet: members with ResourceClaims (DRA): a gang with one is refused with that reason.
+// A member asking extended resources is judged as the device plugin serves them (nodes of mode
+// nvidia or mgpu); where DRA may serve them instead (KEP 5004) the caller must refuse the gang.
+// Holds (defrag, nominations) count as taken for every member, even those they are kept for. An
+// empty gang is refused ("no members to place").
 //
 // Pure: the plan depends only on the arguments.
 #pragma once
