@@ -104,5 +104,53 @@ TEST(ObjectOrder, WatchEventsInEveryOrderGiveTheSameInventoryAsTheColdRead) {
   EXPECT_EQ(orders, 120);
 }
 
+// A gang: its PodGroup, one member pending and one bound on a whole-GPU node. Each object
+// arrives as the watch of its kind delivers it (the pending member through the watch of pending
+// pods); in every order the inventory says what the cold read says.
+std::vector<std::string> GangCluster() {
+  auto member = [](std::string name, std::string node) {
+    return testing::PodJson{.name = name, .namespace_name = "ml", .uid = name, .node = node,
+                            .phase = node.empty() ? "Pending" : "Running", .containers = {testing::WholeGpus("c", 2)},
+                            .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"}
+        .ToJson();
+  };
+  return {testing::NvidiaNode("w", 8).ToJson(),
+          R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
+          R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})",
+          member("p", ""), member("b", "w")};
+}
+
+std::string GangSummary(const Inventory& inv) {
+  std::string out = Summary(inv);
+  for (const auto& [key, g] : inv.Snapshot()->groups()) out += key + " minCount " + std::to_string(g.min_count) + "\n";
+  Inventory::GroupMembers members = inv.MembersOf("PodGroup/ml/train");
+  for (const Pod& p : members.pending) out += "pending " + p.uid + "\n";
+  return out + "bound " + std::to_string(members.bound) + "\n";
+}
+
+TEST(ObjectOrder, AGangsGroupAndMembersInEveryOrderGiveTheSameInventoryAsTheColdRead) {
+  std::vector<std::string> items = GangCluster();
+  Inventory cold;
+  cold.ReplaceCluster(Decode(items));
+  std::string expected = GangSummary(cold);
+  EXPECT_EQ(expected, "w ready [] b:nvidia\nPodGroup/ml/train minCount 2\npending p\nbound 1\n");
+  std::vector<size_t> order = {0, 1, 2, 3};
+  int orders = 0;
+  do {
+    Inventory inv;
+    std::string sequence;
+    for (size_t i : order) {
+      ClusterObjects one = Decode({items[i]});
+      ClusterDelta delta{.upsert_nodes = std::move(one.nodes), .upsert_groups = std::move(one.pod_groups)};
+      for (Pod& p : one.pods) (p.bound() ? delta.upsert_pods : delta.upsert_pending).push_back(std::move(p));
+      inv.Apply(std::move(delta));
+      sequence += std::to_string(i);
+    }
+    EXPECT_EQ(GangSummary(inv), expected) << "events in the order " << sequence;
+    ++orders;
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(orders, 24);
+}
+
 }  // namespace object_order_test
 }  // namespace gpusched::inventory
