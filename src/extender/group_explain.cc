@@ -71,25 +71,24 @@ placement::GangPlan PlanMembers(const std::vector<Pod>& pods, const inventory::I
 
 }  // namespace
 
-StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica, const inventory::Inventory& inventory,
-                                        const ServiceOptions& options) {
+StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
+                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options) {
   size_t slash = key.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == key.size()) {
     return InvalidArgumentError(fmt::format("podGroup \"{}\": want namespace/name", key));
   }
   std::string_view ns = key.substr(0, slash), name = key.substr(slash + 1);
-  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory.Snapshot();
   GroupExplanation e{.group = std::string(key), .replica = std::string(replica)};
   // The first API that declares it, else the first whose pods name it.
   std::optional<GroupApi> api;
   for (GroupApi a : kApis) {
-    if (!api && snapshot->groups().contains(GroupKey(a, ns, name))) api = a;
+    if (!api && snapshot.groups().contains(GroupKey(a, ns, name))) api = a;
   }
-  inventory::Inventory::GroupMembers members;
+  const inventory::GroupTable::Members* members = nullptr;
   for (GroupApi a : kApis) {
     if (api && *api != a) continue;
-    members = inventory.MembersOf(MemberKeyOf(a, ns, name, replica));
-    if (api || !members.pending.empty() || members.bound > 0) {
+    members = &snapshot.MembersOf(MemberKeyOf(a, ns, name, replica));
+    if (api || !members->pending.empty() || members->bound > 0) {
       api = a;
       break;
     }
@@ -98,21 +97,25 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
     return NotFoundError(fmt::format("pod group {} is not known: no PodGroup, Workload or Coscheduling group of that name, "
                                      "and no pod names it", key));
   }
-  auto declared = snapshot->groups().find(GroupKey(*api, ns, name));
+  auto declared = snapshot.groups().find(GroupKey(*api, ns, name));
   if (!replica.empty() && *api != GroupApi::kWorkload) {
     return InvalidArgumentError(fmt::format("replica \"{}\": only a Workload's groups have replica keys ({} is a {})", replica, key,
                                             GroupApiName(*api)));
   }
   e.api = std::string(GroupApiName(*api));
-  e.declared = declared != snapshot->groups().end();
+  e.declared = declared != snapshot.groups().end();
   e.min_count = e.declared ? declared->second.min_count : 0;
-  e.bound = members.bound;
-  for (const Pod& p : members.pending) e.pending.push_back(p.namespace_name + "/" + p.name);
-  size_t exist = members.pending.size() + members.bound;
+  e.bound = members->bound;
+  std::vector<Pod> pending;
+  for (const std::shared_ptr<const Pod>& p : members->pending) {
+    pending.push_back(*p);
+    e.pending.push_back(p->namespace_name + "/" + p->name);
+  }
+  size_t exist = pending.size() + members->bound;
   e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
-  e.not_judged = NotJudged(members.pending, e.declared ? &declared->second : nullptr);
-  e.plan.reason = ServedByDra(members.pending, *snapshot, options);
-  if (e.plan.reason.empty()) e.plan = PlanMembers(members.pending, *snapshot, options);
+  e.not_judged = NotJudged(pending, e.declared ? &declared->second : nullptr);
+  e.plan.reason = ServedByDra(pending, snapshot, options);
+  if (e.plan.reason.empty()) e.plan = PlanMembers(pending, snapshot, options);
   return e;
 }
 

@@ -374,7 +374,8 @@ StatusOr<Explanation> Service::ExplainKnown(std::string_view key) const {
 }
 
 StatusOr<GroupExplanation> Service::ExplainGroup(std::string_view key, std::string_view replica) const {
-  return extender::ExplainGroup(key, replica, *inventory_, options_);
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  return extender::ExplainGroup(key, replica, *snapshot, options_);
 }
 
 StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run) const {

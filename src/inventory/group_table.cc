@@ -30,15 +30,24 @@ std::string GroupTable::MemberKey(const Pod& pod) {
 }
 
 void GroupTable::PutMember(const Pod& pod) {
+  bool member = pod.group && !pod.terminal() && !pod.terminating;
+  std::string key = member ? MemberKey(pod) : "";
+  if (auto it = member_of_.find(pod.uid); it != member_of_.end() && member && it->second.key == key &&
+                                          it->second.bound == pod.bound()) {
+    if (pod.bound()) return;  // still bound there: nothing to tell
+    auto group = pending_.find(key);
+    auto kept = group != pending_.end() ? group->second.find(pod.uid) : decltype(group->second.end()){};
+    if (group != pending_.end() && kept != group->second.end() && *kept->second == pod) return;
+  }
   DropMember(pod.uid);
-  if (!pod.group || pod.terminal() || pod.terminating) return;
-  std::string key = MemberKey(pod);
+  if (!member) return;
   if (pod.bound()) {
     bound_[key].insert(pod.uid);
   } else {
-    pending_[key].insert_or_assign(pod.uid, pod);
+    pending_[key].insert_or_assign(pod.uid, std::make_shared<const Pod>(pod));
   }
   member_of_.insert_or_assign(pod.uid, Membership{std::move(key), pod.bound()});
+  members_changed_ = true;
 }
 
 void GroupTable::DropMember(std::string_view uid) {
@@ -54,6 +63,7 @@ void GroupTable::DropMember(std::string_view uid) {
     if (group->second.empty()) pending_.erase(group);
   }
   member_of_.erase(it);
+  members_changed_ = true;
 }
 
 void GroupTable::KeepPending(const std::set<std::string_view>& listed) {
@@ -64,17 +74,16 @@ void GroupTable::KeepPending(const std::set<std::string_view>& listed) {
   for (const std::string& uid : gone) DropMember(uid);
 }
 
-std::vector<Pod> GroupTable::Pending(std::string_view member_key) const {
-  std::vector<Pod> out;
-  if (auto it = pending_.find(member_key); it != pending_.end()) {
-    for (const auto& [uid, pod] : it->second) out.push_back(pod);
+const std::shared_ptr<const GroupTable::MembersByKey>& GroupTable::members() {
+  if (!members_changed_) return members_;
+  MembersByKey next;
+  for (const auto& [key, pods] : pending_) {
+    for (const auto& [uid, pod] : pods) next[key].pending.push_back(pod);
   }
-  return out;
-}
-
-size_t GroupTable::Bound(std::string_view member_key) const {
-  auto it = bound_.find(member_key);
-  return it == bound_.end() ? 0 : it->second.size();
+  for (const auto& [key, uids] : bound_) next[key].bound = uids.size();
+  members_ = std::make_shared<const MembersByKey>(std::move(next));
+  members_changed_ = false;
+  return members_;
 }
 
 bool GroupTable::Apply(std::vector<PodGroup> upserts, const std::vector<std::string>& deleted,

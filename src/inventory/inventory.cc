@@ -80,7 +80,7 @@ void Inventory::PublishLocked(bool node_set_changed) {
     return out;
   };
   snapshot_.store(publisher_.Publish(node_set_changed, nodes_.size(), all, dra_state_, uses_.budget_list(),
-                                     groups_.groups(), std::vector<std::string>(held.begin(), held.end())));
+                                     groups_.groups(), groups_.members(), std::vector<std::string>(held.begin(), held.end())));
 }
 
 void Inventory::ReplaceCluster(ClusterObjects&& objects) {
@@ -139,7 +139,7 @@ void Inventory::ApplyLocked(ClusterDelta&& delta) {
   }
   if (dra_changed || !remode.empty()) ReobserveLocked(dra_changed, remode, observed, &touched);
   changed = changed || dra_changed;
-  if (touched.empty() && !node_set_changed && !changed && !budgets_changed) return;
+  if (touched.empty() && !node_set_changed && !changed && !budgets_changed && !groups_.members_changed()) return;
   RebuildLocked(touched);
   PublishLocked(node_set_changed);
 }

@@ -132,9 +132,4 @@ void Inventory::ReobserveLocked(bool dra_changed, const std::set<std::string>& n
   for (Pod& p : again) ObservePodLocked(std::move(p), touched);
 }
 
-Inventory::GroupMembers Inventory::MembersOf(std::string_view member_key) const {
-  MutexLock lock(&mu_);
-  return GroupMembers{.pending = groups_.Pending(member_key), .bound = groups_.Bound(member_key)};
-}
-
 }  // namespace gpusched::inventory

@@ -20,6 +20,7 @@ std::shared_ptr<const InventorySnapshot> SnapshotPublisher::Publish(bool node_se
                                                                     dra::ClusterStatePtr dra,
                                                                     std::shared_ptr<const std::vector<DisruptionBudget>> budgets,
                                                                     std::shared_ptr<const GroupTable::Groups> groups,
+                                                                    std::shared_ptr<const GroupTable::MembersByKey> members,
                                                                     std::vector<std::string> held_nodes) {
   std::vector<std::pair<size_t, NodeStatePtr>> changes;
   bool whole = node_set_changed || index_ == nullptr || rebuilt_.size() > node_count / 4;
@@ -44,7 +45,7 @@ std::shared_ptr<const InventorySnapshot> SnapshotPublisher::Publish(bool node_se
     table_ = NodeTable::Of(nodes);
   }
   return std::make_shared<const InventorySnapshot>(++version_, table_, index_, std::move(dra), std::move(budgets),
-                                                   std::move(held_nodes), std::move(groups));
+                                                   std::move(held_nodes), std::move(groups), std::move(members));
 }
 
 }  // namespace gpusched::inventory

@@ -65,7 +65,7 @@ TEST(GroupTable, PendingMembersFollowTheWatchOfPendingPods) {
   };
   auto pending = [](const Inventory& inv) {
     std::vector<std::string> out;
-    for (const Pod& p : inv.MembersOf("PodGroup/ml/train").pending) out.push_back(p.uid);
+    for (const auto& p : inv.Snapshot()->MembersOf("PodGroup/ml/train").pending) out.push_back(p->uid);
     return out;
   };
   Inventory inv;
@@ -75,12 +75,12 @@ TEST(GroupTable, PendingMembersFollowTheWatchOfPendingPods) {
   EXPECT_THAT(pending(inv), ElementsAre("b", "c"));
   inv.Apply(ClusterDelta{.upsert_pods = {member("b", "n1")}});  // bound (its node unknown here)
   EXPECT_THAT(pending(inv), ElementsAre("c"));
-  EXPECT_EQ(inv.MembersOf("PodGroup/ml/train").bound, 1u);
+  EXPECT_EQ(inv.Snapshot()->MembersOf("PodGroup/ml/train").bound, 1u);
   inv.Apply(ClusterDelta{.upsert_pending = {member("d")}, .all_pending = true});  // a relist of pending pods only
   EXPECT_THAT(pending(inv), ElementsAre("d"));
-  EXPECT_EQ(inv.MembersOf("PodGroup/ml/train").bound, 1u);
+  EXPECT_EQ(inv.Snapshot()->MembersOf("PodGroup/ml/train").bound, 1u);
   inv.Apply(ClusterDelta{.deleted_pods = {"b"}});
-  EXPECT_EQ(inv.MembersOf("PodGroup/ml/train").bound, 0u);
+  EXPECT_EQ(inv.Snapshot()->MembersOf("PodGroup/ml/train").bound, 0u);
 }
 
 }  // namespace group_table_test

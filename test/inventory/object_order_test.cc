@@ -123,8 +123,8 @@ std::vector<std::string> GangCluster() {
 std::string GangSummary(const Inventory& inv) {
   std::string out = Summary(inv);
   for (const auto& [key, g] : inv.Snapshot()->groups()) out += key + " minCount " + std::to_string(g.min_count) + "\n";
-  Inventory::GroupMembers members = inv.MembersOf("PodGroup/ml/train");
-  for (const Pod& p : members.pending) out += "pending " + p.uid + "\n";
+  const GroupTable::Members& members = inv.Snapshot()->MembersOf("PodGroup/ml/train");
+  for (const auto& p : members.pending) out += "pending " + p->uid + "\n";
   return out + "bound " + std::to_string(members.bound) + "\n";
 }
 

@@ -31,7 +31,7 @@ struct Cluster {
 };
 
 std::shared_ptr<const InventorySnapshot> Publish(SnapshotPublisher& p, const Cluster& c, bool node_set_changed, int* calls) {
-  return p.Publish(node_set_changed, c.names.size(), c.All(calls), nullptr, nullptr, nullptr, {});
+  return p.Publish(node_set_changed, c.names.size(), c.All(calls), nullptr, nullptr, nullptr, nullptr, {});
 }
 
 TEST(SnapshotPublisher, AFewRebuiltNodesArePatchedIntoTheLastTable) {

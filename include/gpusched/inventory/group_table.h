@@ -48,10 +48,17 @@ class GroupTable {
   void DropMember(std::string_view uid);
   // Forgets the pending members whose UID `listed` does not hold (a relist of pending pods).
   void KeepPending(const std::set<std::string_view>& listed);
-  // The pending members of the group instance `member_key` (MemberKey), by UID.
-  std::vector<Pod> Pending(std::string_view member_key) const;
-  // How many bound members the group instance `member_key` has.
-  size_t Bound(std::string_view member_key) const;
+  // A group instance's members as snapshots show them: the pending ones by UID, and how many
+  // are bound.
+  struct Members {
+    std::vector<std::shared_ptr<const Pod>> pending;
+    size_t bound = 0;
+  };
+  using MembersByKey = std::map<std::string, Members, std::less<>>;
+  // True if the members changed since members() was last asked.
+  bool members_changed() const { return members_changed_; }
+  // Every group instance's members, by MemberKey, as snapshots share them; never null.
+  const std::shared_ptr<const MembersByKey>& members();
 
  private:
   std::shared_ptr<const Groups> groups_ = std::make_shared<const Groups>();
@@ -59,9 +66,11 @@ class GroupTable {
     std::string key;  // MemberKey
     bool bound = false;
   };
-  std::map<std::string, std::map<std::string, Pod>, std::less<>> pending_;  // by MemberKey, then UID
+  std::map<std::string, std::map<std::string, std::shared_ptr<const Pod>>, std::less<>> pending_;  // by MemberKey, then UID
   std::map<std::string, std::set<std::string>, std::less<>> bound_;         // by MemberKey: UIDs
   std::map<std::string, Membership, std::less<>> member_of_;                // by UID
+  bool members_changed_ = false;
+  std::shared_ptr<const MembersByKey> members_ = std::make_shared<const MembersByKey>();
 };
 
 }  // namespace gpusched::inventory

@@ -158,13 +158,6 @@ class Inventory {
   // Returns the UID of the pod `ns`/`name` gpusched knows (a record or an allocation), or
   // nullopt. Scans every pod: for explain, not for the verbs.
   std::optional<std::string> FindUid(std::string_view ns, std::string_view name) const GPUSCHED_EXCLUDES(mu_);
-  // The members of group instance `member_key` (GroupTable::MemberKey): the pending ones, by
-  // UID, and how many are bound.
-  struct GroupMembers {
-    std::vector<Pod> pending;
-    size_t bound = 0;
-  };
-  GroupMembers MembersOf(std::string_view member_key) const GPUSCHED_EXCLUDES(mu_);
   // Returns the allocation `uid` holds, or nullopt.
   std::optional<Allocation> AllocationOf(std::string_view uid) const GPUSCHED_EXCLUDES(mu_);
 

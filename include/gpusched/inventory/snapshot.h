@@ -29,14 +29,16 @@ class InventorySnapshot {
   InventorySnapshot(uint64_t version, NodeTable nodes, std::shared_ptr<const NameIndex> index,
                     dra::ClusterStatePtr dra, std::shared_ptr<const std::vector<DisruptionBudget>> budgets = nullptr,
                     std::vector<std::string> held_nodes = {},
-                    std::shared_ptr<const GroupTable::Groups> groups = nullptr)
+                    std::shared_ptr<const GroupTable::Groups> groups = nullptr,
+                    std::shared_ptr<const GroupTable::MembersByKey> members = nullptr)
       : version_(version),
         nodes_(std::move(nodes)),
         index_(std::move(index)),
         dra_(std::move(dra)),
         budgets_(std::move(budgets)),
         held_nodes_(std::move(held_nodes)),
-        groups_(groups != nullptr ? std::move(groups) : std::make_shared<const GroupTable::Groups>()) {}
+        groups_(groups != nullptr ? std::move(groups) : std::make_shared<const GroupTable::Groups>()),
+        members_(members != nullptr ? std::move(members) : std::make_shared<const GroupTable::MembersByKey>()) {}
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
@@ -65,6 +67,15 @@ class InventorySnapshot {
   const std::vector<std::string>& held_nodes() const { return held_nodes_; }
   // Returns the pod groups (gangs) the cluster declares, by GroupKey. Never null.
   const GroupTable::Groups& groups() const { return *groups_; }
+  // Returns the members of each group instance (GroupTable::MemberKey): pending, and how many
+  // are bound. A member may name a group groups() does not hold (yet).
+  const GroupTable::MembersByKey& group_members() const { return *members_; }
+  // The members of group instance `member_key`; none when it has none.
+  const GroupTable::Members& MembersOf(std::string_view member_key) const {
+    static const GroupTable::Members kNone;
+    auto it = members_->find(member_key);
+    return it == members_->end() ? kNone : it->second;
+  }
 
  private:
   const uint64_t version_;
@@ -74,6 +85,7 @@ class InventorySnapshot {
   const std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
   const std::vector<std::string> held_nodes_;
   const std::shared_ptr<const GroupTable::Groups> groups_;
+  const std::shared_ptr<const GroupTable::MembersByKey> members_;
 };
 
 }  // namespace gpusched::inventory

@@ -41,6 +41,7 @@ class SnapshotPublisher {
                                                    dra::ClusterStatePtr dra,
                                                    std::shared_ptr<const std::vector<DisruptionBudget>> budgets,
                                                    std::shared_ptr<const GroupTable::Groups> groups,
+                                                   std::shared_ptr<const GroupTable::MembersByKey> members,
                                                    std::vector<std::string> held_nodes);
 
  private:
