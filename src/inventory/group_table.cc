@@ -35,9 +35,10 @@ void GroupTable::PutMember(const Pod& pod) {
   if (auto it = member_of_.find(pod.uid); it != member_of_.end() && member && it->second.key == key &&
                                           it->second.bound == pod.bound()) {
     if (pod.bound()) return;  // still bound there: nothing to tell
-    auto group = pending_.find(key);
-    auto kept = group != pending_.end() ? group->second.find(pod.uid) : decltype(group->second.end()){};
-    if (group != pending_.end() && kept != group->second.end() && *kept->second == pod) return;
+    if (auto group = pending_.find(key); group != pending_.end()) {
+      auto kept = group->second.find(pod.uid);
+      if (kept != group->second.end() && *kept->second == pod) return;  // the same pending pod
+    }
   }
   DropMember(pod.uid);
   if (!member) return;
@@ -76,6 +77,7 @@ void GroupTable::KeepPending(const std::set<std::string_view>& listed) {
 
 const std::shared_ptr<const GroupTable::MembersByKey>& GroupTable::members() {
   if (!members_changed_) return members_;
+  // Rebuilt whole: a copy of pointers per member, only after a change.
   MembersByKey next;
   for (const auto& [key, pods] : pending_) {
     for (const auto& [uid, pod] : pods) next[key].pending.push_back(pod);
