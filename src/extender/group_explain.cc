@@ -23,13 +23,6 @@ namespace {
 
 constexpr GroupApi kApis[] = {GroupApi::kPodGroup, GroupApi::kWorkload, GroupApi::kCoscheduling};
 
-// The member key of group `name` of `api` in `ns`, instance `replica` (GroupTable::MemberKey).
-std::string MemberKeyOf(GroupApi api, std::string_view ns, std::string_view name, std::string_view replica) {
-  std::string key = GroupKey(api, ns, name);
-  if (!replica.empty()) key += fmt::format("#{}", replica);
-  return key;
-}
-
 // Why the members cannot be planned on `snapshot` beyond what PlanGang says: a member whose
 // extended resources DRA may serve on an nvidia-dra node (KEP 5004), or "".
 std::string ServedByDra(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options) {
@@ -87,7 +80,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   const inventory::GroupTable::Members* members = nullptr;
   for (GroupApi a : kApis) {
     if (api && *api != a) continue;
-    members = &snapshot.MembersOf(MemberKeyOf(a, ns, name, replica));
+    members = &snapshot.MembersOf(inventory::GroupTable::MemberKey(a, ns, name, replica));
     if (api || !members->pending.empty() || members->bound > 0) {
       api = a;
       break;

@@ -22,11 +22,15 @@ std::string GroupTable::ObjectKey(const PodGroup& g) {
   return GroupKey(g.api, g.namespace_name, std::string_view(g.name).substr(0, g.name.find('/')));
 }
 
-std::string GroupTable::MemberKey(const Pod& pod) {
-  if (!pod.group) return "";
-  std::string key = GroupKey(pod.group->api, pod.namespace_name, pod.group->name);
-  if (!pod.group->replica.empty()) key += "#" + pod.group->replica;
+std::string GroupTable::MemberKey(GroupApi api, std::string_view namespace_name, std::string_view name,
+                                  std::string_view replica) {
+  std::string key = GroupKey(api, namespace_name, name);
+  if (!replica.empty()) key.append("#").append(replica);
   return key;
+}
+
+std::string GroupTable::MemberKey(const Pod& pod) {
+  return pod.group ? MemberKey(pod.group->api, pod.namespace_name, pod.group->name, pod.group->replica) : "";
 }
 
 void GroupTable::PutMember(const Pod& pod) {

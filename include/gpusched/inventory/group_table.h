@@ -38,8 +38,11 @@ class GroupTable {
   // Every group, as snapshots share it; never null.
   const std::shared_ptr<const Groups>& groups() const { return groups_; }
 
-  // The key of the instance of a group `pod` is a member of: its GroupKey, and a Workload's
-  // replica key after "#" ("Workload/ml/job/workers#r1"); "" for a pod of no group.
+  // The key of an instance of a group: its GroupKey, and a Workload's replica key after "#"
+  // ("Workload/ml/job/workers#r1").
+  static std::string MemberKey(GroupApi api, std::string_view namespace_name, std::string_view name,
+                               std::string_view replica);
+  // The key of the group instance `pod` is a member of; "" for a pod of no group.
   static std::string MemberKey(const Pod& pod);
 
   // Keeps `pod` as a member if it names a group and is not terminal or terminating: pending, or
