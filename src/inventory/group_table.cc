@@ -71,6 +71,10 @@ void GroupTable::DropMember(std::string_view uid) {
   members_changed_ = true;
 }
 
+void GroupTable::DropPending(std::string_view uid) {
+  if (auto it = member_of_.find(uid); it != member_of_.end() && !it->second.bound) DropMember(uid);
+}
+
 void GroupTable::KeepPending(const std::set<std::string_view>& listed) {
   std::vector<std::string> gone;
   for (const auto& [uid, membership] : member_of_) {

@@ -39,7 +39,7 @@ bool Inventory::ApplyBudgetsLocked(ClusterDelta* delta) {
 void Inventory::ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) {
   for (const std::string& uid : delta->deleted_pending) {
     book_.nominations().End(uid, touched);
-    groups_.DropMember(uid);
+    groups_.DropPending(uid);
   }
   if (delta->all_pending) {
     std::set<std::string_view> listed;

@@ -83,5 +83,25 @@ TEST(GroupTable, PendingMembersFollowTheWatchOfPendingPods) {
   EXPECT_EQ(inv.Snapshot()->MembersOf("PodGroup/ml/train").bound, 0u);
 }
 
+// A member that binds leaves the watch of pending pods (a DELETED event there) as the watch of
+// pods shows it bound, in either order or in one delta: it stays counted as bound.
+TEST(GroupTable, AMemberThatBindsStaysBoundWhicheverWatchSpeaksFirst) {
+  Pod pending{.uid = "a", .namespace_name = "ml", .name = "a", .group = PodGroupRef{.api = GroupApi::kPodGroup, .name = "train"}};
+  Pod bound = pending;
+  bound.node_name = "n1";
+  auto counts = [](const Inventory& inv) {
+    const GroupTable::Members& m = inv.Snapshot()->MembersOf("PodGroup/ml/train");
+    return std::make_pair(m.pending.size(), m.bound);
+  };
+  Inventory first_bound, first_gone, together;
+  for (Inventory* inv : {&first_bound, &first_gone, &together}) inv->Apply(ClusterDelta{.upsert_pending = {pending}});
+  first_bound.Apply(ClusterDelta{.upsert_pods = {bound}});
+  first_bound.Apply(ClusterDelta{.deleted_pending = {"a"}});
+  first_gone.Apply(ClusterDelta{.deleted_pending = {"a"}});
+  first_gone.Apply(ClusterDelta{.upsert_pods = {bound}});
+  together.Apply(ClusterDelta{.upsert_pods = {bound}, .deleted_pending = {"a"}});
+  for (Inventory* inv : {&first_bound, &first_gone, &together}) EXPECT_EQ(counts(*inv), std::make_pair(size_t{0}, size_t{1}));
+}
+
 }  // namespace group_table_test
 }  // namespace gpusched::inventory

@@ -49,6 +49,9 @@ class GroupTable {
   // bound; otherwise forgets it as one.
   void PutMember(const Pod& pod);
   void DropMember(std::string_view uid);
+  // Forgets `uid` as a pending member only: the watch of pending pods saw it go (bound, or
+  // deleted), and a bound member stays counted.
+  void DropPending(std::string_view uid);
   // Forgets the pending members whose UID `listed` does not hold (a relist of pending pods).
   void KeepPending(const std::set<std::string_view>& listed);
   // A group instance's members as snapshots show them: the pending ones by UID, and how many
