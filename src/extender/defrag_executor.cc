@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <set>
 
-#include "gpusched/common/log.h"
+#include "gpusched/extender/hold_writer.h"
 #include "gpusched/placement/nomination.h"
 
 namespace gpusched::extender {
@@ -19,43 +19,6 @@ namespace {
 
 using placement::DefragMove;
 using placement::DefragPlan;
-
-// Takes the hold about pod `about_uid` out of `node`'s annotation (best effort: else it runs out).
-void Unpublish(const DefragApplier& with, const std::string& node, const std::string& about_uid) {
-  if (with.publisher == nullptr) return;
-  Status s = with.publisher->Withdraw(node, about_uid);
-  if (!s.ok()) log::Warning("defrag hold about pod {} on node {} left to run out: {}", about_uid, node, s.message());
-}
-
-// A node changed under a hold being written is checked again this many times.
-constexpr int kHoldAttempts = 3;
-
-// Holds `placement` on `node` for `holder` about pod `about` (Inventory::HoldFor), and writes the
-// hold to the node through the publisher, checking it again when the node changed meanwhile.
-Status Hold(const DefragApplier& with, const std::string& holder, const Allocation& about, const std::string& node,
-            const Placement& placement, const std::set<std::string, std::less<>>& leaving) {
-  for (int attempt = 1;; ++attempt) {
-    StatusOr<inventory::HoldMade> made = with.inventory->HoldFor(holder, about, node, placement, with.hold_ttl, leaving);
-    if (!made.ok() || with.publisher == nullptr) return made.status();
-    Status written = with.publisher->Publish(made->hold, made->node_version);
-    if (written.ok()) {
-      if (!made->replaced_node.empty()) Unpublish(with, made->replaced_node, about.pod_uid);  // moved from there
-      return written;
-    }
-    with.inventory->DropHold(about.pod_uid);
-    if (written.code() != StatusCode::kAborted || attempt == kHoldAttempts) {
-      if (written.code() == StatusCode::kUnavailable) Unpublish(with, node, about.pod_uid);  // it may have landed
-      return FailedPreconditionError(fmt::format("hold on {} for {}/{} not written: {}", node, about.pod_namespace,
-                                                 about.pod_name, written.message()));
-    }
-  }
-}
-
-// Ends the hold about pod `about_uid` on `node`, here and in the node's annotation.
-void Unhold(const DefragApplier& with, const std::string& node, const std::string& about_uid) {
-  with.inventory->DropHold(about_uid);
-  Unpublish(with, node, about_uid);
-}
 
 // The pod a move is about, as the hold and the eviction name it.
 Allocation About(const DefragMove& m) {
@@ -91,6 +54,7 @@ DefragApplied Stopped(const DefragPlan& plan, const std::string& stopped, const 
 DefragApplied DefragExecutor::Apply(const DefragPlan& plan, const std::optional<Pod>& pending, UnjudgedPolicy unjudged) const {
   if (!plan.fits) return DefragApplied{};
   const DefragApplier& with = with_;
+  const HoldWriter holds{.inventory = with.inventory, .publisher = with.publisher, .ttl = with.hold_ttl};
   std::string pending_uid = pending ? pending->uid : "";
   if (!plan.not_judged.empty() && !plan.moves.empty() && unjudged == UnjudgedPolicy::kRefuse) {
     std::string name = pending ? pending->namespace_name + "/" + pending->name : "the pending pod";
@@ -106,16 +70,16 @@ DefragApplied DefragExecutor::Apply(const DefragPlan& plan, const std::optional<
   DefragApplied out;
   if (!pending_uid.empty()) {
     Allocation about{.pod_uid = pending_uid, .pod_namespace = pending->namespace_name, .pod_name = pending->name};
-    Status held = Hold(with, pending_uid, about, plan.node, plan.placement, leaving);
+    Status held = holds.Hold(pending_uid, about, plan.node, plan.placement, leaving);
     if (!held.ok()) return Stopped(plan, about.pod_namespace + "/" + about.pod_name, held);
     out.held = true;
   }
   for (size_t i = 0; i < plan.moves.size(); ++i) {
     const DefragMove& m = plan.moves[i];
-    Status s = Hold(with, placement::ControllerHoldKey(m.controller_uid), About(m), m.to, m.placement, leaving);
+    Status s = holds.Hold(placement::ControllerHoldKey(m.controller_uid), About(m), m.to, m.placement, leaving);
     if (s.ok()) continue;
-    for (size_t k = 0; k < i; ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
-    if (out.held) Unhold(with, plan.node, pending_uid);
+    for (size_t k = 0; k < i; ++k) holds.Unhold(plan.moves[k].to, plan.moves[k].uid);
+    if (out.held) holds.Unhold(plan.node, pending_uid);
     return Stopped(plan, m.pod, s);
   }
   // Evictions in order. One refused now (a budget used up meanwhile) stops the plan: the moves
@@ -129,7 +93,7 @@ DefragApplied DefragExecutor::Apply(const DefragPlan& plan, const std::optional<
     out.moves.push_back(DefragApplied::Move{.pod = m.pod, .evicted = s.ok(),
                                       .error = s.ok() ? "" : unknown ? "outcome unknown: " + s.message() : s.message()});
     if (s.ok()) continue;
-    for (size_t k = unknown ? i + 1 : i; k < plan.moves.size(); ++k) Unhold(with, plan.moves[k].to, plan.moves[k].uid);
+    for (size_t k = unknown ? i + 1 : i; k < plan.moves.size(); ++k) holds.Unhold(plan.moves[k].to, plan.moves[k].uid);
 
     for (size_t k = i + 1; k < plan.moves.size(); ++k) {
       out.moves.push_back(DefragApplied::Move{.pod = plan.moves[k].pod, .error = "not evicted: the plan stopped"});
