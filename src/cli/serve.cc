@@ -360,6 +360,7 @@ void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const L
   SnapshotReloader reloader(c);
   constexpr auto kSweepEvery = std::chrono::seconds(5);
   auto last_sweep = std::chrono::steady_clock::now();
+  auto last_gang_sweep = std::chrono::steady_clock::time_point{};  // the first tick sweeps
   while (true) {
     timespec timeout = live != nullptr && !ready->load() ? timespec{0, 50'000'000} : timespec{1, 0};
     int sig = sigtimedwait(&signals, nullptr, &timeout);
@@ -378,6 +379,11 @@ void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const L
       }
     } else {
       reloader.OnTick(sig == SIGHUP, inventory, ready);
+    }
+    // Gangs: plans for groups whose members arrived, dropped for those deleted (gang_holds.h).
+    if ((live == nullptr || live->healthy()) && std::chrono::steady_clock::now() - last_gang_sweep >= kSweepEvery) {
+      last_gang_sweep = std::chrono::steady_clock::now();
+      if (size_t planned = service->SweepGangs(); planned > 0) log::Info("planned and held {} gang(s)", planned);
     }
   }
 }

@@ -206,6 +206,9 @@ const Setting kSettings[] = {
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.dra_release_after); }},
     {"defrag.holdSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.defrag_hold_ttl); }},
+    {"gang.enabled", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.gangs); }},
+    {"gang.holdSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.gang_hold_ttl); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

@@ -11,32 +11,15 @@
 #include <set>
 #include <optional>
 
-#include "gpusched/dra/extended_resources.h"
 #include "gpusched/extender/defrag.h"
+#include "gpusched/extender/gang_holds.h"
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/json/writer.h"
-#include "gpusched/placement/node_ranking.h"
-#include "gpusched/scoring/scorer.h"
 
 namespace gpusched::extender {
 namespace {
 
 constexpr GroupApi kApis[] = {GroupApi::kPodGroup, GroupApi::kWorkload, GroupApi::kCoscheduling};
-
-// Why the members cannot be planned on `snapshot` beyond what PlanGang says: a member whose
-// extended resources DRA may serve on an nvidia-dra node (KEP 5004), or "".
-std::string ServedByDra(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options) {
-  if (!options.dra_extended_resources) return "";
-  bool dra_nodes = std::any_of(snapshot.nodes().begin(), snapshot.nodes().end(),
-                               [](const inventory::NodeStatePtr& n) { return HasPayload(n->mode, Payload::kDevices); });
-  for (const Pod& p : pods) {
-    if (dra_nodes && !dra::MappedResources(p, snapshot.dra().classes()).empty()) {
-      return fmt::format("{}/{} asks extended resources DRA may serve (KEP 5004): gangs with such members are not planned yet",
-                         p.namespace_name, p.name);
-    }
-  }
-  return "";
-}
 
 // What some member asks that gpusched does not judge, and the group's topology constraint.
 std::string NotJudged(const std::vector<Pod>& pods, const PodGroup* group) {
@@ -47,19 +30,6 @@ std::string NotJudged(const std::vector<Pod>& pods, const PodGroup* group) {
   }
   if (group != nullptr && !group->topology_key.empty()) parts.insert(fmt::format("the group's topology key {}", group->topology_key));
   return fmt::format("{}", fmt::join(parts, "; "));
-}
-
-// Plans the pending members on every node of `snapshot` under the configured node policy.
-placement::GangPlan PlanMembers(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
-                                const ServiceOptions& options) {
-  std::vector<placement::GangMember> members;
-  for (const Pod& p : pods) members.push_back(placement::GangMember{.pod = &p, .request = placement::AnalyzePod(p)});
-  std::vector<const placement::NodeState*> nodes;
-  for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
-  scoring::TargetWorkload workload = placement::ObservedWorkload(nodes);
-  StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(options.node_policy, &workload);
-  if (!scorer.ok()) scorer = scoring::MakeScorer("binpack", &workload);  // the configuration was checked at start
-  return placement::PlanGang(members, nodes, options.placement, **scorer);
 }
 
 }  // namespace
@@ -107,8 +77,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   size_t exist = pending.size() + members->bound;
   e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
   e.not_judged = NotJudged(pending, e.declared ? &declared->second : nullptr);
-  e.plan.reason = ServedByDra(pending, snapshot, options);
-  if (e.plan.reason.empty()) e.plan = PlanMembers(pending, snapshot, options);
+  e.plan = PlanPending(pending, snapshot, options);
   return e;
 }
 

@@ -138,9 +138,12 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       claims_(with_.claim_writer == nullptr
                   ? nullptr
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
-      bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get())) {}
+      bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get())),
+      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
+
+size_t Service::SweepGangs() const { return gangs_->Sweep(); }
 
 EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
   EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),
@@ -194,8 +197,36 @@ std::string Service::Filter(std::string body) const {
   return FilterPod(args, request);
 }
 
+std::optional<std::string> Service::KeepSlot(const ExtenderArgs& args, const GangStanding& gang,
+                                              const inventory::InventorySnapshot& snapshot, PodEvaluation& evaluation) const {
+  auto offered = std::find(args.node_names.begin(), args.node_names.end(), gang.node);
+  const placement::NodeState* slot = snapshot.FindNode(gang.node);
+  if (offered == args.node_names.end() || slot == nullptr) return std::nullopt;
+  // The member sees its own slot free, its siblings' held (what_if.h).
+  placement::NodeState seen = std::move(placement::WhatIf(*slot).SeenBy(placement::Viewer::Of(args.pod))).Take();
+  ResolvedNodes one{.nodes = {&seen}, .index = {static_cast<uint32_t>(snapshot.FindIndex(gang.node))}, .generations = {0}};
+  StatusOr<std::vector<RankedNode>> fits = evaluation.Evaluate(one, /*rank=*/false, [](size_t, NodeVerdict&&) {});
+  if (!fits.ok() || fits->empty()) return std::nullopt;
+  FilterResult result;
+  result.kept.push_back(static_cast<size_t>(offered - args.node_names.begin()));
+  result.others_failed = fmt::format("gang {}: this member's slot in the gang's plan is node {}", gang.group, gang.node);
+  CountDecisions(DecisionCounts{.fit = 1});
+  return EncodeFilterResult(args, result);
+}
+
 std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  GangStanding gang = StandingOf(args.pod, *snapshot, options_.gangs);
+  if (gang.kind == GangStanding::Kind::kUnplanned && !args.pod.uid.empty()) {
+    gang = gangs_->Plan(args.pod);  // the group's plan, held: the next snapshot shows its slots
+    snapshot = inventory_->Snapshot();
+  }
+  if (gang.kind == GangStanding::Kind::kRefused) {
+    // Room could be made (FailedNodes): the whole gang does not fit now, or not all its members exist.
+    FilterResult result{.others_failed = gang.reason};
+    if (with_.events != nullptr && !args.pod.uid.empty()) with_.events->Unschedulable(args.pod, gang.reason);
+    return EncodeFilterResult(args, result);
+  }
   std::unique_ptr<PodEvaluation> evaluation = MakeEvaluation(
       args.pod, request, Inputs(snapshot.get(), /*caches=*/true));
   DecisionCounts counts;
@@ -204,6 +235,9 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     counts.invalid_pod = args.node_names.size();
     CountDecisions(counts);
     return EncodeFilterError(problem.message());
+  }
+  if (gang.kind == GangStanding::Kind::kSlot) {
+    if (std::optional<std::string> kept = KeepSlot(args, gang, *snapshot, *evaluation)) return *kept;
   }
   ResolvedNodes resolved = Resolve(args, *snapshot);
   std::vector<placement::NodeState> own;

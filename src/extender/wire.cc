@@ -41,18 +41,35 @@ void Name(json::Writer& w, const ExtenderArgs& args, size_t pos) {
   }
 }
 
+void FailedEntry(json::Writer& w, const ExtenderArgs& args, size_t pos, std::string_view reason) {
+  if (args.remembered != nullptr) {
+    w.CheckedKey(args.node_names[pos]);
+  } else {
+    w.Key(args.node_names[pos]);
+  }
+  w.String(reason);
+}
+
+// The map `key` of `entries`, and of every position `others` marks, with reason `other`.
 void FailedMap(json::Writer& w, std::string_view key, const ExtenderArgs& args,
-               const std::vector<std::pair<size_t, std::string>>& entries) {
+               const std::vector<std::pair<size_t, std::string>>& entries, const std::vector<bool>& others = {},
+               std::string_view other = "") {
   w.Key(key).StartObject();
-  for (const auto& [pos, reason] : entries) {
-    if (args.remembered != nullptr) {
-      w.CheckedKey(args.node_names[pos]);
-    } else {
-      w.Key(args.node_names[pos]);
-    }
-    w.String(reason);
+  for (const auto& [pos, reason] : entries) FailedEntry(w, args, pos, reason);
+  for (size_t pos = 0; pos < others.size(); ++pos) {
+    if (others[pos]) FailedEntry(w, args, pos, other);
   }
   w.EndObject();
+}
+
+// The positions FilterResult::others_failed fails: none listed, none kept.
+std::vector<bool> OtherPositions(const ExtenderArgs& args, const FilterResult& result) {
+  if (result.others_failed.empty()) return {};
+  std::vector<bool> others(args.node_names.size(), true);
+  for (size_t pos : result.kept) others[pos] = false;
+  for (const auto& [pos, reason] : result.failed) others[pos] = false;
+  for (const auto& [pos, reason] : result.unresolvable) others[pos] = false;
+  return others;
 }
 
 // Parses the whole body (in place) with RapidJSON.
@@ -177,7 +194,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& res
     for (size_t pos : result.kept) Name(w, args, pos);
     w.EndArray();
   }
-  FailedMap(w, "FailedNodes", args, result.failed);
+  FailedMap(w, "FailedNodes", args, result.failed, OtherPositions(args, result), result.others_failed);
   FailedMap(w, "FailedAndUnresolvableNodes", args, result.unresolvable);
   w.Member("Error", "").EndObject();
   return w.Take();

@@ -165,6 +165,7 @@ GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState
   for (const GangMember& m : members) {
     if (std::string why = Unplannable(m); !why.empty()) {
       plan.reason = std::move(why);
+      plan.unplannable = true;
       return plan;
     }
   }

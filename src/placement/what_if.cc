@@ -40,6 +40,13 @@ WhatIf& WhatIf::Consumed(const Viewer& pod) {
   return *this;
 }
 
+WhatIf& WhatIf::Releasing(const std::set<std::string, std::less<>>& holders) {
+  released_ = &holders;
+  releases_holds_ = std::any_of(base_->holds.begin(), base_->holds.end(), [&](const Allocation& h) { return holders.contains(h.pod_uid); });
+  built_.reset();
+  return *this;
+}
+
 WhatIf& WhatIf::Without(std::string_view uid) {
   if (base_->FindAllocation(uid) == nullptr) return *this;
   removed_.emplace_back(uid);
@@ -74,7 +81,8 @@ NodeState WhatIf::Build() const {
   kept.insert(kept.end(), added_.begin(), added_.end());
   NodeState out = BuildNodeStateSharing(base_->node, std::move(kept));
   for (const Allocation& h : base_->holds) {
-    bool stays = (!viewer_ || HoldBinds(h, *viewer_)) && (!consumer_ || !HeldFor(h, *consumer_));
+    bool stays = (!viewer_ || HoldBinds(h, *viewer_)) && (!consumer_ || !HeldFor(h, *consumer_)) &&
+                 (released_ == nullptr || !released_->contains(h.pod_uid));
     if (stays) AddHold(h, &out);
   }
   out.uses = base_->uses;

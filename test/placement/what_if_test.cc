@@ -117,6 +117,20 @@ TEST(WhatIf, ABookingConsumesTheHoldsKeptForItsPod) {
   EXPECT_FALSE(HeldFor(w.holds[0], next));
 }
 
+// A gang planned again: the slots of its members are free in the view, every other hold stays.
+TEST(WhatIf, ReleasedHoldersLeaveTheirHoldsFreeAndOthersKeepTheirs) {
+  NodeState w = W();
+  std::set<std::string, std::less<>> members = {"hi", "absent"};
+  WhatIf view(w);
+  const NodeState& after = view.Releasing(members).state();
+  EXPECT_TRUE(view.changed());
+  EXPECT_EQ(after.whole_used, 4);  // a, b and rs's hold; hi's 2 GPUs are free
+  ASSERT_EQ(after.holds.size(), 1u);
+  EXPECT_EQ(after.holds[0].pod_uid, ControllerHoldKey("rs"));
+  std::set<std::string, std::less<>> strangers = {"x"};
+  EXPECT_FALSE(WhatIf(w).Releasing(strangers).changed());
+}
+
 TEST(WhatIf, TakenTheViewIsTheSameStateAndABaseUnchangedIsCopied) {
   NodeState w = W();
   NodeState taken = std::move(WhatIf(w).Without("b")).Take();

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,7 @@
 #include "gpusched/extender/dra_decision_log.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/filter_memo.h"
+#include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/cache_store.h"
 #include "gpusched/extender/service_options.h"
@@ -85,6 +87,10 @@ class Service {
   // ServiceOptions::dra_release_after (ClaimAllocator::Sweep). Returns how many; 0 in advisory
   // mode. Call it every few seconds while the inventory is in sync with the cluster.
   size_t SweepClaims() const;
+  // Gangs (gang_holds.h): drops the plans of deleted groups and members, and plans every gang
+  // with a pending member that has no slot. Returns how many groups it planned. Call it every
+  // few seconds while the inventory is in sync with the cluster (and after a snapshot's load).
+  size_t SweepGangs() const;
   // Returns /debug/inventory: every node (or only `node` when non-empty) with its mode, state,
   // GPUs, usage, allocations and blockers.
   std::string DebugInventory(std::string_view node, bool compact = false) const;
@@ -96,6 +102,11 @@ class Service {
   struct DecisionCounts;
 
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
+  // A gang member with a slot (gang_holds.h): only the slot's node kept, every other failed
+  // naming it, when it is offered and the member fits there; nullopt otherwise (the member is
+  // then judged on every node beside its siblings' slots).
+  std::optional<std::string> KeepSlot(const ExtenderArgs& args, const GangStanding& gang,
+                                      const inventory::InventorySnapshot& snapshot, PodEvaluation& evaluation) const;
   StatusOr<Explanation> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed) const;
   // The Pod in `body` (JSON), with where it is placed (nullopt: nowhere, or no UID). Errors:
   // InvalidArgument for a body that is not a Pod, or one whose spec cannot be read.
@@ -119,6 +130,7 @@ class Service {
   const std::unique_ptr<DraDecisionLog> dra_log_;
   const std::unique_ptr<ClaimAllocator> claims_;  // owner mode only
   const std::unique_ptr<BindFlow> bind_;
+  const std::unique_ptr<GangHolds> gangs_;
 };
 
 }  // namespace gpusched::extender

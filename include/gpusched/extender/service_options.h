@@ -59,6 +59,11 @@ struct ServiceOptions {
   // An applied defrag plan (defrag.h) holds the GPUs it gives each moved pod's replacement, and
   // the pending pod, this long at most. Default: 300 s.
   std::chrono::seconds defrag_hold_ttl{300};
+  // Gangs (gang_holds.h, docs/gangs.md): whether the members of a pod group that is a gang are
+  // planned together, held and steered into their slots (false: each member is judged alone, as
+  // before gangs), and how long a plan's holds last unless renewed. Default: on, 300 s.
+  bool gangs = true;
+  std::chrono::seconds gang_hold_ttl{300};
 };
 
 // Not owned: each must outlive the service. Null means "not there".

@@ -49,6 +49,9 @@ struct FilterResult {
   std::vector<size_t> kept;                                // positions in args.node_names, ascending
   std::vector<std::pair<size_t, std::string>> failed;      // FailedNodes
   std::vector<std::pair<size_t, std::string>> unresolvable;  // FailedAndUnresolvableNodes
+  // When not empty: every position neither kept nor listed above is a FailedNode with this
+  // reason (one string for thousands of nodes).
+  std::string others_failed;
 };
 
 // Returns the ExtenderFilterResult for `result`, mirroring Nodes or NodeNames as `args` used.

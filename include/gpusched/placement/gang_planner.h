@@ -52,6 +52,9 @@ struct GangPlan {
   size_t placed = 0;            // members placed before the first that fit nowhere (all when fits)
   size_t nodes = 0;             // distinct nodes the slots use
   std::string reason;           // when !fits
+  // When !fits: some member is of a kind not planned yet (DRA claims) or cannot be placed at all
+  // (its request is refused); the reason names it. Such a gang is not the planner's to refuse.
+  bool unplannable = false;
 };
 
 // Plans `members` on `nodes` (null entries are skipped), scored by `scorer`.

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,9 @@ class WhatIf {
   // The holds kept for `pod` (HeldFor) are gone from the view: an allocation of the pod added
   // With takes their room, as a bind does. The pod's strings must outlive the view.
   WhatIf& Consumed(const Viewer& pod);
+  // The holds whose holder (Allocation::pod_uid) is in `holders` are gone from the view: a gang
+  // planned again sees its members' old slots free. REQUIRES: `holders` outlives the view.
+  WhatIf& Releasing(const std::set<std::string, std::less<>>& holders);
   // Pod `uid`'s allocation is gone from the view (a pod the node does not hold: no change).
   WhatIf& Without(std::string_view uid);
   // `added` is booked in the view too. REQUIRES: its node is the base's; its pod holds nothing
@@ -74,7 +78,7 @@ class WhatIf {
   }
 
   // True if the node's own state differs from its base (devices held aside).
-  bool changed() const { return frees_holds_ || consumes_holds_ || !removed_.empty() || !added_.empty(); }
+  bool changed() const { return frees_holds_ || consumes_holds_ || releases_holds_ || !removed_.empty() || !added_.empty(); }
   // The devices held in the view, or null: the cluster's.
   const dra::AllocatedDevices* devices_held() const { return devices_; }
   // The node as the view sees it: the base itself when nothing changed; otherwise a state built
@@ -94,6 +98,8 @@ class WhatIf {
   std::optional<Viewer> consumer_;
   bool frees_holds_ = false;     // SeenBy sets some hold free
   bool consumes_holds_ = false;  // Consumed takes some hold away
+  bool releases_holds_ = false;  // Releasing takes some hold away
+  const std::set<std::string, std::less<>>* released_ = nullptr;
   std::vector<std::string> removed_;
   std::vector<AllocationPtr> added_;
   const dra::AllocatedDevices* devices_ = nullptr;
