@@ -55,6 +55,10 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
   MutexLock lock(&mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return NotFoundError(fmt::format("node {} is not in the inventory", node));
+  if (holder == about.pod_uid && book_.Find(holder) != nullptr) {  // checked with Commit's lock: no race
+    return FailedPreconditionError(fmt::format("hold on {} for {}/{}: the pod is bound or being bound already", node,
+                                               about.pod_namespace, about.pod_name));
+  }
   const placement::NodeState& now = *it->second.state;
   std::vector<Allocation> staying;
   for (const Allocation& a : now.allocations) {

@@ -127,6 +127,19 @@ TEST_F(InventoryHolds, ThisReplicasHoldAndItsAnnotationCountOnce) {
   EXPECT_EQ(W().whole_used, 0);
 }
 
+// A pod committed (its bind in flight) gets no hold kept for itself on top: its GPUs would count
+// twice, since a hold ends only when its pod is committed or newly seen bound.
+TEST_F(InventoryHolds, APodBeingBoundIsRefusedAHoldOfItsOwn) {
+  Pod pending{.uid = "pending", .namespace_name = "ml", .name = "pending"};
+  ASSERT_TRUE(inv_.Commit(pending, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 1}).ok());
+  Allocation about{.pod_uid = "pending", .pod_namespace = "ml", .pod_name = "pending"};
+  StatusOr<HoldMade> made = inv_.HoldFor("pending", about, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 1},
+                                         std::chrono::seconds(300));
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().message(), "hold on w for ml/pending: the pod is bound or being bound already");
+  EXPECT_EQ(W().whole_used, 1);
+}
+
 // A hold this replica made counts up to its TTL, not at it, whether or not its annotation is seen.
 TEST_F(InventoryHolds, ThisReplicasHoldEndsExactlyAtItsTtl) {
   Allocation about{.pod_uid = "pending", .pod_namespace = "ml", .pod_name = "pending"};

@@ -187,7 +187,8 @@ class Inventory {
   // Holds in nodes' annotations count like this replica's own (a hold about the same pod once):
   // each while it is fresh and its pod has not been seen bound (model/node.h NodeHold); once seen
   // used, a hold stays ended here.
-  // Errors: NotFound (unknown node), FailedPrecondition (the placement does not fit so).
+  // Errors: NotFound (unknown node), FailedPrecondition (the placement does not fit so, or a
+  // hold kept for the pod it is about while that pod holds GPUs already: bound or being bound).
   [[nodiscard]] StatusOr<HoldMade> HoldFor(const std::string& holder, const Allocation& about, const std::string& node,
                                const Placement& placement, std::chrono::seconds ttl,
                                const std::set<std::string, std::less<>>& leaving = {}) GPUSCHED_EXCLUDES(mu_);
