@@ -72,20 +72,38 @@ std::string ServedByDra(const std::vector<Pod>& pods, const inventory::Inventory
 // group "PodGroup/ns/name".
 std::string_view GroupOfMemberKey(std::string_view member_key) { return member_key.substr(0, member_key.find('#')); }
 
+// The node of `uid`'s slot if its node takes pods (not cordoned), or "".
+std::string UsableSlot(std::string_view uid, const inventory::InventorySnapshot& snapshot) {
+  std::string node = SlotNode(uid, snapshot);
+  if (node.empty()) return node;
+  const placement::NodeState* state = snapshot.FindNode(node);
+  return state == nullptr || state->node.schedulability.unschedulable ? "" : node;
+}
+
 }  // namespace
+
+// A gang's members as a snapshot shows them, for its plan.
+struct GangHolds::Gang {
+  std::string key;   // GroupTable::MemberKey
+  std::string name;  // "namespace/name"
+  size_t min_count = 0;
+  std::vector<Pod> unslotted;  // pending, asking GPUs, without a usable slot, not being bound
+  Uids slotted;                // pending with a usable slot
+  size_t others = 0;           // members counted but not to plan: slotted, without GPUs, being bound, bound
+};
 
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs) {
   if (!gangs) return {};
   const PodGroup* group = DeclaredGang(pod, snapshot);
   if (group == nullptr) return {};
   GangStanding s{.kind = GangStanding::Kind::kUnplanned, .group = pod.namespace_name + "/" + pod.group->name};
-  s.node = SlotNode(pod.uid, snapshot);
+  s.node = UsableSlot(pod.uid, snapshot);
   if (!s.node.empty()) s.kind = GangStanding::Kind::kSlot;
   return s;
 }
 
 placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
-                                const ServiceOptions& options) {
+                                const ServiceOptions& options, const std::vector<std::string_view>* only) {
   if (std::string why = ServedByDra(pods, snapshot, options); !why.empty()) return {.reason = std::move(why), .unplannable = true};
   std::vector<placement::GangMember> members;
   Uids uids;
@@ -98,6 +116,7 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
   std::vector<const placement::NodeState*> nodes;
   nodes.reserve(snapshot.nodes().size());
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (only != nullptr && std::find(only->begin(), only->end(), n->node.name) == only->end()) continue;
     if (!holding.contains(n->node.name)) {
       nodes.push_back(n.get());
       continue;
@@ -111,60 +130,90 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
   return placement::PlanGang(members, nodes, options.placement, **scorer);
 }
 
-GangStanding GangHolds::Plan(const Pod& member) const {
+GangStanding GangHolds::Plan(const Pod& member, const std::vector<std::string_view>* offered) const {
   MutexLock lock(&mu_);
-  return PlanLocked(member);
+  return PlanLocked(member, offered);
 }
 
-GangStanding GangHolds::PlanLocked(const Pod& member) const {
+GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::string_view>* offered) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   GangStanding s = StandingOf(member, *snapshot, true);
   if (s.kind != GangStanding::Kind::kUnplanned) return s;  // planned meanwhile, or no longer a gang
-  std::string key = inventory::GroupTable::MemberKey(member);
-  if (auto r = refused_.find(key); r != refused_.end() && r->second.version == snapshot->version()) {
-    return r->second.reason.empty() ? GangStanding{} : GangStanding{.kind = GangStanding::Kind::kRefused, .group = s.group,
-                                                                     .reason = r->second.reason};
+  Gang gang{.key = inventory::GroupTable::MemberKey(member), .name = s.group,
+            .min_count = static_cast<size_t>(DeclaredGang(member, *snapshot)->min_count)};
+  attempted_.insert(gang.key);
+  std::string refusal_key = gang.key + " " + member.uid;
+  auto r = offered == nullptr ? refused_.find(refusal_key) : refused_.end();  // a plan on some nodes is not cached
+  if (r != refused_.end() && r->second.version == snapshot->version()) {
+    return r->second.standing;
   }
-  const inventory::GroupTable::Members& members = snapshot->MembersOf(key);
-  std::vector<Pod> pods;
-  size_t committed = 0;  // members being bound: committed here, not yet seen bound
-  for (const std::shared_ptr<const Pod>& p : members.pending) {
-    if (inventory_->AllocationOf(p->uid)) {
-      ++committed;
+  const inventory::GroupTable::Members& members = snapshot->MembersOf(gang.key);
+  std::vector<const Pod*> pending;
+  for (const std::shared_ptr<const Pod>& p : members.pending) pending.push_back(p.get());
+  if (std::none_of(pending.begin(), pending.end(), [&](const Pod* p) { return p->uid == member.uid; })) pending.push_back(&member);
+  gang.others = members.bound;
+  for (const Pod* p : pending) {
+    if (inventory_->AllocationOf(p->uid) || !placement::AnalyzePod(*p).asks_gpu()) {
+      ++gang.others;  // being bound, or without GPUs (a launcher): no slot
+    } else if (!UsableSlot(p->uid, *snapshot).empty()) {
+      gang.slotted.insert(p->uid);
+      ++gang.others;
     } else {
-      pods.push_back(*p);
+      gang.unslotted.push_back(*p);
     }
   }
-  if (std::none_of(pods.begin(), pods.end(), [&](const Pod& p) { return p.uid == member.uid; })) pods.push_back(member);
-  Uids uids;
-  for (const Pod& p : pods) uids.insert(p.uid);
-  size_t exist = pods.size() + committed + members.bound;
-  auto min_count = static_cast<size_t>(DeclaredGang(member, *snapshot)->min_count);
-  std::string reason;  // stays "" when the gang is not the planner's (kAlone)
-  if (exist < min_count) {
-    reason = fmt::format("gang {}: {} of its {} members exist; none is placed before all {} can be", s.group, exist,
-                         min_count, min_count);
-  } else {
-    placement::GangPlan plan = PlanPending(pods, *snapshot, *options_);
-    if (plan.fits) {
-      DropSlotsLocked(uids, *snapshot);
-      Status held = HoldLocked(plan, pods);
-      if (held.ok()) {
-        planned_[key] = std::move(uids);
-        refused_.erase(key);
-        GangStanding after = StandingOf(member, *inventory_->Snapshot(), true);
-        return after.kind == GangStanding::Kind::kSlot ? after : GangStanding{};
-      }
-      return {.kind = GangStanding::Kind::kRefused, .group = s.group,
-              .reason = fmt::format("gang {}: its plan could not be held: {}", s.group, held.message())};
-    }
-    if (!plan.unplannable) reason = fmt::format("gang {}: {}", s.group, plan.reason);
+  GangStanding out = PlanMembersLocked(gang, member, *snapshot, offered);
+  if (out.kind != GangStanding::Kind::kSlot && offered == nullptr) {
+    if (refused_.size() > 4096) refused_.clear();  // bounded: old refusals are of old snapshots anyway
+    refused_[refusal_key] = Refusal{.version = inventory_->Snapshot()->version(), .standing = out};
   }
-  DropSlotsLocked(uids, *snapshot);  // a gang that does not fit holds nothing
-  planned_.erase(key);
-  refused_[key] = Refusal{.version = inventory_->Snapshot()->version(), .reason = reason};
-  if (reason.empty()) return {};
-  return {.kind = GangStanding::Kind::kRefused, .group = s.group, .reason = std::move(reason)};
+  return out;
+}
+
+GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot,
+                                          const std::vector<std::string_view>* offered) const {
+  GangStanding refused{.kind = GangStanding::Kind::kRefused, .group = gang.name};
+  size_t have = gang.unslotted.size() + gang.others;
+  Uids all = gang.slotted;
+  for (const Pod& p : gang.unslotted) all.insert(p.uid);
+  if (have < gang.min_count) {
+    DropSlotsLocked(all, snapshot);  // it cannot start: it holds nothing
+    refused.reason = fmt::format("gang {}: {} of its {} members exist; none is placed before all {} can be", gang.name, have,
+                                 gang.min_count, gang.min_count);
+    refused.unresolvable = true;
+    return refused;
+  }
+  // Members that fit nowhere beside the others are left out while minCount can still be reached.
+  size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
+  std::vector<Pod> planning = gang.unslotted;
+  placement::GangPlan plan;
+  while (!planning.empty()) {
+    plan = PlanPending(planning, snapshot, *options_, offered);
+    if (plan.fits || plan.unplannable || planning.size() <= needed) break;
+    planning.erase(planning.begin() + static_cast<std::ptrdiff_t>(plan.failed));
+  }
+  if (plan.unplannable) return {};  // not the planner's: each member is judged alone
+  bool planned = plan.fits || (planning.empty() && needed == 0);
+  if (!planned) {
+    DropSlotsLocked(all, snapshot);  // it cannot start: it holds nothing
+    refused.reason = gang.slotted.empty() ? fmt::format("gang {}: {}", gang.name, plan.reason)
+                                          : fmt::format("gang {}: {} members hold slots; of the {} others, {}", gang.name,
+                                                        gang.slotted.size(), planning.size(), plan.reason);
+    return refused;
+  }
+  if (!planning.empty()) {
+    if (Status held = HoldLocked(plan, planning); !held.ok()) {
+      refused.reason = fmt::format("gang {}: its plan could not be held: {}", gang.name, held.message());
+      return refused;
+    }
+    for (const Pod& p : planning) planned_[gang.key].insert(p.uid);
+  }
+  GangStanding after = StandingOf(member, *inventory_->Snapshot(), true);
+  if (after.kind == GangStanding::Kind::kSlot) return after;
+  refused.reason = fmt::format("gang {}: {}/{} is left out: it fits on no node beside the members planned, and the gang can "
+                               "start without it",
+                               gang.name, member.namespace_name, member.name);
+  return refused;
 }
 
 void GangHolds::DropSlotsLocked(const Uids& uids, const inventory::InventorySnapshot& snapshot) const {
@@ -191,9 +240,33 @@ Status GangHolds::HoldLocked(const placement::GangPlan& plan, const std::vector<
   return OkStatus();
 }
 
-bool GangHolds::MemberGoneLocked(const std::string& uid) const {
-  std::optional<Pod> pod = inventory_->FindPod(uid);
-  return !pod || pod->terminal() || pod->terminating;
+void GangHolds::SlotBroken(const Pod& member) const {
+  MutexLock lock(&mu_);
+  DropSlotsLocked(Uids{member.uid}, *inventory_->Snapshot());
+}
+
+bool GangHolds::KeepPlanLocked(const std::string& key, Uids* uids, const inventory::InventorySnapshot& snapshot) const {
+  auto group = snapshot.groups().find(GroupOfMemberKey(key));
+  if (group == snapshot.groups().end() || !group->second.gang()) {
+    DropSlotsLocked(*uids, snapshot);
+    return false;
+  }
+  const inventory::GroupTable::Members& members = snapshot.MembersOf(key);
+  Uids pending;
+  for (const std::shared_ptr<const Pod>& p : members.pending) pending.insert(p->uid);
+  Uids gone;
+  for (const std::string& uid : *uids) {
+    if (!pending.contains(uid) && !inventory_->AllocationOf(uid)) gone.insert(uid);
+  }
+  if (!gone.empty()) {
+    if (members.pending.size() + members.bound < static_cast<size_t>(group->second.min_count)) {
+      DropSlotsLocked(*uids, snapshot);  // short of minCount now: it holds nothing
+      return false;
+    }
+    DropSlotsLocked(gone, snapshot);
+    for (const std::string& uid : gone) uids->erase(uid);
+  }
+  return !NodesHolding(*uids, snapshot).empty();
 }
 
 bool GangHolds::AwaitsSlotLocked(const Pod& pod, const inventory::InventorySnapshot& snapshot) const {
@@ -202,30 +275,22 @@ bool GangHolds::AwaitsSlotLocked(const Pod& pod, const inventory::InventorySnaps
          !inventory_->AllocationOf(pod.uid);
 }
 
-size_t GangHolds::Sweep() const {
+size_t GangHolds::Sweep(bool plan) const {
   if (!options_->gangs) return 0;
   MutexLock lock(&mu_);
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   for (auto it = planned_.begin(); it != planned_.end();) {
-    auto group = snapshot->groups().find(GroupOfMemberKey(it->first));
-    bool ended = group == snapshot->groups().end() || !group->second.gang() ||
-                 std::any_of(it->second.begin(), it->second.end(), [&](const std::string& uid) GPUSCHED_REQUIRES(mu_) {
-                   return MemberGoneLocked(uid);
-                 });
-    if (ended) DropSlotsLocked(it->second, *snapshot);
-    // A plan whose slots have all been used (its members bound) or ended is no longer kept.
-    if (ended || NodesHolding(it->second, *snapshot).empty()) {
-      it = planned_.erase(it);
-    } else {
-      ++it;
-    }
+    it = KeepPlanLocked(it->first, &it->second, *snapshot) ? std::next(it) : planned_.erase(it);
   }
+  std::erase_if(attempted_, [&](const std::string& key) { return !snapshot->group_members().contains(key); });
+  if (!plan) return 0;
   size_t planned = 0;
   snapshot = inventory_->Snapshot();
   for (const auto& [key, members] : snapshot->group_members()) {
+    if (attempted_.contains(key)) continue;  // planned once: again only when a member's filter asks
     for (const std::shared_ptr<const Pod>& p : members.pending) {
       if (!AwaitsSlotLocked(*p, *snapshot)) continue;
-      if (PlanLocked(*p).kind == GangStanding::Kind::kSlot) ++planned;
+      if (PlanLocked(*p, nullptr).kind == GangStanding::Kind::kSlot) ++planned;
       break;  // one plan covers the group's pending members
     }
   }

@@ -143,7 +143,11 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
-size_t Service::SweepGangs() const { return gangs_->Sweep(); }
+size_t Service::SweepGangs() const {
+  int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  bool called = now_s - last_filter_s_.load() < 60;
+  return gangs_->Sweep(/*plan=*/with_.hold_publisher == nullptr || called);
+}
 
 EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
   EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),
@@ -197,33 +201,57 @@ std::string Service::Filter(std::string body) const {
   return FilterPod(args, request);
 }
 
-std::optional<std::string> Service::KeepSlot(const ExtenderArgs& args, const GangStanding& gang,
-                                              const inventory::InventorySnapshot& snapshot, PodEvaluation& evaluation) const {
+std::string Service::SteerToSlot(const ExtenderArgs& args, const GangStanding& gang,
+                                 const inventory::InventorySnapshot& snapshot, PodEvaluation& evaluation) const {
+  FilterResult result;
   auto offered = std::find(args.node_names.begin(), args.node_names.end(), gang.node);
   const placement::NodeState* slot = snapshot.FindNode(gang.node);
-  if (offered == args.node_names.end() || slot == nullptr) return std::nullopt;
+  if (offered == args.node_names.end() || slot == nullptr) {
+    result.others_failed = fmt::format("gang {}: this member's slot in the gang's plan is node {}, not offered", gang.group, gang.node);
+    return EncodeFilterResult(args, result);
+  }
   // The member sees its own slot free, its siblings' held (what_if.h).
   placement::NodeState seen = std::move(placement::WhatIf(*slot).SeenBy(placement::Viewer::Of(args.pod))).Take();
   ResolvedNodes one{.nodes = {&seen}, .index = {static_cast<uint32_t>(snapshot.FindIndex(gang.node))}, .generations = {0}};
   StatusOr<std::vector<RankedNode>> fits = evaluation.Evaluate(one, /*rank=*/false, [](size_t, NodeVerdict&&) {});
-  if (!fits.ok() || fits->empty()) return std::nullopt;
-  FilterResult result;
+  if (!fits.ok() || fits->empty()) {
+    gangs_->SlotBroken(args.pod);  // GPUs taken there by a pod gpusched did not see: planned again
+    result.others_failed = fmt::format("gang {}: this member's slot on node {} no longer fits it; the member is planned again",
+                                       gang.group, gang.node);
+    return EncodeFilterResult(args, result);
+  }
   result.kept.push_back(static_cast<size_t>(offered - args.node_names.begin()));
   result.others_failed = fmt::format("gang {}: this member's slot in the gang's plan is node {}", gang.group, gang.node);
   CountDecisions(DecisionCounts{.fit = 1});
   return EncodeFilterResult(args, result);
 }
 
-std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
-  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  GangStanding gang = StandingOf(args.pod, *snapshot, options_.gangs);
+GangStanding Service::PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const inventory::InventorySnapshot>* snapshot) const {
+  GangStanding gang = StandingOf(args.pod, **snapshot, options_.gangs);
   if (gang.kind == GangStanding::Kind::kUnplanned && !args.pod.uid.empty()) {
     gang = gangs_->Plan(args.pod);  // the group's plan, held: the next snapshot shows its slots
-    snapshot = inventory_->Snapshot();
+    *snapshot = inventory_->Snapshot();
   }
+  if (gang.kind == GangStanding::Kind::kSlot && args.node_names.size() > 1 &&
+      std::find(args.node_names.begin(), args.node_names.end(), gang.node) == args.node_names.end()) {
+    // Several nodes offered, not the slot's (one alone: kube-scheduler tries a nominated node
+    // first): its own filters refused that node (its CPU or memory taken, a taint, an affinity),
+    // and the member is planned again among those offered.
+    gangs_->SlotBroken(args.pod);
+    gang = gangs_->Plan(args.pod, &args.node_names);
+    *snapshot = inventory_->Snapshot();
+  }
+  return gang;
+}
+
+std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  GangStanding gang = PlanIfGang(args, &snapshot);
+  last_filter_s_.store(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
   if (gang.kind == GangStanding::Kind::kRefused) {
-    // Room could be made (FailedNodes): the whole gang does not fit now, or not all its members exist.
-    FilterResult result{.others_failed = gang.reason};
+    // FailedNodes (room could be made) when the whole gang does not fit now; unresolvable when
+    // not all its members exist.
+    FilterResult result{.others_failed = gang.reason, .others_unresolvable = gang.unresolvable};
     if (with_.events != nullptr && !args.pod.uid.empty()) with_.events->Unschedulable(args.pod, gang.reason);
     return EncodeFilterResult(args, result);
   }
@@ -236,9 +264,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountDecisions(counts);
     return EncodeFilterError(problem.message());
   }
-  if (gang.kind == GangStanding::Kind::kSlot) {
-    if (std::optional<std::string> kept = KeepSlot(args, gang, *snapshot, *evaluation)) return *kept;
-  }
+  if (gang.kind == GangStanding::Kind::kSlot) return SteerToSlot(args, gang, *snapshot, *evaluation);
   ResolvedNodes resolved = Resolve(args, *snapshot);
   std::vector<placement::NodeState> own;
   UseHolds(args.pod, *snapshot, &resolved, &own);

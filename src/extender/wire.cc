@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <strings.h>
 
+#include <algorithm>
+
 #include "gpusched/json/json.h"
 #include "gpusched/json/writer.h"
 
@@ -41,13 +43,9 @@ void Name(json::Writer& w, const ExtenderArgs& args, size_t pos) {
   }
 }
 
-void FailedEntry(json::Writer& w, const ExtenderArgs& args, size_t pos, std::string_view reason) {
-  if (args.remembered != nullptr) {
-    w.CheckedKey(args.node_names[pos]);
-  } else {
-    w.Key(args.node_names[pos]);
-  }
-  w.String(reason);
+// The key of node `pos`: a remembered list's names were not checked when it was read.
+json::Writer& NodeKey(json::Writer& w, const ExtenderArgs& args, size_t pos) {
+  return args.remembered != nullptr ? w.CheckedKey(args.node_names[pos]) : w.Key(args.node_names[pos]);
 }
 
 // The map `key` of `entries`, and of every position `others` marks, with reason `other`.
@@ -55,9 +53,14 @@ void FailedMap(json::Writer& w, std::string_view key, const ExtenderArgs& args,
                const std::vector<std::pair<size_t, std::string>>& entries, const std::vector<bool>& others = {},
                std::string_view other = "") {
   w.Key(key).StartObject();
-  for (const auto& [pos, reason] : entries) FailedEntry(w, args, pos, reason);
-  for (size_t pos = 0; pos < others.size(); ++pos) {
-    if (others[pos]) FailedEntry(w, args, pos, other);
+  for (const auto& [pos, reason] : entries) NodeKey(w, args, pos).String(reason);
+  if (std::find(others.begin(), others.end(), true) != others.end()) {
+    json::Writer quoted;  // the one reason, escaped once for every node
+    quoted.String(other);
+    std::string text = quoted.Take();
+    for (size_t pos = 0; pos < others.size(); ++pos) {
+      if (others[pos]) NodeKey(w, args, pos).Raw(text);
+    }
   }
   w.EndObject();
 }
@@ -194,8 +197,11 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& res
     for (size_t pos : result.kept) Name(w, args, pos);
     w.EndArray();
   }
-  FailedMap(w, "FailedNodes", args, result.failed, OtherPositions(args, result), result.others_failed);
-  FailedMap(w, "FailedAndUnresolvableNodes", args, result.unresolvable);
+  std::vector<bool> others = OtherPositions(args, result);
+  std::vector<bool> none;
+  FailedMap(w, "FailedNodes", args, result.failed, result.others_unresolvable ? none : others, result.others_failed);
+  FailedMap(w, "FailedAndUnresolvableNodes", args, result.unresolvable, result.others_unresolvable ? others : none,
+            result.others_failed);
   w.Member("Error", "").EndObject();
   return w.Take();
 }

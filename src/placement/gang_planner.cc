@@ -184,6 +184,7 @@ GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState
       const Pod& pod = *members[i].pod;
       plan.reason = fmt::format("{} of {} members fit; {}/{} fits on no node beside them", plan.placed, members.size(),
                                 pod.namespace_name, pod.name);
+      plan.failed = i;
       return plan;
     }
     ++plan.placed;

@@ -12,16 +12,22 @@
 //   - kAlone: gangs are off, the pod names no group, its group is not declared a gang (or not
 //     seen yet: a filter may come before the watch shows the group; the pod is then judged alone,
 //     as before gangs), or the group has members of a kind not planned yet (DRA claims, KEP 5004);
-//   - kSlot: a slot is held for the pod (node): filter keeps that node when offered and the pod
-//     fits there, else the nodes where it fits beside every other slot;
-//   - kUnplanned: the group is a gang and the pod has no slot: Plan() plans the group, after
-//     which it is kSlot, or kRefused with the reason for every node.
-// A plan is made when a member without a slot is filtered, and by Sweep (every few seconds and
-// at load) for every gang with pending members and no plan; planning again frees the members'
-// old slots in the what-if (WhatIf::Releasing), drops them, then holds the new ones. A gang that
-// does not fit whole holds nothing. Slots end as their members bind (Inventory::Commit uses the
-// hold), when their hold runs out (gang_hold_ttl; a member filtered after that is planned again),
-// and all together when the group is deleted or a member with a slot is deleted.
+//   - kSlot: a slot is held for the pod on a node that is not cordoned: filter keeps that node
+//     alone when it is offered and the pod fits there, and fails every node otherwise (judging
+//     the member beside the other slots instead would let two members count on one free share);
+//   - kUnplanned: the group is a gang and the pod has no slot: Plan() plans it, after which it is
+//     kSlot, or kRefused with the reason for every node.
+// Planning never moves a slot kube-scheduler may have used: it plans the members without a slot
+// (none has one at first) beside the slots held, all of them, or, while minCount can still be
+// reached, all but those that fit nowhere (left out and refused). A gang that cannot reach
+// minCount so holds nothing: its slots are dropped. Members without GPUs (a launcher) need no
+// slot. Plans are made when a member without a slot is filtered, and by Sweep for gangs never
+// planned (in snapshot mode, or on the replica kube-scheduler calls: one that served a filter in
+// the last minute), never again by Sweep once their holds ran out (gang_hold_ttl): a gang
+// kube-scheduler does not try holds nothing. Slots end as their members bind (Inventory::Commit
+// uses the hold), when their hold runs out, one by one when a slot no longer fits its member, and
+// all together when the group is deleted or a member's deletion leaves it short of minCount
+// (members deleted, their slots alone otherwise).
 //
 // Thread-safe: planning is serialized by one mutex (it calls the inventory and the publisher
 // while holding it); StandingOf takes no lock.
@@ -48,6 +54,7 @@ struct GangStanding {
   std::string group;   // kUnplanned, kSlot, kRefused: "namespace/name" (a Workload's "namespace/workload/podGroup")
   std::string node;    // kSlot: the member's slot
   std::string reason;  // kRefused: why, naming the group
+  bool unresolvable = false;  // kRefused: no eviction helps (members missing)
 };
 
 // The standing of `pod` in `snapshot` (see above), with gangs on or off.
@@ -57,8 +64,9 @@ GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snap
 // them free, under the configured node policy (its scorer over the snapshot's workload), or says
 // why not: a member whose extended resources DRA may serve on the snapshot's nvidia-dra nodes
 // (KEP 5004) makes the plan unplannable.
+// With `only`, on those nodes alone.
 placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
-                                const ServiceOptions& options);
+                                const ServiceOptions& options, const std::vector<std::string_view>* only = nullptr);
 
 class GangHolds {
  public:
@@ -69,18 +77,27 @@ class GangHolds {
         writer_{.inventory = inventory, .publisher = publisher, .ttl = options->gang_hold_ttl} {}
 
   // Plans the group of `member` (whose standing was kUnplanned; it may be pending or only seen
-  // in filter) and returns its standing after: kSlot, kRefused, or kAlone.
-  GangStanding Plan(const Pod& member) const GPUSCHED_EXCLUDES(mu_);
-  // Drops the plans of groups deleted or with a member deleted, then plans every gang with a
-  // pending member without a slot. Returns how many groups it planned with success.
-  size_t Sweep() const GPUSCHED_EXCLUDES(mu_);
+  // in filter) and returns its standing after: kSlot, kRefused, or kAlone. With `offered`, the
+  // members without a slot are planned on those nodes alone (kube-scheduler's filters refused
+  // the others).
+  GangStanding Plan(const Pod& member, const std::vector<std::string_view>* offered = nullptr) const GPUSCHED_EXCLUDES(mu_);
+  // `member` does not fit its slot any more (GPUs taken by a pod gpusched did not see): the slot
+  // is dropped, for the member to be planned again.
+  void SlotBroken(const Pod& member) const GPUSCHED_EXCLUDES(mu_);
+  // Drops the slots of deleted groups and members (see above); with `plan`, plans every gang
+  // never planned that has a pending member without a slot. Returns how many groups it planned.
+  size_t Sweep(bool plan) const GPUSCHED_EXCLUDES(mu_);
 
  private:
+  struct Gang;  // a group's members as the snapshot shows them
   struct Refusal {
     uint64_t version = 0;  // the snapshot it was judged on
-    std::string reason;
+    GangStanding standing;
   };
-  GangStanding PlanLocked(const Pod& member) const GPUSCHED_REQUIRES(mu_);
+  GangStanding PlanLocked(const Pod& member, const std::vector<std::string_view>* offered) const GPUSCHED_REQUIRES(mu_);
+  // Plans and holds `gang`'s members without a slot; the standing of `member` after.
+  GangStanding PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot,
+                                 const std::vector<std::string_view>* offered) const GPUSCHED_REQUIRES(mu_);
   // Ends every slot of `uids` here and on their nodes, as `snapshot` shows them.
   void DropSlotsLocked(const std::set<std::string, std::less<>>& uids, const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_REQUIRES(mu_);
@@ -88,17 +105,21 @@ class GangHolds {
   Status HoldLocked(const placement::GangPlan& plan, const std::vector<Pod>& pods) const GPUSCHED_REQUIRES(mu_);
   // True if pending member `pod` asks GPUs, has no slot in `snapshot` and is not being bound.
   bool AwaitsSlotLocked(const Pod& pod, const inventory::InventorySnapshot& snapshot) const GPUSCHED_REQUIRES(mu_);
-  // True if the member with a slot `uid` is gone: neither pending nor bound.
-  bool MemberGoneLocked(const std::string& uid) const GPUSCHED_REQUIRES(mu_);
+  // Drops the slots of the gang planned under `key` whose group or members are gone; returns
+  // false when none of its slots is left.
+  bool KeepPlanLocked(const std::string& key, std::set<std::string, std::less<>>* uids,
+                      const inventory::InventorySnapshot& snapshot) const GPUSCHED_REQUIRES(mu_);
 
   inventory::Inventory* inventory_;
   const ServiceOptions* options_;
   const HoldWriter writer_;
   mutable Mutex mu_;
-  // Refusals by member key, kept while the snapshot stays the same.
+  // Refusals by member key and member UID, kept while the snapshot stays the same.
   mutable std::map<std::string, Refusal, std::less<>> refused_ GPUSCHED_GUARDED_BY(mu_);
-  // The members each group this replica planned holds slots for, by member key.
+  // The members each gang this replica planned holds slots for, by member key.
   mutable std::map<std::string, std::set<std::string, std::less<>>, std::less<>> planned_ GPUSCHED_GUARDED_BY(mu_);
+  // The gangs planned here at least once (Sweep plans a gang once), by member key.
+  mutable std::set<std::string, std::less<>> attempted_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::extender

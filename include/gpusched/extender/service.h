@@ -22,6 +22,8 @@
 // own state (memo, workload cache, decision log, bind flow, claim allocator).
 #pragma once
 
+#include <atomic>
+#include <climits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,6 +92,8 @@ class Service {
   // Gangs (gang_holds.h): drops the plans of deleted groups and members, and plans every gang
   // with a pending member that has no slot. Returns how many groups it planned. Call it every
   // few seconds while the inventory is in sync with the cluster (and after a snapshot's load).
+  // Plans only in snapshot mode, or when this replica served a GPU pod's filter in the last
+  // minute (kube-scheduler calls it: standby replicas do not plan).
   size_t SweepGangs() const;
   // Returns /debug/inventory: every node (or only `node` when non-empty) with its mode, state,
   // GPUs, usage, allocations and blockers.
@@ -102,11 +106,15 @@ class Service {
   struct DecisionCounts;
 
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
-  // A gang member with a slot (gang_holds.h): only the slot's node kept, every other failed
-  // naming it, when it is offered and the member fits there; nullopt otherwise (the member is
-  // then judged on every node beside its siblings' slots).
-  std::optional<std::string> KeepSlot(const ExtenderArgs& args, const GangStanding& gang,
-                                      const inventory::InventorySnapshot& snapshot, PodEvaluation& evaluation) const;
+  // The standing of the pod in `args` as a gang member (gang_holds.h), its group planned when it
+  // has no slot, or again among the offered nodes when several are offered but not its slot's;
+  // *snapshot is then the one that shows the plan.
+  GangStanding PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const inventory::InventorySnapshot>* snapshot) const;
+  // A gang member with a slot (gang_holds.h): only the slot's node kept when it is offered and
+  // the member fits there, every other node failed naming it; every node failed when the slot is
+  // not offered, or does not fit its member any more (the slot is then dropped).
+  std::string SteerToSlot(const ExtenderArgs& args, const GangStanding& gang, const inventory::InventorySnapshot& snapshot,
+                          PodEvaluation& evaluation) const;
   StatusOr<Explanation> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed) const;
   // The Pod in `body` (JSON), with where it is placed (nullopt: nowhere, or no UID). Errors:
   // InvalidArgument for a body that is not a Pod, or one whose spec cannot be read.
@@ -131,6 +139,7 @@ class Service {
   const std::unique_ptr<ClaimAllocator> claims_;  // owner mode only
   const std::unique_ptr<BindFlow> bind_;
   const std::unique_ptr<GangHolds> gangs_;
+  mutable std::atomic<int64_t> last_filter_s_{INT64_MIN / 2};  // steady clock, seconds: a GPU pod's last filter
 };
 
 }  // namespace gpusched::extender

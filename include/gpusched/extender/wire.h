@@ -49,9 +49,11 @@ struct FilterResult {
   std::vector<size_t> kept;                                // positions in args.node_names, ascending
   std::vector<std::pair<size_t, std::string>> failed;      // FailedNodes
   std::vector<std::pair<size_t, std::string>> unresolvable;  // FailedAndUnresolvableNodes
-  // When not empty: every position neither kept nor listed above is a FailedNode with this
-  // reason (one string for thousands of nodes).
+  // When not empty: every position neither kept nor listed above is a FailedNode (with
+  // others_unresolvable, a FailedAndUnresolvableNode) with this reason (one string for
+  // thousands of nodes).
   std::string others_failed;
+  bool others_unresolvable = false;
 };
 
 // Returns the ExtenderFilterResult for `result`, mirroring Nodes or NodeNames as `args` used.

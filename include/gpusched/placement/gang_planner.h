@@ -50,6 +50,7 @@ struct GangPlan {
   bool fits = false;
   std::vector<GangSlot> slots;  // when fits: one per member, in the members' order
   size_t placed = 0;            // members placed before the first that fit nowhere (all when fits)
+  size_t failed = 0;            // when !fits and not unplannable: the index of the member that fit nowhere
   size_t nodes = 0;             // distinct nodes the slots use
   std::string reason;           // when !fits
   // When !fits: some member is of a kind not planned yet (DRA claims) or cannot be placed at all
