@@ -1,0 +1,180 @@
+// 200 gangs of 2-16 members (mGPU shares or whole GPUs), mixed with single pods, scheduled
+// through an emulated kube-scheduler (test/support/scheduler_emulator.h: the 1.37 pod-group
+// cycle, and Coscheduling) against gpusched's verbs, on nodes whose GPUs are partly used so that
+// packing GPU by GPU matters. Members and groups reach the inventory as the watches deliver them;
+// binds are booked in memory (the API server's side of binding is live_bind_test's and
+// live_gang_test's). With gangs on: no gang is partly bound, no bind fails, no GPU is
+// over-booked. With gangs off, the same run binds gangs in part and fails binds: the test can
+// fail.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <random>
+
+#include "cluster_json.h"
+#include "gpusched/extender/service.h"
+#include "gpusched/kubejson/objects.h"
+#include "scheduler_emulator.h"
+
+namespace gpusched::extender {
+namespace gang_emulation_test {
+
+using testing::EmulatedPod;
+using testing::GangFlow;
+using testing::Mgpu;
+using testing::PodJson;
+using testing::WholeGpus;
+
+struct RunResult {
+  size_t gangs_placed = 0;
+  size_t partial = 0;
+  size_t failed_binds = 0;
+  size_t overbooked_gpus = 0;
+  size_t singles_bound = 0;
+};
+
+// GPUs whose shares, memory or whole-GPU count are booked beyond what they have.
+size_t OverbookedGpus(const inventory::InventorySnapshot& snapshot) {
+  size_t out = 0;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    for (const placement::GpuSlot& g : n->gpus) out += g.used_milli > kMilliPerGpu || g.used_mib > g.memory_mib ? 1 : 0;
+    if (n->whole_used > static_cast<int64_t>(n->gpus.size())) out += static_cast<size_t>(n->whole_used) - n->gpus.size();
+  }
+  return out;
+}
+
+// 24 mGPU nodes of 4 GPUs, each GPU 0, 30, 50 or 70% used; 8 whole-GPU nodes of 8, 0-6 used.
+std::string Cluster() {
+  std::mt19937 rng(7);
+  std::vector<std::string> objects;
+  for (int n = 0; n < 24; ++n) {
+    std::string node = fmt::format("m{}", n);
+    objects.push_back(testing::MgpuNode(node, 4, 24576).ToJson());
+    for (int g = 0; g < 4; ++g) {
+      int used = std::vector<int>{0, 30, 50, 70}[rng() % 4];
+      if (used == 0) continue;
+      objects.push_back(PodJson{.name = fmt::format("busy-{}-{}", node, g), .namespace_name = "base",
+                                .uid = fmt::format("busy-{}-{}", node, g), .node = node, .phase = "Running",
+                                .containers = {Mgpu("s", used, 4096)},
+                                .annotations = {{"vke.volcengine.com/gpu-index-container-s", std::to_string(g)}}}
+                            .ToJson());
+    }
+  }
+  for (int n = 0; n < 8; ++n) {
+    std::string node = fmt::format("w{}", n);
+    objects.push_back(testing::NvidiaNode(node, 8).ToJson());
+    if (int used = static_cast<int>(rng() % 7); used > 0) {
+      objects.push_back(PodJson{.name = "busy-" + node, .namespace_name = "base", .uid = "busy-" + node, .node = node,
+                                .phase = "Running", .containers = {WholeGpus("c", used)}}
+                            .ToJson());
+    }
+  }
+  return testing::ListJson(objects);
+}
+
+// Gang g: its group (a 1.37 PodGroup, or Coscheduling's) and 2-16 pending members, all mGPU
+// shares or all whole GPUs.
+std::pair<PodGroup, std::vector<EmulatedPod>> MakeGang(int g, GangFlow flow, std::mt19937& rng) {
+  size_t n = 2 + rng() % 15;
+  bool mgpu = rng() % 3 != 0;
+  int64_t core = 30 + 10 * static_cast<int64_t>(rng() % 5);
+  int64_t gpus = 1 + static_cast<int64_t>(rng() % 2);
+  bool cosched = flow == GangFlow::kCoscheduling;
+  PodGroup group{.api = cosched ? GroupApi::kCoscheduling : GroupApi::kPodGroup, .namespace_name = "ml",
+                 .name = fmt::format("g{}", g), .min_count = static_cast<int32_t>(n)};
+  std::vector<EmulatedPod> members;
+  for (size_t i = 0; i < n; ++i) {
+    PodJson p{.name = fmt::format("{}-{}", group.name, i), .namespace_name = "ml", .uid = fmt::format("uid-{}-{}", group.name, i),
+              .phase = "Pending", .containers = {mgpu ? Mgpu("s", core, 4096) : WholeGpus("c", gpus)}};
+    if (cosched) {
+      p.labels = {{std::string(kCoschedulingLabel), group.name}};
+    } else {
+      p.spec_extra = fmt::format(R"("schedulingGroup":{{"podGroupName":"{}"}})", group.name);
+    }
+    members.push_back(testing::Emulated(p.ToJson()));
+  }
+  return {group, members};
+}
+
+class GangEmulation : public ::testing::TestWithParam<GangFlow> {
+ protected:
+  RunResult Run(bool gangs) {
+    ClusterObjects cluster;
+    EXPECT_TRUE(kubejson::AppendClusterJson(Cluster(), &cluster).ok());
+    inventory::Inventory inventory;
+    testing::SchedulerEmulator scheduler(
+        [&](std::string_view verb, const std::string& body) {
+          if (verb == "filter") return service_->Filter(body);
+          if (verb == "prioritize") return service_->Prioritize(body);
+          return service_->Bind(body);
+        },
+        cluster);
+    inventory.ReplaceCluster(std::move(cluster));
+    service_ = std::make_unique<Service>(&inventory, ServiceOptions{.gangs = gangs});
+    std::mt19937 rng(11);
+    RunResult result;
+    std::deque<std::vector<EmulatedPod>> live;  // gangs bound, oldest first
+    for (int g = 0; g < 200; ++g) {
+      auto [group, members] = MakeGang(g, GetParam(), rng);
+      std::vector<Pod> pending;
+      for (const EmulatedPod& m : members) pending.push_back(m.pod);
+      inventory.Apply(ClusterDelta{.upsert_pending = std::move(pending), .upsert_groups = {group}});  // as the watches
+      testing::GangOutcome out = scheduler.ScheduleGang(members, members.size(), GetParam());
+      result.gangs_placed += out.bound == out.members ? 1 : 0;
+      result.partial += out.partial() ? 1 : 0;
+      result.failed_binds += out.failed_binds;
+      if (out.bound > 0) live.push_back(members);
+      for (const EmulatedPod& m : members) {
+        if (!scheduler.bound().contains(m.pod.uid)) inventory.Apply(ClusterDelta{.deleted_pending = {m.pod.uid}});  // given up
+      }
+      if (g % 2 == 0) result.singles_bound += Single(g, rng, &scheduler) ? 1 : 0;
+      while (live.size() > 5) {  // the oldest gang finishes
+        for (const EmulatedPod& m : live.front()) {
+          inventory.DeletePod(m.pod.uid);
+          scheduler.Deleted(m);
+        }
+        live.pop_front();
+      }
+    }
+    result.overbooked_gpus = OverbookedGpus(*inventory.Snapshot());
+    service_.reset();
+    return result;
+  }
+
+  // A single pod of 20-40% of a GPU, scheduled alone (it stays: the cluster fills a little).
+  static bool Single(int g, std::mt19937& rng, testing::SchedulerEmulator* scheduler) {
+    PodJson p{.name = fmt::format("single-{}", g), .namespace_name = "ml", .uid = fmt::format("uid-single-{}", g),
+              .phase = "Pending", .containers = {Mgpu("s", 20 + 10 * static_cast<int64_t>(rng() % 3), 2048)}};
+    return scheduler->Schedule(testing::Emulated(p.ToJson()));
+  }
+
+  std::unique_ptr<Service> service_;
+};
+
+TEST_P(GangEmulation, WithGangsNoGangIsPartlyBoundAndNoBindFails) {
+  RunResult on = Run(/*gangs=*/true);
+  EXPECT_EQ(on.partial, 0u);
+  EXPECT_EQ(on.failed_binds, 0u);
+  EXPECT_EQ(on.overbooked_gpus, 0u);
+  EXPECT_GT(on.gangs_placed, 150u);
+  std::printf("gangs on: %zu of 200 gangs placed, %zu partial, %zu failed binds, %zu singles bound\n", on.gangs_placed,
+              on.partial, on.failed_binds, on.singles_bound);
+}
+
+TEST_P(GangEmulation, WithGangsOffTheSameRunBindsGangsInPartAndFailsBinds) {
+  RunResult off = Run(/*gangs=*/false);
+  EXPECT_GT(off.partial, 0u);
+  EXPECT_GT(off.failed_binds, 0u);
+  EXPECT_EQ(off.overbooked_gpus, 0u);  // gpusched's bind refuses what does not fit, gangs or not
+  std::printf("gangs off: %zu of 200 gangs placed, %zu partial, %zu failed binds, %zu singles bound\n", off.gangs_placed,
+              off.partial, off.failed_binds, off.singles_bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Flows, GangEmulation, ::testing::Values(GangFlow::kPodGroupCycle, GangFlow::kCoscheduling),
+                         [](const auto& info) { return info.param == GangFlow::kPodGroupCycle ? "PodGroupCycle" : "Coscheduling"; });
+
+}  // namespace gang_emulation_test
+}  // namespace gpusched::extender

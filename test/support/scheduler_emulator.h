@@ -1,0 +1,89 @@
+// File: scheduler_emulator.h
+//
+// kube-scheduler's side of the extender protocol for tests and gpusched-load: a single pod's
+// cycle, and a gang's two flows, as they reach an extender (issue 33 §4).
+//   - One pod: the in-tree NodeResourcesFit on node totals (the GPU resources' allocatable less
+//     what bound and assumed pods request), then the extender's filter with the fitting nodes'
+//     names, prioritize only when more than one node is left (the best score wins; ties go to the
+//     first), then bind.
+//   - The 1.37 pod-group cycle (pkg/scheduler/algorithm_podgroup.go): members filtered back to
+//     back, each assumed into the cycle's snapshot once placed (so the next member's node totals
+//     count it) and never told to the extender; once at least minCount members fit, the fitting
+//     ones are bound; otherwise none is, and the assumed members are forgotten.
+//   - Coscheduling (scheduler-plugins): each member in a cycle of its own, assumed in the cache at
+//     Reserve and held at Permit until minMember are; a member that fits nowhere makes PostFilter
+//     reject the waiting ones (unreserved with no call to the extender); otherwise the held
+//     members are bound, one binding cycle each.
+// The extender is reached through a callable (HTTP or in process). Binds the extender refuses
+// are counted as failed binds; the pod stays unbound and its node totals are given back.
+//
+// Not thread-safe: one emulator is one scheduler's loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/inventory/cluster_objects.h"
+#include "gpusched/model/pod.h"
+
+namespace gpusched::testing {
+
+// Sends `body` to the extender's verb ("filter", "prioritize", "bind") and returns the reply.
+using ExtenderCall = std::function<std::string(std::string_view verb, const std::string& body)>;
+
+struct EmulatedPod {
+  Pod pod;           // as decoded from `json`
+  std::string json;  // the Pod as the API server holds it, sent in ExtenderArgs
+};
+EmulatedPod Emulated(const std::string& pod_json);
+
+enum class GangFlow { kPodGroupCycle, kCoscheduling };
+
+struct GangOutcome {
+  size_t members = 0;
+  size_t bound = 0;         // members bound
+  size_t failed_binds = 0;  // binds the extender refused
+  bool partial() const { return bound > 0 && bound < members; }
+};
+
+class SchedulerEmulator {
+ public:
+  // `cluster`: the nodes, and the pods bound when the emulator starts (counted in node totals).
+  SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster);
+
+  // Schedules one pod in its own cycle; returns whether it was bound.
+  bool Schedule(const EmulatedPod& pod);
+  // Schedules a gang of `members` needing `min_count` of them placed together.
+  GangOutcome ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow);
+  // A bound pod was deleted: its node totals are free again.
+  void Deleted(const EmulatedPod& pod);
+
+  // Where each pod the emulator bound went, by UID.
+  const std::map<std::string, std::string>& bound() const { return bound_; }
+  size_t failed_binds() const { return failed_binds_; }
+
+ private:
+  struct Totals {
+    int64_t gpus = 0, core = 0, memory = 0;
+  };
+  // The node kube-scheduler picks for `pod` (node totals count the bound and assumed pods), or
+  // nullopt when none fits.
+  std::optional<std::string> Place(const EmulatedPod& pod);
+  bool Bind(const EmulatedPod& pod, const std::string& node);
+  bool FitsTotals(const Pod& pod, const std::string& node) const;
+  void Add(const Pod& pod, const std::string& node, int sign);
+
+  ExtenderCall call_;
+  std::vector<std::string> names_;
+  std::map<std::string, Totals> allocatable_;
+  std::map<std::string, Totals> used_;  // bound and assumed
+  std::map<std::string, std::string> bound_;
+  size_t failed_binds_ = 0;
+};
+
+}  // namespace gpusched::testing
