@@ -18,6 +18,9 @@
 //   BM_GangPlan                 a gang's plan (placement/gang_planner.h): `members` pods of one
 //                               GPU (whole) or 30% core and 8 GiB (mGPU) over the cluster at
 //                               60% fill, all or nothing
+//   BM_ServiceGangMemberFilter  filter for one member of a held gang of `members` (each as
+//                               BM_GangPlan's) over every node: its slot kept, every other node
+//                               failed naming it (extender/gang_holds.h)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -148,6 +151,33 @@ void BM_ServiceFilterPrioritize(benchmark::State& state) {
   state.counters["request_bytes"] = static_cast<double>(body.size());
   state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
   state.SetItemsProcessed(state.iterations() * state.range(1));
+}
+
+void BM_ServiceGangMemberFilter(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  inventory::Inventory inv;
+  ClusterObjects cluster = MakeCluster(kind, static_cast<int>(state.range(1)));
+  std::vector<std::string> names = NodeNames(cluster);
+  cluster.pod_groups.push_back(PodGroup{.namespace_name = "bench", .name = "train", .min_count = static_cast<int32_t>(state.range(2))});
+  for (int64_t i = 0; i < state.range(2); ++i) {
+    Pod& p = cluster.pods.emplace_back(PendingPod(kind));
+    p.uid = p.name = "member-" + std::to_string(i);
+    p.group = PodGroupRef{.name = "train"};
+  }
+  inv.ReplaceCluster(std::move(cluster));
+  extender::Service service(&inv, extender::ServiceOptions{});
+  if (service.SweepGangs() != 1) state.SkipWithError("the gang was not planned");
+  testing::PodJson member{.name = "member-0", .namespace_name = "bench", .uid = "member-0", .resource_version = "81240001",
+                          .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"};
+  member.containers = {kind == Kind::kWhole ? testing::WholeGpus("main", 1) : testing::Mgpu("main", 30, 8192)};
+  std::string body = testing::ArgsWithNames(member.ToJson(), names);
+  std::string filtered;
+  for (auto _ : state) {
+    filtered = service.Filter(body);
+    benchmark::DoNotOptimize(filtered.data());
+  }
+  state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
+  state.counters["reply_bytes"] = static_cast<double>(filtered.size());
 }
 
 // A pod without GPUs, as every pod of the GPU scheduler reaches gpusched (no managedResources):
@@ -312,6 +342,11 @@ BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_GangPlan)->ArgNames({"mgpu", "nodes", "members"})->Args({0, 5000, 64})->Args({1, 5000, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ServiceGangMemberFilter)
+    ->ArgNames({"mgpu", "nodes", "members"})
+    ->Args({0, 5000, 64})
+    ->Args({1, 5000, 64})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
