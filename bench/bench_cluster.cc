@@ -71,7 +71,41 @@ ClusterObjects MakeCluster(Kind kind, int nodes, double fill, uint32_t seed) {
   return c;
 }
 
-std::string ClusterListJson(const ClusterObjects& cluster) {
+std::vector<GangJson> MakeGangs(Kind kind, int count, int min_members, int max_members, bool coscheduling, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<GangJson> out;
+  for (int g = 0; g < count; ++g) {
+    int n = min_members + static_cast<int>(rng() % static_cast<uint32_t>(max_members - min_members + 1));
+    int64_t core = 30 + 10 * static_cast<int64_t>(rng() % 5);
+    int64_t gpus = 1 + static_cast<int64_t>(rng() % 2);
+    std::string name = fmt::format("gang-{}", g);
+    GangJson gang;
+    gang.group = coscheduling
+                     ? fmt::format(R"({{"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{{"name":"{}",)"
+                                   R"("namespace":"bench","uid":"{}-group"}},"spec":{{"minMember":{}}}}})",
+                                   name, name, n)
+                     : fmt::format(R"({{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{{"name":"{}",)"
+                                   R"("namespace":"bench","uid":"{}-group"}},"spec":{{"schedulingPolicy":{{"gang":{{"minCount":{}}}}}}}}})",
+                                   name, name, n);
+    for (int i = 0; i < n; ++i) {
+      testing::PodJson p{.name = fmt::format("{}-{}", name, i), .namespace_name = "bench", .uid = fmt::format("{}-{}", name, i),
+                         .resource_version = "81240001", .phase = "Pending"};
+      p.containers = {kind == Kind::kWhole ? testing::WholeGpus("main", gpus) : testing::Mgpu("main", core, 4096)};
+      if (coscheduling) {
+        p.labels = {{"scheduling.x-k8s.io/pod-group", name}};
+      } else {
+        p.spec_extra = fmt::format(R"("schedulingGroup":{{"podGroupName":"{}"}})", name);
+      }
+      gang.members.push_back(p.ToJson());
+    }
+    out.push_back(std::move(gang));
+  }
+  return out;
+}
+
+std::string ClusterListJson(const ClusterObjects& cluster) { return ClusterListJson(cluster, {}); }
+
+std::string ClusterListJson(const ClusterObjects& cluster, const std::vector<GangJson>& gangs) {
   std::vector<std::string> items;
   items.reserve(cluster.nodes.size() + cluster.pods.size());
   for (const Node& n : cluster.nodes) {
@@ -95,6 +129,10 @@ std::string ClusterListJson(const ClusterObjects& cluster) {
       j.containers.push_back(std::move(cj));
     }
     items.push_back(j.ToJson());
+  }
+  for (const GangJson& g : gangs) {
+    items.push_back(g.group);
+    items.insert(items.end(), g.members.begin(), g.members.end());
   }
   return testing::ListJson(items);
 }

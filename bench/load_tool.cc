@@ -2,7 +2,8 @@
 // rate over several keep-alive connections for a fixed time, and prints the achieved rate,
 // latency percentiles, errors and the server's RSS before and after.
 //
-//   gpusched-load --write-cluster FILE --nodes 5000 [--kind whole|mgpu]    a cluster to serve
+//   gpusched-load --write-cluster FILE --nodes 5000 [--kind whole|mgpu] [--gangs N:MIN-MAX]   a cluster to serve
+//   gpusched-load --closed-loop 1 --gangs N:MIN-MAX [--flow podgroup|coscheduling]   gangs, as kube-scheduler
 //   gpusched-load --port P --nodes 5000 --names 500 --rate 2000 --connections 4 --duration 60
 //                 [--kind whole|mgpu] [--prioritize 1] [--bind 0.1] [--pid PID]
 //
@@ -27,6 +28,7 @@
 #include "cluster_json.h"
 #include "gpusched/json/json.h"
 #include "http_client.h"
+#include "scheduler_emulator.h"
 
 namespace {
 
@@ -42,6 +44,14 @@ constexpr const char* kUsage = R"(usage:
       schedules pods one at a time over one connection as kube-scheduler does: filter with every
       node name, prioritize with the nodes filter kept, bind to the best; prints pods/s, the
       time per pod and per-verb latency
+  gpusched-load --write-cluster FILE --gangs N[:MIN-MAX] [--flow podgroup|coscheduling] ...
+  gpusched-load --closed-loop 1 --gangs N[:MIN-MAX] [--flow podgroup|coscheduling] [--port 8888] ...
+      N gangs of MIN-MAX members (default 2-16; mGPU shares or whole GPUs as --kind), every
+      member needed: written into the cluster file as pending pods with their PodGroups (1.37's,
+      or Coscheduling's), then scheduled through an emulated kube-scheduler (the 1.37 pod-group
+      cycle, or Coscheduling's Permit) against the server that serves that file; prints gangs
+      placed, gangs partly bound, failed binds, GPUs over-booked (/debug/inventory) and pods/s,
+      and exits 1 if any gang was partly bound, a bind failed or a GPU was over-booked
 )";
 
 using Clock = std::chrono::steady_clock;
@@ -59,7 +69,23 @@ struct Options {
   long pid = 0;
   std::string write_cluster;
   bool closed_loop = false;
+  int gangs = 0;  // --gangs N:MIN-MAX
+  int gang_min = 2;
+  int gang_max = 16;
+  std::string flow = "podgroup";
 };
+
+// "N" or "N:MIN-MAX" into o; false when malformed.
+bool ParseGangs(const std::string& v, Options* o) {
+  int n = 0, lo = 2, hi = 16;
+  int read = std::sscanf(v.c_str(), "%d:%d-%d", &n, &lo, &hi);
+  if (read != 1 && read != 3) return false;
+  if (n < 0 || lo < 1 || hi < lo) return false;
+  o->gangs = n;
+  o->gang_min = lo;
+  o->gang_max = hi;
+  return true;
+}
 
 long RssKiB(long pid) {
   if (pid <= 0) return -1;
@@ -196,6 +222,52 @@ void ClosedLoop(const Options& o, const std::vector<std::string>& names, Stats* 
   }
 }
 
+// GPUs booked beyond what they have in /debug/inventory's answer: shares or memory of a GPU,
+// whole GPUs of a node.
+size_t OverbookedGpus(const std::string& inventory) {
+  rapidjson::Document d;
+  if (!gpusched::json::Parse(inventory, &d).ok() || !d.IsObject() || !d.HasMember("nodes")) return 0;
+  size_t out = 0;
+  for (const auto& n : d["nodes"].GetArray()) {
+    if (n.HasMember("wholeGpus") && n["wholeGpus"]["used"].GetInt64() > n["wholeGpus"]["total"].GetInt64()) ++out;
+    if (!n.HasMember("gpus")) continue;
+    for (const auto& g : n["gpus"].GetArray()) {
+      if (g["usedCorePercent"].GetInt64() > 100 || g["usedMemoryMiB"].GetInt64() > g["memoryMiB"].GetInt64()) ++out;
+    }
+  }
+  return out;
+}
+
+// Every gang of the cluster file through the emulated kube-scheduler (see kUsage). Returns the
+// exit code.
+int GangLoop(const Options& o, const gpusched::ClusterObjects& cluster) {
+  namespace t = gpusched::testing;
+  gpusched::bench::Kind kind = o.kind == "mgpu" ? gpusched::bench::Kind::kMgpu : gpusched::bench::Kind::kWhole;
+  bool cosched = o.flow == "coscheduling";
+  t::HttpClient client(o.port);
+  t::SchedulerEmulator scheduler(
+      [&](std::string_view verb, const std::string& body) { return client.Post("/" + std::string(verb), body).body; }, cluster);
+  size_t placed = 0, partial = 0, failed = 0, pods = 0;
+  auto start = Clock::now();
+  for (const gpusched::bench::GangJson& g : gpusched::bench::MakeGangs(kind, o.gangs, o.gang_min, o.gang_max, cosched)) {
+    std::vector<t::EmulatedPod> members;
+    for (const std::string& m : g.members) members.push_back(t::Emulated(m));
+    t::GangOutcome out =
+        scheduler.ScheduleGang(members, members.size(), cosched ? t::GangFlow::kCoscheduling : t::GangFlow::kPodGroupCycle);
+    placed += out.bound == out.members ? 1 : 0;
+    partial += out.partial() ? 1 : 0;
+    failed += out.failed_binds;
+    pods += out.bound;
+  }
+  double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  size_t over = OverbookedGpus(client.Get("/debug/inventory").body);
+  std::printf("%d gangs of %d-%d members (%s, %s cluster of %d nodes), %.1f s: %zu placed, %zu partly bound, %zu failed binds, "
+              "%zu GPUs over-booked; %zu pods bound, %.0f pods/s\n",
+              o.gangs, o.gang_min, o.gang_max, cosched ? "Coscheduling" : "pod-group cycle", o.kind.c_str(), o.nodes, elapsed,
+              placed, partial, failed, over, pods, static_cast<double>(pods) / elapsed);
+  return partial == 0 && failed == 0 && over == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -219,18 +291,22 @@ int main(int argc, char** argv) {
     else if (flag == "--pid") o.pid = std::atol(v.c_str());
     else if (flag == "--write-cluster") o.write_cluster = v;
     else if (flag == "--closed-loop") o.closed_loop = v == "1" || v == "true";
+    else if (flag == "--flow" && (v == "podgroup" || v == "coscheduling")) o.flow = v;
+    else if (flag == "--gangs" && ParseGangs(v, &o)) continue;
     else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      std::fprintf(stderr, "unknown flag, or a value it does not take: %s %s\n", flag.c_str(), v.c_str());
       return 2;
     }
   }
   gpusched::bench::Kind kind = o.kind == "mgpu" ? gpusched::bench::Kind::kMgpu : gpusched::bench::Kind::kWhole;
   gpusched::ClusterObjects cluster = gpusched::bench::MakeCluster(kind, o.nodes);
   if (!o.write_cluster.empty()) {
-    std::ofstream(o.write_cluster) << gpusched::bench::ClusterListJson(cluster);
+    std::ofstream(o.write_cluster) << gpusched::bench::ClusterListJson(
+        cluster, gpusched::bench::MakeGangs(kind, o.gangs, o.gang_min, o.gang_max, o.flow == "coscheduling"));
     std::printf("wrote %s: %zu nodes, %zu pods\n", o.write_cluster.c_str(), cluster.nodes.size(), cluster.pods.size());
     return 0;
   }
+  if (o.closed_loop && o.gangs > 0) return GangLoop(o, cluster);
   std::vector<std::string> names = gpusched::bench::NodeNames(cluster);
   long rss_before = RssKiB(o.pid);
   Stats stats;
