@@ -12,6 +12,7 @@
 
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/inventory/group_table.h"
+#include "gpusched/model/units.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/what_if.h"
 #include "gpusched/scoring/scorer.h"
@@ -80,6 +81,25 @@ std::string UsableSlot(std::string_view uid, const inventory::InventorySnapshot&
   return state == nullptr || state->node.schedulability.unschedulable ? "" : node;
 }
 
+// The member of `pods` asking the most GPU: the first left out of a plan that does not fit, so
+// that as many members as possible are placed (leaving out the one that failed first could
+// refuse a gang whose smaller members fit).
+size_t LargestDemand(const std::vector<Pod>& pods) {
+  auto demand = [](const Pod& p) {
+    int64_t d = 0;
+    for (const Container& c : p.containers) {
+      d += c.limits.nvidia_gpus.value_or(c.requests.nvidia_gpus.value_or(0)) * kMilliPerGpu;
+      d += c.limits.mgpu_core_percent.value_or(c.requests.mgpu_core_percent.value_or(0)) * kMilliPerGpu / 100;
+    }
+    return d;
+  };
+  size_t best = 0;
+  for (size_t i = 1; i < pods.size(); ++i) {
+    if (demand(pods[i]) > demand(pods[best])) best = i;
+  }
+  return best;
+}
+
 }  // namespace
 
 // A gang's members as a snapshot shows them, for its plan.
@@ -95,7 +115,10 @@ struct GangHolds::Gang {
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs) {
   if (!gangs) return {};
   const PodGroup* group = DeclaredGang(pod, snapshot);
-  if (group == nullptr) return {};
+  // A topology constraint makes kube-scheduler try one placement per domain: one plan for all
+  // would be moved by each domain's pass. Until plans are kept per domain, such gangs are judged
+  // member by member.
+  if (group == nullptr || !group->topology_key.empty()) return {};
   GangStanding s{.kind = GangStanding::Kind::kUnplanned, .group = pod.namespace_name + "/" + pod.group->name};
   s.node = UsableSlot(pod.uid, snapshot);
   if (!s.node.empty()) s.kind = GangStanding::Kind::kSlot;
@@ -138,7 +161,8 @@ GangStanding GangHolds::Plan(const Pod& member, const std::vector<std::string_vi
 GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::string_view>* offered) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   GangStanding s = StandingOf(member, *snapshot, true);
-  if (s.kind != GangStanding::Kind::kUnplanned) return s;  // planned meanwhile, or no longer a gang
+  // Planned meanwhile, or no longer a gang; with `offered`, the member's slot is moved, or stays.
+  if (s.kind != GangStanding::Kind::kUnplanned && !(offered != nullptr && s.kind == GangStanding::Kind::kSlot)) return s;
   Gang gang{.key = inventory::GroupTable::MemberKey(member), .name = s.group,
             .min_count = static_cast<size_t>(DeclaredGang(member, *snapshot)->min_count)};
   attempted_.insert(gang.key);
@@ -147,6 +171,7 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
   if (r != refused_.end() && r->second.version == snapshot->version()) {
     return r->second.standing;
   }
+  if (offered != nullptr) return PlanOneLocked(member, s.group, *snapshot, *offered);
   const inventory::GroupTable::Members& members = snapshot->MembersOf(gang.key);
   std::vector<const Pod*> pending;
   for (const std::shared_ptr<const Pod>& p : members.pending) pending.push_back(p.get());
@@ -162,16 +187,26 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
       gang.unslotted.push_back(*p);
     }
   }
-  GangStanding out = PlanMembersLocked(gang, member, *snapshot, offered);
-  if (out.kind != GangStanding::Kind::kSlot && offered == nullptr) {
+  GangStanding out = PlanMembersLocked(gang, member, *snapshot);
+  if (out.kind != GangStanding::Kind::kSlot) {
     if (refused_.size() > 4096) refused_.clear();  // bounded: old refusals are of old snapshots anyway
     refused_[refusal_key] = Refusal{.version = inventory_->Snapshot()->version(), .standing = out};
   }
   return out;
 }
 
-GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot,
-                                          const std::vector<std::string_view>* offered) const {
+GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& group, const inventory::InventorySnapshot& snapshot,
+                                      const std::vector<std::string_view>& offered) const {
+  placement::GangPlan plan = PlanPending({member}, snapshot, *options_, &offered);
+  Status held = plan.fits ? HoldLocked(plan, {member}) : OkStatus();
+  GangStanding after = StandingOf(member, *inventory_->Snapshot(), true);
+  if (plan.fits && held.ok() && after.kind == GangStanding::Kind::kSlot) return after;
+  std::string why = plan.fits ? held.message() : plan.reason;
+  return {.kind = GangStanding::Kind::kRefused, .group = group,
+          .reason = fmt::format("gang {}: this member fits on none of the nodes offered beside the other slots: {}", group, why)};
+}
+
+GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const {
   GangStanding refused{.kind = GangStanding::Kind::kRefused, .group = gang.name};
   size_t have = gang.unslotted.size() + gang.others;
   Uids all = gang.slotted;
@@ -188,9 +223,9 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   std::vector<Pod> planning = gang.unslotted;
   placement::GangPlan plan;
   while (!planning.empty()) {
-    plan = PlanPending(planning, snapshot, *options_, offered);
+    plan = PlanPending(planning, snapshot, *options_);
     if (plan.fits || plan.unplannable || planning.size() <= needed) break;
-    planning.erase(planning.begin() + static_cast<std::ptrdiff_t>(plan.failed));
+    planning.erase(planning.begin() + static_cast<std::ptrdiff_t>(LargestDemand(planning)));
   }
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone
   bool planned = plan.fits || (planning.empty() && needed == 0);
@@ -220,7 +255,9 @@ void GangHolds::DropSlotsLocked(const Uids& uids, const inventory::InventorySnap
   for (const std::string& name : NodesHolding(uids, snapshot)) {
     const placement::NodeState* node = snapshot.FindNode(name);
     for (const Allocation& h : node->holds) {
-      if (uids.contains(h.pod_uid)) writer_.Unhold(name, h.pod_uid);
+      if (!uids.contains(h.pod_uid)) continue;
+      writer_.Unhold(name, h.pod_uid);
+      made_.erase(h.pod_uid);
     }
   }
 }
@@ -231,7 +268,10 @@ Status GangHolds::HoldLocked(const placement::GangPlan& plan, const std::vector<
     if (slot.placement.empty()) continue;  // a member without GPUs: nothing to hold
     Allocation about{.pod_uid = pods[i].uid, .pod_namespace = pods[i].namespace_name, .pod_name = pods[i].name};
     Status s = writer_.Hold(about.pod_uid, about, slot.node, slot.placement);
-    if (s.ok()) continue;
+    if (s.ok()) {
+      made_[about.pod_uid] = clock_->Now();
+      continue;
+    }
     for (size_t k = 0; k < i; ++k) {
       if (!plan.slots[k].placement.empty()) writer_.Unhold(plan.slots[k].node, pods[k].uid);
     }
@@ -254,10 +294,15 @@ bool GangHolds::KeepPlanLocked(const std::string& key, Uids* uids, const invento
   const inventory::GroupTable::Members& members = snapshot.MembersOf(key);
   Uids pending;
   for (const std::shared_ptr<const Pod>& p : members.pending) pending.insert(p->uid);
+  // A member that left the watch of pending pods may be seen bound only by the next event of
+  // the watch of pods: it is gone when two sweeps in a row find it neither pending nor bound.
   Uids gone;
   for (const std::string& uid : *uids) {
-    if (!pending.contains(uid) && !inventory_->AllocationOf(uid)) gone.insert(uid);
+    bool missing = !pending.contains(uid) && !inventory_->AllocationOf(uid);
+    if (missing && !missing_.insert(uid).second) gone.insert(uid);
+    if (!missing) missing_.erase(uid);
   }
+  for (const std::string& uid : gone) missing_.erase(uid);
   if (!gone.empty()) {
     if (members.pending.size() + members.bound < static_cast<size_t>(group->second.min_count)) {
       DropSlotsLocked(*uids, snapshot);  // short of minCount now: it holds nothing
@@ -275,6 +320,33 @@ bool GangHolds::AwaitsSlotLocked(const Pod& pod, const inventory::InventorySnaps
          !inventory_->AllocationOf(pod.uid);
 }
 
+void GangHolds::Touch(const std::string& member_key) const {
+  MutexLock lock(&touch_mu_);
+  touched_[member_key] = clock_->Now();
+}
+
+void GangHolds::RenewLocked(const inventory::InventorySnapshot& snapshot) const {
+  auto now = clock_->Now();
+  auto half = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_->gang_hold_ttl) / 2;
+  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> touched;
+  {
+    MutexLock lock(&touch_mu_);
+    std::erase_if(touched_, [&](const auto& kv) { return now - kv.second >= half; });
+    touched = touched_;
+  }
+  for (const auto& [key, uids] : planned_) {
+    if (!touched.contains(key)) continue;  // kube-scheduler is not trying it: its slots run out
+    for (const std::string& name : NodesHolding(uids, snapshot)) {
+      for (const Allocation& h : snapshot.FindNode(name)->holds) {
+        auto made = made_.find(h.pod_uid);
+        if (!uids.contains(h.pod_uid) || made == made_.end() || now - made->second < half) continue;
+        Allocation about{.pod_uid = h.pod_uid, .pod_namespace = h.pod_namespace, .pod_name = h.pod_name};
+        if (writer_.Hold(h.pod_uid, about, name, h.placement).ok()) made->second = now;  // in place, for another TTL
+      }
+    }
+  }
+}
+
 size_t GangHolds::Sweep(bool plan) const {
   if (!options_->gangs) return 0;
   MutexLock lock(&mu_);
@@ -283,6 +355,7 @@ size_t GangHolds::Sweep(bool plan) const {
     it = KeepPlanLocked(it->first, &it->second, *snapshot) ? std::next(it) : planned_.erase(it);
   }
   std::erase_if(attempted_, [&](const std::string& key) { return !snapshot->group_members().contains(key); });
+  RenewLocked(*inventory_->Snapshot());
   if (!plan) return 0;
   size_t planned = 0;
   snapshot = inventory_->Snapshot();
@@ -290,7 +363,8 @@ size_t GangHolds::Sweep(bool plan) const {
     if (attempted_.contains(key)) continue;  // planned once: again only when a member's filter asks
     for (const std::shared_ptr<const Pod>& p : members.pending) {
       if (!AwaitsSlotLocked(*p, *snapshot)) continue;
-      if (PlanLocked(*p, nullptr).kind == GangStanding::Kind::kSlot) ++planned;
+      PlanLocked(*p, nullptr);
+      if (planned_.contains(key)) ++planned;  // held, even if `p` itself was left out
       break;  // one plan covers the group's pending members
     }
   }

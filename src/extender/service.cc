@@ -139,7 +139,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
                   ? nullptr
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get())),
-      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher)) {}
+      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
@@ -232,12 +232,13 @@ GangStanding Service::PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const
     gang = gangs_->Plan(args.pod);  // the group's plan, held: the next snapshot shows its slots
     *snapshot = inventory_->Snapshot();
   }
-  if (gang.kind == GangStanding::Kind::kSlot && args.node_names.size() > 1 &&
+  bool nominated_try = args.node_names.size() == 1 && !args.pod.nominated_node.empty() &&
+                       args.node_names[0] == args.pod.nominated_node;
+  if (gang.kind == GangStanding::Kind::kSlot && !nominated_try &&
       std::find(args.node_names.begin(), args.node_names.end(), gang.node) == args.node_names.end()) {
-    // Several nodes offered, not the slot's (one alone: kube-scheduler tries a nominated node
-    // first): its own filters refused that node (its CPU or memory taken, a taint, an affinity),
-    // and the member is planned again among those offered.
-    gangs_->SlotBroken(args.pod);
+    // Nodes offered, not the slot's, and not the pod's nominated node tried alone first:
+    // kube-scheduler's own filters refused the slot's node (its CPU or memory taken, a taint, an
+    // affinity), and the member alone is planned again among those offered.
     gang = gangs_->Plan(args.pod, &args.node_names);
     *snapshot = inventory_->Snapshot();
   }
@@ -247,6 +248,7 @@ GangStanding Service::PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const
 std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   GangStanding gang = PlanIfGang(args, &snapshot);
+  if (gang.kind != GangStanding::Kind::kAlone) gangs_->Touch(inventory::GroupTable::MemberKey(args.pod));
   last_filter_s_.store(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
   if (gang.kind == GangStanding::Kind::kRefused) {
     // FailedNodes (room could be made) when the whole gang does not fit now; unresolvable when

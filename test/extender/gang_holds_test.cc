@@ -102,22 +102,27 @@ TEST_F(GangHoldsTest, EachMembersFilterKeepsOnlyItsOwnSlotAndEveryBindSucceeds) 
   EXPECT_EQ(SlotOf("uid-w1"), "");
 }
 
-// Offered a node without its slot (kube-scheduler tries a nominated node alone), a member is
-// refused there: judged beside its siblings' slots instead, two members could count on one free
-// share. Offered several nodes without its slot (kube-scheduler's own filters refused the slot's
-// node), it is planned again, and the next filter keeps its new slot.
-TEST_F(GangHoldsTest, AMemberNotOfferedItsSlotIsRefusedAndPlannedAgainWhenOthersWereOffered) {
+// Offered its nominated node alone (kube-scheduler tries it first), not its slot, a member is
+// refused there with no side effect: judged beside its siblings' slots instead, two members could
+// count on one free share. Offered other nodes (kube-scheduler's own filters refused the slot's
+// node), it alone is planned again among them: its slot moves when it fits there, and stays
+// when it does not.
+TEST_F(GangHoldsTest, AMemberNotOfferedItsSlotIsPlannedAgainAmongTheNodesOfferedUnlessANominatedTry) {
   Load(ListJson({MgpuNode("m0", 1, 24576).ToJson(), MgpuNode("m1", 1, 24576).ToJson(), MgpuNode("m2", 1, 24576).ToJson(),
                  Group(2), Member("w0").ToJson(), Member("w1").ToJson()}));
   ASSERT_EQ(service_->SweepGangs(), 1u);
   std::string w0 = SlotOf("uid-w0"), w1 = SlotOf("uid-w1");
   ASSERT_NE(w0, w1);
-  std::string alone = Filter(Member("w0"), {w1});
-  EXPECT_THAT(KeptNodes(alone), IsEmpty());
-  EXPECT_EQ(FailedReason(alone, w1), "gang ml/train: this member's slot in the gang's plan is node " + w0 + ", not offered");
-  EXPECT_EQ(SlotOf("uid-w0"), w0);  // no side effect
+  PodJson nominated = Member("w0");
+  nominated.nominated_node = w1;
+  std::string tried = Filter(nominated, {w1});
+  EXPECT_THAT(KeptNodes(tried), IsEmpty());
+  EXPECT_EQ(FailedReason(tried, w1), "gang ml/train: this member's slot in the gang's plan is node " + w0 + ", not offered");
+  std::string full = Filter(Member("w0"), {w1});  // w1's slot fills that node
+  EXPECT_THAT(FailedReason(full, w1), HasSubstr("gang ml/train: this member fits on none of the nodes offered beside the other slots"));
+  EXPECT_EQ(SlotOf("uid-w0"), w0);  // unchanged either way
   std::string free = w0 != "m2" && w1 != "m2" ? "m2" : (w0 != "m1" && w1 != "m1" ? "m1" : "m0");
-  EXPECT_THAT(KeptNodes(Filter(Member("w0"), {w1, free})), ElementsAre(free));  // planned again, beside w1's slot
+  EXPECT_THAT(KeptNodes(Filter(Member("w0"), {w1, free})), ElementsAre(free));
   EXPECT_EQ(SlotOf("uid-w0"), free);
   EXPECT_EQ(SlotOf("uid-w1"), w1);
 }
@@ -160,6 +165,18 @@ TEST_F(GangHoldsTest, AMemberThatFitsNowhereIsLeftOutWhileTheGangCanStartWithout
   EXPECT_THAT(FailedReason(reply, "m0"), HasSubstr("ml/" + left + " is left out"));
 }
 
+// A gang with a topology constraint is tried by kube-scheduler one domain at a time: until
+// gpusched keeps a plan per domain, its members are judged alone, and nothing is held.
+TEST_F(GangHoldsTest, AGangWithATopologyConstraintIsJudgedMemberByMember) {
+  std::string group = R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
+                      R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}},"schedulingConstraints":{"topology":[{"key":"rack"}]}}})";
+  Load(ListJson({MgpuNode("m0", 2, 24576).ToJson(), MgpuNode("m1", 1, 24576).ToJson(), group, Member("w0").ToJson(),
+                 Member("w1").ToJson()}));
+  EXPECT_EQ(service_->SweepGangs(), 0u);
+  EXPECT_THAT(KeptNodes(Filter(Member("w0"), {"m0", "m1"})), ElementsAre("m0", "m1"));
+  EXPECT_THAT(inventory_.Snapshot()->held_nodes(), IsEmpty());
+}
+
 // A launcher (no GPUs) needs no slot: its filter passes every node and leaves the plan alone.
 TEST_F(GangHoldsTest, ALaunchersFilterLeavesThePlanAlone) {
   PodJson launcher{.name = "launcher", .namespace_name = "ml", .uid = "uid-launcher",
@@ -192,6 +209,29 @@ TEST_F(GangHoldsTest, AfterItsHoldsRanOutAGangIsPlannedAgainOnlyByAMembersFilter
   EXPECT_TRUE(inv.Snapshot()->held_nodes().empty());
   EXPECT_THAT(KeptNodes(service.Filter(ArgsWithNames(Member("w0").ToJson(), {"m0", "m1"}))), ::testing::SizeIs(1));
   EXPECT_FALSE(inv.Snapshot()->held_nodes().empty());
+}
+
+// While kube-scheduler keeps trying a gang (its members are filtered), the slots are renewed in
+// place before they run out; the members' slots stay where they were.
+TEST_F(GangHoldsTest, TheSlotsOfAGangKubeSchedulerKeepsTryingAreRenewedInPlace) {
+  testing::FakeClock clock;
+  inventory::Inventory inv(inventory::InventoryOptions{.clock = &clock});
+  ClusterObjects objects;
+  ASSERT_TRUE(kubejson::AppendClusterJson(Cluster(/*m1=*/true), &objects).ok());
+  inv.ReplaceCluster(std::move(objects));
+  Service service(&inv, ServiceOptions{.gang_hold_ttl = std::chrono::seconds(60)}, ServiceCollaborators{.clock = &clock});
+  ASSERT_EQ(service.SweepGangs(), 1u);
+  Pod w0 = testing::DecodedPod(Member("w0").ToJson());
+  std::string slot = StandingOf(w0, *inv.Snapshot(), true).node;
+  clock.Advance(std::chrono::seconds(40));
+  ASSERT_THAT(KeptNodes(service.Filter(ArgsWithNames(Member("w0").ToJson(), {"m0", "m1"}))), ElementsAre(slot));
+  service.SweepGangs();  // past half its time, and tried: renewed
+  clock.Advance(std::chrono::seconds(30));  // 70 s after it was made
+  inv.Expire();
+  EXPECT_EQ(StandingOf(w0, *inv.Snapshot(), true).node, slot);
+  clock.Advance(std::chrono::seconds(31));  // not tried since: it runs out
+  inv.Expire();
+  EXPECT_EQ(StandingOf(w0, *inv.Snapshot(), true).node, "");
 }
 
 // A cordoned slot node is no slot: the member is planned again elsewhere.
@@ -242,7 +282,11 @@ TEST_F(GangHoldsTest, ADeletedMemberReleasesEverySlotOfItsGang) {
   ASSERT_EQ(service_->SweepGangs(), 1u);
   ASSERT_FALSE(SlotOf("uid-w0").empty());
   inventory_.DeletePod("uid-w1");
-  EXPECT_EQ(service_->SweepGangs(), 0u);  // 1 of 2 members left: not planned again
+  // Gone from the pending pods and not bound: maybe bound and not shown yet by the watch of pods,
+  // so a second sweep confirms it.
+  EXPECT_EQ(service_->SweepGangs(), 0u);
+  EXPECT_FALSE(SlotOf("uid-w0").empty());
+  EXPECT_EQ(service_->SweepGangs(), 0u);  // 1 of 2 members left: dropped, not planned again
   EXPECT_EQ(SlotOf("uid-w0"), "");
   EXPECT_THAT(inventory_.Snapshot()->held_nodes(), IsEmpty());
 }

@@ -101,7 +101,7 @@ bool SchedulerEmulator::Schedule(const EmulatedPod& pod) {
 }
 
 GangOutcome SchedulerEmulator::ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow) {
-  GangOutcome out{.members = members.size()};
+  GangOutcome out{.members = members.size(), .min_count = min_count};
   std::vector<std::pair<const EmulatedPod*, std::string>> assumed;
   for (const EmulatedPod& m : members) {
     std::optional<std::string> node = Place(m);

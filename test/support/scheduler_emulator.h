@@ -46,9 +46,11 @@ enum class GangFlow { kPodGroupCycle, kCoscheduling };
 
 struct GangOutcome {
   size_t members = 0;
+  size_t min_count = 0;
   size_t bound = 0;         // members bound
   size_t failed_binds = 0;  // binds the extender refused
-  bool partial() const { return bound > 0 && bound < members; }
+  // Some members bound, fewer than the gang needs to start.
+  bool partial() const { return bound > 0 && bound < min_count; }
 };
 
 class SchedulerEmulator {

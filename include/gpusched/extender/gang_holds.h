@@ -33,12 +33,14 @@
 // while holding it); StandingOf takes no lock.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/extender/hold_writer.h"
 #include "gpusched/extender/service_options.h"
@@ -71,22 +73,28 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
 class GangHolds {
  public:
   // Each pointer must outlive this; `publisher` may be null (holds in this replica's memory).
-  GangHolds(inventory::Inventory* inventory, const ServiceOptions* options, HoldPublisher* publisher)
+  // `clock` times renewals (the inventory's clock times the holds).
+  GangHolds(inventory::Inventory* inventory, const ServiceOptions* options, HoldPublisher* publisher, const Clock* clock)
       : inventory_(inventory),
         options_(options),
+        clock_(clock),
         writer_{.inventory = inventory, .publisher = publisher, .ttl = options->gang_hold_ttl} {}
 
   // Plans the group of `member` (whose standing was kUnplanned; it may be pending or only seen
-  // in filter) and returns its standing after: kSlot, kRefused, or kAlone. With `offered`, the
-  // members without a slot are planned on those nodes alone (kube-scheduler's filters refused
-  // the others).
+  // in filter) and returns its standing after: kSlot, kRefused, or kAlone. With `offered`,
+  // `member` alone is planned on those nodes (kube-scheduler's filters refused its slot's node).
   GangStanding Plan(const Pod& member, const std::vector<std::string_view>* offered = nullptr) const GPUSCHED_EXCLUDES(mu_);
   // `member` does not fit its slot any more (GPUs taken by a pod gpusched did not see): the slot
   // is dropped, for the member to be planned again.
   void SlotBroken(const Pod& member) const GPUSCHED_EXCLUDES(mu_);
-  // Drops the slots of deleted groups and members (see above); with `plan`, plans every gang
-  // never planned that has a pending member without a slot. Returns how many groups it planned.
-  size_t Sweep(bool plan) const GPUSCHED_EXCLUDES(mu_);
+  // A member of the gang `member_key` was filtered now: kube-scheduler is trying it, and its
+  // slots are renewed while it does.
+  void Touch(const std::string& member_key) const GPUSCHED_EXCLUDES(touch_mu_);
+  // Drops the slots of deleted groups and members (see above); renews the slots this replica made
+  // that are past half their time when their gang was filtered within that half; with `plan`,
+  // plans every gang never planned that has a pending member without a slot. Returns how many
+  // groups it planned.
+  size_t Sweep(bool plan) const GPUSCHED_EXCLUDES(mu_, touch_mu_);
 
  private:
   struct Gang;  // a group's members as the snapshot shows them
@@ -96,8 +104,13 @@ class GangHolds {
   };
   GangStanding PlanLocked(const Pod& member, const std::vector<std::string_view>* offered) const GPUSCHED_REQUIRES(mu_);
   // Plans and holds `gang`'s members without a slot; the standing of `member` after.
-  GangStanding PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot,
-                                 const std::vector<std::string_view>* offered) const GPUSCHED_REQUIRES(mu_);
+  GangStanding PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const
+      GPUSCHED_REQUIRES(mu_);
+  // Plans and holds `member` alone on `offered`, beside the slots held; refuses it alone when it
+  // fits there on none (nothing else changes: the offered nodes may be one domain's, or one
+  // simulation's).
+  GangStanding PlanOneLocked(const Pod& member, const std::string& group, const inventory::InventorySnapshot& snapshot,
+                             const std::vector<std::string_view>& offered) const GPUSCHED_REQUIRES(mu_);
   // Ends every slot of `uids` here and on their nodes, as `snapshot` shows them.
   void DropSlotsLocked(const std::set<std::string, std::less<>>& uids, const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_REQUIRES(mu_);
@@ -112,12 +125,22 @@ class GangHolds {
 
   inventory::Inventory* inventory_;
   const ServiceOptions* options_;
+  const Clock* clock_;
   const HoldWriter writer_;
   mutable Mutex mu_;
   // Refusals by member key and member UID, kept while the snapshot stays the same.
   mutable std::map<std::string, Refusal, std::less<>> refused_ GPUSCHED_GUARDED_BY(mu_);
   // The members each gang this replica planned holds slots for, by member key.
   mutable std::map<std::string, std::set<std::string, std::less<>>, std::less<>> planned_ GPUSCHED_GUARDED_BY(mu_);
+  // Renews the slots of this replica's gangs filtered within half of gang_hold_ttl.
+  void RenewLocked(const inventory::InventorySnapshot& snapshot) const GPUSCHED_REQUIRES(mu_) GPUSCHED_EXCLUDES(touch_mu_);
+  // When each slot this replica holds was made or last renewed, by member UID.
+  mutable std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> made_ GPUSCHED_GUARDED_BY(mu_);
+  mutable Mutex touch_mu_;
+  // When a member of each gang was last filtered, by member key.
+  mutable std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> touched_ GPUSCHED_GUARDED_BY(touch_mu_);
+  // Members with a slot found neither pending nor bound by the last sweep.
+  mutable std::set<std::string, std::less<>> missing_ GPUSCHED_GUARDED_BY(mu_);
   // The gangs planned here at least once (Sweep plans a gang once), by member key.
   mutable std::set<std::string, std::less<>> attempted_ GPUSCHED_GUARDED_BY(mu_);
 };
