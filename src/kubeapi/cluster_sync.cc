@@ -141,6 +141,9 @@ class ClusterSync::Handler : public ReflectorHandler {
         batch->cluster.deleted_groups.push_back(std::move(object));  // what it said before no longer holds
         return Skip(what, groups.status());
       }
+      // The object's groups are replaced by what it declares now, none included (a Workload
+      // updated to declare no group).
+      if (!batch->relist) batch->cluster.deleted_groups.push_back(object);
       for (PodGroup& g : *groups) batch->cluster.upsert_groups.push_back(std::move(g));
       return;
     }

@@ -267,6 +267,10 @@ TEST(ClusterSync, WatchesThePodGroupsOfEveryApiTheClusterServes) {
   ASSERT_TRUE(Eventually([&] {
     return keys() == std::vector<std::string>{"Coscheduling/hpc/mpi=3", "Workload/ml/job/workers=6"};
   })) << ::testing::PrintToString(keys());
+  // A Workload updated to declare no group any more declares none.
+  api.Put("workloads", R"({"metadata":{"name":"job","namespace":"ml"},"spec":{"podGroups":[]}})");
+  ASSERT_TRUE(Eventually([&] { return keys() == std::vector<std::string>{"Coscheduling/hpc/mpi=3"}; }))
+      << ::testing::PrintToString(keys());
 
   FakeApiServer none;
   none.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
