@@ -66,8 +66,12 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
   }
   placement::NodeState after = placement::BuildNodeState(it->second.spec, std::move(staying));
   const Reservation* replaced = book_.FindHold(about.pod_uid);  // a hold about the same pod gives way
+  // So does another replica's hold kept for the same pending pod (a gang's slot moved or renewed
+  // by a replica that did not make it): this one replaces it here.
+  bool own_pod = holder == about.pod_uid;
   for (const Allocation& h : now.holds) {
-    if (replaced == nullptr || !(h == replaced->held)) placement::AddHold(h, &after);
+    bool gives_way = (replaced != nullptr && h == replaced->held) || (own_pod && h.pod_uid == holder);
+    if (!gives_way) placement::AddHold(h, &after);
   }
   Status fits = placement::CheckFits(after, placement);
   if (fits.ok() && placement.kind == ClaimsKind()) {
@@ -99,6 +103,9 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
   if (replaced != nullptr) {
     touched.insert(replaced->held.node_name);
     if (replaced->held.node_name != node) made.replaced_node = replaced->held.node_name;
+  } else if (own_pod) {
+    made.replaced_node = AnnotatedHoldNodeLocked(about.pod_uid, node);  // withdrawn there by the writer
+    if (!made.replaced_node.empty()) touched.insert(made.replaced_node);
   }
   book_.PutHold(about.pod_uid, Reservation{.held = std::move(hold), .expiry = Expiry::Before(options_.clock->Now() + ttl),
                                            .stamp_ms = made.hold.at_ms});
@@ -106,6 +113,17 @@ StatusOr<HoldMade> Inventory::HoldFor(const std::string& holder, const Allocatio
   RebuildLocked(touched);
   PublishLocked(false);
   return made;
+}
+
+std::string Inventory::AnnotatedHoldNodeLocked(std::string_view about_uid, std::string_view except) const {
+  for (const auto& [name, keys] : annotated_.counted()) {
+    auto it = nodes_.find(name);
+    if (name == except || it == nodes_.end()) continue;
+    for (const NodeHold& h : it->second.spec.holds) {
+      if (h.about_uid == about_uid) return name;
+    }
+  }
+  return "";
 }
 
 void Inventory::DropHold(std::string_view about_uid) {

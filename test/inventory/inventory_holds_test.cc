@@ -127,6 +127,26 @@ TEST_F(InventoryHolds, ThisReplicasHoldAndItsAnnotationCountOnce) {
   EXPECT_EQ(W().whole_used, 0);
 }
 
+// A hold kept for a pending pod replaces another replica's hold kept for the same pod (a gang's
+// slot moved or renewed by a replica that did not make it): on the same node it is not counted
+// against the new one; on another node, the writer is told to withdraw it there.
+TEST_F(InventoryHolds, AnotherReplicasHoldForTheSamePodGivesWayToANewOne) {
+  inv_.Apply({.upsert_nodes = {WithHolds({Held("p", "p", 6, clock_.WallMs())}, "2")}});
+  ASSERT_EQ(W().whole_used, 6);
+  clock_.Advance(std::chrono::milliseconds(5));  // this replica's hold is stamped apart from the other's
+  Allocation about{.pod_uid = "p", .pod_namespace = "ml", .pod_name = "p"};
+  StatusOr<HoldMade> here = inv_.HoldFor("p", about, "w", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 6},
+                                         std::chrono::seconds(300));
+  ASSERT_TRUE(here.ok()) << here.status().message();
+  EXPECT_EQ(W().whole_used, 6);  // once
+  EXPECT_EQ(here->replaced_node, "");
+  inv_.DropHold("p");
+  StatusOr<HoldMade> moved = inv_.HoldFor("p", about, "v", Placement{.kind = RequestKind::kWholeGpu, .whole_gpus = 6},
+                                          std::chrono::seconds(300));
+  ASSERT_TRUE(moved.ok()) << moved.status().message();
+  EXPECT_EQ(moved->replaced_node, "w");
+}
+
 // A pod committed (its bind in flight) gets no hold kept for itself on top: its GPUs would count
 // twice, since a hold ends only when its pod is committed or newly seen bound.
 TEST_F(InventoryHolds, APodBeingBoundIsRefusedAHoldOfItsOwn) {

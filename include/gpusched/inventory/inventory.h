@@ -90,7 +90,8 @@ struct InventoryOptions {
 // A hold HoldFor made: as the node annotation gpusched.io/holds carries it, and the
 // resourceVersion of the node object it was checked against (the precondition of writing it).
 // `replaced_node` names the node of the hold about the same pod that this one replaced, when it
-// was another node (its annotation still has it).
+// was another node (its annotation still has it): this replica's, or another replica's hold kept
+// for the same pending pod.
 struct HoldMade {
   NodeHold hold;
   std::string node_version;
@@ -243,6 +244,9 @@ class Inventory {
   // moved pod, not present when the hold was made, and not yet `taken` (which it joins).
   std::string PodUsingLocked(const NodeHold& h, const std::string& node, const std::set<std::string, std::less<>>& moved,
                              std::set<std::string, std::less<>>* taken) const GPUSCHED_REQUIRES(mu_);
+  // The node other than `except` whose annotation holds a hold about pod `about_uid` that counts
+  // here (another replica's), or "".
+  std::string AnnotatedHoldNodeLocked(std::string_view about_uid, std::string_view except) const GPUSCHED_REQUIRES(mu_);
   // True if the cluster has shown pod `uid` bound (not just booked or committed here).
   bool SeenBoundLocked(std::string_view uid) const GPUSCHED_REQUIRES(mu_);
   // The controller's pods bound on `node` now (committed here or seen), sorted ("": none).
