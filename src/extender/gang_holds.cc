@@ -1,8 +1,9 @@
 // File: gang_holds.cc
 //
-// Gangs held: a pod's standing read from the snapshot; a group planned on the snapshot with its
-// members' old slots free, its slots dropped and held again; plans of deleted groups and members
-// dropped, and unplanned gangs planned, by the sweep.
+// Gangs held: a pod's standing read from the snapshot; a group's members without a slot planned
+// beside the slots held (or one member among the nodes offered) and held; by the sweep, the slots
+// of deleted groups and members dropped, those of gangs still tried renewed, and gangs never
+// planned planned.
 #include "gpusched/extender/gang_holds.h"
 
 #include <fmt/format.h>
@@ -135,11 +136,13 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
     uids.insert(p.uid);
   }
   std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot);
+  std::set<std::string_view> allowed;
+  if (only != nullptr) allowed.insert(only->begin(), only->end());
   std::deque<placement::NodeState> released;  // stable addresses: nodes points into it
   std::vector<const placement::NodeState*> nodes;
   nodes.reserve(snapshot.nodes().size());
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (only != nullptr && std::find(only->begin(), only->end(), n->node.name) == only->end()) continue;
+    if (only != nullptr && !allowed.contains(n->node.name)) continue;
     if (!holding.contains(n->node.name)) {
       nodes.push_back(n.get());
       continue;
@@ -273,7 +276,9 @@ Status GangHolds::HoldLocked(const placement::GangPlan& plan, const std::vector<
       continue;
     }
     for (size_t k = 0; k < i; ++k) {
-      if (!plan.slots[k].placement.empty()) writer_.Unhold(plan.slots[k].node, pods[k].uid);
+      if (plan.slots[k].placement.empty()) continue;
+      writer_.Unhold(plan.slots[k].node, pods[k].uid);
+      made_.erase(pods[k].uid);
     }
     return s;
   }
