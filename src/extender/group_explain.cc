@@ -78,6 +78,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
   e.not_judged = NotJudged(pending, e.declared ? &declared->second : nullptr);
   e.plan = PlanPending(pending, snapshot, options);
+  for (const Pod& p : pending) e.held.push_back(StandingOf(p, snapshot, options.gangs).node);
   return e;
 }
 
@@ -95,7 +96,9 @@ std::string GroupExplanationJson(const GroupExplanation& e) {
   w.Key("plan").StartArray();
   for (size_t i = 0; i < e.plan.slots.size(); ++i) {
     const placement::GangSlot& s = e.plan.slots[i];
-    w.StartObject().Member("pod", e.pending[i]).Member("node", s.node).Member("gpus", GpusText(s.placement)).EndObject();
+    w.StartObject().Member("pod", e.pending[i]).Member("node", s.node).Member("gpus", GpusText(s.placement));
+    if (!e.held[i].empty()) w.Member("heldOn", e.held[i]);
+    w.EndObject();
   }
   w.EndArray();
   w.Key("nodes").Uint(e.plan.nodes).EndObject();
@@ -111,10 +114,11 @@ std::string GroupExplanationText(const GroupExplanation& e) {
   if (!e.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", e.not_judged);
   if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason);
   out += fmt::format("the pending members fit together now, on {} node{}:\n", e.plan.nodes, e.plan.nodes == 1 ? "" : "s");
-  out += fmt::format("{:<40} {:<24} {}\n", "POD", "NODE", "GPUS");
+  out += fmt::format("{:<40} {:<24} {:<16} {}\n", "POD", "NODE", "GPUS", "HELD ON");
   for (size_t i = 0; i < e.plan.slots.size(); ++i) {
     const placement::GangSlot& s = e.plan.slots[i];
-    out += fmt::format("{:<40} {:<24} {}\n", e.pending[i], s.node, s.placement.empty() ? "-" : GpusText(s.placement));
+    out += fmt::format("{:<40} {:<24} {:<16} {}\n", e.pending[i], s.node, s.placement.empty() ? "-" : GpusText(s.placement),
+                       e.held[i].empty() ? "-" : e.held[i]);
   }
   return out;
 }

@@ -73,6 +73,24 @@ TEST(GroupExplainHttp, WithRoomTheyAreSaidToFitMemberByMember) {
   EXPECT_THAT(text.body, HasSubstr("the pending members fit together now, on 2 nodes"));
 }
 
+// Once a member's filter has planned the gang, the plan explained names where each slot is held:
+// the same nodes, since each member's own slot is free for it in the plan explained.
+TEST(GroupExplainHttp, APlannedGangShowsWhereEachMembersSlotIsHeld) {
+  TestServer server(Cluster(true));
+  HttpClient client(server.port());
+  rapidjson::Document before = Parse(client.Get("/explain?podGroup=ml/train").body);
+  ASSERT_EQ(before["plan"].Size(), 2u);
+  EXPECT_FALSE(before["plan"][0].HasMember("heldOn"));
+  ASSERT_EQ(client.Post("/filter", ArgsWithNames(Member("w0"), {"m0", "m1"})).status, 200);
+  rapidjson::Document after = Parse(client.Get("/explain?podGroup=ml/train").body);
+  ASSERT_TRUE(after["fits"].GetBool());
+  for (const auto& slot : after["plan"].GetArray()) {
+    ASSERT_TRUE(slot.HasMember("heldOn"));
+    EXPECT_EQ(std::string(slot["heldOn"].GetString()), std::string(slot["node"].GetString()));
+  }
+  EXPECT_THAT(client.Get("/explain?podGroup=ml/train&format=text").body, HasSubstr("HELD ON"));
+}
+
 TEST(GroupExplainHttp, AWorkloadsInstanceIsFoundByItsReplicaKey) {
   std::string workload = R"({"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload","metadata":{"name":"job","namespace":"ml"},)"
                          R"("spec":{"podGroups":[{"name":"workers","policy":{"gang":{"minCount":2}}}]}})";

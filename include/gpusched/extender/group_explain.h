@@ -3,7 +3,8 @@
 // GET /explain?podGroup=NAMESPACE/NAME (and `gpusched explain --pod-group`): a pod group (gang)
 // explained: the group as its object declares it (docs/gangs.md), its members pending and bound,
 // and whether the pending ones can be placed all together on the cluster as it is now
-// (placement/gang_planner.h): member by member where, or why not. Read-only: nothing is held.
+// (placement/gang_planner.h): member by member where, or why not, and where each member's slot
+// is held when its gang is planned (gang_holds.h). Read-only: nothing is held.
 #pragma once
 
 #include <string>
@@ -32,6 +33,7 @@ struct GroupExplanation {
   // constraint), or "".
   std::string not_judged;
   placement::GangPlan plan;     // of the pending members; slots in `pending`'s order
+  std::vector<std::string> held;  // by `pending`'s order: the node of the member's held slot, or ""
 };
 
 // Explains group `key` ("namespace/name"; a Workload's "namespace/workload/podGroup") instance
