@@ -13,7 +13,6 @@
 
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/inventory/group_table.h"
-#include "gpusched/model/units.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/what_if.h"
 #include "gpusched/scoring/scorer.h"
@@ -86,17 +85,14 @@ std::string UsableSlot(std::string_view uid, const inventory::InventorySnapshot&
 // that as many members as possible are placed (leaving out the one that failed first could
 // refuse a gang whose smaller members fit).
 size_t LargestDemand(const std::vector<Pod>& pods) {
-  auto demand = [](const Pod& p) {
-    int64_t d = 0;
-    for (const Container& c : p.containers) {
-      d += c.limits.nvidia_gpus.value_or(c.requests.nvidia_gpus.value_or(0)) * kMilliPerGpu;
-      d += c.limits.mgpu_core_percent.value_or(c.requests.mgpu_core_percent.value_or(0)) * kMilliPerGpu / 100;
-    }
-    return d;
-  };
   size_t best = 0;
-  for (size_t i = 1; i < pods.size(); ++i) {
-    if (demand(pods[i]) > demand(pods[best])) best = i;
+  int64_t most = -1;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    int64_t d = placement::GangDemand(placement::AnalyzePod(pods[i]));
+    if (d > most) {
+      best = i;
+      most = d;
+    }
   }
   return best;
 }

@@ -117,6 +117,11 @@ void KeepBestK(const std::vector<RankedNode>& fits, const ExtenderArgs& args, si
   }
 }
 
+// The monotonic clock in whole seconds: when this replica last served a GPU pod's filter.
+int64_t SteadySeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 struct Service::DecisionCounts {
@@ -144,8 +149,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
 size_t Service::SweepGangs() const {
-  int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  bool called = now_s - last_filter_s_.load() < 60;
+  bool called = SteadySeconds() - last_filter_s_.load() < 60;
   return gangs_->Sweep(/*plan=*/with_.hold_publisher == nullptr || called);
 }
 
@@ -249,7 +253,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   GangStanding gang = PlanIfGang(args, &snapshot);
   if (gang.kind != GangStanding::Kind::kAlone) gangs_->Touch(inventory::GroupTable::MemberKey(args.pod));
-  last_filter_s_.store(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  last_filter_s_.store(SteadySeconds());
   if (gang.kind == GangStanding::Kind::kRefused) {
     // FailedNodes (room could be made) when the whole gang does not fit now; unresolvable when
     // not all its members exist.

@@ -24,11 +24,6 @@ namespace gpusched::placement {
 namespace {
 
 // A member's GPU demand in thousandths of a GPU, for the order of the search.
-int64_t Demand(const PodRequest& r) {
-  int64_t d = r.whole_gpus * 1000;
-  for (const MgpuContainerRequest& c : r.containers) d += c.milli_per_card * c.cards;
-  return d;
-}
 
 // What is free of a node's GPUs, in the same unit: idle whole GPUs and free mGPU compute.
 int64_t FreeMilli(const NodeState& n) {
@@ -155,6 +150,12 @@ class GangSearch {
 
 }  // namespace
 
+int64_t GangDemand(const PodRequest& r) {
+  int64_t d = r.whole_gpus * 1000;
+  for (const MgpuContainerRequest& c : r.containers) d += c.milli_per_card * c.cards;
+  return d;
+}
+
 GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
                   const PlacementOptions& options, const scoring::Scorer& scorer) {
   GangPlan plan;
@@ -172,14 +173,14 @@ GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState
   std::vector<size_t> order(members.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return Demand(members[a].request) > Demand(members[b].request); });
+                   [&](size_t a, size_t b) { return GangDemand(members[a].request) > GangDemand(members[b].request); });
   GangSearch search(nodes, options, scorer);
   std::vector<std::optional<GangSlot>> slots(members.size());
   int64_t remaining = 0;
-  for (const GangMember& m : members) remaining += Demand(m.request);
+  for (const GangMember& m : members) remaining += GangDemand(m.request);
   for (size_t i : order) {
     slots[i] = search.Place(members[i], remaining);
-    remaining -= Demand(members[i].request);
+    remaining -= GangDemand(members[i].request);
     if (!slots[i]) {
       const Pod& pod = *members[i].pod;
       plan.reason = fmt::format("{} of {} members fit; {}/{} fits on no node beside them", plan.placed, members.size(),

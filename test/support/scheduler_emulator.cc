@@ -47,22 +47,26 @@ SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cl
   }
 }
 
-void SchedulerEmulator::Add(const Pod& pod, const std::string& node, int sign) {
-  Totals& t = used_[node];
+SchedulerEmulator::Totals SchedulerEmulator::Asks(const Pod& pod) {
+  Totals t;
   for (const Container& c : pod.containers) {
-    t.gpus += sign * Asked(c.requests.nvidia_gpus, c.limits.nvidia_gpus);
-    t.core += sign * Asked(c.requests.mgpu_core_percent, c.limits.mgpu_core_percent);
-    t.memory += sign * Asked(c.requests.mgpu_memory_mib, c.limits.mgpu_memory_mib);
+    t.gpus += Asked(c.requests.nvidia_gpus, c.limits.nvidia_gpus);
+    t.core += Asked(c.requests.mgpu_core_percent, c.limits.mgpu_core_percent);
+    t.memory += Asked(c.requests.mgpu_memory_mib, c.limits.mgpu_memory_mib);
   }
+  return t;
+}
+
+void SchedulerEmulator::Add(const Pod& pod, const std::string& node, int sign) {
+  Totals asks = Asks(pod);
+  Totals& t = used_[node];
+  t.gpus += sign * asks.gpus;
+  t.core += sign * asks.core;
+  t.memory += sign * asks.memory;
 }
 
 bool SchedulerEmulator::FitsTotals(const Pod& pod, const std::string& node) const {
-  Totals want;
-  for (const Container& c : pod.containers) {
-    want.gpus += Asked(c.requests.nvidia_gpus, c.limits.nvidia_gpus);
-    want.core += Asked(c.requests.mgpu_core_percent, c.limits.mgpu_core_percent);
-    want.memory += Asked(c.requests.mgpu_memory_mib, c.limits.mgpu_memory_mib);
-  }
+  Totals want = Asks(pod);
   const Totals& cap = allocatable_.at(node);
   auto it = used_.find(node);
   Totals used = it == used_.end() ? Totals{} : it->second;

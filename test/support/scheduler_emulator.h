@@ -77,6 +77,8 @@ class SchedulerEmulator {
   // nullopt when none fits.
   std::optional<std::string> Place(const EmulatedPod& pod);
   bool Bind(const EmulatedPod& pod, const std::string& node);
+  // What `pod`'s containers ask of the three GPU resources, as the API server defaults requests.
+  static Totals Asks(const Pod& pod);
   bool FitsTotals(const Pod& pod, const std::string& node) const;
   void Add(const Pod& pod, const std::string& node, int sign);
 

@@ -58,6 +58,10 @@ struct GangPlan {
   bool unplannable = false;
 };
 
+// What a member asks of GPUs in milli-GPU (whole GPUs and mGPU shares alike): the order members
+// are placed in, largest first.
+int64_t GangDemand(const PodRequest& request);
+
 // Plans `members` on `nodes` (null entries are skipped), scored by `scorer`.
 GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
                   const PlacementOptions& options, const scoring::Scorer& scorer);
