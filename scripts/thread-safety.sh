@@ -56,5 +56,28 @@ printf '#include <%s>\n' algorithm chrono cstdint functional map memory optional
 pch_flags=()
 for f in "${flags[@]}"; do [ "$f" = -fsyntax-only ] || pch_flags+=("$f"); done
 clang++ "${pch_flags[@]}" -x c++-header "$pch_dir/common.h" -o "$pch_dir/common.h.pch"
-printf '%s\0' $sources | xargs -0 -P "${JOBS:-2}" -n 4 clang++ "${flags[@]}" -include-pch "$pch_dir/common.h.pch"
+# The files are checked in batches of 8 of one folder, each batch one translation unit that
+# includes its files (as the unity build compiles a library), so that the headers beyond the
+# precompiled ones are parsed once per batch. Files batched together may clash (two file-local
+# helpers of one name in a library the unity build does not batch): a batch that fails is checked
+# again file by file, and only those results count, with their diagnostics.
+check_batch() {
+  local dir=$1; shift
+  local unit="$dir/batch_$$_$RANDOM.cc"
+  printf '#include "%s"\n' "$@" > "$unit"
+  if clang++ "${flags[@]}" -I. -include-pch "$pch_dir/common.h.pch" "$unit" 2>/dev/null; then
+    return 0
+  fi
+  local status=0
+  for file in "$@"; do
+    clang++ "${flags[@]}" -include-pch "$pch_dir/common.h.pch" "$file" || status=1
+  done
+  return $status
+}
+export -f check_batch
+export pch_dir
+flags_line=$(printf '%q ' "${flags[@]}")
+echo "$sources" | awk -F/ '{ folder = $2; if (count[folder] % 8 == 0) { if (line != "") print line; line = "" }
+                              count[folder]++; line = line (line == "" ? "" : " ") $0 } END { if (line != "") print line }' |
+  xargs -P "${JOBS:-2}" -L 1 bash -c 'flags=('"$flags_line"'); check_batch "$0" "$@"' "$pch_dir"
 echo "thread-safety: $(echo "$sources" | wc -l) of $(all_sources | wc -l) files $scope clean"

@@ -18,7 +18,6 @@ namespace gpusched::kubeapi {
 namespace {
 
 using node_writes::ApiError;
-using node_writes::kMergePatch;
 using node_writes::NodePath;
 
 constexpr int kUnbookAttempts = 3;

@@ -15,7 +15,6 @@
 namespace gpusched::kubeapi {
 namespace {
 
-constexpr std::string_view kMergePatch = "application/merge-patch+json";
 constexpr std::string_view kDeleteProtection = "resource.kubernetes.io/delete-protection";
 
 // A status.reservedFor entry as the API server keeps it.

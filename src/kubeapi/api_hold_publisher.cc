@@ -29,7 +29,7 @@ std::vector<NodeHold> ApiHoldPublisher::Kept(const Node& node, const std::string
 
 Status ApiHoldPublisher::Write(const std::string& node, const std::string& version, const std::vector<NodeHold>& holds) {
   std::string patch = node_writes::AnnotationPatch(version, names::kHoldsAnnotation, kubejson::EncodeNodeHolds(holds));
-  StatusOr<ApiResponse> r = client_->Send("PATCH", node_writes::NodePath(node), patch, node_writes::kMergePatch,
+  StatusOr<ApiResponse> r = client_->Send("PATCH", node_writes::NodePath(node), patch, kMergePatch,
                                           options_.request_timeout);
   if (!r.ok()) return UnavailableError(r.status().message());
   if (r->status == 200) {

@@ -37,7 +37,7 @@ StatusOr<bool> PublishGpuDevices(ApiClient* client, const std::string& node, con
   patch += ":";
   json::AppendString(&patch, value);
   patch += "}}}";
-  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("PATCH", path, patch, "application/merge-patch+json", timeout));
+  GPUSCHED_ASSIGN_OR_RETURN(ApiResponse r, client->Send("PATCH", path, patch, kMergePatch, timeout));
   if (r.status != 200) return UnavailableError(fmt::format("PATCH node {}: {} {}", node, r.status, StatusMessage(r)));
   return true;
 }

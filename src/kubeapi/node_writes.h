@@ -17,8 +17,6 @@
 
 namespace gpusched::kubeapi::node_writes {
 
-inline constexpr std::string_view kMergePatch = "application/merge-patch+json";
-
 std::string NodePath(std::string_view node);
 
 // {"metadata":{"resourceVersion":RV,"annotations":{KEY:VALUE}}}

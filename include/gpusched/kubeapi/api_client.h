@@ -26,6 +26,9 @@
 
 namespace gpusched::kubeapi {
 
+// The content type of a JSON merge patch (RFC 7386), which every writer of gpusched sends.
+inline constexpr std::string_view kMergePatch = "application/merge-patch+json";
+
 struct ApiClientOptions {
   std::chrono::milliseconds request_timeout{10'000};  // connect + send + receive of one request
   std::chrono::seconds token_refresh{60};
