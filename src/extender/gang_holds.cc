@@ -54,21 +54,6 @@ std::set<std::string, std::less<>> NodesHolding(const Uids& uids, const inventor
   return out;
 }
 
-// Why a member's extended resources may be served by DRA on the snapshot's nvidia-dra nodes
-// (KEP 5004), which the gang planner does not judge yet; "" if none.
-std::string ServedByDra(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options) {
-  if (!options.dra_extended_resources) return "";
-  bool dra_nodes = std::any_of(snapshot.nodes().begin(), snapshot.nodes().end(),
-                               [](const inventory::NodeStatePtr& n) { return HasPayload(n->mode, Payload::kDevices); });
-  for (const Pod& p : pods) {
-    if (dra_nodes && !dra::MappedResources(p, snapshot.dra().classes()).empty()) {
-      return fmt::format("{}/{} asks extended resources DRA may serve (KEP 5004): gangs with such members are not planned yet",
-                         p.namespace_name, p.name);
-    }
-  }
-  return "";
-}
-
 // The member key a group instance's key names its group by: "PodGroup/ns/name#replica" is of
 // group "PodGroup/ns/name".
 std::string_view GroupOfMemberKey(std::string_view member_key) { return member_key.substr(0, member_key.find('#')); }
@@ -123,8 +108,8 @@ GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snap
 }
 
 placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
-                                const ServiceOptions& options, const std::vector<std::string_view>* only) {
-  if (std::string why = ServedByDra(pods, snapshot, options); !why.empty()) return {.reason = std::move(why), .unplannable = true};
+                                const ServiceOptions& options, dra::cel::ProgramCache* programs,
+                                const std::vector<std::string_view>* only) {
   std::vector<placement::GangMember> members;
   Uids uids;
   for (const Pod& p : pods) {
@@ -149,7 +134,9 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
   scoring::TargetWorkload workload = placement::ObservedWorkload(nodes);
   StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(options.node_policy, &workload);
   if (!scorer.ok()) scorer = scoring::MakeScorer("binpack", &workload);  // the configuration was checked at start
-  return placement::PlanGang(members, nodes, options.placement, **scorer);
+  placement::GangDra dra{.state = &snapshot.dra(), .programs = programs, .options = options.dra,
+                         .extended_resources = options.dra_extended_resources};
+  return placement::PlanGang(members, nodes, options.placement, **scorer, dra);
 }
 
 GangStanding GangHolds::Plan(const Pod& member, const std::vector<std::string_view>* offered) const {
@@ -196,7 +183,7 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
 
 GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& group, const inventory::InventorySnapshot& snapshot,
                                       const std::vector<std::string_view>& offered) const {
-  placement::GangPlan plan = PlanPending({member}, snapshot, *options_, &offered);
+  placement::GangPlan plan = PlanPending({member}, snapshot, *options_, programs_, &offered);
   Status held = plan.fits ? HoldLocked(plan, {member}) : OkStatus();
   GangStanding after = StandingOf(member, *inventory_->Snapshot(), true);
   if (plan.fits && held.ok() && after.kind == GangStanding::Kind::kSlot) return after;
@@ -222,7 +209,7 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   std::vector<Pod> planning = gang.unslotted;
   placement::GangPlan plan;
   while (!planning.empty()) {
-    plan = PlanPending(planning, snapshot, *options_);
+    plan = PlanPending(planning, snapshot, *options_, programs_);
     if (plan.fits || plan.unplannable || planning.size() <= needed) break;
     planning.erase(planning.begin() + static_cast<std::ptrdiff_t>(LargestDemand(planning)));
   }

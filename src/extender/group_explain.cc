@@ -35,7 +35,8 @@ std::string NotJudged(const std::vector<Pod>& pods, const PodGroup* group) {
 }  // namespace
 
 StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
-                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options) {
+                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                        dra::cel::ProgramCache* programs) {
   size_t slash = key.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == key.size()) {
     return InvalidArgumentError(fmt::format("podGroup \"{}\": want namespace/name", key));
@@ -77,7 +78,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   size_t exist = pending.size() + members->bound;
   e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
   e.not_judged = NotJudged(pending, e.declared ? &declared->second : nullptr);
-  e.plan = PlanPending(pending, snapshot, options);
+  e.plan = PlanPending(pending, snapshot, options, programs);
   for (const Pod& p : pending) e.held.push_back(StandingOf(p, snapshot, options.gangs).node);
   return e;
 }

@@ -144,7 +144,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
                   ? nullptr
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get())),
-      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock)) {}
+      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
@@ -441,7 +441,7 @@ StatusOr<Explanation> Service::ExplainKnown(std::string_view key) const {
 
 StatusOr<GroupExplanation> Service::ExplainGroup(std::string_view key, std::string_view replica) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  return extender::ExplainGroup(key, replica, *snapshot, options_);
+  return extender::ExplainGroup(key, replica, *snapshot, options_, &programs_);
 }
 
 StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run) const {

@@ -2,7 +2,8 @@
 //
 // The gang's greedy search: members by decreasing GPU demand, each on the view of the cluster
 // the earlier members left (edited nodes copied once per member placed there), preferring the
-// plan's nodes, then a node that holds every member left, then the policy's best score.
+// plan's nodes, then a node that holds every member left, then the policy's best score; members
+// whose devices come from DRA by the DRA planner's verdicts and scores.
 #include "gpusched/placement/gang_planner.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <set>
 
+#include "gpusched/placement/extended_planners.h"
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/planner.h"
@@ -23,27 +25,62 @@
 namespace gpusched::placement {
 namespace {
 
-// A member's GPU demand in thousandths of a GPU, for the order of the search.
-
 // What is free of a node's GPUs, in the same unit: idle whole GPUs and free mGPU compute.
 int64_t FreeMilli(const NodeState& n) {
   return std::max<int64_t>(n.whole_total - n.whole_used, 0) * 1000 + std::max<int64_t>(n.capacity_milli - n.used_milli, 0);
 }
 
+// The DRA planners that judge a member: its claims' on every node (claims only), or its special
+// claim's where DRA serves its extended resources (KEP 5004); none for other members.
+class MemberDra {
+ public:
+  MemberDra(const GangMember& m, const GangDra& dra) {
+    if (dra.state == nullptr) return;
+    if (m.request.claims_only()) {
+      claims_ = std::make_unique<DraPlanner>(*dra.state, *m.pod, dra.programs, dra.options);
+      return;
+    }
+    if (!m.request.device_plugin()) return;
+    extended_ = std::make_unique<ExtendedPlanners>(*dra.state, *m.pod, dra.programs, dra.options, dra.extended_resources);
+    if (!extended_->any()) extended_.reset();
+  }
+
+  bool any() const { return claims_ != nullptr || extended_ != nullptr; }
+  // Why the member's claims cannot be judged now (one missing or not generated), or "".
+  std::string problem() const { return claims_ != nullptr ? claims_->problem() : ""; }
+  // The planner for `node`, or null where the device plugin serves the member.
+  const DraPlanner* For(const NodeState& node) const { return claims_ != nullptr ? claims_.get() : extended_ ? extended_->For(node) : nullptr; }
+
+ private:
+  std::unique_ptr<DraPlanner> claims_;
+  std::unique_ptr<ExtendedPlanners> extended_;
+};
+
 // Why a member cannot be planned at all, or "".
-std::string Unplannable(const GangMember& m) {
+std::string Unplannable(const GangMember& m, const GangDra& dra) {
   const Pod& pod = *m.pod;
   if (!m.request.schedulable()) return fmt::format("{}/{}: {}", pod.namespace_name, pod.name, m.request.RefusalReason());
-  if (!pod.resource_claims.empty() || HasPayload(m.request.kind, Payload::kDevices)) {
-    return fmt::format("{}/{} has ResourceClaims: gangs with DRA members are not planned yet", pod.namespace_name, pod.name);
+  if (!m.request.claims_only()) return "";
+  if (dra.state == nullptr) return fmt::format("{}/{} has ResourceClaims, and no DRA state is known", pod.namespace_name, pod.name);
+  std::string problem = MemberDra(m, dra).problem();
+  return problem.empty() ? "" : fmt::format("{}/{}: {}", pod.namespace_name, pod.name, problem);
+}
+
+// The devices of a DRA verdict's ranked choice, as a hold keeps them.
+Placement RankedDevices(const DraVerdict& v) {
+  Placement devices{.kind = ClaimsKind()};
+  for (const dra::AllocationResult& r : v.ranked) {
+    for (const dra::DeviceResult& d : r.results) devices.devices.push_back(dra::DeviceName(d.id));
   }
-  return "";
+  return devices;
 }
 
 class GangSearch {
  public:
-  GangSearch(std::span<const NodeState* const> nodes, const PlacementOptions& options, const scoring::Scorer& scorer)
-      : view_(nodes.begin(), nodes.end()),
+  GangSearch(std::span<const NodeState* const> nodes, const PlacementOptions& options, const scoring::Scorer& scorer,
+             const GangDra& dra)
+      : dra_(dra),
+        view_(nodes.begin(), nodes.end()),
         in_plan_(nodes.size(), false),
         order_(nodes.size()),
         generations_(nodes.size()),
@@ -57,10 +94,22 @@ class GangSearch {
   // included; returns its slot, or nullopt if it fits on no node.
   std::optional<GangSlot> Place(const GangMember& m, int64_t remaining) {
     ResourceList requests = EffectiveRequests(*m.pod);
-    std::optional<size_t> pos = m.request.asks_gpu() ? ChooseForGpus(m, requests, remaining) : ChooseWithoutGpus(m, requests);
-    if (!pos) return std::nullopt;
+    MemberDra dra(m, dra_);
+    std::optional<size_t> pos;
     Placement placement;
-    if (m.request.asks_gpu()) placement = planner_.Evaluate(m.request, *view_[*pos], /*want_placement=*/true).placement;
+    if (dra.any()) {
+      std::optional<Candidate> c = ChooseByDevices(m, requests, dra);
+      if (c) {
+        pos = c->pos;
+        placement = std::move(c->placement);
+      }
+    } else if (m.request.asks_gpu()) {
+      pos = ChooseForGpus(m, requests, remaining);
+      if (pos) placement = planner_.Evaluate(m.request, *view_[*pos], /*want_placement=*/true).placement;
+    } else {
+      pos = ChooseWithoutGpus(m, requests);
+    }
+    if (!pos) return std::nullopt;
     GangSlot slot{.pod_uid = m.pod->uid, .node = view_[*pos]->node.name, .placement = placement};
     Book(*pos, m, std::move(placement), std::move(requests));
     return slot;
@@ -103,6 +152,55 @@ class GangSearch {
     return std::nullopt;
   }
 
+  // A node a DRA member fits on, and what it takes there.
+  struct Candidate {
+    size_t pos = 0;
+    double score = 0;
+    Placement placement;
+  };
+
+  // The plan's nodes where the member's devices fit, best scored first, then the others so; the
+  // first where the rest fits too.
+  std::optional<Candidate> ChooseByDevices(const GangMember& m, const ResourceList& requests, const MemberDra& dra) {
+    std::vector<Candidate> plan, rest;
+    for (size_t pos = 0; pos < view_.size(); ++pos) {
+      if (view_[pos] == nullptr) continue;
+      if (std::optional<Candidate> c = JudgeDevices(m, dra, pos)) (in_plan_[pos] ? plan : rest).push_back(std::move(*c));
+    }
+    auto by_score = [](const Candidate& a, const Candidate& b) { return a.score != b.score ? a.score > b.score : a.pos < b.pos; };
+    for (std::vector<Candidate>* list : {&plan, &rest}) {
+      std::sort(list->begin(), list->end(), by_score);
+      for (Candidate& c : *list) {
+        if (FitsBesides(m, requests, c.pos)) return std::move(c);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The member on the view's node at `pos`: the DRA planner's ranked choice where DRA serves it
+  // (its verdicts shared by members of one claim shape while the node is unedited), else the
+  // device plugin's placement, unscored.
+  std::optional<Candidate> JudgeDevices(const GangMember& m, const MemberDra& dra, size_t pos) {
+    const NodeState& node = *view_[pos];
+    if (const DraPlanner* planner = dra.For(node)) {
+      DraVerdictCache* cache = planner->cacheable() ? &DraCache(planner->shape()) : nullptr;
+      std::shared_ptr<const DraVerdict> v = planner->Evaluate(node, static_cast<uint32_t>(pos), /*rank=*/true, cache);
+      if (!v->fits()) return std::nullopt;
+      return Candidate{.pos = pos, .score = v->score, .placement = RankedDevices(*v)};
+    }
+    if (m.request.claims_only()) return std::nullopt;
+    NodeVerdict v = planner_.Evaluate(m.request, node, /*want_placement=*/true);
+    if (!v.fits()) return std::nullopt;
+    return Candidate{.pos = pos, .placement = std::move(v.placement)};
+  }
+
+  DraVerdictCache& DraCache(const std::vector<dra::ResourceClaim>& shape) {
+    for (auto& [s, cache] : dra_caches_) {
+      if (s == shape) return cache;
+    }
+    return dra_caches_.emplace_back(shape, DraVerdictCache{}).second;
+  }
+
   // A member without GPUs: the first of the plan's nodes, then of all nodes, where it fits.
   std::optional<size_t> ChooseWithoutGpus(const GangMember& m, const ResourceList& requests) const {
     for (int pass = 0; pass < 2; ++pass) {
@@ -115,13 +213,20 @@ class GangSearch {
   }
 
   // Books the member on a copy of its node, which the view sees from now on: its GPUs as an
-  // allocation, what else it asks as a pod nominated there that every later member counts.
+  // allocation, its DRA devices as a hold that binds every later member, what else it asks as a
+  // pod nominated there that every later member counts.
   void Book(size_t pos, const GangMember& m, Placement placement, ResourceList requests) {
     const NodeState& base = *view_[pos];
     const Pod& pod = *m.pod;
     NodeState next;
     if (placement.empty()) {
       next = base;
+    } else if (placement.kind == ClaimsKind()) {
+      next = base;
+      AddHold(Allocation{.pod_uid = pod.uid, .pod_namespace = pod.namespace_name, .pod_name = pod.name,
+                         .node_name = base.node.name, .mode = ClaimsMode(), .placement = std::move(placement),
+                         .origin = AllocationOrigin::kHeld, .priority = INT32_MAX},
+              &next);
     } else {
       Allocation a{.pod_uid = pod.uid, .pod_namespace = pod.namespace_name, .pod_name = pod.name, .node_name = base.node.name,
                    .mode = ModeServing(m.request.kind), .placement = std::move(placement),
@@ -136,6 +241,7 @@ class GangSearch {
     in_plan_[pos] = true;
   }
 
+  const GangDra& dra_;
   std::vector<const NodeState*> view_;
   std::vector<bool> in_plan_;
   std::vector<uint32_t> order_;
@@ -143,6 +249,7 @@ class GangSearch {
   std::vector<uint64_t> generations_;
   uint64_t edited_generation_ = uint64_t{1} << 62;  // above any the inventory gives
   std::map<std::string, ScoreCache> caches_;        // by ShapeKey
+  std::vector<std::pair<std::vector<dra::ResourceClaim>, DraVerdictCache>> dra_caches_;  // by DraPlanner::shape()
   std::deque<NodeState> edited_;  // stable addresses: view_ points into it
   Planner planner_;
   const scoring::Scorer& scorer_;
@@ -157,14 +264,14 @@ int64_t GangDemand(const PodRequest& r) {
 }
 
 GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
-                  const PlacementOptions& options, const scoring::Scorer& scorer) {
+                  const PlacementOptions& options, const scoring::Scorer& scorer, const GangDra& dra) {
   GangPlan plan;
   if (members.empty()) {
     plan.reason = "no members to place";
     return plan;
   }
   for (const GangMember& m : members) {
-    if (std::string why = Unplannable(m); !why.empty()) {
+    if (std::string why = Unplannable(m, dra); !why.empty()) {
       plan.reason = std::move(why);
       plan.unplannable = true;
       return plan;
@@ -174,7 +281,7 @@ GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return GangDemand(members[a].request) > GangDemand(members[b].request); });
-  GangSearch search(nodes, options, scorer);
+  GangSearch search(nodes, options, scorer, dra);
   std::vector<std::optional<GangSlot>> slots(members.size());
   int64_t remaining = 0;
   for (const GangMember& m : members) remaining += GangDemand(m.request);

@@ -1,11 +1,17 @@
 // A gang's plan (placement/gang_planner.h): every member placed on the cluster as the members
 // before it left it, all or nothing, on as few nodes as the members fit, with their other
-// resources counted; members with claims are not planned yet.
+// resources counted; members with claims judged by the DRA planner.
 #include "gpusched/placement/gang_planner.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "cluster_json.h"
+#include "dra_json.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kubejson/objects.h"
 #include "gpusched/placement/planner.h"
 #include "test_nodes.h"
 
@@ -22,13 +28,13 @@ struct Gang {
     pod.namespace_name = "ml";
     pods.push_back(std::move(pod));
   }
-  GangPlan Plan(const std::vector<NodeState>& states) {
+  GangPlan Plan(const std::vector<NodeState>& states, const GangDra& dra = {}) {
     std::vector<GangMember> members;
     for (const Pod& p : pods) members.push_back(GangMember{.pod = &p, .request = AnalyzePod(p)});
     std::vector<const NodeState*> nodes;
     for (const NodeState& s : states) nodes.push_back(&s);
     std::unique_ptr<scoring::Scorer> scorer = std::move(scoring::MakeScorer("binpack", nullptr)).value();
-    return PlanGang(members, nodes, PlacementOptions{}, *scorer);
+    return PlanGang(members, nodes, PlacementOptions{}, *scorer, dra);
   }
   std::deque<Pod> pods;  // stable addresses
 };
@@ -120,7 +126,7 @@ TEST(GangPlanner, ALauncherWithoutGpusJoinsANodeOfThePlanWhereItFits) {
   EXPECT_EQ(plan.nodes, 1u);
 }
 
-TEST(GangPlanner, AGangWithAClaimMemberIsNotPlannedAndSaysWhy) {
+TEST(GangPlanner, AClaimMemberWithoutTheDraStateMakesTheGangUnplannable) {
   std::vector<NodeState> nodes = {BuildNodeState(WholeNode("a", 8), {})};
   Gang g;
   g.Add("w0", WholePod(1));
@@ -128,7 +134,43 @@ TEST(GangPlanner, AGangWithAClaimMemberIsNotPlannedAndSaysWhy) {
   g.Add("w1", claims);
   GangPlan plan = g.Plan(nodes);
   EXPECT_FALSE(plan.fits);
-  EXPECT_THAT(plan.reason, HasSubstr("ml/w1 has ResourceClaims"));
+  EXPECT_TRUE(plan.unplannable);
+  EXPECT_THAT(plan.reason, HasSubstr("ml/w1 has ResourceClaims, and no DRA state is known"));
+}
+
+// Two members of 2 GPUs each through claims, on an nvidia-dra node of 4: the first's devices are
+// held on the plan's copy of the node, so the second gets the other two; a third finds none.
+TEST(GangPlanner, ClaimMembersTakeDisjointDevicesAndAThirdFindsNone) {
+  inventory::Inventory inv;
+  ClusterObjects c;
+  std::vector<std::string> objects = {testing::DraNode("dra-a"), testing::GpuSlice("dra-a", 4), std::string(testing::kGpuClass)};
+  for (const std::string& w : {std::string("w0"), std::string("w1"), std::string("w2")}) {
+    objects.push_back(testing::Claim("c-" + w, testing::ClaimSpec(2, "")));
+  }
+  for (const std::string& o : objects) ASSERT_TRUE(kubejson::AppendClusterJson(o, &c).ok()) << o;
+  inv.ReplaceCluster(std::move(c));
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inv.Snapshot();
+  dra::cel::ProgramCache programs;
+  Gang g;
+  for (const std::string& w : {std::string("w0"), std::string("w1"), std::string("w2")}) {
+    g.Add(w, testing::DecodedPod(testing::ClaimPod(w, "c-" + w)));
+  }
+  GangDra dra{.state = &snapshot->dra(), .programs = &programs};
+  std::vector<NodeState> nodes = {*snapshot->FindNode("dra-a")};
+  g.pods.pop_back();
+  GangPlan two = g.Plan(nodes, dra);
+  ASSERT_TRUE(two.fits) << two.reason;
+  std::set<std::string> devices;
+  for (const GangSlot& s : two.slots) {
+    EXPECT_EQ(s.node, "dra-a");
+    EXPECT_EQ(s.placement.kind, ClaimsKind());
+    devices.insert(s.placement.devices.begin(), s.placement.devices.end());
+  }
+  EXPECT_THAT(devices, ::testing::SizeIs(4));
+  g.Add("w2", testing::DecodedPod(testing::ClaimPod("w2", "c-w2")));
+  GangPlan three = g.Plan(nodes, dra);
+  EXPECT_FALSE(three.fits);
+  EXPECT_EQ(three.reason, "2 of 3 members fit; ml/w2 fits on no node beside them");
 }
 
 }  // namespace gang_planner_test

@@ -11,7 +11,8 @@
 // A pod's standing (StandingOf, pure, from the snapshot alone) decides its filter:
 //   - kAlone: gangs are off, the pod names no group, its group is not declared a gang (or not
 //     seen yet: a filter may come before the watch shows the group; the pod is then judged alone,
-//     as before gangs), or the group has members of a kind not planned yet (DRA claims, KEP 5004);
+//     as before gangs), or a member cannot be planned (a claim missing: judged alone, its filter
+//     says so);
 //   - kSlot: a slot is held for the pod on a node that is not cordoned: filter keeps that node
 //     alone when it is offered and the pod fits there, and fails every node otherwise (judging
 //     the member beside the other slots instead would let two members count on one free share);
@@ -63,21 +64,24 @@ struct GangStanding {
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs);
 
 // Plans `pods` (pending members of one group) on the snapshot's nodes, with the slots held for
-// them free, under the configured node policy (its scorer over the snapshot's workload), or says
-// why not: a member whose extended resources DRA may serve on the snapshot's nvidia-dra nodes
-// (KEP 5004) makes the plan unplannable.
-// With `only`, on those nodes alone.
+// them free, under the configured node policy (its scorer over the snapshot's workload), members
+// with DRA devices against the snapshot's DRA objects (selectors compiled into `programs`), or
+// says why not. With `only`, on those nodes alone.
 placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
-                                const ServiceOptions& options, const std::vector<std::string_view>* only = nullptr);
+                                const ServiceOptions& options, dra::cel::ProgramCache* programs,
+                                const std::vector<std::string_view>* only = nullptr);
 
 class GangHolds {
  public:
   // Each pointer must outlive this; `publisher` may be null (holds in this replica's memory).
+  // `programs`: compiled CEL selectors for members with DRA devices, shared.
   // `clock` times renewals (the inventory's clock times the holds).
-  GangHolds(inventory::Inventory* inventory, const ServiceOptions* options, HoldPublisher* publisher, const Clock* clock)
+  GangHolds(inventory::Inventory* inventory, const ServiceOptions* options, HoldPublisher* publisher, const Clock* clock,
+            dra::cel::ProgramCache* programs)
       : inventory_(inventory),
         options_(options),
         clock_(clock),
+        programs_(programs),
         writer_{.inventory = inventory, .publisher = publisher, .ttl = options->gang_hold_ttl} {}
 
   // Plans the group of `member` (whose standing was kUnplanned; it may be pending or only seen
@@ -126,6 +130,7 @@ class GangHolds {
   inventory::Inventory* inventory_;
   const ServiceOptions* options_;
   const Clock* clock_;
+  dra::cel::ProgramCache* programs_;
   const HoldWriter writer_;
   mutable Mutex mu_;
   // Refusals by member key and member UID, kept while the snapshot stays the same.

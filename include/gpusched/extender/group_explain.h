@@ -37,12 +37,12 @@ struct GroupExplanation {
 };
 
 // Explains group `key` ("namespace/name"; a Workload's "namespace/workload/podGroup") instance
-// `replica` on `snapshot`, placed under `options`. A gang with a member
-// whose extended resources DRA may serve on some node (KEP 5004) is not planned, with that
-// reason. Errors: InvalidArgument for a key without a namespace, or a replica key for a group
+// `replica` on `snapshot`, placed under `options` (DRA selectors compiled into `programs`).
+// Errors: InvalidArgument for a key without a namespace, or a replica key for a group
 // that is not a Workload's; NotFound when no API declares the group and no pod names it.
 StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
-                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options);
+                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                        dra::cel::ProgramCache* programs);
 
 std::string GroupExplanationJson(const GroupExplanation& e);
 std::string GroupExplanationText(const GroupExplanation& e);

@@ -11,9 +11,13 @@
 // and NodeResourcesFit). A member without GPUs (a launcher) needs the node fit alone: the first
 // node of the plan, then of the cluster, where it fits.
 //
-// Not planned yet: members with ResourceClaims (DRA): a gang with one is refused with that reason.
-// A member asking extended resources is judged as the device plugin serves them (nodes of mode
-// nvidia or mgpu); where DRA may serve them instead (KEP 5004) the caller must refuse the gang.
+// Members whose devices come from DRA are judged by the DRA planner (dra_planner.h) with the
+// GangDra inputs: a member with ResourceClaims alone on every node, a member asking extended
+// resources that DRA serves on nvidia-dra nodes (KEP 5004) there, and the device plugin's way
+// elsewhere. Such a member takes the devices of the DRA planner's ranked choice, held on the
+// plan's copy of its node for every later member; it goes to the plan's nodes first, then to the
+// node the DRA planner scores best (KEP 5004 members on device-plugin nodes score 0 there).
+// Without GangDra::state, or with a claim missing, such a gang is unplannable.
 // Holds (defrag, nominations) count as taken for every member, even those they are kept for. An
 // empty gang is refused ("no members to place").
 //
@@ -24,7 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/dra/cel.h"
+#include "gpusched/dra/cluster_state.h"
 #include "gpusched/model/pod.h"
+#include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/policy.h"
 #include "gpusched/placement/pod_request.h"
@@ -37,11 +44,20 @@ struct GangMember {
   PodRequest request;        // AnalyzePod(*pod)
 };
 
+// What members whose devices come from DRA are judged with: the DRA planner's inputs, which must
+// outlive the plan's making. Without `state` such members make the gang unplannable.
+struct GangDra {
+  const dra::ClusterState* state = nullptr;
+  dra::cel::ProgramCache* programs = nullptr;
+  DraOptions options;
+  bool extended_resources = false;  // DRA may serve extended resources on nvidia-dra nodes (KEP 5004)
+};
+
 // Where one member goes.
 struct GangSlot {
   std::string pod_uid;
   std::string node;
-  Placement placement;  // empty for a member without GPUs
+  Placement placement;  // empty for a member without GPUs; the devices it takes for a DRA member
 
   bool operator==(const GangSlot&) const = default;
 };
@@ -53,8 +69,8 @@ struct GangPlan {
   size_t failed = 0;            // when !fits and not unplannable: the index of the member that fit nowhere
   size_t nodes = 0;             // distinct nodes the slots use
   std::string reason;           // when !fits
-  // When !fits: some member is of a kind not planned yet (DRA claims) or cannot be placed at all
-  // (its request is refused); the reason names it. Such a gang is not the planner's to refuse.
+  // When !fits: some member cannot be judged here (DRA without GangDra, a claim missing) or placed
+  // at all (its request is refused); the reason names it. Such a gang is not the planner's to refuse.
   bool unplannable = false;
 };
 
@@ -62,8 +78,8 @@ struct GangPlan {
 // are placed in, largest first.
 int64_t GangDemand(const PodRequest& request);
 
-// Plans `members` on `nodes` (null entries are skipped), scored by `scorer`.
+// Plans `members` on `nodes` (null entries are skipped), scored by `scorer`, DRA members with `dra`.
 GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
-                  const PlacementOptions& options, const scoring::Scorer& scorer);
+                  const PlacementOptions& options, const scoring::Scorer& scorer, const GangDra& dra = {});
 
 }  // namespace gpusched::placement
