@@ -1,7 +1,8 @@
-// 200 gangs of 2-16 members (mGPU shares or whole GPUs), mixed with single pods, scheduled
+// 200 gangs of 2-16 members (mGPU shares, whole GPUs or DRA claims), mixed with single pods, scheduled
 // through an emulated kube-scheduler (test/support/scheduler_emulator.h: the 1.37 pod-group
 // cycle, and Coscheduling) against gpusched's verbs, on nodes whose GPUs are partly used so that
-// packing GPU by GPU matters. Members and groups reach the inventory as the watches deliver them;
+// packing GPU by GPU matters. Members, groups and claims reach the inventory as the watches
+// deliver them (the emulated scheduler allocates claims at PreBind, before the extender's bind);
 // binds are booked in memory (the API server's side of binding is live_bind_test's and
 // live_gang_test's). With gangs on: no gang is partly bound, no bind fails, no GPU is
 // over-booked. With gangs off, the same run binds gangs in part and fails binds: the test can
@@ -15,6 +16,8 @@
 #include <random>
 
 #include "cluster_json.h"
+#include "dra_json.h"
+#include "gpusched/dra/object_set.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/kubejson/objects.h"
 #include "scheduler_emulator.h"
@@ -36,9 +39,15 @@ struct RunResult {
   size_t singles_bound = 0;
 };
 
-// GPUs whose shares, memory or whole-GPU count are booked beyond what they have.
+// GPUs whose shares, memory or whole-GPU count are booked beyond what they have, and devices
+// allocated to more than one claim.
 size_t OverbookedGpus(const inventory::InventorySnapshot& snapshot) {
   size_t out = 0;
+  std::set<dra::DeviceId> allocated;
+  for (const auto& [key, claim] : snapshot.dra().claims()) {
+    if (!claim.allocation) continue;
+    for (const dra::DeviceResult& r : claim.allocation->results) out += allocated.insert(r.id).second ? 0 : 1;
+  }
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
     for (const placement::GpuSlot& g : n->gpus) out += g.used_milli > kMilliPerGpu || g.used_mib > g.memory_mib ? 1 : 0;
     if (n->whole_used > static_cast<int64_t>(n->gpus.size())) out += static_cast<size_t>(n->whole_used) - n->gpus.size();
@@ -46,7 +55,8 @@ size_t OverbookedGpus(const inventory::InventorySnapshot& snapshot) {
   return out;
 }
 
-// 24 mGPU nodes of 4 GPUs, each GPU 0, 30, 50 or 70% used; 8 whole-GPU nodes of 8, 0-6 used.
+// 24 mGPU nodes of 4 GPUs, each GPU 0, 30, 50 or 70% used; 8 whole-GPU nodes of 8, 0-6 used;
+// 6 nvidia-dra nodes of 8 GPUs (DRA gangs take them whole or in part).
 std::string Cluster() {
   std::mt19937 rng(7);
   std::vector<std::string> objects;
@@ -72,14 +82,38 @@ std::string Cluster() {
                             .ToJson());
     }
   }
+  for (int n = 0; n < 6; ++n) {
+    objects.push_back(testing::DraNode(fmt::format("d{}", n)));
+    objects.push_back(testing::GpuSlice(fmt::format("d{}", n), 8));
+  }
+  objects.push_back(std::string(testing::kGpuClass));
   return testing::ListJson(objects);
+}
+
+// The claim the resourceclaim controller generates for member `pod`: `gpus` GPUs.
+dra::ResourceClaim MemberClaim(const std::string& pod, int64_t gpus) {
+  ClusterObjects c;
+  EXPECT_TRUE(kubejson::AppendClusterJson(testing::GeneratedClaim("c-" + pod, pod, testing::ClaimSpec(static_cast<int>(gpus), "")), &c).ok());
+  return std::get<dra::ResourceClaim>(c.dra_objects.at(0).value);
+}
+
+// A member whose GPUs come from its claim c-<name> (a template's), in group `group`.
+std::string ClaimMemberJson(const std::string& name, const std::string& group, bool cosched) {
+  std::string pod = testing::TemplateClaimPod(name, "c-" + name);
+  if (cosched) {
+    std::string labels = fmt::format(R"("labels":{{"app":"{}")", name);
+    return pod.insert(pod.find(labels) + labels.size(), fmt::format(R"(,"{}":"{}")", kCoschedulingLabel, group));
+  }
+  return pod.insert(pod.find(R"("spec":{)") + 8, fmt::format(R"("schedulingGroup":{{"podGroupName":"{}"}},)", group));
 }
 
 // Gang g: its group (a 1.37 PodGroup, or Coscheduling's) and 2-16 pending members, all mGPU
 // shares or all whole GPUs; one gang in four can start with one member less (minCount n-1).
-std::pair<PodGroup, std::vector<EmulatedPod>> MakeGang(int g, GangFlow flow, std::mt19937& rng) {
+// Every fifth gang's members ask 1-2 GPUs through claims (`claims` gets them).
+std::pair<PodGroup, std::vector<EmulatedPod>> MakeGang(int g, GangFlow flow, std::mt19937& rng, std::vector<dra::ResourceClaim>* claims) {
   size_t n = 2 + rng() % 15;
   bool mgpu = rng() % 3 != 0;
+  bool dra = g % 5 == 4;
   int64_t core = 30 + 10 * static_cast<int64_t>(rng() % 5);
   int64_t gpus = 1 + static_cast<int64_t>(rng() % 2);
   bool cosched = flow == GangFlow::kCoscheduling;
@@ -88,6 +122,12 @@ std::pair<PodGroup, std::vector<EmulatedPod>> MakeGang(int g, GangFlow flow, std
                  .name = fmt::format("g{}", g), .min_count = static_cast<int32_t>(min_count)};
   std::vector<EmulatedPod> members;
   for (size_t i = 0; i < n; ++i) {
+    if (dra) {
+      std::string name = fmt::format("{}-{}", group.name, i);
+      claims->push_back(MemberClaim(name, gpus));
+      members.push_back(testing::Emulated(ClaimMemberJson(name, group.name, cosched)));
+      continue;
+    }
     PodJson p{.name = fmt::format("{}-{}", group.name, i), .namespace_name = "ml", .uid = fmt::format("uid-{}-{}", group.name, i),
               .phase = "Pending", .containers = {mgpu ? Mgpu("s", core, 4096) : WholeGpus("c", gpus)}};
     if (cosched) {
@@ -106,20 +146,31 @@ class GangEmulation : public ::testing::TestWithParam<GangFlow> {
     ClusterObjects cluster;
     EXPECT_TRUE(kubejson::AppendClusterJson(Cluster(), &cluster).ok());
     inventory::Inventory inventory;
+    // A claim written: the watch of claims hands its new state to the inventory.
+    auto write_claim = [&](const dra::ResourceClaim& claim) {
+      inventory.Apply(ClusterDelta{.dra_state = dra::WithClaim(inventory.Snapshot()->dra(), claim)});
+    };
     testing::SchedulerEmulator scheduler(
         [&](std::string_view verb, const std::string& body) {
           if (verb == "filter") return service_->Filter(body);
           if (verb == "prioritize") return service_->Prioritize(body);
           return service_->Bind(body);
         },
-        cluster);
+        cluster, write_claim);
     inventory.ReplaceCluster(std::move(cluster));
-    service_ = std::make_unique<Service>(&inventory, ServiceOptions{.gangs = gangs});
+    // The emulated kube-scheduler counts nvidia.com/gpu on node totals alone: its
+    // DRAExtendedResource gate is off, and so is gpusched's KEP 5004 judgement.
+    service_ = std::make_unique<Service>(&inventory, ServiceOptions{.dra_extended_resources = false, .gangs = gangs});
     std::mt19937 rng(11);
     RunResult result;
     std::deque<std::vector<EmulatedPod>> live;  // gangs bound, oldest first
     for (int g = 0; g < 200; ++g) {
-      auto [group, members] = MakeGang(g, GetParam(), rng);
+      std::vector<dra::ResourceClaim> claims;
+      auto [group, members] = MakeGang(g, GetParam(), rng, &claims);
+      for (const dra::ResourceClaim& c : claims) {  // the resourceclaim controller's, before the pods
+        write_claim(c);
+        scheduler.Created(c);
+      }
       std::vector<Pod> pending;
       for (const EmulatedPod& m : members) pending.push_back(m.pod);
       inventory.Apply(ClusterDelta{.upsert_pending = std::move(pending), .upsert_groups = {group}});  // as the watches
@@ -131,6 +182,7 @@ class GangEmulation : public ::testing::TestWithParam<GangFlow> {
       for (const EmulatedPod& m : members) {
         if (!scheduler.bound().contains(m.pod.uid)) inventory.Apply(ClusterDelta{.deleted_pending = {m.pod.uid}});  // given up
       }
+      for (int sweep = 0; sweep < 2; ++sweep) service_->SweepGangs();  // as the serve loop: slots of members gone end
       if (g % 2 == 0) result.singles_bound += Single(g, rng, &scheduler) ? 1 : 0;
       while (live.size() > 5) {  // the oldest gang finishes
         for (const EmulatedPod& m : live.front()) {

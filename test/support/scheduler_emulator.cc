@@ -1,7 +1,8 @@
 // File: scheduler_emulator.cc
 //
 // kube-scheduler's cycles as an extender sees them: node totals, filter, prioritize when more
-// than one node is left, bind; a gang's members assumed until enough fit.
+// than one node is left, bind; a gang's members assumed until enough fit; claims allocated at
+// PreBind.
 #include "scheduler_emulator.h"
 
 #include <rapidjson/document.h>
@@ -36,25 +37,95 @@ std::string BestHost(const std::string& reply) {
 
 EmulatedPod Emulated(const std::string& pod_json) { return EmulatedPod{.pod = DecodedPod(pod_json), .json = pod_json}; }
 
-SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster) : call_(std::move(call)) {
+SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster, ClaimWrite on_claim)
+    : call_(std::move(call)), on_claim_(std::move(on_claim)) {
   for (const Node& n : cluster.nodes) {
     names_.push_back(n.name);
     allocatable_[n.name] = Totals{.gpus = n.allocatable.nvidia_gpus, .core = n.allocatable.mgpu_core_percent,
                                   .memory = n.allocatable.mgpu_memory_mib};
+  }
+  for (const dra::DraObject& o : cluster.dra_objects) {
+    const dra::SlicePtr* slice = std::get_if<dra::SlicePtr>(&o.value);
+    if (slice == nullptr || !allocatable_.contains((*slice)->node_name)) continue;
+    for (const dra::Device& d : (*slice)->devices) {
+      dra::DeviceId id{.driver = (*slice)->driver, .pool = (*slice)->pool, .device = d.name};
+      devices_[(*slice)->node_name].push_back(id);
+      device_node_[id] = (*slice)->node_name;
+      ++allocatable_[(*slice)->node_name].devices;
+    }
+  }
+  for (const dra::DraObject& o : cluster.dra_objects) {
+    const dra::ResourceClaim* claim = std::get_if<dra::ResourceClaim>(&o.value);
+    if (claim == nullptr) continue;
+    claims_[claim->namespace_name + "/" + claim->name] = *claim;
+    if (!claim->allocation) continue;
+    for (const dra::DeviceResult& r : claim->allocation->results) {
+      if (device_node_.contains(r.id) && taken_.insert(r.id).second) ++taken_on_[device_node_[r.id]];
+    }
   }
   for (const Pod& p : cluster.pods) {
     if (p.bound() && !p.terminal() && allocatable_.contains(p.node_name)) Add(p, p.node_name, +1);
   }
 }
 
-SchedulerEmulator::Totals SchedulerEmulator::Asks(const Pod& pod) {
+SchedulerEmulator::Totals SchedulerEmulator::Asks(const Pod& pod) const {
   Totals t;
   for (const Container& c : pod.containers) {
     t.gpus += Asked(c.requests.nvidia_gpus, c.limits.nvidia_gpus);
     t.core += Asked(c.requests.mgpu_core_percent, c.limits.mgpu_core_percent);
     t.memory += Asked(c.requests.mgpu_memory_mib, c.limits.mgpu_memory_mib);
   }
+  for (const std::string& key : ClaimKeys(pod)) {
+    auto it = claims_.find(key);
+    if (it == claims_.end() || it->second.allocation) continue;
+    for (const dra::DeviceRequest& r : it->second.requests) t.devices += r.exactly ? r.exactly->count : 1;
+  }
   return t;
+}
+
+std::vector<std::string> SchedulerEmulator::ClaimKeys(const Pod& pod) {
+  std::vector<std::string> keys;
+  for (const PodClaimRef& ref : pod.resource_claims) {
+    std::string name = !ref.claim_name.empty() ? ref.claim_name : ref.generated.value_or("");
+    if (!name.empty()) keys.push_back(pod.namespace_name + "/" + name);
+  }
+  return keys;
+}
+
+void SchedulerEmulator::AllocateClaims(const Pod& pod, const std::string& node) {
+  for (const std::string& key : ClaimKeys(pod)) {
+    auto it = claims_.find(key);
+    if (it == claims_.end() || it->second.allocation) continue;
+    dra::ResourceClaim& claim = it->second;
+    dra::AllocationResult result;
+    auto free = devices_[node].begin();
+    for (const dra::DeviceRequest& r : claim.requests) {
+      for (int64_t k = 0; k < (r.exactly ? r.exactly->count : 1); ++k) {
+        while (free != devices_[node].end() && taken_.contains(*free)) ++free;
+        if (free == devices_[node].end()) break;  // the node totals said it fits: not reached
+        taken_.insert(*free);
+        ++taken_on_[node];
+        result.results.push_back(dra::DeviceResult{.request = r.name, .id = *free});
+      }
+    }
+    claim.allocation = std::move(result);
+    claim.reserved_for = {dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid}};
+    if (on_claim_) on_claim_(claim);
+  }
+}
+
+void SchedulerEmulator::DeallocateClaims(const Pod& pod) {
+  for (const std::string& key : ClaimKeys(pod)) {
+    auto it = claims_.find(key);
+    if (it == claims_.end() || !it->second.allocation) continue;
+    dra::ResourceClaim& claim = it->second;
+    for (const dra::DeviceResult& r : claim.allocation->results) {
+      if (taken_.erase(r.id) > 0) --taken_on_[device_node_[r.id]];
+    }
+    claim.allocation.reset();
+    claim.reserved_for.clear();
+    if (on_claim_) on_claim_(claim);
+  }
 }
 
 void SchedulerEmulator::Add(const Pod& pod, const std::string& node, int sign) {
@@ -63,6 +134,7 @@ void SchedulerEmulator::Add(const Pod& pod, const std::string& node, int sign) {
   t.gpus += sign * asks.gpus;
   t.core += sign * asks.core;
   t.memory += sign * asks.memory;
+  t.devices += sign * asks.devices;  // claims not allocated: assumed pods'; allocated ones are taken_
 }
 
 bool SchedulerEmulator::FitsTotals(const Pod& pod, const std::string& node) const {
@@ -70,9 +142,11 @@ bool SchedulerEmulator::FitsTotals(const Pod& pod, const std::string& node) cons
   const Totals& cap = allocatable_.at(node);
   auto it = used_.find(node);
   Totals used = it == used_.end() ? Totals{} : it->second;
-  // NodeResourcesFit checks only the resources the pod asks for.
+  auto taken = taken_on_.find(node);
+  int64_t devices = used.devices + (taken == taken_on_.end() ? 0 : taken->second);
+  // NodeResourcesFit checks only the resources the pod asks for; DynamicResources the claims.
   return (want.gpus == 0 || used.gpus + want.gpus <= cap.gpus) && (want.core == 0 || used.core + want.core <= cap.core) &&
-         (want.memory == 0 || used.memory + want.memory <= cap.memory);
+         (want.memory == 0 || used.memory + want.memory <= cap.memory) && (want.devices == 0 || devices + want.devices <= cap.devices);
 }
 
 std::optional<std::string> SchedulerEmulator::Place(const EmulatedPod& pod) {
@@ -89,9 +163,11 @@ std::optional<std::string> SchedulerEmulator::Place(const EmulatedPod& pod) {
 }
 
 bool SchedulerEmulator::Bind(const EmulatedPod& pod, const std::string& node) {
+  AllocateClaims(pod.pod, node);  // PreBind comes before the extender's bind
   std::string reply = call_("bind", BindJson(pod.pod.name, pod.pod.namespace_name, pod.pod.uid, node));
   if (reply.find(R"("Error":"")") == std::string::npos) {
     ++failed_binds_;
+    DeallocateClaims(pod.pod);
     return false;
   }
   Add(pod.pod, node, +1);
@@ -128,6 +204,7 @@ void SchedulerEmulator::Deleted(const EmulatedPod& pod) {
   auto it = bound_.find(pod.pod.uid);
   if (it == bound_.end()) return;
   Add(pod.pod, it->second, -1);
+  DeallocateClaims(pod.pod);
   bound_.erase(it);
 }
 

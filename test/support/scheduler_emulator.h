@@ -14,6 +14,12 @@
 //     Reserve and held at Permit until minMember are; a member that fits nowhere makes PostFilter
 //     reject the waiting ones (unreserved with no call to the extender); otherwise the held
 //     members are bound, one binding cycle each.
+//   - DRA (the DynamicResources plugin): a node's devices are its ResourceSlices'; a pod's
+//     unallocated claims ask their requests' counts, checked as node totals like the other
+//     resources (the emulated clusters' devices of a node are interchangeable). At PreBind,
+//     before the extender's bind, each claim is allocated to the node's first free devices and
+//     reserved for the pod, and handed to `on_claim` (as the watch of claims would hand it to
+//     gpusched); a failed bind or the pod's deletion deallocates it again.
 // The extender is reached through a callable (HTTP or in process). Binds the extender refuses
 // are counted as failed binds; the pod stays unbound and its node totals are given back.
 //
@@ -24,10 +30,12 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpusched/dra/object_set.h"
 #include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/model/pod.h"
 
@@ -35,6 +43,8 @@ namespace gpusched::testing {
 
 // Sends `body` to the extender's verb ("filter", "prioritize", "bind") and returns the reply.
 using ExtenderCall = std::function<std::string(std::string_view verb, const std::string& body)>;
+// A claim the emulated scheduler allocated (PreBind) or deallocated: its new state.
+using ClaimWrite = std::function<void(const dra::ResourceClaim& claim)>;
 
 struct EmulatedPod {
   Pod pod;           // as decoded from `json`
@@ -56,13 +66,16 @@ struct GangOutcome {
 class SchedulerEmulator {
  public:
   // `cluster`: the nodes, and the pods bound when the emulator starts (counted in node totals).
-  SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster);
+  // `on_claim` (optional) receives each claim write.
+  SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster, ClaimWrite on_claim = nullptr);
 
   // Schedules one pod in its own cycle; returns whether it was bound.
   bool Schedule(const EmulatedPod& pod);
   // Schedules a gang of `members` needing `min_count` of them placed together.
   GangOutcome ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow);
-  // A bound pod was deleted: its node totals are free again.
+  // A claim was created (the resourceclaim controller's, for a pod's template).
+  void Created(const dra::ResourceClaim& claim) { claims_[claim.namespace_name + "/" + claim.name] = claim; }
+  // A bound pod was deleted: its node totals and claims are free again.
   void Deleted(const EmulatedPod& pod);
 
   // Where each pod the emulator bound went, by UID.
@@ -71,18 +84,31 @@ class SchedulerEmulator {
 
  private:
   struct Totals {
-    int64_t gpus = 0, core = 0, memory = 0;
+    int64_t gpus = 0, core = 0, memory = 0, devices = 0;
   };
   // The node kube-scheduler picks for `pod` (node totals count the bound and assumed pods), or
   // nullopt when none fits.
   std::optional<std::string> Place(const EmulatedPod& pod);
   bool Bind(const EmulatedPod& pod, const std::string& node);
-  // What `pod`'s containers ask of the three GPU resources, as the API server defaults requests.
-  static Totals Asks(const Pod& pod);
+  // What `pod`'s containers ask of the three GPU resources, as the API server defaults requests,
+  // and its unallocated claims of devices.
+  Totals Asks(const Pod& pod) const;
+  // The claims `pod` names ("namespace/name"), as its spec and status name them.
+  static std::vector<std::string> ClaimKeys(const Pod& pod);
+  // PreBind: allocates `pod`'s unallocated claims on `node` and hands them to on_claim_.
+  void AllocateClaims(const Pod& pod, const std::string& node);
+  // Deallocates the claims `pod` holds (its bind failed, or it was deleted).
+  void DeallocateClaims(const Pod& pod);
   bool FitsTotals(const Pod& pod, const std::string& node) const;
   void Add(const Pod& pod, const std::string& node, int sign);
 
   ExtenderCall call_;
+  ClaimWrite on_claim_;
+  std::map<std::string, std::vector<dra::DeviceId>> devices_;  // each node's, in published order
+  std::map<dra::DeviceId, std::string> device_node_;
+  std::set<dra::DeviceId> taken_;                       // by allocated claims
+  std::map<std::string, int64_t> taken_on_;             // how many of each node's
+  std::map<std::string, dra::ResourceClaim> claims_;    // by "namespace/name"
   std::vector<std::string> names_;
   std::map<std::string, Totals> allocatable_;
   std::map<std::string, Totals> used_;  // bound and assumed
