@@ -18,6 +18,10 @@
 //                          and 5,000 nodes): one
 //                          1-GPU pod moves (placement/dra_defrag.h); full=1: every node full, no
 //                          plan (each node skipped: no free devices elsewhere for its pods)
+//   BM_DraGangPlan         a gang of 64 members, each with a claim of the pending pod's shape (2
+//                          GPUs), planned together over 5,000 nodes (placement/gang_planner.h):
+//                          the DRA planner's ranked choice on every node for the first member,
+//                          cached verdicts on the nodes the plan did not edit after it
 //   BM_DraAllocatorColdCel every node once with empty selector caches (CEL evaluated per device)
 //   BM_DraStateFromJson    one DRA change the old way: every object decoded again from JSON
 //   BM_DraStateFromTypedDelta  one claim change now: applied to the typed set, state rebuilt
@@ -33,6 +37,8 @@
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/objects.h"
 #include "gpusched/placement/dra_planner.h"
+#include "gpusched/placement/gang_planner.h"
+#include "gpusched/scoring/scorer.h"
 
 namespace gpusched::bench {
 namespace {
@@ -236,6 +242,41 @@ void BM_DraServiceFilterExtended(benchmark::State& state) {
   state.counters["nodes_kept"] = static_cast<double>(kept);
 }
 
+void BM_DraGangPlan(benchmark::State& state) {
+  int nodes = static_cast<int>(state.range(0));
+  int members = static_cast<int>(state.range(1));
+  ClusterObjects cluster = DraCluster(nodes);
+  std::string selector;
+  json::AppendString(&selector, kSelector);
+  std::vector<Pod> pods;
+  for (int i = 0; i < members; ++i) {
+    AddJson(&cluster, fmt::format(R"({{"kind":"ResourceClaim","metadata":{{"name":"train-{}","namespace":"ml"}},"spec":{{"devices":{{"requests":[
+      {{"name":"gpus","exactly":{{"deviceClassName":"gpu.nvidia.com","count":2,"selectors":[{{"cel":{{"expression":{}}}}}]}}}}]}}}}}})",
+                                  i, selector));
+    Pod p = PendingPod();
+    p.name = p.uid = fmt::format("trainer-{}", i);
+    p.resource_claims[0].claim_name = fmt::format("train-{}", i);
+    pods.push_back(std::move(p));
+  }
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(cluster));
+  auto snapshot = inv.Snapshot();
+  std::vector<placement::GangMember> gang;
+  for (const Pod& p : pods) gang.push_back(placement::GangMember{.pod = &p, .request = placement::AnalyzePod(p)});
+  std::vector<const placement::NodeState*> states;
+  for (const inventory::NodeStatePtr& n : snapshot->nodes()) states.push_back(n.get());
+  std::unique_ptr<scoring::Scorer> scorer = std::move(scoring::MakeScorer("binpack", nullptr)).value();
+  dra::cel::ProgramCache programs;
+  placement::GangDra dra{.state = &snapshot->dra(), .programs = &programs};
+  placement::GangPlan plan;
+  for (auto _ : state) {
+    plan = placement::PlanGang(gang, states, placement::PlacementOptions{}, *scorer, dra);
+    benchmark::DoNotOptimize(plan);
+  }
+  if (!plan.fits) state.SkipWithError(plan.reason.c_str());
+  state.counters["nodes_used"] = static_cast<double>(plan.nodes);
+}
+
 void BM_DraServicePreempt(benchmark::State& state) {
   inventory::Inventory inv;
   ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)), Fill::kFull);
@@ -339,6 +380,7 @@ BENCHMARK(BM_DraServicePrioritize)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilterExtended)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePreempt)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceDefrag)->ArgNames({"nodes", "full"})->Args({500, 0})->Args({500, 1})->Args({5000, 0})->Args({5000, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DraGangPlan)->ArgNames({"nodes", "members"})->Args({5000, 64})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DraAllocatorColdCel)->Arg(500)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <set>
 
+#include "gpusched/dra/allocator/pools.h"
 #include "gpusched/placement/what_if.h"
 
 namespace gpusched::placement {
@@ -144,12 +145,39 @@ bool DraPlanner::AllHoldsBind(const NodeState& node) const {
   return std::all_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return HoldBinds(h, Viewer::Of(pod_)); });
 }
 
+namespace {
+
+// The entries of `from` whose devices are in one of `pools`, added to `to`.
+template <typename Set>
+void CopyPools(const Set& from, const dra::NodePools& pools, Set* to) {
+  for (const dra::PoolData& p : pools.pools) {
+    dra::DeviceId first{.driver = std::string(p.driver), .pool = std::string(p.name)};
+    for (auto it = from.lower_bound(first); it != from.end(); ++it) {
+      const dra::DeviceId& id = [&]() -> const dra::DeviceId& {
+        if constexpr (requires { it->first; }) {
+          return it->first;
+        } else {
+          return *it;
+        }
+      }();
+      if (id.driver != p.driver || id.pool != p.name) break;
+      to->insert(*it);
+    }
+  }
+}
+
+}  // namespace
+
 const dra::AllocatedDevices* DraPlanner::WithHolds(const NodeState& node, const dra::AllocatedDevices* base,
-                                                   dra::AllocatedDevices* merged) const {
+                                                   const dra::NodePools& pools, dra::AllocatedDevices* merged) const {
   bool any = false;
   for (const Allocation& h : node.holds) {
     if (h.placement.kind != ClaimsKind() || !HoldBinds(h, Viewer::Of(pod_))) continue;
-    if (!any) *merged = *base;
+    if (!any) {
+      CopyPools(base->exclusive, pools, &merged->exclusive);
+      CopyPools(base->shared, pools, &merged->shared);
+      CopyPools(base->consumed_capacity_milli, pools, &merged->consumed_capacity_milli);
+    }
     any = true;
     for (const std::string& name : h.placement.devices) {
       if (std::optional<dra::DeviceId> id = dra::ParseDeviceName(name)) merged->exclusive.insert(std::move(*id));
@@ -206,7 +234,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   bool what_if = held != nullptr;  // devices of a what-if view: only whether it fits matters
   dra::AllocatedDevices merged, with_holds;
   if (held == nullptr) held = Held(&merged);
-  held = WithHolds(node, held, &with_holds);
+  held = WithHolds(node, held, *pools, &with_holds);
   auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
     return dra::Allocate(dra::AllocatorInput{.node = &info,
                                              .claims = claims,

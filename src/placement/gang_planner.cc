@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <list>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -95,13 +96,14 @@ class GangSearch {
   std::optional<GangSlot> Place(const GangMember& m, int64_t remaining) {
     ResourceList requests = EffectiveRequests(*m.pod);
     MemberDra dra(m, dra_);
+    cache_of_ = nullptr;  // a new member's planner may reuse the last one's address
     std::optional<size_t> pos;
     Placement placement;
     if (dra.any()) {
       std::optional<Candidate> c = ChooseByDevices(m, requests, dra);
       if (c) {
         pos = c->pos;
-        placement = std::move(c->placement);
+        placement = c->verdict ? RankedDevices(*c->verdict) : planner_.Evaluate(m.request, *view_[*pos], /*want_placement=*/true).placement;
       }
     } else if (m.request.asks_gpu()) {
       pos = ChooseForGpus(m, requests, remaining);
@@ -152,53 +154,84 @@ class GangSearch {
     return std::nullopt;
   }
 
-  // A node a DRA member fits on, and what it takes there.
+  // A node a DRA member fits on, and the verdict there (null for the device plugin's).
   struct Candidate {
     size_t pos = 0;
     double score = 0;
-    Placement placement;
+    std::shared_ptr<const DraVerdict> verdict;
   };
 
-  // The plan's nodes where the member's devices fit, best scored first, then the others so; the
-  // first where the rest fits too.
+  static bool ByScore(const Candidate& a, const Candidate& b) { return a.score != b.score ? a.score > b.score : a.pos < b.pos; }
+
+  // The plan's nodes where the member's devices fit, best scored first (ranked verdicts: they are
+  // few), then the other nodes where they fit, in the snapshot's order (a first fit: ranking
+  // every node took four times as long as judging it); the first where the rest fits too.
   std::optional<Candidate> ChooseByDevices(const GangMember& m, const ResourceList& requests, const MemberDra& dra) {
-    std::vector<Candidate> plan, rest;
-    for (size_t pos = 0; pos < view_.size(); ++pos) {
-      if (view_[pos] == nullptr) continue;
-      if (std::optional<Candidate> c = JudgeDevices(m, dra, pos)) (in_plan_[pos] ? plan : rest).push_back(std::move(*c));
+    std::vector<Candidate> plan;
+    for (size_t pos : plan_nodes_) {  // ranked where it fits: the plan's nodes fill up
+      if (!JudgeDevices(m, dra, pos, /*rank=*/false)) continue;
+      if (std::optional<Candidate> c = JudgeDevices(m, dra, pos, /*rank=*/true)) plan.push_back(std::move(*c));
     }
-    auto by_score = [](const Candidate& a, const Candidate& b) { return a.score != b.score ? a.score > b.score : a.pos < b.pos; };
-    for (std::vector<Candidate>* list : {&plan, &rest}) {
-      std::sort(list->begin(), list->end(), by_score);
-      for (Candidate& c : *list) {
-        if (FitsBesides(m, requests, c.pos)) return std::move(c);
-      }
+    std::sort(plan.begin(), plan.end(), ByScore);
+    for (const Candidate& c : plan) {
+      if (FitsBesides(m, requests, c.pos)) return c;
+    }
+    for (size_t pos : FittingRest(m, dra)) {
+      if (in_plan_[pos] || !FitsBesides(m, requests, pos)) continue;  // taken by the plan since
+      return JudgeDevices(m, dra, pos, /*rank=*/true);
     }
     return std::nullopt;
   }
 
-  // The member on the view's node at `pos`: the DRA planner's ranked choice where DRA serves it
-  // (its verdicts shared by members of one claim shape while the node is unedited), else the
-  // device plugin's placement, unscored.
-  std::optional<Candidate> JudgeDevices(const GangMember& m, const MemberDra& dra, size_t pos) {
-    const NodeState& node = *view_[pos];
-    if (const DraPlanner* planner = dra.For(node)) {
-      DraVerdictCache* cache = planner->cacheable() ? &DraCache(planner->shape()) : nullptr;
-      std::shared_ptr<const DraVerdict> v = planner->Evaluate(node, static_cast<uint32_t>(pos), /*rank=*/true, cache);
-      if (!v->fits()) return std::nullopt;
-      return Candidate{.pos = pos, .score = v->score, .placement = RankedDevices(*v)};
+  // The nodes outside the plan where the member's devices fit, judged once for all members of its
+  // judgement (claim shape, or the device plugin's shape for KEP 5004, with priority and
+  // controller, which decide the holds that bind it): a node outside the plan is as the cluster
+  // has it, so its verdict stays; the nodes the plan took since are skipped by the caller.
+  const std::vector<size_t>& FittingRest(const GangMember& m, const MemberDra& dra) {
+    std::string shape = m.request.claims_only() ? "claims " + ClaimsShapeKey(m, dra) : "plugin " + ShapeKey(m.request);
+    auto [it, fresh] = fitting_rest_.try_emplace(fmt::format("{} {} {}", shape, m.pod->priority, m.pod->controller_uid));
+    if (!fresh) return it->second;
+    for (size_t pos = 0; pos < view_.size(); ++pos) {
+      if (view_[pos] != nullptr && !in_plan_[pos] && JudgeDevices(m, dra, pos, /*rank=*/false)) it->second.push_back(pos);
     }
-    if (m.request.claims_only()) return std::nullopt;
-    NodeVerdict v = planner_.Evaluate(m.request, node, /*want_placement=*/true);
-    if (!v.fits()) return std::nullopt;
-    return Candidate{.pos = pos, .placement = std::move(v.placement)};
+    return it->second;
   }
 
-  DraVerdictCache& DraCache(const std::vector<dra::ResourceClaim>& shape) {
-    for (auto& [s, cache] : dra_caches_) {
-      if (s == shape) return cache;
+  // What identifies the judgement of a member with claims alone: its claims' shape (by the
+  // address of that shape's verdict cache) when verdicts can be shared, else the member itself.
+  std::string ClaimsShapeKey(const GangMember& m, const MemberDra& dra) {
+    for (const NodeState* n : view_) {
+      if (n == nullptr) continue;
+      const DraPlanner* planner = dra.For(*n);
+      if (planner != nullptr && planner->cacheable()) return fmt::format("{}", static_cast<const void*>(DraCache(*planner)));
+      break;
     }
-    return dra_caches_.emplace_back(shape, DraVerdictCache{}).second;
+    return "pod " + m.pod->uid;
+  }
+
+  // The member on the view's node at `pos`: the DRA planner's verdict (with its ranked choice when
+  // `rank`) where DRA serves it, shared by members of one claim shape while the node is unedited;
+  // else the device plugin's, unscored.
+  std::optional<Candidate> JudgeDevices(const GangMember& m, const MemberDra& dra, size_t pos, bool rank) {
+    const NodeState& node = *view_[pos];
+    if (const DraPlanner* planner = dra.For(node)) {
+      DraVerdictCache* cache = planner->cacheable() ? DraCache(*planner) : nullptr;
+      std::shared_ptr<const DraVerdict> v = planner->Evaluate(node, static_cast<uint32_t>(pos), rank, cache);
+      if (!v->fits()) return std::nullopt;
+      return Candidate{.pos = pos, .score = v->score, .verdict = std::move(v)};
+    }
+    if (m.request.claims_only() || !planner_.Evaluate(m.request, node, /*want_placement=*/false).fits()) return std::nullopt;
+    return Candidate{.pos = pos};
+  }
+
+  // The verdict cache of `planner`'s claim shape, looked up once per planner.
+  DraVerdictCache* DraCache(const DraPlanner& planner) {
+    if (&planner == cache_of_) return cache_;
+    auto it = std::find_if(dra_caches_.begin(), dra_caches_.end(), [&](const auto& c) { return c.first == planner.shape(); });
+    if (it == dra_caches_.end()) it = dra_caches_.insert(dra_caches_.end(), {planner.shape(), DraVerdictCache{}});
+    cache_of_ = &planner;
+    cache_ = &it->second;
+    return cache_;
   }
 
   // A member without GPUs: the first of the plan's nodes, then of all nodes, where it fits.
@@ -238,6 +271,7 @@ class GangSearch {
     next.generation = generations_[pos] = ++edited_generation_;
     edited_.push_back(std::move(next));
     view_[pos] = &edited_.back();
+    if (!in_plan_[pos]) plan_nodes_.push_back(pos);
     in_plan_[pos] = true;
   }
 
@@ -249,7 +283,12 @@ class GangSearch {
   std::vector<uint64_t> generations_;
   uint64_t edited_generation_ = uint64_t{1} << 62;  // above any the inventory gives
   std::map<std::string, ScoreCache> caches_;        // by ShapeKey
-  std::vector<std::pair<std::vector<dra::ResourceClaim>, DraVerdictCache>> dra_caches_;  // by DraPlanner::shape()
+  // By DraPlanner::shape(): a list (stable addresses), for the few shapes of one gang.
+  std::list<std::pair<std::vector<dra::ResourceClaim>, DraVerdictCache>> dra_caches_;
+  const DraPlanner* cache_of_ = nullptr;  // the planner whose cache DraCache found last
+  std::vector<size_t> plan_nodes_;        // the positions in_plan_ marks, in the order taken
+  std::map<std::string, std::vector<size_t>> fitting_rest_;  // FittingRest's, by judgement
+  DraVerdictCache* cache_ = nullptr;
   std::deque<NodeState> edited_;  // stable addresses: view_ points into it
   Planner planner_;
   const scoring::Scorer& scorer_;

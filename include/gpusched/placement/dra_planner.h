@@ -96,8 +96,10 @@ class DraPlanner {
   // every pod of its shape judged there.
   bool AllHoldsBind(const NodeState& node) const;
   // `base` with the devices of the DRA holds on `node` that bind the pod added (in `merged`), or
-  // `base` itself when none does.
-  const dra::AllocatedDevices* WithHolds(const NodeState& node, const dra::AllocatedDevices* base,
+  // `base` itself when none does. `merged` keeps only the devices of `pools` (the node's), which
+  // are all the allocator reads: a copy of the cluster's every device per node was most of a
+  // gang plan's time.
+  const dra::AllocatedDevices* WithHolds(const NodeState& node, const dra::AllocatedDevices* base, const dra::NodePools& pools,
                                          dra::AllocatedDevices* merged) const;
   // `reason` with the placeholders replaced by the claims' names.
   std::string Personal(std::string reason) const;

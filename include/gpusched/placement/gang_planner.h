@@ -15,8 +15,9 @@
 // GangDra inputs: a member with ResourceClaims alone on every node, a member asking extended
 // resources that DRA serves on nvidia-dra nodes (KEP 5004) there, and the device plugin's way
 // elsewhere. Such a member takes the devices of the DRA planner's ranked choice, held on the
-// plan's copy of its node for every later member; it goes to the plan's nodes first, then to the
-// node the DRA planner scores best (KEP 5004 members on device-plugin nodes score 0 there).
+// plan's copy of its node for every later member; it goes to the plan's node the DRA planner
+// scores best, else to the first other node where it fits, in the nodes' order (ranking every
+// node cost four times judging it; the nodes outside the plan are judged once per claim shape).
 // Without GangDra::state, or with a claim missing, such a gang is unplannable.
 // Holds (defrag, nominations) count as taken for every member, even those they are kept for. An
 // empty gang is refused ("no members to place").
