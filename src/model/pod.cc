@@ -34,7 +34,7 @@ ResourceList EffectiveRequests(const Pod& pod) {
 
 PodLabels LabelsOf(const Pod& pod) {
   return PodLabels{.namespace_name = pod.namespace_name, .labels = pod.labels, .controller_uid = pod.controller_uid,
-                   .controller_kind = pod.controller_kind, .constraints = pod.constraints};
+                   .controller_kind = pod.controller_kind, .constraints = pod.constraints, .group = pod.group};
 }
 
 bool IsTrackedAnnotation(std::string_view key) {

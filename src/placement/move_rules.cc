@@ -40,6 +40,9 @@ std::string WhyNotMovable(const NodeState& node, const Allocation& a, const std:
   const PodLabels* labels = node.LabelsOf(a.pod_uid);
   if (labels == nullptr || labels->controller_uid.empty()) return "no controller would recreate it";
   if (RecreatedOnItsNode(*labels)) return fmt::format("its {} would recreate it on the same node", labels->controller_kind);
+  // A gang's member is useless without the others, and a group may declare that its pods are
+  // disrupted all together: a group moves whole or not at all, and defrag moves no group.
+  if (labels->group) return fmt::format("a member of {} {}: a group moves whole or not at all", GroupApiName(labels->group->api), labels->group->name);
   if (std::string unjudged = UnjudgedBesidesHostPorts(labels->constraints); !unjudged.empty()) {
     return fmt::format("gpusched cannot judge its {}", unjudged);
   }

@@ -220,6 +220,16 @@ TEST(DefragPlanner, APodWithPodRelationsGpuschedCannotJudgeIsNeverMoved) {
   EXPECT_THAT(Room(WholePod(4), d).reason, HasSubstr("not moved: 1 pod (gpusched cannot judge its volumes)"));
 }
 
+// A running gang is useless without any of its members: defrag never evicts one of them.
+TEST(DefragPlanner, AMemberOfAPodGroupIsNeverMoved) {
+  PodLabels member{"ns", {{"app", "a2"}}, "job-a2", "Job"};
+  member.group = PodGroupRef{.api = GroupApi::kPodGroup, .name = "train"};
+  Cluster c = WithA2(member);
+  DefragPlan p = Room(WholePod(4), c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.reason, HasSubstr("not moved: 1 pod (a member of PodGroup train: a group moves whole or not at all)"));
+}
+
 // Budgets are counted as the Eviction API counts them: an empty selector covers every pod of its
 // namespace (kube-scheduler's preemption ignores it), a nil one none; a pod two budgets cover is
 // refused by the Eviction API (500) and never moved.

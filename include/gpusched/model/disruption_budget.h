@@ -9,12 +9,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "gpusched/model/labels.h"
 #include "gpusched/model/pod_constraints.h"
+#include "gpusched/model/pod_group.h"
 
 namespace gpusched {
 
@@ -26,6 +28,7 @@ struct PodLabels {
   std::string controller_uid;  // Pod::controller_uid: what recreates the pod, "" for nothing
   std::string controller_kind;  // Pod::controller_kind
   PodConstraints constraints;   // Pod::constraints
+  std::optional<PodGroupRef> group;  // Pod::group: the pod group it is a member of
 
   auto operator<=>(const PodLabels&) const = default;
 };

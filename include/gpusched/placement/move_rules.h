@@ -9,6 +9,9 @@
 //   booking of another replica, a hold);
 // - nothing would recreate it: no controller (ownerReferences with controller: true), or one
 //   that recreates it on the same node (a DaemonSet, a static pod's mirror);
+// - it is a member of a pod group (a gang, pod_group.h): a group moves whole or not at all (a
+//   gang is useless in part; a PodGroup's disruptionMode may say so), and no planner moves a
+//   group yet;
 // - it has required pod affinity or anti-affinity, DoNotSchedule topology spread constraints or
 //   volumes a volume filter reads (node_fit.h's UnjudgedBesidesHostPorts): gpusched cannot judge
 //   where its replacement may go (host ports it judges, below);
