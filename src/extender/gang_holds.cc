@@ -66,14 +66,21 @@ std::string UsableSlot(std::string_view uid, const inventory::InventorySnapshot&
   return state == nullptr || state->node.schedulability.unschedulable ? "" : node;
 }
 
+// The DRA inputs of a plan on `snapshot`.
+placement::GangDra GangDraOf(const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                             dra::cel::ProgramCache* programs) {
+  return placement::GangDra{.state = &snapshot.dra(), .programs = programs, .options = options.dra,
+                            .extended_resources = options.dra_extended_resources};
+}
+
 // The member of `pods` asking the most GPU: the first left out of a plan that does not fit, so
 // that as many members as possible are placed (leaving out the one that failed first could
 // refuse a gang whose smaller members fit).
-size_t LargestDemand(const std::vector<Pod>& pods) {
+size_t LargestDemand(const std::vector<Pod>& pods, const placement::GangDra& dra) {
   size_t best = 0;
   int64_t most = -1;
   for (size_t i = 0; i < pods.size(); ++i) {
-    int64_t d = placement::GangDemand(placement::AnalyzePod(pods[i]));
+    int64_t d = placement::GangDemand(placement::GangMember{.pod = &pods[i], .request = placement::AnalyzePod(pods[i])}, dra);
     if (d > most) {
       best = i;
       most = d;
@@ -134,9 +141,7 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
   scoring::TargetWorkload workload = placement::ObservedWorkload(nodes);
   StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(options.node_policy, &workload);
   if (!scorer.ok()) scorer = scoring::MakeScorer("binpack", &workload);  // the configuration was checked at start
-  placement::GangDra dra{.state = &snapshot.dra(), .programs = programs, .options = options.dra,
-                         .extended_resources = options.dra_extended_resources};
-  return placement::PlanGang(members, nodes, options.placement, **scorer, dra);
+  return placement::PlanGang(members, nodes, options.placement, **scorer, GangDraOf(snapshot, options, programs));
 }
 
 GangStanding GangHolds::Plan(const Pod& member, const std::vector<std::string_view>* offered) const {
@@ -211,7 +216,7 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   while (!planning.empty()) {
     plan = PlanPending(planning, snapshot, *options_, programs_);
     if (plan.fits || plan.unplannable || planning.size() <= needed) break;
-    planning.erase(planning.begin() + static_cast<std::ptrdiff_t>(LargestDemand(planning)));
+    planning.erase(planning.begin() + static_cast<std::ptrdiff_t>(LargestDemand(planning, GangDraOf(snapshot, *options_, programs_))));
   }
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone
   bool planned = plan.fits || (planning.empty() && needed == 0);

@@ -67,13 +67,43 @@ std::string Unplannable(const GangMember& m, const GangDra& dra) {
   return problem.empty() ? "" : fmt::format("{}/{}: {}", pod.namespace_name, pod.name, problem);
 }
 
-// The devices of a DRA verdict's ranked choice, as a hold keeps them.
+// The devices of a DRA verdict's ranked choice that a hold can keep: not those taken with
+// adminAccess (which holds nothing) nor shares of a shareable device (a hold would keep it whole).
 Placement RankedDevices(const DraVerdict& v) {
   Placement devices{.kind = ClaimsKind()};
   for (const dra::AllocationResult& r : v.ranked) {
-    for (const dra::DeviceResult& d : r.results) devices.devices.push_back(dra::DeviceName(d.id));
+    for (const dra::DeviceResult& d : r.results) {
+      if (!d.admin_access && d.share_id.empty()) devices.devices.push_back(dra::DeviceName(d.id));
+    }
   }
   return devices;
+}
+
+// The devices a set of claims asks: each request's count (1 for one of allocation mode All, or a
+// firstAvailable list: its first choice's).
+int64_t ClaimDevices(const std::vector<dra::ResourceClaim>& claims) {
+  int64_t n = 0;
+  for (const dra::ResourceClaim& c : claims) {
+    for (const dra::DeviceRequest& r : c.requests) {
+      const dra::ExactRequest* e = r.exactly ? &*r.exactly : r.first_available.empty() ? nullptr : &r.first_available[0];
+      n += e != nullptr && e->allocation_mode == "ExactCount" ? e->count : 1;
+    }
+  }
+  return n;
+}
+
+// What decides a member's devices besides the node, for members that share FittingRest: its
+// request's shape and every resource each of its containers asks (which a KEP 5004 special claim
+// is built from).
+std::string ContainersKey(const GangMember& m) {
+  std::string key = ShapeKey(m.request);
+  for (const std::vector<Container>* list : {&m.pod->init_containers, &m.pod->containers}) {
+    for (const Container& c : *list) {
+      key += fmt::format("|{}{}", c.name, c.sidecar ? "+" : "");
+      for (const auto& [name, amount] : c.other_requests.items()) key += fmt::format(",{}={}", name, amount);
+    }
+  }
+  return key;
 }
 
 class GangSearch {
@@ -178,17 +208,19 @@ class GangSearch {
     }
     for (size_t pos : FittingRest(m, dra)) {
       if (in_plan_[pos] || !FitsBesides(m, requests, pos)) continue;  // taken by the plan since
-      return JudgeDevices(m, dra, pos, /*rank=*/true);
+      if (std::optional<Candidate> c = JudgeDevices(m, dra, pos, /*rank=*/true)) return c;
     }
     return std::nullopt;
   }
 
   // The nodes outside the plan where the member's devices fit, judged once for all members of its
-  // judgement (claim shape, or the device plugin's shape for KEP 5004, with priority and
+  // judgement (claim shape, or for KEP 5004 its containers' requests, with priority and
   // controller, which decide the holds that bind it): a node outside the plan is as the cluster
   // has it, so its verdict stays; the nodes the plan took since are skipped by the caller.
   const std::vector<size_t>& FittingRest(const GangMember& m, const MemberDra& dra) {
-    std::string shape = m.request.claims_only() ? "claims " + ClaimsShapeKey(m, dra) : "plugin " + ShapeKey(m.request);
+    std::string shape = m.request.claims_only()        ? "claims " + ClaimsShapeKey(m, dra)
+                        : m.pod->resource_claims.empty() ? "plugin " + ContainersKey(m)
+                                                        : "pod " + m.pod->uid;
     auto [it, fresh] = fitting_rest_.try_emplace(fmt::format("{} {} {}", shape, m.pod->priority, m.pod->controller_uid));
     if (!fresh) return it->second;
     for (size_t pos = 0; pos < view_.size(); ++pos) {
@@ -302,6 +334,12 @@ int64_t GangDemand(const PodRequest& r) {
   return d;
 }
 
+int64_t GangDemand(const GangMember& m, const GangDra& dra) {
+  if (!m.request.claims_only() || dra.state == nullptr) return GangDemand(m.request);
+  DraPlanner planner(*dra.state, *m.pod, dra.programs, dra.options);
+  return 1000 * ClaimDevices(planner.shape());
+}
+
 GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
                   const PlacementOptions& options, const scoring::Scorer& scorer, const GangDra& dra) {
   GangPlan plan;
@@ -318,15 +356,15 @@ GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState
   }
   std::vector<size_t> order(members.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return GangDemand(members[a].request) > GangDemand(members[b].request); });
+  std::vector<int64_t> demand;
+  for (const GangMember& m : members) demand.push_back(GangDemand(m, dra));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return demand[a] > demand[b]; });
   GangSearch search(nodes, options, scorer, dra);
   std::vector<std::optional<GangSlot>> slots(members.size());
-  int64_t remaining = 0;
-  for (const GangMember& m : members) remaining += GangDemand(m.request);
+  int64_t remaining = std::accumulate(demand.begin(), demand.end(), int64_t{0});
   for (size_t i : order) {
     slots[i] = search.Place(members[i], remaining);
-    remaining -= GangDemand(members[i].request);
+    remaining -= demand[i];
     if (!slots[i]) {
       const Pod& pod = *members[i].pod;
       plan.reason = fmt::format("{} of {} members fit; {}/{} fits on no node beside them", plan.placed, members.size(),

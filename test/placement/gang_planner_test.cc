@@ -138,27 +138,32 @@ TEST(GangPlanner, AClaimMemberWithoutTheDraStateMakesTheGangUnplannable) {
   EXPECT_THAT(plan.reason, HasSubstr("ml/w1 has ResourceClaims, and no DRA state is known"));
 }
 
+// A cluster read from Kubernetes JSON (DRA objects and nodes), and members whose claims it holds.
+struct DraCluster {
+  explicit DraCluster(std::vector<std::string> objects) {
+    objects.push_back(std::string(testing::kGpuClass));
+    ClusterObjects c;
+    for (const std::string& o : objects) EXPECT_TRUE(kubejson::AppendClusterJson(o, &c).ok()) << o;
+    inv.ReplaceCluster(std::move(c));
+    snapshot = inv.Snapshot();
+    for (const inventory::NodeStatePtr& n : snapshot->nodes()) nodes.push_back(*n);
+  }
+  GangPlan Plan(Gang& g) { return g.Plan(nodes, GangDra{.state = &snapshot->dra(), .programs = &programs}); }
+
+  inventory::Inventory inv;
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot;
+  std::vector<NodeState> nodes;
+  dra::cel::ProgramCache programs;
+};
+
 // Two members of 2 GPUs each through claims, on an nvidia-dra node of 4: the first's devices are
 // held on the plan's copy of the node, so the second gets the other two; a third finds none.
 TEST(GangPlanner, ClaimMembersTakeDisjointDevicesAndAThirdFindsNone) {
-  inventory::Inventory inv;
-  ClusterObjects c;
-  std::vector<std::string> objects = {testing::DraNode("dra-a"), testing::GpuSlice("dra-a", 4), std::string(testing::kGpuClass)};
-  for (const std::string& w : {std::string("w0"), std::string("w1"), std::string("w2")}) {
-    objects.push_back(testing::Claim("c-" + w, testing::ClaimSpec(2, "")));
-  }
-  for (const std::string& o : objects) ASSERT_TRUE(kubejson::AppendClusterJson(o, &c).ok()) << o;
-  inv.ReplaceCluster(std::move(c));
-  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inv.Snapshot();
-  dra::cel::ProgramCache programs;
+  DraCluster cluster({testing::DraNode("dra-a"), testing::GpuSlice("dra-a", 4), testing::Claim("c-w0", testing::ClaimSpec(2, "")),
+                      testing::Claim("c-w1", testing::ClaimSpec(2, "")), testing::Claim("c-w2", testing::ClaimSpec(2, ""))});
   Gang g;
-  for (const std::string& w : {std::string("w0"), std::string("w1"), std::string("w2")}) {
-    g.Add(w, testing::DecodedPod(testing::ClaimPod(w, "c-" + w)));
-  }
-  GangDra dra{.state = &snapshot->dra(), .programs = &programs};
-  std::vector<NodeState> nodes = {*snapshot->FindNode("dra-a")};
-  g.pods.pop_back();
-  GangPlan two = g.Plan(nodes, dra);
+  for (const std::string& w : {std::string("w0"), std::string("w1")}) g.Add(w, testing::DecodedPod(testing::ClaimPod(w, "c-" + w)));
+  GangPlan two = cluster.Plan(g);
   ASSERT_TRUE(two.fits) << two.reason;
   std::set<std::string> devices;
   for (const GangSlot& s : two.slots) {
@@ -168,9 +173,26 @@ TEST(GangPlanner, ClaimMembersTakeDisjointDevicesAndAThirdFindsNone) {
   }
   EXPECT_THAT(devices, ::testing::SizeIs(4));
   g.Add("w2", testing::DecodedPod(testing::ClaimPod("w2", "c-w2")));
-  GangPlan three = g.Plan(nodes, dra);
+  GangPlan three = cluster.Plan(g);
   EXPECT_FALSE(three.fits);
   EXPECT_EQ(three.reason, "2 of 3 members fit; ml/w2 fits on no node beside them");
+}
+
+// Members of 2, 3 and 3 GPUs through claims on nodes of 4, 4 and 2: placed in the members' order
+// the 2 takes a node of 4 and the second 3 fits nowhere; largest first (their claims' device
+// counts are their demand) the plan fits.
+TEST(GangPlanner, ClaimMembersArePlacedLargestClaimFirst) {
+  DraCluster cluster({testing::DraNode("a"), testing::GpuSlice("a", 4), testing::DraNode("b"), testing::GpuSlice("b", 4),
+                      testing::DraNode("c"), testing::GpuSlice("c", 2), testing::Claim("c-w0", testing::ClaimSpec(2, "")),
+                      testing::Claim("c-w1", testing::ClaimSpec(3, "")), testing::Claim("c-w2", testing::ClaimSpec(3, ""))});
+  Gang g;
+  for (const std::string& w : {std::string("w0"), std::string("w1"), std::string("w2")}) {
+    g.Add(w, testing::DecodedPod(testing::ClaimPod(w, "c-" + w)));
+  }
+  GangPlan plan = cluster.Plan(g);
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  EXPECT_EQ(plan.slots[0].node, "c");
+  EXPECT_EQ(plan.nodes, 3u);
 }
 
 }  // namespace gang_planner_test

@@ -75,9 +75,10 @@ struct GangPlan {
   bool unplannable = false;
 };
 
-// What a member asks of GPUs in milli-GPU (whole GPUs and mGPU shares alike): the order members
-// are placed in, largest first.
+// What a member asks of GPUs in milli-GPU (whole GPUs and mGPU shares alike; each device its
+// claims ask counts as a whole GPU): the order members are placed in, largest first.
 int64_t GangDemand(const PodRequest& request);
+int64_t GangDemand(const GangMember& member, const GangDra& dra);
 
 // Plans `members` on `nodes` (null entries are skipped), scored by `scorer`, DRA members with `dra`.
 GangPlan PlanGang(std::span<const GangMember> members, std::span<const NodeState* const> nodes,
