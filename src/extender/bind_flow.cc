@@ -9,6 +9,7 @@
 
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/placement/allocation_record.h"
+#include "gpusched/placement/fit_check.h"
 #include "gpusched/placement/what_if.h"
 #include "gpusched/placement/planner.h"
 
@@ -157,9 +158,18 @@ Status BindFlow::Book(const BindingArgs& b, const Pod& pod, const placement::Pod
         // The node as the pod sees it: its own hold, its controller's and holds of lower
         // priority are room for it (what_if.h).
         placement::WhatIf own(*node);
-        placement::NodeVerdict v = planner.Evaluate(request, own.SeenBy(placement::Viewer::Of(pod)).state(), /*want_placement=*/true);
-        if (!v.fits()) return Rejected(b, v.reason);
-        placement = std::move(v.placement);
+        const placement::NodeState& seen = own.SeenBy(placement::Viewer::Of(pod)).state();
+        // A gang member planned per domain takes the GPUs its plan gave it, where they are still
+        // free: GPUs chosen member by member, in the order kube-scheduler binds, could leave a
+        // later member none.
+        std::optional<Placement> planned = domains_ != nullptr ? domains_->SlotPlacement(pod.uid, b.node) : std::nullopt;
+        if (planned && placement::CheckFits(seen, *planned).ok()) {
+          placement = std::move(*planned);
+        } else {
+          placement::NodeVerdict v = planner.Evaluate(request, seen, /*want_placement=*/true);
+          if (!v.fits()) return Rejected(b, v.reason);
+          placement = std::move(v.placement);
+        }
       }
     }
     if (with_->before_commit) with_->before_commit();

@@ -66,16 +66,14 @@ std::string UsableSlot(std::string_view uid, const inventory::InventorySnapshot&
   return state == nullptr || state->node.schedulability.unschedulable ? "" : node;
 }
 
-// The DRA inputs of a plan on `snapshot`.
+}  // namespace
+
 placement::GangDra GangDraOf(const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                              dra::cel::ProgramCache* programs) {
   return placement::GangDra{.state = &snapshot.dra(), .programs = programs, .options = options.dra,
                             .extended_resources = options.dra_extended_resources};
 }
 
-// The member of `pods` asking the most GPU: the first left out of a plan that does not fit, so
-// that as many members as possible are placed (leaving out the one that failed first could
-// refuse a gang whose smaller members fit).
 size_t LargestDemand(const std::vector<Pod>& pods, const placement::GangDra& dra) {
   size_t best = 0;
   int64_t most = -1;
@@ -88,8 +86,6 @@ size_t LargestDemand(const std::vector<Pod>& pods, const placement::GangDra& dra
   }
   return best;
 }
-
-}  // namespace
 
 // A gang's members as a snapshot shows them, for its plan.
 struct GangHolds::Gang {
@@ -105,8 +101,7 @@ GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snap
   if (!gangs) return {};
   const PodGroup* group = DeclaredGang(pod, snapshot);
   // A topology constraint makes kube-scheduler try one placement per domain: one plan for all
-  // would be moved by each domain's pass. Until plans are kept per domain, such gangs are judged
-  // member by member.
+  // would be moved by each domain's pass. Such gangs are planned per domain (domain_plans.h).
   if (group == nullptr || !group->topology_key.empty()) return {};
   GangStanding s{.kind = GangStanding::Kind::kUnplanned, .group = pod.namespace_name + "/" + pod.group->name};
   s.node = UsableSlot(pod.uid, snapshot);

@@ -28,7 +28,7 @@ std::string NotJudged(const std::vector<Pod>& pods, const PodGroup* group) {
     std::string unjudged = placement::UnjudgedRelations(p.constraints);
     if (!unjudged.empty()) parts.insert(unjudged);
   }
-  if (group != nullptr && !group->topology_key.empty()) parts.insert(fmt::format("the group's topology key {}", group->topology_key));
+  if (group != nullptr && !group->topology_key.empty()) parts.insert(fmt::format("the group's topology key {} (filter plans each domain apart; this plan spans them)", group->topology_key));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 

@@ -143,7 +143,8 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       claims_(with_.claim_writer == nullptr
                   ? nullptr
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
-      bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get())),
+      domains_(std::make_unique<DomainPlans>(inventory_, &options_, &programs_)),
+      bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get(), domains_.get())),
       gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
@@ -251,6 +252,11 @@ GangStanding Service::PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const
 
 std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  if (const PodGroup* group = options_.gangs ? TopologyGangOf(args.pod, *snapshot) : nullptr) {
+    FilterResult result = domains_->Steer(args.pod, *group, args.node_names, *snapshot);  // one plan per domain
+    CountDecisions(DecisionCounts{.fit = result.kept.size()});
+    return EncodeFilterResult(args, result);
+  }
   GangStanding gang = PlanIfGang(args, &snapshot);
   if (gang.kind != GangStanding::Kind::kAlone) gangs_->Touch(inventory::GroupTable::MemberKey(args.pod));
   last_filter_s_.store(SteadySeconds());

@@ -165,18 +165,6 @@ TEST_F(GangHoldsTest, AMemberThatFitsNowhereIsLeftOutWhileTheGangCanStartWithout
   EXPECT_THAT(FailedReason(reply, "m0"), HasSubstr("ml/" + left + " is left out"));
 }
 
-// A gang with a topology constraint is tried by kube-scheduler one domain at a time: until
-// gpusched keeps a plan per domain, its members are judged alone, and nothing is held.
-TEST_F(GangHoldsTest, AGangWithATopologyConstraintIsJudgedMemberByMember) {
-  std::string group = R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
-                      R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}},"schedulingConstraints":{"topology":[{"key":"rack"}]}}})";
-  Load(ListJson({MgpuNode("m0", 2, 24576).ToJson(), MgpuNode("m1", 1, 24576).ToJson(), group, Member("w0").ToJson(),
-                 Member("w1").ToJson()}));
-  EXPECT_EQ(service_->SweepGangs(), 0u);
-  EXPECT_THAT(KeptNodes(Filter(Member("w0"), {"m0", "m1"})), ElementsAre("m0", "m1"));
-  EXPECT_THAT(inventory_.Snapshot()->held_nodes(), IsEmpty());
-}
-
 // A launcher (no GPUs) needs no slot: its filter passes every node and leaves the plan alone.
 TEST_F(GangHoldsTest, ALaunchersFilterLeavesThePlanAlone) {
   PodJson launcher{.name = "launcher", .namespace_name = "ml", .uid = "uid-launcher",

@@ -41,6 +41,7 @@ SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cl
     : call_(std::move(call)), on_claim_(std::move(on_claim)) {
   for (const Node& n : cluster.nodes) {
     names_.push_back(n.name);
+    labels_[n.name] = n.labels;
     allocatable_[n.name] = Totals{.gpus = n.allocatable.nvidia_gpus, .core = n.allocatable.mgpu_core_percent,
                                   .memory = n.allocatable.mgpu_memory_mib};
   }
@@ -149,9 +150,9 @@ bool SchedulerEmulator::FitsTotals(const Pod& pod, const std::string& node) cons
          (want.memory == 0 || used.memory + want.memory <= cap.memory) && (want.devices == 0 || devices + want.devices <= cap.devices);
 }
 
-std::optional<std::string> SchedulerEmulator::Place(const EmulatedPod& pod) {
+std::optional<std::string> SchedulerEmulator::Place(const EmulatedPod& pod, const std::vector<std::string>& candidates) {
   std::vector<std::string> fitting;
-  for (const std::string& n : names_) {
+  for (const std::string& n : candidates) {
     if (FitsTotals(pod.pod, n)) fitting.push_back(n);
   }
   if (fitting.empty()) return std::nullopt;
@@ -176,15 +177,16 @@ bool SchedulerEmulator::Bind(const EmulatedPod& pod, const std::string& node) {
 }
 
 bool SchedulerEmulator::Schedule(const EmulatedPod& pod) {
-  std::optional<std::string> node = Place(pod);
+  std::optional<std::string> node = Place(pod, names_);
   return node && Bind(pod, *node);
 }
 
-GangOutcome SchedulerEmulator::ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow) {
-  GangOutcome out{.members = members.size(), .min_count = min_count};
+std::vector<std::pair<const EmulatedPod*, std::string>> SchedulerEmulator::Assume(const std::vector<EmulatedPod>& members,
+                                                                                GangFlow flow,
+                                                                                const std::vector<std::string>& candidates) {
   std::vector<std::pair<const EmulatedPod*, std::string>> assumed;
   for (const EmulatedPod& m : members) {
-    std::optional<std::string> node = Place(m);
+    std::optional<std::string> node = Place(m, candidates);
     if (!node) {
       if (flow == GangFlow::kCoscheduling) break;  // PostFilter rejects the waiting members
       continue;                                    // the pod-group cycle tries every member
@@ -192,7 +194,30 @@ GangOutcome SchedulerEmulator::ScheduleGang(const std::vector<EmulatedPod>& memb
     Add(m.pod, *node, +1);
     assumed.emplace_back(&m, *node);
   }
-  for (const auto& [pod, node] : assumed) Add(pod->pod, node, -1);  // forgotten, or bound below
+  return assumed;
+}
+
+void SchedulerEmulator::Forget(const std::vector<std::pair<const EmulatedPod*, std::string>>& assumed) {
+  for (const auto& [pod, node] : assumed) Add(pod->pod, node, -1);
+}
+
+GangOutcome SchedulerEmulator::ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow,
+                                            const std::string& topology_key) {
+  GangOutcome out{.members = members.size(), .min_count = min_count};
+  std::map<std::string, std::vector<std::string>> domains;  // by label value; one of every node without a key
+  for (const std::string& n : names_) {
+    if (topology_key.empty()) {
+      domains[""].push_back(n);
+    } else if (auto it = labels_[n].find(topology_key); it != labels_[n].end()) {
+      domains[it->second].push_back(n);
+    }
+  }
+  std::vector<std::pair<const EmulatedPod*, std::string>> assumed;
+  for (const auto& [domain, nodes] : domains) {
+    assumed = Assume(members, flow, nodes);
+    Forget(assumed);  // forgotten, or bound below
+    if (assumed.size() >= min_count) break;
+  }
   if (assumed.size() < min_count) return out;
   size_t failed_before = failed_binds_;
   for (const auto& [pod, node] : assumed) out.bound += Bind(*pod, node) ? 1 : 0;

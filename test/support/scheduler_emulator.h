@@ -9,7 +9,10 @@
 //   - The 1.37 pod-group cycle (pkg/scheduler/algorithm_podgroup.go): members filtered back to
 //     back, each assumed into the cycle's snapshot once placed (so the next member's node totals
 //     count it) and never told to the extender; once at least minCount members fit, the fitting
-//     ones are bound; otherwise none is, and the assumed members are forgotten.
+//     ones are bound; otherwise none is, and the assumed members are forgotten. A group with a
+//     topology key is tried one domain at a time (the nodes sharing the key's label value, in
+//     the values' order), each pass among that domain's nodes alone and forgotten after; the
+//     first domain where minCount members fit is bound (kube-scheduler picks the best scored).
 //   - Coscheduling (scheduler-plugins): each member in a cycle of its own, assumed in the cache at
 //     Reserve and held at Permit until minMember are; a member that fits nowhere makes PostFilter
 //     reject the waiting ones (unreserved with no call to the extender); otherwise the held
@@ -71,8 +74,10 @@ class SchedulerEmulator {
 
   // Schedules one pod in its own cycle; returns whether it was bound.
   bool Schedule(const EmulatedPod& pod);
-  // Schedules a gang of `members` needing `min_count` of them placed together.
-  GangOutcome ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow);
+  // Schedules a gang of `members` needing `min_count` of them placed together; with
+  // `topology_key` (the pod-group cycle only), inside one domain of it.
+  GangOutcome ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow,
+                           const std::string& topology_key = "");
   // A claim was created (the resourceclaim controller's, for a pod's template).
   void Created(const dra::ResourceClaim& claim) { claims_[claim.namespace_name + "/" + claim.name] = claim; }
   // A bound pod was deleted: its node totals and claims are free again.
@@ -88,7 +93,13 @@ class SchedulerEmulator {
   };
   // The node kube-scheduler picks for `pod` (node totals count the bound and assumed pods), or
   // nullopt when none fits.
-  std::optional<std::string> Place(const EmulatedPod& pod);
+  std::optional<std::string> Place(const EmulatedPod& pod, const std::vector<std::string>& candidates);
+  // Members placed one after another among `candidates`, each assumed once placed (the caller
+  // forgets them); Coscheduling stops at the first that fits nowhere.
+  std::vector<std::pair<const EmulatedPod*, std::string>> Assume(const std::vector<EmulatedPod>& members, GangFlow flow,
+                                                                 const std::vector<std::string>& candidates);
+  // Forgets `assumed` (their node totals given back).
+  void Forget(const std::vector<std::pair<const EmulatedPod*, std::string>>& assumed);
   bool Bind(const EmulatedPod& pod, const std::string& node);
   // What `pod`'s containers ask of the three GPU resources, as the API server defaults requests,
   // and its unallocated claims of devices.
@@ -110,6 +121,7 @@ class SchedulerEmulator {
   std::map<std::string, int64_t> taken_on_;             // how many of each node's
   std::map<std::string, dra::ResourceClaim> claims_;    // by "namespace/name"
   std::vector<std::string> names_;
+  std::map<std::string, std::map<std::string, std::string, std::less<>>> labels_;  // by node
   std::map<std::string, Totals> allocatable_;
   std::map<std::string, Totals> used_;  // bound and assumed
   std::map<std::string, std::string> bound_;

@@ -18,6 +18,7 @@
 #include "gpusched/common/mutex.h"
 #include "gpusched/common/status.h"
 #include "gpusched/extender/claim_allocator.h"
+#include "gpusched/extender/domain_plans.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/wire.h"
 #include "gpusched/inventory/inventory.h"
@@ -27,10 +28,11 @@ namespace gpusched::extender {
 
 class BindFlow {
  public:
-  // REQUIRES: every pointer outlives the flow; `claims` may be null (advisory mode).
+  // REQUIRES: every pointer outlives the flow; `claims` may be null (advisory mode), `domains`
+  // too (no gang planned per domain: a member's GPUs are chosen at bind like any pod's).
   BindFlow(inventory::Inventory* inventory, const ServiceOptions* options, const ServiceCollaborators* with,
-           ClaimAllocator* claims)
-      : inventory_(inventory), options_(options), with_(with), claims_(claims) {}
+           ClaimAllocator* claims, const DomainPlans* domains = nullptr)
+      : inventory_(inventory), options_(options), with_(with), claims_(claims), domains_(domains) {}
 
   // Returns OK once the pod is booked (and, with a binder, bound in the cluster) on b.node, or
   // was already bound there.
@@ -63,6 +65,7 @@ class BindFlow {
   const ServiceOptions* const options_;
   const ServiceCollaborators* const with_;
   ClaimAllocator* const claims_;
+  const DomainPlans* const domains_;
   mutable Mutex mu_;
   std::unordered_set<std::string> running_ GPUSCHED_GUARDED_BY(mu_);  // pod UIDs
 };

@@ -11,8 +11,9 @@
 // A pod's standing (StandingOf, pure, from the snapshot alone) decides its filter:
 //   - kAlone: gangs are off, the pod names no group, its group is not declared a gang (or not
 //     seen yet: a filter may come before the watch shows the group; the pod is then judged alone,
-//     as before gangs), or a member cannot be planned (a claim missing: judged alone, its filter
-//     says so);
+//     as before gangs), the group has a topology constraint (planned per domain instead, and not
+//     held: domain_plans.h), or a member cannot be planned (a claim missing: judged alone, its
+//     filter says so);
 //   - kSlot: a slot is held for the pod on a node that is not cordoned: filter keeps that node
 //     alone when it is offered and the pod fits there, and fails every node otherwise (judging
 //     the member beside the other slots instead would let two members count on one free share);
@@ -70,6 +71,15 @@ GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snap
 placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
                                 const ServiceOptions& options, dra::cel::ProgramCache* programs,
                                 const std::vector<std::string_view>* only = nullptr);
+
+// The DRA inputs of a plan on `snapshot`: its DRA objects, selectors compiled into `programs`.
+placement::GangDra GangDraOf(const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                             dra::cel::ProgramCache* programs);
+
+// The member of `pods` asking the most GPU (GangDemand): the first left out of a plan that does
+// not fit, so that as many members as possible are placed (leaving out the one that failed first
+// could refuse a gang whose smaller members fit).
+size_t LargestDemand(const std::vector<Pod>& pods, const placement::GangDra& dra);
 
 class GangHolds {
  public:
