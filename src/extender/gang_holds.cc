@@ -112,12 +112,8 @@ GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snap
 placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
                                 const ServiceOptions& options, dra::cel::ProgramCache* programs,
                                 const std::vector<std::string_view>* only) {
-  std::vector<placement::GangMember> members;
   Uids uids;
-  for (const Pod& p : pods) {
-    members.push_back(placement::GangMember{.pod = &p, .request = placement::AnalyzePod(p)});
-    uids.insert(p.uid);
-  }
+  for (const Pod& p : pods) uids.insert(p.uid);
   std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot);
   std::set<std::string_view> allowed;
   if (only != nullptr) allowed.insert(only->begin(), only->end());
@@ -133,6 +129,14 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
     released.push_back(std::move(placement::WhatIf(*n).Releasing(uids)).Take());
     nodes.push_back(&released.back());
   }
+  return PlanOn(pods, nodes, snapshot, options, programs);
+}
+
+placement::GangPlan PlanOn(const std::vector<Pod>& pods, const std::vector<const placement::NodeState*>& nodes,
+                           const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                           dra::cel::ProgramCache* programs) {
+  std::vector<placement::GangMember> members;
+  for (const Pod& p : pods) members.push_back(placement::GangMember{.pod = &p, .request = placement::AnalyzePod(p)});
   scoring::TargetWorkload workload = placement::ObservedWorkload(nodes);
   StatusOr<std::unique_ptr<scoring::Scorer>> scorer = scoring::MakeScorer(options.node_policy, &workload);
   if (!scorer.ok()) scorer = scoring::MakeScorer("binpack", &workload);  // the configuration was checked at start

@@ -253,6 +253,7 @@ GangStanding Service::PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const
 std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& request) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   if (const PodGroup* group = options_.gangs ? TopologyGangOf(args.pod, *snapshot) : nullptr) {
+    last_filter_s_.store(SteadySeconds());
     FilterResult result = domains_->Steer(args.pod, *group, args.node_names, *snapshot);  // one plan per domain
     CountDecisions(DecisionCounts{.fit = result.kept.size()});
     return EncodeFilterResult(args, result);

@@ -41,8 +41,8 @@ NodeJson InRack(NodeJson n, const std::string& rack) {
   return n;
 }
 
-// Rack a: m0 (GPU 0 free, GPU 1 30% free) and a1 (one free GPU): the two 60% members fit only one
-// per node. Rack b: b0, two free GPUs. Rack c: c0, one GPU 30% free: no member fits.
+// Rack a: m0 (GPU 0 free, GPU 1 30% free), a1 and a2 (one free GPU each): the 60% members fit only
+// one per node. Rack b: b0, two free GPUs. Rack c: c0, one GPU 30% free: no member fits.
 std::string Cluster() {
   auto busy = [](const std::string& node, int gpu, int core) {
     return PodJson{.name = "busy-" + node, .namespace_name = "base", .uid = "busy-" + node, .node = node, .phase = "Running",
@@ -51,6 +51,7 @@ std::string Cluster() {
         .ToJson();
   };
   return ListJson({InRack(MgpuNode("m0", 2, 24576), "a").ToJson(), busy("m0", 1, 70), InRack(MgpuNode("a1", 1, 24576), "a").ToJson(),
+                   InRack(MgpuNode("a2", 1, 24576), "a").ToJson(),
                    InRack(MgpuNode("b0", 2, 24576), "b").ToJson(), InRack(MgpuNode("c0", 1, 24576), "c").ToJson(), busy("c0", 0, 70),
                    MgpuNode("loose", 2, 24576).ToJson(), std::string(kGroup), Member("w0").ToJson(), Member("w1").ToJson()});
 }
@@ -96,6 +97,44 @@ TEST_F(DomainPlansTest, ADomainThatCannotHoldTheGangRefusesEveryMemberThere) {
   EXPECT_THAT(KeptNodes(reply), IsEmpty());
   EXPECT_THAT(reply, HasSubstr("gang ml/train in rack=c: the gang does not fit in the domain: 0 of 2 members fit"));
   EXPECT_THAT(reply, HasSubstr("the node has no label rack, the group's topology key"));
+}
+
+// kube-scheduler's own filters may refuse a member's slot node (its CPU, a taint, an affinity):
+// the member alone is planned again among the domain's nodes offered, beside its sibling's slot,
+// never onto the share the sibling was planned on.
+TEST_F(DomainPlansTest, AMemberKeptOffItsSlotIsPlannedAloneBesideItsSiblingsSlot) {
+  Load();
+  std::string s0 = KeptNodes(Filter("w0", {"m0", "a1"}))[0];
+  std::string s1 = KeptNodes(Filter("w1", {"m0", "a1"}))[0];
+  std::vector<std::string> others = {"m0", "a1"};
+  std::erase(others, s1);
+  EXPECT_THAT(KeptNodes(Filter("w1", others)), IsEmpty());  // only the sibling's node is left: no room beside it
+  EXPECT_EQ(KeptNodes(Filter("w0", {"m0", "a1"}))[0], s0);   // the sibling's slot stayed
+  EXPECT_THAT(Filter("w1", others), HasSubstr("not offered, and it fits on no node offered beside the other members' slots"));
+  others.push_back("a2");
+  EXPECT_THAT(KeptNodes(Filter("w1", others)), ElementsAre("a2"));  // its slot moved there
+  EXPECT_THAT(KeptNodes(Filter("w1", {"m0", "a1", "a2"})), ElementsAre("a2"));
+  EXPECT_EQ(KeptNodes(Filter("w0", {"m0", "a1", "a2"}))[0], s0);
+}
+
+// A change on a node of the domain between two members' filters (a pod there finishing, another
+// binding) keeps the plan while its slots still fit: the members of one pass see one plan.
+TEST_F(DomainPlansTest, APlanWhoseSlotsStillFitIsKeptWhenTheDomainChanges) {
+  Load();
+  std::string s0 = KeptNodes(Filter("w0", {"m0", "a1"}))[0];
+  inventory_.DeletePod("busy-m0");  // m0's GPU 1 is free now: a new plan might put w0 elsewhere
+  std::string s1 = KeptNodes(Filter("w1", {"m0", "a1"}))[0];
+  EXPECT_NE(s0, s1);
+  EXPECT_EQ(KeptNodes(Filter("w0", {"m0", "a1"}))[0], s0);
+}
+
+// A member whose filter comes before the pending-pods watch shows it is planned with its
+// siblings, not left out (the group needs it for minCount).
+TEST_F(DomainPlansTest, AMemberNotSeenYetIsPlannedWithItsSiblings) {
+  Load();
+  PodJson late = Member("w2");
+  std::vector<std::string> kept = KeptNodes(service_->Filter(ArgsWithNames(late.ToJson(), {"b0"})));
+  EXPECT_THAT(kept, ElementsAre("b0"));
 }
 
 // With gangs off each member is judged alone: both keep m0, where only one fits.

@@ -204,7 +204,8 @@ void SchedulerEmulator::Forget(const std::vector<std::pair<const EmulatedPod*, s
 GangOutcome SchedulerEmulator::ScheduleGang(const std::vector<EmulatedPod>& members, size_t min_count, GangFlow flow,
                                             const std::string& topology_key) {
   GangOutcome out{.members = members.size(), .min_count = min_count};
-  std::map<std::string, std::vector<std::string>> domains;  // by label value; one of every node without a key
+  // By label value (nodes without the key are in no domain); one of every node without a topology key.
+  std::map<std::string, std::vector<std::string>> domains;
   for (const std::string& n : names_) {
     if (topology_key.empty()) {
       domains[""].push_back(n);

@@ -6,11 +6,17 @@
 // members of the placement it picks. gpusched keeps one plan per (group instance, domain): every
 // pending member asking GPUs planned together on the domain's nodes (gang_holds.h's PlanPending,
 // all or, while minCount can be reached, all but the largest that fit nowhere), made at the first
-// filter that offers nodes of that domain and kept while the domain's nodes and the group's
-// pending members stay as they were (NodeState::generation), so that every member of one pass
-// sees one plan. A member's filter keeps, in each domain offered, its slot node of that domain's
-// plan; every other node fails with the reason. A domain whose plan leaves the member out fails
-// whole, with why.
+// filter that offers nodes of that domain. A plan is kept while its slots still fit their nodes
+// and the group's pending members and minCount stay as they were; a member that arrives later is
+// planned alone beside the slots, which stay, so that every member of one pass sees one plan. A
+// member's filter keeps, in each domain offered, its slot node of that domain's plan. When that
+// node is not offered (kube-scheduler's own filters refused it), or the member has no slot, the
+// member alone is planned again among the domain's nodes offered, beside its siblings' slots;
+// where it fits nowhere there, every node of the domain fails with the reason. A node without the
+// topology label is in no domain (unresolvable).
+//
+// At bind, a member takes the GPUs its slot names where they are still free (SlotPlacement):
+// GPUs chosen member by member in bind order could take the share a later member was planned on.
 //
 // Nothing is held: kube-scheduler picks one domain of those it evaluated, and holding every
 // domain's plan would keep GPUs from other pods for nothing. The plan therefore guards against
@@ -25,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,39 +53,56 @@ class DomainPlans {
   DomainPlans(const inventory::Inventory* inventory, const ServiceOptions* options, dra::cel::ProgramCache* programs)
       : inventory_(inventory), options_(options), programs_(programs) {}
 
-  // The filter of `member` (pending, asking GPUs) of `group` (a gang with a topology key) over
-  // `offered` (args.node_names): kept and failed positions as above. Nodes without the topology
-  // label fail: they are in no domain.
+  // The filter of `member` (asking GPUs) of `group` (a gang with a topology key) over `offered`
+  // (args.node_names): kept and failed positions as above.
   FilterResult Steer(const Pod& member, const PodGroup& group, const std::vector<std::string_view>& offered,
                      const inventory::InventorySnapshot& snapshot) const GPUSCHED_EXCLUDES(mu_);
-  // The GPUs the latest plan that placed pod `uid` on `node` gave it (bind takes them where they
-  // are still free), or nullopt.
+  // The GPUs the latest plan that placed pod `uid` on `node` gave it, or nullopt.
   std::optional<Placement> SlotPlacement(std::string_view uid, std::string_view node) const GPUSCHED_EXCLUDES(mu_);
 
  private:
   struct Plan {
-    std::vector<std::pair<uint32_t, uint64_t>> nodes;  // the domain's nodes (snapshot position, generation)
-    std::vector<std::string> members;                  // the pending members planned or left out, UIDs sorted
-    placement::GangPlan plan;                          // slots of the members planned
-    std::string refusal;                               // why the domain takes no member ("" when planned)
+    uint64_t version = 0;              // the snapshot it was last found valid on
+    std::vector<std::string> members;  // the group's pending members, UIDs sorted
+    size_t needed = 0;                 // members minCount still needs besides those bound and without GPUs
+    placement::GangPlan plan;          // slots of the members planned
+    std::string refusal;               // why the domain takes no member ("" when planned)
   };
+  using PlanPtr = std::shared_ptr<const Plan>;
   // The plan of the group instance `key` in `domain` (its nodes `positions`), kept or made.
-  std::shared_ptr<const Plan> PlanFor(const std::string& key, const PodGroup& group, const std::string& domain,
-                                      const std::vector<uint32_t>& positions, const inventory::InventorySnapshot& snapshot) const
+  PlanPtr PlanFor(const std::string& key, const PodGroup& group, const Pod& member, const std::string& domain,
+                  const std::vector<uint32_t>& positions, const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_EXCLUDES(mu_);
+  // `plan` still valid on `snapshot` for `members` and `needed`: its version moved on, or, when the
+  // members grew, the new ones planned beside its slots; null when it must be made anew.
+  PlanPtr Revalidated(const PlanPtr& plan, const std::vector<Pod>& pending, const std::vector<std::string>& members,
+                      size_t needed, const std::vector<uint32_t>& positions, const inventory::InventorySnapshot& snapshot) const;
   // Plans `pending` on the domain's nodes: all, or all but the largest left out while `needed`
   // can still be reached.
-  Plan Make(std::vector<Pod> pending, size_t needed, const std::string& domain, const std::vector<uint32_t>& positions,
+  Plan Make(std::vector<Pod> pending, size_t needed, const std::vector<uint32_t>& positions,
             const inventory::InventorySnapshot& snapshot) const;
+  // `member` alone among `positions`, beside the slots of `plan` that are not its own; `plan`
+  // with the member's slot replaced, or null when it fits nowhere there.
+  PlanPtr PlaceAlone(const PlanPtr& plan, const Pod& member, const std::vector<uint32_t>& positions,
+                     const inventory::InventorySnapshot& snapshot) const;
+  // Keeps `plan` as the plan of (key, domain) and its slots for bind.
+  void Store(const std::string& key, const std::string& domain, const PlanPtr& plan) const GPUSCHED_EXCLUDES(mu_);
+  // The snapshot positions of the nodes whose label `key` is `value`, indexed once per snapshot.
+  std::vector<uint32_t> DomainNodes(const inventory::InventorySnapshot& snapshot, const std::string& key,
+                                    const std::string& value) const GPUSCHED_EXCLUDES(mu_);
 
   const inventory::Inventory* inventory_;
   const ServiceOptions* options_;
   dra::cel::ProgramCache* programs_;
   mutable Mutex mu_;
   // By member key and domain.
-  mutable std::map<std::pair<std::string, std::string>, std::shared_ptr<const Plan>> plans_ GPUSCHED_GUARDED_BY(mu_);
-  // The slots of the plans made, by member UID and node (the latest plan's).
+  mutable std::map<std::pair<std::string, std::string>, PlanPtr> plans_ GPUSCHED_GUARDED_BY(mu_);
+  // The slots of the plans kept, by member UID and node (the latest plan's).
   mutable std::map<std::pair<std::string, std::string>, Placement, std::less<>> slots_ GPUSCHED_GUARDED_BY(mu_);
+  // DomainNodes' index: the snapshot version and label key it was built for, positions by value.
+  mutable uint64_t index_version_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  mutable std::string index_key_ GPUSCHED_GUARDED_BY(mu_);
+  mutable std::map<std::string, std::vector<uint32_t>, std::less<>> index_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::extender

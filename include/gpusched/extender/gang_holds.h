@@ -72,6 +72,11 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
                                 const ServiceOptions& options, dra::cel::ProgramCache* programs,
                                 const std::vector<std::string_view>* only = nullptr);
 
+// Plans `pods` on `nodes` (views of the snapshot's nodes), as PlanPending does.
+placement::GangPlan PlanOn(const std::vector<Pod>& pods, const std::vector<const placement::NodeState*>& nodes,
+                           const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                           dra::cel::ProgramCache* programs);
+
 // The DRA inputs of a plan on `snapshot`: its DRA objects, selectors compiled into `programs`.
 placement::GangDra GangDraOf(const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                              dra::cel::ProgramCache* programs);
