@@ -21,6 +21,11 @@
 //   BM_ServiceGangMemberFilter  filter for one member of a held gang of `members` (each as
 //                               BM_GangPlan's) over every node: its slot kept, every other node
 //                               failed naming it (extender/gang_holds.h)
+//   BM_ServiceDomainMemberFilter  filter for one member of a gang of `members` with a topology
+//                               key, racks of 64 nodes, offered its rack's nodes as one
+//                               domain's pass does: the domain's plan kept
+//                               (extender/domain_plans.h); first=1: the plan made, as at a
+//                               pass's first member
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -178,6 +183,42 @@ void BM_ServiceGangMemberFilter(benchmark::State& state) {
   }
   state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
   state.counters["reply_bytes"] = static_cast<double>(filtered.size());
+}
+
+void BM_ServiceDomainMemberFilter(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  bool first = state.range(3) != 0;
+  ClusterObjects cluster = MakeCluster(kind, static_cast<int>(state.range(1)));
+  std::vector<std::string> rack;
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    cluster.nodes[i].labels["rack"] = "r" + std::to_string(i / 64);
+    if (i < 64) rack.push_back(cluster.nodes[i].name);
+  }
+  cluster.pod_groups.push_back(PodGroup{.namespace_name = "bench", .name = "train", .min_count = static_cast<int32_t>(state.range(2)),
+                                        .topology_key = "rack"});
+  for (int64_t i = 0; i < state.range(2); ++i) {
+    Pod& p = cluster.pods.emplace_back(PendingPod(kind));
+    p.uid = p.name = "member-" + std::to_string(i);
+    p.group = PodGroupRef{.name = "train"};
+  }
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(cluster));
+  testing::PodJson member{.name = "member-0", .namespace_name = "bench", .uid = "member-0", .resource_version = "81240001",
+                          .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"};
+  member.containers = {kind == Kind::kWhole ? testing::WholeGpus("main", 1) : testing::Mgpu("main", 30, 8192)};
+  std::string body = testing::ArgsWithNames(member.ToJson(), rack);
+  std::unique_ptr<extender::Service> service = std::make_unique<extender::Service>(&inv, extender::ServiceOptions{});
+  std::string filtered;
+  for (auto _ : state) {
+    if (first) {  // a new service: no plan kept
+      state.PauseTiming();
+      service = std::make_unique<extender::Service>(&inv, extender::ServiceOptions{});
+      state.ResumeTiming();
+    }
+    filtered = service->Filter(body);
+    benchmark::DoNotOptimize(filtered.data());
+  }
+  state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
 }
 
 // A pod without GPUs, as every pod of the GPU scheduler reaches gpusched (no managedResources):
@@ -342,6 +383,12 @@ BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_GangPlan)->ArgNames({"mgpu", "nodes", "members"})->Args({0, 5000, 64})->Args({1, 5000, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ServiceDomainMemberFilter)
+    ->ArgNames({"mgpu", "nodes", "members", "first"})
+    ->Args({0, 5000, 64, 0})
+    ->Args({1, 5000, 64, 0})
+    ->Args({1, 5000, 64, 1})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServiceGangMemberFilter)
     ->ArgNames({"mgpu", "nodes", "members"})
     ->Args({0, 5000, 64})
