@@ -99,7 +99,8 @@ std::string ContainersKey(const GangMember& m) {
   std::string key = ShapeKey(m.request);
   for (const std::vector<Container>* list : {&m.pod->init_containers, &m.pod->containers}) {
     for (const Container& c : *list) {
-      key += fmt::format("|{}{}", c.name, c.sidecar ? "+" : "");
+      key += fmt::format("|{}{} gpu={}/{}", c.name, c.sidecar ? "+" : "", c.requests.nvidia_gpus.value_or(-1),
+                         c.limits.nvidia_gpus.value_or(-1));
       for (const auto& [name, amount] : c.other_requests.items()) key += fmt::format(",{}={}", name, amount);
     }
   }
