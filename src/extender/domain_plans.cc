@@ -184,12 +184,7 @@ DomainPlans::Plan DomainPlans::Make(std::vector<Pod> pending, size_t needed, con
   }
   std::vector<std::string_view> only;
   for (uint32_t pos : positions) only.push_back(snapshot.nodes()[pos]->node.name);
-  placement::GangDra dra = GangDraOf(snapshot, *options_, programs_);
-  while (true) {
-    out.plan = PlanPending(pending, snapshot, *options_, programs_, &only);
-    if (out.plan.fits || out.plan.unplannable || pending.size() <= needed) break;
-    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(LargestDemand(pending, dra)));
-  }
+  out.plan = PlanLeavingOutLargest(&pending, needed, snapshot, *options_, programs_, &only);
   if (!out.plan.fits && !pending.empty()) out.refusal = fmt::format("the gang does not fit in the domain: {}", out.plan.reason);
   return out;
 }

@@ -66,14 +66,14 @@ std::string UsableSlot(std::string_view uid, const inventory::InventorySnapshot&
   return state == nullptr || state->node.schedulability.unschedulable ? "" : node;
 }
 
-}  // namespace
-
+// The DRA inputs of a plan on `snapshot`: its DRA objects, selectors compiled into `programs`.
 placement::GangDra GangDraOf(const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                              dra::cel::ProgramCache* programs) {
   return placement::GangDra{.state = &snapshot.dra(), .programs = programs, .options = options.dra,
                             .extended_resources = options.dra_extended_resources};
 }
 
+// The member of `pods` asking the most GPU (GangDemand).
 size_t LargestDemand(const std::vector<Pod>& pods, const placement::GangDra& dra) {
   size_t best = 0;
   int64_t most = -1;
@@ -86,6 +86,8 @@ size_t LargestDemand(const std::vector<Pod>& pods, const placement::GangDra& dra
   }
   return best;
 }
+
+}  // namespace
 
 // A gang's members as a snapshot shows them, for its plan.
 struct GangHolds::Gang {
@@ -130,6 +132,18 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
     nodes.push_back(&released.back());
   }
   return PlanOn(pods, nodes, snapshot, options, programs);
+}
+
+placement::GangPlan PlanLeavingOutLargest(std::vector<Pod>* pods, size_t needed, const inventory::InventorySnapshot& snapshot,
+                                          const ServiceOptions& options, dra::cel::ProgramCache* programs,
+                                          const std::vector<std::string_view>* only) {
+  placement::GangPlan plan;
+  while (!pods->empty()) {
+    plan = PlanPending(*pods, snapshot, options, programs, only);
+    if (plan.fits || plan.unplannable || pods->size() <= needed) break;
+    pods->erase(pods->begin() + static_cast<std::ptrdiff_t>(LargestDemand(*pods, GangDraOf(snapshot, options, programs))));
+  }
+  return plan;
 }
 
 placement::GangPlan PlanOn(const std::vector<Pod>& pods, const std::vector<const placement::NodeState*>& nodes,
@@ -211,12 +225,7 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   // Members that fit nowhere beside the others are left out while minCount can still be reached.
   size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
   std::vector<Pod> planning = gang.unslotted;
-  placement::GangPlan plan;
-  while (!planning.empty()) {
-    plan = PlanPending(planning, snapshot, *options_, programs_);
-    if (plan.fits || plan.unplannable || planning.size() <= needed) break;
-    planning.erase(planning.begin() + static_cast<std::ptrdiff_t>(LargestDemand(planning, GangDraOf(snapshot, *options_, programs_))));
-  }
+  placement::GangPlan plan = PlanLeavingOutLargest(&planning, needed, snapshot, *options_, programs_);
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone
   bool planned = plan.fits || (planning.empty() && needed == 0);
   if (!planned) {

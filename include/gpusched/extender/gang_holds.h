@@ -77,14 +77,13 @@ placement::GangPlan PlanOn(const std::vector<Pod>& pods, const std::vector<const
                            const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                            dra::cel::ProgramCache* programs);
 
-// The DRA inputs of a plan on `snapshot`: its DRA objects, selectors compiled into `programs`.
-placement::GangDra GangDraOf(const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                             dra::cel::ProgramCache* programs);
-
-// The member of `pods` asking the most GPU (GangDemand): the first left out of a plan that does
-// not fit, so that as many members as possible are placed (leaving out the one that failed first
-// could refuse a gang whose smaller members fit).
-size_t LargestDemand(const std::vector<Pod>& pods, const placement::GangDra& dra);
+// Plans *pods as PlanPending does (with `only`), leaving out the member asking the most GPU while
+// they do not fit together and more than `needed` remain (leaving out the one that failed first
+// could refuse a gang whose smaller members fit). *pods ends as the members of the last plan
+// tried; with none, the plan is the default one (fits false, no reason).
+placement::GangPlan PlanLeavingOutLargest(std::vector<Pod>* pods, size_t needed, const inventory::InventorySnapshot& snapshot,
+                                          const ServiceOptions& options, dra::cel::ProgramCache* programs,
+                                          const std::vector<std::string_view>* only = nullptr);
 
 class GangHolds {
  public:
