@@ -19,15 +19,19 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kDefragUsage = R"(usage: gpusched defrag (--pod FILE | --target-frag PCT) [flags]
+constexpr std::string_view kDefragUsage = R"(usage: gpusched defrag (--pod FILE | --pod-group NS/NAME | --target-frag PCT) [flags]
 
-Plans pod moves (evict from one node, land on another) that make room for a pending pod, or
-lower the cluster's GPU fragmentation (FGD's measure, in percent of GPU compute) to a target:
+Plans pod moves (evict from one node, land on another) that make room for a pending pod, for
+every pending member of a pod group at once (all or nothing: docs/gangs.md), or lower the
+cluster's GPU fragmentation (FGD's measure, in percent of GPU compute) to a target:
 the fewest moves, then the least disruption. Pods whose PodDisruptionBudget allows no
 disruption never move; switching or invalid nodes are never used. A dry run unless --apply
 (docs/defrag.md).
 
   --pod FILE         the pending pod, as JSON or YAML; "-" reads stdin
+  --pod-group NS/NAME  instead: every pending member of this pod group (PodGroup, Workload's
+                     group as NS/WORKLOAD/GROUP, or Coscheduling group)
+  --replica KEY      with --pod-group: a Workload's podGroupReplicaKey
   --target-frag PCT  instead: lower fragmentation to PCT percent
   --max-moves N      at most N moves (default 8)
   --snapshot FILE    plan on a cluster file (kubectl get nodes,pods,pdb -A -o json); repeatable,
@@ -45,6 +49,8 @@ disruption never move; switching or invalid nodes are never used. A dry run unle
 
 struct DefragArgs {
   std::string pod_file;
+  std::string group;
+  std::string replica;
   std::optional<double> target;
   int max_moves = 8;
   std::vector<std::string> snapshots;
@@ -64,6 +70,10 @@ StatusOr<double> Number(std::string_view flag, const std::string& text) {
 Status ParseFlag(std::string_view flag, const std::string& v, DefragArgs* a) {
   if (flag == "--pod") {
     a->pod_file = v;
+  } else if (flag == "--pod-group") {
+    a->group = v;
+  } else if (flag == "--replica") {
+    a->replica = v;
   } else if (flag == "--target-frag") {
     GPUSCHED_ASSIGN_OR_RETURN(double t, Number(flag, v));
     if (t < 0) return InvalidArgumentError(fmt::format("--target-frag {}: want a percentage >= 0", v));
@@ -96,7 +106,10 @@ StatusOr<DefragArgs> ParseDefragArgs(int argc, char** argv) {
     if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
     GPUSCHED_RETURN_IF_ERROR(ParseFlag(flag, argv[++i], &a));
   }
-  if (a.pod_file.empty() == !a.target.has_value()) return InvalidArgumentError("give exactly one of --pod and --target-frag");
+  if (int{!a.pod_file.empty()} + int{!a.group.empty()} + int{a.target.has_value()} != 1) {
+    return InvalidArgumentError("give exactly one of --pod, --pod-group and --target-frag");
+  }
+  if (!a.replica.empty() && a.group.empty()) return InvalidArgumentError("--replica needs --pod-group");
   if (!a.server.empty() && !a.snapshots.empty()) return InvalidArgumentError("--server and --snapshot exclude each other");
   if (a.apply && a.server.empty()) return InvalidArgumentError("--apply needs --server: moves are made by the running gpusched");
   if (a.accept_unjudged && !a.apply) return InvalidArgumentError("--accept-unjudged needs --apply");
@@ -110,6 +123,8 @@ StatusOr<std::string> AskServer(const DefragArgs& a, const std::string& pod) {
   std::string query = fmt::format("maxMoves={}{}{}{}", a.max_moves, a.json ? "" : "&format=text", a.apply ? "&apply=true" : "",
                                   a.accept_unjudged ? "&acceptUnjudged=true" : "");
   if (a.target) query += fmt::format("&targetFrag={}", *a.target);
+  if (!a.group.empty()) query += "&podGroup=" + a.group;
+  if (!a.replica.empty()) query += "&replica=" + a.replica;
   GPUSCHED_ASSIGN_OR_RETURN(kubeapi::ApiResponse r, client->Send("POST", "/debug/defrag?" + query, pod));
   if (r.status != 200) return FailedPreconditionError(fmt::format("{} answered {}: {}", a.server, r.status, r.body));
   return r.body;
@@ -122,6 +137,10 @@ StatusOr<std::string> Plan(const DefragArgs& a) {
   }
   if (!a.server.empty()) return AskServer(a, pod);
   GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<OfflineCluster> cluster, OfflineCluster::Load(a.snapshots));
+  if (!a.group.empty()) {
+    GPUSCHED_ASSIGN_OR_RETURN(extender::GroupDefragResult g, cluster->service().DefragGroup(a.group, a.replica, a.max_moves));
+    return a.json ? extender::GroupDefragJson(g) : extender::GroupDefragText(g);
+  }
   GPUSCHED_ASSIGN_OR_RETURN(extender::DefragResult r, cluster->service().Defrag(pod, a.target.value_or(0), a.max_moves));
   return a.json ? extender::DefragJson(r) : extender::DefragText(r);
 }

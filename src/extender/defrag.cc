@@ -61,6 +61,31 @@ StatusOr<placement::PodRequest> RoomFor(const Pod& pod, const std::optional<Allo
 
 }  // namespace
 
+void WriteMoves(json::Writer& w, const std::vector<DefragMove>& moves) {
+  w.Key("moves").StartArray();
+  for (const DefragMove& m : moves) {
+    w.StartObject().Member("pod", m.pod).Member("uid", m.uid).Member("priority", m.priority);
+    w.Member("from", m.from).Member("to", m.to);
+    WriteGpus(w, m.placement);
+    w.Member("usesBudget", m.uses_budget).EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteApplied(json::Writer& w, const std::optional<DefragApplied>& applied) {
+  w.Key("applied");
+  if (!applied) {
+    w.Null();
+  } else {
+    w.StartArray();
+    for (const DefragApplied::Move& m : applied->moves) {
+      w.StartObject().Member("pod", m.pod).Member("evicted", m.evicted).Member("error", m.error).EndObject();
+    }
+    w.EndArray();
+  }
+  w.Member("held", applied && applied->held);
+}
+
 std::string DefragJson(const DefragResult& r) {
   const DefragPlan& plan = r.plan;
   const DefragAsk& ask = r.ask;
@@ -76,26 +101,12 @@ std::string DefragJson(const DefragResult& r) {
   }
   WriteNameOrNull(w, "node", plan.node);
   WriteGpus(w, plan.placement);
-  w.Key("moves").StartArray();
-  for (const DefragMove& m : plan.moves) {
-    w.StartObject().Member("pod", m.pod).Member("uid", m.uid).Member("priority", m.priority);
-    w.Member("from", m.from).Member("to", m.to);
-    WriteGpus(w, m.placement);
-    w.Member("usesBudget", m.uses_budget).EndObject();
-  }
-  w.EndArray().Key("fragmentedPct").StartObject();
+  WriteMoves(w, plan.moves);
+  w.Key("fragmentedPct").StartObject();
   w.Key("before").Fixed(plan.frag_before_pct, 4).Key("after").Fixed(plan.frag_after_pct, 4).EndObject();
-  w.Member("reason", plan.reason).Member("notJudged", plan.not_judged).Key("applied");
-  if (!applied) {
-    w.Null();
-  } else {
-    w.StartArray();
-    for (const DefragApplied::Move& m : applied->moves) {
-      w.StartObject().Member("pod", m.pod).Member("evicted", m.evicted).Member("error", m.error).EndObject();
-    }
-    w.EndArray();
-  }
-  w.Member("held", applied && applied->held).EndObject();
+  w.Member("reason", plan.reason).Member("notJudged", plan.not_judged);
+  WriteApplied(w, applied);
+  w.EndObject();
   return w.TakeLine();
 }
 
@@ -127,15 +138,20 @@ std::string DefragText(const DefragResult& r) {
   out += fmt::format("; fragmented {:.2f}% -> {:.2f}%{}\n", plan.frag_before_pct, plan.frag_after_pct,
                      applied ? "" : " (dry run: nothing was evicted)");
   if (!plan.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", plan.not_judged);
+  return out + MovesText(plan.moves, applied);
+}
+
+std::string MovesText(const std::vector<DefragMove>& moves, const std::optional<DefragApplied>& applied) {
+  std::string out;
   for (const DefragApplied::Move& m : applied ? applied->moves : std::vector<DefragApplied::Move>{}) {
     out += m.evicted ? fmt::format("evicted {}\n", m.pod) : fmt::format("stopped at {}: {}\n", m.pod, m.error);
   }
-  if (plan.moves.empty()) return out;
+  if (moves.empty()) return out;
   out += fmt::format("{:<4} {:<40} {:<20} {:<20} {:<10} {:>8}  {}\n", "#", "POD", "FROM", "TO", "GPUS", "PRIORITY", "BUDGET");
-  for (size_t i = 0; i < plan.moves.size(); ++i) {
-    const DefragMove& m = plan.moves[i];
-    out += fmt::format("{:<4} {:<40} {:<20} {:<20} {:<10} {:>8}  {}\n", i + 1, m.pod, m.from, m.to, GpusText(m.placement),
-                       m.priority, m.uses_budget ? "uses allowance" : "-");
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const DefragMove& m = moves[i];
+    out += fmt::format("{:<4} {:<40} {:<20} {:<20} {:<10} {:>8}  {}\n", i + 1, m.pod, m.from, m.to.empty() ? "-" : m.to,
+                       GpusText(m.placement), m.priority, m.uses_budget ? "uses allowance" : "-");
   }
   return out;
 }

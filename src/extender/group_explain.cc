@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <deque>
 #include <set>
 #include <optional>
 
 #include "gpusched/extender/defrag.h"
 #include "gpusched/extender/gang_holds.h"
+#include "gpusched/extender/group_defrag.h"
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/json/writer.h"
 
@@ -32,17 +34,56 @@ std::string NotJudged(const std::vector<Pod>& pods, const PodGroup* group) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+// "wouldFitAfter": null when nothing needs evicting (or it cannot be judged), else the evictions
+// and where every member goes after them, or why no evictions make room.
+void WriteWouldFitAfter(json::Writer& w, const GroupExplanation& e) {
+  w.Key("wouldFitAfter");
+  if (!e.would_fit_after) {
+    w.Null();
+    return;
+  }
+  const placement::GroupRoomPlan& p = *e.would_fit_after;
+  w.StartObject().Member("fits", p.fits);
+  if (!p.fits) w.Member("reason", p.reason);
+  int32_t highest = INT32_MIN;
+  w.Key("evict").StartArray();
+  for (const placement::DefragMove& v : p.moves) {
+    w.StartObject().Member("pod", v.pod).Member("uid", v.uid).Member("priority", v.priority).Member("node", v.from).EndObject();
+    highest = std::max(highest, v.priority);
+  }
+  w.EndArray().Key("cost").StartObject().Member("victims", static_cast<int64_t>(p.moves.size()));
+  w.Key("maxPriority");
+  if (p.moves.empty()) {
+    w.Null();
+  } else {
+    w.Int(highest);
+  }
+  w.Member("pdbViolations", p.pdb_violations).EndObject().Key("plan").StartArray();
+  for (size_t i = 0; i < p.slots.size(); ++i) {
+    w.StartObject().Member("pod", e.pending[i]).Member("node", p.slots[i].node).Member("gpus", GpusText(p.slots[i].placement)).EndObject();
+  }
+  w.EndArray().EndObject();
+}
+
+// The evictions that would make room, in words.
+std::string WouldFitAfterText(const GroupExplanation& e) {
+  if (!e.would_fit_after) return "";
+  const placement::GroupRoomPlan& p = *e.would_fit_after;
+  if (!p.fits) return fmt::format("evicting pods of lower priority would not make room for all of them: {}\n", p.reason);
+  std::vector<std::string> pods;
+  for (const placement::DefragMove& v : p.moves) pods.push_back(fmt::format("{} on {} (priority {})", v.pod, v.from, v.priority));
+  return fmt::format("they would fit together after evicting {} pod{} ({} PodDisruptionBudget violation{}): {}\n", pods.size(),
+                     pods.size() == 1 ? "" : "s", p.pdb_violations, p.pdb_violations == 1 ? "" : "s", fmt::join(pods, ", "));
+}
+
 }  // namespace
 
-StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
-                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                                        dra::cel::ProgramCache* programs) {
+StatusOr<FoundGroup> FindGroup(std::string_view key, std::string_view replica, const inventory::InventorySnapshot& snapshot) {
   size_t slash = key.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == key.size()) {
     return InvalidArgumentError(fmt::format("podGroup \"{}\": want namespace/name", key));
   }
   std::string_view ns = key.substr(0, slash), name = key.substr(slash + 1);
-  GroupExplanation e{.group = std::string(key), .replica = std::string(replica)};
   // The first API that declares it, else the first whose pods name it.
   std::optional<GroupApi> api;
   for (GroupApi a : kApis) {
@@ -61,25 +102,34 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
     return NotFoundError(fmt::format("pod group {} is not known: no PodGroup, Workload or Coscheduling group of that name, "
                                      "and no pod names it", key));
   }
-  auto declared = snapshot.groups().find(GroupKey(*api, ns, name));
   if (!replica.empty() && *api != GroupApi::kWorkload) {
     return InvalidArgumentError(fmt::format("replica \"{}\": only a Workload's groups have replica keys ({} is a {})", replica, key,
                                             GroupApiName(*api)));
   }
-  e.api = std::string(GroupApiName(*api));
-  e.declared = declared != snapshot.groups().end();
-  e.min_count = e.declared ? declared->second.min_count : 0;
-  e.bound = members->bound;
-  std::vector<Pod> pending;
-  for (const std::shared_ptr<const Pod>& p : members->pending) {
-    pending.push_back(*p);
-    e.pending.push_back(p->namespace_name + "/" + p->name);
-  }
-  size_t exist = pending.size() + members->bound;
+  auto declared = snapshot.groups().find(GroupKey(*api, ns, name));
+  FoundGroup found{.api = *api, .declared = declared != snapshot.groups().end() ? &declared->second : nullptr,
+                   .members = members};
+  for (const std::shared_ptr<const Pod>& p : members->pending) found.pending.push_back(*p);
+  return found;
+}
+
+StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
+                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                        dra::cel::ProgramCache* programs) {
+  GPUSCHED_ASSIGN_OR_RETURN(FoundGroup found, FindGroup(key, replica, snapshot));
+  GroupExplanation e{.group = std::string(key), .replica = std::string(replica)};
+  e.api = std::string(GroupApiName(found.api));
+  e.declared = found.declared != nullptr;
+  e.min_count = e.declared ? found.declared->min_count : 0;
+  e.bound = found.members->bound;
+  const std::vector<Pod>& pending = found.pending;
+  for (const Pod& p : pending) e.pending.push_back(p.namespace_name + "/" + p.name);
+  size_t exist = pending.size() + found.members->bound;
   e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
-  e.not_judged = NotJudged(pending, e.declared ? &declared->second : nullptr);
+  e.not_judged = NotJudged(pending, found.declared);
   e.plan = PlanPending(pending, snapshot, options, programs);
   for (const Pod& p : pending) e.held.push_back(StandingOf(p, snapshot, options.gangs).node);
+  if (!e.plan.fits && !e.plan.unplannable) e.would_fit_after = GroupEvictions(pending, snapshot, options);
   return e;
 }
 
@@ -102,7 +152,9 @@ std::string GroupExplanationJson(const GroupExplanation& e) {
     w.EndObject();
   }
   w.EndArray();
-  w.Key("nodes").Uint(e.plan.nodes).EndObject();
+  w.Key("nodes").Uint(e.plan.nodes);
+  WriteWouldFitAfter(w, e);
+  w.EndObject();
   return w.TakeLine();
 }
 
@@ -113,7 +165,7 @@ std::string GroupExplanationText(const GroupExplanation& e) {
   out += fmt::format("; {} pending, {} bound", e.pending.size(), e.bound);
   out += e.missing > 0 ? fmt::format("; {} more must exist before it can start\n", e.missing) : std::string("\n");
   if (!e.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", e.not_judged);
-  if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason);
+  if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason) + WouldFitAfterText(e);
   out += fmt::format("the pending members fit together now, on {} node{}:\n", e.plan.nodes, e.plan.nodes == 1 ? "" : "s");
   out += fmt::format("{:<40} {:<24} {:<16} {}\n", "POD", "NODE", "GPUS", "HELD ON");
   for (size_t i = 0; i < e.plan.slots.size(); ++i) {

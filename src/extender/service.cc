@@ -467,12 +467,23 @@ StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   GPUSCHED_ASSIGN_OR_RETURN(DefragResult result, PlanDefrag(ask, placed, Inputs(snapshot.get(), /*caches=*/false)));
-  if (run.apply) {
-    DefragExecutor executor({.inventory = inventory_, .evictor = with_.evictor, .publisher = with_.hold_publisher,
-                             .hold_ttl = options_.defrag_hold_ttl});
-    result.applied = executor.Apply(result.plan, ask.pod, run.unjudged);
-  }
+  if (run.apply) result.applied = Executor().Apply(result.plan, ask.pod, run.unjudged);
   return result;
+}
+
+StatusOr<GroupDefragResult> Service::DefragGroup(std::string_view key, std::string_view replica, int max_moves, DefragRun run) const {
+  if (run.apply && with_.evictor == nullptr) {
+    return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
+  }
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  GPUSCHED_ASSIGN_OR_RETURN(GroupDefragResult result, PlanGroupDefrag(key, replica, max_moves, Inputs(snapshot.get(), /*caches=*/false)));
+  if (run.apply) result.applied = ApplyGroupDefrag(result, Executor(), run.unjudged);
+  return result;
+}
+
+DefragExecutor Service::Executor() const {
+  return DefragExecutor({.inventory = inventory_, .evictor = with_.evictor, .publisher = with_.hold_publisher,
+                         .hold_ttl = options_.defrag_hold_ttl});
 }
 
 std::string Service::DebugInventory(std::string_view node, bool compact) const {

@@ -163,6 +163,7 @@ StatusOr<bool> BoolParam(const Request& r, std::string_view name) {
 // The query of /debug/defrag, checked; every bad parameter is named with its value.
 struct DefragQuery {
   bool has_pod = false;
+  std::optional<std::string> group;  // ?podGroup=
   double target_pct = 0;
   int max_moves = 8;
   extender::DefragRun run;
@@ -173,8 +174,12 @@ StatusOr<DefragQuery> ReadDefragQuery(const Request& r) {
   bool post = r.method == "POST";
   std::string target = QueryParam(r.target, "targetFrag");
   std::string moves = QueryParam(r.target, "maxMoves");
+  std::string group = QueryParam(r.target, "podGroup");
   q.has_pod = post && r.body.find_first_not_of(" \t\r\n") != std::string::npos;
-  if (q.has_pod == !target.empty()) return InvalidArgumentError("POST a Pod to make room for, or give ?targetFrag=PCT (one of the two)");
+  if (static_cast<int>(q.has_pod) + static_cast<int>(!target.empty()) + static_cast<int>(!group.empty()) != 1) {
+    return InvalidArgumentError("POST a Pod to make room for, or give ?podGroup=namespace/name or ?targetFrag=PCT (one of the three)");
+  }
+  if (!group.empty()) q.group = group;
   if (!target.empty() && !ParseNumber(target, &q.target_pct)) {
     return InvalidArgumentError(fmt::format("targetFrag \"{}\": want a percentage, such as 5 or 2.5", target));
   }
@@ -195,6 +200,10 @@ Response Defrag(const RouteContext& c, Request&& r) {
   StatusOr<DefragQuery> q = ReadDefragQuery(r);
   if (!q.ok()) return Text(400, q.status().message() + "\n");
   if (q->run.apply && r.method != "POST") return Text(405, "apply=true changes the cluster: use POST\n");
+  if (q->group) {
+    return Answer(c.service->DefragGroup(*q->group, QueryParam(r.target, "replica"), q->max_moves, q->run), text,
+                  extender::GroupDefragText, extender::GroupDefragJson);
+  }
   return Answer(c.service->Defrag(q->has_pod ? r.body : "", q->target_pct, q->max_moves, q->run), text, extender::DefragText,
                 extender::DefragJson);
 }

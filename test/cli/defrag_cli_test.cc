@@ -170,10 +170,44 @@ TEST(DefragCli, APendingPodsPodRelationsAreSaidNotToBeJudged) {
   EXPECT_THAT(r.out, HasSubstr(R"("notJudged":"required pod anti-affinity")"));
 }
 
+// w0: a4 + a2; w1: b6; w2: c4 (8 GPUs each), and gang ml/train of two pending 4-GPU members:
+// one fits on w2 as it is, the other once a2 moves to w1.
+std::string GangCluster() {
+  std::string group = R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
+                      R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})";
+  std::vector<std::string> items = {NvidiaNode("w0", 8).ToJson(), NvidiaNode("w1", 8).ToJson(), NvidiaNode("w2", 8).ToJson(),
+                                    Running("a4", "w0", 4).ToJson(), Running("a2", "w0", 2).ToJson(),
+                                    Running("b6", "w1", 6).ToJson(), Running("c4", "w2", 4).ToJson(), group};
+  for (std::string name : {"g0", "g1"}) {
+    items.push_back(PodJson{.name = name, .namespace_name = "ml", .uid = "uid-" + name, .containers = {WholeGpus("s", 4)},
+                            .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"}
+                        .ToJson());
+  }
+  return ListJson(items);
+}
+
+TEST(DefragCli, APodGroupGetsRoomForEveryMemberAtOnceOfflineAndFromAServer) {
+  std::string cluster = WriteTemp("defrag-gang.json", GangCluster());
+  CliRun table = Defrag("--pod-group ml/train --snapshot " + cluster);
+  EXPECT_EQ(table.code, 0) << table.out;
+  EXPECT_THAT(table.out, HasSubstr("pod group ml/train: its 2 pending members fit together on 2 nodes after 1 move"));
+  EXPECT_THAT(table.out, HasSubstr("ml/a2"));
+  TestServer server(GangCluster());
+  CliRun json = Defrag("--pod-group ml/train --server http://127.0.0.1:" + std::to_string(server.port()) + " --format json");
+  EXPECT_EQ(json.code, 0) << json.out;
+  EXPECT_THAT(json.out, HasSubstr(R"("podGroup":"ml/train","fits":true)"));
+  EXPECT_THAT(json.out, HasSubstr(R"("from":"w0","to":"w1")"));
+  CliRun unknown = Defrag("--pod-group ml/nothing --snapshot " + cluster);
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_THAT(unknown.out, HasSubstr("pod group ml/nothing is not known"));
+  EXPECT_EQ(Defrag("--pod-group ml/train --target-frag 1").code, 2);
+  EXPECT_EQ(Defrag("--replica r1 --target-frag 1").code, 2);  // --replica needs --pod-group
+}
+
 TEST(DefragCli, BadUsageIsNamed) {
   CliRun none = Defrag("");
   EXPECT_EQ(none.code, 2);
-  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod and --target-frag"));
+  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod, --pod-group and --target-frag"));
   CliRun format = Defrag("--target-frag 1 --format xml");
   EXPECT_EQ(format.code, 2);
   EXPECT_THAT(format.out, HasSubstr("--format xml: want table or json"));

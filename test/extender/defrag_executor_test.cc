@@ -152,5 +152,47 @@ TEST_F(DefragExecutorTest, APlanThatDoesNotFitDoesNothing) {
   EXPECT_FALSE(out.held);
 }
 
+// A pod group's room: one per member, each held for the member before the first move's hold.
+std::vector<PendingRoom> MemberRooms(int64_t first, int64_t second) {
+  auto room = [](std::string uid, int64_t gpus) {
+    return PendingRoom{.about = Allocation{.pod_uid = uid, .pod_namespace = "ml", .pod_name = uid}, .node = "w",
+                       .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = gpus}};
+  };
+  return {room("m0", first), room("m1", second)};
+}
+
+TEST_F(DefragExecutorTest, EveryMembersRoomIsHeldBeforeTheFirstEviction) {
+  evictor_.holds = [this] { return HoldsOn("w") + HoldsOn("v"); };
+  DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
+  DefragApplied out = executor.ApplyRoom(plan_.moves, MemberRooms(4, 4), Unjudged{}, UnjudgedPolicy::kRefuse);
+  EXPECT_TRUE(out.held);
+  EXPECT_THAT(evictor_.calls, ElementsAre("dry ml/a", "dry ml/b", "evict ml/a", "evict ml/b"));
+  EXPECT_THAT(evictor_.held_at_eviction, ElementsAre(4u, 4u));
+  EXPECT_EQ(HoldsOn("w"), 2u);  // each member's, its UID the holder: the slot gang_holds.h reads
+  EXPECT_EQ(inv_.Snapshot()->FindNode("w")->holds[1].pod_uid, "m1");
+}
+
+TEST_F(DefragExecutorTest, AMembersRoomThatCannotBeHeldDropsTheOthersAndEvictsNothing) {
+  DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
+  DefragApplied out = executor.ApplyRoom(plan_.moves, MemberRooms(8, 4), Unjudged{}, UnjudgedPolicy::kRefuse);
+  EXPECT_FALSE(out.held);
+  EXPECT_THAT(evictor_.calls, ElementsAre("dry ml/a", "dry ml/b"));
+  ASSERT_FALSE(out.moves.empty());
+  EXPECT_EQ(out.moves[0].pod, "ml/m1");
+  EXPECT_FALSE(out.moves[0].error.empty());
+  EXPECT_EQ(HoldsOn("w") + HoldsOn("v"), 0u);  // m0's room dropped too
+}
+
+TEST_F(DefragExecutorTest, MembersAskingWhatGpuschedDoesNotJudgeStopThePlanUnlessAccepted) {
+  DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
+  Unjudged affinity{.what = "required pod affinity", .pod = "a member of pod group ml/train", .node = "the nodes of its plan"};
+  DefragApplied refused = executor.ApplyRoom(plan_.moves, MemberRooms(4, 4), affinity, UnjudgedPolicy::kRefuse);
+  EXPECT_TRUE(evictor_.calls.empty());
+  EXPECT_THAT(refused.moves[0].error, ::testing::HasSubstr("cannot judge its required pod affinity"));
+  DefragApplied accepted = executor.ApplyRoom(plan_.moves, MemberRooms(4, 4), affinity, UnjudgedPolicy::kAccept);
+  EXPECT_TRUE(accepted.held);
+  EXPECT_EQ(evictor_.calls.size(), 4u);
+}
+
 }  // namespace defrag_executor_test
 }  // namespace gpusched::extender

@@ -124,7 +124,7 @@ TEST_F(DefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {
   EXPECT_EQ(client_.Post("/debug/defrag", "").status, 400);
   HttpReply both = client_.Post("/debug/defrag?targetFrag=1", Pending(WholeGpus("s", 1)));
   EXPECT_EQ(both.status, 400);
-  EXPECT_THAT(both.body, HasSubstr("one of the two"));
+  EXPECT_THAT(both.body, HasSubstr("one of the three"));
   HttpReply target = client_.Get("/debug/defrag?targetFrag=lots");
   EXPECT_EQ(target.status, 400);
   EXPECT_THAT(target.body, HasSubstr("targetFrag \"lots\""));

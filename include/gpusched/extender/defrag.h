@@ -27,8 +27,10 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpusched/common/status.h"
+#include "gpusched/json/writer.h"
 #include "gpusched/extender/defrag_executor.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/model/pod.h"
@@ -68,6 +70,12 @@ StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allo
 // The answer as JSON (the shape above), and as a table a person reads in a terminal.
 std::string DefragJson(const DefragResult& r);
 std::string DefragText(const DefragResult& r);
+
+// The parts every defrag answer shares: "moves" (the shape above), "applied" and "held"; and the
+// moves as a table, after what applying them did.
+void WriteMoves(json::Writer& w, const std::vector<placement::DefragMove>& moves);
+void WriteApplied(json::Writer& w, const std::optional<DefragApplied>& applied);
+std::string MovesText(const std::vector<placement::DefragMove>& moves, const std::optional<DefragApplied>& applied);
 
 // What a placement holds, as the tables show it: "2 whole", GPU indices "0,3", or device names.
 std::string GpusText(const Placement& p);

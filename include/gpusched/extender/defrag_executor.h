@@ -60,6 +60,20 @@ struct DefragApplied {
 // Whether a plan whose pending pod has unjudged constraints is applied (see above).
 enum class UnjudgedPolicy { kRefuse, kAccept };
 
+// A pending pod's room in a plan: the GPUs held for it (its UID the holder) before any eviction.
+struct PendingRoom {
+  Allocation about;  // the pod: UID, namespace, name
+  std::string node;
+  Placement placement;
+};
+
+// What the pending pods ask that gpusched does not judge ("" for nothing), for the refusal.
+struct Unjudged {
+  std::string what;
+  std::string pod;   // which pod asks it
+  std::string node;  // where room is made for it
+};
+
 class DefragExecutor {
  public:
   explicit DefragExecutor(DefragApplier with) : with_(with) {}
@@ -69,7 +83,16 @@ class DefragExecutor {
   DefragApplied Apply(const placement::DefragPlan& plan, const std::optional<Pod>& pending,
                       UnjudgedPolicy unjudged = UnjudgedPolicy::kRefuse) const;
 
+  // Applies `moves` (see above) for several pending pods at once (a pod group): every room held
+  // before the first move's hold, every hold dropped if one fails. The caller passes only a plan
+  // that fits whole.
+  DefragApplied ApplyRoom(const std::vector<placement::DefragMove>& moves, const std::vector<PendingRoom>& rooms,
+                          const Unjudged& not_judged, UnjudgedPolicy unjudged) const;
+
  private:
+  // The evictions of `moves`, in order, into *out (see above).
+  void Evict(const std::vector<placement::DefragMove>& moves, DefragApplied* out) const;
+
   DefragApplier with_;
 };
 

@@ -4,9 +4,13 @@
 // explained: the group as its object declares it (docs/gangs.md), its members pending and bound,
 // and whether the pending ones can be placed all together on the cluster as it is now
 // (placement/gang_planner.h): member by member where, or why not, and where each member's slot
-// is held when its gang is planned (gang_holds.h). Read-only: nothing is held.
+// is held when its gang is planned (gang_holds.h). Where they do not fit, "wouldFitAfter": the
+// evictions of pods of lower priority after which they would, all together, by preempt's rules
+// (placement/group_defrag.h's EvictForGroup), or why none would. Read-only: nothing is held
+// or evicted.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "gpusched/extender/service_options.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/placement/gang_planner.h"
+#include "gpusched/placement/group_defrag.h"
 
 namespace gpusched::extender {
 
@@ -34,7 +39,21 @@ struct GroupExplanation {
   std::string not_judged;
   placement::GangPlan plan;     // of the pending members; slots in `pending`'s order
   std::vector<std::string> held;  // by `pending`'s order: the node of the member's held slot, or ""
+  // When the plan does not fit (and is not unplannable): the evictions that would make room.
+  std::optional<placement::GroupRoomPlan> would_fit_after;
 };
+
+// A group found by name in a snapshot: the API that declares it (else the first whose pods name
+// it), its declaration (null if none) and its members; pointers into the snapshot.
+struct FoundGroup {
+  GroupApi api = GroupApi::kPodGroup;
+  const PodGroup* declared = nullptr;
+  const inventory::GroupTable::Members* members = nullptr;
+  std::vector<Pod> pending;  // copies of members->pending, by UID
+};
+
+// Finds group `key` instance `replica` (ExplainGroup's errors).
+StatusOr<FoundGroup> FindGroup(std::string_view key, std::string_view replica, const inventory::InventorySnapshot& snapshot);
 
 // Explains group `key` ("namespace/name"; a Workload's "namespace/workload/podGroup") instance
 // `replica` on `snapshot`, placed under `options` (DRA selectors compiled into `programs`).

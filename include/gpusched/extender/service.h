@@ -42,6 +42,7 @@
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/cache_store.h"
 #include "gpusched/extender/service_options.h"
+#include "gpusched/extender/group_defrag.h"
 #include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/telemetry.h"
 #include "gpusched/extender/wire.h"
@@ -81,6 +82,10 @@ class Service {
   // Errors: InvalidArgument (not a pod, one no move can help, bad numbers); FailedPrecondition
   // for a pod already placed, or `run.apply` without an evictor (snapshot mode).
   StatusOr<DefragResult> Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run = {}) const;
+  // group_defrag.h: the moves that make room for every pending member of the pod group `key`
+  // instance `replica` at once, applied as Defrag applies a plan. Errors: as ExplainGroup's, and
+  // FailedPrecondition for a group without pending members or `run.apply` without an evictor.
+  StatusOr<GroupDefragResult> DefragGroup(std::string_view key, std::string_view replica, int max_moves, DefragRun run = {}) const;
   // The thread an encoder may share a long answer with (ExplanationJson), or null when busy.
   HelperThread* helper() const { return &helper_; }
   // True if Bind may wait on the API server (a binder or a claim writer is set); in snapshot
@@ -124,6 +129,8 @@ class Service {
   // The inputs of a pod's evaluation on `snapshot`; with the caches shared between requests
   // (verdicts, scores, the DRA decision log) when `caches`.
   EvaluationInputs Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const;
+  // What applies defrag plans: the inventory, the evictor and the hold publisher.
+  DefragExecutor Executor() const;
   void CountError(std::string_view verb) const;
 
   inventory::Inventory* const inventory_;

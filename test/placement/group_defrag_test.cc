@@ -1,0 +1,159 @@
+// Room for a pod group at once, on hand-built clusters: members never count on the same room,
+// a group that cannot have room whole gets no moves, moves are counted over the whole plan, a
+// launcher lands beside the workers, claim members are named, and evictions by preempt's rules
+// (lower priority only, never a sibling, budget violations counted).
+#include "gpusched/placement/group_defrag.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "defrag_cluster.h"
+#include "test_nodes.h"
+
+namespace gpusched::placement {
+namespace group_defrag_test {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+Pod Member(const std::string& name, int64_t gpus, int32_t priority = 0) {
+  Pod p = WholePod(gpus);
+  p.uid = "uid-" + name;
+  p.name = name;
+  p.priority = priority;
+  return p;
+}
+
+std::vector<GangMember> Members(const std::vector<Pod>& pods) {
+  std::vector<GangMember> out;
+  for (const Pod& p : pods) out.push_back(GangMember{.pod = &p, .request = AnalyzePod(p)});
+  return out;
+}
+
+std::vector<std::string> Moves(const GroupRoomPlan& p) {
+  std::vector<std::string> out;
+  for (const DefragMove& m : p.moves) out.push_back(m.pod + " " + m.from + "->" + m.to);
+  return out;
+}
+
+std::vector<std::string> Nodes(const GroupRoomPlan& p) {
+  std::vector<std::string> out;
+  for (const GangSlot& s : p.slots) out.push_back(s.node);
+  return out;
+}
+
+GroupRoomPlan Room(const std::vector<Pod>& pods, DefragCluster& c, int max_moves = 8) {
+  return MakeRoomForGroup(Members(pods), c.Input(), DefragOptions{.max_moves = max_moves});
+}
+
+// a: a4 and a2 of 8 GPUs; b: b6 of 8; c: c4 of 8. One 4-GPU pod fits on c as it is; a second
+// fits only once a2 moves to b.
+DefragCluster OneFreeBlock() {
+  DefragCluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b6", "b", 6)});
+  c.Add(WholeNode("c", 8), {WholeAlloc("c4", "c", 4)});
+  return c;
+}
+
+TEST(GroupDefrag, TwoMembersNeverCountOnTheSameRoom) {
+  DefragCluster c = OneFreeBlock();
+  std::vector<Pod> pods = {Member("w0", 4), Member("w1", 4)};
+  // Alone, each member fits on c without a move: the room one pod sees is not room for two.
+  DefragPlan alone = MakeRoom(AnalyzePod(pods[1]), pods[1], c.Input(), DefragOptions{});
+  ASSERT_TRUE(alone.fits);
+  EXPECT_THAT(alone.moves, IsEmpty());
+  GroupRoomPlan p = Room(pods, c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_THAT(Nodes(p), ElementsAre("c", "a"));
+  EXPECT_THAT(Moves(p), ElementsAre("ns/a2 a->b"));
+  EXPECT_EQ(p.nodes, 2u);
+  EXPECT_EQ(p.slots[0].placement.whole_gpus, 4);
+}
+
+TEST(GroupDefrag, AGroupThatCannotHaveRoomWholeGetsNoMoves) {
+  DefragCluster c = OneFreeBlock();
+  GroupRoomPlan p = Room({Member("w0", 4), Member("w1", 4), Member("w2", 4)}, c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.moves, IsEmpty());
+  EXPECT_THAT(p.slots, IsEmpty());
+  EXPECT_THAT(p.reason, HasSubstr("2 of 3 members have room; ns/w2:"));
+}
+
+// a: a4 + a2; b: b4 + b2; s and t: 14 of 16 used each (fuller than a and b, so the moved pods
+// go there). Each of two 4-GPU members needs one 2-GPU pod moved out of its way.
+TEST(GroupDefrag, MovesAreCountedOverTheWholePlan) {
+  DefragCluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 8), {WholeAlloc("b4", "b", 4), WholeAlloc("b2", "b", 2)});
+  c.Add(WholeNode("s", 16), {WholeAlloc("s14", "s", 14)});
+  c.Add(WholeNode("t", 16), {WholeAlloc("t14", "t", 14)});
+  std::vector<Pod> pods = {Member("w0", 4), Member("w1", 4)};
+  GroupRoomPlan two = Room(pods, c, 2);
+  ASSERT_TRUE(two.fits) << two.reason;
+  EXPECT_THAT(Moves(two), ElementsAre("ns/a2 a->s", "ns/b2 b->t"));
+  GroupRoomPlan one = Room(pods, c, 1);
+  EXPECT_FALSE(one.fits);
+  EXPECT_THAT(one.moves, IsEmpty());
+  EXPECT_THAT(one.reason, HasSubstr("1 of 2 members have room; ns/w1: no node makes room with at most 0 moves"));
+}
+
+TEST(GroupDefrag, AMovedPodNeverMovesAgainForAnotherMember) {
+  // Only a2 can make room, and only once: after it moves to b, b is full; the second member would
+  // need it moved again.
+  DefragCluster c;
+  c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(WholeNode("b", 4), {WholeAlloc("b2", "b", 2)});
+  GroupRoomPlan p = Room({Member("w0", 4), Member("w1", 2)}, c);
+  // w0 takes a (a2 to b), w1 then needs 2 GPUs: none is free without moving a2 back.
+  EXPECT_FALSE(p.fits) << Moves(p).size();
+  EXPECT_THAT(p.reason, HasSubstr("1 of 2 members have room"));
+}
+
+TEST(GroupDefrag, ALauncherWithoutGpusLandsOnANodeOfThePlan) {
+  DefragCluster c = OneFreeBlock();
+  Pod launcher{.uid = "uid-launcher", .namespace_name = "ns", .name = "launcher", .containers = {Container{.name = "c"}}};
+  GroupRoomPlan p = Room({launcher, Member("w0", 4)}, c);
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_THAT(Nodes(p), ElementsAre("c", "c"));
+  EXPECT_TRUE(p.slots[0].placement.empty());
+  EXPECT_THAT(p.moves, IsEmpty());
+}
+
+TEST(GroupDefrag, AMemberWithClaimsIsNamedAndTheGroupGetsNoPlan) {
+  DefragCluster c = OneFreeBlock();
+  Pod claims{.uid = "uid-dra", .namespace_name = "ns", .name = "dra", .containers = {Container{.name = "c"}},
+             .resource_claims = {PodClaimRef{.name = "gpus", .claim_name = "c1"}}};
+  GroupRoomPlan p = Room({Member("w0", 4), claims}, c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.reason, HasSubstr("ns/dra gets its GPUs through ResourceClaims"));
+}
+
+TEST(GroupDefrag, EvictionsTakeOnlyPodsOfLowerPriorityAndNeverASibling) {
+  DefragCluster c;
+  Allocation mid = WholeAlloc("mid", "b", 4);
+  mid.priority = 50;
+  Allocation high = WholeAlloc("high", "b", 4);
+  high.priority = 1000;
+  c.Add(WholeNode("a", 8), {WholeAlloc("low", "a", 4), WholeAlloc("low2", "a", 4)});
+  c.Add(WholeNode("b", 8), {high, mid});
+  c.Protect("low2");
+  // big (priority 10) needs a whole node: only a's pods are below it. small (priority 100) could
+  // then evict big's booking on a (priority 10, cheaper than mid's 50), but a sibling never goes.
+  std::vector<Pod> pods = {Member("small", 4, 100), Member("big", 8, 10)};
+  GroupRoomPlan p = EvictForGroup(Members(pods), c.Input(), DefragOptions{});
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_THAT(Nodes(p), ElementsAre("b", "a"));
+  EXPECT_THAT(Moves(p), ElementsAre("ns/low a->", "ns/low2 a->", "ns/mid b->"));
+  EXPECT_EQ(p.pdb_violations, 1);
+  // A third member finds nothing below its priority left to evict: no evictions at all.
+  pods.push_back(Member("third", 4, 100));
+  GroupRoomPlan more = EvictForGroup(Members(pods), c.Input(), DefragOptions{});
+  EXPECT_FALSE(more.fits);
+  EXPECT_THAT(more.moves, IsEmpty());
+  EXPECT_THAT(more.reason, HasSubstr("2 of 3 members have room"));
+}
+
+}  // namespace group_defrag_test
+}  // namespace gpusched::placement
