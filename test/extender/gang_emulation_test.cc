@@ -1,4 +1,5 @@
-// 200 gangs of 2-16 members (mGPU shares, whole GPUs or DRA claims), mixed with single pods, scheduled
+// 200 gangs of 2-16 members (mGPU shares, whole GPUs that nvidia-dra nodes serve through special
+// claims (KEP 5004) as well, or DRA claims), mixed with single pods, scheduled
 // through an emulated kube-scheduler (test/support/scheduler_emulator.h: the 1.37 pod-group
 // cycle, and Coscheduling) against gpusched's verbs, on nodes whose GPUs are partly used so that
 // packing GPU by GPU matters. Members, groups and claims reach the inventory as the watches
@@ -37,6 +38,7 @@ struct RunResult {
   size_t failed_binds = 0;
   size_t overbooked_gpus = 0;
   size_t singles_bound = 0;
+  size_t special_claims = 0;  // whole-GPU pods served on nvidia-dra nodes (KEP 5004) at PreBind
 };
 
 // GPUs whose shares, memory or whole-GPU count are booked beyond what they have, and devices
@@ -146,6 +148,7 @@ class GangEmulation : public ::testing::TestWithParam<GangFlow> {
     ClusterObjects cluster;
     EXPECT_TRUE(kubejson::AppendClusterJson(Cluster(), &cluster).ok());
     inventory::Inventory inventory;
+    RunResult result;
     // A claim written: the watch of claims hands its new state to the inventory.
     auto write_claim = [&](const dra::ResourceClaim& claim) {
       inventory.Apply(ClusterDelta{.dra_state = dra::WithClaim(inventory.Snapshot()->dra(), claim)});
@@ -156,13 +159,15 @@ class GangEmulation : public ::testing::TestWithParam<GangFlow> {
           if (verb == "prioritize") return service_->Prioritize(body);
           return service_->Bind(body);
         },
-        cluster, write_claim);
+        cluster, write_claim, [&](const Pod& pod) {
+          ++result.special_claims;
+          inventory.Apply(ClusterDelta{.upsert_pending = {pod}});
+        });
     inventory.ReplaceCluster(std::move(cluster));
-    // The emulated kube-scheduler counts nvidia.com/gpu on node totals alone: its
-    // DRAExtendedResource gate is off, and so is gpusched's KEP 5004 judgement.
-    service_ = std::make_unique<Service>(&inventory, ServiceOptions{.dra_extended_resources = false, .gangs = gangs});
+    // Whole-GPU members may land on the nvidia-dra nodes too, served through special claims
+    // (KEP 5004): the emulated kube-scheduler's DRAExtendedResource and gpusched's judgement alike.
+    service_ = std::make_unique<Service>(&inventory, ServiceOptions{.dra_extended_resources = true, .gangs = gangs});
     std::mt19937 rng(11);
-    RunResult result;
     std::deque<std::vector<EmulatedPod>> live;  // gangs bound, oldest first
     for (int g = 0; g < 200; ++g) {
       std::vector<dra::ResourceClaim> claims;
@@ -213,8 +218,9 @@ TEST_P(GangEmulation, WithGangsNoGangIsPartlyBoundAndNoBindFails) {
   EXPECT_EQ(on.failed_binds, 0u);
   EXPECT_EQ(on.overbooked_gpus, 0u);
   EXPECT_GT(on.gangs_placed, 150u);
-  std::printf("gangs on: %zu of 200 gangs placed, %zu partial, %zu failed binds, %zu singles bound\n", on.gangs_placed,
-              on.partial, on.failed_binds, on.singles_bound);
+  EXPECT_GT(on.special_claims, 0u);
+  std::printf("gangs on: %zu of 200 gangs placed, %zu partial, %zu failed binds, %zu singles bound, %zu special claims\n",
+              on.gangs_placed, on.partial, on.failed_binds, on.singles_bound, on.special_claims);
 }
 
 TEST_P(GangEmulation, WithGangsOffTheSameRunBindsGangsInPartAndFailsBinds) {
@@ -222,8 +228,8 @@ TEST_P(GangEmulation, WithGangsOffTheSameRunBindsGangsInPartAndFailsBinds) {
   EXPECT_GT(off.partial, 0u);
   EXPECT_GT(off.failed_binds, 0u);
   EXPECT_EQ(off.overbooked_gpus, 0u);  // gpusched's bind refuses what does not fit, gangs or not
-  std::printf("gangs off: %zu of 200 gangs placed, %zu partial, %zu failed binds, %zu singles bound\n", off.gangs_placed,
-              off.partial, off.failed_binds, off.singles_bound);
+  std::printf("gangs off: %zu of 200 gangs placed, %zu partial, %zu failed binds, %zu singles bound, %zu special claims\n",
+              off.gangs_placed, off.partial, off.failed_binds, off.singles_bound, off.special_claims);
 }
 
 INSTANTIATE_TEST_SUITE_P(Flows, GangEmulation, ::testing::Values(GangFlow::kPodGroupCycle, GangFlow::kCoscheduling),

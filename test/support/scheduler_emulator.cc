@@ -37,10 +37,11 @@ std::string BestHost(const std::string& reply) {
 
 EmulatedPod Emulated(const std::string& pod_json) { return EmulatedPod{.pod = DecodedPod(pod_json), .json = pod_json}; }
 
-SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster, ClaimWrite on_claim)
-    : call_(std::move(call)), on_claim_(std::move(on_claim)) {
+SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster, ClaimWrite on_claim, PodWrite on_pod)
+    : call_(std::move(call)), on_claim_(std::move(on_claim)), on_pod_(std::move(on_pod)) {
   for (const Node& n : cluster.nodes) {
     names_.push_back(n.name);
+    nodes_[n.name] = n;
     labels_[n.name] = n.labels;
     allocatable_[n.name] = Totals{.gpus = n.allocatable.nvidia_gpus, .core = n.allocatable.mgpu_core_percent,
                                   .memory = n.allocatable.mgpu_memory_mib};
@@ -56,6 +57,7 @@ SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cl
     }
   }
   for (const dra::DraObject& o : cluster.dra_objects) {
+    if (const dra::DeviceClass* c = std::get_if<dra::DeviceClass>(&o.value)) classes_[c->name] = *c;
     const dra::ResourceClaim* claim = std::get_if<dra::ResourceClaim>(&o.value);
     if (claim == nullptr) continue;
     claims_[claim->namespace_name + "/" + claim->name] = *claim;
@@ -69,7 +71,7 @@ SchedulerEmulator::SchedulerEmulator(ExtenderCall call, const ClusterObjects& cl
   }
 }
 
-SchedulerEmulator::Totals SchedulerEmulator::Asks(const Pod& pod) const {
+SchedulerEmulator::Totals SchedulerEmulator::Asks(const Pod& pod, const std::string& node) const {
   Totals t;
   for (const Container& c : pod.containers) {
     t.gpus += Asked(c.requests.nvidia_gpus, c.limits.nvidia_gpus);
@@ -81,7 +83,49 @@ SchedulerEmulator::Totals SchedulerEmulator::Asks(const Pod& pod) const {
     if (it == claims_.end() || it->second.allocation) continue;
     for (const dra::DeviceRequest& r : it->second.requests) t.devices += r.exactly ? r.exactly->count : 1;
   }
+  if (t.gpus > 0 && ServedByDra(pod, node)) {  // DynamicResources, not NodeResourcesFit
+    if (!specials_.contains(pod.uid)) t.devices += t.gpus;  // allocated ones are taken_
+    t.gpus = 0;
+  }
   return t;
+}
+
+bool SchedulerEmulator::ServedByDra(const Pod& pod, const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && dra::ServedThroughDra(pod, it->second, classes_);
+}
+
+void SchedulerEmulator::AllocateOn(const Pod& pod, const std::string& node, dra::ResourceClaim* claim) {
+  dra::AllocationResult result;
+  auto free = devices_[node].begin();
+  for (const dra::DeviceRequest& r : claim->requests) {
+    for (int64_t k = 0; k < (r.exactly ? r.exactly->count : 1); ++k) {
+      while (free != devices_[node].end() && taken_.contains(*free)) ++free;
+      if (free == devices_[node].end()) break;  // the node totals said it fits: not reached
+      taken_.insert(*free);
+      ++taken_on_[node];
+      result.results.push_back(dra::DeviceResult{.request = r.name, .id = *free});
+    }
+  }
+  claim->allocation = std::move(result);
+  claim->reserved_for = {dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid}};
+  if (on_claim_) on_claim_(*claim);
+}
+
+void SchedulerEmulator::AllocateSpecialClaim(const Pod& pod, const std::string& node) {
+  std::vector<std::string> served = dra::ServedOn(nodes_.at(node), dra::MappedResources(pod, classes_));
+  std::optional<dra::SpecialClaim> special = dra::BuildSpecialClaim(pod, classes_, served);
+  if (!special) return;
+  dra::ResourceClaim& claim = special->claim;
+  claim.name += std::to_string(++special_serial_);  // the API server completes generateName
+  claim.uid = "uid-" + claim.name;
+  std::string key = claim.namespace_name + "/" + claim.name;
+  claims_[key] = claim;
+  specials_[pod.uid] = key;
+  AllocateOn(pod, node, &claims_[key]);
+  Pod written = pod;
+  written.extended_resource_claim = claim.name;
+  if (on_pod_) on_pod_(written);
 }
 
 std::vector<std::string> SchedulerEmulator::ClaimKeys(const Pod& pod) {
@@ -97,26 +141,16 @@ void SchedulerEmulator::AllocateClaims(const Pod& pod, const std::string& node) 
   for (const std::string& key : ClaimKeys(pod)) {
     auto it = claims_.find(key);
     if (it == claims_.end() || it->second.allocation) continue;
-    dra::ResourceClaim& claim = it->second;
-    dra::AllocationResult result;
-    auto free = devices_[node].begin();
-    for (const dra::DeviceRequest& r : claim.requests) {
-      for (int64_t k = 0; k < (r.exactly ? r.exactly->count : 1); ++k) {
-        while (free != devices_[node].end() && taken_.contains(*free)) ++free;
-        if (free == devices_[node].end()) break;  // the node totals said it fits: not reached
-        taken_.insert(*free);
-        ++taken_on_[node];
-        result.results.push_back(dra::DeviceResult{.request = r.name, .id = *free});
-      }
-    }
-    claim.allocation = std::move(result);
-    claim.reserved_for = {dra::ConsumerRef{.resource = "pods", .name = pod.name, .uid = pod.uid}};
-    if (on_claim_) on_claim_(claim);
+    AllocateOn(pod, node, &it->second);
   }
+  if (ServedByDra(pod, node)) AllocateSpecialClaim(pod, node);
 }
 
 void SchedulerEmulator::DeallocateClaims(const Pod& pod) {
-  for (const std::string& key : ClaimKeys(pod)) {
+  std::vector<std::string> keys = ClaimKeys(pod);
+  auto special = specials_.find(pod.uid);
+  if (special != specials_.end()) keys.push_back(special->second);
+  for (const std::string& key : keys) {
     auto it = claims_.find(key);
     if (it == claims_.end() || !it->second.allocation) continue;
     dra::ResourceClaim& claim = it->second;
@@ -127,10 +161,11 @@ void SchedulerEmulator::DeallocateClaims(const Pod& pod) {
     claim.reserved_for.clear();
     if (on_claim_) on_claim_(claim);
   }
+  if (special != specials_.end()) specials_.erase(special);  // Unreserve deletes it; a retry makes a new one
 }
 
 void SchedulerEmulator::Add(const Pod& pod, const std::string& node, int sign) {
-  Totals asks = Asks(pod);
+  Totals asks = Asks(pod, node);
   Totals& t = used_[node];
   t.gpus += sign * asks.gpus;
   t.core += sign * asks.core;
@@ -139,7 +174,7 @@ void SchedulerEmulator::Add(const Pod& pod, const std::string& node, int sign) {
 }
 
 bool SchedulerEmulator::FitsTotals(const Pod& pod, const std::string& node) const {
-  Totals want = Asks(pod);
+  Totals want = Asks(pod, node);
   const Totals& cap = allocatable_.at(node);
   auto it = used_.find(node);
   Totals used = it == used_.end() ? Totals{} : it->second;

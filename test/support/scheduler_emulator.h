@@ -23,6 +23,12 @@
 //     before the extender's bind, each claim is allocated to the node's first free devices and
 //     reserved for the pod, and handed to `on_claim` (as the watch of claims would hand it to
 //     gpusched); a failed bind or the pod's deletion deallocates it again.
+//   - Extended resources served by DRA (DRAExtendedResource, KEP 5004): on an nvidia-dra node
+//     whose allocatable lists no nvidia.com/gpu and a DeviceClass maps it, a pod's nvidia.com/gpu
+//     counts as devices (NodeResourcesFit leaves it to DynamicResources); at PreBind the pod's
+//     special claim (dra/extended_resources.h's shape) is created allocated and reserved for it,
+//     handed to `on_claim`, and the pod's status.extendedResourceClaimStatus to `on_pod`; a
+//     failed bind or the pod's deletion deallocates it.
 // The extender is reached through a callable (HTTP or in process). Binds the extender refuses
 // are counted as failed binds; the pod stays unbound and its node totals are given back.
 //
@@ -38,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/dra/object_set.h"
 #include "gpusched/inventory/cluster_objects.h"
 #include "gpusched/model/pod.h"
@@ -48,6 +55,8 @@ namespace gpusched::testing {
 using ExtenderCall = std::function<std::string(std::string_view verb, const std::string& body)>;
 // A claim the emulated scheduler allocated (PreBind) or deallocated: its new state.
 using ClaimWrite = std::function<void(const dra::ResourceClaim& claim)>;
+// A pod whose status the emulated scheduler wrote (its special claim named): its new state.
+using PodWrite = std::function<void(const Pod& pod)>;
 
 struct EmulatedPod {
   Pod pod;           // as decoded from `json`
@@ -69,8 +78,8 @@ struct GangOutcome {
 class SchedulerEmulator {
  public:
   // `cluster`: the nodes, and the pods bound when the emulator starts (counted in node totals).
-  // `on_claim` (optional) receives each claim write.
-  SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster, ClaimWrite on_claim = nullptr);
+  // `on_claim` and `on_pod` (optional) receive each claim write and pod status write.
+  SchedulerEmulator(ExtenderCall call, const ClusterObjects& cluster, ClaimWrite on_claim = nullptr, PodWrite on_pod = nullptr);
 
   // Schedules one pod in its own cycle; returns whether it was bound.
   bool Schedule(const EmulatedPod& pod);
@@ -101,9 +110,16 @@ class SchedulerEmulator {
   // Forgets `assumed` (their node totals given back).
   void Forget(const std::vector<std::pair<const EmulatedPod*, std::string>>& assumed);
   bool Bind(const EmulatedPod& pod, const std::string& node);
-  // What `pod`'s containers ask of the three GPU resources, as the API server defaults requests,
-  // and its unallocated claims of devices.
-  Totals Asks(const Pod& pod) const;
+  // What `pod`'s containers ask of the three GPU resources on `node`, as the API server defaults
+  // requests, and its unallocated claims of devices (with its nvidia.com/gpu where DRA serves
+  // it there and its special claim is not allocated yet).
+  Totals Asks(const Pod& pod, const std::string& node) const;
+  // True if DRA serves `pod`'s extended resources on `node` (KEP 5004).
+  bool ServedByDra(const Pod& pod, const std::string& node) const;
+  // PreBind for such a pod: its special claim created, allocated on `node`, and the pod's status.
+  void AllocateSpecialClaim(const Pod& pod, const std::string& node);
+  // Allocates `claim`'s requests to `node`'s first free devices and reserves it for `pod`.
+  void AllocateOn(const Pod& pod, const std::string& node, dra::ResourceClaim* claim);
   // The claims `pod` names ("namespace/name"), as its spec and status name them.
   static std::vector<std::string> ClaimKeys(const Pod& pod);
   // PreBind: allocates `pod`'s unallocated claims on `node` and hands them to on_claim_.
@@ -115,6 +131,11 @@ class SchedulerEmulator {
 
   ExtenderCall call_;
   ClaimWrite on_claim_;
+  PodWrite on_pod_;
+  std::map<std::string, Node> nodes_;
+  dra::DeviceClasses classes_;
+  std::map<std::string, std::string> specials_;        // pod UID -> its special claim's "namespace/name"
+  int special_serial_ = 0;
   std::map<std::string, std::vector<dra::DeviceId>> devices_;  // each node's, in published order
   std::map<dra::DeviceId, std::string> device_node_;
   std::set<dra::DeviceId> taken_;                       // by allocated claims
