@@ -33,6 +33,7 @@
 #include "gpusched/kubeapi/api_binder.h"
 #include "gpusched/kubeapi/api_evictor.h"
 #include "gpusched/kubeapi/api_hold_publisher.h"
+#include "gpusched/kubeapi/api_pod_nominator.h"
 #include "gpusched/kubeapi/api_claim_writer.h"
 #include "gpusched/kubeapi/api_client.h"
 #include "gpusched/kubeapi/cluster_sync.h"
@@ -161,6 +162,7 @@ class LiveCluster {
                                                       kubeapi::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
     live->evictor_ = std::make_unique<kubeapi::ApiEvictor>(live->client_.get());
     live->hold_publisher_ = std::make_unique<kubeapi::ApiHoldPublisher>(live->client_.get(), inventory);
+    live->nominator_ = std::make_unique<kubeapi::ApiPodNominator>(live->client_.get());
     if (c.dra_owner) live->claim_writer_ = std::make_unique<kubeapi::ApiClaimWriter>(live->client_.get());
     if (c.cluster.events) live->events_ = std::make_unique<kubeapi::EventRecorder>(live->client_.get());
     live->sync_->Start();
@@ -181,6 +183,7 @@ class LiveCluster {
   extender::PodBinder* binder() { return binder_.get(); }
   extender::PodEvictor* evictor() { return evictor_.get(); }
   extender::HoldPublisher* hold_publisher() { return hold_publisher_.get(); }
+  extender::PodNominator* nominator() { return nominator_.get(); }
   extender::ClaimWriter* claim_writer() { return claim_writer_.get(); }
   extender::EventSink* events() { return events_.get(); }
 
@@ -191,6 +194,7 @@ class LiveCluster {
   std::unique_ptr<kubeapi::ApiBinder> binder_;
   std::unique_ptr<kubeapi::ApiEvictor> evictor_;
   std::unique_ptr<kubeapi::ApiHoldPublisher> hold_publisher_;
+  std::unique_ptr<kubeapi::ApiPodNominator> nominator_;
   std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer_;
   std::unique_ptr<kubeapi::EventRecorder> events_;
 };
@@ -250,6 +254,7 @@ Status StartSource(const config::Config& c, inventory::Inventory* inventory, std
     with->binder = (*live)->binder();
     with->evictor = (*live)->evictor();
     with->hold_publisher = (*live)->hold_publisher();
+    with->nominator = (*live)->nominator();
     with->events = (*live)->events();
     with->claim_writer = (*live)->claim_writer();
     ready->store(false);

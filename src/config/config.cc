@@ -209,6 +209,7 @@ const Setting kSettings[] = {
     {"gang.enabled", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.gangs); }},
     {"gang.holdSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.gang_hold_ttl); }},
+    {"gang.nominate", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.gang_nominate); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

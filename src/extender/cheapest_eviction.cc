@@ -14,11 +14,13 @@
 namespace gpusched::extender {
 namespace {
 
+// kube-scheduler's pickOneNodeForPreemption: the sum of priorities adds 2^31 to each (every term
+// positive), so that fewer victims of a negative priority never lose to more of the same.
 auto CandidateKey(const Evictions& e, std::string_view node) {
   int64_t total = 0;
   int32_t highest = INT32_MIN;
   for (const Eviction& v : e.pods) {
-    total += v.priority;
+    total += int64_t{v.priority} + (int64_t{1} << 31);
     highest = std::max(highest, v.priority);
   }
   return std::make_tuple(e.pdb_violations, highest, total, e.pods.size(), node);

@@ -80,9 +80,14 @@ DefragApplied DefragExecutor::ApplyRoom(const std::vector<DefragMove>& moves, co
     if (Status s = CheckMove(m, with); !s.ok()) return Stopped(moves, m.pod, s);
   }
   DefragApplied out;
+  // Drops the holds made, and holds again what the rooms replaced.
   auto unhold = [&](size_t held_moves, size_t held_rooms) {
     for (size_t k = 0; k < held_moves; ++k) holds.Unhold(moves[k].to, moves[k].uid);
-    for (size_t k = 0; k < held_rooms; ++k) holds.Unhold(rooms[k].node, rooms[k].about.pod_uid);
+    for (size_t k = 0; k < held_rooms; ++k) {
+      const PendingRoom& r = rooms[k];
+      holds.Unhold(r.node, r.about.pod_uid);
+      if (r.replaced) (void)holds.Hold(r.about.pod_uid, r.about, r.replaced->node_name, r.replaced->placement, {});
+    }
   };
   for (size_t i = 0; i < rooms.size(); ++i) {
     const PendingRoom& r = rooms[i];

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "gpusched/common/log.h"
 #include "gpusched/dra/extended_resources.h"
 #include "gpusched/inventory/group_table.h"
 #include "gpusched/placement/node_ranking.h"
@@ -350,7 +351,50 @@ void GangHolds::RenewLocked(const inventory::InventorySnapshot& snapshot) const 
 
 size_t GangHolds::Sweep(bool plan) const {
   if (!options_->gangs) return 0;
-  MutexLock lock(&mu_);
+  std::vector<std::pair<Pod, std::string>> nominations;
+  size_t planned = 0;
+  {
+    MutexLock lock(&mu_);
+    planned = SweepLocked(plan);
+    if (plan && nominator_ != nullptr) nominations = ToNominateLocked(*inventory_->Snapshot());
+  }
+  Nominate(nominations);  // API writes, outside the lock filter plans under
+  return planned;
+}
+
+std::vector<std::pair<Pod, std::string>> GangHolds::ToNominateLocked(const inventory::InventorySnapshot& snapshot) const {
+  std::vector<std::pair<Pod, std::string>> out;
+  std::map<std::string, std::string, std::less<>> still;
+  for (const auto& [key, uids] : planned_) {
+    for (const std::shared_ptr<const Pod>& p : snapshot.MembersOf(key).pending) {
+      if (!uids.contains(p->uid)) continue;
+      std::string node = UsableSlot(p->uid, snapshot);
+      if (node.empty() || p->nominated_node == node) continue;  // no slot, or the watch shows it nominated there
+      auto written = nominated_.find(p->uid);
+      if (written != nominated_.end() && written->second == node) {
+        still.insert(*written);  // written, not seen yet
+        continue;
+      }
+      out.emplace_back(*p, node);
+    }
+  }
+  nominated_ = std::move(still);
+  return out;
+}
+
+void GangHolds::Nominate(const std::vector<std::pair<Pod, std::string>>& nominations) const {
+  for (const auto& [pod, node] : nominations) {
+    Status s = nominator_->Nominate(pod, node);
+    if (!s.ok()) {
+      log::Warning("gang slot of {}/{} not suggested to kube-scheduler: {}", pod.namespace_name, pod.name, s.message());
+      continue;
+    }
+    MutexLock lock(&mu_);
+    nominated_[pod.uid] = node;
+  }
+}
+
+size_t GangHolds::SweepLocked(bool plan) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   for (auto it = planned_.begin(); it != planned_.end();) {
     it = KeepPlanLocked(it->first, &it->second, *snapshot) ? std::next(it) : planned_.erase(it);

@@ -6,10 +6,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <set>
+
 #include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/json/writer.h"
 #include "gpusched/placement/pod_request.h"
+#include "gpusched/placement/what_if.h"
 
 namespace gpusched::extender {
 namespace {
@@ -21,11 +27,42 @@ std::vector<placement::GangMember> MembersOf(const std::vector<Pod>& pods) {
   return out;
 }
 
-// The snapshot's nodes and budgets as the defrag planners take them.
-placement::DefragInput InputOf(const inventory::InventorySnapshot& snapshot, const scoring::TargetWorkload* workload) {
-  placement::DefragInput in{.budgets = snapshot.budgets(), .workload = workload};
-  for (const auto& n : snapshot.nodes()) in.nodes.push_back(n.get());
-  return in;
+// The snapshot's nodes and budgets as the group planners take them: the holds kept for the
+// members (their slots) released, as the gang planner sees them (gang_holds.h's PlanPending).
+struct GroupInput {
+  std::deque<placement::NodeState> released;  // stable addresses: input.nodes points into it
+  placement::DefragInput input;
+};
+
+std::unique_ptr<GroupInput> InputOf(const std::vector<Pod>& members, const inventory::InventorySnapshot& snapshot,
+                                    const scoring::TargetWorkload* workload) {
+  std::set<std::string, std::less<>> uids;
+  for (const Pod& p : members) uids.insert(p.uid);
+  std::set<std::string_view> held(snapshot.held_nodes().begin(), snapshot.held_nodes().end());
+  auto out = std::make_unique<GroupInput>();
+  out->input = placement::DefragInput{.budgets = snapshot.budgets(), .workload = workload};
+  for (const auto& n : snapshot.nodes()) {
+    bool holds_member = held.contains(n->node.name) &&
+                        std::any_of(n->holds.begin(), n->holds.end(), [&](const Allocation& h) { return uids.contains(h.pod_uid); });
+    if (!holds_member) {
+      out->input.nodes.push_back(n.get());
+      continue;
+    }
+    out->released.push_back(std::move(placement::WhatIf(*n).Releasing(uids)).Take());
+    out->input.nodes.push_back(&out->released.back());
+  }
+  return out;
+}
+
+// The hold kept for `uid` on the snapshot's nodes (a gang's slot), if any.
+std::optional<Allocation> HoldOf(std::string_view uid, const inventory::InventorySnapshot& snapshot) {
+  for (const std::string& name : snapshot.held_nodes()) {
+    const placement::NodeState* node = snapshot.FindNode(name);
+    for (const Allocation& h : node != nullptr ? node->holds : std::vector<Allocation>{}) {
+      if (h.pod_uid == uid) return h;
+    }
+  }
+  return std::nullopt;
 }
 
 // "ns/name" of each pending member.
@@ -34,19 +71,29 @@ std::string NameOf(const Pod& p) { return p.namespace_name + "/" + p.name; }
 }  // namespace
 
 StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_view replica, int max_moves,
-                                            const EvaluationInputs& inputs) {
+                                            const EvaluationInputs& inputs, const std::function<bool(std::string_view)>& binding) {
   if (max_moves < 0) return InvalidArgumentError(fmt::format("maxMoves {}: want >= 0", max_moves));
-  GPUSCHED_ASSIGN_OR_RETURN(FoundGroup found, FindGroup(key, replica, *inputs.snapshot));
-  if (found.pending.empty()) {
+  const inventory::InventorySnapshot& snapshot = *inputs.snapshot;
+  GPUSCHED_ASSIGN_OR_RETURN(FoundGroup found, FindGroup(key, replica, snapshot));
+  if (found.declared != nullptr && !found.declared->topology_key.empty()) {
+    return FailedPreconditionError(fmt::format(
+        "pod group {} must run inside one domain of {}: kube-scheduler places it one domain at a time, and gpusched does not "
+        "plan room for it per domain yet (docs/gangs.md)", key, found.declared->topology_key));
+  }
+  GroupDefragResult r{.group = std::string(key)};
+  for (Pod& p : found.pending) {
+    if (!binding || !binding(p.uid)) r.pending.push_back(std::move(p));  // one being bound needs no room
+  }
+  if (r.pending.empty()) {
     return FailedPreconditionError(fmt::format("pod group {} has no pending members ({} bound): nothing to make room for", key,
                                                found.members->bound));
   }
-  GroupDefragResult r{.group = std::string(key), .pending = std::move(found.pending)};
-  std::shared_ptr<const scoring::TargetWorkload> workload =
-      inputs.workloads != nullptr ? inputs.workloads->Get(*inputs.snapshot) : nullptr;
+  std::shared_ptr<const scoring::TargetWorkload> workload = inputs.workloads != nullptr ? inputs.workloads->Get(snapshot) : nullptr;
   std::vector<placement::GangMember> members = MembersOf(r.pending);
   placement::DefragOptions options{.max_moves = max_moves, .placement = inputs.options->placement};
-  r.plan = placement::MakeRoomForGroup(members, InputOf(*inputs.snapshot, workload.get()), options);
+  std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
+  r.plan = placement::MakeRoomForGroup(members, in->input, options);
+  for (const Pod& p : r.pending) r.slots.push_back(HoldOf(p.uid, snapshot));
   return r;
 }
 
@@ -58,7 +105,7 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
     const placement::GangSlot& slot = r.plan.slots[i];
     if (slot.placement.empty()) continue;  // a member without GPUs holds nothing
     rooms.push_back(PendingRoom{.about = Allocation{.pod_uid = p.uid, .pod_namespace = p.namespace_name, .pod_name = p.name},
-                                .node = slot.node, .placement = slot.placement});
+                                .node = slot.node, .placement = slot.placement, .replaced = r.slots[i]});
   }
   Unjudged why{.what = r.plan.not_judged, .pod = "a member of pod group " + r.group, .node = "the nodes of its plan"};
   return executor.ApplyRoom(r.plan.moves, rooms, why, unjudged);
@@ -68,7 +115,8 @@ placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const i
                                         const ServiceOptions& options) {
   std::vector<placement::GangMember> members = MembersOf(pending);
   placement::DefragOptions defrag{.max_moves = 1000, .placement = options.placement};
-  return placement::EvictForGroup(members, InputOf(snapshot, nullptr), defrag);
+  std::unique_ptr<GroupInput> in = InputOf(pending, snapshot, nullptr);
+  return placement::EvictForGroup(members, in->input, defrag);
 }
 
 std::string GroupDefragJson(const GroupDefragResult& r) {

@@ -145,7 +145,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
       domains_(std::make_unique<DomainPlans>(inventory_, &options_, &programs_)),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get(), domains_.get())),
-      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_)) {}
+      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_, with_.nominator)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
@@ -206,6 +206,18 @@ std::string Service::Filter(std::string body) const {
   return FilterPod(args, request);
 }
 
+bool Service::FitsOnceLeft(const placement::NodeState& seen, ResolvedNodes one, PodEvaluation& evaluation) const {
+  if (std::none_of(seen.allocations.begin(), seen.allocations.end(), [](const Allocation& a) { return a.terminating; })) return false;
+  placement::WhatIf view(seen);
+  for (const Allocation& a : seen.allocations) {
+    if (a.terminating) view.Without(a.pod_uid);
+  }
+  placement::NodeState left = std::move(view).Take();
+  one.nodes = {&left};
+  StatusOr<std::vector<RankedNode>> fits = evaluation.Evaluate(one, /*rank=*/false, [](size_t, NodeVerdict&&) {});
+  return fits.ok() && !fits->empty();
+}
+
 std::string Service::SteerToSlot(const ExtenderArgs& args, const GangStanding& gang,
                                  const inventory::InventorySnapshot& snapshot, PodEvaluation& evaluation) const {
   FilterResult result;
@@ -220,6 +232,11 @@ std::string Service::SteerToSlot(const ExtenderArgs& args, const GangStanding& g
   ResolvedNodes one{.nodes = {&seen}, .index = {static_cast<uint32_t>(snapshot.FindIndex(gang.node))}, .generations = {0}};
   StatusOr<std::vector<RankedNode>> fits = evaluation.Evaluate(one, /*rank=*/false, [](size_t, NodeVerdict&&) {});
   if (!fits.ok() || fits->empty()) {
+    if (FitsOnceLeft(seen, one, evaluation)) {  // room made for it (defrag), its victims still leaving: kept
+      result.others_failed = fmt::format("gang {}: this member's slot on node {} waits for pods being deleted there", gang.group,
+                                         gang.node);
+      return EncodeFilterResult(args, result);
+    }
     gangs_->SlotBroken(args.pod);  // GPUs taken there by a pod gpusched did not see: planned again
     result.others_failed = fmt::format("gang {}: this member's slot on node {} no longer fits it; the member is planned again",
                                        gang.group, gang.node);
@@ -476,7 +493,9 @@ StatusOr<GroupDefragResult> Service::DefragGroup(std::string_view key, std::stri
     return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
   }
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  GPUSCHED_ASSIGN_OR_RETURN(GroupDefragResult result, PlanGroupDefrag(key, replica, max_moves, Inputs(snapshot.get(), /*caches=*/false)));
+  auto binding = [this](std::string_view uid) { return inventory_->AllocationOf(uid).has_value(); };
+  GPUSCHED_ASSIGN_OR_RETURN(GroupDefragResult result,
+                            PlanGroupDefrag(key, replica, max_moves, Inputs(snapshot.get(), /*caches=*/false), binding));
   if (run.apply) result.applied = ApplyGroupDefrag(result, Executor(), run.unjudged);
   return result;
 }

@@ -180,6 +180,7 @@ StatusOr<DefragQuery> ReadDefragQuery(const Request& r) {
     return InvalidArgumentError("POST a Pod to make room for, or give ?podGroup=namespace/name or ?targetFrag=PCT (one of the three)");
   }
   if (!group.empty()) q.group = group;
+  if (group.empty() && !QueryParam(r.target, "replica").empty()) return InvalidArgumentError("replica: only with podGroup");
   if (!target.empty() && !ParseNumber(target, &q.target_pct)) {
     return InvalidArgumentError(fmt::format("targetFrag \"{}\": want a percentage, such as 5 or 2.5", target));
   }

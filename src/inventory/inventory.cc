@@ -54,10 +54,17 @@ void Inventory::RebuildLocked(const std::set<std::string>& touched) {
     if (auto n = nominated_uses.find(name); n != nominated_uses.end()) {
       for (const PodUse* use : n->second) state.nominated.push_back(*use);
     }
+    std::vector<Allocation> holds = DefragHoldsLocked(name);
     if (auto held = nominated.find(name); held != nominated.end()) {
-      nomination_holds_.Add(*dra_state_, held->second, &state);
+      // A pod nominated where a hold is kept for it (a gang's slot, room defrag made) holds its
+      // GPUs there by that hold alone.
+      std::vector<const Pod*> pods;
+      for (const Pod* p : held->second) {
+        if (std::none_of(holds.begin(), holds.end(), [&](const Allocation& h) { return h.pod_uid == p->uid; })) pods.push_back(p);
+      }
+      nomination_holds_.Add(*dra_state_, pods, &state);
     }
-    AddDefragHoldsLocked(name, &state);
+    for (const Allocation& h : holds) placement::AddHold(h, &state);
     built.emplace_back(&it->second, std::move(state));
   }
   // Allocated back to back, after everything the builds allocated, the states and their GPU arrays

@@ -139,16 +139,18 @@ void Inventory::DropHold(std::string_view about_uid) {
   PublishLocked(false);
 }
 
-void Inventory::AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) {
+std::vector<Allocation> Inventory::DefragHoldsLocked(const std::string& node) {
+  std::vector<Allocation> out;
   for (const auto& [uid, h] : book_.holds()) {
-    if (h.held.node_name == node) placement::AddHold(h.held, state);
+    if (h.held.node_name == node) out.push_back(h.held);
   }
   std::vector<std::string> keys;
   for (const NodeHold* h : LiveAnnotatedHoldsLocked(node)) {
-    placement::AddHold(h->hold, state);
+    out.push_back(h->hold);
     keys.push_back(EndedKey(h->about_uid, h->at_ms));
   }
   annotated_.SetCounted(node, std::move(keys));
+  return out;
 }
 
 std::vector<const NodeHold*> Inventory::LiveAnnotatedHoldsLocked(const std::string& node) {

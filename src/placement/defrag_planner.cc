@@ -17,6 +17,18 @@
 namespace gpusched::placement {
 namespace {
 
+using defrag::Accepts;
+using defrag::Fullness;
+using defrag::MoveOf;
+using defrag::MoveRules;
+using defrag::Overlay;
+using defrag::PctOf;
+using defrag::Pending;
+using defrag::Placed;
+using defrag::Room;
+using defrag::ServesPods;
+
+
 double NodeFrag(const NodeState& n, const scoring::TargetWorkload* workload) {
   if (workload == nullptr || workload->classes.empty() || !ServesPods(n)) return 0;
   return scoring::FgdFragmentation(n.view, *workload);
@@ -103,7 +115,7 @@ DefragPlan MakeRoom(const PodRequest& request, const Pod& pod, const DefragInput
   plan.not_judged = UnjudgedBesidesHostPorts(pod.constraints);
   Pending pending = Pending::Of(pod);
   Room room;
-  if (!RoomFor(request, pending, options, &cluster, &rules, &room)) {
+  if (!defrag::RoomFor(request, pending, options, &cluster, &rules, &room)) {
     plan.reason = room.reason + rules.Refused();
     return plan;
   }

@@ -15,7 +15,7 @@
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/victims.h"
 
-namespace gpusched::placement {
+namespace gpusched::placement::defrag {
 namespace {
 
 // The compute `a` holds, to move the largest pods first.
@@ -294,4 +294,4 @@ bool RoomFor(const PodRequest& request, const Pending& pending, const DefragOpti
   return false;
 }
 
-}  // namespace gpusched::placement
+}  // namespace gpusched::placement::defrag

@@ -4,7 +4,7 @@
 // pod group at once) share: the cluster as a plan's moves leave it (Overlay), the move rules with
 // the plan's budget use counted (MoveRules), and making room for one pending pod on that cluster
 // (RoomFor: its victims on one node, each landed on the fullest node that takes it). The rules
-// are defrag_planner.h's.
+// are defrag_planner.h's. Its names live in namespace placement::defrag, apart from the layer's.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@
 #include "gpusched/placement/what_if.h"
 #include "gpusched/scoring/target_workload.h"
 
-namespace gpusched::placement {
+namespace gpusched::placement::defrag {
 
 // True if node `n` takes device-plugin GPU pods now (ready, nvidia or mgpu).
 bool ServesPods(const NodeState& n);
@@ -157,4 +157,4 @@ bool BookWhereItFits(const PodRequest& request, const Pending& pending, const Pl
 bool RoomFor(const PodRequest& request, const Pending& pending, const DefragOptions& options, Overlay* cluster,
              MoveRules* rules, Room* room);
 
-}  // namespace gpusched::placement
+}  // namespace gpusched::placement::defrag

@@ -22,6 +22,18 @@
 namespace gpusched::placement {
 namespace {
 
+using defrag::Accepts;
+using defrag::MoveRules;
+using defrag::Overlay;
+using defrag::PctOf;
+using defrag::Pending;
+using defrag::Room;
+using defrag::ServesPods;
+using defrag::BookWhereItFits;
+using defrag::BookingOf;
+using defrag::Land;
+using defrag::RoomFor;
+
 using Uids = std::set<std::string, std::less<>>;
 
 // How one member gets room on *cluster: fills *room (its node, placement and the moves made for
@@ -69,7 +81,13 @@ GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& 
                         const MemberRoom& room_for) {
   Overlay cluster(input);
   GroupRoomPlan plan;
-  plan.frag_before_pct = PctOf(cluster, input.workload);
+  plan.frag_before_pct = plan.frag_after_pct = PctOf(cluster, input.workload);
+  for (const GangMember& m : members) {
+    if (std::string why = NotPlanned(m); !why.empty()) {
+      plan.reason = std::move(why);
+      return plan;
+    }
+  }
   std::vector<Pending> pendings;
   std::set<std::string> unjudged;
   for (const GangMember& m : members) {
@@ -84,12 +102,12 @@ GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& 
     const Pod& pod = *members[i].pod;
     Room room;
     bool ok = false;
-    if (room.reason = NotPlanned(members[i]); room.reason.empty() && !members[i].request.asks_gpu()) {
+    if (!members[i].request.asks_gpu()) {
       std::optional<size_t> j = LandingFor(pendings[i], cluster, used);
       if (j) cluster.Arrived(*j, &pendings[i].use);
       ok = j.has_value();
       room = Room{.node = j.value_or(0), .reason = ok ? "" : "fits on no node besides GPUs"};
-    } else if (room.reason.empty()) {
+    } else {
       DefragOptions left = options;
       left.max_moves = options.max_moves - static_cast<int>(plan.moves.size());
       ok = room_for(members[i], pendings[i], left, &cluster, &room);
@@ -123,16 +141,25 @@ struct EvictionCandidate {
   auto Key(const std::string& name) const { return std::make_tuple(violations, top_priority, total_priority, victims.size(), name); }
 };
 
+// A victim's term of the sum of priorities, as kube-scheduler's pickOneNodeForPreemption adds it:
+// 2^31 more than its priority, so that every term is positive.
+int64_t PriorityTerm(int32_t priority) { return int64_t{priority} + (int64_t{1} << 31); }
+
+// True if a pod with `labels` is a member of `pod`'s group (the same instance of it).
+bool Sibling(const Pod& pod, const PodLabels& labels) {
+  return pod.group && labels.group && labels.namespace_name == pod.namespace_name && *labels.group == *pod.group;
+}
+
 // Preempt's victim rules for member `pod` on `node`: lower priority, known to kube-scheduler,
-// never a member of the group (`members`) nor a pod its required affinity selects; violations
-// counted through `counter`.
+// never a member of the group (`members`, pending and booked here, or bound) nor a pod its
+// required affinity selects; violations counted through `counter`.
 VictimRules EvictionRules(const Pod& pod, const NodeState& node, const Uids& members, DisruptionCounter* counter) {
   return VictimRules{
       .priority = pod.priority, .viewer = Viewer::Of(pod), .known_only = true,
       .violates_pdb = [&node, counter](const Allocation& a) { return counter->Evict(a.pod_name, node.LabelsOf(a.pod_uid)); },
       .keeps = [&pod, &node, &members](std::string_view uid) {
         const PodLabels* labels = node.LabelsOf(uid);
-        return members.contains(uid) || (labels != nullptr && RequiredNeighbour(pod, *labels));
+        return members.contains(uid) || (labels != nullptr && (Sibling(pod, *labels) || RequiredNeighbour(pod, *labels)));
       }};
 }
 
@@ -150,7 +177,7 @@ std::vector<EvictionCandidate> EvictionCandidates(const GangMember& m, const Ove
     EvictionCandidate c{.node = i, .victims = std::move(choice.victims), .violations = choice.pdb_violations};
     for (const Allocation* v : c.victims) {
       c.top_priority = std::max(c.top_priority, v->priority);
-      c.total_priority += v->priority;
+      c.total_priority += PriorityTerm(v->priority);
     }
     out.push_back(std::move(c));
   }

@@ -814,7 +814,8 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   ASSERT_FALSE(granted.empty());
 
   // Exercise every path: sync (pod groups of every API served), a bind whose node booking
-  // conflicts once, a refused bind, an event, an applied defrag move.
+  // conflicts once, a refused bind, an event, an applied defrag move, a gang member nominated to
+  // its slot (gang.nominate).
   testing::FakeApiServer api({.pod_group_version = "v1beta1", .workload_version = "v1alpha1", .coscheduling_version = "v1alpha1"});
   api.Put("nodes", testing::NvidiaNode("w1", 1).ToJson());
   api.Put("nodes", testing::NvidiaNode("w2", 2).ToJson());
@@ -832,7 +833,13 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   api.Put("pods", pod);
   api.Put("nodes", testing::MgpuNode("m1", 1, 16384).ToJson());
   api.Put("pods", shared);
-  testing::LiveReplica replica(api.url());
+  api.Put("nodes", testing::NvidiaNode("w4", 1).ToJson());  // the gang's
+  api.Put("podgroups", R"({"metadata":{"name":"g","namespace":"ml"},"spec":{"schedulingPolicy":{"gang":{"minCount":1}}}})");
+  std::string member = testing::PodJson{.name = "g0", .namespace_name = "ml", .uid = "u-g0", .phase = "Pending", .containers = {testing::WholeGpus("c", 1)},
+                                        .spec_extra = R"("schedulingGroup":{"podGroupName":"g"})"}
+                           .ToJson();
+  api.Put("pods", member);
+  testing::LiveReplica replica(api.url(), extender::ServiceOptions{.gang_nominate = true});
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
   // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces, pod groups x3
   ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 12; }));
@@ -844,6 +851,10 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   replica.service->Filter(testing::ArgsWithNames(big, {"w1"}));
   ASSERT_TRUE(replica.events->WaitIdle(std::chrono::seconds(10)));
   EXPECT_THAT(*testing::AppliedPlan(*replica.service, two), HasSubstr(R"("evicted":true)"));
+  ASSERT_TRUE(testing::Eventually([&] { return !replica.inventory->Snapshot()->MembersOf("PodGroup/ml/g").pending.empty(); }));
+  replica.service->Filter(testing::ArgsWithNames(member, {"w4"}));  // plans the gang
+  replica.service->SweepGangs();                                          // nominates its member
+  ASSERT_THAT(*api.Get("pods", "ml", "g0"), HasSubstr("nominatedNodeName"));
 
   std::set<Permission> used;
   for (const testing::RecordedRequest& r : api.Requests()) {

@@ -183,6 +183,20 @@ TEST_F(DefragExecutorTest, AMembersRoomThatCannotBeHeldDropsTheOthersAndEvictsNo
   EXPECT_EQ(HoldsOn("w") + HoldsOn("v"), 0u);  // m0's room dropped too
 }
 
+TEST_F(DefragExecutorTest, ASlotAMembersRoomReplacedIsHeldAgainWhenThePlanStops) {
+  Allocation m0{.pod_uid = "m0", .pod_namespace = "ml", .pod_name = "m0"};
+  Placement two{.kind = RequestKind::kWholeGpu, .whole_gpus = 2};
+  ASSERT_TRUE(inv_.HoldFor("m0", m0, "v", two, std::chrono::seconds(300), {}).ok());  // m0's slot
+  std::vector<PendingRoom> rooms = MemberRooms(4, 8);  // m1's 8 beside m0's 4 cannot be held
+  rooms[0].replaced = Allocation{.pod_uid = "m0", .node_name = "v", .placement = two};
+  DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
+  DefragApplied out = executor.ApplyRoom(plan_.moves, rooms, Unjudged{}, UnjudgedPolicy::kRefuse);
+  EXPECT_FALSE(out.held);
+  EXPECT_EQ(HoldsOn("w"), 0u);
+  ASSERT_EQ(HoldsOn("v"), 1u);  // m0's slot, back where it was
+  EXPECT_EQ(inv_.Snapshot()->FindNode("v")->holds[0].pod_uid, "m0");
+}
+
 TEST_F(DefragExecutorTest, MembersAskingWhatGpuschedDoesNotJudgeStopThePlanUnlessAccepted) {
   DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
   Unjudged affinity{.what = "required pod affinity", .pod = "a member of pod group ml/train", .node = "the nodes of its plan"};

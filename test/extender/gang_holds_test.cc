@@ -102,6 +102,27 @@ TEST_F(GangHoldsTest, EachMembersFilterKeepsOnlyItsOwnSlotAndEveryBindSucceeds) 
   EXPECT_EQ(SlotOf("uid-w1"), "");
 }
 
+// Room made for a member by defrag (its victims terminating) is kept while they leave: its filter
+// fails every node, and the slot stays. A pod that stays is GPUs taken: the slot is planned again.
+TEST_F(GangHoldsTest, ASlotWhosePodsAreStillLeavingIsKeptAndItsMemberWaits) {
+  Load(Cluster(/*m1=*/true));
+  ASSERT_EQ(KeptNodes(Filter(Member("w0"), {"m0", "m1"})).size(), 1u);  // plans and holds the gang
+  std::string slot = SlotOf("uid-w0");
+  ASSERT_NE(slot, "");
+  PodJson leaving{.name = "leaving", .namespace_name = "ml", .uid = "uid-leaving", .node = slot, .phase = "Running",
+                  .containers = {Mgpu("s", 50, 4096)}, .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}},
+                  .deletion_timestamp = "2026-12-04T16:00:00Z"};
+  inventory_.Apply(ClusterDelta{.upsert_pods = {testing::DecodedPod(leaving.ToJson())}});
+  std::string waiting = Filter(Member("w0"), {"m0", "m1"});
+  EXPECT_THAT(KeptNodes(waiting), IsEmpty());
+  EXPECT_THAT(FailedReason(waiting, slot), HasSubstr("this member's slot on node " + slot + " waits for pods being deleted there"));
+  EXPECT_EQ(SlotOf("uid-w0"), slot);
+  leaving.deletion_timestamp.clear();  // it stays after all: GPUs taken
+  inventory_.Apply(ClusterDelta{.upsert_pods = {testing::DecodedPod(leaving.ToJson())}});
+  EXPECT_THAT(FailedReason(Filter(Member("w0"), {"m0", "m1"}), slot), HasSubstr("no longer fits it"));
+  EXPECT_NE(SlotOf("uid-w0"), slot);
+}
+
 // Offered its nominated node alone (kube-scheduler tries it first), not its slot, a member is
 // refused there with no side effect: judged beside its siblings' slots instead, two members could
 // count on one free share. Offered other nodes (kube-scheduler's own filters refused the slot's

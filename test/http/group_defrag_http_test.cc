@@ -95,6 +95,27 @@ TEST(GroupDefragHttp, AGroupThatFitsHasNoEvictionsToExplain) {
   EXPECT_TRUE(d["wouldFitAfter"].IsNull());
 }
 
+// A gang already planned (its slots held): its slots are room for its members, so that room for
+// the group needs no move.
+TEST(GroupDefragHttp, APlannedGangsSlotsAreRoomForItsMembers) {
+  TestServer server(ListJson({MgpuNode("m0", 2, 24576).ToJson(), std::string(kTrain), Member("w0", 0), Member("w1", 0)}));
+  HttpClient client(server.port());
+  ASSERT_EQ(client.Post("/filter", ArgsWithNames(Member("w0", 0), {"m0"})).status, 200);  // plans and holds the gang
+  ASSERT_THAT(client.Get("/explain?podGroup=ml/train&format=text").body, HasSubstr("HELD ON"));
+  rapidjson::Document d = Parse(client.Post("/debug/defrag?podGroup=ml/train", "").body);
+  ASSERT_TRUE(d["fits"].GetBool()) << d["reason"].GetString();
+  EXPECT_EQ(d["moves"].Size(), 0u);
+}
+
+TEST(GroupDefragHttp, AGroupThatMustRunInOneDomainIsNotPlannedAcrossDomains) {
+  std::string racked = R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
+                       R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}},"schedulingConstraints":{"topology":[{"key":"rack"}]}}})";
+  TestServer server(ListJson({MgpuNode("m0", 2, 24576).ToJson(), racked, Member("w0", 0), Member("w1", 0)}));
+  HttpReply r = HttpClient(server.port()).Post("/debug/defrag?podGroup=ml/train", "");
+  EXPECT_EQ(r.status, 409);
+  EXPECT_THAT(r.body, HasSubstr("pod group ml/train must run inside one domain of rack"));
+}
+
 TEST(GroupDefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {
   TestServer server(Cluster());
   HttpClient client(server.port());
@@ -107,6 +128,9 @@ TEST(GroupDefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {
   HttpReply both = client.Post("/debug/defrag?podGroup=ml/train&targetFrag=1", "");
   EXPECT_EQ(both.status, 400);
   EXPECT_THAT(both.body, HasSubstr("one of the three"));
+  HttpReply replica = client.Post("/debug/defrag?targetFrag=1&replica=r1", "");
+  EXPECT_EQ(replica.status, 400);
+  EXPECT_THAT(replica.body, HasSubstr("replica: only with podGroup"));
   HttpReply apply = client.Post("/debug/defrag?podGroup=ml/train&apply=true", "");
   EXPECT_EQ(apply.status, 409);
   EXPECT_THAT(apply.body, HasSubstr("needs a live cluster"));

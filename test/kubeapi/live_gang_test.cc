@@ -110,5 +110,44 @@ TEST_F(LiveGang, ADeletedMemberReleasesTheGangsSlotsOnTheNodes) {
   EXPECT_EQ(Slot(*b, "w0"), "");  // withdrawn from the nodes too
 }
 
+// gang.nominate: the sweep writes each member's slot as its status.nominatedNodeName; the
+// nomination, once watched, holds no GPUs beside the slot (the slot holds them), and the member
+// tried on its nominated node alone (kube-scheduler's first try) is kept there.
+TEST_F(LiveGang, WithNominateEachMemberIsNominatedToItsSlotAndHeldOnce) {
+  a_.reset();
+  auto r = std::make_unique<testing::LiveReplica>(api_.url(), extender::ServiceOptions{.gang_nominate = true});
+  ASSERT_TRUE(r->sync->WaitSynced(std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return r->inventory->Snapshot()->MembersOf("PodGroup/ml/train").pending.size() == 2; }));
+  ASSERT_THAT(Kept(*r, Member("w0")), ::testing::SizeIs(1));  // plans the gang; the replica is the active one
+  std::string w0 = Slot(*r, "w0");
+  ASSERT_FALSE(w0.empty());
+  r->service->SweepGangs();
+  std::optional<std::string> pod = api_.Get("pods", "ml", "w0");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_THAT(*pod, HasSubstr(fmt::format(R"("nominatedNodeName":"{}")", w0)));
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& p : r->inventory->Snapshot()->MembersOf("PodGroup/ml/train").pending) {
+      if (p->uid == "uid-w0") return p->nominated_node == w0;
+    }
+    return false;
+  }));
+  // w0's slot leaves 40% of its GPU; a nomination holding 60% more there would leave none.
+  PodJson small{.name = "small", .namespace_name = "ml", .uid = "uid-small", .phase = "Pending", .containers = {Mgpu("s", 35, 2048)}};
+  EXPECT_THAT(KeptNodes(r->service->Filter(ArgsWithNames(small.ToJson(), {w0}))), ElementsAre(w0));
+  PodJson tried = Member("w0");
+  tried.nominated_node = w0;
+  EXPECT_THAT(KeptNodes(r->service->Filter(ArgsWithNames(tried.ToJson(), {w0}))), ElementsAre(w0));
+  auto status_writes = [&] {
+    std::vector<testing::RecordedRequest> all = api_.Requests();
+    return std::count_if(all.begin(), all.end(), [](const testing::RecordedRequest& q) {
+      return q.method == "PATCH" && q.target.find("/status") != std::string::npos;
+    });
+  };
+  auto writes = status_writes();
+  EXPECT_GE(writes, 1);
+  r->service->SweepGangs();  // written and watched: not written again
+  EXPECT_EQ(status_writes(), writes);
+}
+
 }  // namespace live_gang_test
 }  // namespace gpusched

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "defrag_cluster.h"
 #include "test_nodes.h"
 
@@ -99,16 +101,42 @@ TEST(GroupDefrag, MovesAreCountedOverTheWholePlan) {
   EXPECT_THAT(one.reason, HasSubstr("1 of 2 members have room; ns/w1: no node makes room with at most 0 moves"));
 }
 
-TEST(GroupDefrag, AMovedPodNeverMovesAgainForAnotherMember) {
-  // Only a2 can make room, and only once: after it moves to b, b is full; the second member would
-  // need it moved again.
+TEST(GroupDefrag, ABudgetsAllowanceIsSharedByTheWholePlan) {
   DefragCluster c;
   c.Add(WholeNode("a", 8), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
-  c.Add(WholeNode("b", 4), {WholeAlloc("b2", "b", 2)});
-  GroupRoomPlan p = Room({Member("w0", 4), Member("w1", 2)}, c);
-  // w0 takes a (a2 to b), w1 then needs 2 GPUs: none is free without moving a2 back.
-  EXPECT_FALSE(p.fits) << Moves(p).size();
+  c.Add(WholeNode("b", 8), {WholeAlloc("b4", "b", 4), WholeAlloc("b2", "b", 2)});
+  c.Add(WholeNode("s", 16), {WholeAlloc("s14", "s", 14)});
+  c.Add(WholeNode("t", 16), {WholeAlloc("t14", "t", 14)});
+  // One budget over every pod of the namespace, allowing one disruption: a2's move uses it, and
+  // b2's would violate it.
+  c.budgets->push_back(DisruptionBudget{.namespace_name = "ns", .name = "all", .selector_set = true, .disruptions_allowed = 1});
+  GroupRoomPlan p = Room({Member("w0", 4), Member("w1", 4)}, c);
+  EXPECT_FALSE(p.fits);
+  EXPECT_THAT(p.moves, IsEmpty());
   EXPECT_THAT(p.reason, HasSubstr("1 of 2 members have room"));
+}
+
+// Main-pool nodes a (a4 + a2 of 8) and b (b2, terminating, of 4), and x (2 GPUs) of another pool.
+// The members may run in the main pool only: w0 gets a once a2 moves to b (the fuller); w1 could
+// then have b only if a2 moved again, to x.
+TEST(GroupDefrag, AMovedPodNeverMovesAgainForAnotherMember) {
+  DefragCluster c;
+  auto pool = [](Node n, const char* name) {
+    n.labels["pool"] = name;
+    return n;
+  };
+  Allocation leaving = WholeAlloc("b2", "b", 2);
+  leaving.terminating = true;
+  c.Add(pool(WholeNode("a", 8), "main"), {WholeAlloc("a4", "a", 4), WholeAlloc("a2", "a", 2)});
+  c.Add(pool(WholeNode("b", 4), "main"), {leaving});
+  c.Add(pool(WholeNode("x", 2), "other"), {});
+  std::vector<Pod> pods = {Member("w0", 4), Member("w1", 2)};
+  for (Pod& p : pods) p.constraints.node_selector = {{"pool", "main"}};
+  GroupRoomPlan p = Room(pods, c);
+  EXPECT_FALSE(p.fits) << fmt::format("{}", fmt::join(Moves(p), ", "));
+  EXPECT_THAT(p.reason, HasSubstr("1 of 2 members have room; ns/w1:"));
+  // Alone, w1 fits b as it is (2 free).
+  EXPECT_TRUE(Room({pods[1]}, c).fits);
 }
 
 TEST(GroupDefrag, ALauncherWithoutGpusLandsOnANodeOfThePlan) {
@@ -153,6 +181,28 @@ TEST(GroupDefrag, EvictionsTakeOnlyPodsOfLowerPriorityAndNeverASibling) {
   EXPECT_FALSE(more.fits);
   EXPECT_THAT(more.moves, IsEmpty());
   EXPECT_THAT(more.reason, HasSubstr("2 of 3 members have room"));
+}
+
+TEST(GroupDefrag, ABoundMemberOfTheGroupIsNeverEvictedForASibling) {
+  // The reprieve gives back the higher priority first: without the rule, other (10) would stay
+  // and bound (0) go.
+  DefragCluster c;
+  Allocation other = WholeAlloc("other", "a", 4);
+  other.priority = 10;
+  c.Add(WholeNode("a", 8), {WholeAlloc("bound", "a", 4), other});
+  PodGroupRef train{.api = GroupApi::kPodGroup, .name = "train"};
+  auto uses = std::make_shared<NodeUses>(*c.nodes[0].uses);
+  PodUse use = *uses->Find("bound");
+  auto labels = std::make_shared<PodLabels>(*use.labels);
+  labels->group = train;  // a running member of the same group, priority 0
+  use.labels = labels;
+  uses->Put(std::move(use));
+  c.nodes[0].uses = uses;
+  Pod w = Member("w", 4, 100);
+  w.group = train;
+  GroupRoomPlan p = EvictForGroup(Members({w}), c.Input(), DefragOptions{});
+  ASSERT_TRUE(p.fits) << p.reason;
+  EXPECT_THAT(Moves(p), ElementsAre("ns/other a->"));  // not ns/bound, though both are below 100
 }
 
 }  // namespace group_defrag_test

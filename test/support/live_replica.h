@@ -1,8 +1,8 @@
 // File: live_replica.h
 //
 // One gpusched replica wired to an API server the way `gpusched serve --kubeconfig` wires it:
-// an inventory kept in sync by watches, the live binder and the event recorder behind the
-// extender's service. For tests that drive the service in process.
+// an inventory kept in sync by watches, the live binder, evictor, hold publisher, nominator and
+// event recorder behind the extender's service. For tests that drive the service in process.
 #pragma once
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "gpusched/kubeapi/api_binder.h"
 #include "gpusched/kubeapi/api_evictor.h"
 #include "gpusched/kubeapi/api_hold_publisher.h"
+#include "gpusched/kubeapi/api_pod_nominator.h"
 #include "gpusched/kubeapi/api_claim_writer.h"
 #include "gpusched/kubeapi/api_client.h"
 #include "gpusched/kubeapi/cluster_sync.h"
@@ -39,6 +40,7 @@ struct LiveReplica {
     binder = std::make_unique<kubeapi::ApiBinder>(client.get(), inventory.get(), binder_options);
     evictor = std::make_unique<kubeapi::ApiEvictor>(client.get());
     hold_publisher = std::make_unique<kubeapi::ApiHoldPublisher>(client.get(), inventory.get());
+    nominator = std::make_unique<kubeapi::ApiPodNominator>(client.get());
     events = std::make_unique<kubeapi::EventRecorder>(client.get(), kubeapi::EventRecorderOptions{.host = "test-host"});
     if (dra_owner) {
       claim_writer = std::make_unique<kubeapi::ApiClaimWriter>(client.get());
@@ -47,6 +49,7 @@ struct LiveReplica {
     with.binder = binder.get();
     with.evictor = evictor.get();
     with.hold_publisher = hold_publisher.get();
+    with.nominator = nominator.get();
     with.events = events.get();
     service = std::make_unique<extender::Service>(inventory.get(), service_options, std::move(with));
     sync->Start();
@@ -59,6 +62,7 @@ struct LiveReplica {
   std::unique_ptr<kubeapi::ApiBinder> binder;
   std::unique_ptr<kubeapi::ApiEvictor> evictor;
   std::unique_ptr<kubeapi::ApiHoldPublisher> hold_publisher;
+  std::unique_ptr<kubeapi::ApiPodNominator> nominator;
   std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer;
   std::unique_ptr<kubeapi::EventRecorder> events;
   std::unique_ptr<extender::Service> service;

@@ -6,6 +6,10 @@
 #include "scheduler_emulator.h"
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
 
 #include "cluster_json.h"
 
@@ -185,13 +189,36 @@ bool SchedulerEmulator::FitsTotals(const Pod& pod, const std::string& node) cons
          (want.memory == 0 || used.memory + want.memory <= cap.memory) && (want.devices == 0 || devices + want.devices <= cap.devices);
 }
 
+std::vector<std::string> SchedulerEmulator::Filter(const EmulatedPod& pod, const std::vector<std::string>& nodes) {
+  ++filter_calls_;
+  filtered_nodes_ += nodes.size();
+  auto nominated = nominated_.find(pod.pod.uid);
+  if (nominated == nominated_.end()) return KeptNodes(call_("filter", ArgsWithNames(pod.json, nodes)));
+  rapidjson::Document d;
+  d.Parse(pod.json.data(), pod.json.size());
+  if (!d.HasMember("status")) d.AddMember("status", rapidjson::Value(rapidjson::kObjectType), d.GetAllocator());
+  rapidjson::Value node(nominated->second.c_str(), d.GetAllocator());
+  d["status"].RemoveMember("nominatedNodeName");
+  d["status"].AddMember("nominatedNodeName", node, d.GetAllocator());
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
+  d.Accept(writer);
+  return KeptNodes(call_("filter", ArgsWithNames(out.GetString(), nodes)));
+}
+
 std::optional<std::string> SchedulerEmulator::Place(const EmulatedPod& pod, const std::vector<std::string>& candidates) {
+  if (auto n = nominated_.find(pod.pod.uid); n != nominated_.end()) {  // PreferNominatedNode
+    std::string node = n->second;
+    bool offered = std::find(candidates.begin(), candidates.end(), node) != candidates.end();
+    if (offered && FitsTotals(pod.pod, node) && !Filter(pod, {node}).empty()) return node;
+    nominated_.erase(pod.pod.uid);  // a failed attempt clears it
+  }
   std::vector<std::string> fitting;
   for (const std::string& n : candidates) {
     if (FitsTotals(pod.pod, n)) fitting.push_back(n);
   }
   if (fitting.empty()) return std::nullopt;
-  std::vector<std::string> kept = KeptNodes(call_("filter", ArgsWithNames(pod.json, fitting)));
+  std::vector<std::string> kept = Filter(pod, fitting);
   if (kept.empty()) return std::nullopt;
   if (kept.size() == 1) return kept[0];  // kube-scheduler does not prioritize a single feasible node
   std::string best = BestHost(call_("prioritize", ArgsWithNames(pod.json, kept)));
@@ -208,6 +235,7 @@ bool SchedulerEmulator::Bind(const EmulatedPod& pod, const std::string& node) {
   }
   Add(pod.pod, node, +1);
   bound_[pod.pod.uid] = node;
+  nominated_.erase(pod.pod.uid);  // binding clears it
   return true;
 }
 

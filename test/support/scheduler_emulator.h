@@ -29,6 +29,10 @@
 //     special claim (dra/extended_resources.h's shape) is created allocated and reserved for it,
 //     handed to `on_claim`, and the pod's status.extendedResourceClaimStatus to `on_pod`; a
 //     failed bind or the pod's deletion deallocates it.
+//   - A nominated node (status.nominatedNodeName, KEP-5278: set by gpusched for a gang member's
+//     slot) is tried first, alone, as PreferNominatedNode does: where its node totals fit and the
+//     extender's filter keeps it, the pod goes there without prioritize; otherwise the nomination
+//     is cleared and the cycle goes on over every node.
 // The extender is reached through a callable (HTTP or in process). Binds the extender refuses
 // are counted as failed binds; the pod stays unbound and its node totals are given back.
 //
@@ -91,6 +95,12 @@ class SchedulerEmulator {
   void Created(const dra::ResourceClaim& claim) { claims_[claim.namespace_name + "/" + claim.name] = claim; }
   // A bound pod was deleted: its node totals and claims are free again.
   void Deleted(const EmulatedPod& pod);
+  // Pod `uid`'s status.nominatedNodeName was set to `node` (by an extender, KEP-5278).
+  void Nominated(const std::string& uid, const std::string& node) { nominated_[uid] = node; }
+
+  // The extender's filter calls so far, and the node names they carried in all.
+  size_t filter_calls() const { return filter_calls_; }
+  size_t filtered_nodes() const { return filtered_nodes_; }
 
   // Where each pod the emulator bound went, by UID.
   const std::map<std::string, std::string>& bound() const { return bound_; }
@@ -127,6 +137,8 @@ class SchedulerEmulator {
   // Deallocates the claims `pod` holds (its bind failed, or it was deleted).
   void DeallocateClaims(const Pod& pod);
   bool FitsTotals(const Pod& pod, const std::string& node) const;
+  // The extender's filter of `pod` on `nodes` (the pod's JSON naming its nomination): the nodes kept.
+  std::vector<std::string> Filter(const EmulatedPod& pod, const std::vector<std::string>& nodes);
   void Add(const Pod& pod, const std::string& node, int sign);
 
   ExtenderCall call_;
@@ -147,6 +159,9 @@ class SchedulerEmulator {
   std::map<std::string, Totals> used_;  // bound and assumed
   std::map<std::string, std::string> bound_;
   size_t failed_binds_ = 0;
+  std::map<std::string, std::string> nominated_;  // pod UID -> status.nominatedNodeName
+  size_t filter_calls_ = 0;
+  size_t filtered_nodes_ = 0;
 };
 
 }  // namespace gpusched::testing

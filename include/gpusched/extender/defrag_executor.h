@@ -61,10 +61,13 @@ struct DefragApplied {
 enum class UnjudgedPolicy { kRefuse, kAccept };
 
 // A pending pod's room in a plan: the GPUs held for it (its UID the holder) before any eviction.
+// A hold it had elsewhere (a gang's slot) gives way to it, and is held again if the plan stops
+// before its first eviction.
 struct PendingRoom {
   Allocation about;  // the pod: UID, namespace, name
   std::string node;
   Placement placement;
+  std::optional<Allocation> replaced;  // the hold it had before (node_name, placement), if any
 };
 
 // What the pending pods ask that gpusched does not judge ("" for nothing), for the refusal.

@@ -31,6 +31,12 @@
 // all together when the group is deleted or a member's deletion leaves it short of minCount
 // (members deleted, their slots alone otherwise).
 //
+// With `gang.nominate` and a nominator, Sweep (on the replica that plans) also writes each pending
+// member's slot node as its status.nominatedNodeName where it names another (pod_nominator.h,
+// KEP-5278): kube-scheduler then tries the slot's node first, alone, and counts the member's CPU
+// and memory there against pods of equal or lower priority. The inventory does not hold GPUs
+// for a nomination to the node of the pod's own hold (its slot holds them).
+//
 // Thread-safe: planning is serialized by one mutex (it calls the inventory and the publisher
 // while holding it); StandingOf takes no lock.
 #pragma once
@@ -45,6 +51,7 @@
 #include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
 #include "gpusched/extender/hold_writer.h"
+#include "gpusched/extender/pod_nominator.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/inventory/snapshot.h"
@@ -90,12 +97,14 @@ class GangHolds {
   // Each pointer must outlive this; `publisher` may be null (holds in this replica's memory).
   // `programs`: compiled CEL selectors for members with DRA devices, shared.
   // `clock` times renewals (the inventory's clock times the holds).
+  // `nominator` (null: none) writes members' nominations when options->gang_nominate.
   GangHolds(inventory::Inventory* inventory, const ServiceOptions* options, HoldPublisher* publisher, const Clock* clock,
-            dra::cel::ProgramCache* programs)
+            dra::cel::ProgramCache* programs, PodNominator* nominator = nullptr)
       : inventory_(inventory),
         options_(options),
         clock_(clock),
         programs_(programs),
+        nominator_(options->gang_nominate ? nominator : nullptr),
         writer_{.inventory = inventory, .publisher = publisher, .ttl = options->gang_hold_ttl} {}
 
   // Plans the group of `member` (whose standing was kUnplanned; it may be pending or only seen
@@ -110,8 +119,8 @@ class GangHolds {
   void Touch(const std::string& member_key) const GPUSCHED_EXCLUDES(touch_mu_);
   // Drops the slots of deleted groups and members (see above); renews the slots this replica made
   // that are past half their time when their gang was filtered within that half; with `plan`,
-  // plans every gang never planned that has a pending member without a slot. Returns how many
-  // groups it planned.
+  // plans every gang never planned that has a pending member without a slot, and nominates the
+  // members of this replica's plans to their slots (see above). Returns how many groups it planned.
   size_t Sweep(bool plan) const GPUSCHED_EXCLUDES(mu_, touch_mu_);
 
  private:
@@ -141,10 +150,20 @@ class GangHolds {
   bool KeepPlanLocked(const std::string& key, std::set<std::string, std::less<>>* uids,
                       const inventory::InventorySnapshot& snapshot) const GPUSCHED_REQUIRES(mu_);
 
+  // Sweep's work under the lock but the nominations; returns how many groups it planned.
+  size_t SweepLocked(bool plan) const GPUSCHED_REQUIRES(mu_) GPUSCHED_EXCLUDES(touch_mu_);
+  // The pending members of this replica's plans whose nominatedNodeName is not their slot's node
+  // (nor written so already), with that node.
+  std::vector<std::pair<Pod, std::string>> ToNominateLocked(const inventory::InventorySnapshot& snapshot) const
+      GPUSCHED_REQUIRES(mu_);
+  // Writes `nominations`, remembering those written.
+  void Nominate(const std::vector<std::pair<Pod, std::string>>& nominations) const GPUSCHED_EXCLUDES(mu_);
+
   inventory::Inventory* inventory_;
   const ServiceOptions* options_;
   const Clock* clock_;
   dra::cel::ProgramCache* programs_;
+  PodNominator* const nominator_;
   const HoldWriter writer_;
   mutable Mutex mu_;
   // Refusals by member key and member UID, kept while the snapshot stays the same.
@@ -162,6 +181,8 @@ class GangHolds {
   mutable std::set<std::string, std::less<>> missing_ GPUSCHED_GUARDED_BY(mu_);
   // The gangs planned here at least once (Sweep plans a gang once), by member key.
   mutable std::set<std::string, std::less<>> attempted_ GPUSCHED_GUARDED_BY(mu_);
+  // The node each member was nominated to here, by member UID, until the watch shows it.
+  mutable std::map<std::string, std::string, std::less<>> nominated_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::extender

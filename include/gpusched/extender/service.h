@@ -118,9 +118,13 @@ class Service {
   GangStanding PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const inventory::InventorySnapshot>* snapshot) const;
   // A gang member with a slot (gang_holds.h): only the slot's node kept when it is offered and
   // the member fits there, every other node failed naming it; every node failed when the slot is
-  // not offered, or does not fit its member any more (the slot is then dropped).
+  // not offered, or does not fit its member any more (the slot is then dropped, but not while
+  // pods being deleted there are all that keep it from fitting: room made for it, FitsOnceLeft).
   std::string SteerToSlot(const ExtenderArgs& args, const GangStanding& gang, const inventory::InventorySnapshot& snapshot,
                           PodEvaluation& evaluation) const;
+  // True if the member would fit `seen` (its slot's node, `one` resolving it) once the pods being
+  // deleted there are gone.
+  bool FitsOnceLeft(const placement::NodeState& seen, ResolvedNodes one, PodEvaluation& evaluation) const;
   StatusOr<Explanation> ExplainPod(const Pod& pod, const std::optional<Allocation>& placed) const;
   // The Pod in `body` (JSON), with where it is placed (nullopt: nowhere, or no UID). Errors:
   // InvalidArgument for a body that is not a Pod, or one whose spec cannot be read.

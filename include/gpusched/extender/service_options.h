@@ -16,6 +16,7 @@
 #include "gpusched/extender/hold_publisher.h"
 #include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/pod_evictor.h"
+#include "gpusched/extender/pod_nominator.h"
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/policy.h"
 #include "gpusched/placement/score_mapping.h"
@@ -64,6 +65,10 @@ struct ServiceOptions {
   // before gangs), and how long a plan's holds last unless renewed. Default: on, 300 s.
   bool gangs = true;
   std::chrono::seconds gang_hold_ttl{300};
+  // Whether each member's slot is suggested to kube-scheduler as the member's
+  // status.nominatedNodeName (pod_nominator.h, KEP-5278), through ServiceCollaborators::nominator.
+  // Default: off.
+  bool gang_nominate = false;
 };
 
 // Not owned: each must outlive the service. Null means "not there".
@@ -76,6 +81,8 @@ struct ServiceCollaborators {
   PodEvictor* evictor = nullptr;
   // Makes an applied plan's holds known to every replica; null: they live in this one's memory.
   HoldPublisher* hold_publisher = nullptr;
+  // Writes a gang member's slot as its status.nominatedNodeName (with gang_nominate); null: never.
+  PodNominator* nominator = nullptr;
   // DRA owner mode (dra.md §5.3 C): bind allocates the pod's claims (the ranked choice) through
   // this writer before binding. Null: advisory mode, kube-scheduler's plugin allocates.
   ClaimWriter* claim_writer = nullptr;

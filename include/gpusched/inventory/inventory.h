@@ -230,8 +230,8 @@ class Inventory {
   void ApplyPendingLocked(ClusterDelta* delta, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   void NominateLocked(Pod&& pod, std::set<std::string>* touched) GPUSCHED_REQUIRES(mu_);
   // Defrag holds (HoldFor) of `node`, this replica's and those in the node's annotation that
-  // count (LiveAnnotatedHoldsLocked), booked on `state`; annotated_ records which.
-  void AddDefragHoldsLocked(const std::string& node, placement::NodeState* state) GPUSCHED_REQUIRES(mu_);
+  // count (LiveAnnotatedHoldsLocked), to book on its state; annotated_ records which.
+  std::vector<Allocation> DefragHoldsLocked(const std::string& node) GPUSCHED_REQUIRES(mu_);
   // The annotated holds of `node` that count now: fresh, not about a pod this replica holds for
   // itself, and not used. Used: the pending pod bound (anywhere); for a controller, each pod of
   // it bound on the node that was neither present nor a moved pod uses one hold, the oldest first.
