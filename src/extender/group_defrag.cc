@@ -92,7 +92,8 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::vector<placement::GangMember> members = MembersOf(r.pending);
   placement::DefragOptions options{.max_moves = max_moves, .placement = inputs.options->placement};
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
-  r.plan = placement::MakeRoomForGroup(members, in->input, options);
+  placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
+  r.plan = placement::MakeRoomForGroup(members, in->input, options, dra);
   for (const Pod& p : r.pending) r.slots.push_back(HoldOf(p.uid, snapshot));
   return r;
 }

@@ -87,6 +87,12 @@ class MoveRules {
     counter_.Evict(a.pod_name, LabelsOf(node, a));
     moved_.insert(a.pod_uid);
   }
+  // Records the move of pod `uid` (`name`, `labels`) another planner made (dra_defrag.h): it
+  // uses its budgets and never moves again.
+  void Moved(const std::string& name, const PodLabels* labels, std::string_view uid) {
+    counter_.Evict(name, labels);
+    moved_.insert(std::string(uid));
+  }
   // Pod `uid` never moves (a pending pod the plan booked); it is not counted as refused.
   void Pin(std::string_view uid) { moved_.insert(std::string(uid)); }
   bool Pinned(std::string_view uid) const { return moved_.contains(uid); }

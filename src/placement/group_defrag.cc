@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "defrag_room.h"
+#include "group_dra_room.h"
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/pod_relations.h"
 #include "gpusched/placement/victims.h"
@@ -38,15 +39,17 @@ using Uids = std::set<std::string, std::less<>>;
 
 // How one member gets room on *cluster: fills *room (its node, placement and the moves made for
 // it) and returns true, or returns false with room->reason. `left` bounds its moves.
-using MemberRoom = std::function<bool(const GangMember&, const Pending&, const DefragOptions& left, Overlay*, Room*)>;
+// `moves`: the plan's so far.
+using MemberRoom = std::function<bool(const GangMember&, const Pending&, const DefragOptions& left,
+                                      const std::vector<DefragMove>& moves, Overlay*, Room*)>;
 
-// Why `m` is not planned here, or "".
-std::string NotPlanned(const GangMember& m) {
+// Why `m` is not planned here, or "". `claims`: members with ResourceClaims are.
+std::string NotPlanned(const GangMember& m, bool claims) {
   const Pod& pod = *m.pod;
   if (!m.request.schedulable()) return fmt::format("{}/{}: {}", pod.namespace_name, pod.name, m.request.RefusalReason());
-  if (m.request.asks_gpu() && !m.request.device_plugin()) {
-    return fmt::format("{}/{} gets its GPUs through ResourceClaims: room for a group is made for whole-GPU and mGPU members only",
-                       pod.namespace_name, pod.name);
+  if (m.request.asks_gpu() && !m.request.device_plugin() && !(claims && m.request.claims_only())) {
+    return fmt::format("{}/{} gets its GPUs through ResourceClaims, which this plan does not weigh (evictions for a group are "
+                       "weighed for whole-GPU and mGPU members only)", pod.namespace_name, pod.name);
   }
   return "";
 }
@@ -78,12 +81,12 @@ std::vector<size_t> DemandOrder(std::span<const GangMember> members) {
 
 // The plan the loop of the file comment makes, each member given room by `room_for`.
 GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
-                        const MemberRoom& room_for) {
+                        const MemberRoom& room_for, bool claims = false) {
   Overlay cluster(input);
   GroupRoomPlan plan;
   plan.frag_before_pct = plan.frag_after_pct = PctOf(cluster, input.workload);
   for (const GangMember& m : members) {
-    if (std::string why = NotPlanned(m); !why.empty()) {
+    if (std::string why = NotPlanned(m, claims); !why.empty()) {
       plan.reason = std::move(why);
       return plan;
     }
@@ -110,7 +113,7 @@ GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& 
     } else {
       DefragOptions left = options;
       left.max_moves = options.max_moves - static_cast<int>(plan.moves.size());
-      ok = room_for(members[i], pendings[i], left, &cluster, &room);
+      ok = room_for(members[i], pendings[i], left, plan.moves, &cluster, &room);
     }
     if (!ok) {
       plan.reason = fmt::format("{} of {} members have room; {}/{}: {}", placed, members.size(), pod.namespace_name, pod.name, room.reason);
@@ -224,16 +227,26 @@ Uids UidsOf(std::span<const GangMember> members) {
 
 }  // namespace
 
-GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options) {
+GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
+                               const GroupDra& dra) {
   MoveRules rules(input);
   for (const GangMember& m : members) rules.Pin(m.pod->uid);
-  GroupRoomPlan plan = PlanGroup(members, input, options,
-                                 [&](const GangMember& m, const Pending& p, const DefragOptions& left, Overlay* cluster, Room* room) {
-                                   if (RoomFor(m.request, p, left, cluster, &rules, room)) return true;
-                                   room->reason += rules.Refused();
-                                   return false;
-                                 });
-  return plan;
+  defrag::DraBook claims(dra, input);
+  auto room_for = [&](const GangMember& m, const Pending& p, const DefragOptions& left, const std::vector<DefragMove>& moves,
+                      Overlay* cluster, Room* room) {
+    if (m.request.claims_only()) {
+      if (!claims.RoomFor(m, p, left, moves, cluster, room)) return false;
+      for (const DefragMove& mv : room->moves) {  // counted against the budgets, never moved again
+        std::optional<size_t> from = defrag::IndexOf(*cluster, mv.from);  // a node's pods' uses stay with it
+        rules.Moved(mv.pod.substr(mv.pod.find('/') + 1), from ? cluster->node(*from).LabelsOf(mv.uid) : nullptr, mv.uid);
+      }
+      return true;
+    }
+    if (RoomFor(m.request, p, left, cluster, &rules, room)) return true;
+    room->reason += rules.Refused();
+    return false;
+  };
+  return PlanGroup(members, input, options, room_for, /*claims=*/dra.state != nullptr);
 }
 
 GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options) {
@@ -241,7 +254,8 @@ GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInp
   DisruptionCounter counter(input.budgets);
   int64_t violations = 0;
   GroupRoomPlan plan = PlanGroup(members, input, options,
-                                 [&](const GangMember& m, const Pending& p, const DefragOptions& left, Overlay* cluster, Room* room) {
+                                 [&](const GangMember& m, const Pending& p, const DefragOptions& left, const std::vector<DefragMove>&,
+                                     Overlay* cluster, Room* room) {
                                    if (BookWhereItFits(m.request, p, left.placement, cluster, room)) return true;
                                    std::vector<EvictionCandidate> candidates = EvictionCandidates(m, *cluster, uids, counter, left);
                                    for (size_t k = 0; k < candidates.size() && k < left.max_tries; ++k) {

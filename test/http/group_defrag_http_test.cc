@@ -4,7 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "gpusched/json/json.h"
 #include "http_client.h"
 #include "test_server.h"
@@ -114,6 +117,41 @@ TEST(GroupDefragHttp, AGroupThatMustRunInOneDomainIsNotPlannedAcrossDomains) {
   HttpReply r = HttpClient(server.port()).Post("/debug/defrag?podGroup=ml/train", "");
   EXPECT_EQ(r.status, 409);
   EXPECT_THAT(r.body, HasSubstr("pod group ml/train must run inside one domain of rack"));
+}
+
+// A member of ml/train whose claim `claim` (named, pending) asks its GPUs.
+std::string ClaimMember(const std::string& name, const std::string& claim) {
+  std::string pod = ClaimPod(name, claim);
+  return pod.insert(pod.find(R"("spec":{)") + 8, R"("schedulingGroup":{"podGroupName":"train"},)");
+}
+
+// nvidia-dra nodes a, b, c of two GPUs: pa holds a/gpu-0, pb b/gpu-0 (claims generated for them,
+// ReplicaSets recreate them); c is free. Two members ask two GPUs each through claims: alone each
+// fits on c; together the second needs pa moved to b.
+TEST(GroupDefragHttp, ClaimMembersGetRoomTogetherOnTheClaimsTheEarlierMembersLeft) {
+  std::vector<std::string> items = {DraNode("a"), DraNode("b"), DraNode("c"), GpuSlice("a", 2), GpuSlice("b", 2), GpuSlice("c", 2),
+                                    std::string(kGpuClass), std::string(kTrain), Claim("big0", ClaimSpec(2, "")),
+                                    Claim("big1", ClaimSpec(2, "")), ClaimMember("g0", "big0"), ClaimMember("g1", "big1")};
+  for (const auto& [name, node] : {std::pair{"pa", "a"}, std::pair{"pb", "b"}}) {
+    items.push_back(GeneratedClaim(std::string("c-") + name, name, ClaimSpec(1, ""), {std::string(node) + "/gpu-0"}));
+    items.push_back(TemplateClaimPod(name, std::string("c-") + name, node, std::string("rs-") + name));
+  }
+  TestServer server(ListJson(items));
+  HttpClient client(server.port());
+  rapidjson::Document alone = Parse(client.Post("/debug/defrag", ClaimMember("g1", "big1")).body);
+  ASSERT_TRUE(alone["fits"].GetBool());
+  EXPECT_EQ(alone["moves"].Size(), 0u);
+  HttpReply r = client.Post("/debug/defrag?podGroup=ml/train", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  rapidjson::Document d = Parse(r.body);
+  ASSERT_TRUE(d["fits"].GetBool()) << r.body;
+  ASSERT_EQ(d["moves"].Size(), 1u);
+  EXPECT_EQ(std::string(d["moves"][0]["from"].GetString()), std::string(d["moves"][0]["pod"].GetString()) == "ml/pa" ? "a" : "b");
+  std::set<std::string> nodes;
+  for (const auto& slot : d["plan"].GetArray()) nodes.insert(slot["node"].GetString());
+  EXPECT_EQ(nodes.size(), 2u);  // one member on c, the other on the node the move emptied
+  EXPECT_TRUE(nodes.contains("c"));
+  EXPECT_NE(std::string(d["plan"][0]["gpus"].GetString()), "");
 }
 
 TEST(GroupDefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {

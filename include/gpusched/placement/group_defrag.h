@@ -21,9 +21,11 @@
 // kube-scheduler's order of preemption candidates (fewest violations, lowest highest priority,
 // least total priority, fewest victims, name). Evicted pods leave the cluster.
 //
-// Members whose GPUs come from DRA (ResourceClaims) are not planned here: such a group gets no
-// plan, and the reason names the member. Members asking extended resources that DRA may serve
-// (KEP 5004) are planned on device-plugin nodes only.
+// Moves for members whose GPUs come from ResourceClaims are made as dra_defrag.h makes them for
+// one pod, on the claims as the earlier members and moves left them (group_dra_room.h), with
+// the GroupDra inputs; without them (and for evictions) such a group gets no plan, and the
+// reason names the member. Members asking extended resources that DRA may serve (KEP 5004) are
+// planned on device-plugin nodes only.
 //
 // Pure: the plan depends only on the arguments.
 #pragma once
@@ -50,8 +52,17 @@ struct GroupRoomPlan {
   std::string not_judged;         // the members' constraints gpusched does not judge, or ""
 };
 
+// What members with ResourceClaims are planned with; each must outlive the call. Without
+// `state` such members get no plan.
+struct GroupDra {
+  const dra::ClusterState* state = nullptr;
+  dra::cel::ProgramCache* programs = nullptr;
+  DraOptions options;
+};
+
 // The fewest moves, member by member, that make room for every member of `members` at once.
-GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options);
+GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
+                               const GroupDra& dra = {});
 
 // The evictions, member by member, that make room for every member of `members` at once.
 GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options);
