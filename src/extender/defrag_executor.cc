@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <set>
 
+#include "gpusched/common/log.h"
 #include "gpusched/extender/hold_writer.h"
 #include "gpusched/placement/nomination.h"
 
@@ -80,20 +81,26 @@ DefragApplied DefragExecutor::ApplyRoom(const std::vector<DefragMove>& moves, co
     if (Status s = CheckMove(m, with); !s.ok()) return Stopped(moves, m.pod, s);
   }
   DefragApplied out;
-  // Drops the holds made, and holds again what the rooms replaced.
-  auto unhold = [&](size_t held_moves, size_t held_rooms) {
+  // The slots the rooms replace give way first (a member's room may lie on a sibling's old slot);
+  // a plan that stops before its first eviction drops every hold it made, then holds them again.
+  for (const PendingRoom& r : rooms) {
+    if (r.replaced) holds.Unhold(r.replaced->node_name, r.about.pod_uid);
+  }
+  auto undo = [&](size_t held_moves, size_t held_rooms) {
     for (size_t k = 0; k < held_moves; ++k) holds.Unhold(moves[k].to, moves[k].uid);
-    for (size_t k = 0; k < held_rooms; ++k) {
-      const PendingRoom& r = rooms[k];
-      holds.Unhold(r.node, r.about.pod_uid);
-      if (r.replaced) (void)holds.Hold(r.about.pod_uid, r.about, r.replaced->node_name, r.replaced->placement, {});
+    for (size_t k = 0; k < held_rooms; ++k) holds.Unhold(rooms[k].node, rooms[k].about.pod_uid);
+    for (const PendingRoom& r : rooms) {
+      if (!r.replaced) continue;
+      if (Status s = holds.Hold(r.about.pod_uid, r.about, r.replaced->node_name, r.replaced->placement); !s.ok()) {
+        log::Warning("the slot of {} on {} could not be held again: {}", NameOf(r.about), r.replaced->node_name, s.message());
+      }
     }
   };
   for (size_t i = 0; i < rooms.size(); ++i) {
     const PendingRoom& r = rooms[i];
     Status held = holds.Hold(r.about.pod_uid, r.about, r.node, r.placement, leaving);
     if (held.ok()) continue;
-    unhold(0, i);
+    undo(0, i + 1);  // room i too: a failed write may leave nothing, or its hold
     return Stopped(moves, NameOf(r.about), held);
   }
   out.held = !rooms.empty();
@@ -101,7 +108,7 @@ DefragApplied DefragExecutor::ApplyRoom(const std::vector<DefragMove>& moves, co
     const DefragMove& m = moves[i];
     Status s = holds.Hold(placement::ControllerHoldKey(m.controller_uid), About(m), m.to, m.placement, leaving);
     if (s.ok()) continue;
-    unhold(i, rooms.size());
+    undo(i, rooms.size());
     return Stopped(moves, m.pod, s);
   }
   Evict(moves, &out);

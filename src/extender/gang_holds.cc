@@ -30,13 +30,16 @@ const PodGroup* DeclaredGang(const Pod& pod, const inventory::InventorySnapshot&
   return it != snapshot.groups().end() && it->second.gang() ? &it->second : nullptr;
 }
 
+// True if `h` is a hold gpusched made (a slot, a defrag hold), not a nomination's.
+bool Made(const Allocation& h) { return h.origin != AllocationOrigin::kNominated; }
+
 // The node of the slot held for `uid` in `snapshot`, or "".
 std::string SlotNode(std::string_view uid, const inventory::InventorySnapshot& snapshot) {
   for (const std::string& name : snapshot.held_nodes()) {
     const placement::NodeState* node = snapshot.FindNode(name);
     if (node == nullptr) continue;
     for (const Allocation& h : node->holds) {
-      if (h.pod_uid == uid) return name;
+      if (h.pod_uid == uid && Made(h)) return name;
     }
   }
   return "";
@@ -49,7 +52,7 @@ std::set<std::string, std::less<>> NodesHolding(const Uids& uids, const inventor
     const placement::NodeState* node = snapshot.FindNode(name);
     if (node == nullptr) continue;
     for (const Allocation& h : node->holds) {
-      if (uids.contains(h.pod_uid)) out.insert(name);
+      if (uids.contains(h.pod_uid) && Made(h)) out.insert(name);
     }
   }
   return out;
@@ -255,7 +258,7 @@ void GangHolds::DropSlotsLocked(const Uids& uids, const inventory::InventorySnap
   for (const std::string& name : NodesHolding(uids, snapshot)) {
     const placement::NodeState* node = snapshot.FindNode(name);
     for (const Allocation& h : node->holds) {
-      if (!uids.contains(h.pod_uid)) continue;
+      if (!uids.contains(h.pod_uid) || !Made(h)) continue;
       writer_.Unhold(name, h.pod_uid);
       made_.erase(h.pod_uid);
     }
@@ -284,7 +287,17 @@ Status GangHolds::HoldLocked(const placement::GangPlan& plan, const std::vector<
 
 void GangHolds::SlotBroken(const Pod& member) const {
   MutexLock lock(&mu_);
+  waiting_.erase(member.uid);
   DropSlotsLocked(Uids{member.uid}, *inventory_->Snapshot());
+}
+
+bool GangHolds::MayWait(const std::string& uid) const {
+  auto now = clock_->Now();
+  auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_->gang_hold_ttl) / 2;
+  MutexLock lock(&mu_);
+  std::erase_if(waiting_, [&](const auto& kv) { return now - kv.second >= 4 * limit; });  // long over: forgotten
+  auto [it, first] = waiting_.try_emplace(uid, now);
+  return first || now - it->second < limit;
 }
 
 bool GangHolds::KeepPlanLocked(const std::string& key, Uids* uids, const inventory::InventorySnapshot& snapshot) const {
@@ -341,7 +354,7 @@ void GangHolds::RenewLocked(const inventory::InventorySnapshot& snapshot) const 
     for (const std::string& name : NodesHolding(uids, snapshot)) {
       for (const Allocation& h : snapshot.FindNode(name)->holds) {
         auto made = made_.find(h.pod_uid);
-        if (!uids.contains(h.pod_uid) || made == made_.end() || now - made->second < half) continue;
+        if (!uids.contains(h.pod_uid) || !Made(h) || made == made_.end() || now - made->second < half) continue;
         Allocation about{.pod_uid = h.pod_uid, .pod_namespace = h.pod_namespace, .pod_name = h.pod_name};
         if (writer_.Hold(h.pod_uid, about, name, h.placement).ok()) made->second = now;  // in place, for another TTL
       }
@@ -363,34 +376,57 @@ size_t GangHolds::Sweep(bool plan) const {
 }
 
 std::vector<std::pair<Pod, std::string>> GangHolds::ToNominateLocked(const inventory::InventorySnapshot& snapshot) const {
+  constexpr size_t kMaxWrites = 64;  // per sweep: the writes are serial, on the serve loop
+  auto now = clock_->Now();
   std::vector<std::pair<Pod, std::string>> out;
-  std::map<std::string, std::string, std::less<>> still;
-  for (const auto& [key, uids] : planned_) {
+  auto pending = [&](const std::string& key, std::string_view uid) -> const Pod* {
     for (const std::shared_ptr<const Pod>& p : snapshot.MembersOf(key).pending) {
-      if (!uids.contains(p->uid)) continue;
-      std::string node = UsableSlot(p->uid, snapshot);
-      if (node.empty() || p->nominated_node == node) continue;  // no slot, or the watch shows it nominated there
-      auto written = nominated_.find(p->uid);
-      if (written != nominated_.end() && written->second == node) {
-        still.insert(*written);  // written, not seen yet
-        continue;
-      }
+      if (p->uid == uid) return p.get();
+    }
+    return nullptr;
+  };
+  // Nominations this replica wrote whose slot is gone: cleared where the pod still names them.
+  for (auto it = nominated_.begin(); it != nominated_.end();) {
+    const Pod* p = pending(it->second.key, it->first);
+    if (p != nullptr && !UsableSlot(p->uid, snapshot).empty()) {
+      ++it;
+      continue;
+    }
+    if (p != nullptr && p->nominated_node == it->second.node && out.size() < kMaxWrites) out.emplace_back(*p, "");
+    it = nominated_.erase(it);
+  }
+  for (const auto& [key, uids] : planned_) {
+    for (const std::string& uid : uids) {
+      const Pod* p = pending(key, uid);
+      std::string node = p != nullptr ? UsableSlot(uid, snapshot) : "";
+      if (node.empty() || p->nominated_node == node || out.size() >= kMaxWrites) continue;
+      auto written = nominated_.find(uid);
+      bool ours = written != nominated_.end() && written->second.node == p->nominated_node;
+      if (!p->nominated_node.empty() && !ours) continue;  // kube-scheduler's (a preemption) or another component's
+      if (written != nominated_.end() && written->second.node == node && now - written->second.at < std::chrono::seconds(30)) continue;
       out.emplace_back(*p, node);
     }
   }
-  nominated_ = std::move(still);
   return out;
 }
 
 void GangHolds::Nominate(const std::vector<std::pair<Pod, std::string>>& nominations) const {
   for (const auto& [pod, node] : nominations) {
+    if (nominations_off_.load()) return;
     Status s = nominator_->Nominate(pod, node);
+    if (s.code() == StatusCode::kFailedPrecondition) {  // refused: RBAC, or a version that does not take it
+      nominations_off_.store(true);
+      log::Error("gang.nominate: the API server refuses to set status.nominatedNodeName ({}); no more nominations are written",
+                 s.message());
+      return;
+    }
     if (!s.ok()) {
       log::Warning("gang slot of {}/{} not suggested to kube-scheduler: {}", pod.namespace_name, pod.name, s.message());
       continue;
     }
+    if (node.empty()) continue;  // cleared
     MutexLock lock(&mu_);
-    nominated_[pod.uid] = node;
+    nominated_[pod.uid] = Nomination{.key = inventory::GroupTable::MemberKey(pod), .node = node, .at = clock_->Now()};
   }
 }
 

@@ -59,7 +59,7 @@ std::optional<Allocation> HoldOf(std::string_view uid, const inventory::Inventor
   for (const std::string& name : snapshot.held_nodes()) {
     const placement::NodeState* node = snapshot.FindNode(name);
     for (const Allocation& h : node != nullptr ? node->holds : std::vector<Allocation>{}) {
-      if (h.pod_uid == uid) return h;
+      if (h.pod_uid == uid && h.origin != AllocationOrigin::kNominated) return h;
     }
   }
   return std::nullopt;

@@ -38,6 +38,8 @@ std::string_view OriginName(AllocationOrigin o) {
       return "booked";
     case AllocationOrigin::kHeld:
       return "held";
+    case AllocationOrigin::kNominated:
+      return "nominated";
   }
   return "observed";
 }

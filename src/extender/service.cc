@@ -232,9 +232,12 @@ std::string Service::SteerToSlot(const ExtenderArgs& args, const GangStanding& g
   ResolvedNodes one{.nodes = {&seen}, .index = {static_cast<uint32_t>(snapshot.FindIndex(gang.node))}, .generations = {0}};
   StatusOr<std::vector<RankedNode>> fits = evaluation.Evaluate(one, /*rank=*/false, [](size_t, NodeVerdict&&) {});
   if (!fits.ok() || fits->empty()) {
-    if (FitsOnceLeft(seen, one, evaluation)) {  // room made for it (defrag), its victims still leaving: kept
+    // Room made for it (defrag), its victims still leaving: the slot is kept, for a while, and no
+    // node is worth a preemption meanwhile.
+    if (FitsOnceLeft(seen, one, evaluation) && gangs_->MayWait(args.pod.uid)) {
       result.others_failed = fmt::format("gang {}: this member's slot on node {} waits for pods being deleted there", gang.group,
                                          gang.node);
+      result.others_unresolvable = true;
       return EncodeFilterResult(args, result);
     }
     gangs_->SlotBroken(args.pod);  // GPUs taken there by a pod gpusched did not see: planned again

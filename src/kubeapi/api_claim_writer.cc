@@ -108,7 +108,8 @@ StatusOr<dra::ResourceClaim> ApiClaimWriter::CreateSpecial(const dra::SpecialCla
     if (!p.ok()) {
       s = UnavailableError(fmt::format("recording claim {} in the status of pod {}/{}: {}", created.name, pod.namespace_name, pod.name, p.status().message()));
     } else if (p->status != 200) {
-      s = Status(p->status == 409 || p->status == 404 ? StatusCode::kAborted : StatusCode::kUnavailable,
+      // 422: the pod was replaced under its name (the patch's UID would change an immutable field).
+      s = Status(p->status == 409 || p->status == 404 || p->status == 422 ? StatusCode::kAborted : StatusCode::kUnavailable,
                  fmt::format("recording claim {} in the status of pod {}/{}: {} {}", created.name, pod.namespace_name, pod.name, p->status, StatusMessage(*p)));
     }
   }

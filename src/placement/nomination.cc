@@ -35,7 +35,7 @@ Allocation HoldFor(const Pod& pod, const NodeState& state, RequestKind kind, Pla
                     .node_name = state.node.name,
                     .mode = ModeServing(kind),
                     .placement = std::move(placement),
-                    .origin = AllocationOrigin::kHeld,
+                    .origin = AllocationOrigin::kNominated,
                     .priority = pod.priority};
 }
 

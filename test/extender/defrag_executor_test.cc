@@ -197,6 +197,29 @@ TEST_F(DefragExecutorTest, ASlotAMembersRoomReplacedIsHeldAgainWhenThePlanStops)
   EXPECT_EQ(inv_.Snapshot()->FindNode("v")->holds[0].pod_uid, "m0");
 }
 
+// m0's slot fills v; the plan gives v to m1 and m0 a room on w: m1's room is held once m0's old
+// slot gave way, whatever the rooms' order.
+TEST_F(DefragExecutorTest, ARoomOnASiblingsOldSlotIsHeld) {
+  Allocation m0{.pod_uid = "m0", .pod_namespace = "ml", .pod_name = "m0"};
+  Placement eight{.kind = RequestKind::kWholeGpu, .whole_gpus = 8};
+  ASSERT_TRUE(inv_.HoldFor("m0", m0, "v", eight, std::chrono::seconds(300), {}).ok());
+  std::vector<PendingRoom> rooms = {PendingRoom{.about = Allocation{.pod_uid = "m1", .pod_namespace = "ml", .pod_name = "m1"}, .node = "v", .placement = eight},
+           PendingRoom{.about = m0, .node = "w", .placement = {.kind = RequestKind::kWholeGpu, .whole_gpus = 4},
+                       .replaced = Allocation{.pod_uid = "m0", .node_name = "v", .placement = eight}}};
+  DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});  // no moves: a and b stay on w
+  DefragApplied out = executor.ApplyRoom({}, rooms, Unjudged{}, UnjudgedPolicy::kRefuse);
+  EXPECT_FALSE(out.held);  // w has 2 free GPUs (a and b stay): m0's room fails ...
+  ASSERT_EQ(HoldsOn("v"), 1u);  // ... and m0's slot is back on v, m1's dropped
+  EXPECT_EQ(inv_.Snapshot()->FindNode("v")->holds[0].pod_uid, "m0");
+  rooms[1].placement.whole_gpus = 2;  // a room that fits beside a and b
+  DefragApplied fits = executor.ApplyRoom({}, rooms, Unjudged{}, UnjudgedPolicy::kRefuse);
+  EXPECT_TRUE(fits.held);
+  ASSERT_EQ(HoldsOn("v"), 1u);
+  EXPECT_EQ(inv_.Snapshot()->FindNode("v")->holds[0].pod_uid, "m1");
+  ASSERT_EQ(HoldsOn("w"), 1u);
+  EXPECT_EQ(inv_.Snapshot()->FindNode("w")->holds[0].pod_uid, "m0");
+}
+
 TEST_F(DefragExecutorTest, MembersAskingWhatGpuschedDoesNotJudgeStopThePlanUnlessAccepted) {
   DefragExecutor executor({.inventory = &inv_, .evictor = &evictor_});
   Unjudged affinity{.what = "required pod affinity", .pod = "a member of pod group ml/train", .node = "the nodes of its plan"};

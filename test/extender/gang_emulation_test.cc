@@ -51,7 +51,7 @@ class ForwardingNominator : public PodNominator {
       : inventory_(inventory), scheduler_(scheduler) {}
   Status Nominate(const Pod& pod, const std::string& node) override {
     Pod nominated = pod;
-    nominated.nominated_node = node;
+    nominated.nominated_node = node;  // "" clears it
     inventory_->Apply(ClusterDelta{.upsert_pending = {nominated}});
     (*scheduler_)->Nominated(pod.uid, node);
     ++written;

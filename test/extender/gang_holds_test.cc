@@ -103,9 +103,11 @@ TEST_F(GangHoldsTest, EachMembersFilterKeepsOnlyItsOwnSlotAndEveryBindSucceeds) 
 }
 
 // Room made for a member by defrag (its victims terminating) is kept while they leave: its filter
-// fails every node, and the slot stays. A pod that stays is GPUs taken: the slot is planned again.
+// fails every node as unresolvable, and the slot stays, for half of gang.holdSeconds at most.
 TEST_F(GangHoldsTest, ASlotWhosePodsAreStillLeavingIsKeptAndItsMemberWaits) {
+  testing::FakeClock clock;  // times the wait (the inventory's own clock times the holds)
   Load(Cluster(/*m1=*/true));
+  service_ = std::make_unique<Service>(&inventory_, ServiceOptions{}, ServiceCollaborators{.clock = &clock});
   ASSERT_EQ(KeptNodes(Filter(Member("w0"), {"m0", "m1"})).size(), 1u);  // plans and holds the gang
   std::string slot = SlotOf("uid-w0");
   ASSERT_NE(slot, "");
@@ -115,9 +117,25 @@ TEST_F(GangHoldsTest, ASlotWhosePodsAreStillLeavingIsKeptAndItsMemberWaits) {
   inventory_.Apply(ClusterDelta{.upsert_pods = {testing::DecodedPod(leaving.ToJson())}});
   std::string waiting = Filter(Member("w0"), {"m0", "m1"});
   EXPECT_THAT(KeptNodes(waiting), IsEmpty());
-  EXPECT_THAT(FailedReason(waiting, slot), HasSubstr("this member's slot on node " + slot + " waits for pods being deleted there"));
+  // Unresolvable: a preemption elsewhere would evict pods for a member that only waits.
+  EXPECT_THAT(FailedReason(waiting, slot, "FailedAndUnresolvableNodes"),
+              HasSubstr("this member's slot on node " + slot + " waits for pods being deleted there"));
   EXPECT_EQ(SlotOf("uid-w0"), slot);
-  leaving.deletion_timestamp.clear();  // it stays after all: GPUs taken
+  clock.Advance(std::chrono::seconds(149));  // half of gang.holdSeconds: still waiting
+  EXPECT_THAT(FailedReason(Filter(Member("w0"), {"m0", "m1"}), slot, "FailedAndUnresolvableNodes"), HasSubstr("waits"));
+  clock.Advance(std::chrono::seconds(2));  // a pod stuck on finalizers must not keep the gang waiting for ever
+  EXPECT_THAT(FailedReason(Filter(Member("w0"), {"m0", "m1"}), slot), HasSubstr("no longer fits it"));
+  EXPECT_NE(SlotOf("uid-w0"), slot);
+}
+
+// A member whose slot's pod stays (not being deleted) has GPUs taken: its slot is planned again.
+TEST_F(GangHoldsTest, ASlotWhosePodStaysIsPlannedAgain) {
+  Load(Cluster(/*m1=*/true));
+  ASSERT_EQ(KeptNodes(Filter(Member("w0"), {"m0", "m1"})).size(), 1u);
+  std::string slot = SlotOf("uid-w0");
+  ASSERT_NE(slot, "");
+  PodJson leaving{.name = "leaving", .namespace_name = "ml", .uid = "uid-leaving", .node = slot, .phase = "Running",
+                  .containers = {Mgpu("s", 50, 4096)}, .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}}};
   inventory_.Apply(ClusterDelta{.upsert_pods = {testing::DecodedPod(leaving.ToJson())}});
   EXPECT_THAT(FailedReason(Filter(Member("w0"), {"m0", "m1"}), slot), HasSubstr("no longer fits it"));
   EXPECT_NE(SlotOf("uid-w0"), slot);
@@ -298,6 +316,64 @@ TEST_F(GangHoldsTest, ADeletedMemberReleasesEverySlotOfItsGang) {
   EXPECT_EQ(service_->SweepGangs(), 0u);  // 1 of 2 members left: dropped, not planned again
   EXPECT_EQ(SlotOf("uid-w0"), "");
   EXPECT_THAT(inventory_.Snapshot()->held_nodes(), IsEmpty());
+}
+
+// A pending member nominated to a node (by kube-scheduler after a preemption) holds GPUs there,
+// kept for it: that hold is no slot of the gang's, and a gang that does not fit whole is refused
+// on that node too.
+TEST_F(GangHoldsTest, ANominationsHoldIsNoSlot) {
+  std::vector<std::string> objects = {MgpuNode("m0", 2, 24576).ToJson(), Group(2)};
+  PodJson w0 = Member("w0");
+  w0.nominated_node = "m0";
+  objects.push_back(w0.ToJson());
+  objects.push_back(Member("w1").ToJson());
+  objects.push_back(PodJson{.name = "busy", .namespace_name = "ml", .uid = "uid-busy", .node = "m0", .phase = "Running",
+                            .containers = {Mgpu("s", 70, 4096)}, .annotations = {{"vke.volcengine.com/gpu-index-container-s", "1"}}}
+                        .ToJson());
+  Load(ListJson(objects));
+  ASSERT_EQ(inventory_.Snapshot()->FindNode("m0")->holds.size(), 1u);  // the nomination's
+  std::string reply = Filter(w0, {"m0"});
+  EXPECT_THAT(KeptNodes(reply), IsEmpty());
+  EXPECT_THAT(FailedReason(reply, "m0"), HasSubstr("of 2 members fit;"));
+}
+
+// gang.nominate's writes, recorded and carried to the inventory as the watch of pending pods
+// would carry them.
+class RecordingNominator : public PodNominator {
+ public:
+  explicit RecordingNominator(inventory::Inventory* inventory) : inventory_(inventory) {}
+  Status Nominate(const Pod& pod, const std::string& node) override {
+    writes.push_back(pod.name + "->" + (node.empty() ? "(cleared)" : node));
+    Pod written = pod;
+    written.nominated_node = node;
+    inventory_->Apply(ClusterDelta{.upsert_pending = {written}});
+    return OkStatus();
+  }
+  std::vector<std::string> writes;
+
+ private:
+  inventory::Inventory* inventory_;
+};
+
+// Each member is nominated to its slot, but never over a nomination someone else made, and a
+// nomination of its own is cleared when the gang's slots are gone.
+TEST_F(GangHoldsTest, MembersAreNominatedToTheirSlotsNeverOverOthersAndClearedWithTheSlots) {
+  PodJson w1 = Member("w1");
+  w1.nominated_node = "m9";  // kube-scheduler's, after a preemption elsewhere
+  Load(ListJson({MgpuNode("m0", 1, 24576).ToJson(), MgpuNode("m1", 1, 24576).ToJson(), Group(2), Member("w0").ToJson(),
+                 w1.ToJson()}));
+  RecordingNominator nominator(&inventory_);
+  service_ = std::make_unique<Service>(&inventory_, ServiceOptions{.gang_nominate = true}, ServiceCollaborators{.nominator = &nominator});
+  ASSERT_EQ(service_->SweepGangs(), 1u);
+  std::string w0 = SlotOf("uid-w0");
+  EXPECT_THAT(nominator.writes, ElementsAre("w0->" + w0));
+  service_->SweepGangs();  // written and seen: nothing more
+  EXPECT_EQ(nominator.writes.size(), 1u);
+  inventory_.DeletePod("uid-w1");
+  service_->SweepGangs();
+  service_->SweepGangs();  // 1 of 2 left: the slots end, and the nomination w0 carries from here
+  EXPECT_EQ(SlotOf("uid-w0"), "");
+  EXPECT_THAT(nominator.writes, ElementsAre("w0->" + w0, "w0->(cleared)"));
 }
 
 // Gangs off: each member judged alone fits m0 (GPU 0), kube-scheduler's node totals take both,

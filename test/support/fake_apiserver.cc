@@ -833,11 +833,14 @@ class FakeApiServer::Impl {
                                           "apply your changes to the latest version and try again",
                                           resource, name))};
     }
+    // A patch naming another UID would change an immutable field: validation refuses it (422), as
+    // the API server's ValidateObjectMetaUpdate does after the patch is applied.
     std::string want_uid = Str(patch, "metadata", "uid");
     std::string uid = Str(current, "metadata", "uid");
     if (!want_uid.empty() && want_uid != uid) {
-      return {409, StatusJson(409, "Conflict",
-                              fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}", want_uid, uid))};
+      return {422, StatusJson(422, "Invalid",
+                              fmt::format("{} \"{}\" is invalid: metadata.uid: Invalid value: \"{}\": field is immutable", resource,
+                                          name, want_uid))};
     }
     if (HasStatusSubresource(resource)) {
       if (sub == "status") {

@@ -211,15 +211,16 @@ std::optional<std::string> SchedulerEmulator::Place(const EmulatedPod& pod, cons
     std::string node = n->second;
     bool offered = std::find(candidates.begin(), candidates.end(), node) != candidates.end();
     if (offered && FitsTotals(pod.pod, node) && !Filter(pod, {node}).empty()) return node;
-    nominated_.erase(pod.pod.uid);  // a failed attempt clears it
   }
   std::vector<std::string> fitting;
   for (const std::string& n : candidates) {
     if (FitsTotals(pod.pod, n)) fitting.push_back(n);
   }
-  if (fitting.empty()) return std::nullopt;
-  std::vector<std::string> kept = Filter(pod, fitting);
-  if (kept.empty()) return std::nullopt;
+  std::vector<std::string> kept = fitting.empty() ? fitting : Filter(pod, fitting);
+  if (kept.empty()) {
+    nominated_.erase(pod.pod.uid);  // a failed cycle clears the nomination
+    return std::nullopt;
+  }
   if (kept.size() == 1) return kept[0];  // kube-scheduler does not prioritize a single feasible node
   std::string best = BestHost(call_("prioritize", ArgsWithNames(pod.json, kept)));
   return best.empty() ? kept[0] : best;

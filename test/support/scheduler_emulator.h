@@ -31,8 +31,10 @@
 //     failed bind or the pod's deletion deallocates it.
 //   - A nominated node (status.nominatedNodeName, KEP-5278: set by gpusched for a gang member's
 //     slot) is tried first, alone, as PreferNominatedNode does: where its node totals fit and the
-//     extender's filter keeps it, the pod goes there without prioritize; otherwise the nomination
-//     is cleared and the cycle goes on over every node.
+//     extender's filter keeps it, the pod goes there without prioritize; otherwise the cycle goes
+//     on over every node, the pod still naming it; a cycle that places the pod nowhere clears it
+//     (1.35 and later), and so does its bind. Not emulated: other pods' nominations counted
+//     against a pod's node totals.
 // The extender is reached through a callable (HTTP or in process). Binds the extender refuses
 // are counted as failed binds; the pod stays unbound and its node totals are given back.
 //
@@ -95,8 +97,14 @@ class SchedulerEmulator {
   void Created(const dra::ResourceClaim& claim) { claims_[claim.namespace_name + "/" + claim.name] = claim; }
   // A bound pod was deleted: its node totals and claims are free again.
   void Deleted(const EmulatedPod& pod);
-  // Pod `uid`'s status.nominatedNodeName was set to `node` (by an extender, KEP-5278).
-  void Nominated(const std::string& uid, const std::string& node) { nominated_[uid] = node; }
+  // Pod `uid`'s status.nominatedNodeName was set to `node` ("" cleared; by an extender, KEP-5278).
+  void Nominated(const std::string& uid, const std::string& node) {
+    if (node.empty()) {
+      nominated_.erase(uid);
+    } else {
+      nominated_[uid] = node;
+    }
+  }
 
   // The extender's filter calls so far, and the node names they carried in all.
   size_t filter_calls() const { return filter_calls_; }

@@ -86,9 +86,10 @@ class DefragExecutor {
   DefragApplied Apply(const placement::DefragPlan& plan, const std::optional<Pod>& pending,
                       UnjudgedPolicy unjudged = UnjudgedPolicy::kRefuse) const;
 
-  // Applies `moves` (see above) for several pending pods at once (a pod group): every room held
-  // before the first move's hold, every hold dropped if one fails. The caller passes only a plan
-  // that fits whole.
+  // Applies `moves` (see above) for several pending pods at once (a pod group): the holds the
+  // rooms replace given way, then every room held before the first move's hold; if one fails,
+  // every hold made is dropped and the replaced ones are held again. The caller passes only a
+  // plan that fits whole.
   DefragApplied ApplyRoom(const std::vector<placement::DefragMove>& moves, const std::vector<PendingRoom>& rooms,
                           const Unjudged& not_judged, UnjudgedPolicy unjudged) const;
 

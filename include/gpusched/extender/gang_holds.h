@@ -41,6 +41,7 @@
 // while holding it); StandingOf takes no lock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -114,6 +115,10 @@ class GangHolds {
   // `member` does not fit its slot any more (GPUs taken by a pod gpusched did not see): the slot
   // is dropped, for the member to be planned again.
   void SlotBroken(const Pod& member) const GPUSCHED_EXCLUDES(mu_);
+  // True while member `uid`, whose slot fits it only once the pods being deleted there are gone,
+  // may wait for them: half of gang_hold_ttl from the first time it was asked (pods stuck on
+  // finalizers must not keep a gang waiting for ever; the slot is then broken).
+  bool MayWait(const std::string& uid) const GPUSCHED_EXCLUDES(mu_);
   // A member of the gang `member_key` was filtered now: kube-scheduler is trying it, and its
   // slots are renewed while it does.
   void Touch(const std::string& member_key) const GPUSCHED_EXCLUDES(touch_mu_);
@@ -152,8 +157,10 @@ class GangHolds {
 
   // Sweep's work under the lock but the nominations; returns how many groups it planned.
   size_t SweepLocked(bool plan) const GPUSCHED_REQUIRES(mu_) GPUSCHED_EXCLUDES(touch_mu_);
-  // The pending members of this replica's plans whose nominatedNodeName is not their slot's node
-  // (nor written so already), with that node.
+  // The nominations to write, at most 64: the pending members of this replica's plans whose
+  // nominatedNodeName is not their slot's node, where it is empty or this replica's own (never
+  // one kube-scheduler or another component set), with that node; and "" (clear) for members
+  // whose slot is gone and whose nomination is still this replica's.
   std::vector<std::pair<Pod, std::string>> ToNominateLocked(const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_REQUIRES(mu_);
   // Writes `nominations`, remembering those written.
@@ -181,8 +188,17 @@ class GangHolds {
   mutable std::set<std::string, std::less<>> missing_ GPUSCHED_GUARDED_BY(mu_);
   // The gangs planned here at least once (Sweep plans a gang once), by member key.
   mutable std::set<std::string, std::less<>> attempted_ GPUSCHED_GUARDED_BY(mu_);
-  // The node each member was nominated to here, by member UID, until the watch shows it.
-  mutable std::map<std::string, std::string, std::less<>> nominated_ GPUSCHED_GUARDED_BY(mu_);
+  // What this replica nominated a member to, by member UID, while its slot stands.
+  struct Nomination {
+    std::string key;   // the member's group (GroupTable::MemberKey)
+    std::string node;
+    std::chrono::steady_clock::time_point at;  // written then: not again for 30 s unless the slot moves
+  };
+  mutable std::map<std::string, Nomination, std::less<>> nominated_ GPUSCHED_GUARDED_BY(mu_);
+  // When each member waiting for pods leaving its slot's node first waited (MayWait), by UID.
+  mutable std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> waiting_ GPUSCHED_GUARDED_BY(mu_);
+  // The API server refused a nomination (RBAC, version): none is written any more.
+  mutable std::atomic<bool> nominations_off_{false};
 };
 
 }  // namespace gpusched::extender

@@ -17,7 +17,8 @@ namespace gpusched::extender {
 class PodNominator {
  public:
   virtual ~PodNominator() = default;
-  // Sets `pod`'s status.nominatedNodeName to `node`, provided the pod still has `pod.uid`.
+  // Sets `pod`'s status.nominatedNodeName to `node` ("" clears it), provided the pod still has
+  // `pod.uid`.
   // Errors: Aborted when the pod is gone or replaced (its UID differs); FailedPrecondition when
   // the API server refuses it (no RBAC for pods/status, a version without KEP-5278's
   // validation); Unavailable when the outcome is unknown.

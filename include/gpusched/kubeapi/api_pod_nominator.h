@@ -1,8 +1,9 @@
 // File: api_pod_nominator.h
 //
 // The live PodNominator (extender/pod_nominator.h): a merge PATCH of the pod's status
-// subresource, {"metadata":{"uid"},"status":{"nominatedNodeName"}}, the UID as precondition (the
-// API server answers 409 for a pod replaced under the same name).
+// subresource, {"metadata":{"uid"},"status":{"nominatedNodeName"}} (null to clear), the UID as
+// precondition: for a pod replaced under the same name the patch would change metadata.uid,
+// which validation refuses (422).
 //
 // Thread-safe.
 #pragma once

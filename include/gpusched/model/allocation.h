@@ -53,8 +53,10 @@ enum class AllocationOrigin {
   kCommitted,  // booked by gpusched's own bind and not yet seen bound in the cluster
   kBooked,     // listed in the node's bookings annotation by a gpusched replica (this one or
                // another) that is binding the pod, and not yet seen bound
-  kHeld,       // kept for a pending pod kube-scheduler nominated to the node after preempting
-               // there (NodeState::holds); never in the ledger
+  kHeld,       // held by gpusched for a pending pod or a controller's next pod (a defrag move, a
+               // gang's slot: NodeState::holds); never in the ledger
+  kNominated,  // kept for a pending pod nominated to the node (status.nominatedNodeName,
+               // placement/nomination.h; NodeState::holds); never in the ledger
 };
 
 struct Allocation {
