@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/workload_cache.h"
@@ -54,6 +55,16 @@ std::unique_ptr<GroupInput> InputOf(const std::vector<Pod>& members, const inven
   return out;
 }
 
+// Plans `plan_in` with the members inside one domain of `key` (anywhere without a key), the
+// best plan (`better`) winning, its domain in *domain.
+placement::GroupRoomPlan PerDomain(const placement::DefragInput& in, const std::string& key, std::string* domain,
+                                   const std::function<placement::GroupRoomPlan(const placement::NodeNames*)>& plan_in,
+                                   const std::function<bool(const placement::GroupRoomPlan&, const placement::GroupRoomPlan&)>& better) {
+  if (key.empty()) return plan_in(nullptr);
+  return BestInDomains<placement::GroupRoomPlan>(
+      in.nodes, key, domain, [&](const placement::NodeNames& names) { return plan_in(&names); }, better);
+}
+
 // The hold kept for `uid` on the snapshot's nodes (a gang's slot), if any.
 std::optional<Allocation> HoldOf(std::string_view uid, const inventory::InventorySnapshot& snapshot) {
   for (const std::string& name : snapshot.held_nodes()) {
@@ -75,11 +86,6 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   if (max_moves < 0) return InvalidArgumentError(fmt::format("maxMoves {}: want >= 0", max_moves));
   const inventory::InventorySnapshot& snapshot = *inputs.snapshot;
   GPUSCHED_ASSIGN_OR_RETURN(FoundGroup found, FindGroup(key, replica, snapshot));
-  if (found.declared != nullptr && !found.declared->topology_key.empty()) {
-    return FailedPreconditionError(fmt::format(
-        "pod group {} must run inside one domain of {}: kube-scheduler places it one domain at a time, and gpusched does not "
-        "plan room for it per domain yet (docs/gangs.md)", key, found.declared->topology_key));
-  }
   GroupDefragResult r{.group = std::string(key)};
   for (Pod& p : found.pending) {
     if (!binding || !binding(p.uid)) r.pending.push_back(std::move(p));  // one being bound needs no room
@@ -93,7 +99,11 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   placement::DefragOptions options{.max_moves = max_moves, .placement = inputs.options->placement};
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
-  r.plan = placement::MakeRoomForGroup(members, in->input, options, dra);
+  std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
+  r.plan = PerDomain(
+      in->input, topology, &r.domain,
+      [&](const placement::NodeNames* domain) { return placement::MakeRoomForGroup(members, in->input, options, dra, domain); },
+      [](const placement::GroupRoomPlan& a, const placement::GroupRoomPlan& b) { return a.moves.size() < b.moves.size(); });
   for (const Pod& p : r.pending) r.slots.push_back(HoldOf(p.uid, snapshot));
   return r;
 }
@@ -113,16 +123,35 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
 }
 
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
-                                        const ServiceOptions& options) {
+                                        const ServiceOptions& options, const std::string& topology_key, std::string* domain) {
   std::vector<placement::GangMember> members = MembersOf(pending);
   placement::DefragOptions defrag{.max_moves = 1000, .placement = options.placement};
   std::unique_ptr<GroupInput> in = InputOf(pending, snapshot, nullptr);
-  return placement::EvictForGroup(members, in->input, defrag);
+  std::string ignored;
+  return PerDomain(
+      in->input, topology_key, domain != nullptr ? domain : &ignored,
+      [&](const placement::NodeNames* domain) { return placement::EvictForGroup(members, in->input, defrag, domain); },
+      [](const placement::GroupRoomPlan& a, const placement::GroupRoomPlan& b) {
+        return std::make_pair(a.moves.size(), a.pdb_violations) < std::make_pair(b.moves.size(), b.pdb_violations);
+      });
+}
+
+std::map<std::string, std::vector<const placement::NodeState*>> DomainsOf(std::span<const placement::NodeState* const> nodes,
+                                                                          const std::string& topology_key) {
+  std::map<std::string, std::vector<const placement::NodeState*>> out;
+  for (const placement::NodeState* n : nodes) {
+    if (n == nullptr) continue;
+    auto label = n->node.labels.find(topology_key);
+    if (label != n->node.labels.end()) out[label->second].push_back(n);
+  }
+  return out;
 }
 
 std::string GroupDefragJson(const GroupDefragResult& r) {
   json::Writer w;
-  w.StartObject().Member("podGroup", r.group).Member("fits", r.plan.fits).Key("pending").StartArray();
+  w.StartObject().Member("podGroup", r.group).Member("fits", r.plan.fits);
+  if (!r.domain.empty()) w.Member("domain", r.domain);
+  w.Key("pending").StartArray();
   for (const Pod& p : r.pending) w.String(NameOf(p));
   w.EndArray().Key("plan").StartArray();
   for (size_t i = 0; i < r.plan.slots.size(); ++i) {
@@ -142,8 +171,9 @@ std::string GroupDefragJson(const GroupDefragResult& r) {
 std::string GroupDefragText(const GroupDefragResult& r) {
   const placement::GroupRoomPlan& plan = r.plan;
   size_t n = plan.moves.size();
-  std::string out = plan.fits ? fmt::format("pod group {}: its {} pending members fit together on {} node{} after {} move{}", r.group,
-                                            r.pending.size(), plan.nodes, plan.nodes == 1 ? "" : "s", n, n == 1 ? "" : "s")
+  std::string where = r.domain.empty() ? "" : fmt::format(" in domain {}", r.domain);
+  std::string out = plan.fits ? fmt::format("pod group {}: its {} pending members fit together on {} node{}{} after {} move{}", r.group,
+                                            r.pending.size(), plan.nodes, plan.nodes == 1 ? "" : "s", where, n, n == 1 ? "" : "s")
                               : fmt::format("pod group {}: no plan: {}", r.group, plan.reason);
   out += fmt::format("; fragmented {:.2f}% -> {:.2f}%{}\n", plan.frag_before_pct, plan.frag_after_pct,
                      r.applied ? "" : " (dry run: nothing was evicted)");

@@ -23,15 +23,30 @@ namespace {
 
 constexpr GroupApi kApis[] = {GroupApi::kPodGroup, GroupApi::kWorkload, GroupApi::kCoscheduling};
 
-// What some member asks that gpusched does not judge, and the group's topology constraint.
-std::string NotJudged(const std::vector<Pod>& pods, const PodGroup* group) {
+// What some member asks that gpusched does not judge.
+std::string NotJudged(const std::vector<Pod>& pods) {
   std::set<std::string> parts;
   for (const Pod& p : pods) {
     std::string unjudged = placement::UnjudgedRelations(p.constraints);
     if (!unjudged.empty()) parts.insert(unjudged);
   }
-  if (group != nullptr && !group->topology_key.empty()) parts.insert(fmt::format("the group's topology key {} (filter plans each domain apart; this plan spans them)", group->topology_key));
   return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// The plan of `pending` inside one domain of `key`, as filter plans each (domain_plans.h): the
+// domain where they fit on the fewest nodes (the first on a tie), named in *domain; else why not.
+placement::GangPlan PlanPerDomain(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
+                                  const ServiceOptions& options, dra::cel::ProgramCache* programs, const std::string& key,
+                                  std::string* domain) {
+  std::vector<const placement::NodeState*> nodes;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
+  return BestInDomains<placement::GangPlan>(
+      nodes, key, domain,
+      [&](const placement::NodeNames& names) {
+        std::vector<std::string_view> only(names.begin(), names.end());
+        return PlanPending(pending, snapshot, options, programs, &only);
+      },
+      [](const placement::GangPlan& a, const placement::GangPlan& b) { return a.nodes < b.nodes; });
 }
 
 // "wouldFitAfter": null when nothing needs evicting (or it cannot be judged), else the evictions
@@ -126,10 +141,14 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   for (const Pod& p : pending) e.pending.push_back(p.namespace_name + "/" + p.name);
   size_t exist = pending.size() + found.members->bound;
   e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
-  e.not_judged = NotJudged(pending, found.declared);
-  e.plan = PlanPending(pending, snapshot, options, programs);
+  e.not_judged = NotJudged(pending);
+  std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
+  e.plan = topology.empty() ? PlanPending(pending, snapshot, options, programs)
+                            : PlanPerDomain(pending, snapshot, options, programs, topology, &e.domain);
   for (const Pod& p : pending) e.held.push_back(StandingOf(p, snapshot, options.gangs).node);
-  if (!e.plan.fits && !e.plan.unplannable) e.would_fit_after = GroupEvictions(pending, snapshot, options);
+  if (!e.plan.fits && !e.plan.unplannable) {
+    e.would_fit_after = GroupEvictions(pending, snapshot, options, topology, &e.evictions_domain);
+  }
   return e;
 }
 
@@ -143,6 +162,7 @@ std::string GroupExplanationJson(const GroupExplanation& e) {
   for (const std::string& p : e.pending) w.String(p);
   w.EndArray();
   w.Member("fits", e.plan.fits);
+  if (!e.domain.empty()) w.Member("domain", e.domain);
   if (!e.plan.fits) w.Member("reason", e.plan.reason);
   w.Key("plan").StartArray();
   for (size_t i = 0; i < e.plan.slots.size(); ++i) {
@@ -166,7 +186,8 @@ std::string GroupExplanationText(const GroupExplanation& e) {
   out += e.missing > 0 ? fmt::format("; {} more must exist before it can start\n", e.missing) : std::string("\n");
   if (!e.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", e.not_judged);
   if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason) + WouldFitAfterText(e);
-  out += fmt::format("the pending members fit together now, on {} node{}:\n", e.plan.nodes, e.plan.nodes == 1 ? "" : "s");
+  out += fmt::format("the pending members fit together now, on {} node{}{}:\n", e.plan.nodes, e.plan.nodes == 1 ? "" : "s",
+                     e.domain.empty() ? "" : " of domain " + e.domain);
   out += fmt::format("{:<40} {:<24} {:<16} {}\n", "POD", "NODE", "GPUS", "HELD ON");
   for (size_t i = 0; i < e.plan.slots.size(); ++i) {
     const placement::GangSlot& s = e.plan.slots[i];

@@ -167,7 +167,7 @@ std::vector<Candidate> CandidatesFor(const PodRequest& request, const Pending& p
   Viewer viewer = Viewer::Of(*pending.pod);
   std::vector<Candidate> candidates;
   for (size_t i = 0; i < cluster.size(); ++i) {
-    if (!ServesPods(cluster.node(i))) continue;
+    if (!ServesPods(cluster.node(i)) || !pending.MayGo(cluster.node(i))) continue;
     const NodeState& node = cluster.node(i);
     if (node.node.schedulability.ready == false || !NodeSelectionProblem(pending.pod->constraints, node.node).empty()) {
       ++*refused;  // no eviction makes kube-scheduler take the pod there
@@ -263,7 +263,8 @@ bool BookWhereItFits(const PodRequest& request, const Pending& pending, const Pl
   const Pod& pod = *pending.pod;
   Planner planner(options);
   Accepts fits_now = [&](size_t j) {
-    return cluster->LandingProblem(j, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty();
+    return pending.MayGo(cluster->node(j)) &&
+           cluster->LandingProblem(j, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty();
   };
   Viewer viewer = Viewer::Of(pod);  // its own hold, its controller's and those of lower priority are room for it
   std::optional<size_t> now = Fullest(planner, request, *cluster, fits_now, &viewer);

@@ -116,8 +116,11 @@ struct Pending {
   const Pod* pod = nullptr;
   PodLabels labels;
   PodUse use;  // its requests besides GPUs, counted on its node once booked
+  // The nodes it may go to (a group's topology domain); null: any. Moved pods land anywhere.
+  const std::set<std::string, std::less<>>* allowed = nullptr;
 
   static Pending Of(const Pod& pod);
+  bool MayGo(const NodeState& n) const { return allowed == nullptr || allowed->contains(n.node.name); }
 };
 
 // A pending pod's booking as its node will hold it (placement still empty).

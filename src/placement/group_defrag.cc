@@ -59,7 +59,8 @@ std::string NotPlanned(const GangMember& m, bool claims) {
 std::optional<size_t> LandingFor(const Pending& pending, const Overlay& cluster, const std::set<size_t>& used) {
   const Pod& pod = *pending.pod;
   auto lands = [&](size_t j) {
-    return cluster.node(j).ready() && cluster.LandingProblem(j, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty();
+    return cluster.node(j).ready() && pending.MayGo(cluster.node(j)) &&
+           cluster.LandingProblem(j, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty();
   };
   for (size_t j : used) {
     if (lands(j)) return j;
@@ -81,7 +82,7 @@ std::vector<size_t> DemandOrder(std::span<const GangMember> members) {
 
 // The plan the loop of the file comment makes, each member given room by `room_for`.
 GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
-                        const MemberRoom& room_for, bool claims = false) {
+                        const MemberRoom& room_for, const NodeNames* allowed, bool claims = false) {
   Overlay cluster(input);
   GroupRoomPlan plan;
   plan.frag_before_pct = plan.frag_after_pct = PctOf(cluster, input.workload);
@@ -95,6 +96,7 @@ GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& 
   std::set<std::string> unjudged;
   for (const GangMember& m : members) {
     pendings.push_back(Pending::Of(*m.pod));
+    pendings.back().allowed = allowed;
     if (std::string u = UnjudgedBesidesHostPorts(m.pod->constraints); !u.empty()) unjudged.insert(u);
   }
   plan.not_judged = fmt::format("{}", fmt::join(unjudged, "; "));
@@ -167,13 +169,13 @@ VictimRules EvictionRules(const Pod& pod, const NodeState& node, const Uids& mem
 }
 
 // The nodes where evicting lower-priority pods makes room for the member, cheapest first.
-std::vector<EvictionCandidate> EvictionCandidates(const GangMember& m, const Overlay& cluster, const Uids& members,
+std::vector<EvictionCandidate> EvictionCandidates(const GangMember& m, const Pending& pending, const Overlay& cluster, const Uids& members,
                                                   const DisruptionCounter& counter, const DefragOptions& options) {
   VictimFinder finder(options.placement);
   std::vector<EvictionCandidate> out;
   for (size_t i = 0; i < cluster.size(); ++i) {
     const NodeState& node = cluster.node(i);
-    if (!ServesPods(node) || !NodeSelectionProblem(m.pod->constraints, node.node).empty()) continue;
+    if (!ServesPods(node) || !pending.MayGo(node) || !NodeSelectionProblem(m.pod->constraints, node.node).empty()) continue;
     DisruptionCounter trial = counter;
     VictimChoice choice = finder.Choose(m.request, node, EvictionRules(*m.pod, node, members, &trial));
     if (!choice.helps || choice.victims.empty() || choice.victims.size() > static_cast<size_t>(options.max_moves)) continue;
@@ -228,7 +230,7 @@ Uids UidsOf(std::span<const GangMember> members) {
 }  // namespace
 
 GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
-                               const GroupDra& dra) {
+                               const GroupDra& dra, const NodeNames* allowed) {
   MoveRules rules(input);
   for (const GangMember& m : members) rules.Pin(m.pod->uid);
   defrag::DraBook claims(dra, input);
@@ -246,10 +248,11 @@ GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const Defrag
     room->reason += rules.Refused();
     return false;
   };
-  return PlanGroup(members, input, options, room_for, /*claims=*/dra.state != nullptr);
+  return PlanGroup(members, input, options, room_for, allowed, /*claims=*/dra.state != nullptr);
 }
 
-GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options) {
+GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
+                            const NodeNames* allowed) {
   Uids uids = UidsOf(members);
   DisruptionCounter counter(input.budgets);
   int64_t violations = 0;
@@ -257,14 +260,15 @@ GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInp
                                  [&](const GangMember& m, const Pending& p, const DefragOptions& left, const std::vector<DefragMove>&,
                                      Overlay* cluster, Room* room) {
                                    if (BookWhereItFits(m.request, p, left.placement, cluster, room)) return true;
-                                   std::vector<EvictionCandidate> candidates = EvictionCandidates(m, *cluster, uids, counter, left);
+                                   std::vector<EvictionCandidate> candidates = EvictionCandidates(m, p, *cluster, uids, counter, left);
                                    for (size_t k = 0; k < candidates.size() && k < left.max_tries; ++k) {
                                      if (TryEvictions(candidates[k], m, p, left, cluster, &counter, &violations, room)) return true;
                                    }
                                    room->reason = candidates.empty() ? "evicting pods of lower priority makes room on no node"
                                                                      : "the nodes made free do not take it besides GPUs";
                                    return false;
-                                 });
+                                 },
+                                 allowed);
   plan.pdb_violations = plan.fits ? violations : 0;
   return plan;
 }

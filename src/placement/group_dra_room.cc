@@ -35,10 +35,11 @@ std::shared_ptr<const std::vector<DisruptionBudget>> DraBook::BudgetsAfter(const
   return left;
 }
 
-std::vector<const NodeState*> DraBook::NodesWithArrivals(const Overlay& cluster) {
+std::vector<const NodeState*> DraBook::NodesWithArrivals(const Overlay& cluster, const Pending& pending) {
   views_.clear();
   std::vector<const NodeState*> out;
   for (size_t i = 0; i < cluster.size(); ++i) {
+    if (!pending.MayGo(cluster.node(i))) continue;
     auto arrived = arrived_.find(i);
     if (arrived == arrived_.end()) {
       out.push_back(&cluster.node(i));
@@ -81,7 +82,7 @@ void DraBook::Deallocate(const std::string& uid) {
 
 bool DraBook::RoomFor(const GangMember& m, const Pending& pending, const DefragOptions& left, const std::vector<DefragMove>& moves,
                       Overlay* cluster, Room* room) {
-  DraDefragInput in{.cluster = DefragInput{.nodes = NodesWithArrivals(*cluster), .budgets = BudgetsAfter(moves, *cluster)},
+  DraDefragInput in{.cluster = DefragInput{.nodes = NodesWithArrivals(*cluster, pending), .budgets = BudgetsAfter(moves, *cluster)},
                     .state = state_, .programs = dra_.programs, .dra = dra_.options};
   DefragPlan plan = MakeRoomForClaims(*m.pod, in, left);
   std::optional<size_t> node = plan.fits ? IndexOf(*cluster, plan.node) : std::nullopt;

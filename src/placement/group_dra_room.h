@@ -41,8 +41,9 @@ class DraBook {
  private:
   // The budgets left after `moves` (each covered budget's allowance less one per move).
   std::shared_ptr<const std::vector<DisruptionBudget>> BudgetsAfter(const std::vector<DefragMove>& moves, const Overlay& cluster) const;
-  // The cluster's nodes with the pods that arrived on them (views_ keeps the rebuilt ones).
-  std::vector<const NodeState*> NodesWithArrivals(const Overlay& cluster);
+  // The cluster's nodes `pending` may go to, with the pods that arrived on them (views_ keeps the
+  // rebuilt ones). With a topology domain, the claim member's moves stay inside it too.
+  std::vector<const NodeState*> NodesWithArrivals(const Overlay& cluster, const Pending& pending);
   // Books `devices` as allocated by a claim of the plan's own, named after pod `uid`.
   void Allocate(const std::string& ns, const std::string& uid, const std::vector<std::string>& devices);
   // Deallocates the claims pod `uid` holds (reserved for it, or generated for it).

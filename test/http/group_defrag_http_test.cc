@@ -110,13 +110,44 @@ TEST(GroupDefragHttp, APlannedGangsSlotsAreRoomForItsMembers) {
   EXPECT_EQ(d["moves"].Size(), 0u);
 }
 
-TEST(GroupDefragHttp, AGroupThatMustRunInOneDomainIsNotPlannedAcrossDomains) {
-  std::string racked = R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
-                       R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}},"schedulingConstraints":{"topology":[{"key":"rack"}]}}})";
-  TestServer server(ListJson({MgpuNode("m0", 2, 24576).ToJson(), racked, Member("w0", 0), Member("w1", 0)}));
-  HttpReply r = HttpClient(server.port()).Post("/debug/defrag?podGroup=ml/train", "");
-  EXPECT_EQ(r.status, 409);
-  EXPECT_THAT(r.body, HasSubstr("pod group ml/train must run inside one domain of rack"));
+// Rack r1: m0 (one free GPU); rack r2: m1 (one free GPU) and m2 (busy takes 30%). Unconstrained,
+// the two 90% members fit on m0 and m1 as they are; inside one rack only r2 can hold both, once
+// busy moves (to m0: a moved pod may land in any rack).
+std::string Racks(bool constrained) {
+  auto rack = [](testing::NodeJson n, const char* r) {
+    n.extra_labels["rack"] = r;
+    return n.ToJson();
+  };
+  std::string group = R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
+                      R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}})";
+  group += constrained ? R"(,"schedulingConstraints":{"topology":[{"key":"rack"}]}}})" : "}}";
+  return ListJson({rack(MgpuNode("m0", 1, 24576), "r1"), rack(MgpuNode("m1", 1, 24576), "r2"), rack(MgpuNode("m2", 1, 24576), "r2"),
+                   Share("busy", "m2", 30, 0), group, Member("w0", 0), Member("w1", 0)});
+}
+
+TEST(GroupDefragHttp, AGroupThatMustRunInOneDomainGetsRoomInsideOne) {
+  TestServer free(Racks(false));
+  rapidjson::Document spread = Parse(HttpClient(free.port()).Post("/debug/defrag?podGroup=ml/train", "").body);
+  ASSERT_TRUE(spread["fits"].GetBool());
+  EXPECT_EQ(spread["moves"].Size(), 0u);
+  EXPECT_FALSE(spread.HasMember("domain"));
+  TestServer racked(Racks(true));
+  HttpClient client(racked.port());
+  HttpReply r = client.Post("/debug/defrag?podGroup=ml/train", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  rapidjson::Document d = Parse(r.body);
+  ASSERT_TRUE(d["fits"].GetBool()) << r.body;
+  EXPECT_EQ(std::string(d["domain"].GetString()), "r2");
+  ASSERT_EQ(d["moves"].Size(), 1u);
+  EXPECT_EQ(std::string(d["moves"][0]["pod"].GetString()), "ml/busy");
+  EXPECT_EQ(std::string(d["moves"][0]["to"].GetString()), "m0");
+  for (const auto& slot : d["plan"].GetArray()) EXPECT_NE(std::string(slot["node"].GetString()), "m0");
+  EXPECT_THAT(client.Post("/debug/defrag?podGroup=ml/train&format=text", "").body, HasSubstr("in domain r2 after 1 move"));
+  // Explain plans inside one rack too: the members do not fit there as they are.
+  rapidjson::Document e = Parse(client.Get("/explain?podGroup=ml/train").body);
+  EXPECT_FALSE(e["fits"].GetBool());
+  EXPECT_THAT(std::string(e["reason"].GetString()), HasSubstr("in no domain of rack: rack=r1:"));
+  EXPECT_FALSE(e.HasMember("notJudged"));
 }
 
 // A member of ml/train whose claim `claim` (named, pending) asks its GPUs.

@@ -9,13 +9,22 @@
 // eviction); a plan that does not fit whole does nothing. Also explain's group evictions
 // (GroupEvictions: "wouldFitAfter" of GET /explain?podGroup=).
 //
+// A group with a topology constraint (spec.schedulingConstraints.topology) must run inside one
+// domain (the nodes sharing the key's label value; a node without it is in none): room is
+// planned in each domain apart, and the plan with the fewest moves (evictions: the fewest
+// victims, then the fewest budget violations) wins, the first domain on a tie; "domain" names it.
+//
 // The JSON answer (fields may be added, never renamed):
-//   {"podGroup", "fits", "pending": ["ns/name"...], "plan": [{"pod", "node", "gpus"}], "nodes",
+//   {"podGroup", "fits", "domain"?, "pending": ["ns/name"...], "plan": [{"pod", "node", "gpus"}], "nodes",
 //    "moves": [as /debug/defrag's], "fragmentedPct": {"before", "after"}, "reason",
 //    "notJudged", "applied": null | [...], "held"}
 #pragma once
 
+#include <fmt/format.h>
+
 #include <functional>
+#include <map>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +43,7 @@ struct GroupDefragResult {
   std::string group;          // as asked
   std::vector<Pod> pending;   // the members planned, by UID; the plan's slots align with them
   placement::GroupRoomPlan plan;
+  std::string domain;         // the topology domain the plan lies in; "" without a constraint
   std::vector<std::optional<Allocation>> slots;  // by `pending`: the hold each had (its slot), if any
   std::optional<DefragApplied> applied;
 };
@@ -42,8 +52,7 @@ struct GroupDefragResult {
 // inputs.snapshot, with at most `max_moves` moves; the holds kept for the members (their slots)
 // are room for them; members `binding` says are being bound are left out (null: none).
 // Errors besides: InvalidArgument for a negative max_moves; FailedPrecondition for a group
-// without pending members, or one with a topology constraint (kube-scheduler places it one
-// domain at a time; room for it is not planned per domain yet).
+// without pending members.
 StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_view replica, int max_moves,
                                             const EvaluationInputs& inputs,
                                             const std::function<bool(std::string_view uid)>& binding = nullptr);
@@ -51,9 +60,42 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
 // Applies a plan that fits (DefragExecutor::ApplyRoom); nothing for one that does not.
 DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor& executor, UnjudgedPolicy unjudged);
 
-// The evictions, by preempt's rules, after which the `pending` members fit together on `snapshot`.
+// The evictions, by preempt's rules, after which the `pending` members fit together on `snapshot`
+// (inside one domain of `topology_key` when it is set: *domain names it).
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
-                                        const ServiceOptions& options);
+                                        const ServiceOptions& options, const std::string& topology_key = "",
+                                        std::string* domain = nullptr);
+
+// The domains of `topology_key` among `nodes`: each label value with its nodes, in value order.
+std::map<std::string, std::vector<const placement::NodeState*>> DomainsOf(std::span<const placement::NodeState* const> nodes,
+                                                                          const std::string& topology_key);
+
+// The best (`better`) fitting plan `plan_in` makes for the nodes of one domain of `key` among
+// `nodes`, the first domain on a tie, its label value in *domain; where none fits, a Plan that
+// does not fit, its reason naming up to three domains' reasons. Plan: GangPlan or GroupRoomPlan.
+template <typename Plan>
+Plan BestInDomains(std::span<const placement::NodeState* const> nodes, const std::string& key, std::string* domain,
+                   const std::function<Plan(const placement::NodeNames&)>& plan_in,
+                   const std::function<bool(const Plan&, const Plan&)>& better) {
+  std::optional<Plan> best;
+  std::vector<std::string> reasons;
+  for (const auto& [value, members] : DomainsOf(nodes, key)) {
+    placement::NodeNames names;
+    for (const placement::NodeState* n : members) names.insert(n->node.name);
+    Plan p = plan_in(names);
+    if (p.fits && (!best || better(p, *best))) {
+      best = std::move(p);
+      *domain = value;
+    } else if (!p.fits && reasons.size() < 3) {
+      reasons.push_back(fmt::format("{}={}: {}", key, value, p.reason));
+    }
+  }
+  if (best) return std::move(*best);
+  Plan none;
+  none.reason = reasons.empty() ? fmt::format("no node has the label {}: the group must run inside one of its domains", key)
+                                : fmt::format("in no domain of {}: {}", key, fmt::join(reasons, "; "));
+  return none;
+}
 
 std::string GroupDefragJson(const GroupDefragResult& r);
 std::string GroupDefragText(const GroupDefragResult& r);

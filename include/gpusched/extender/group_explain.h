@@ -4,7 +4,9 @@
 // explained: the group as its object declares it (docs/gangs.md), its members pending and bound,
 // and whether the pending ones can be placed all together on the cluster as it is now
 // (placement/gang_planner.h): member by member where, or why not, and where each member's slot
-// is held when its gang is planned (gang_holds.h). Where they do not fit, "wouldFitAfter": the
+// is held when its gang is planned (gang_holds.h); for a group with a topology constraint,
+// inside one domain (the one where they fit on the fewest nodes). Where they do not fit,
+// "wouldFitAfter": the
 // evictions of pods of lower priority after which they would, all together, by preempt's rules
 // (placement/group_defrag.h's EvictForGroup), or why none would. Read-only: nothing is held
 // or evicted.
@@ -34,13 +36,16 @@ struct GroupExplanation {
   // Members that do not exist yet: minCount less those pending and bound (0 when enough).
   size_t missing = 0;
   // What gpusched does not judge for some member and leaves to kube-scheduler (required pod
-  // affinity or anti-affinity, topology spread, host ports, volumes; a group's topology
-  // constraint), or "".
+  // affinity or anti-affinity, topology spread, host ports, volumes), or "". A group's topology
+  // constraint is judged: the plan and the evictions lie inside one domain each (`domain`).
   std::string not_judged;
   placement::GangPlan plan;     // of the pending members; slots in `pending`'s order
   std::vector<std::string> held;  // by `pending`'s order: the node of the member's held slot, or ""
   // When the plan does not fit (and is not unplannable): the evictions that would make room.
   std::optional<placement::GroupRoomPlan> would_fit_after;
+  // With a topology constraint: the domain of the plan, and of the evictions ("" without one).
+  std::string domain;
+  std::string evictions_domain;
 };
 
 // A group found by name in a snapshot: the API that declares it (else the first whose pods name

@@ -31,6 +31,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,11 +62,16 @@ struct GroupDra {
   DraOptions options;
 };
 
+// Node names: with `allowed` (a group's topology domain), the members go to those nodes only;
+// moved pods land anywhere.
+using NodeNames = std::set<std::string, std::less<>>;
+
 // The fewest moves, member by member, that make room for every member of `members` at once.
 GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
-                               const GroupDra& dra = {});
+                               const GroupDra& dra = {}, const NodeNames* allowed = nullptr);
 
 // The evictions, member by member, that make room for every member of `members` at once.
-GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options);
+GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
+                            const NodeNames* allowed = nullptr);
 
 }  // namespace gpusched::placement
