@@ -123,14 +123,16 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
 }
 
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
-                                        const ServiceOptions& options, const std::string& topology_key, std::string* domain) {
+                                        const ServiceOptions& options, dra::cel::ProgramCache* programs,
+                                        const std::string& topology_key, std::string* domain) {
   std::vector<placement::GangMember> members = MembersOf(pending);
   placement::DefragOptions defrag{.max_moves = 1000, .placement = options.placement};
+  placement::GroupDra dra{.state = &snapshot.dra(), .programs = programs, .options = options.dra};
   std::unique_ptr<GroupInput> in = InputOf(pending, snapshot, nullptr);
   std::string ignored;
   return PerDomain(
       in->input, topology_key, domain != nullptr ? domain : &ignored,
-      [&](const placement::NodeNames* domain) { return placement::EvictForGroup(members, in->input, defrag, domain); },
+      [&](const placement::NodeNames* domain) { return placement::EvictForGroup(members, in->input, defrag, dra, domain); },
       [](const placement::GroupRoomPlan& a, const placement::GroupRoomPlan& b) {
         return std::make_pair(a.moves.size(), a.pdb_violations) < std::make_pair(b.moves.size(), b.pdb_violations);
       });

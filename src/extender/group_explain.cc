@@ -147,7 +147,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
                             : PlanPerDomain(pending, snapshot, options, programs, topology, &e.domain);
   for (const Pod& p : pending) e.held.push_back(StandingOf(p, snapshot, options.gangs).node);
   if (!e.plan.fits && !e.plan.unplannable) {
-    e.would_fit_after = GroupEvictions(pending, snapshot, options, topology, &e.evictions_domain);
+    e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, topology, &e.evictions_domain);
   }
   return e;
 }

@@ -18,6 +18,7 @@
 #include "group_dra_room.h"
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/pod_relations.h"
+#include "gpusched/placement/dra_victims.h"
 #include "gpusched/placement/victims.h"
 
 namespace gpusched::placement {
@@ -48,8 +49,8 @@ std::string NotPlanned(const GangMember& m, bool claims) {
   const Pod& pod = *m.pod;
   if (!m.request.schedulable()) return fmt::format("{}/{}: {}", pod.namespace_name, pod.name, m.request.RefusalReason());
   if (m.request.asks_gpu() && !m.request.device_plugin() && !(claims && m.request.claims_only())) {
-    return fmt::format("{}/{} gets its GPUs through ResourceClaims, which this plan does not weigh (evictions for a group are "
-                       "weighed for whole-GPU and mGPU members only)", pod.namespace_name, pod.name);
+    return fmt::format("{}/{} gets its GPUs through ResourceClaims, and no DRA objects were given to weigh them", pod.namespace_name,
+                       pod.name);
   }
   return "";
 }
@@ -221,6 +222,61 @@ bool TryEvictions(const EvictionCandidate& c, const GangMember& m, const Pending
   return true;
 }
 
+// Evictions for claim member `m`: where its claims get devices as the plan left them, else on the
+// cheapest ready nvidia-dra node where evicting pods of lower priority (dra_victims.h, preempt's
+// rules) frees enough; the victims' claims then count as freed. Fills *room and returns true, or
+// returns false with room->reason.
+bool DraEvictions(const GangMember& m, const Pending& pending, const DefragOptions& left, const Uids& members,
+                  defrag::DraBook* book, DisruptionCounter* counter, int64_t* violations, Overlay* cluster, Room* room) {
+  const Pod& pod = *m.pod;
+  DraPlanner planner(book->state(), pod, book->programs(), book->options());
+  if (!planner.problem().empty()) {
+    room->reason = planner.problem();
+    return false;
+  }
+  if (auto now = book->BestNode(planner, pending, *cluster)) {
+    book->Book(pending, now->first, now->second, cluster);
+    *room = Room{.node = now->first, .placement = Placement{.kind = ClaimsKind(), .devices = now->second}};
+    return true;
+  }
+  std::optional<EvictionCandidate> best;
+  for (size_t i = 0; i < cluster->size(); ++i) {
+    const NodeState& node = cluster->node(i);
+    if (!node.ready() || node.mode != ClaimsMode() || !pending.MayGo(node) || !NodeSelectionProblem(pod.constraints, node.node).empty()) continue;
+    DisruptionCounter trial = *counter;
+    VictimChoice choice = ChooseDraVictims(planner, book->state(), node, EvictionRules(pod, node, members, &trial));
+    if (!choice.helps || choice.victims.empty() || choice.victims.size() > static_cast<size_t>(left.max_moves)) continue;
+    EvictionCandidate c{.node = i, .victims = std::move(choice.victims), .violations = choice.pdb_violations};
+    for (const Allocation* v : c.victims) {
+      c.top_priority = std::max(c.top_priority, v->priority);
+      c.total_priority += PriorityTerm(v->priority);
+    }
+    if (!best || c.Key(node.node.name) < best->Key(cluster->node(best->node).node.name)) best = std::move(c);
+  }
+  if (!best) {
+    room->reason = "evicting pods of lower priority frees its devices on no nvidia-dra node";
+    return false;
+  }
+  const NodeState& source = cluster->node(best->node);
+  for (const Allocation* v : best->victims) {
+    *violations += counter->Evict(v->pod_name, source.LabelsOf(v->pod_uid)) ? 1 : 0;
+    room->moves.push_back(DefragMove{.pod = v->pod_namespace + "/" + v->pod_name, .uid = v->pod_uid, .priority = v->priority,
+                                     .from = source.node.name});
+    book->Free(v->pod_uid);
+    cluster->Moved(best->node, std::nullopt, v->pod_uid);
+  }
+  DraPlanner after(book->state(), pod, book->programs(), book->options());
+  DraVerdict v = after.Evaluate(cluster->node(best->node), /*rank=*/true);
+  std::vector<std::string> devices;
+  for (const dra::AllocationResult& r : v.ranked) {
+    for (const dra::DeviceResult& d : r.results) devices.push_back(dra::DeviceName(d.id));
+  }
+  book->Book(pending, best->node, devices, cluster);
+  room->node = best->node;
+  room->placement = Placement{.kind = ClaimsKind(), .devices = std::move(devices)};
+  return true;
+}
+
 Uids UidsOf(std::span<const GangMember> members) {
   Uids out;
   for (const GangMember& m : members) out.insert(m.pod->uid);
@@ -252,13 +308,17 @@ GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const Defrag
 }
 
 GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
-                            const NodeNames* allowed) {
+                            const GroupDra& dra, const NodeNames* allowed) {
   Uids uids = UidsOf(members);
   DisruptionCounter counter(input.budgets);
   int64_t violations = 0;
+  defrag::DraBook claims(dra, input);
   GroupRoomPlan plan = PlanGroup(members, input, options,
                                  [&](const GangMember& m, const Pending& p, const DefragOptions& left, const std::vector<DefragMove>&,
                                      Overlay* cluster, Room* room) {
+                                   if (m.request.claims_only()) {
+                                     return DraEvictions(m, p, left, uids, &claims, &counter, &violations, cluster, room);
+                                   }
                                    if (BookWhereItFits(m.request, p, left.placement, cluster, room)) return true;
                                    std::vector<EvictionCandidate> candidates = EvictionCandidates(m, p, *cluster, uids, counter, left);
                                    for (size_t k = 0; k < candidates.size() && k < left.max_tries; ++k) {
@@ -268,7 +328,7 @@ GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInp
                                                                      : "the nodes made free do not take it besides GPUs";
                                    return false;
                                  },
-                                 allowed);
+                                 allowed, /*claims=*/dra.state != nullptr);
   plan.pdb_violations = plan.fits ? violations : 0;
   return plan;
 }

@@ -80,6 +80,33 @@ void DraBook::Deallocate(const std::string& uid) {
   }
 }
 
+std::optional<std::pair<size_t, std::vector<std::string>>> DraBook::BestNode(const DraPlanner& planner, const Pending& pending,
+                                                                             const Overlay& cluster) const {
+  std::optional<std::pair<size_t, std::vector<std::string>>> best;
+  double best_score = 0;
+  const Pod& pod = *pending.pod;
+  for (size_t i = 0; i < cluster.size(); ++i) {
+    const NodeState& n = cluster.node(i);
+    if (!n.ready() || n.mode != ClaimsMode() || !pending.MayGo(n)) continue;
+    if (!cluster.LandingProblem(i, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty()) continue;
+    DraVerdict v = planner.Evaluate(n, /*rank=*/true);
+    if (!v.fits() || (best && v.score <= best_score)) continue;
+    std::vector<std::string> devices;
+    for (const dra::AllocationResult& r : v.ranked) {
+      for (const dra::DeviceResult& d : r.results) devices.push_back(dra::DeviceName(d.id));
+    }
+    best = std::make_pair(i, std::move(devices));
+    best_score = v.score;
+  }
+  return best;
+}
+
+void DraBook::Book(const Pending& pending, size_t node, const std::vector<std::string>& devices, Overlay* cluster) {
+  Allocate(pending.pod->namespace_name, pending.pod->uid, devices);
+  arrived_[node].push_back(pending.use);
+  cluster->Arrived(node, &pending.use);
+}
+
 bool DraBook::RoomFor(const GangMember& m, const Pending& pending, const DefragOptions& left, const std::vector<DefragMove>& moves,
                       Overlay* cluster, Room* room) {
   DraDefragInput in{.cluster = DefragInput{.nodes = NodesWithArrivals(*cluster, pending), .budgets = BudgetsAfter(moves, *cluster)},

@@ -15,10 +15,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "defrag_room.h"
 #include "gpusched/dra/cluster_state.h"
+#include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/gang_planner.h"
 #include "gpusched/placement/group_defrag.h"
 
@@ -31,6 +33,19 @@ class DraBook {
  public:
   // `dra` and `input` must outlive the book.
   DraBook(const GroupDra& dra, const DefragInput& input) : dra_(dra), input_(input), state_(dra.state) {}
+
+  // The claims as the plan left them so far, and the DRA planner's other inputs.
+  const dra::ClusterState& state() const { return *state_; }
+  dra::cel::ProgramCache* programs() const { return dra_.programs; }
+  const DraOptions& options() const { return dra_.options; }
+  // The ready nvidia-dra node of *cluster, allowed for `pending`, where `planner` (on state())
+  // gives the pod devices best (highest score), with them; nullopt if none.
+  std::optional<std::pair<size_t, std::vector<std::string>>> BestNode(const DraPlanner& planner, const Pending& pending,
+                                                                      const Overlay& cluster) const;
+  // Books `devices` for `pending` on node `node` of *cluster: allocated here, arrived there.
+  void Book(const Pending& pending, size_t node, const std::vector<std::string>& devices, Overlay* cluster);
+  // Books pod `uid`'s claims as freed (evicted, or moved).
+  void Free(const std::string& uid) { Deallocate(uid); }
 
   // Makes room for claim member `m` (`pending`) with at most left.max_moves moves, after the plan's
   // `moves` so far; on success books it (and its moves) here and on *cluster (the member arrives

@@ -151,8 +151,8 @@ TEST(GroupDefragHttp, AGroupThatMustRunInOneDomainGetsRoomInsideOne) {
 }
 
 // A member of ml/train whose claim `claim` (named, pending) asks its GPUs.
-std::string ClaimMember(const std::string& name, const std::string& claim) {
-  std::string pod = ClaimPod(name, claim);
+std::string ClaimMember(const std::string& name, const std::string& claim, int32_t priority = 0) {
+  std::string pod = ClaimPod(name, claim, "", priority);
   return pod.insert(pod.find(R"("spec":{)") + 8, R"("schedulingGroup":{"podGroupName":"train"},)");
 }
 
@@ -183,6 +183,28 @@ TEST(GroupDefragHttp, ClaimMembersGetRoomTogetherOnTheClaimsTheEarlierMembersLef
   EXPECT_EQ(nodes.size(), 2u);  // one member on c, the other on the node the move emptied
   EXPECT_TRUE(nodes.contains("c"));
   EXPECT_NE(std::string(d["plan"][0]["gpus"].GetString()), "");
+}
+
+// nvidia-dra nodes a and b of two GPUs, pa and pb (priority 0) holding one on each: two
+// 2-GPU claim members of priority 100 fit together only after both are evicted, one per node.
+TEST(GroupDefragHttp, ExplainWeighsEvictionsForClaimMembersOnTheClaimsTheEarlierOnesFreed) {
+  std::vector<std::string> items = {DraNode("a"), DraNode("b"), GpuSlice("a", 2), GpuSlice("b", 2), std::string(kGpuClass),
+                                    std::string(kTrain), Claim("big0", ClaimSpec(2, "")), Claim("big1", ClaimSpec(2, "")),
+                                    ClaimMember("g0", "big0", 100), ClaimMember("g1", "big1", 100)};
+  for (const auto& [name, node] : {std::pair{"pa", "a"}, std::pair{"pb", "b"}}) {
+    items.push_back(GeneratedClaim(std::string("c-") + name, name, ClaimSpec(1, ""), {std::string(node) + "/gpu-0"}));
+    items.push_back(TemplateClaimPod(name, std::string("c-") + name, node, std::string("rs-") + name));
+  }
+  TestServer server(ListJson(items));
+  rapidjson::Document d = Parse(HttpClient(server.port()).Get("/explain?podGroup=ml/train").body);
+  ASSERT_FALSE(d["fits"].GetBool());
+  ASSERT_TRUE(d["wouldFitAfter"].IsObject());
+  ASSERT_TRUE(d["wouldFitAfter"]["fits"].GetBool()) << d["wouldFitAfter"]["reason"].GetString();
+  std::set<std::string> evicted, nodes;
+  for (const auto& v : d["wouldFitAfter"]["evict"].GetArray()) evicted.insert(v["pod"].GetString());
+  for (const auto& slot : d["wouldFitAfter"]["plan"].GetArray()) nodes.insert(slot["node"].GetString());
+  EXPECT_EQ(evicted, (std::set<std::string>{"ml/pa", "ml/pb"}));  // one eviction frees one node: both needed
+  EXPECT_EQ(nodes, (std::set<std::string>{"a", "b"}));
 }
 
 TEST(GroupDefragHttp, BadRequestsAreNamedAndTheServerKeepsServing) {

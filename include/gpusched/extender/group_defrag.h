@@ -61,10 +61,11 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
 DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor& executor, UnjudgedPolicy unjudged);
 
 // The evictions, by preempt's rules, after which the `pending` members fit together on `snapshot`
-// (inside one domain of `topology_key` when it is set: *domain names it).
+// (claim members' against its DRA objects, selectors compiled into `programs`; inside one domain
+// of `topology_key` when it is set: *domain names it).
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
-                                        const ServiceOptions& options, const std::string& topology_key = "",
-                                        std::string* domain = nullptr);
+                                        const ServiceOptions& options, dra::cel::ProgramCache* programs,
+                                        const std::string& topology_key = "", std::string* domain = nullptr);
 
 // The domains of `topology_key` among `nodes`: each label value with its nodes, in value order.
 std::map<std::string, std::vector<const placement::NodeState*>> DomainsOf(std::span<const placement::NodeState* const> nodes,

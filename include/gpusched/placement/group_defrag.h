@@ -21,10 +21,11 @@
 // kube-scheduler's order of preemption candidates (fewest violations, lowest highest priority,
 // least total priority, fewest victims, name). Evicted pods leave the cluster.
 //
-// Moves for members whose GPUs come from ResourceClaims are made as dra_defrag.h makes them for
-// one pod, on the claims as the earlier members and moves left them (group_dra_room.h), with
-// the GroupDra inputs; without them (and for evictions) such a group gets no plan, and the
-// reason names the member. Members asking extended resources that DRA may serve (KEP 5004) are
+// Members whose GPUs come from ResourceClaims are planned with the GroupDra inputs, on the claims
+// as the earlier members, moves and evictions left them (group_dra_room.h): moves as dra_defrag.h
+// makes them for one pod; evictions as dra_victims.h chooses them, on the cheapest ready
+// nvidia-dra node, the victims' claims then freed. Without GroupDra such a group gets no plan, and
+// the reason names the member. Members asking extended resources that DRA may serve (KEP 5004) are
 // planned on device-plugin nodes only.
 //
 // Pure: the plan depends only on the arguments.
@@ -72,6 +73,6 @@ GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const Defrag
 
 // The evictions, member by member, that make room for every member of `members` at once.
 GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
-                            const NodeNames* allowed = nullptr);
+                            const GroupDra& dra = {}, const NodeNames* allowed = nullptr);
 
 }  // namespace gpusched::placement
