@@ -21,6 +21,8 @@
 //   BM_ServiceGangMemberFilter  filter for one member of a held gang of `members` (each as
 //                               BM_GangPlan's) over every node: its slot kept, every other node
 //                               failed naming it (extender/gang_holds.h)
+//   BM_GroupDefrag              room for a group at once (placement/group_defrag.h): `members` pods
+//                               of `gpus` whole GPUs or 30% shares, at most 64 moves
 //   BM_ServiceDomainMemberFilter  filter for one member of a gang of `members` with a topology
 //                               key, racks of 64 nodes, offered its rack's nodes as one
 //                               domain's pass does: the domain's plan kept
@@ -37,6 +39,7 @@
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/gang_planner.h"
+#include "gpusched/placement/group_defrag.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_request.h"
@@ -135,6 +138,32 @@ void BM_GangPlan(benchmark::State& state) {
     used = plan.nodes;
   }
   state.counters["nodes_used"] = static_cast<double>(used);
+}
+
+// Room for a group at once (placement/group_defrag.h): `members` members of `gpus` whole GPUs
+// (mgpu:0) or 30% shares (mgpu:1, gpus ignored) over the cluster at 60% fill.
+void BM_GroupDefrag(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  inventory::Inventory inv;
+  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1))));
+  auto snapshot = inv.Snapshot();
+  placement::DefragInput input{.budgets = snapshot->budgets()};
+  for (const inventory::NodeStatePtr& node : snapshot->nodes()) input.nodes.push_back(node.get());
+  std::deque<Pod> pods;
+  std::vector<placement::GangMember> members;
+  for (int64_t i = 0; i < state.range(2); ++i) {
+    Pod& p = pods.emplace_back(PendingPod(kind));
+    p.uid = p.name = "member-" + std::to_string(i);
+    if (kind == Kind::kWhole) p.containers[0].limits.nvidia_gpus = state.range(3);
+    members.push_back(placement::GangMember{.pod = &p, .request = placement::AnalyzePod(p)});
+  }
+  size_t moves = 0;
+  for (auto _ : state) {
+    placement::GroupRoomPlan plan = placement::MakeRoomForGroup(members, input, placement::DefragOptions{.max_moves = 64});
+    if (!plan.fits) state.SkipWithError(plan.reason.c_str());
+    moves = plan.moves.size();
+  }
+  state.counters["moves"] = static_cast<double>(moves);
 }
 
 void BM_ServiceFilterPrioritize(benchmark::State& state) {
@@ -383,6 +412,12 @@ BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_GangPlan)->ArgNames({"mgpu", "nodes", "members"})->Args({0, 5000, 64})->Args({1, 5000, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GroupDefrag)
+    ->ArgNames({"mgpu", "nodes", "members", "gpus"})
+    ->Args({0, 5000, 64, 1})
+    ->Args({0, 5000, 16, 8})
+    ->Args({1, 5000, 64, 0})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ServiceDomainMemberFilter)
     ->ArgNames({"mgpu", "nodes", "members", "first"})
     ->Args({0, 5000, 64, 0})
