@@ -45,14 +45,16 @@ std::string SlotNode(std::string_view uid, const inventory::InventorySnapshot& s
   return "";
 }
 
-// The held nodes of `snapshot` that hold a slot of one of `uids`.
-std::set<std::string, std::less<>> NodesHolding(const Uids& uids, const inventory::InventorySnapshot& snapshot) {
+// The held nodes of `snapshot` that hold a slot of one of `uids`; with `nominations`, or a hold
+// of a nomination of one of them.
+std::set<std::string, std::less<>> NodesHolding(const Uids& uids, const inventory::InventorySnapshot& snapshot,
+                                                bool nominations = false) {
   std::set<std::string, std::less<>> out;
   for (const std::string& name : snapshot.held_nodes()) {
     const placement::NodeState* node = snapshot.FindNode(name);
     if (node == nullptr) continue;
     for (const Allocation& h : node->holds) {
-      if (uids.contains(h.pod_uid) && Made(h)) out.insert(name);
+      if (uids.contains(h.pod_uid) && (nominations || Made(h))) out.insert(name);
     }
   }
   return out;
@@ -120,7 +122,8 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
                                 const std::vector<std::string_view>* only) {
   Uids uids;
   for (const Pod& p : pods) uids.insert(p.uid);
-  std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot);
+  // Every hold kept for a member is room for the members: its slot, and a nomination's.
+  std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot, /*nominations=*/true);
   std::set<std::string_view> allowed;
   if (only != nullptr) allowed.insert(only->begin(), only->end());
   std::deque<placement::NodeState> released;  // stable addresses: nodes points into it
@@ -287,16 +290,16 @@ Status GangHolds::HoldLocked(const placement::GangPlan& plan, const std::vector<
 
 void GangHolds::SlotBroken(const Pod& member) const {
   MutexLock lock(&mu_);
-  waiting_.erase(member.uid);
+  std::erase_if(waiting_, [&](const auto& kv) { return kv.first.starts_with(member.uid + " "); });
   DropSlotsLocked(Uids{member.uid}, *inventory_->Snapshot());
 }
 
-bool GangHolds::MayWait(const std::string& uid) const {
+bool GangHolds::MayWait(const std::string& uid, const std::string& node) const {
   auto now = clock_->Now();
   auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_->gang_hold_ttl) / 2;
   MutexLock lock(&mu_);
   std::erase_if(waiting_, [&](const auto& kv) { return now - kv.second >= 4 * limit; });  // long over: forgotten
-  auto [it, first] = waiting_.try_emplace(uid, now);
+  auto [it, first] = waiting_.try_emplace(uid + " " + node, now);
   return first || now - it->second < limit;
 }
 
@@ -392,7 +395,13 @@ std::vector<std::pair<Pod, std::string>> GangHolds::ToNominateLocked(const inven
       ++it;
       continue;
     }
-    if (p != nullptr && p->nominated_node == it->second.node && out.size() < kMaxWrites) out.emplace_back(*p, "");
+    if (p != nullptr && p->nominated_node == it->second.node) {
+      if (out.size() >= kMaxWrites) {  // cleared at a later sweep
+        ++it;
+        continue;
+      }
+      out.emplace_back(*p, "");
+    }
     it = nominated_.erase(it);
   }
   for (const auto& [key, uids] : planned_) {
@@ -422,11 +431,13 @@ void GangHolds::Nominate(const std::vector<std::pair<Pod, std::string>>& nominat
     }
     if (!s.ok()) {
       log::Warning("gang slot of {}/{} not suggested to kube-scheduler: {}", pod.namespace_name, pod.name, s.message());
-      continue;
     }
-    if (node.empty()) continue;  // cleared
+    bool cleared = node.empty() && s.ok();
+    bool retry_clear = node.empty() && s.code() == StatusCode::kUnavailable;  // kept, for a later sweep to clear
+    if (cleared || (!s.ok() && !retry_clear)) continue;  // a failed write is retried at the next sweep
     MutexLock lock(&mu_);
-    nominated_[pod.uid] = Nomination{.key = inventory::GroupTable::MemberKey(pod), .node = node, .at = clock_->Now()};
+    nominated_[pod.uid] = Nomination{.key = inventory::GroupTable::MemberKey(pod), .node = node.empty() ? pod.nominated_node : node,
+                                     .at = clock_->Now()};
   }
 }
 

@@ -240,7 +240,8 @@ void WriteNode(Writer& w, const NodeState& n) {
   w.StartArray();
   for (const Allocation& a : n.allocations) WriteAllocation(w, a);
   w.EndArray();
-  // GPUs held for pods nominated here after preemption (origin "held"), counted as used.
+  // GPUs held, counted as used: for pods nominated here (origin "nominated"), and by gpusched
+  // for pending pods and controllers' next pods (defrag, gang slots: origin "held").
   Key(w, "holds");
   w.StartArray();
   for (const Allocation& h : n.holds) WriteAllocation(w, h);

@@ -234,7 +234,7 @@ std::string Service::SteerToSlot(const ExtenderArgs& args, const GangStanding& g
   if (!fits.ok() || fits->empty()) {
     // Room made for it (defrag), its victims still leaving: the slot is kept, for a while, and no
     // node is worth a preemption meanwhile.
-    if (FitsOnceLeft(seen, one, evaluation) && gangs_->MayWait(args.pod.uid)) {
+    if (FitsOnceLeft(seen, one, evaluation) && gangs_->MayWait(args.pod.uid, gang.node)) {
       result.others_failed = fmt::format("gang {}: this member's slot on node {} waits for pods being deleted there", gang.group,
                                          gang.node);
       result.others_unresolvable = true;

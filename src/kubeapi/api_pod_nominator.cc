@@ -30,7 +30,7 @@ Status ApiPodNominator::Nominate(const Pod& pod, const std::string& node) {
   if (r->status == 404 || r->status == 409 || r->status == 422) {
     return AbortedError(fmt::format("{}: {} {}", what, r->status, StatusMessage(*r)));
   }
-  if (r->status >= 400 && r->status < 500) {
+  if (r->status >= 400 && r->status < 500 && r->status != 408 && r->status != 429) {  // throttled or timed out: unknown
     return FailedPreconditionError(fmt::format("{}: {} {}", what, r->status, StatusMessage(*r)));
   }
   return UnavailableError(fmt::format("{}: {} {}", what, r->status, StatusMessage(*r)));

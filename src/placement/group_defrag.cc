@@ -72,18 +72,22 @@ std::optional<size_t> LandingFor(const Pending& pending, const Overlay& cluster,
   return std::nullopt;
 }
 
-// The members' order: largest GPU demand first (gang_planner.h).
-std::vector<size_t> DemandOrder(std::span<const GangMember> members) {
+// The members' order: largest GPU demand first (gang_planner.h; a claim member's counts the
+// devices its claims ask, with `dra`), members without GPUs last.
+std::vector<size_t> DemandOrder(std::span<const GangMember> members, const GroupDra& dra) {
+  GangDra gang{.state = dra.state, .programs = dra.programs, .options = dra.options};
+  std::vector<int64_t> demand;
+  for (const GangMember& m : members) demand.push_back(GangDemand(m, gang));
   std::vector<size_t> order(members.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return GangDemand(members[a].request) > GangDemand(members[b].request); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return demand[a] > demand[b]; });
   return order;
 }
 
 // The plan the loop of the file comment makes, each member given room by `room_for`.
 GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
-                        const MemberRoom& room_for, const NodeNames* allowed, bool claims = false) {
+                        const MemberRoom& room_for, const NodeNames* allowed, const GroupDra& dra) {
+  bool claims = dra.state != nullptr;
   Overlay cluster(input);
   GroupRoomPlan plan;
   plan.frag_before_pct = plan.frag_after_pct = PctOf(cluster, input.workload);
@@ -104,7 +108,7 @@ GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& 
   std::vector<GangSlot> slots(members.size());
   std::set<size_t> used;
   size_t placed = 0;
-  for (size_t i : DemandOrder(members)) {
+  for (size_t i : DemandOrder(members, dra)) {
     const Pod& pod = *members[i].pod;
     Room room;
     bool ok = false;
@@ -140,6 +144,7 @@ GroupRoomPlan PlanGroup(std::span<const GangMember> members, const DefragInput& 
 struct EvictionCandidate {
   size_t node = 0;
   std::vector<const Allocation*> victims;
+  std::vector<AllocationPtr> owned;  // victims made for the choice (dra_victims.h), kept alive with it
   int64_t violations = 0;
   int32_t top_priority = INT32_MIN;
   int64_t total_priority = 0;
@@ -150,6 +155,24 @@ struct EvictionCandidate {
 // A victim's term of the sum of priorities, as kube-scheduler's pickOneNodeForPreemption adds it:
 // 2^31 more than its priority, so that every term is positive.
 int64_t PriorityTerm(int32_t priority) { return int64_t{priority} + (int64_t{1} << 31); }
+
+// The candidate of node i whose victims `choice` chose (the victims it made kept with it).
+EvictionCandidate CandidateOf(size_t i, VictimChoice&& choice) {
+  EvictionCandidate c{.node = i, .victims = std::move(choice.victims), .owned = std::move(choice.owned),
+                      .violations = choice.pdb_violations};
+  for (const Allocation* v : c.victims) {
+    c.top_priority = std::max(c.top_priority, v->priority);
+    c.total_priority += PriorityTerm(v->priority);
+  }
+  return c;
+}
+
+// Sorts `candidates` cheapest first (EvictionCandidate::Key, the node's name last).
+void SortCheapest(const Overlay& cluster, std::vector<EvictionCandidate>* candidates) {
+  std::sort(candidates->begin(), candidates->end(), [&](const EvictionCandidate& a, const EvictionCandidate& b) {
+    return a.Key(cluster.node(a.node).node.name) < b.Key(cluster.node(b.node).node.name);
+  });
+}
 
 // True if a pod with `labels` is a member of `pod`'s group (the same instance of it).
 bool Sibling(const Pod& pod, const PodLabels& labels) {
@@ -180,16 +203,9 @@ std::vector<EvictionCandidate> EvictionCandidates(const GangMember& m, const Pen
     DisruptionCounter trial = counter;
     VictimChoice choice = finder.Choose(m.request, node, EvictionRules(*m.pod, node, members, &trial));
     if (!choice.helps || choice.victims.empty() || choice.victims.size() > static_cast<size_t>(options.max_moves)) continue;
-    EvictionCandidate c{.node = i, .victims = std::move(choice.victims), .violations = choice.pdb_violations};
-    for (const Allocation* v : c.victims) {
-      c.top_priority = std::max(c.top_priority, v->priority);
-      c.total_priority += PriorityTerm(v->priority);
-    }
-    out.push_back(std::move(c));
+    out.push_back(CandidateOf(i, std::move(choice)));
   }
-  std::sort(out.begin(), out.end(), [&](const EvictionCandidate& a, const EvictionCandidate& b) {
-    return a.Key(cluster.node(a.node).node.name) < b.Key(cluster.node(b.node).node.name);
-  });
+  SortCheapest(cluster, &out);
   return out;
 }
 
@@ -222,14 +238,72 @@ bool TryEvictions(const EvictionCandidate& c, const GangMember& m, const Pending
   return true;
 }
 
-// Evictions for claim member `m`: where its claims get devices as the plan left them, else on the
-// cheapest ready nvidia-dra node where evicting pods of lower priority (dra_victims.h, preempt's
-// rules) frees enough; the victims' claims then count as freed. Fills *room and returns true, or
-// returns false with room->reason.
+// The devices of a DRA verdict's ranked choice, as "driver/pool/device".
+std::vector<std::string> RankedDeviceNames(const DraVerdict& v) {
+  std::vector<std::string> out;
+  for (const dra::AllocationResult& r : v.ranked) {
+    for (const dra::DeviceResult& d : r.results) out.push_back(dra::DeviceName(d.id));
+  }
+  return out;
+}
+
+// The ready nvidia-dra nodes (allowed for `pending`) where evicting pods of lower priority frees
+// devices for claim member `m` (dra_victims.h), cheapest first.
+std::vector<EvictionCandidate> DraEvictionCandidates(const GangMember& m, const Pending& pending, const DraPlanner& planner,
+                                                     const defrag::DraBook& book, const Overlay& cluster, const Uids& members,
+                                                     const DisruptionCounter& counter, const DefragOptions& left) {
+  std::vector<EvictionCandidate> out;
+  for (size_t i = 0; i < cluster.size(); ++i) {
+    const NodeState& node = cluster.node(i);
+    if (!node.ready() || node.mode != ClaimsMode() || !pending.MayGo(node) || !NodeSelectionProblem(m.pod->constraints, node.node).empty()) continue;
+    DisruptionCounter trial = counter;
+    VictimChoice choice = ChooseDraVictims(planner, book.state(), node, EvictionRules(*m.pod, node, members, &trial));
+    if (!choice.helps || choice.victims.empty() || choice.victims.size() > static_cast<size_t>(left.max_moves)) continue;
+    out.push_back(CandidateOf(i, std::move(choice)));
+  }
+  SortCheapest(cluster, &out);
+  return out;
+}
+
+// Evicts candidate `c`'s victims on copies of *book and *cluster and books claim member `m` on its
+// node: kept, with the evictions counted and *room filled, if its claims then get devices there
+// and it fits besides GPUs.
+bool TryDraEvictions(const EvictionCandidate& c, const GangMember& m, const Pending& pending, defrag::DraBook* book,
+                     Overlay* cluster, DisruptionCounter* counter, int64_t* violations, Room* room) {
+  defrag::DraBook book_after = *book;
+  Overlay after = *cluster;
+  DisruptionCounter used = *counter;
+  int64_t violated = 0;
+  const NodeState& source = cluster->node(c.node);
+  std::vector<DefragMove> evictions;
+  for (const Allocation* v : c.victims) {
+    violated += used.Evict(v->pod_name, source.LabelsOf(v->pod_uid)) ? 1 : 0;
+    evictions.push_back(DefragMove{.pod = v->pod_namespace + "/" + v->pod_name, .uid = v->pod_uid, .priority = v->priority,
+                                   .from = source.node.name});
+    book_after.Free(v->pod_uid);
+    after.Moved(c.node, std::nullopt, v->pod_uid);
+  }
+  const Pod& pod = *m.pod;
+  DraPlanner planner(book_after.state(), pod, book_after.programs(), book_after.options());
+  DraVerdict v = planner.Evaluate(after.node(c.node), /*rank=*/true);
+  if (!v.fits() || !after.LandingProblem(c.node, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty()) return false;
+  std::vector<std::string> devices = RankedDeviceNames(v);
+  book_after.Book(pending, c.node, devices, &after);
+  *book = std::move(book_after);
+  *cluster = std::move(after);
+  *counter = std::move(used);
+  *violations += violated;
+  *room = Room{.node = c.node, .placement = Placement{.kind = ClaimsKind(), .devices = std::move(devices)}, .moves = std::move(evictions)};
+  return true;
+}
+
+// Evictions for claim member `m`: where its claims get devices on the claims as the plan left
+// them, else on the first of the cheapest nodes (at most left.max_tries) where evicting pods of
+// lower priority frees enough and it then fits. Fills *room and returns true, or returns false
+// with room->reason.
 bool DraEvictions(const GangMember& m, const Pending& pending, const DefragOptions& left, const Uids& members,
                   defrag::DraBook* book, DisruptionCounter* counter, int64_t* violations, Overlay* cluster, Room* room) {
-  const Pod& pod = *m.pod;
-  DraPlanner planner(book->state(), pod, book->programs(), book->options());
+  DraPlanner planner(book->state(), *m.pod, book->programs(), book->options());
   if (!planner.problem().empty()) {
     room->reason = planner.problem();
     return false;
@@ -239,42 +313,13 @@ bool DraEvictions(const GangMember& m, const Pending& pending, const DefragOptio
     *room = Room{.node = now->first, .placement = Placement{.kind = ClaimsKind(), .devices = now->second}};
     return true;
   }
-  std::optional<EvictionCandidate> best;
-  for (size_t i = 0; i < cluster->size(); ++i) {
-    const NodeState& node = cluster->node(i);
-    if (!node.ready() || node.mode != ClaimsMode() || !pending.MayGo(node) || !NodeSelectionProblem(pod.constraints, node.node).empty()) continue;
-    DisruptionCounter trial = *counter;
-    VictimChoice choice = ChooseDraVictims(planner, book->state(), node, EvictionRules(pod, node, members, &trial));
-    if (!choice.helps || choice.victims.empty() || choice.victims.size() > static_cast<size_t>(left.max_moves)) continue;
-    EvictionCandidate c{.node = i, .victims = std::move(choice.victims), .violations = choice.pdb_violations};
-    for (const Allocation* v : c.victims) {
-      c.top_priority = std::max(c.top_priority, v->priority);
-      c.total_priority += PriorityTerm(v->priority);
-    }
-    if (!best || c.Key(node.node.name) < best->Key(cluster->node(best->node).node.name)) best = std::move(c);
+  std::vector<EvictionCandidate> candidates = DraEvictionCandidates(m, pending, planner, *book, *cluster, members, *counter, left);
+  for (size_t k = 0; k < candidates.size() && k < left.max_tries; ++k) {
+    if (TryDraEvictions(candidates[k], m, pending, book, cluster, counter, violations, room)) return true;
   }
-  if (!best) {
-    room->reason = "evicting pods of lower priority frees its devices on no nvidia-dra node";
-    return false;
-  }
-  const NodeState& source = cluster->node(best->node);
-  for (const Allocation* v : best->victims) {
-    *violations += counter->Evict(v->pod_name, source.LabelsOf(v->pod_uid)) ? 1 : 0;
-    room->moves.push_back(DefragMove{.pod = v->pod_namespace + "/" + v->pod_name, .uid = v->pod_uid, .priority = v->priority,
-                                     .from = source.node.name});
-    book->Free(v->pod_uid);
-    cluster->Moved(best->node, std::nullopt, v->pod_uid);
-  }
-  DraPlanner after(book->state(), pod, book->programs(), book->options());
-  DraVerdict v = after.Evaluate(cluster->node(best->node), /*rank=*/true);
-  std::vector<std::string> devices;
-  for (const dra::AllocationResult& r : v.ranked) {
-    for (const dra::DeviceResult& d : r.results) devices.push_back(dra::DeviceName(d.id));
-  }
-  book->Book(pending, best->node, devices, cluster);
-  room->node = best->node;
-  room->placement = Placement{.kind = ClaimsKind(), .devices = std::move(devices)};
-  return true;
+  room->reason = candidates.empty() ? "evicting pods of lower priority frees its devices on no nvidia-dra node"
+                                    : "the nodes made free do not take it besides GPUs";
+  return false;
 }
 
 Uids UidsOf(std::span<const GangMember> members) {
@@ -304,7 +349,7 @@ GroupRoomPlan MakeRoomForGroup(std::span<const GangMember> members, const Defrag
     room->reason += rules.Refused();
     return false;
   };
-  return PlanGroup(members, input, options, room_for, allowed, /*claims=*/dra.state != nullptr);
+  return PlanGroup(members, input, options, room_for, allowed, dra);
 }
 
 GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInput& input, const DefragOptions& options,
@@ -328,7 +373,7 @@ GroupRoomPlan EvictForGroup(std::span<const GangMember> members, const DefragInp
                                                                      : "the nodes made free do not take it besides GPUs";
                                    return false;
                                  },
-                                 allowed, /*claims=*/dra.state != nullptr);
+                                 allowed, dra);
   plan.pdb_violations = plan.fits ? violations : 0;
   return plan;
 }

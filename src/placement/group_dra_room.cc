@@ -22,8 +22,8 @@ std::optional<size_t> IndexOf(const Overlay& cluster, const std::string& name) {
 
 std::shared_ptr<const std::vector<DisruptionBudget>> DraBook::BudgetsAfter(const std::vector<DefragMove>& moves,
                                                                           const Overlay& cluster) const {
-  if (input_.budgets == nullptr || moves.empty()) return input_.budgets;
-  auto left = std::make_shared<std::vector<DisruptionBudget>>(*input_.budgets);
+  if (input_->budgets == nullptr || moves.empty()) return input_->budgets;
+  auto left = std::make_shared<std::vector<DisruptionBudget>>(*input_->budgets);
   for (const DefragMove& m : moves) {
     std::optional<size_t> from = IndexOf(cluster, m.from);
     const PodLabels* labels = from ? cluster.node(*from).LabelsOf(m.uid) : nullptr;
@@ -73,8 +73,11 @@ void DraBook::Deallocate(const std::string& uid) {
     if (c.allocation && (reserved || c.owner_pod_uid == uid)) held.push_back(c);
   }
   for (dra::ResourceClaim& c : held) {
-    c.allocation.reset();
-    c.reserved_for.clear();
+    std::erase_if(c.reserved_for, [&](const dra::ConsumerRef& r) { return r.uid == uid; });
+    if (c.reserved_for.empty() || c.owner_pod_uid == uid) {  // nothing keeps it, or deleted with its pod
+      c.allocation.reset();
+      c.reserved_for.clear();
+    }
     owned_ = dra::WithClaim(*state_, std::move(c));
     state_ = owned_.get();
   }
@@ -110,7 +113,7 @@ void DraBook::Book(const Pending& pending, size_t node, const std::vector<std::s
 bool DraBook::RoomFor(const GangMember& m, const Pending& pending, const DefragOptions& left, const std::vector<DefragMove>& moves,
                       Overlay* cluster, Room* room) {
   DraDefragInput in{.cluster = DefragInput{.nodes = NodesWithArrivals(*cluster, pending), .budgets = BudgetsAfter(moves, *cluster)},
-                    .state = state_, .programs = dra_.programs, .dra = dra_.options};
+                    .state = state_, .programs = dra_->programs, .dra = dra_->options};
   DefragPlan plan = MakeRoomForClaims(*m.pod, in, left);
   std::optional<size_t> node = plan.fits ? IndexOf(*cluster, plan.node) : std::nullopt;
   if (!node) {

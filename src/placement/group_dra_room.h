@@ -32,19 +32,21 @@ std::optional<size_t> IndexOf(const Overlay& cluster, const std::string& name);
 class DraBook {
  public:
   // `dra` and `input` must outlive the book.
-  DraBook(const GroupDra& dra, const DefragInput& input) : dra_(dra), input_(input), state_(dra.state) {}
+  DraBook(const GroupDra& dra, const DefragInput& input) : dra_(&dra), input_(&input), state_(dra.state) {}
 
   // The claims as the plan left them so far, and the DRA planner's other inputs.
   const dra::ClusterState& state() const { return *state_; }
-  dra::cel::ProgramCache* programs() const { return dra_.programs; }
-  const DraOptions& options() const { return dra_.options; }
+  dra::cel::ProgramCache* programs() const { return dra_->programs; }
+  const DraOptions& options() const { return dra_->options; }
   // The ready nvidia-dra node of *cluster, allowed for `pending`, where `planner` (on state())
   // gives the pod devices best (highest score), with them; nullopt if none.
   std::optional<std::pair<size_t, std::vector<std::string>>> BestNode(const DraPlanner& planner, const Pending& pending,
                                                                       const Overlay& cluster) const;
   // Books `devices` for `pending` on node `node` of *cluster: allocated here, arrived there.
   void Book(const Pending& pending, size_t node, const std::vector<std::string>& devices, Overlay* cluster);
-  // Books pod `uid`'s claims as freed (evicted, or moved).
+  // Books pod `uid` as gone (evicted, or moved): it leaves the claims it reserves, and those no
+  // pod reserves any more (or generated for it) are freed; a claim shared with a pod that stays
+  // keeps its devices.
   void Free(const std::string& uid) { Deallocate(uid); }
 
   // Makes room for claim member `m` (`pending`) with at most left.max_moves moves, after the plan's
@@ -61,11 +63,11 @@ class DraBook {
   std::vector<const NodeState*> NodesWithArrivals(const Overlay& cluster, const Pending& pending);
   // Books `devices` as allocated by a claim of the plan's own, named after pod `uid`.
   void Allocate(const std::string& ns, const std::string& uid, const std::vector<std::string>& devices);
-  // Deallocates the claims pod `uid` holds (reserved for it, or generated for it).
+  // Free's work.
   void Deallocate(const std::string& uid);
 
-  const GroupDra& dra_;
-  const DefragInput& input_;
+  const GroupDra* dra_;      // a value: a trial is a copy, kept by assignment
+  const DefragInput* input_;
   const dra::ClusterState* state_;
   dra::ClusterStatePtr owned_;  // state_, once changed
   std::map<size_t, std::vector<PodUse>> arrived_;  // by node index

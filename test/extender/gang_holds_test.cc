@@ -337,6 +337,17 @@ TEST_F(GangHoldsTest, ANominationsHoldIsNoSlot) {
   EXPECT_THAT(FailedReason(reply, "m0"), HasSubstr("of 2 members fit;"));
 }
 
+// A member's own nomination is room for its gang: w0, nominated to an empty 2-GPU node (its
+// nomination holds 60% of one GPU there), and w1 fit there together.
+TEST_F(GangHoldsTest, AMembersOwnNominationIsRoomForItsGang) {
+  PodJson w0 = Member("w0");
+  w0.nominated_node = "m0";
+  Load(ListJson({MgpuNode("m0", 2, 24576).ToJson(), Group(2), w0.ToJson(), Member("w1").ToJson()}));
+  ASSERT_EQ(inventory_.Snapshot()->FindNode("m0")->holds.size(), 1u);  // the nomination's
+  EXPECT_THAT(KeptNodes(Filter(w0, {"m0"})), ElementsAre("m0"));
+  EXPECT_EQ(SlotOf("uid-w1"), "m0");
+}
+
 // gang.nominate's writes, recorded and carried to the inventory as the watch of pending pods
 // would carry them.
 class RecordingNominator : public PodNominator {

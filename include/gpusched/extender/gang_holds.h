@@ -115,10 +115,11 @@ class GangHolds {
   // `member` does not fit its slot any more (GPUs taken by a pod gpusched did not see): the slot
   // is dropped, for the member to be planned again.
   void SlotBroken(const Pod& member) const GPUSCHED_EXCLUDES(mu_);
-  // True while member `uid`, whose slot fits it only once the pods being deleted there are gone,
-  // may wait for them: half of gang_hold_ttl from the first time it was asked (pods stuck on
-  // finalizers must not keep a gang waiting for ever; the slot is then broken).
-  bool MayWait(const std::string& uid) const GPUSCHED_EXCLUDES(mu_);
+  // True while member `uid`, whose slot on `node` fits it only once the pods being deleted there
+  // are gone, may wait for them: half of gang_hold_ttl from the first time it was asked about
+  // that node (pods stuck on finalizers must not keep a gang waiting for ever; the slot is then
+  // broken). A slot moved to another node waits afresh.
+  bool MayWait(const std::string& uid, const std::string& node) const GPUSCHED_EXCLUDES(mu_);
   // A member of the gang `member_key` was filtered now: kube-scheduler is trying it, and its
   // slots are renewed while it does.
   void Touch(const std::string& member_key) const GPUSCHED_EXCLUDES(touch_mu_);
@@ -195,7 +196,8 @@ class GangHolds {
     std::chrono::steady_clock::time_point at;  // written then: not again for 30 s unless the slot moves
   };
   mutable std::map<std::string, Nomination, std::less<>> nominated_ GPUSCHED_GUARDED_BY(mu_);
-  // When each member waiting for pods leaving its slot's node first waited (MayWait), by UID.
+  // When each member waiting for pods leaving its slot's node first waited (MayWait), by
+  // "<UID> <node>".
   mutable std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> waiting_ GPUSCHED_GUARDED_BY(mu_);
   // The API server refused a nomination (RBAC, version): none is written any more.
   mutable std::atomic<bool> nominations_off_{false};

@@ -84,6 +84,9 @@ Plan BestInDomains(std::span<const placement::NodeState* const> nodes, const std
     placement::NodeNames names;
     for (const placement::NodeState* n : members) names.insert(n->node.name);
     Plan p = plan_in(names);
+    if constexpr (requires { p.unplannable; }) {
+      if (p.unplannable) return p;  // no domain can judge it: say why at once
+    }
     if (p.fits && (!best || better(p, *best))) {
       best = std::move(p);
       *domain = value;
