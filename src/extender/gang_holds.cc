@@ -258,6 +258,8 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
 }
 
 void GangHolds::DropSlotsLocked(const Uids& uids, const inventory::InventorySnapshot& snapshot) const {
+  // A slot made again waits afresh for pods leaving its node (MayWait).
+  std::erase_if(waiting_, [&](const auto& kv) { return uids.contains(kv.first.substr(0, kv.first.find(' '))); });
   for (const std::string& name : NodesHolding(uids, snapshot)) {
     const placement::NodeState* node = snapshot.FindNode(name);
     for (const Allocation& h : node->holds) {
@@ -276,6 +278,7 @@ Status GangHolds::HoldLocked(const placement::GangPlan& plan, const std::vector<
     Status s = writer_.Hold(about.pod_uid, about, slot.node, slot.placement);
     if (s.ok()) {
       made_[about.pod_uid] = clock_->Now();
+      std::erase_if(waiting_, [&](const auto& kv) { return kv.first.starts_with(about.pod_uid + " "); });  // a new slot waits afresh
       continue;
     }
     for (size_t k = 0; k < i; ++k) {
@@ -290,7 +293,6 @@ Status GangHolds::HoldLocked(const placement::GangPlan& plan, const std::vector<
 
 void GangHolds::SlotBroken(const Pod& member) const {
   MutexLock lock(&mu_);
-  std::erase_if(waiting_, [&](const auto& kv) { return kv.first.starts_with(member.uid + " "); });
   DropSlotsLocked(Uids{member.uid}, *inventory_->Snapshot());
 }
 
@@ -432,9 +434,10 @@ void GangHolds::Nominate(const std::vector<std::pair<Pod, std::string>>& nominat
     if (!s.ok()) {
       log::Warning("gang slot of {}/{} not suggested to kube-scheduler: {}", pod.namespace_name, pod.name, s.message());
     }
-    bool cleared = node.empty() && s.ok();
-    bool retry_clear = node.empty() && s.code() == StatusCode::kUnavailable;  // kept, for a later sweep to clear
-    if (cleared || (!s.ok() && !retry_clear)) continue;  // a failed write is retried at the next sweep
+    // An outcome unknown may have been written: counted as this replica's, so that it is cleared
+    // with the slot (a clear of unknown outcome is tried again).
+    bool unknown = s.code() == StatusCode::kUnavailable;
+    if ((node.empty() && s.ok()) || (!s.ok() && !unknown)) continue;  // cleared; or refused, retried at the next sweep
     MutexLock lock(&mu_);
     nominated_[pod.uid] = Nomination{.key = inventory::GroupTable::MemberKey(pod), .node = node.empty() ? pod.nominated_node : node,
                                      .at = clock_->Now()};
