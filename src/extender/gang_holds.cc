@@ -60,6 +60,48 @@ std::set<std::string, std::less<>> NodesHolding(const Uids& uids, const inventor
   return out;
 }
 
+// The snapshot's nodes (those `only` names, or all), each with the holds kept for `uids`
+// released: their slots, and with `nominations` the holds of their nominations too. The rebuilt
+// nodes live in *released.
+std::vector<const placement::NodeState*> ReleasedNodes(const Uids& uids, const inventory::InventorySnapshot& snapshot,
+                                                       const std::vector<std::string_view>* only, bool nominations,
+                                                       std::deque<placement::NodeState>* released) {
+  std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot, nominations);
+  std::set<std::string_view> allowed;
+  if (only != nullptr) allowed.insert(only->begin(), only->end());
+  std::vector<const placement::NodeState*> nodes;
+  nodes.reserve(snapshot.nodes().size());
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (only != nullptr && !allowed.contains(n->node.name)) continue;
+    if (!holding.contains(n->node.name)) {
+      nodes.push_back(n.get());
+      continue;
+    }
+    Uids here;  // the members whose holds here are released
+    for (const Allocation& h : n->holds) {
+      if (uids.contains(h.pod_uid) && (nominations || Made(h))) here.insert(h.pod_uid);
+    }
+    released->push_back(std::move(placement::WhatIf(*n).Releasing(here)).Take());
+    nodes.push_back(&released->back());
+  }
+  return nodes;
+}
+
+// True if `plan` (of `pods`, slots in their order) sends a member somewhere other than the node of
+// its nomination's hold.
+bool MovesANominatedMember(const placement::GangPlan& plan, const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot) {
+  for (size_t i = 0; i < pods.size() && i < plan.slots.size(); ++i) {
+    const Pod& p = pods[i];
+    if (p.nominated_node.empty() || plan.slots[i].node == p.nominated_node) continue;
+    const placement::NodeState* node = snapshot.FindNode(p.nominated_node);
+    if (node == nullptr) continue;
+    for (const Allocation& h : node->holds) {
+      if (h.pod_uid == p.uid && !Made(h)) return true;
+    }
+  }
+  return false;
+}
+
 // The member key a group instance's key names its group by: "PodGroup/ns/name#replica" is of
 // group "PodGroup/ns/name".
 std::string_view GroupOfMemberKey(std::string_view member_key) { return member_key.substr(0, member_key.find('#')); }
@@ -122,23 +164,14 @@ placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::I
                                 const std::vector<std::string_view>* only) {
   Uids uids;
   for (const Pod& p : pods) uids.insert(p.uid);
-  // Every hold kept for a member is room for the members: its slot, and a nomination's.
-  std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot, /*nominations=*/true);
-  std::set<std::string_view> allowed;
-  if (only != nullptr) allowed.insert(only->begin(), only->end());
-  std::deque<placement::NodeState> released;  // stable addresses: nodes points into it
-  std::vector<const placement::NodeState*> nodes;
-  nodes.reserve(snapshot.nodes().size());
-  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (only != nullptr && !allowed.contains(n->node.name)) continue;
-    if (!holding.contains(n->node.name)) {
-      nodes.push_back(n.get());
-      continue;
-    }
-    released.push_back(std::move(placement::WhatIf(*n).Releasing(uids)).Take());
-    nodes.push_back(&released.back());
-  }
-  return PlanOn(pods, nodes, snapshot, options, programs);
+  // Every hold kept for a member is room for the members: its slot, and a nomination's (a member
+  // kube-scheduler nominated after a preemption). The room of a nomination stays held while its
+  // member is nominated there, so a plan that sends that member elsewhere is made again without it.
+  std::deque<placement::NodeState> released;
+  placement::GangPlan plan = PlanOn(pods, ReleasedNodes(uids, snapshot, only, /*nominations=*/true, &released), snapshot, options, programs);
+  if (!plan.fits || !MovesANominatedMember(plan, pods, snapshot)) return plan;
+  std::deque<placement::NodeState> slots_only;
+  return PlanOn(pods, ReleasedNodes(uids, snapshot, only, /*nominations=*/false, &slots_only), snapshot, options, programs);
 }
 
 placement::GangPlan PlanLeavingOutLargest(std::vector<Pod>* pods, size_t needed, const inventory::InventorySnapshot& snapshot,

@@ -348,6 +348,20 @@ TEST_F(GangHoldsTest, AMembersOwnNominationIsRoomForItsGang) {
   EXPECT_EQ(SlotOf("uid-w1"), "m0");
 }
 
+// Whole-GPU nodes x and y of 2 GPUs; w0 (1 GPU) nominated to x by kube-scheduler, w1 asks 2. A
+// plan giving w0's room on x to w1 would fail to hold (w0's nomination keeps its GPU there): the
+// gang is planned with w0 on x, w1 on y.
+TEST_F(GangHoldsTest, ANominatedMembersRoomIsNotGivenToASibling) {
+  PodJson w0{.name = "w0", .namespace_name = "ml", .uid = "uid-w0", .phase = "Pending", .containers = {testing::WholeGpus("c", 1)},
+             .nominated_node = "x", .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"};
+  PodJson w1{.name = "w1", .namespace_name = "ml", .uid = "uid-w1", .phase = "Pending", .containers = {testing::WholeGpus("c", 2)},
+             .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"};
+  Load(ListJson({testing::NvidiaNode("x", 2).ToJson(), testing::NvidiaNode("y", 2).ToJson(), Group(2), w0.ToJson(), w1.ToJson()}));
+  ASSERT_EQ(inventory_.Snapshot()->FindNode("x")->holds.size(), 1u);  // w0's nomination
+  EXPECT_THAT(KeptNodes(Filter(w1, {"x", "y"})), ElementsAre("y"));
+  EXPECT_THAT(KeptNodes(Filter(w0, {"x", "y"})), ElementsAre("x"));
+}
+
 // gang.nominate's writes, recorded and carried to the inventory as the watch of pending pods
 // would carry them.
 class RecordingNominator : public PodNominator {

@@ -73,7 +73,7 @@ struct GangStanding {
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs);
 
 // Plans `pods` (pending members of one group) on the snapshot's nodes, with the slots held for
-// them free, under the configured node policy (its scorer over the snapshot's workload), members
+// them free (and their nominations' holds, unless the plan sends a nominated member elsewhere), under the configured node policy (its scorer over the snapshot's workload), members
 // with DRA devices against the snapshot's DRA objects (selectors compiled into `programs`), or
 // says why not. With `only`, on those nodes alone.
 placement::GangPlan PlanPending(const std::vector<Pod>& pods, const inventory::InventorySnapshot& snapshot,
