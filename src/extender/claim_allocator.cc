@@ -48,6 +48,21 @@ void ClaimAllocator::Unreserve(const std::vector<const dra::ResourceClaim*>& cla
   inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) { held.Unreserve(Uids(claims)); });
 }
 
+std::string ClaimAllocator::StaleAllocation(const placement::DraPlanner& planner) const {
+  std::string stale;
+  auto now = clock_->Now();
+  inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) {
+    for (const dra::ResourceClaim* c : planner.to_allocate()) held.ReleasedNotShown(c->uid, /*shown_allocated=*/false, now);
+    for (const dra::ResourceClaim* c : planner.allocated()) {
+      if (stale.empty() && held.ReleasedNotShown(c->uid, /*shown_allocated=*/true, now)) {
+        stale = fmt::format("claim {}/{} shows an allocation gpusched released; waiting for the watch to show the release",
+                            c->namespace_name, c->name);
+      }
+    }
+  });
+  return stale;
+}
+
 Status ClaimAllocator::Write(const Pod& pod, const std::vector<const dra::ResourceClaim*>& to_allocate,
                              const std::vector<dra::AllocationResult>& results,
                              const std::vector<const dra::ResourceClaim*>& allocated, Allocated* done) {
@@ -108,6 +123,11 @@ StatusOr<ClaimAllocator::Allocated> ClaimAllocator::Allocate(const Pod& pod, con
     std::optional<dra::SpecialClaim> special = SpecialClaimFor(pod, *node, snapshot->dra());
     placement::DraPlanner planner(snapshot->dra(), pod, programs_, options, special ? &special->claim : nullptr);
     if (!planner.problem().empty()) return FailedPreconditionError(planner.problem());
+    if (std::string stale = StaleAllocation(planner); !stale.empty()) {  // the watch has not shown a release yet
+      last = stale;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50) * (attempt + 1));
+      continue;
+    }
     placement::DraVerdict v = planner.Evaluate(*node, /*rank=*/true);
     if (!v.fits()) return FailedPreconditionError(v.node.reason);
     if (options_->dra_upstream_devices) v.ranked = v.compat;  // the replay's baseline: upstream's choice
@@ -235,7 +255,10 @@ Status ClaimAllocator::Release(const Pod& pod, const Allocated& allocated) {
 
 Status ClaimAllocator::Deallocate(const dra::ResourceClaim& claim, const std::vector<std::string>& pods) {
   GPUSCHED_RETURN_IF_ERROR(writer_->Unreserve(claim, pods, /*deallocate=*/true));
-  inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) { held.Forget(claim.uid); });
+  inventory_->WithClaimReservations([&](inventory::ClaimReservations& held, const dra::ClusterState&) {
+    held.Forget(claim.uid);
+    held.Released(claim.uid, clock_->Now());
+  });
   return OkStatus();
 }
 

@@ -93,6 +93,16 @@ std::map<std::string, ClaimReservations::TimePoint> ClaimReservations::SeenUnbou
   return seen;
 }
 
+bool ClaimReservations::ReleasedNotShown(const std::string& uid, bool shown_allocated, TimePoint now) {
+  auto it = released_.find(uid);
+  if (it == released_.end()) return false;
+  if (!shown_allocated || it->second.Left(now).count() <= 0) {
+    released_.erase(it);
+    return false;
+  }
+  return true;
+}
+
 void ClaimReservations::Forget(const std::string& uid) {
   in_flight_.erase(uid);
   owned_.erase(uid);

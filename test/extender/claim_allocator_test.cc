@@ -120,5 +120,25 @@ TEST_F(ClaimAllocatorTest, ReleaseUnreservesAndDeallocatesWhatTheBindAllocated) 
   EXPECT_TRUE(b.ok()) << b.status().message();
 }
 
+// A bind retried right after its claims were released, before the watch shows the release: the
+// state still shows the claim allocated and reserved for the pod. Taken at its word, the retry
+// would bind the pod on a claim that is no longer allocated; it waits for the watch instead.
+TEST_F(ClaimAllocatorTest, AReleaseTheWatchHasNotShownIsNeverTakenForAnAllocation) {
+  StatusOr<ClaimAllocator::Allocated> a = allocator_.Allocate(PodNamed("two"), "dra-a");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  inventory_.Apply(ClusterDelta{.dra_state = dra::WithClaim(inventory_.Snapshot()->dra(), a->claims.at(0))});  // shown
+  ASSERT_TRUE(allocator_.Release(PodNamed("two"), *a).ok());                                                   // not shown yet
+  StatusOr<ClaimAllocator::Allocated> stale = allocator_.Allocate(PodNamed("two"), "dra-a");
+  EXPECT_EQ(stale.status().code(), StatusCode::kAborted);
+  EXPECT_THAT(stale.status().message(), HasSubstr("shows an allocation gpusched released"));
+  dra::ResourceClaim released = a->claims.at(0);
+  released.allocation.reset();
+  released.reserved_for.clear();
+  inventory_.Apply(ClusterDelta{.dra_state = dra::WithClaim(inventory_.Snapshot()->dra(), released)});  // the watch caught up
+  StatusOr<ClaimAllocator::Allocated> again = allocator_.Allocate(PodNamed("two"), "dra-a");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->claims.size(), 1u);  // allocated afresh, written
+}
+
 }  // namespace claim_allocator_test
 }  // namespace gpusched::extender

@@ -7,7 +7,10 @@
 // in the inventory's book (inventory/claim_reservations.h), as are the claims it owns; the
 // allocator keeps no state of its own. No lock is held while claims are written: a plan reserves
 // its devices, and a plan that lost a race to another one's reservation, or to a claim the
-// cluster allocated since the snapshot it read, is made again.
+// cluster allocated since the snapshot it read, is made again. A claim this allocator deallocated
+// (a bind that failed, a sweep) is never taken for allocated while the cluster's state still
+// shows it allocated: that state is older than the release, and a retried bind would otherwise
+// bind its pod without devices; the plan waits for the watch, as for a conflict.
 //
 // Thread-safe.
 #pragma once
@@ -73,6 +76,10 @@ class ClaimAllocator {
   size_t Sweep(std::chrono::seconds ttl);
 
  private:
+  // Why `planner`'s view of the pod's claims is older than this allocator's own writes: a claim
+  // it shows allocated that this allocator deallocated and the cluster's state has not shown
+  // deallocated yet (binding on it would bind the pod without devices), or "".
+  std::string StaleAllocation(const placement::DraPlanner& planner) const;
   // `pod`'s claims as they are now: the inventory's copy, or the one this process wrote (in
   // `allocated`) where the inventory does not show that write yet.
   std::vector<dra::ResourceClaim> CurrentClaims(const Pod& pod, const Allocated& allocated) const;

@@ -6,7 +6,9 @@
 //     cluster's state, held for every later plan so that two binds never take one device;
 //   - owned: the claims it allocated whose pods have not been seen bound, the only ones its sweep
 //     may release (other schedulers allocate claims too; a restart forgets them);
-//   - unbound since: when a sweep first saw an owned claim reserved for unbound pods only.
+//   - unbound since: when a sweep first saw an owned claim reserved for unbound pods only;
+//   - released: claims it deallocated that the cluster's state does not show deallocated yet (a
+//     state showing them allocated is older than the deallocation: never a reason to bind).
 //
 // Thread-compatible: part of the ReservationBook, whose owner serializes every access.
 #pragma once
@@ -65,6 +67,12 @@ class ClaimReservations {
   std::map<std::string, TimePoint> SeenUnbound(const std::vector<std::string>& unbound, TimePoint now);
   // Forgets everything about claim `uid` (deallocated).
   void Forget(const std::string& uid);
+  // Claim `uid` was deallocated here at `now`: until the cluster's state shows it so (or
+  // kUnseenLimit passes), a state that shows it allocated is older than the deallocation.
+  void Released(const std::string& uid, TimePoint now) { released_[uid] = Expiry::Before(now + kUnseenLimit); }
+  // True if a state showing claim `uid` allocated (`shown_allocated`) is stale: it was released
+  // here and the state has not shown that yet. A state showing it deallocated ends the wait.
+  bool ReleasedNotShown(const std::string& uid, bool shown_allocated, TimePoint now);
 
  private:
   struct Flight {
@@ -75,6 +83,7 @@ class ClaimReservations {
   std::map<std::string, Flight> in_flight_;  // by claim UID, or creating key
   std::set<std::string> owned_;
   std::map<std::string, TimePoint> unbound_since_;
+  std::map<std::string, Expiry> released_;  // deallocated here, not yet shown so: by claim UID
 };
 
 }  // namespace gpusched::inventory
