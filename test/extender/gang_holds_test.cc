@@ -372,9 +372,14 @@ class RecordingNominator : public PodNominator {
     Pod written = pod;
     written.nominated_node = node;
     inventory_->Apply(ClusterDelta{.upsert_pending = {written}});
+    if (timeouts > 0) {  // written, but the answer was lost
+      --timeouts;
+      return UnavailableError("context deadline exceeded");
+    }
     return OkStatus();
   }
   std::vector<std::string> writes;
+  int timeouts = 0;
 
  private:
   inventory::Inventory* inventory_;
@@ -399,6 +404,24 @@ TEST_F(GangHoldsTest, MembersAreNominatedToTheirSlotsNeverOverOthersAndClearedWi
   service_->SweepGangs();  // 1 of 2 left: the slots end, and the nomination w0 carries from here
   EXPECT_EQ(SlotOf("uid-w0"), "");
   EXPECT_THAT(nominator.writes, ElementsAre("w0->" + w0, "w0->(cleared)"));
+}
+
+// A nomination whose write timed out may have been written (here it was): it counts as gpusched's,
+// so that it is cleared when the slot ends.
+TEST_F(GangHoldsTest, ANominationOfUnknownOutcomeIsClearedWithItsSlot) {
+  Load(ListJson({MgpuNode("m0", 1, 24576).ToJson(), MgpuNode("m1", 1, 24576).ToJson(), Group(2), Member("w0").ToJson(),
+                 Member("w1").ToJson()}));
+  RecordingNominator nominator(&inventory_);
+  nominator.timeouts = 2;  // both members' writes
+  service_ = std::make_unique<Service>(&inventory_, ServiceOptions{.gang_nominate = true}, ServiceCollaborators{.nominator = &nominator});
+  ASSERT_EQ(service_->SweepGangs(), 1u);
+  std::string w0 = SlotOf("uid-w0");
+  ASSERT_EQ(nominator.writes.size(), 2u);
+  inventory_.DeletePod("uid-w1");
+  service_->SweepGangs();
+  service_->SweepGangs();  // 1 of 2 left: the slots end
+  EXPECT_EQ(SlotOf("uid-w0"), "");
+  EXPECT_EQ(nominator.writes.back(), "w0->(cleared)");
 }
 
 // Gangs off: each member judged alone fits m0 (GPU 0), kube-scheduler's node totals take both,
