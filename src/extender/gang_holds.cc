@@ -35,14 +35,8 @@ bool Made(const Allocation& h) { return h.origin != AllocationOrigin::kNominated
 
 // The node of the slot held for `uid` in `snapshot`, or "".
 std::string SlotNode(std::string_view uid, const inventory::InventorySnapshot& snapshot) {
-  for (const std::string& name : snapshot.held_nodes()) {
-    const placement::NodeState* node = snapshot.FindNode(name);
-    if (node == nullptr) continue;
-    for (const Allocation& h : node->holds) {
-      if (h.pod_uid == uid && Made(h)) return name;
-    }
-  }
-  return "";
+  const Allocation* slot = SlotOf(uid, snapshot);
+  return slot != nullptr ? slot->node_name : "";
 }
 
 // The held nodes of `snapshot` that hold a slot of one of `uids`; with `nominations`, or a hold
@@ -58,33 +52,6 @@ std::set<std::string, std::less<>> NodesHolding(const Uids& uids, const inventor
     }
   }
   return out;
-}
-
-// The snapshot's nodes (those `only` names, or all), each with the holds kept for `uids`
-// released: their slots, and with `nominations` the holds of their nominations too. The rebuilt
-// nodes live in *released.
-std::vector<const placement::NodeState*> ReleasedNodes(const Uids& uids, const inventory::InventorySnapshot& snapshot,
-                                                       const std::vector<std::string_view>* only, bool nominations,
-                                                       std::deque<placement::NodeState>* released) {
-  std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot, nominations);
-  std::set<std::string_view> allowed;
-  if (only != nullptr) allowed.insert(only->begin(), only->end());
-  std::vector<const placement::NodeState*> nodes;
-  nodes.reserve(snapshot.nodes().size());
-  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (only != nullptr && !allowed.contains(n->node.name)) continue;
-    if (!holding.contains(n->node.name)) {
-      nodes.push_back(n.get());
-      continue;
-    }
-    Uids here;  // the members whose holds here are released
-    for (const Allocation& h : n->holds) {
-      if (uids.contains(h.pod_uid) && (nominations || Made(h))) here.insert(h.pod_uid);
-    }
-    released->push_back(std::move(placement::WhatIf(*n).Releasing(here)).Take());
-    nodes.push_back(&released->back());
-  }
-  return nodes;
 }
 
 // True if `plan` (of `pods`, slots in their order) sends a member somewhere other than the node of
@@ -146,6 +113,41 @@ struct GangHolds::Gang {
   Uids slotted;                // pending with a usable slot
   size_t others = 0;           // members counted but not to plan: slotted, without GPUs, being bound, bound
 };
+
+const Allocation* SlotOf(std::string_view uid, const inventory::InventorySnapshot& snapshot) {
+  for (const std::string& name : snapshot.held_nodes()) {
+    const placement::NodeState* node = snapshot.FindNode(name);
+    if (node == nullptr) continue;
+    for (const Allocation& h : node->holds) {
+      if (h.pod_uid == uid && Made(h)) return &h;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<const placement::NodeState*> ReleasedNodes(const Uids& uids, const inventory::InventorySnapshot& snapshot,
+                                                       const std::vector<std::string_view>* only, bool nominations,
+                                                       std::deque<placement::NodeState>* released) {
+  std::set<std::string, std::less<>> holding = NodesHolding(uids, snapshot, nominations);
+  std::set<std::string_view> allowed;
+  if (only != nullptr) allowed.insert(only->begin(), only->end());
+  std::vector<const placement::NodeState*> nodes;
+  nodes.reserve(snapshot.nodes().size());
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (only != nullptr && !allowed.contains(n->node.name)) continue;
+    if (!holding.contains(n->node.name)) {
+      nodes.push_back(n.get());
+      continue;
+    }
+    Uids here;  // the members whose holds here are released
+    for (const Allocation& h : n->holds) {
+      if (uids.contains(h.pod_uid) && (nominations || Made(h))) here.insert(h.pod_uid);
+    }
+    released->push_back(std::move(placement::WhatIf(*n).Releasing(here)).Take());
+    nodes.push_back(&released->back());
+  }
+  return nodes;
+}
 
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs) {
   if (!gangs) return {};

@@ -12,11 +12,11 @@
 #include <set>
 #include <utility>
 
+#include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/json/writer.h"
 #include "gpusched/placement/pod_request.h"
-#include "gpusched/placement/what_if.h"
 
 namespace gpusched::extender {
 namespace {
@@ -28,8 +28,8 @@ std::vector<placement::GangMember> MembersOf(const std::vector<Pod>& pods) {
   return out;
 }
 
-// The snapshot's nodes and budgets as the group planners take them: the holds kept for the
-// members (their slots) released, as the gang planner sees them (gang_holds.h's PlanPending).
+// The snapshot's nodes and budgets as the group planners take them: every hold kept for a
+// member released, as the gang planner sees them (gang_holds.h's ReleasedNodes).
 struct GroupInput {
   std::deque<placement::NodeState> released;  // stable addresses: input.nodes points into it
   placement::DefragInput input;
@@ -39,19 +39,9 @@ std::unique_ptr<GroupInput> InputOf(const std::vector<Pod>& members, const inven
                                     const scoring::TargetWorkload* workload) {
   std::set<std::string, std::less<>> uids;
   for (const Pod& p : members) uids.insert(p.uid);
-  std::set<std::string_view> held(snapshot.held_nodes().begin(), snapshot.held_nodes().end());
   auto out = std::make_unique<GroupInput>();
-  out->input = placement::DefragInput{.budgets = snapshot.budgets(), .workload = workload};
-  for (const auto& n : snapshot.nodes()) {
-    bool holds_member = held.contains(n->node.name) &&
-                        std::any_of(n->holds.begin(), n->holds.end(), [&](const Allocation& h) { return uids.contains(h.pod_uid); });
-    if (!holds_member) {
-      out->input.nodes.push_back(n.get());
-      continue;
-    }
-    out->released.push_back(std::move(placement::WhatIf(*n).Releasing(uids)).Take());
-    out->input.nodes.push_back(&out->released.back());
-  }
+  out->input = placement::DefragInput{.nodes = ReleasedNodes(uids, snapshot, nullptr, /*nominations=*/true, &out->released),
+                                      .budgets = snapshot.budgets(), .workload = workload};
   return out;
 }
 
@@ -65,16 +55,6 @@ placement::GroupRoomPlan PerDomain(const placement::DefragInput& in, const std::
       in.nodes, key, domain, [&](const placement::NodeNames& names) { return plan_in(&names); }, better);
 }
 
-// The hold kept for `uid` on the snapshot's nodes (a gang's slot), if any.
-std::optional<Allocation> HoldOf(std::string_view uid, const inventory::InventorySnapshot& snapshot) {
-  for (const std::string& name : snapshot.held_nodes()) {
-    const placement::NodeState* node = snapshot.FindNode(name);
-    for (const Allocation& h : node != nullptr ? node->holds : std::vector<Allocation>{}) {
-      if (h.pod_uid == uid && h.origin != AllocationOrigin::kNominated) return h;
-    }
-  }
-  return std::nullopt;
-}
 
 // "ns/name" of each pending member.
 std::string NameOf(const Pod& p) { return p.namespace_name + "/" + p.name; }
@@ -104,7 +84,10 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
       in->input, topology, &r.domain,
       [&](const placement::NodeNames* domain) { return placement::MakeRoomForGroup(members, in->input, options, dra, domain); },
       [](const placement::GroupRoomPlan& a, const placement::GroupRoomPlan& b) { return a.moves.size() < b.moves.size(); });
-  for (const Pod& p : r.pending) r.slots.push_back(HoldOf(p.uid, snapshot));
+  for (const Pod& p : r.pending) {
+    const Allocation* slot = SlotOf(p.uid, snapshot);
+    r.slots.push_back(slot != nullptr ? std::optional<Allocation>(*slot) : std::nullopt);
+  }
   return r;
 }
 

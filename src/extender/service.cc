@@ -472,9 +472,7 @@ StatusOr<GroupExplanation> Service::ExplainGroup(std::string_view key, std::stri
 }
 
 StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run) const {
-  if (run.apply && with_.evictor == nullptr) {
-    return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
-  }
+  GPUSCHED_RETURN_IF_ERROR(CanApply(run));
   DefragAsk ask{.target_frag_pct = target_frag_pct, .max_moves = max_moves};
   std::optional<Allocation> placed;
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
@@ -492,15 +490,18 @@ StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag
 }
 
 StatusOr<GroupDefragResult> Service::DefragGroup(std::string_view key, std::string_view replica, int max_moves, DefragRun run) const {
-  if (run.apply && with_.evictor == nullptr) {
-    return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
-  }
+  GPUSCHED_RETURN_IF_ERROR(CanApply(run));
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   auto binding = [this](std::string_view uid) { return inventory_->AllocationOf(uid).has_value(); };
   GPUSCHED_ASSIGN_OR_RETURN(GroupDefragResult result,
                             PlanGroupDefrag(key, replica, max_moves, Inputs(snapshot.get(), /*caches=*/false), binding));
   if (run.apply) result.applied = ApplyGroupDefrag(result, Executor(), run.unjudged);
   return result;
+}
+
+Status Service::CanApply(const DefragRun& run) const {
+  if (!run.apply || with_.evictor != nullptr) return OkStatus();
+  return FailedPreconditionError("applying a defrag plan needs a live cluster (gpusched serve with --kubeconfig or in a pod)");
 }
 
 DefragExecutor Service::Executor() const {

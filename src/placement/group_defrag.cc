@@ -238,15 +238,6 @@ bool TryEvictions(const EvictionCandidate& c, const GangMember& m, const Pending
   return true;
 }
 
-// The devices of a DRA verdict's ranked choice, as "driver/pool/device".
-std::vector<std::string> RankedDeviceNames(const DraVerdict& v) {
-  std::vector<std::string> out;
-  for (const dra::AllocationResult& r : v.ranked) {
-    for (const dra::DeviceResult& d : r.results) out.push_back(dra::DeviceName(d.id));
-  }
-  return out;
-}
-
 // The ready nvidia-dra nodes (allowed for `pending`) where evicting pods of lower priority frees
 // devices for claim member `m` (dra_victims.h), cheapest first.
 std::vector<EvictionCandidate> DraEvictionCandidates(const GangMember& m, const Pending& pending, const DraPlanner& planner,
@@ -287,7 +278,7 @@ bool TryDraEvictions(const EvictionCandidate& c, const GangMember& m, const Pend
   DraPlanner planner(book_after.state(), pod, book_after.programs(), book_after.options());
   DraVerdict v = planner.Evaluate(after.node(c.node), /*rank=*/true);
   if (!v.fits() || !after.LandingProblem(c.node, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty()) return false;
-  std::vector<std::string> devices = RankedDeviceNames(v);
+  std::vector<std::string> devices = defrag::RankedDeviceNames(v);
   book_after.Book(pending, c.node, devices, &after);
   *book = std::move(book_after);
   *cluster = std::move(after);

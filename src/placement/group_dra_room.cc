@@ -83,6 +83,14 @@ void DraBook::Deallocate(const std::string& uid) {
   }
 }
 
+std::vector<std::string> RankedDeviceNames(const DraVerdict& v) {
+  std::vector<std::string> out;
+  for (const dra::AllocationResult& r : v.ranked) {
+    for (const dra::DeviceResult& d : r.results) out.push_back(dra::DeviceName(d.id));
+  }
+  return out;
+}
+
 std::optional<std::pair<size_t, std::vector<std::string>>> DraBook::BestNode(const DraPlanner& planner, const Pending& pending,
                                                                              const Overlay& cluster) const {
   std::optional<std::pair<size_t, std::vector<std::string>>> best;
@@ -94,11 +102,7 @@ std::optional<std::pair<size_t, std::vector<std::string>>> DraBook::BestNode(con
     if (!cluster.LandingProblem(i, &pending.labels, pending.use.requests, pod.uid, pod.priority).empty()) continue;
     DraVerdict v = planner.Evaluate(n, /*rank=*/true);
     if (!v.fits() || (best && v.score <= best_score)) continue;
-    std::vector<std::string> devices;
-    for (const dra::AllocationResult& r : v.ranked) {
-      for (const dra::DeviceResult& d : r.results) devices.push_back(dra::DeviceName(d.id));
-    }
-    best = std::make_pair(i, std::move(devices));
+    best = std::make_pair(i, RankedDeviceNames(v));
     best_score = v.score;
   }
   return best;

@@ -26,6 +26,9 @@
 
 namespace gpusched::placement::defrag {
 
+// The devices of a DRA verdict's ranked choice, as "driver/pool/device".
+std::vector<std::string> RankedDeviceNames(const DraVerdict& v);
+
 // The index of node `name` in `cluster`, or nullopt.
 std::optional<size_t> IndexOf(const Overlay& cluster, const std::string& name);
 

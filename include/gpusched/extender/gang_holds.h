@@ -44,6 +44,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -71,6 +72,18 @@ struct GangStanding {
 
 // The standing of `pod` in `snapshot` (see above), with gangs on or off.
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs);
+
+// The hold gpusched keeps for pod `uid` in `snapshot` (a gang's slot, or room defrag made for
+// it), never a nomination's, pointing into the snapshot; null if none.
+const Allocation* SlotOf(std::string_view uid, const inventory::InventorySnapshot& snapshot);
+
+// The snapshot's nodes (those `only` names, or all), each with the holds kept for `uids`
+// released: their slots, and with `nominations` the holds of their nominations too. The rebuilt
+// nodes live in *released, which must outlive the result.
+std::vector<const placement::NodeState*> ReleasedNodes(const std::set<std::string, std::less<>>& uids,
+                                                       const inventory::InventorySnapshot& snapshot,
+                                                       const std::vector<std::string_view>* only, bool nominations,
+                                                       std::deque<placement::NodeState>* released);
 
 // Plans `pods` (pending members of one group) on the snapshot's nodes, with the slots held for
 // them free (and their nominations' holds, unless the plan sends a nominated member elsewhere), under the configured node policy (its scorer over the snapshot's workload), members

@@ -133,8 +133,10 @@ class Service {
   // The inputs of a pod's evaluation on `snapshot`; with the caches shared between requests
   // (verdicts, scores, the DRA decision log) when `caches`.
   EvaluationInputs Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const;
-  // What applies defrag plans: the inventory, the evictor and the hold publisher.
+  // What applies defrag plans: the inventory, the evictor and the hold publisher; and whether
+  // `run` may apply one here (FailedPrecondition without an evictor: snapshot mode).
   DefragExecutor Executor() const;
+  Status CanApply(const DefragRun& run) const;
   void CountError(std::string_view verb) const;
 
   inventory::Inventory* const inventory_;
