@@ -248,6 +248,7 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
   state.mode = ModeFromLabel(state.node.mode_label);
   state.compute_policy = state.node.compute_policy_label.value_or(std::string(names::kPolicyFixedShare));
   std::string layout_problem = BuildLayout(&state);
+  state.links = LinksOf(state.devices);
 
   std::sort(shared.begin(), shared.end(), [](const AllocationPtr& a, const AllocationPtr& b) {
     return std::tie(a->pod_namespace, a->pod_name, a->pod_uid) < std::tie(b->pod_namespace, b->pod_name, b->pod_uid);
@@ -312,6 +313,7 @@ void ResetUsage(const NodeState& node, NodeState* usage) {
   usage->whole_used = 0;
   usage->compute_policy = node.compute_policy;
   usage->gpus.assign(node.gpus.begin(), node.gpus.end());
+  usage->links = node.links;
   usage->generation = 0;
   usage->unassigned_milli = 0;
   usage->unassigned_mib = 0;

@@ -21,6 +21,7 @@
 #include "gpusched/model/node_mode.h"
 #include "gpusched/model/node_uses.h"
 #include "gpusched/model/units.h"
+#include "gpusched/placement/gpu_links.h"
 #include "gpusched/scoring/node_view.h"
 
 namespace gpusched::placement {
@@ -99,6 +100,9 @@ struct NodeState {
   int64_t used_mib = 0;
   std::string compute_policy;  // the node's mGPU compute policy (label, default fixed-share)
   std::vector<GpuSlot> gpus;   // by ascending device index
+  // The GPUs' NVLink islands and PCIe switches over positions in `gpus` (gpu_links.h); null when
+  // the node publishes none that tell one set from another.
+  std::shared_ptr<const GpuLinks> links;
   scoring::NodeView view;      // what the node policies score (node_ranking.h)
   // Unique per state the inventory builds (a new number for every rebuild of the node); 0 for a
   // state built elsewhere. Caches of per-node results (score_cache.h) are keyed by it.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 
 #include "gpusched/model/names.h"
@@ -151,6 +152,7 @@ void MgpuSearch::PlaceSlice(const MgpuContainerRequest& c, int gpu_index, NodeVe
 void MgpuSearch::SearchMgpu(const PodRequest& request, const NodeState& node, Policy gpu_policy, bool want_placement,
                          NodeVerdict* v) {
   work_.clear();
+  links_ = node.links.get();
   for (const GpuSlot& s : node.gpus) {
     work_.push_back(Work{s.index, s.numa_node, s.healthy, s.exclusive, s.instances, s.free_milli(), s.free_mib(), s.memory_mib});
   }
@@ -211,6 +213,8 @@ void MgpuSearch::CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy
     if (ok) candidates_.push_back(p);
   }
   if (static_cast<int>(candidates_.size()) < c.cards) return;
+  bool linked = links_ != nullptr && (c.cards > 1 || c.whole_card);
+  if (linked) AddLinkedSets(c, gpu_policy, options);
 
   auto leftover = [&](int p) {
     const Work& w = work_[p];
@@ -257,6 +261,74 @@ void MgpuSearch::CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy
                      [&](const Option& a, const Option& b) { return Prefer(gpu_policy, a.key, b.key); });
   }
   add_set([](int) { return true; });  // across NUMA nodes, as a last resort
+  if (linked) DropRepeats(options);
+}
+
+void MgpuSearch::AddLinkedSets(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options) {
+  constexpr size_t kMaxSets = 256;
+  GpuSet among = 0;
+  GpuSet idle = 0;
+  for (int p : candidates_) among |= GpuSet{1} << p;
+  for (int p = 0; p < static_cast<int>(work_.size()); ++p) {
+    const Work& w = work_[p];
+    if (w.healthy && !w.exclusive && w.instances == 0) idle |= GpuSet{1} << p;
+  }
+  auto key = [&](GpuSet set) {
+    double sum = 0;
+    for (; set != 0; set &= set - 1) {
+      const Work& w = work_[std::countr_zero(set)];
+      sum += c.whole_card ? 0.0 : Leftover(w.free_milli, w.free_mib, w.memory_mib, c.milli_per_card, c.mib_per_card);
+    }
+    return sum;
+  };
+  struct Scored {
+    GpuSet set;
+    int left;   // the largest NVLink-connected idle set it leaves
+    int links;  // its links inside
+    double key;
+  };
+  std::vector<GpuSet> sets;
+  if (links_->islands) ConnectedSets(links_->nvlink, among, c.cards, kMaxSets, &sets);
+  std::vector<Scored> scored;
+  for (GpuSet set : sets) {
+    scored.push_back(Scored{set, LargestConnected(links_->nvlink, idle & ~set), LinksInside(links_->nvlink, set), key(set)});
+  }
+  std::stable_sort(scored.begin(), scored.end(), [&](const Scored& a, const Scored& b) {
+    if (a.left != b.left) return a.left > b.left;
+    if (a.links != b.links) return a.links > b.links;
+    return Prefer(gpu_policy, a.key, b.key);
+  });
+  // Then one PCIe switch: its lowest candidate positions.
+  std::vector<Scored> switches;
+  for (GpuSet seen = 0; int p : candidates_) {
+    GpuSet group = (links_->pcie[p] | (GpuSet{1} << p)) & among;
+    if ((seen & (GpuSet{1} << p)) != 0 || std::popcount(group) < c.cards) continue;
+    seen |= group;
+    GpuSet set = 0;
+    for (int q : candidates_) {
+      if (std::popcount(set) < c.cards && (group & (GpuSet{1} << q)) != 0) set |= GpuSet{1} << q;
+    }
+    switches.push_back(Scored{set, 0, 0, key(set)});
+  }
+  std::stable_sort(switches.begin(), switches.end(),
+                   [&](const Scored& a, const Scored& b) { return Prefer(gpu_policy, a.key, b.key); });
+  scored.insert(scored.end(), switches.begin(), switches.end());
+  for (const Scored& s : scored) {
+    Option o{static_cast<int>(option_pool_.size()), c.cards, s.key};
+    for (GpuSet set = s.set; set != 0; set &= set - 1) option_pool_.push_back(std::countr_zero(set));
+    options->push_back(o);
+  }
+}
+
+void MgpuSearch::DropRepeats(std::vector<Option>* options) {
+  std::vector<GpuSet> seen;
+  std::erase_if(*options, [&](const Option& o) {
+    GpuSet set = 0;
+    for (int k = 0; k < o.count; ++k) set |= GpuSet{1} << option_pool_[o.begin + k];
+    if (std::find(seen.begin(), seen.end(), set) != seen.end()) return true;
+    seen.push_back(set);
+    return false;
+  });
 }
 
 void MgpuSearch::Apply(const MgpuContainerRequest& c, const Option& o, int sign) {

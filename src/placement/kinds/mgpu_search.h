@@ -42,6 +42,12 @@ class MgpuSearch final : public KindScratch {
                     NodeVerdict* v);
   // Appends the options for container `c` on the current work_ state to option_pool_/options.
   void CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options);
+  // CollectOptions' first options on a node with links (gpu_links.h): the NVLink-connected sets of
+  // the container's GPUs, those leaving the largest connected idle set first, then sets behind
+  // one PCIe switch.
+  void AddLinkedSets(const MgpuContainerRequest& c, Policy gpu_policy, std::vector<Option>* options);
+  // Drops the options that repeat an earlier one's GPUs.
+  void DropRepeats(std::vector<Option>* options);
   // EvaluateMgpu's refusals before any per-GPU work, and its one-slice placement.
   static void RejectComputePolicy(const PodRequest& request, const NodeState& node, NodeVerdict* v);
   static void RejectTotals(const PodRequest& request, const NodeState& node, NodeVerdict* v);
@@ -57,6 +63,7 @@ class MgpuSearch final : public KindScratch {
   std::string ExplainFailure(const PodRequest& request, const NodeState& node, Policy gpu_policy);
 
   const Judging* how_ = nullptr;  // the current Evaluate's
+  const GpuLinks* links_ = nullptr;  // the current node's, or null
   std::vector<Work> work_;
   std::vector<Work> base_;  // work_ before the pod: the other pods' use
   std::vector<std::vector<int>> transient_slots_;  // by container: positions in work_
