@@ -76,16 +76,6 @@ std::optional<GpuDrift> BeyondBooking(const PhysicalGpu& g, const Booked& b, con
                                         fmt::join(b.pods, ", "))};
 }
 
-// The value of the string attribute `name` of `device`, published unqualified or in the
-// driver's domain ("uuid", "gpu.nvidia.com/uuid"); "" when it has none.
-std::string StringAttribute(const dra::Device& device, const std::string& driver, const std::string& name) {
-  for (const std::string& key : {name, driver + "/" + name}) {
-    auto it = device.attributes.find(key);
-    if (it != device.attributes.end() && it->second.kind == dra::AttributeValue::Kind::kString) return it->second.text;
-  }
-  return "";
-}
-
 }  // namespace
 
 std::vector<Allocation> BookedBy(const std::vector<Pod>& pods) {
@@ -108,8 +98,8 @@ std::set<std::string> ClaimedGpuUuids(const std::vector<dra::ResourceClaim>& cla
   for (const dra::ResourceSlice& slice : slices) {
     for (const dra::Device& d : slice.devices) {
       if (!held.Holds(dra::DeviceId{.driver = slice.driver, .pool = slice.pool, .device = d.name})) continue;
-      std::string parent = StringAttribute(d, slice.driver, "parentUUID");
-      std::string uuid = parent.empty() ? StringAttribute(d, slice.driver, "uuid") : parent;
+      std::string parent = dra::StringAttribute(d, slice.driver, "parentUUID");
+      std::string uuid = parent.empty() ? dra::StringAttribute(d, slice.driver, "uuid") : parent;
       if (!uuid.empty()) out.insert(uuid);
     }
   }

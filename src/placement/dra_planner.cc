@@ -14,6 +14,7 @@
 #include <set>
 
 #include "gpusched/dra/allocator/pools.h"
+#include "gpusched/placement/dra_links.h"
 #include "gpusched/placement/what_if.h"
 
 namespace gpusched::placement {
@@ -235,7 +236,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   dra::AllocatedDevices merged, with_holds;
   if (held == nullptr) held = Held(&merged);
   held = WithHolds(node, held, *pools, &with_holds);
-  auto run = [&](const std::vector<const dra::ResourceClaim*>& claims) {
+  auto run = [&](const std::vector<const dra::ResourceClaim*>& claims, const dra::DeviceRestriction* only) {
     return dra::Allocate(dra::AllocatorInput{.node = &info,
                                              .claims = claims,
                                              .slices = &state_.slices(),
@@ -247,9 +248,10 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
                                              .max_steps = options_.max_steps,
                                              .pools = pools.get(),
                                              .want_results = rank,
-                                             .want_reason = !what_if});
+                                             .want_reason = !what_if,
+                                             .only = only});
   };
-  dra::AllocatorOutcome compat = run(anonymous_ptrs_);
+  dra::AllocatorOutcome compat = run(anonymous_ptrs_, nullptr);
   if (compat.kind == dra::AllocatorOutcome::Kind::kError) return RequestError(std::move(compat.reason), compat.steps);
   DraVerdict v{.steps = compat.steps};
   if (compat.kind != dra::AllocatorOutcome::Kind::kAllocated) {
@@ -262,17 +264,36 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   }
   v.node.outcome = Outcome::kFits;
   v.compat = std::move(compat.results);
-  if (rank) Rank(node, run, &v);
+  if (rank) Rank(node, *held, run, &v);
   return v;
 }
 
-void DraPlanner::Rank(const NodeState& node,
-                      const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
-                      DraVerdict* v) const {
-  // Topology-aligned if possible, else the compatible choice.
+void DraPlanner::Rank(const NodeState& node, const dra::AllocatedDevices& held, const Run& run, DraVerdict* v) const {
+  if (!RankLinked(node, held, run, v)) RankAligned(run, v);
+  v->score = (v->nvlink_connected ? 20.0 : v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
+  v->gpu_view = GpuView(node);
+  std::tie(v->gpus_taken, v->milli_taken) = Taken(node, *v);
+}
+
+bool DraPlanner::RankLinked(const NodeState& node, const dra::AllocatedDevices& held, const Run& run, DraVerdict* v) const {
+  constexpr size_t kMaxLinkedChoices = 8;
+  for (const dra::DeviceRestriction& only :
+       LinkedChoices(node, anonymous_ptrs_, state_.slices(), held, options_.gpu_drivers, kMaxLinkedChoices)) {
+    dra::AllocatorOutcome linked = run(anonymous_ptrs_, &only);
+    v->steps += linked.steps;
+    if (linked.kind != dra::AllocatorOutcome::Kind::kAllocated) continue;
+    v->ranked = std::move(linked.results);
+    v->topology_aligned = true;
+    v->nvlink_connected = true;
+    return true;
+  }
+  return false;
+}
+
+void DraPlanner::RankAligned(const Run& run, DraVerdict* v) const {
   std::vector<const dra::ResourceClaim*> aligned;
   for (const dra::ResourceClaim& c : aligned_) aligned.push_back(&c);
-  dra::AllocatorOutcome ranked = aligned_.empty() ? dra::AllocatorOutcome{} : run(aligned);
+  dra::AllocatorOutcome ranked = aligned_.empty() ? dra::AllocatorOutcome{} : run(aligned, nullptr);
   v->steps += ranked.steps;
   bool multi = false;  // some request asked for several devices, so alignment means something
   for (size_t i = 0; i < aligned_.size(); ++i) multi = multi || aligned_[i].constraints.size() > to_allocate_[i]->constraints.size();
@@ -282,9 +303,6 @@ void DraPlanner::Rank(const NodeState& node,
   } else {
     v->ranked = v->compat;
   }
-  v->score = (v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
-  v->gpu_view = GpuView(node);
-  std::tie(v->gpus_taken, v->milli_taken) = Taken(node, *v);
 }
 
 template <typename F>

@@ -72,6 +72,48 @@ TEST(DraPlanner, TheRankedChoiceKeepsAPairInOnePcieRootWhereUpstreamsNeedNot) {
   EXPECT_EQ(v.gpus_taken, 2);
 }
 
+// Issue 34 §1: dra-l's GPUs are NVLink pairs across the PCIe roots (gpu-0+gpu-2, gpu-1+gpu-3),
+// as the node agent publishes them; gpu-0 is taken. The ranked choice is the free pair.
+TEST(DraPlanner, TheRankedChoiceGivesAPairNvlinkConnectedGpus) {
+  ClusterObjects objects;
+  std::string node = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"dra-l","labels":{"vke.node.gpu.schedule":"nvidia-dra"},
+    "annotations":{"gpusched.io/gpu-devices":"[{\"index\":0,\"uuid\":\"GPU-dra-l-0\",\"nvlinkPeers\":[2]},{\"index\":1,\"uuid\":\"GPU-dra-l-1\",\"nvlinkPeers\":[3]},{\"index\":2,\"uuid\":\"GPU-dra-l-2\",\"nvlinkPeers\":[0]},{\"index\":3,\"uuid\":\"GPU-dra-l-3\",\"nvlinkPeers\":[1]}]"}},
+    "status":{"allocatable":{"cpu":"64","memory":"527952472Ki","pods":"110"}}})";
+  for (const std::string& o : {node, GpuSlice("dra-l", 4), std::string(kGpuClass), Claim("pair", ClaimSpec(2, "")),
+                               Claim("other", ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"o"})}) {
+    ASSERT_TRUE(kubejson::AppendClusterJson(o, &objects).ok()) << o;
+  }
+  inventory::Inventory inventory;
+  inventory.ReplaceCluster(std::move(objects));
+  auto snapshot = inventory.Snapshot();
+  dra::cel::ProgramCache programs;
+  Pod pod = DecodedPod(ClaimPod("p", "pair"));
+  DraPlanner planner(snapshot->dra(), pod, &programs);
+  const NodeState& state = *snapshot->FindNode("dra-l");
+  ASSERT_TRUE(state.ready()) << state.condition_reason;
+  DraVerdict v = planner.Evaluate(state, /*rank=*/true);
+  ASSERT_TRUE(v.fits()) << v.node.reason;
+  EXPECT_EQ(Devices(v.compat), (std::set<std::string>{"gpu-1", "gpu-2"}));  // upstream: the first free
+  EXPECT_EQ(Devices(v.ranked), (std::set<std::string>{"gpu-1", "gpu-3"}));  // not one PCIe root's gpu-2+gpu-3
+  EXPECT_TRUE(v.nvlink_connected);
+  EXPECT_EQ(v.gpus_taken, 2);
+  // The allocator still applies the request's rules: a selector that refuses gpu-3 leaves no
+  // connected pair, and the choice falls back to upstream's.
+  ClusterObjects with_selector;
+  std::string selector = Quoted("device.attributes['gpu.nvidia.com'].uuid != 'GPU-dra-l-3'");
+  for (const std::string& o : {node, GpuSlice("dra-l", 4), std::string(kGpuClass), Claim("pair", ClaimSpec(2, selector)),
+                               Claim("other", ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"o"})}) {
+    ASSERT_TRUE(kubejson::AppendClusterJson(o, &with_selector).ok()) << o;
+  }
+  inventory.ReplaceCluster(std::move(with_selector));
+  auto picky_snapshot = inventory.Snapshot();
+  DraPlanner picky_planner(picky_snapshot->dra(), pod, &programs);
+  DraVerdict fallback = picky_planner.Evaluate(*picky_snapshot->FindNode("dra-l"), /*rank=*/true);
+  ASSERT_TRUE(fallback.fits()) << fallback.node.reason;
+  EXPECT_FALSE(fallback.nvlink_connected);
+  EXPECT_EQ(Devices(fallback.ranked), (std::set<std::string>{"gpu-1", "gpu-2"}));
+}
+
 TEST(DraPlanner, DevicesHeldForANominatedPodOfHigherPriorityAreTakenForOthers) {
   Cluster c;
   Pod pod = DecodedPod(ClaimPod("p", "pair", "", /*priority=*/5));

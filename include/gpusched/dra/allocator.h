@@ -25,6 +25,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpusched/dra/allocated_devices.h"
@@ -41,6 +42,9 @@ namespace gpusched::dra {
 struct NodePools;
 using NodePoolsPtr = std::shared_ptr<const NodePools>;
 NodePoolsPtr GatherNodePools(const SliceIndex& slices, const NodeInfo& node, const Features& features);
+
+// Devices a request may take, by (claim, request name): AllocatorInput::only.
+using DeviceRestriction = std::map<std::pair<const ResourceClaim*, std::string>, std::set<DeviceId>>;
 
 struct AllocatorInput {
   const NodeInfo* node = nullptr;
@@ -64,6 +68,10 @@ struct AllocatorInput {
   // False: a refusal's reason is not worked out (what-ifs that try many states); `reason` then
   // says only that no device set fits.
   bool want_reason = true;
+  // Not upstream's: gpusched's own choice among the sets upstream's rules allow (a ranked choice,
+  // never the compatible answer). Where it names (a claim of `claims`, a request's name), only
+  // the devices listed are selectable for that request and its subrequests. Null: none.
+  const DeviceRestriction* only = nullptr;
   // Share IDs for consumable-capacity results; default: a counter-derived UUID.
   std::function<std::string()> new_share_id;
 };

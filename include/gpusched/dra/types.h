@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpusched::dra {
@@ -137,6 +138,17 @@ struct Device {
   std::optional<NodeSelector> node_selector;
   bool operator==(const Device&) const = default;
 };
+
+// The value of `device`'s string attribute `name`, published unqualified or in the driver's
+// domain ("uuid", "gpu.nvidia.com/uuid"); "" when it has none or it is not a string.
+inline std::string StringAttribute(const Device& device, std::string_view driver, std::string_view name) {
+  std::string qualified = std::string(driver) + "/" + std::string(name);
+  for (const std::string& key : {std::string(name), qualified}) {
+    auto it = device.attributes.find(key);
+    if (it != device.attributes.end() && it->second.kind == AttributeValue::Kind::kString) return it->second.text;
+  }
+  return "";
+}
 
 struct ResourceSlice {
   std::string name;

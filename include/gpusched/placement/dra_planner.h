@@ -2,8 +2,9 @@
 //
 // Placement of a pod with ResourceClaims (DRA) on one node: the structured allocator's answer
 // (the device set kube-scheduler's DynamicResources plugin would pick: the compatible choice), a
-// ranked choice (the same rules plus topology: each multi-device request inside one PCIe root
-// when the node allows it), and a node score for prioritize (topology first, then packing:
+// ranked choice (the same rules plus topology: each multi-GPU request on NVLink-connected GPUs
+// where the node's GPUs form islands (dra_links.h), else each multi-device request inside one
+// PCIe root when the node allows it), and a node score for prioritize (topology first, then packing:
 // fewer whole idle GPUs left behind).
 //
 // Holds (nomination.h): devices held on a node for a nominated pod are taken for the pods the
@@ -109,10 +110,16 @@ class DraPlanner {
   std::optional<NodeVerdict> CheckMode(const NodeState& node, const std::set<std::string>& drivers) const;
   // The devices held: the cluster's, plus options_.also_allocated into `merged`.
   const dra::AllocatedDevices* Held(dra::AllocatedDevices* merged) const;
-  // Fills v.ranked, v.topology_aligned, v.score, v.gpu_view and v.gpus_taken from the aligned
-  // claims.
-  void Rank(const NodeState& node, const std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&)>& run,
-            DraVerdict* v) const;
+  // The allocator on the node, for claims, restricted to `only` (null: not).
+  using Run = std::function<dra::AllocatorOutcome(const std::vector<const dra::ResourceClaim*>&, const dra::DeviceRestriction*)>;
+  // Fills v.ranked, v.topology_aligned, v.nvlink_connected, v.score, v.gpu_view and v.gpus_taken:
+  // NVLink-connected GPUs for the multi-GPU requests where the node has islands and `held` leaves
+  // such sets free (dra_links.h), else the claims aligned under one PCIe root, else compat.
+  void Rank(const NodeState& node, const dra::AllocatedDevices& held, const Run& run, DraVerdict* v) const;
+  // Rank's choices: the NVLink-connected one (false when there is none), and the PCIe-aligned one
+  // or compat.
+  bool RankLinked(const NodeState& node, const dra::AllocatedDevices& held, const Run& run, DraVerdict* v) const;
+  void RankAligned(const Run& run, DraVerdict* v) const;
   double PackingScore(const NodeState& node, const std::vector<dra::AllocationResult>& chosen) const;
   // The node's GPUs (the devices of DraOptions::gpu_drivers pinned to it) as the scoring library
   // sees a node. A device that consumes no counters is one GPU, 1000 milli free unless the

@@ -23,6 +23,8 @@ struct DraVerdict {
   std::vector<dra::AllocationResult> compat;  // fits: what kube-scheduler would allocate
   std::vector<dra::AllocationResult> ranked;  // fits, when ranked: gpusched's choice
   bool topology_aligned = false;             // ranked keeps every multi-device request in one root
+                                             // or (nvlink_connected) on NVLink-connected GPUs
+  bool nvlink_connected = false;             // ranked gives each multi-GPU request an NVLink-connected set
   double score = 0;                          // fits, when ranked: higher is better
   // Fits, when ranked: the node's GPU devices as the scoring library sees them before the pod
   // (DraPlanner::GpuView; nullopt where that view would be wrong) and how many the ranked choice

@@ -57,6 +57,10 @@ StatusOr<bool> DeviceChecks::Selectable(const ClaimData& claim, const RequestDat
     if (!*v) return false;
   }
   if (c.slice->slice().per_device_node_selection && !DeviceNodeMatches(*c.device, *in_.node)) return false;
+  if (in_.only != nullptr) {
+    auto only = in_.only->find({claim.claim, request.parent->name});
+    if (only != in_.only->end() && !only->second.contains(c.id)) return false;
+  }
   return true;
 }
 

@@ -1,0 +1,102 @@
+// File: dra_links.cc
+//
+// The NVLink choices of dra_links.h: the node's GPU devices mapped to its GPUs by UUID, and the
+// connected sets of the free ones ranked as gpu_links.h ranks them.
+#include "gpusched/placement/dra_links.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <utility>
+
+namespace gpusched::placement {
+namespace {
+
+constexpr size_t kMaxSets = 256;
+
+// The node's GPU devices by GPU position (driver empty where none maps there) and the free ones.
+struct GpuDevices {
+  std::vector<dra::DeviceId> by_position;
+  GpuSet free = 0;
+};
+
+GpuDevices MapDevices(const NodeState& node, const dra::SliceIndex& slices, const dra::AllocatedDevices& held,
+                      const std::vector<std::string>& gpu_drivers) {
+  std::map<std::string, int, std::less<>> position;
+  for (size_t p = 0; p < node.devices.size(); ++p) {
+    if (!node.devices[p].uuid.empty()) position[node.devices[p].uuid] = static_cast<int>(p);
+  }
+  GpuDevices out;
+  out.by_position.resize(node.devices.size());
+  for (const dra::IndexedSlice* s : slices.PinnedTo(node.node.name)) {
+    const dra::ResourceSlice& slice = s->slice();
+    if (std::find(gpu_drivers.begin(), gpu_drivers.end(), slice.driver) == gpu_drivers.end()) continue;
+    for (const dra::Device& d : slice.devices) {
+      if (!dra::StringAttribute(d, slice.driver, "parentUUID").empty()) continue;  // a MIG device
+      auto it = position.find(dra::StringAttribute(d, slice.driver, "uuid"));
+      if (it == position.end()) continue;
+      dra::DeviceId id{slice.driver, slice.pool, d.name};
+      if (!held.Holds(id) && node.gpus[it->second].healthy) out.free |= GpuSet{1} << it->second;
+      out.by_position[it->second] = std::move(id);
+    }
+  }
+  return out;
+}
+
+// The connected sets of `k` GPUs among `free`, best first.
+std::vector<GpuSet> Ranked(const GpuLinks& links, GpuSet free, int k) {
+  std::vector<GpuSet> sets;
+  ConnectedSets(links.nvlink, free, k, kMaxSets, &sets);
+  std::vector<std::pair<std::pair<int, int>, GpuSet>> keyed;
+  for (GpuSet set : sets) {
+    keyed.push_back({{LargestConnected(links.nvlink, free & ~set), LinksInside(links.nvlink, set)}, set});
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  sets.clear();
+  for (const auto& [key, set] : keyed) sets.push_back(set);
+  return sets;
+}
+
+void Restrict(const GpuDevices& devices, const dra::ResourceClaim* claim, const std::string& request, GpuSet set,
+              dra::DeviceRestriction* out) {
+  std::set<dra::DeviceId>& only = (*out)[{claim, request}];
+  for (; set != 0; set &= set - 1) only.insert(devices.by_position[std::countr_zero(set)]);
+}
+
+}  // namespace
+
+std::vector<dra::DeviceRestriction> LinkedChoices(const NodeState& node, const std::vector<const dra::ResourceClaim*>& claims,
+                                                  const dra::SliceIndex& slices, const dra::AllocatedDevices& held,
+                                                  const std::vector<std::string>& gpu_drivers, size_t max) {
+  if (node.links == nullptr || !node.links->islands) return {};
+  std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> multi;
+  for (const dra::ResourceClaim* claim : claims) {
+    for (const dra::DeviceRequest& r : claim->requests) {
+      if (r.exactly && r.exactly->allocation_mode == "ExactCount" && r.exactly->count >= 2 && r.exactly->count <= 64) {
+        multi.push_back({claim, &r});
+      }
+    }
+  }
+  if (multi.empty()) return {};
+  GpuDevices devices = MapDevices(node, slices, held, gpu_drivers);
+  auto count = [](const dra::DeviceRequest* r) { return static_cast<int>(r->exactly->count); };
+  std::vector<dra::DeviceRestriction> out;
+  for (GpuSet first : Ranked(*node.links, devices.free, count(multi[0].second))) {
+    if (out.size() == max) break;
+    dra::DeviceRestriction choice;
+    Restrict(devices, multi[0].first, multi[0].second->name, first, &choice);
+    GpuSet left = devices.free & ~first;
+    bool whole = true;
+    for (size_t i = 1; i < multi.size() && whole; ++i) {
+      std::vector<GpuSet> sets = Ranked(*node.links, left, count(multi[i].second));
+      whole = !sets.empty();
+      if (!whole) break;
+      Restrict(devices, multi[i].first, multi[i].second->name, sets.front(), &choice);
+      left &= ~sets.front();
+    }
+    if (whole) out.push_back(std::move(choice));
+  }
+  return out;
+}
+
+}  // namespace gpusched::placement
