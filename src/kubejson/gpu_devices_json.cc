@@ -78,11 +78,29 @@ Status ReadMig(const Value& g, std::string_view path, GpuDevice* d) {
   return OkStatus();
 }
 
-// Reads the optional fields the node agent adds: MIG, peers and drift.
+// Reads the optional list of pod keys "pods" (GpuDevice::pods: present, even empty, when the agent
+// read the kubelet's PodResources).
+Status ReadPods(const Value& g, std::string_view path, GpuDevice* d) {
+  const Value* list = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindArray(g, "pods", path, &list));
+  if (list == nullptr) return OkStatus();
+  d->pods.emplace();
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const Value& v = (*list)[i];
+    if (!v.IsString() || std::string_view(v.GetString(), v.GetStringLength()).find('/') == std::string_view::npos) {
+      return InvalidArgumentError(fmt::format("{}.pods[{}]: want \"namespace/name\"", path, i));
+    }
+    d->pods->emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return OkStatus();
+}
+
+// Reads the optional fields the node agent adds: MIG, peers, pods and drift.
 Status ReadAgentFields(const Value& g, std::string_view path, GpuDevice* d) {
   GPUSCHED_RETURN_IF_ERROR(ReadMig(g, path, d));
   GPUSCHED_RETURN_IF_ERROR(ReadIndexList(g, "nvlinkPeers", path, &d->nvlink_peers));
   GPUSCHED_RETURN_IF_ERROR(ReadIndexList(g, "pcieSwitchPeers", path, &d->pcie_peers));
+  GPUSCHED_RETURN_IF_ERROR(ReadPods(g, path, d));
   std::string drift;
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(g, "drift", path, &drift));
   if (drift.empty()) return OkStatus();
@@ -116,6 +134,14 @@ void AppendAgentFields(std::string* out, const GpuDevice& g) {
   if (g.mig_slices > 0) *out += fmt::format(R"(,"migSlices":{})", g.mig_slices);
   AppendIndexList(out, "nvlinkPeers", g.nvlink_peers);
   AppendIndexList(out, "pcieSwitchPeers", g.pcie_peers);
+  if (g.pods) {
+    *out += R"(,"pods":[)";
+    for (size_t i = 0; i < g.pods->size(); ++i) {
+      if (i > 0) *out += ',';
+      json::AppendString(out, (*g.pods)[i]);
+    }
+    *out += "]";
+  }
   if (g.drift != GpuDriftKind::kNone) *out += fmt::format(R"(,"drift":"{}")", kDriftNames[static_cast<int>(g.drift)]);
 }
 

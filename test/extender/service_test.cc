@@ -88,5 +88,39 @@ TEST_F(ServiceTest, AnEarlierPodsScoresAreReusedOnlyWhereTheNodeIsUnchanged) {
             R"([{"Host":"n0","Score":7},{"Host":"n1","Score":8},{"Host":"n3","Score":9},{"Host":"n4","Score":10},{"Host":"n5","Score":6}])");
 }
 
+// Issue 34 §1: two nvidia nodes of two NVLink pairs each; on "scattered" the pods hold GPU0 and
+// GPU2, on "paired" GPU0 and GPU1 (as the agent publishes the kubelet's PodResources). A 2-GPU
+// pod is kept on "paired" only; the device plugin then picks the free pair.
+TEST(WholeGpuLinks, FilterKeepsOnlyNodesWhereTheGpusCanBeNvlinkConnected) {
+  // A node of two pairs whose GPUs `busy` the kubelet gave to the pods named there.
+  auto node = [](const std::string& name, const std::map<int, std::string>& busy) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    std::string devices;
+    const int peer[] = {1, 0, 3, 2};
+    for (int i = 0; i < 4; ++i) {
+      std::string pods = busy.contains(i) ? R"("default/)" + busy.at(i) + R"(")" : "";
+      devices += fmt::format(R"({}{{"index":{},"uuid":"GPU-{}-{}","model":"NVIDIA-A100","memoryMiB":81920,"health":"Healthy","nvlinkPeers":[{}],"pods":[{}]}})",
+                             i > 0 ? "," : "", i, name, i, peer[i], pods);
+    }
+    n.extra_annotations["gpusched.io/gpu-devices"] = "[" + devices + "]";
+    return n.ToJson();
+  };
+  std::vector<std::string> items = {node("scattered", {{0, "s0"}, {2, "s2"}}), node("paired", {{0, "p0"}, {1, "p1"}})};
+  for (const auto& [uid, on] : std::vector<std::pair<std::string, std::string>>{{"s0", "scattered"}, {"s2", "scattered"}, {"p0", "paired"}, {"p1", "paired"}}) {
+    items.push_back(PodJson{.name = uid, .uid = uid, .node = on, .phase = "Running", .containers = {WholeGpus("c", 1)}}.ToJson());
+  }
+  ClusterObjects objects;
+  ASSERT_TRUE(kubejson::AppendClusterJson(testing::ListJson(items), &objects).ok());
+  inventory::Inventory inventory;
+  inventory.ReplaceCluster(std::move(objects));
+  Service service(&inventory, {});
+  PodJson pod{.name = "p", .uid = "u", .containers = {WholeGpus("c", 2)}};
+  std::string reply = service.Filter(ArgsWithNames(pod.ToJson(), {"scattered", "paired"}));
+  EXPECT_THAT(testing::KeptNodes(reply), ::testing::ElementsAre("paired"));
+  EXPECT_THAT(reply, ::testing::HasSubstr("no NVLink-connected set of 2 free GPUs (free: GPU1, GPU3)"));
+  // Alone, "scattered" is kept: no offered node is better, and the pod still runs there.
+  EXPECT_THAT(testing::KeptNodes(service.Filter(ArgsWithNames(pod.ToJson(), {"scattered"}))), ::testing::ElementsAre("scattered"));
+}
+
 }  // namespace service_test
 }  // namespace gpusched::extender

@@ -294,6 +294,17 @@ TEST(K8sObjects, GpuDeviceAnnotationRules) {
   EXPECT_THAT(ParseGpuDevices(R"({"index":0})").status().message(), HasSubstr("want array"));
 }
 
+TEST(K8sObjects, GpuPodsFromPodResourcesRoundTripAndTellUnreadFromFree) {
+  StatusOr<std::vector<GpuDevice>> gpus = ParseGpuDevices(R"([{"index":0,"pods":["ml/a","ml/b"]},{"index":1,"pods":[]},{"index":2}])");
+  ASSERT_TRUE(gpus.ok()) << gpus.status().message();
+  EXPECT_THAT((*gpus)[0].pods, ::testing::Optional(ElementsAre("ml/a", "ml/b")));
+  EXPECT_THAT((*gpus)[1].pods, ::testing::Optional(ElementsAre())) << "read, and free";
+  EXPECT_EQ((*gpus)[2].pods, std::nullopt) << "not read";
+  EXPECT_EQ(ParseGpuDevices(EncodeGpuDevices(*gpus)).value(), *gpus);
+  EXPECT_THAT(ParseGpuDevices(R"([{"index":0,"pods":["a"]}])").status().message(),
+              HasSubstr("[0].pods[0]: want \"namespace/name\""));
+}
+
 TEST(K8sObjects, ReadsKubectlListsAndTypedLists) {
   ClusterObjects out;
   std::string list = testing::ListJson({testing::NvidiaNode("n1", 8).ToJson(),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ struct GpuDevice {
   std::vector<int> nvlink_peers;  // indices of GPUs joined to it by NVLink (`nvidia-smi topo -m`)
   std::vector<int> pcie_peers;    // indices of GPUs behind the same PCIe switch (PIX, PXB)
   GpuDriftKind drift = GpuDriftKind::kNone;  // the agent's last finding
+  // The pods the kubelet gave this GPU, "namespace/name", as the agent read them from the
+  // PodResources API (whole GPUs and shared replicas of nvidia.com/gpu); nullopt when the agent
+  // did not read them (then which GPUs are busy on a whole-GPU node is unknown).
+  std::optional<std::vector<std::string>> pods;
 
   bool operator==(const GpuDevice&) const = default;
 };

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpusched/common/status.h"
@@ -117,6 +118,14 @@ class Kind {
   // `pod`, `request` and what `context` points to outlive the judge.
   virtual std::unique_ptr<PodJudge> NewPodJudge(const Pod& pod, const PodRequest& request,
                                                 const JudgeContext& context) const;
+  // Of `fits`, the nodes where `request` fits, those filter refuses because others offered are
+  // better in a way the kind cannot leave to scoring (kube-scheduler skips scores when one node is
+  // left and adds other plugins' scores), by position into `fits`, with the reason. The default
+  // refuses none; whole GPUs refuse nodes without an NVLink-connected set (whole_gpu_sets.h).
+  virtual std::vector<std::pair<size_t, std::string>> RefuseAmongFits(const PodRequest& request,
+                                                                      const std::vector<const NodeState*>& fits) const {
+    return {};
+  }
 
  private:
   DeviceKind row_;

@@ -1,7 +1,8 @@
 // File: whole_gpu.cc
 //
 // Whole GPUs: the pod's nvidia.com/gpu aggregated as Kubernetes does (init and sidecar phases),
-// and the node's GPUs from its published description or, without one, its allocatable count.
+// and the node's GPUs from its published description or, without one, its allocatable count; among
+// fitting nodes, those where the pod's GPUs can be NVLink-connected (whole_gpu_sets.h).
 #include "gpusched/placement/kinds/whole_gpu.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "gpusched/placement/kinds/counted.h"
 #include "gpusched/placement/node_state.h"
 #include "gpusched/placement/pod_request.h"
+#include "gpusched/placement/whole_gpu_sets.h"
 
 namespace gpusched::placement {
 namespace {
@@ -43,6 +45,11 @@ class WholeGpuKind final : public CountedKind {
     return fmt::format("allocatable {}={} does not match {} {} in annotation {}{}", names::kNvidiaGpu, gpus, healthy,
                        any_mig ? "healthy GPUs without MIG" : "healthy GPUs", names::kGpuDevicesAnnotation,
                        any_mig ? " (MIG slices are not whole GPUs: run the device plugin with MIG strategy mixed)" : "");
+  }
+
+  std::vector<std::pair<size_t, std::string>> RefuseAmongFits(const PodRequest& request,
+                                                              const std::vector<const NodeState*>& fits) const override {
+    return ScatteredNodes(fits, request.whole_gpus);
   }
 };
 
