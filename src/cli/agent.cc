@@ -1,7 +1,7 @@
 // File: agent.cc
 //
 // `gpusched agent`'s command: its flags, where the GPUs are read from (a saved report, NVML, or
-// nvidia-smi, plus MIG instances and peers), one round (drift check, publish when changed, Events
+// nvidia-smi, plus MIG instances and peers, and the kubelet's PodResources), one round (drift check, publish when changed, Events
 // for new drift), and the loop until SIGTERM with an optional /metrics listener.
 #include "cli/agent.h"
 
@@ -28,8 +28,10 @@
 #include "cli/subcommand.h"
 #include "gpusched/agent/drift.h"
 #include "gpusched/agent/gpu_devices.h"
+#include "gpusched/agent/grpc_call.h"
 #include "gpusched/agent/nvidia_smi.h"
 #include "gpusched/agent/nvml.h"
+#include "gpusched/agent/pod_resources.h"
 #include "gpusched/agent/topology.h"
 #include "gpusched/config/config.h"
 #include "gpusched/http/server.h"
@@ -75,6 +77,11 @@ ResourceClaim holds is that pod's.
   --kubeconfig FILE   or a kubeconfig's current context
   --metrics-listen A  serve GET /metrics and /healthz on HOST:PORT (the loop only): GPUs, health
                       and drift per GPU, writes and failed rounds
+  --pod-resources-socket F
+                      the kubelet's PodResources socket, read each round for the pods each GPU
+                      was given ("pods" in the annotation: which GPUs are busy on a whole-GPU
+                      node); default /var/lib/kubelet/pod-resources/kubelet.sock, or none with
+                      --nvidia-smi-xml; "none" turns it off
 )";
 
 struct AgentArgs {
@@ -91,9 +98,12 @@ struct AgentArgs {
   std::string mig_file;           // saved `nvidia-smi mig -lgi`
   std::string mig_profiles_file;  // saved `nvidia-smi mig -lgip`
   std::string mig_placements_file;  // saved `nvidia-smi mig -lgipp`
+  std::optional<std::string> pod_resources_socket;  // "" or "none": not read
   int interval_s = 5;
   int nvidia_smi_timeout_s = 30;
 };
+
+constexpr std::string_view kKubeletPodResources = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
 std::atomic<bool> stop_agent{false};
 
@@ -119,6 +129,9 @@ StatusOr<AgentArgs> ParseAgentArgs(int argc, char** argv) {
                                                                 : nullptr) {
       if (i + 1 >= argc) return InvalidArgumentError(fmt::format("{} needs a value", flag));
       *into = argv[++i];
+    } else if (flag == "--pod-resources-socket") {
+      if (i + 1 >= argc) return InvalidArgumentError("--pod-resources-socket needs a value");
+      a.pod_resources_socket = argv[++i];
     } else if (flag == "--nvidia-smi-timeout") {
       if (i + 1 >= argc) return InvalidArgumentError("--nvidia-smi-timeout needs a value");
       a.nvidia_smi_timeout_s = std::atoi(argv[++i]);
@@ -133,6 +146,8 @@ StatusOr<AgentArgs> ParseAgentArgs(int argc, char** argv) {
       return InvalidArgumentError(fmt::format("unknown flag {}", flag));
     }
   }
+  if (!a.pod_resources_socket) a.pod_resources_socket = a.xml_file.empty() ? std::string(kKubeletPodResources) : "";
+  if (*a.pod_resources_socket == "none") a.pod_resources_socket = "";
   if (a.node.empty() && std::getenv("NODE_NAME") != nullptr) a.node = std::getenv("NODE_NAME");
   if (!a.print && a.node.empty()) return InvalidArgumentError("give --node (or set NODE_NAME), or --print");
   if (!a.server.empty() && !a.kubeconfig.empty()) return InvalidArgumentError("--server and --kubeconfig exclude each other");
@@ -216,6 +231,23 @@ StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const AgentArgs& a, AgentMemo
   return gpus;
 }
 
+// What the annotation publishes: the GPUs, their drift, and the pods the kubelet gave each GPU
+// (PodResources). When the socket cannot be read, the pods stay unread (unknown, never "free")
+// and *warnings says why.
+std::vector<GpuDevice> Published(const AgentArgs& a, const std::vector<agent::PhysicalGpu>& gpus,
+                                 const std::vector<agent::GpuDrift>& drift, std::vector<std::string>* warnings) {
+  std::vector<GpuDevice> devices = agent::ToGpuDevices(gpus, drift);
+  if (a.pod_resources_socket->empty()) return devices;
+  StatusOr<std::string> reply = agent::GrpcUnaryCall(*a.pod_resources_socket, agent::kPodResourcesList, "");
+  StatusOr<std::vector<agent::ContainerDevices>> list = reply.ok() ? agent::DecodeListPodResources(*reply) : reply.status();
+  if (!list.ok()) {
+    warnings->push_back("the pods on each GPU are unknown (kubelet PodResources): " + list.status().message());
+    return devices;
+  }
+  agent::AttachPods(*list, &devices);
+  return devices;
+}
+
 void PrintWarnings(const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) std::fprintf(stderr, "gpusched agent: %s\n", w.c_str());
 }
@@ -224,8 +256,9 @@ StatusOr<std::string> Describe(const AgentArgs& a) {
   std::vector<std::string> warnings;
   AgentMemory memory;
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a, &memory, &warnings));
+  std::string value = kubejson::EncodeGpuDevices(Published(a, gpus, {}, &warnings));
   PrintWarnings(warnings);
-  return kubejson::EncodeGpuDevices(agent::ToGpuDevices(gpus)) + "\n";
+  return value + "\n";
 }
 
 StatusOr<std::unique_ptr<kubeapi::ApiClient>> Client(const AgentArgs& a) {
@@ -271,7 +304,7 @@ StatusOr<RoundResult> PublishOnce(const AgentArgs& a, kubeapi::ApiClient* client
   StatusOr<std::vector<agent::GpuDrift>> drift = CheckDrift(a, client, r.gpus);
   if (drift.ok()) memory->drift = std::move(drift).value();
   r.drift = memory->drift;
-  std::string value = kubejson::EncodeGpuDevices(agent::ToGpuDevices(r.gpus, r.drift));
+  std::string value = kubejson::EncodeGpuDevices(Published(a, r.gpus, r.drift, &r.warnings));
   GPUSCHED_ASSIGN_OR_RETURN(r.published, kubeapi::PublishGpuDevices(client, a.node, value));
   if (!drift.ok()) return drift.status().WithContext(fmt::format("{} the GPUs; drift not checked", r.published ? "published" : "kept"));
   r.text = fmt::format("node {}: {} {}\n", a.node, r.published ? "published" : "unchanged", value);

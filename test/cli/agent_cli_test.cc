@@ -15,6 +15,7 @@
 #include "dra_json.h"
 #include "eventually.h"
 #include "fake_apiserver.h"
+#include "fake_pod_resources.h"
 #include "http_client.h"
 
 namespace gpusched::testing {
@@ -72,6 +73,25 @@ TEST(AgentCli, PublishesOnItsNodeOnlyWhenTheGpusChanged) {
   CliRun missing = Agent("--once --node nowhere --server " + url + " --nvidia-smi-xml " + kXml);
   EXPECT_EQ(missing.code, 1);
   EXPECT_THAT(missing.out, HasSubstr("node nowhere does not exist"));
+}
+
+// Issue 34 §1: the kubelet's PodResources (real HTTP/2 on a unix socket) tells which GPU each pod
+// got; the agent publishes it as "pods", and says when the socket cannot be read.
+TEST(AgentCli, PublishesThePodsTheKubeletGaveEachGpu) {
+  FakeApiServer api;
+  api.Put("nodes", NvidiaNode("gpu-0", 1).ToJson());
+  std::string socket = TestTempDir("files") + "/kubelet.sock";
+  FakePodResources kubelet(socket);
+  ASSERT_TRUE(kubelet.Start().ok());
+  kubelet.Set({{"ml", "train", "c", "nvidia.com/gpu", {"GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c"}}});
+  CliRun r = Agent("--once --node gpu-0 --server " + api.url() + " --nvidia-smi-xml " + kXml + " --pod-resources-socket " + socket);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(Published(api, "gpu-0"), HasSubstr(R"(\"pods\":[\"ml/train\"])"));
+  EXPECT_EQ(kubelet.calls(), 1);
+  CliRun unread = Agent("--once --print --nvidia-smi-xml " + kXml + " --pod-resources-socket " + socket + ".missing");
+  EXPECT_EQ(unread.code, 0) << unread.out;
+  EXPECT_THAT(unread.out, HasSubstr("the pods on each GPU are unknown (kubelet PodResources)"));
+  EXPECT_THAT(unread.out, ::testing::Not(HasSubstr("\"pods\""))) << "unread is not free";
 }
 
 // The H200's report with one process on GPU 0: `pid`, using `memory` ("20000 MiB", "N/A").
@@ -212,7 +232,7 @@ TEST(AgentCli, RunsNvidiaSmiMigAndTopoWhenThereIsNoSavedReport) {
                                     << "  *) echo \"unexpected $*\"; exit 3;;\nesac\n";
   std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
   CliRun r = RunCli("PATH=" + bin.string() + ":/usr/bin:/bin " + std::string(GPUSCHED_BINARY),
-                    "agent --once --print --nvml-library /nonexistent.so");
+                    "agent --once --print --nvml-library /nonexistent.so --pod-resources-socket none");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr(R"("pcieSwitchPeers":[1]})"));
   EXPECT_THAT(r.out, HasSubstr(R"("migInstances":[{"profile":"3g.71gb","profileId":9,"id":1,"start":0,"size":4,"memoryMiB":71424})"));

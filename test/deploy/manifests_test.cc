@@ -626,7 +626,7 @@ TEST(Manifests, TheDockerfilePinsTheDepsScriptsPackages) {
   }
   // The deps script also installs test-only packages (gtest, benchmark, curl, openssl, ...).
   for (const char* p : {"g++", "cmake", "ninja-build", "pkg-config", "libboost1.81-dev", "rapidjson-dev", "libfmt-dev",
-                        "libyaml-cpp-dev", "libssl-dev", "libre2-dev"}) {
+                        "libyaml-cpp-dev", "libssl-dev", "libre2-dev", "libnghttp2-dev"}) {
     EXPECT_TRUE(build_packages.contains(p)) << p << " is not in scripts/deps.sh";
     EXPECT_TRUE(pinned.contains(p)) << p << " is not pinned in the Dockerfile";
   }
