@@ -17,6 +17,7 @@
 #include "gpusched/extender/cheapest_eviction.h"
 #include "gpusched/extender/victim_chooser.h"
 #include "gpusched/placement/node_fit.h"
+#include "gpusched/placement/node_links.h"
 #include "gpusched/placement/what_if.h"
 #include "gpusched/placement/resource_fit.h"
 #include "gpusched/placement/victims.h"
@@ -174,6 +175,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
   const ResourceList requests = EffectiveRequests(pod);  // besides GPUs
   JudgeNodesFit(pod, requests, resolved, &fits, &refused);
+  RefuseAmongFits(request, resolved, &fits, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); });
   std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
   // The fitting nodes by rank, then the others in node order; each described apart (its GPUs one
@@ -195,6 +197,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
         if (verdict == nullptr) {
           n.score = fits[k].score;
           n.rank = static_cast<int>(k) + 1;
+          n.links = placement::LinksNote(*resolved.nodes[pos], request, inputs.options->placement);
         } else if (pod.never_preempts) {
           // kube-scheduler evicts nothing for it: no eviction to offer
         } else if (verdict->resolvable() && verdict->reject == placement::Reject::kNodeFit) {
@@ -306,6 +309,7 @@ void WriteNode(json::Writer& w, const NodeExplanation& n, std::string& scratch) 
   }
   w.Key("wouldFitAfter");
   WriteEvictions(w, n);
+  if (!n.links.empty()) w.Member("links", n.links);
   w.EndObject();
 }
 
@@ -387,6 +391,7 @@ std::string ExplanationText(const Explanation& e) {
       for (const Eviction& v : n.would_fit_after->pods) pods.push_back(fmt::format("{} (priority {})", v.pod, v.priority));
       why += fmt::format(" | evict {}", fmt::join(pods, ", "));
     }
+    if (!n.links.empty()) why += (why.empty() ? "" : "; ") + n.links;
     out += fmt::format("{:<24} {:<4} {:<10} {:<12} {:>4} {:>9}  {}\n", n.node, n.fits ? "yes" : "no", n.mode, n.state,
                        n.rank ? std::to_string(*n.rank) : "-", n.score ? fmt::format("{:.4f}", *n.score) : "-", why);
   }

@@ -16,6 +16,7 @@
 #include "gpusched/kubejson/dra_allocation_json.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/objects.h"
+#include "gpusched/placement/node_links.h"
 #include "gpusched/model/units.h"
 #include "gpusched/placement/node_state.h"
 
@@ -142,7 +143,7 @@ void WriteIndices(Writer& w, std::string_view key, const std::vector<int>& list)
   w.EndArray();
 }
 
-// What the node agent published beyond the basics: MIG, peers, drift.
+// What the node agent published beyond the basics: MIG, peers, pods (PodResources), drift.
 void WriteAgentFindings(Writer& w, const GpuDevice& d) {
   Key(w, "migEnabled");
   w.Bool(d.mig_enabled);
@@ -165,6 +166,12 @@ void WriteAgentFindings(Writer& w, const GpuDevice& d) {
   w.EndArray();
   WriteIndices(w, "nvlinkPeers", d.nvlink_peers);
   WriteIndices(w, "pcieSwitchPeers", d.pcie_peers);
+  if (d.pods) {
+    Key(w, "pods");  // the agent's PodResources reading: absent when not read
+    w.StartArray();
+    for (const std::string& pod : *d.pods) Str(w, pod);
+    w.EndArray();
+  }
   Key(w, "drift");
   Str(w, kubejson::GpuDriftName(d.drift));
 }
@@ -192,6 +199,25 @@ void WriteGpu(Writer& w, const placement::GpuSlot& g, const GpuDevice& d) {
   w.Int(g.instances);
   Key(w, "wholeCard");
   w.Bool(g.exclusive);
+  w.EndObject();
+}
+
+// Where the node's GPUs form NVLink islands: "nvlink": {"islands": [[0,1],[2,3]],
+// "largestFreeConnected": [2,3] ([] when which GPUs are free is unknown or none is)}.
+void WriteNvlink(Writer& w, const NodeState& n) {
+  std::vector<std::vector<int>> islands = placement::Islands(n);
+  if (islands.empty()) return;
+  Key(w, "nvlink");
+  w.StartObject();
+  Key(w, "islands");
+  w.StartArray();
+  for (const std::vector<int>& island : islands) {
+    w.StartArray();
+    for (int i : island) w.Int(i);
+    w.EndArray();
+  }
+  w.EndArray();
+  WriteIndices(w, "largestFreeConnected", placement::LargestFreeConnected(n));
   w.EndObject();
 }
 
@@ -236,6 +262,7 @@ void WriteNode(Writer& w, const NodeState& n) {
   w.StartArray();
   for (size_t i = 0; i < n.gpus.size(); ++i) WriteGpu(w, n.gpus[i], n.devices[i]);
   w.EndArray();
+  WriteNvlink(w, n);
   Key(w, "allocations");
   w.StartArray();
   for (const Allocation& a : n.allocations) WriteAllocation(w, a);

@@ -12,6 +12,7 @@
 
 #include "gpusched/placement/extended_planners.h"
 #include "gpusched/placement/dra_planner.h"
+#include "gpusched/placement/kinds.h"
 #include "gpusched/scoring/scorer.h"
 
 namespace gpusched::extender {
@@ -241,6 +242,25 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
 };
 
 }  // namespace
+
+size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
+                       std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed) {
+  const placement::Kind* kind = placement::KindFor(request.kind);
+  if (kind == nullptr || fits->size() < 2) return 0;
+  std::vector<const placement::NodeState*> states;
+  for (const placement::RankedNode& f : *fits) states.push_back(nodes.nodes[f.pos]);
+  std::vector<std::pair<size_t, std::string>> refused = kind->RefuseAmongFits(request, states);
+  std::vector<bool> drop(fits->size(), false);
+  for (auto& [i, reason] : refused) {
+    drop[i] = true;
+    on_failed((*fits)[i].pos, placement::NodeVerdict{.outcome = placement::Outcome::kUnschedulable,
+                                                     .reject = placement::Reject::kInsufficient,
+                                                     .reason = std::move(reason)});
+  }
+  size_t i = 0;
+  std::erase_if(*fits, [&](const placement::RankedNode&) { return drop[i++]; });
+  return refused.size();
+}
 
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {
   return request.node_policy ? std::string_view(*request.node_policy) : std::string_view(options.node_policy);

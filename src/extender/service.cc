@@ -25,7 +25,6 @@
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/what_if.h"
 #include "gpusched/placement/pod_request.h"
-#include "gpusched/placement/kinds.h"
 
 namespace gpusched::extender {
 namespace {
@@ -116,25 +115,6 @@ void KeepBestK(const std::vector<RankedNode>& fits, const ExtenderArgs& args, si
       result->failed.emplace_back(fits[i].pos, reason);
     }
   }
-}
-
-// The fitting nodes the pod's kind refuses among them (Kind::RefuseAmongFits) fail with the reason
-// and leave `fits`; returns how many.
-size_t RefuseAmongFits(const PodRequest& request, const ResolvedNodes& resolved, std::vector<RankedNode>* fits,
-                       FilterResult* result) {
-  const placement::Kind* kind = placement::KindFor(request.kind);
-  if (kind == nullptr || fits->size() < 2) return 0;
-  std::vector<const placement::NodeState*> nodes;
-  for (const RankedNode& f : *fits) nodes.push_back(resolved.nodes[f.pos]);
-  std::vector<std::pair<size_t, std::string>> scattered = kind->RefuseAmongFits(request, nodes);
-  std::vector<bool> drop(fits->size(), false);
-  for (auto& [i, reason] : scattered) {
-    drop[i] = true;
-    result->failed.emplace_back((*fits)[i].pos, std::move(reason));
-  }
-  size_t i = 0;
-  std::erase_if(*fits, [&](const RankedNode&) { return drop[i++]; });
-  return scattered.size();
 }
 
 // The monotonic clock in whole seconds: when this replica last served a GPU pod's filter.
@@ -331,7 +311,10 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountError("filter");
     return EncodeFilterError(fits.status().message());
   }
-  counts.rejects[static_cast<size_t>(Reject::kInsufficient)] += RefuseAmongFits(request, resolved, &*fits, &result);
+  RefuseAmongFits(request, resolved, &*fits, [&](size_t pos, NodeVerdict&& v) {
+    ++counts.rejects[static_cast<size_t>(v.reject)];
+    result.failed.emplace_back(pos, std::move(v.reason));
+  });
   counts.fit = fits->size();
   CountDecisions(counts);
   if (fits->empty() && with_.events != nullptr && !args.pod.uid.empty()) {

@@ -95,14 +95,7 @@ TEST(WholeGpuLinks, FilterKeepsOnlyNodesWhereTheGpusCanBeNvlinkConnected) {
   // A node of two pairs whose GPUs `busy` the kubelet gave to the pods named there.
   auto node = [](const std::string& name, const std::map<int, std::string>& busy) {
     testing::NodeJson n = testing::NvidiaNode(name, 4);
-    std::string devices;
-    const int peer[] = {1, 0, 3, 2};
-    for (int i = 0; i < 4; ++i) {
-      std::string pods = busy.contains(i) ? R"("default/)" + busy.at(i) + R"(")" : "";
-      devices += fmt::format(R"({}{{"index":{},"uuid":"GPU-{}-{}","model":"NVIDIA-A100","memoryMiB":81920,"health":"Healthy","nvlinkPeers":[{}],"pods":[{}]}})",
-                             i > 0 ? "," : "", i, name, i, peer[i], pods);
-    }
-    n.extra_annotations["gpusched.io/gpu-devices"] = "[" + devices + "]";
+    n.extra_annotations["gpusched.io/gpu-devices"] = testing::LinkedGpusAnnotation(name, {{1}, {0}, {3}, {2}}, busy);
     return n.ToJson();
   };
   std::vector<std::string> items = {node("scattered", {{0, "s0"}, {2, "s2"}}), node("paired", {{0, "p0"}, {1, "p1"}})};

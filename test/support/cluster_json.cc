@@ -1,6 +1,7 @@
 #include "cluster_json.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -294,6 +295,21 @@ NodeJson MgpuNode(std::string name, int64_t gpus, int64_t mib_per_gpu, std::stri
                   .compute_policy = std::move(policy),
                   .mgpu_core = gpus * 100,
                   .mgpu_memory = gpus * mib_per_gpu};
+}
+
+std::string LinkedGpusAnnotation(const std::string& node, const std::vector<std::vector<int>>& peers,
+                                 const std::optional<std::map<int, std::string>>& pods) {
+  std::string out = "[";
+  for (size_t i = 0; i < peers.size(); ++i) {
+    out += fmt::format(R"({}{{"index":{},"uuid":"GPU-{}-{}","model":"NVIDIA-A100","memoryMiB":81920,"health":"Healthy","nvlinkPeers":[{}])",
+                       i > 0 ? "," : "", i, node, i, fmt::join(peers[i], ","));
+    if (pods) {
+      auto it = pods->find(static_cast<int>(i));
+      out += it == pods->end() ? R"(,"pods":[])" : fmt::format(R"(,"pods":["default/{}"])", it->second);
+    }
+    out += "}";
+  }
+  return out + "]";
 }
 
 std::string ListJson(const std::vector<std::string>& items) {

@@ -82,6 +82,11 @@ NodeJson NvidiaNode(std::string name, int64_t gpus, std::optional<std::string> l
 NodeJson MgpuNode(std::string name, int64_t gpus, int64_t mib_per_gpu, std::string policy = "fixed-share");
 
 std::string ListJson(const std::vector<std::string>& items);
+// The node annotation gpusched.io/gpu-devices as the agent publishes it for GPUs 0..n-1 of `node`
+// (UUID "GPU-<node>-<i>", 81920 MiB, healthy), GPU i with NVLink peers `peers[i]` and, where
+// `pods` is given, the pods the kubelet gave it (PodResources; "default/<name>", none elsewhere).
+std::string LinkedGpusAnnotation(const std::string& node, const std::vector<std::vector<int>>& peers,
+                                 const std::optional<std::map<int, std::string>>& pods = std::nullopt);
 // ExtenderArgs with NodeNames (nodeCacheCapable: true).
 std::string ArgsWithNames(const std::string& pod_json, const std::vector<std::string>& names);
 // The node names a filter reply (ExtenderFilterResult, nodeCacheCapable) kept; empty if none or

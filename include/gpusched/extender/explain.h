@@ -13,7 +13,7 @@
 //    "nodes": [{"node", "fits", "mode", "state", "reasons": [...], "gpus": [{"index",
 //    "freeCorePercent", "freeMemoryMiB", "freeInstances", "verdict"}], "score", "rank",
 //    "wouldFitAfter": null | {"evict": [{"pod", "uid", "priority"}], "cost": {"victims",
-//    "maxPriority", "pdbViolations"}}}],
+//    "maxPriority", "pdbViolations"}}, "links" (where it fits on a node with NVLink islands)}],
 //    "summary"}
 // Nodes come fitting first by rank, then the others by name. "score" is null where the policy
 // cannot score a node the pod fits (a soft policy finds no GPU share that suits it: -infinity).
@@ -66,6 +66,9 @@ struct NodeExplanation {
   std::optional<double> score;  // where it fits: the node policy's score
   std::optional<int> rank;      // 1 = where gpusched would place it
   std::optional<Evictions> would_fit_after;  // where it does not fit and evictions make room
+  // Where it fits on a node with NVLink islands: how the pod's GPUs stand on them
+  // (placement/node_links.h), e.g. "container c: NVLink-connected GPU2+GPU3; ...".
+  std::string links;
 };
 
 // Returns the reasons of `n`, spelled out.

@@ -85,6 +85,13 @@ using placement::ClaimsProblem;
 // outlive the judge.
 placement::JudgeContext JudgeContextOf(const EvaluationInputs& inputs);
 
+// Of `fits` (nodes where `request` fits, positions into `nodes`), those the request's kind refuses
+// because others offered are better (Kind::RefuseAmongFits): removed from `fits` and given to
+// on_failed as resolvable refusals (Reject::kInsufficient) with the kind's reason. Filter and
+// explain both apply it, so that explain says what filter did. Returns how many.
+size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
+                       std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed);
+
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);
 

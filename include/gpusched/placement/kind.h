@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "gpusched/model/gpu.h"
 #include "gpusched/model/node_mode.h"
 #include "gpusched/model/pod.h"
+#include "gpusched/placement/gpu_links.h"
 #include "gpusched/placement/policy.h"
 #include "gpusched/placement/verdict.h"
 #include "gpusched/placement/violations.h"
@@ -125,6 +127,14 @@ class Kind {
   virtual std::vector<std::pair<size_t, std::string>> RefuseAmongFits(const PodRequest& request,
                                                                       const std::vector<const NodeState*>& fits) const {
     return {};
+  }
+  // The free GPUs of a ready node of this mode (bit p: NodeState::gpus[p]) where the kind knows
+  // them, for what is said about NVLink islands (node_links.h); nullopt (the default) otherwise.
+  virtual std::optional<GpuSet> FreeGpuSet(const NodeState& node) const { return std::nullopt; }
+  // How the GPUs of `request`, which fits `node` (a node with NVLink islands), stand on its links,
+  // for explain (node_links.h); "" (the default) when the kind has nothing to say.
+  virtual std::string LinksNote(const NodeState& node, const PodRequest& request, const PlacementOptions& options) const {
+    return "";
   }
 
  private:

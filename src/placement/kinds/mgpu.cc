@@ -10,6 +10,8 @@
 #include "gpusched/model/names.h"
 #include "gpusched/model/units.h"
 #include "gpusched/placement/allocation_record.h"
+#include "gpusched/placement/node_links.h"
+#include "gpusched/placement/planner.h"
 #include "gpusched/placement/pod_gpu_use.h"
 #include "placement/kinds/mgpu_rules.h"
 #include "placement/kinds/mgpu_search.h"
@@ -97,6 +99,22 @@ class MgpuKind final : public Kind {
   }
   PodRequest RequestHeldBy(const Allocation& a, std::string_view compute_policy) const override {
     return MgpuRequestHeldBy(a, compute_policy);
+  }
+
+  std::optional<GpuSet> FreeGpuSet(const NodeState& node) const override {
+    GpuSet free = 0;
+    for (size_t p = 0; p < node.gpus.size() && p < 64; ++p) {
+      const GpuSlot& s = node.gpus[p];
+      if (s.healthy && !s.exclusive && s.instances == 0) free |= GpuSet{1} << p;
+    }
+    return free;
+  }
+
+  std::string LinksNote(const NodeState& node, const PodRequest& request, const PlacementOptions& options) const override {
+    Planner planner(options);
+    NodeVerdict v = planner.Evaluate(request, node);
+    std::optional<GpuSet> idle = FreeGpuSet(node);
+    return v.fits() ? DescribeContainerSets(node, v.placement, *idle) : "";
   }
 
   void Record(const Pod& pod, const PodRequest& request, Placement* placement) const override {

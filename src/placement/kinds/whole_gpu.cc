@@ -51,6 +51,17 @@ class WholeGpuKind final : public CountedKind {
                                                               const std::vector<const NodeState*>& fits) const override {
     return ScatteredNodes(fits, request.whole_gpus);
   }
+
+  std::optional<GpuSet> FreeGpuSet(const NodeState& node) const override { return KnownFreeGpus(node); }
+
+  std::string LinksNote(const NodeState& node, const PodRequest& request, const PlacementOptions&) const override {
+    LinkedFit fit = LinkedFitOf(node, request.whole_gpus);
+    if (fit.standing == LinkedStanding::kScattered) return fit.reason;
+    if (fit.standing == LinkedStanding::kConnected) {
+      return fmt::format("an NVLink-connected set of {} free GPUs is here (the device plugin picks the cards)", request.whole_gpus);
+    }
+    return request.whole_gpus < 2 ? "" : "which GPUs are free is not known yet (the node agent's PodResources reading)";
+  }
 };
 
 }  // namespace
