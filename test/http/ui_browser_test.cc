@@ -142,6 +142,27 @@ TEST(UiBrowser, ADraGpuAndItsMigPlacementsShareOneCellThatShowsTheHeldSlices) {
   EXPECT_THAT(panel, HasSubstr("<li>claim ml/mig (gpu-0-mig-3g71gb-9-4)</li>"));
 }
 
+// Issue 34 §1: a whole-GPU node of four PCIe cards in two NVLink pairs; the agent read the
+// kubelet's PodResources: GPU0 and GPU2 hold a pod each.
+TEST(UiBrowser, ANodesNvlinkIslandsAndItsBusyWholeGpusAreShown) {
+  NodeJson node = NvidiaNode("pcie-01", 4);
+  node.extra_annotations["gpusched.io/gpu-devices"] = LinkedGpusAnnotation("pcie-01", {{1}, {0}, {3}, {2}}, std::map<int, std::string>{{0, "a"}, {2, "b"}});
+  std::vector<std::string> items = {node.ToJson()};
+  for (const char* pod : {"a", "b"}) {
+    items.push_back(PodJson{.name = pod, .uid = pod, .node = "pcie-01", .phase = "Running", .containers = {WholeGpus("c", 1)}}.ToJson());
+  }
+  TestServer server{ListJson(items)};
+  std::string dom = Chromium(Url(server, "/ui#node=pcie-01"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
+  EXPECT_THAT(Panel(dom), HasSubstr("<h3>NVLink islands</h3><ul><li>GPU0+GPU1</li><li>GPU2+GPU3</li>"
+                                    "<li>largest NVLink-connected set of free GPUs: GPU1</li></ul>"));
+  for (const char* cell : {"GPU 0 NVIDIA-A100: 100% compute", "GPU 1 NVIDIA-A100: 0% compute",
+                                  "GPU 2 NVIDIA-A100: 100% compute", "GPU 3 NVIDIA-A100: 0% compute"}) {
+    EXPECT_THAT(dom, HasSubstr(cell)) << "exactly the GPUs the kubelet gave";
+  }
+  EXPECT_THAT(Panel(Chromium(Url(server, "/ui#gpu=pcie-01/2"), "--dump-dom")), HasSubstr("<li>default/b</li>"));
+}
+
 TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {
   TestServer server{std::string(demo::DemoClusterJson())};
   std::string dom = Chromium(Url(server, "/ui#node=gpu-switch-01"), "--dump-dom");

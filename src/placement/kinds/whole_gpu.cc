@@ -56,7 +56,8 @@ class WholeGpuKind final : public CountedKind {
 
   std::string LinksNote(const NodeState& node, const PodRequest& request, const PlacementOptions&) const override {
     LinkedFit fit = LinkedFitOf(node, request.whole_gpus);
-    if (fit.standing == LinkedStanding::kScattered) return fit.reason;
+    // A scattered node that fits was kept: no other node judged with it has a connected set.
+    if (fit.standing == LinkedStanding::kScattered) return fit.reason + "; no node judged with it has one";
     if (fit.standing == LinkedStanding::kConnected) {
       return fmt::format("an NVLink-connected set of {} free GPUs is here (the device plugin picks the cards)", request.whole_gpus);
     }
