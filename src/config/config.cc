@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -106,6 +107,20 @@ Status DraMode(std::string_view text, Config* c) {
 
 void ClearSnapshots(Config* c) { c->snapshots.clear(); }
 void ClearGpuDrivers(Config* c) { c->service.dra.gpu_drivers.clear(); }
+void ClearTopologyLevels(Config* c) { c->service.topology_levels.clear(); }
+
+// A node label key: an optional DNS prefix and "/", then a name of at most 63 characters.
+Status AddTopologyLevel(std::string_view text, Config* c) {
+  std::string_view name = text.substr(text.find('/') == std::string_view::npos ? 0 : text.rfind('/') + 1);
+  bool ok = !name.empty() && name.size() <= 63 && std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+  });
+  if (!ok || text.size() > 317) {
+    return InvalidArgumentError(fmt::format("config topology.levels: \"{}\" is not a node label key", text));
+  }
+  c->service.topology_levels.emplace_back(text);
+  return OkStatus();
+}
 
 Status AddSnapshot(std::string_view text, Config* c) {
   c->snapshots.emplace_back(text);
@@ -210,6 +225,7 @@ const Setting kSettings[] = {
     {"gang.holdSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.gang_hold_ttl); }},
     {"gang.nominate", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.gang_nominate); }},
+    {"topology.levels", "", "", "", Kind::kList, &AddTopologyLevel, &ClearTopologyLevels},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

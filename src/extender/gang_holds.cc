@@ -13,6 +13,7 @@
 
 #include "gpusched/common/log.h"
 #include "gpusched/dra/extended_resources.h"
+#include "gpusched/extender/gang_domains.h"
 #include "gpusched/inventory/group_table.h"
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/what_if.h"
@@ -109,6 +110,7 @@ struct GangHolds::Gang {
   std::string key;   // GroupTable::MemberKey
   std::string name;  // "namespace/name"
   size_t min_count = 0;
+  std::string required;  // the label key one domain of which must hold it (gang_domains.h); "" none
   std::vector<Pod> unslotted;  // pending, asking GPUs, without a usable slot, not being bound
   Uids slotted;                // pending with a usable slot
   size_t others = 0;           // members counted but not to plan: slotted, without GPUs, being bound, bound
@@ -209,8 +211,9 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
   GangStanding s = StandingOf(member, *snapshot, true);
   // Planned meanwhile, or no longer a gang; with `offered`, the member's slot is moved, or stays.
   if (s.kind != GangStanding::Kind::kUnplanned && !(offered != nullptr && s.kind == GangStanding::Kind::kSlot)) return s;
+  const PodGroup* declared = DeclaredGang(member, *snapshot);
   Gang gang{.key = inventory::GroupTable::MemberKey(member), .name = s.group,
-            .min_count = static_cast<size_t>(DeclaredGang(member, *snapshot)->min_count)};
+            .min_count = static_cast<size_t>(declared->min_count), .required = declared->required_topology};
   attempted_.insert(gang.key);
   std::string refusal_key = gang.key + " " + member.uid;
   auto r = offered == nullptr ? refused_.find(refusal_key) : refused_.end();  // a plan on some nodes is not cached
@@ -243,7 +246,18 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
 
 GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& group, const inventory::InventorySnapshot& snapshot,
                                       const std::vector<std::string_view>& offered) const {
-  placement::GangPlan plan = PlanPending({member}, snapshot, *options_, programs_, &offered);
+  // A gang that requires a domain: the member stays in its siblings' domain.
+  const PodGroup* declared = DeclaredGang(member, snapshot);
+  std::vector<std::string_view> allowed = offered;
+  if (declared != nullptr && !declared->required_topology.empty()) {
+    std::vector<std::string> beside;
+    for (const std::shared_ptr<const Pod>& p : snapshot.MembersOf(inventory::GroupTable::MemberKey(member)).pending) {
+      const Allocation* slot = p->uid != member.uid ? SlotOf(p->uid, snapshot) : nullptr;
+      if (slot != nullptr) beside.push_back(slot->node_name);
+    }
+    allowed = InRequiredDomain(offered, declared->required_topology, beside, snapshot);
+  }
+  placement::GangPlan plan = PlanPending({member}, snapshot, *options_, programs_, &allowed);
   Status held = plan.fits ? HoldLocked(plan, {member}) : OkStatus();
   GangStanding after = StandingOf(member, *inventory_->Snapshot(), true);
   if (plan.fits && held.ok() && after.kind == GangStanding::Kind::kSlot) return after;
@@ -266,8 +280,13 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   }
   // Members that fit nowhere beside the others are left out while minCount can still be reached.
   size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
-  std::vector<Pod> planning = gang.unslotted;
-  placement::GangPlan plan = PlanLeavingOutLargest(&planning, needed, snapshot, *options_, programs_);
+  std::vector<std::string> beside;  // the nodes of the slots held: new members join their domain
+  for (const std::string& uid : gang.slotted) {
+    if (const Allocation* slot = SlotOf(uid, snapshot)) beside.push_back(slot->node_name);
+  }
+  GangPlacement placed = PlanGangInDomains(gang.unslotted, needed, gang.required, beside, snapshot, *options_, programs_);
+  std::vector<Pod>& planning = placed.planned;
+  const placement::GangPlan& plan = placed.plan;
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone
   bool planned = plan.fits || (planning.empty() && needed == 0);
   if (!planned) {

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "gpusched/model/names.h"
+
 namespace gpusched::kubejson {
 namespace {
 
@@ -107,6 +109,11 @@ StatusOr<std::vector<PodGroup>> DecodePodGroups(const Value& v, GroupApi api, st
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "namespace", mpath, &g.namespace_name));
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(*meta, "name", mpath, &g.name));
   if (g.name.empty()) return InvalidArgumentError(mpath + ".name: missing");
+  const Value* annotations = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(*meta, "annotations", mpath, &annotations));
+  if (annotations != nullptr) {
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(*annotations, names::kTopologyRequired, mpath + ".annotations", &g.required_topology));
+  }
   const Value* spec = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
   std::string spath = fmt::format("{}.spec", path);

@@ -108,6 +108,21 @@ TEST(Config, ContradictionsAreNamed) {
   EXPECT_EQ(drivers->inventory.dra_gpu_drivers, drivers->service.dra.gpu_drivers);
 }
 
+TEST(Config, TopologyLevelsAreLabelKeysLowestFirstAndMayBeTurnedOff) {
+  StatusOr<Config> defaults = ParseConfig("{}");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->service.topology_levels,
+            (std::vector<std::string>{"nvidia.com/gpu.clique", "network.topology.nvidia.com/block", "topology.kubernetes.io/zone"}));
+  StatusOr<Config> racks = ParseConfig("topology: {levels: [example.com/rack, topology.kubernetes.io/zone]}");
+  ASSERT_TRUE(racks.ok()) << racks.status().message();
+  EXPECT_EQ(racks->service.topology_levels, (std::vector<std::string>{"example.com/rack", "topology.kubernetes.io/zone"}));
+  StatusOr<Config> off = ParseConfig("topology: {levels: []}");
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off->service.topology_levels.empty());
+  EXPECT_THAT(ParseConfig("topology: {levels: ['a b']}").status().message(),
+              HasSubstr("config topology.levels: \"a b\" is not a node label key"));
+}
+
 TEST(Config, ExtendedResourcesThroughDraAreOnUnlessTurnedOff) {
   StatusOr<Config> defaults = ParseConfig("{}");
   ASSERT_TRUE(defaults.ok());

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "gpusched/common/clock.h"
 #include "gpusched/extender/claim_writer.h"
@@ -69,6 +70,12 @@ struct ServiceOptions {
   // status.nominatedNodeName (pod_nominator.h, KEP-5278), through ServiceCollaborators::nominator.
   // Default: off.
   bool gang_nominate = false;
+  // Topology levels, lowest first: node label keys whose values name domains (an NVLink clique,
+  // a block or rack, a zone). A gang goes inside one domain of the lowest level where one can
+  // hold it (gang_domains.h). Empty: gangs are planned across the cluster. Default: GPU Feature
+  // Discovery's clique, topograph's block, the zone.
+  std::vector<std::string> topology_levels = {"nvidia.com/gpu.clique", "network.topology.nvidia.com/block",
+                                              "topology.kubernetes.io/zone"};
 };
 
 // Not owned: each must outlive the service. Null means "not there".

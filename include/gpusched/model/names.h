@@ -23,6 +23,11 @@ inline constexpr std::string_view kPolicyFixedShare = "fixed-share";
 inline constexpr std::string_view kPolicyGuaranteedBurstShare = "guaranteed-burst-share";
 inline constexpr std::string_view kPolicyNativeBurstShare = "native-burst-share";
 
+// PodGroup (or Workload, Coscheduling PodGroup) annotation: the node label key whose one domain
+// must hold the whole gang ("nvidia.com/gpu.clique"), where spec.schedulingConstraints.topology
+// is not available.
+inline constexpr std::string_view kTopologyRequired = "gpusched.io/topology-required";
+
 // Pod annotation: cards per container, "2,1,3" (one entry per mGPU container, in order).
 inline constexpr std::string_view kContainerMultipleGpu = "vke.volcengine.com/container-multiple-gpu";
 

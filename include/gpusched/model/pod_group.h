@@ -44,6 +44,10 @@ struct PodGroup {
   // spec.schedulingConstraints.topology[0].key (scheduling.k8s.io PodGroup): the node label the
   // members must share; "" for none.
   std::string topology_key;
+  // The annotation gpusched.io/topology-required: a node label key whose one domain must hold the
+  // whole gang, where the field above is not available (an older API, the gate off, Coscheduling,
+  // Workload); gpusched enforces it through the gang's slots (extender/gang_domains.h). "" none.
+  std::string required_topology;
   // Coscheduling's spec.scheduleTimeoutSeconds (how long Permit waits); 0 when unset.
   int64_t schedule_timeout_s = 0;
 

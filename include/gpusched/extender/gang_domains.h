@@ -1,0 +1,57 @@
+// File: gang_domains.h
+//
+// Where a gang goes across nodes (topology levels). NVLink cliques, blocks or racks, and zones
+// are domains, each named by a node label (ServiceOptions::topology_levels, lowest level first;
+// a node without the label is in no domain of that level). A gang's pending members are planned
+// inside one domain of the lowest level where one domain can hold them, else the next level's,
+// else across the cluster as before: the preference and its fallback. A group annotated
+// gpusched.io/topology-required with a label key is planned inside one domain of that key or not
+// at all: the requirement, with no fallback. kube-scheduler chooses among nodes with its own
+// scores, never the extender's, so the domain is carried out by the gang's slots: each member's
+// filter keeps its slot node (gang_holds.h).
+//
+// Among the domains that can hold the gang it takes the one with the least free GPU, as KAI's
+// domain choice does: gangs pack into domains already in use and whole domains stay free for
+// larger gangs. Where minCount lets members be left out, a domain that holds more of them wins.
+//
+// A PodGroup that declares spec.schedulingConstraints.topology is kube-scheduler's to place per
+// domain (domain_plans.h), not these.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/dra/cel.h"
+#include "gpusched/extender/service_options.h"
+#include "gpusched/inventory/snapshot.h"
+#include "gpusched/model/pod.h"
+#include "gpusched/placement/gang_planner.h"
+
+namespace gpusched::extender {
+
+struct GangPlacement {
+  placement::GangPlan plan;
+  std::vector<Pod> planned;  // the members the plan places (all, or all but some left out)
+  std::string level;         // the label key of its domain; "" when planned across the cluster
+  std::string domain;        // the domain's label value
+};
+
+// Plans `pending` (members without slots) of a gang that still needs `needed` of them, inside one
+// domain as above; `required`: the group's required label key ("" for none); `beside`: the nodes
+// of the slots other members already hold, whose domain the new members join at each level
+// (a level whose domains they already span is skipped). Where the plan does not fit (or,
+// required, no domain can hold it), plan.reason says why.
+GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
+                                const std::vector<std::string>& beside, const inventory::InventorySnapshot& snapshot,
+                                const ServiceOptions& options, dra::cel::ProgramCache* programs);
+
+// Of `offered`, the nodes a member of a gang that requires `key` may be planned on alone: those
+// in the one domain of `key` that the slots of its siblings (on nodes `beside`) lie in; any node
+// with the label when they hold none.
+std::vector<std::string_view> InRequiredDomain(const std::vector<std::string_view>& offered, const std::string& key,
+                                               const std::vector<std::string>& beside,
+                                               const inventory::InventorySnapshot& snapshot);
+
+}  // namespace gpusched::extender

@@ -1,0 +1,116 @@
+// File: gang_domains.cc
+//
+// gang_domains.h: level by level, each domain planned on its own nodes (PlanLeavingOutLargest
+// with the domain as the nodes offered), the fullest domain that holds the most members taken.
+#include "gpusched/extender/gang_domains.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <optional>
+#include <string_view>
+#include <tuple>
+
+#include "gpusched/extender/gang_holds.h"
+#include "gpusched/extender/group_defrag.h"
+#include "gpusched/model/names.h"
+
+namespace gpusched::extender {
+namespace {
+
+struct Candidate {
+  GangPlacement placement;
+  int64_t free_milli = 0;  // the domain's free GPU before the gang
+};
+
+// Whether `a` is the better domain: more members planned, then less free GPU, then the lower name.
+bool Better(const Candidate& a, const Candidate& b) {
+  return std::make_tuple(b.placement.planned.size(), a.free_milli, a.placement.domain) <
+         std::make_tuple(a.placement.planned.size(), b.free_milli, b.placement.domain);
+}
+
+// The best domain of `key` for `pending`; nullopt when none holds it (up to three domains' reasons
+// appended to *reasons), or a placement that is unplannable (not the planner's to judge).
+std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t needed, const std::string& key,
+                                        const std::optional<std::string>& only_value, const inventory::InventorySnapshot& snapshot,
+                                        const ServiceOptions& options, dra::cel::ProgramCache* programs,
+                                        std::vector<std::string>* reasons) {
+  std::vector<const placement::NodeState*> nodes;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
+  std::optional<Candidate> best;
+  for (const auto& [value, members] : DomainsOf(nodes, key)) {
+    if (only_value && value != *only_value) continue;
+    std::vector<std::string_view> only;
+    int64_t free = 0;
+    for (const placement::NodeState* n : members) {
+      only.push_back(n->node.name);
+      free += n->view.IdleMilli();
+    }
+    Candidate c{.placement = {.planned = pending, .level = key, .domain = value}, .free_milli = free};
+    c.placement.plan = PlanLeavingOutLargest(&c.placement.planned, needed, snapshot, options, programs, &only);
+    if (c.placement.plan.unplannable) return std::move(c.placement);
+    bool placed = c.placement.plan.fits || (c.placement.planned.empty() && needed == 0);
+    if (placed && (!best || Better(c, *best))) {
+      best = std::move(c);
+    } else if (!placed && reasons->size() < 3) {
+      reasons->push_back(fmt::format("{}={}: {}", key, value, c.placement.plan.reason));
+    }
+  }
+  if (!best) return std::nullopt;
+  return std::move(best->placement);
+}
+
+// The one domain of `key` all of `beside` lie in: nullopt when `beside` is empty; "" (no domain
+// fits) when they lie in several or one lacks the label.
+std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, const std::string& key,
+                                        const inventory::InventorySnapshot& snapshot) {
+  if (beside.empty()) return std::nullopt;
+  std::optional<std::string> shared;
+  for (const std::string& name : beside) {
+    const placement::NodeState* n = snapshot.FindNode(name);
+    auto label = n != nullptr ? n->node.labels.find(key) : Labels::const_iterator();
+    if (n == nullptr || label == n->node.labels.end() || (shared && *shared != label->second)) return "";
+    shared = label->second;
+  }
+  return shared;
+}
+
+}  // namespace
+
+GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
+                                const std::vector<std::string>& beside, const inventory::InventorySnapshot& snapshot,
+                                const ServiceOptions& options, dra::cel::ProgramCache* programs) {
+  std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
+  std::vector<std::string> reasons;
+  for (const std::string& key : levels) {
+    std::optional<std::string> shared = SharedDomain(beside, key, snapshot);
+    if (shared && shared->empty()) continue;  // the slots already span domains of this level
+    std::optional<GangPlacement> in = BestDomain(pending, needed, key, shared, snapshot, options, programs, &reasons);
+    if (in) return std::move(*in);
+  }
+  if (!required.empty()) {
+    GangPlacement none{.planned = pending, .level = required};
+    none.plan.reason = reasons.empty() ? fmt::format("no node has the label {} its group requires ({})", required,
+                                                     std::string_view(names::kTopologyRequired))
+                                       : fmt::format("no one domain of {} holds it ({})", required, fmt::join(reasons, "; "));
+    return none;
+  }
+  GangPlacement across{.planned = pending};
+  across.plan = PlanLeavingOutLargest(&across.planned, needed, snapshot, options, programs);
+  return across;
+}
+
+std::vector<std::string_view> InRequiredDomain(const std::vector<std::string_view>& offered, const std::string& key,
+                                               const std::vector<std::string>& beside,
+                                               const inventory::InventorySnapshot& snapshot) {
+  std::optional<std::string> shared = SharedDomain(beside, key, snapshot);
+  std::vector<std::string_view> out;
+  for (std::string_view name : offered) {
+    const placement::NodeState* n = snapshot.FindNode(name);
+    auto label = n != nullptr ? n->node.labels.find(key) : Labels::const_iterator();
+    if (n != nullptr && label != n->node.labels.end() && (!shared || label->second == *shared)) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace gpusched::extender

@@ -1,0 +1,149 @@
+// Gangs across topology domains (extender/gang_domains.h, issue 34 §2): a gang goes inside one
+// domain of the lowest level where one holds it, the fullest such domain first, with a fallback to
+// the next level and then the cluster; required by a group annotation, it goes inside one domain
+// or nowhere. Carried out by filter: each member is kept on its slot node.
+#include "gpusched/extender/gang_domains.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster_json.h"
+#include "gpusched/extender/service.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kubejson/objects.h"
+
+namespace gpusched::extender {
+namespace gang_domains_test {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::PodJson;
+
+constexpr char kClique[] = "nvidia.com/gpu.clique";
+
+// A PodGroup ml/train of `min_count`, with the annotation requiring `required` when given.
+std::string Group(int min_count, const std::string& required = "") {
+  std::string annotations = required.empty() ? "" : fmt::format(R"(,"annotations":{{"gpusched.io/topology-required":"{}"}})", required);
+  return fmt::format(R"({{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{{"name":"train","namespace":"ml"{}}},)"
+                     R"("spec":{{"schedulingPolicy":{{"gang":{{"minCount":{}}}}}}}}})",
+                     annotations, min_count);
+}
+
+PodJson Member(int i, int gpus) {
+  return PodJson{.name = fmt::format("w{}", i), .namespace_name = "ml", .uid = fmt::format("uid-w{}", i),
+                 .containers = {testing::WholeGpus("c", gpus)}, .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"};
+}
+
+// Cliques A (a1-a3) and B (b1-b3) of 4-GPU nodes in zone z1; b1 runs a 2-GPU pod.
+std::vector<std::string> Nodes(bool with_zone_label = true) {
+  std::vector<std::string> out;
+  for (const char* clique : {"A", "B"}) {
+    for (int i = 1; i <= 3; ++i) {
+      testing::NodeJson n = testing::NvidiaNode(fmt::format("{}{}", static_cast<char>(std::tolower(clique[0])), i), 4);
+      n.extra_labels[kClique] = fmt::format("cluster-1.{}", clique);
+      if (with_zone_label) n.extra_labels["topology.kubernetes.io/zone"] = "z1";
+      out.push_back(n.ToJson());
+    }
+  }
+  out.push_back(PodJson{.name = "busy", .uid = "busy", .node = "b1", .phase = "Running", .containers = {testing::WholeGpus("c", 2)}}.ToJson());
+  return out;
+}
+
+class GangDomains : public ::testing::Test {
+ protected:
+  void Load(std::vector<std::string> items, ServiceOptions options = {}) {
+    ClusterObjects objects;
+    ASSERT_TRUE(kubejson::AppendClusterJson(testing::ListJson(items), &objects).ok());
+    inventory_.ReplaceCluster(std::move(objects));
+    service_ = std::make_unique<Service>(&inventory_, std::move(options));
+  }
+  // The nodes a member's filter keeps among every node.
+  std::vector<std::string> Kept(const PodJson& member) {
+    return testing::KeptNodes(service_->Filter(testing::ArgsWithNames(member.ToJson(), {"a1", "a2", "a3", "b1", "b2", "b3"})));
+  }
+  std::string Reply(const PodJson& member) {
+    return service_->Filter(testing::ArgsWithNames(member.ToJson(), {"a1", "a2", "a3", "b1", "b2", "b3"}));
+  }
+  inventory::Inventory inventory_;
+  std::unique_ptr<Service> service_;
+};
+
+// Both cliques hold two 4-GPU members; B, already in use, is taken, and A stays whole (across
+// the cluster, binpack would take the first nodes by name: a1 and a2).
+TEST_F(GangDomains, AGangGoesInsideTheFullestCliqueThatHoldsIt) {
+  std::vector<std::string> items = Nodes();
+  items.push_back(Group(2));
+  for (int i = 0; i < 2; ++i) items.push_back(Member(i, 4).ToJson());
+  Load(items);
+  std::vector<std::string> first = Kept(Member(0, 4));
+  std::vector<std::string> second = Kept(Member(1, 4));
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_THAT((std::vector<std::string>{first[0], second[0]}), ::testing::UnorderedElementsAre("b2", "b3"));
+}
+
+// Three 4-GPU members fit only clique A; four fit no clique, and go to the next level (the zone).
+TEST_F(GangDomains, AGangNoCliqueHoldsFallsBackToTheNextLevel) {
+  std::vector<std::string> items = Nodes();
+  items.push_back(Group(3));
+  for (int i = 0; i < 3; ++i) items.push_back(Member(i, 4).ToJson());
+  Load(items);
+  for (int i = 0; i < 3; ++i) EXPECT_THAT(Kept(Member(i, 4)), ElementsAre(::testing::StartsWith("a"))) << i;
+
+  std::vector<std::string> bigger = Nodes();
+  bigger.push_back(Group(4));
+  for (int i = 0; i < 4; ++i) bigger.push_back(Member(i, 4).ToJson());
+  Load(bigger);
+  std::set<std::string> used;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::string> kept = Kept(Member(i, 4));
+    ASSERT_EQ(kept.size(), 1u) << i;
+    used.insert(kept[0]);
+  }
+  EXPECT_EQ(used.size(), 4u) << "placed across both cliques of the zone";
+}
+
+TEST_F(GangDomains, ARequiredCliqueThatNoneHoldsRefusesTheWholeGang) {
+  std::vector<std::string> items = Nodes();
+  items.push_back(Group(4, kClique));
+  for (int i = 0; i < 4; ++i) items.push_back(Member(i, 4).ToJson());
+  Load(items);
+  std::string reply = Reply(Member(0, 4));
+  EXPECT_THAT(testing::KeptNodes(reply), ::testing::IsEmpty());
+  EXPECT_THAT(reply, HasSubstr("no one domain of nvidia.com/gpu.clique holds it (nvidia.com/gpu.clique=cluster-1.A: "));
+  EXPECT_THAT(reply, HasSubstr("nvidia.com/gpu.clique=cluster-1.B: "));
+}
+
+// The slots are on b2 and b3; kube-scheduler's own filters refuse b2 for w0, so w0 is planned
+// again alone among the nodes offered: with the clique required it stays in clique B (where no
+// room is left), preferred it may go to A.
+TEST_F(GangDomains, AMemberPlannedAgainAloneStaysInItsRequiredDomain) {
+  for (bool required : {true, false}) {
+    std::vector<std::string> items = Nodes();
+    items.push_back(Group(2, required ? kClique : ""));
+    for (int i = 0; i < 2; ++i) items.push_back(Member(i, 4).ToJson());
+    Load(items);
+    ASSERT_THAT(Kept(Member(0, 4)), ElementsAre("b2")) << required;
+    std::string reply = service_->Filter(testing::ArgsWithNames(Member(0, 4).ToJson(), {"a1", "a2", "b1"}));
+    if (required) {
+      EXPECT_THAT(testing::KeptNodes(reply), ::testing::IsEmpty());
+      EXPECT_THAT(reply, HasSubstr("fits on none of the nodes offered"));
+    } else {
+      EXPECT_THAT(testing::KeptNodes(reply), ElementsAre(::testing::StartsWith("a")));
+    }
+  }
+}
+
+TEST_F(GangDomains, WithoutTopologyLabelsAGangIsPlannedAsBefore) {
+  std::vector<std::string> items = {testing::NvidiaNode("a1", 4).ToJson(), testing::NvidiaNode("a2", 4).ToJson(), Group(2)};
+  for (int i = 0; i < 2; ++i) items.push_back(Member(i, 4).ToJson());
+  ServiceOptions none;
+  none.topology_levels.clear();
+  Load(items, none);
+  std::vector<std::string> without = {Kept(Member(0, 4)).at(0), Kept(Member(1, 4)).at(0)};
+  Load(items);
+  EXPECT_EQ((std::vector<std::string>{Kept(Member(0, 4)).at(0), Kept(Member(1, 4)).at(0)}), without);
+}
+
+}  // namespace gang_domains_test
+}  // namespace gpusched::extender
