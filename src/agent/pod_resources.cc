@@ -102,9 +102,9 @@ int GpuOf(std::string_view id, const std::vector<GpuDevice>& gpus) {
   for (size_t p = 0; p < gpus.size(); ++p) {
     if (!gpus[p].uuid.empty() && gpus[p].uuid == uuid) return static_cast<int>(p);
   }
-  int index = -1;
-  auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), index);
-  if (ec != std::errc() || end != id.data() + id.size()) return -1;
+  int index = -1;  // --device-id-strategy=index: "<index>", a shared replica "<index>::<n>"
+  auto [end, ec] = std::from_chars(uuid.data(), uuid.data() + uuid.size(), index);
+  if (ec != std::errc() || end != uuid.data() + uuid.size()) return -1;
   for (size_t p = 0; p < gpus.size(); ++p) {
     if (gpus[p].index == index) return static_cast<int>(p);
   }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -14,6 +15,7 @@
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_defrag.h"
 #include "gpusched/model/names.h"
+#include "gpusched/placement/pod_request.h"
 
 namespace gpusched::extender {
 namespace {
@@ -31,29 +33,54 @@ bool Better(const Candidate& a, const Candidate& b) {
 
 // The best domain of `key` for `pending`; nullopt when none holds it (up to three domains' reasons
 // appended to *reasons), or a placement that is unplannable (not the planner's to judge).
+// What the `needed` smallest of `pending` ask, in milli-GPU: no domain with less free can hold them.
+int64_t LeastDemand(const std::vector<Pod>& pending, size_t needed) {
+  std::vector<int64_t> demands;
+  for (const Pod& p : pending) demands.push_back(placement::GangDemand(placement::AnalyzePod(p)));
+  std::sort(demands.begin(), demands.end());
+  int64_t sum = 0;
+  for (size_t i = 0; i < needed && i < demands.size(); ++i) sum += demands[i];
+  return sum;
+}
+
 std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t needed, const std::string& key,
                                         const std::optional<std::string>& only_value, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
                                         std::vector<std::string>* reasons) {
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
-  std::optional<Candidate> best;
+  // The domains by free GPU, least first: the first that plans every member is the best one.
+  std::vector<Candidate> domains;
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
     if (only_value && value != *only_value) continue;
-    std::vector<std::string_view> only;
-    int64_t free = 0;
-    for (const placement::NodeState* n : members) {
-      only.push_back(n->node.name);
-      free += n->view.IdleMilli();
+    Candidate c{.placement = {.planned = pending, .level = key, .domain = value}};
+    for (const placement::NodeState* n : members) c.free_milli += n->view.IdleMilli();
+    domains.push_back(std::move(c));
+  }
+  std::stable_sort(domains.begin(), domains.end(), [](const Candidate& a, const Candidate& b) { return a.free_milli < b.free_milli; });
+  int64_t least = LeastDemand(pending, needed);
+  std::optional<Candidate> best;
+  for (Candidate& c : domains) {
+    if (c.free_milli < least) {  // too little free GPU for the members it must place
+      if (reasons->size() < 3) {
+        reasons->push_back(fmt::format("{}={}: {:g} GPUs free, the members need {:g}", key, c.placement.domain,
+                                       static_cast<double>(c.free_milli) / 1000, static_cast<double>(least) / 1000));
+      }
+      continue;
     }
-    Candidate c{.placement = {.planned = pending, .level = key, .domain = value}, .free_milli = free};
+    std::vector<std::string_view> only;
+    for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+      auto label = n->node.labels.find(key);
+      if (label != n->node.labels.end() && label->second == c.placement.domain) only.push_back(n->node.name);
+    }
     c.placement.plan = PlanLeavingOutLargest(&c.placement.planned, needed, snapshot, options, programs, &only);
     if (c.placement.plan.unplannable) return std::move(c.placement);
     bool placed = c.placement.plan.fits || (c.placement.planned.empty() && needed == 0);
     if (placed && (!best || Better(c, *best))) {
       best = std::move(c);
+      if (best->placement.planned.size() == pending.size()) break;  // every member: none is better
     } else if (!placed && reasons->size() < 3) {
-      reasons->push_back(fmt::format("{}={}: {}", key, value, c.placement.plan.reason));
+      reasons->push_back(fmt::format("{}={}: {}", key, c.placement.domain, c.placement.plan.reason));
     }
   }
   if (!best) return std::nullopt;

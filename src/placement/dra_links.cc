@@ -72,7 +72,9 @@ std::vector<dra::DeviceRestriction> LinkedChoices(const NodeState& node, const s
   std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> multi;
   for (const dra::ResourceClaim* claim : claims) {
     for (const dra::DeviceRequest& r : claim->requests) {
-      if (r.exactly && r.exactly->allocation_mode == "ExactCount" && r.exactly->count >= 2 && r.exactly->count <= 64) {
+      // GPU requests only: a class named after a GPU driver (the NVIDIA chart's gpu.nvidia.com).
+      bool gpu_class = r.exactly && std::find(gpu_drivers.begin(), gpu_drivers.end(), r.exactly->device_class) != gpu_drivers.end();
+      if (gpu_class && r.exactly->allocation_mode == "ExactCount" && r.exactly->count >= 2 && r.exactly->count <= 64) {
         multi.push_back({claim, &r});
       }
     }

@@ -270,7 +270,8 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
 
 void DraPlanner::Rank(const NodeState& node, const dra::AllocatedDevices& held, const Run& run, DraVerdict* v) const {
   if (!RankLinked(node, held, run, v)) RankAligned(run, v);
-  v->score = (v->nvlink_connected ? 20.0 : v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
+  // NVLink-connected counts as aligned, no more: NVSwitch nodes (no islands) connect every set.
+  v->score = (v->topology_aligned ? 10.0 : 0.0) + 5.0 * PackingScore(node, v->ranked);
   v->gpu_view = GpuView(node);
   std::tie(v->gpus_taken, v->milli_taken) = Taken(node, *v);
 }

@@ -121,7 +121,10 @@ void ConnectedSets(const std::vector<GpuSet>& graph, GpuSet among, int k, size_t
     }
     std::sort(next.begin(), next.end());
     next.erase(std::unique(next.begin(), next.end()), next.end());
-    if (next.size() > cap) next.resize(cap);
+    // Intermediate levels are kept whole up to a bound (a set cut here could be the only one
+    // that grows to k); only the answer is cut to `cap`.
+    constexpr size_t kMaxLevel = 1 << 16;
+    if (next.size() > kMaxLevel) next.resize(kMaxLevel);
     level = std::move(next);
   }
   if (level.size() > cap) level.resize(cap);

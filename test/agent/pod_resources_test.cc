@@ -53,12 +53,13 @@ TEST(PodResources, DeviceIdsNameGpusByUuidReplicaOrIndex) {
   std::vector<GpuDevice> gpus = Gpus();
   std::vector<ContainerDevices> devices = Sample();
   devices.push_back({"ml", "indexed", "c", "nvidia.com/gpu", {"3"}});
+  devices.push_back({"ml", "indexed-replica", "c", "nvidia.com/gpu", {"3::2"}});
   devices.push_back({"ml", "mig", "c", "nvidia.com/gpu", {"MIG-0c1f2e"}});
   AttachPods(devices, &gpus);
   EXPECT_THAT(gpus[0].pods, Optional(ElementsAre("ml/train")));
   EXPECT_THAT(gpus[1].pods, Optional(ElementsAre("ml/train")));
   EXPECT_THAT(gpus[2].pods, Optional(ElementsAre("web/infer"))) << "a shared replica is its GPU's";
-  EXPECT_THAT(gpus[3].pods, Optional(ElementsAre("ml/indexed"))) << "--device-id-strategy=index";
+  EXPECT_THAT(gpus[3].pods, Optional(ElementsAre("ml/indexed", "ml/indexed-replica"))) << "--device-id-strategy=index";
   std::vector<GpuDevice> idle = Gpus();
   AttachPods({}, &idle);
   EXPECT_THAT(idle[0].pods, Optional(ElementsAre())) << "read: free";

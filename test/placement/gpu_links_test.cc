@@ -91,6 +91,13 @@ TEST(GpuLinks, ConnectedSetsAreThoseJoinedInsideTheSet) {
   sets.clear();
   ConnectedSets(mesh->nvlink, 0xFE, 4, 3, &sets);
   EXPECT_EQ(sets.size(), 3u) << "at most the cap";
+  // Review finding: with a cap of 1, the pairs were cut to {0,1}, which cannot grow to 3 here,
+  // and {4,5,6} was never found.
+  std::vector<std::vector<int>> quads = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}, {5, 6, 7}, {4, 6, 7}, {4, 5, 7}, {4, 5, 6}};
+  auto two_quads = LinksOf(Devices(8, quads));
+  sets.clear();
+  ConnectedSets(two_quads->nvlink, 0b01110011, 3, 1, &sets);
+  EXPECT_THAT(sets, ElementsAre(0b01110000));
 }
 
 // dra-driver-nvidia-gpu #214: with one GPU of a pair busy, a 2-card pod gets the other pair, not
@@ -126,6 +133,29 @@ TEST(MgpuLinks, AnNvswitchNodeIsPlacedAsWithoutLinks) {
     NodeState plain = MgpuNode(Devices(4, {}), {SharedAlloc("a", "n", {busy}, 300, 1000)});
     Pod pod = MgpuPod({MgpuC("c", 200, std::nullopt)});
     EXPECT_EQ(Placed(pod, switched), Placed(pod, plain)) << busy;
+  }
+}
+
+// Review finding: on a node of two NUMA nodes the NUMA sets were sorted over the linked ones, and
+// binpack's tightest pair, GPU0+GPU2, crossed the bridges.
+TEST(MgpuLinks, NumaSetsComeAfterTheConnectedOnes) {
+  std::vector<GpuDevice> devices = Devices(8, {{1}, {0}, {3}, {2}, {5}, {4}, {7}, {6}});
+  for (int i = 0; i < 8; ++i) devices[i].numa_node = i / 4;
+  NodeState node = MgpuNode(devices, {SharedAlloc("a", "n", {0}, 600, 1000), SharedAlloc("b", "n", {2}, 600, 1000)});
+  Pod pod = MgpuPod({MgpuC("c", 80, 4096)}, {{"vke.volcengine.com/container-multiple-gpu", "2"}});
+  EXPECT_THAT(Placed(pod, node), ElementsAre(0, 1));
+}
+
+// A node with PCIe switches and no NVLink places a single whole card as before (NUMA binpack).
+TEST(MgpuLinks, PcieSwitchesAloneLeaveASingleCardsChoiceAsItWas) {
+  for (int busy = 0; busy < 8; ++busy) {
+    std::vector<GpuDevice> plain = Devices(8, {});
+    for (int i = 0; i < 8; ++i) plain[i].numa_node = i / 4;
+    std::vector<GpuDevice> switched = plain;
+    for (int i = 0; i < 8; ++i) switched[i].pcie_peers = {i ^ 1};
+    std::vector<Allocation> used = {SharedAlloc("a", "n", {busy}, 300, 1000)};
+    Pod pod = MgpuPod({MgpuC("c", 100, std::nullopt)});
+    EXPECT_EQ(Placed(pod, MgpuNode(switched, used)), Placed(pod, MgpuNode(plain, used))) << busy;
   }
 }
 

@@ -6,7 +6,8 @@
 // is a GPU driver and its `uuid` attribute is a GPU's UUID as the node agent publishes it; MIG
 // devices and devices without that attribute are never in a set.
 //
-// A request counts when it asks for an exact count of two or more devices (`exactly`); each
+// A request counts when it asks for an exact count of two or more devices (`exactly`) of a class
+// named after a GPU driver (the NVIDIA chart's `gpu.nvidia.com`; not `mig.nvidia.com`); each
 // choice gives every such request of the pod one NVLink-connected set of free GPUs, the first
 // request its sets in order of preference (the largest connected idle set left, then more links
 // inside), each later request the best set of what is left. The allocator still applies every

@@ -44,7 +44,7 @@ int LargestConnected(const std::vector<GpuSet>& graph, GpuSet set);
 // The links of `graph` between GPUs of `set`.
 int LinksInside(const std::vector<GpuSet>& graph, GpuSet set);
 // Appends to *out the connected subsets of `among` with `k` GPUs, ascending, at most `cap` of them
-// (the rest are not enumerated).
+// (every smaller connected set is grown, so a set of k is found whenever one exists).
 void ConnectedSets(const std::vector<GpuSet>& graph, GpuSet among, int k, size_t cap, std::vector<GpuSet>* out);
 
 // How `set` stands on `links` with `idle` GPUs idle (`set` among them or not), for explain:

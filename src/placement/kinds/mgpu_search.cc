@@ -213,8 +213,11 @@ void MgpuSearch::CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy
     if (ok) candidates_.push_back(p);
   }
   if (static_cast<int>(candidates_.size()) < c.cards) return;
-  bool linked = links_ != nullptr && (c.cards > 1 || c.whole_card);
+  // Links rank sets of several cards; a single whole card only among NVLink islands (it keeps
+  // the largest island idle). Nodes with PCIe switches alone choose single cards as before.
+  bool linked = links_ != nullptr && (c.cards > 1 || (c.whole_card && links_->islands));
   if (linked) AddLinkedSets(c, gpu_policy, options);
+  const std::ptrdiff_t linked_end = static_cast<std::ptrdiff_t>(options->size());
 
   auto leftover = [&](int p) {
     const Work& w = work_[p];
@@ -257,7 +260,8 @@ void MgpuSearch::CollectOptions(const MgpuContainerRequest& c, Policy gpu_policy
     for (const auto& [numa, count] : per_numa) {
       if (count >= c.cards) add_set([&, numa = numa](int p) { return work_[p].numa == numa; });
     }
-    std::stable_sort(options->begin(), options->end(),
+    // The NUMA sets by key, after the linked ones, which keep their order.
+    std::stable_sort(options->begin() + linked_end, options->end(),
                      [&](const Option& a, const Option& b) { return Prefer(gpu_policy, a.key, b.key); });
   }
   add_set([](int) { return true; });  // across NUMA nodes, as a last resort
@@ -298,14 +302,20 @@ void MgpuSearch::AddLinkedSets(const MgpuContainerRequest& c, Policy gpu_policy,
     if (a.links != b.links) return a.links > b.links;
     return Prefer(gpu_policy, a.key, b.key);
   });
-  // Then one PCIe switch: its lowest candidate positions.
+  constexpr size_t kMaxLinked = 8;  // the search tries the best few; NUMA sets stay within its budget
+  if (scored.size() > kMaxLinked) scored.resize(kMaxLinked);
+  // Then, for several cards, one PCIe switch: its candidates in the policy's order.
   std::vector<Scored> switches;
-  for (GpuSet seen = 0; int p : candidates_) {
+  std::vector<int> ranked = candidates_;
+  std::stable_sort(ranked.begin(), ranked.end(), [&](int a, int b) {
+    return Prefer(gpu_policy, key(GpuSet{1} << a), key(GpuSet{1} << b));
+  });
+  for (GpuSet seen = 0; int p : ranked) {
     GpuSet group = (links_->pcie[p] | (GpuSet{1} << p)) & among;
-    if ((seen & (GpuSet{1} << p)) != 0 || std::popcount(group) < c.cards) continue;
+    if (c.cards < 2 || (seen & (GpuSet{1} << p)) != 0 || std::popcount(group) < c.cards) continue;
     seen |= group;
     GpuSet set = 0;
-    for (int q : candidates_) {
+    for (int q : ranked) {
       if (std::popcount(set) < c.cards && (group & (GpuSet{1} << q)) != 0) set |= GpuSet{1} << q;
     }
     switches.push_back(Scored{set, 0, 0, key(set)});
