@@ -69,6 +69,14 @@ placements.csv.
                       pods (at most 4 per waiting pod) to make room for waiting pods, oldest first
   --defrag-budget-pct P  moving at most P% of the running pods per simulated hour (default 1);
                       rows get policy "<policy>+defrag" and the moves column
+  --domains N         (with --timeline) split the nodes into N topology domains, contiguous in
+                      the node file's order (docs/topology.md)
+  --gangs SPEC        (with --timeline) mix in gang jobs: members=M,gpus=G,share=S[,cpu=C,memory=MiB]
+                      (M pods of G whole GPUs each, all or nothing; S of the GPU time offered);
+                      summary.csv gains gangs, gang_wait_p50_s, gang_wait_p99_s,
+                      gangs_one_domain_pct, stranded_gpus_mean
+  --topology-policies P  policies run topology-aware with --domains: each gang in the fullest
+                      domain that holds it, other GPU pods in domains already in use (default softmix)
   --snapshot FILE     (second form) the cluster; repeat to merge files
   --place FILE        (second form) the pods to place, in order
   --score-mapping M   (second form) rank (default) or linear
@@ -107,6 +115,9 @@ struct ReplayArgs {
   int inflate = 1;
   double defrag_every = 0;   // 0: no defrag
   double defrag_budget_pct = 1;
+  int domains = 0;                       // --domains
+  replay::GangSpec gangs;                // --gangs
+  std::string topology_policies = "softmix";  // --topology-policies
   std::string write_dra_example;
   int example_nodes = 200;
   double example_demand = 1.1;
@@ -120,6 +131,20 @@ Status ReadNumber(const std::string& flag, const std::string& value, double lo, 
     return InvalidArgumentError(fmt::format("{} \"{}\": want a number in [{}, {}]", flag, value, lo, hi));
   }
   *out = v;
+  return OkStatus();
+}
+
+// --domains, --gangs and --topology-policies into *a.
+Status ReadTopologyFlag(const std::string& flag, const std::string& value, ReplayArgs* a) {
+  if (flag == "--gangs") {
+    GPUSCHED_ASSIGN_OR_RETURN(a->gangs, replay::ParseGangSpec(value));
+  } else if (flag == "--topology-policies") {
+    a->topology_policies = value;
+  } else {
+    double n = 0;
+    GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 100000, &n));
+    a->domains = static_cast<int>(n);
+  }
   return OkStatus();
 }
 
@@ -176,6 +201,8 @@ StatusOr<ReplayArgs> Parse(int argc, char** argv) {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 1e7, &a.defrag_every));
     } else if (flag == "--defrag-budget-pct") {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0, 100, &a.defrag_budget_pct));
+    } else if (flag == "--domains" || flag == "--gangs" || flag == "--topology-policies") {
+      GPUSCHED_RETURN_IF_ERROR(ReadTopologyFlag(flag, value, &a));
     } else if (flag == "--example-demand") {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0.01, 10, &a.example_demand));
     } else if (flag == "--threads") {
@@ -190,7 +217,9 @@ StatusOr<ReplayArgs> Parse(int argc, char** argv) {
   bool cluster = !a.snapshots.empty() || !a.place.empty();
   if (trace && cluster) return InvalidArgumentError("give either --nodes/--pods or --snapshot/--place, not both");
   if (a.timeline && cluster) return InvalidArgumentError("--timeline replays a trace (--nodes/--pods), not --snapshot");
-  if (!a.timeline && (a.inflate != 1 || a.defrag_every > 0)) return InvalidArgumentError("--inflate and --defrag-every need --timeline");
+  if (!a.timeline && (a.inflate != 1 || a.defrag_every > 0 || a.domains > 0 || a.gangs.members > 0)) {
+    return InvalidArgumentError("--inflate, --defrag-every, --domains and --gangs need --timeline");
+  }
   if (cluster) {
     if (a.snapshots.empty()) return InvalidArgumentError("--snapshot is required with --place");
     if (a.place.empty()) return InvalidArgumentError("--place is required with --snapshot");
@@ -241,6 +270,16 @@ Status LoadTraces(const ReplayArgs& args, std::vector<replay::NamedTrace>* trace
   return OkStatus();
 }
 
+// Whether `name` is one of the comma-separated `list`.
+bool InList(std::string_view list, std::string_view name) {
+  for (size_t at = 0; at <= list.size();) {
+    size_t comma = std::min(list.find(',', at), list.size());
+    if (list.substr(at, comma - at) == name) return true;
+    at = comma + 1;
+  }
+  return false;
+}
+
 int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, const std::vector<replay::NamedTrace>& traces,
                     const std::vector<std::vector<replay::TimelinePod>>& timelines) {
   struct Job {
@@ -269,7 +308,8 @@ int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, con
         const Job& job = jobs[j];
         replay::TimelineOptions o{.seed = job.seed, .time_compress = args.time_compress, .selection = grid.selection,
                                   .inflate = args.inflate, .defrag_every_s = args.defrag_every,
-                                  .defrag_budget_pct = args.defrag_budget_pct};
+                                  .defrag_budget_pct = args.defrag_budget_pct, .domains = args.domains, .gangs = args.gangs,
+                                  .topology_aware = args.domains > 0 && InList(args.topology_policies, job.scorer->Name())};
         runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
         if (args.defrag_every > 0) runs[j].result.policy += "+defrag";
       },
@@ -292,6 +332,16 @@ int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, con
     std::printf("%-12s %-16s %5llu %9.2f %8.2f %8.2f %8.0f %9.0f %9.0f %9.0f %6d %6d %9.2f\n", t.trace.c_str(), r.policy.c_str(),
                 static_cast<unsigned long long>(r.seed), r.alloc_rate_mean, r.alloc_rate_p10, r.frag_pct_mean, r.pending_p50_s,
                 r.pending_p99_s, r.pending_p99_s_multigpu, r.pending_p99_s_sharing, r.never_placed, r.moves, r.time_compress);
+  }
+  if (args.gangs.members > 0) {
+    std::printf("\n%-12s %-16s %5s %6s %7s %9s %9s %9s %9s\n", "trace", "policy", "seed", "gangs", "placed", "waitP50", "waitP99",
+                "oneDom%", "stranded");
+    for (const replay::TimelineRun& t : runs) {
+      const replay::TimelineResult& r = t.result;
+      std::printf("%-12s %-16s %5llu %6d %7d %9.0f %9.0f %9.1f %9.1f\n", t.trace.c_str(), r.policy.c_str(),
+                  static_cast<unsigned long long>(r.seed), r.gangs, r.gangs_placed, r.gang_wait_p50_s, r.gang_wait_p99_s,
+                  r.gangs_one_domain_pct, r.stranded_gpus_mean);
+    }
   }
   std::printf("%zu runs in %.1f s; wrote %s/summary.csv, report.html\n", runs.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), args.out.c_str());

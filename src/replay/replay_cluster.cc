@@ -81,12 +81,13 @@ ReplayCluster::ReplayCluster(const PreparedTrace& trace, const scoring::Scorer& 
   }
 }
 
-bool ReplayCluster::Place(const scoring::PodShape& pod, Selection selection, Rng& rng, PlacedPod* placed) {
+bool ReplayCluster::Place(const scoring::PodShape& pod, Selection selection, Rng& rng, PlacedPod* placed,
+                          const std::vector<uint8_t>* allowed) {
   candidates_.clear();
   candidate_node_.clear();
   size_t n = nodes_.size();
   for (size_t i = 0; i < n; ++i) {
-    if (!scoring::Fits(pod, nodes_[i])) continue;
+    if ((allowed != nullptr && (*allowed)[i] == 0) || !scoring::Fits(pod, nodes_[i])) continue;
     candidates_.push_back(Candidate{.node = &nodes_[i],
                                     .order = order_[i],
                                     .rank = static_cast<double>(order_[i]) / static_cast<double>(n),

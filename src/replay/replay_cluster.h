@@ -44,8 +44,9 @@ class ReplayCluster {
   ReplayCluster(const PreparedTrace& trace, const scoring::Scorer& scorer, Rng& rng);
 
   // Places `pod` where the scorer (through `selection`) picks; returns false if no node fits.
-  // `placed` (optional) receives where it went.
-  bool Place(const scoring::PodShape& pod, Selection selection, Rng& rng, PlacedPod* placed = nullptr);
+  // `placed` (optional) receives where it went; `allowed` (optional, by node) limits the nodes.
+  bool Place(const scoring::PodShape& pod, Selection selection, Rng& rng, PlacedPod* placed = nullptr,
+             const std::vector<uint8_t>* allowed = nullptr);
   // Takes `pod`, placed as `placed`, off its node.
   void Remove(const scoring::PodShape& pod, const PlacedPod& placed);
   // Puts `pod` back exactly as `placed` took it (undoes Remove).

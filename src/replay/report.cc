@@ -246,7 +246,7 @@ std::string SummaryCsv(const std::vector<GridRun>& runs) {
   std::string out = fmt::format("{},{}\n", kSummaryColumns, kTimelineColumns);
   for (const GridRun& r : runs) {
     double paper = PaperUnallocatedAt100(r.trace, r.result.policy);
-    out += fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{},{:.3f},static,,,,,,,,,,\n", r.trace, r.result.policy,
+    out += fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{},{:.3f},static,,,,,,,,,,,,,,,\n", r.trace, r.result.policy,
                        SelectionName(r.selection), r.result.seed, r.result.pods, r.result.failed_pods, r.result.unallocated_pct_at_100,
                        r.result.frag_pct_at_100, paper < 0 ? "" : fmt::format("{:.2f}", paper), r.result.wall_s);
   }
@@ -257,10 +257,12 @@ std::string TimelineSummaryCsv(const std::vector<TimelineRun>& runs) {
   std::string out = fmt::format("{},{}\n", kSummaryColumns, kTimelineColumns);
   for (const TimelineRun& t : runs) {
     const TimelineResult& r = t.result;
-    out += fmt::format("{},{},policy,{},{},{},,,,{:.3f},timeline,{:.2f},{:.2f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},{},{:.2f}\n", t.trace,
+    out += fmt::format("{},{},policy,{},{},{},,,,{:.3f},timeline,{:.2f},{:.2f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},{},{:.2f},", t.trace,
                        r.policy, r.seed, r.pods, r.never_placed, r.wall_s, r.alloc_rate_mean, r.alloc_rate_p10, r.pending_p50_s,
                        r.pending_p99_s, r.pending_p99_s_sharing, r.pending_p99_s_onegpu, r.pending_p99_s_multigpu, r.never_placed,
                        r.moves, r.time_compress);
+    out += fmt::format("{},{:.0f},{:.0f},{:.1f},{:.2f}\n", r.gangs, r.gang_wait_p50_s, r.gang_wait_p99_s, r.gangs_one_domain_pct,
+                       r.stranded_gpus_mean);
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include "gpusched/common/random.h"
 #include "gpusched/scoring/reservation.h"
 #include "replay_cluster.h"
+#include "timeline_domains.h"
 
 namespace gpusched::replay {
 namespace {
@@ -47,7 +48,8 @@ class Timeline {
   Timeline(const PreparedTrace& trace, const std::vector<TimelinePod>& pods, const scoring::Scorer& scorer,
            const TimelineOptions& options, double compress)
       : trace_(trace), pods_(pods), options_(options), rng_(options.seed), cluster_(trace, scorer, rng_),
-        where_(pods.size()), on_node_(trace.nodes.size()) {
+        where_(pods.size()), on_node_(trace.nodes.size()), domains_(trace.nodes.size(), options.domains),
+        member_(MemberShape(options.gangs)) {
     int64_t t0 = pods.empty() ? 0 : std::min_element(pods.begin(), pods.end(), [](const TimelinePod& a, const TimelinePod& b) {
                                       return a.created_s < b.created_s;
                                     })->created_s;
@@ -59,23 +61,31 @@ class Timeline {
     std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return arrive_[a] < arrive_[b]; });
     horizon_ = order_.empty() ? 0 : arrive_[order_.back()];
     next_defrag_ = options.defrag_every_s > 0 ? options.defrag_every_s : kNever;
+    double gpu_time = 0;
+    for (const TimelinePod& p : pods) gpu_time += static_cast<double>(trace.pods[p.index].gpu_milli()) * static_cast<double>(p.duration_s);
+    gangs_ = MakeGangJobs(options.gangs, pods, gpu_time, horizon_, options.seed);
+    gang_where_.resize(gangs_.size());
   }
 
   void Run() {
     size_t next = 0;
-    while (next < order_.size() || !departures_.empty()) {
+    while (next < order_.size() || next_gang_ < gangs_.size() || !departures_.empty()) {
       double arrival = next < order_.size() ? arrive_[order_[next]] : kNever;
+      double gang_arrival = next_gang_ < gangs_.size() ? gangs_[next_gang_].arrive : kNever;
       double departure = departures_.empty() ? kNever : departures_.top().first;
-      double now = std::min({arrival, departure, next_defrag_});
+      double now = std::min({arrival, gang_arrival, departure, next_defrag_});
       SampleUntil(now);
+      end_ = now;
       if (now == departure) {
         size_t k = departures_.top().second;
         departures_.pop();
-        Unplace(k);
-        RetryWaiting(where_[k].node, now);
+        Depart(k, now);
       } else if (now == arrival) {
         size_t k = order_[next++];
         if (!TryPlace(k, now)) waiting_.push_back(k);
+      } else if (now == gang_arrival) {
+        size_t g = next_gang_++;
+        if (!TryPlaceGang(g, now)) gangs_waiting_.push_back(g);
       } else {
         Defrag(now);
         next_defrag_ = waiting_.empty() && next == order_.size() ? kNever : now + options_.defrag_every_s;
@@ -84,6 +94,7 @@ class Timeline {
   }
 
   void Report(TimelineResult* r) const;
+  void ReportGangs(TimelineResult* r, size_t samples) const;
 
  private:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -96,13 +107,25 @@ class Timeline {
   const PodShape& Shape(size_t k) const { return trace_.pods[pods_[k].index]; }
 
   // Places pod k where the policy picks; false if it fits nowhere.
+  // Topology-aware: a pod outside gangs goes to the fullest domain in use where it fits, as
+  // gpusched steers GPU pods (and CPU-only pods given to it, docs/topology.md), so that whole
+  // domains stay free.
   bool Place(size_t k) {
-    if (!cluster_.Place(Shape(k), options_.selection, rng_, &where_[k])) return false;
+    bool placed = false;
+    if (options_.topology_aware && domains_.enabled()) {
+      for (int d : domains_.FullestFirst(cluster_)) {
+        if (domains_.pods(d) == 0) break;  // the rest are empty: any of them is as good
+        if ((placed = cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], &domains_.nodes(d)))) break;
+      }
+    }
+    if (!placed && !cluster_.Place(Shape(k), options_.selection, rng_, &where_[k])) return false;
+    domains_.Book(where_[k].node, Shape(k).gpu_milli(), 1);
     on_node_[where_[k].node].push_back(k);
     ++running_;
     return true;
   }
   void Unplace(size_t k) {
+    domains_.Book(where_[k].node, -Shape(k).gpu_milli(), -1);
     cluster_.Remove(Shape(k), where_[k]);
     std::vector<size_t>& on = on_node_[where_[k].node];
     on.erase(std::find(on.begin(), on.end(), k));
@@ -131,6 +154,30 @@ class Timeline {
     waiting_ = std::move(still);
   }
 
+  // Pod k (or, from pods_.size() on, a gang) leaves at `now`; what waits is tried again.
+  void Depart(size_t k, double now) {
+    if (k < pods_.size()) {
+      Unplace(k);
+      RetryWaiting(where_[k].node, now);
+    } else {
+      for (const PlacedPod& m : gang_where_[k - pods_.size()]) {
+        domains_.Book(m.node, -member_.gpu_milli(), -1);
+        cluster_.Remove(member_, m);
+      }
+      for (const PlacedPod& m : gang_where_[k - pods_.size()]) RetryWaiting(m.node, now);
+    }
+    RetryGangs(now);
+  }
+  bool TryPlaceGang(size_t g, double now);
+  bool PlaceMembers(const std::vector<uint8_t>* allowed, std::vector<PlacedPod>* where);
+  void RetryGangs(double now) {
+    std::vector<size_t> still;
+    for (size_t g : gangs_waiting_) {
+      if (!TryPlaceGang(g, now)) still.push_back(g);
+    }
+    gangs_waiting_ = std::move(still);
+  }
+
   void Defrag(double now);
   // True if pod k fits some node when it is empty (else no move makes room for it). Cached.
   bool FitsSomewhere(size_t k) {
@@ -149,6 +196,7 @@ class Timeline {
     for (; next_sample_ <= t && t != kNever; next_sample_ += kSampleEvery) {
       alloc_.push_back(100.0 * (capacity - static_cast<double>(cluster_.idle_total())) / capacity);
       frag_.push_back(100.0 * cluster_.frag_total() / capacity);
+      if (domains_.enabled() && options_.gangs.members > 0) stranded_.push_back(domains_.Stranded(cluster_, member_, options_.gangs.members));
     }
   }
 
@@ -174,7 +222,68 @@ class Timeline {
   std::vector<double> alloc_, frag_;  // samples, every kSampleEvery from 0
   std::vector<double> pending_all_;
   std::vector<double> pending_[kClasses];
+  double end_ = 0;                // the last event's time
+  Domains domains_;
+  scoring::PodShape member_;      // a gang member's shape
+  std::vector<GangJob> gangs_;    // by arrival
+  size_t next_gang_ = 0;
+  std::vector<std::vector<PlacedPod>> gang_where_;  // by gang, while it runs
+  std::vector<size_t> gangs_waiting_;               // in arrival order
+  std::vector<double> gang_waits_;                  // of the gangs placed
+  int gangs_one_domain_ = 0;
+  std::vector<double> stranded_;  // Domains::Stranded at each sample
 };
+
+// Topology-aware: the fullest domain that holds every member, else the fewest domains (the
+// fullest first); otherwise member by member where the policy picks. All or nothing.
+bool Timeline::TryPlaceGang(size_t g, double now) {
+  std::vector<PlacedPod>& where = gang_where_[g];
+  bool placed = false;
+  if (options_.topology_aware && domains_.enabled()) {
+    std::vector<int> fullest = domains_.FullestFirst(cluster_);
+    for (int d : fullest) {
+      if ((placed = PlaceMembers(&domains_.nodes(d), &where))) break;
+    }
+    // No one domain holds it: the fewest domains, fullest first, rather than anywhere.
+    std::vector<uint8_t> union_mask(trace_.nodes.size(), 0);
+    for (size_t n = 0; !placed && n < fullest.size(); ++n) {
+      const std::vector<uint8_t>& more = domains_.nodes(fullest[n]);
+      for (size_t i = 0; i < more.size(); ++i) union_mask[i] |= more[i];
+      placed = n > 0 && PlaceMembers(&union_mask, &where);
+    }
+  }
+  if (!placed && !PlaceMembers(nullptr, &where)) return false;
+  gang_waits_.push_back(now - gangs_[g].arrive);
+  bool one_domain = domains_.enabled() && std::all_of(where.begin(), where.end(), [&](const PlacedPod& m) {
+                      return domains_.of(m.node) == domains_.of(where.front().node);
+                    });
+  gangs_one_domain_ += one_domain ? 1 : 0;
+  departures_.push({now + static_cast<double>(gangs_[g].duration_s), pods_.size() + g});
+  return true;
+}
+
+bool Timeline::PlaceMembers(const std::vector<uint8_t>* allowed, std::vector<PlacedPod>* where) {
+  int64_t room = 0;  // members the allowed nodes' idle GPUs could take at most
+  for (size_t i = 0; i < trace_.nodes.size(); ++i) {
+    if (allowed == nullptr || (*allowed)[i] != 0) room += cluster_.node(i).FullyFree() / member_.gpus;
+  }
+  where->clear();
+  if (room < options_.gangs.members) return false;
+  for (int m = 0; m < options_.gangs.members; ++m) {
+    PlacedPod p;
+    if (!cluster_.Place(member_, options_.selection, rng_, &p, allowed)) {
+      for (const PlacedPod& back : *where) {
+        domains_.Book(back.node, -member_.gpu_milli(), -1);
+        cluster_.Remove(member_, back);
+      }
+      where->clear();
+      return false;
+    }
+    domains_.Book(p.node, member_.gpu_milli(), 1);
+    where->push_back(p);
+  }
+  return true;
+}
 
 void Timeline::Report(TimelineResult* r) const {
   r->never_placed = static_cast<int>(waiting_.size());
@@ -197,6 +306,21 @@ void Timeline::Report(TimelineResult* r) const {
   r->pending_p99_s_multigpu = Percentile(pending_[kMultiGpu], 0.99);
   r->alloc_rate = std::move(alloc);
   r->frag_rate = std::move(frag);
+  ReportGangs(r, kept);
+}
+
+void Timeline::ReportGangs(TimelineResult* r, size_t samples) const {
+  r->gangs = static_cast<int>(gangs_.size());
+  r->gangs_placed = static_cast<int>(gang_waits_.size());
+  std::vector<double> waits = gang_waits_;
+  for (size_t g : gangs_waiting_) waits.push_back(end_ - gangs_[g].arrive);  // never placed: waited to the end
+  r->gang_wait_p50_s = Percentile(waits, 0.50);
+  r->gang_wait_p99_s = Percentile(waits, 0.99);
+  r->gangs_one_domain_pct = gang_waits_.empty() ? 0 : 100.0 * gangs_one_domain_ / static_cast<double>(gang_waits_.size());
+  size_t kept = std::min(stranded_.size(), samples);
+  double sum = 0;
+  for (size_t i = 0; i < kept; ++i) sum += stranded_[i];
+  r->stranded_gpus_mean = kept == 0 ? 0 : sum / static_cast<double>(kept);
 }
 
 // Tops up the budget (defrag_budget_pct of the running pods per simulated hour, at most an hour's
@@ -267,6 +391,7 @@ bool Timeline::MoveAndPlace(size_t k, const std::vector<size_t>& victims, double
   for (size_t i = 0; i < victims.size(); ++i) {
     where_[victims[i]] = was[i];
     cluster_.Restore(Shape(victims[i]), was[i]);
+    domains_.Book(was[i].node, Shape(victims[i]).gpu_milli(), 1);
     on_node_[was[i].node].push_back(victims[i]);
     ++running_;
   }

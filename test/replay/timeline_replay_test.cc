@@ -158,5 +158,39 @@ TEST(TimelineReplay, ATraceWithoutTimesIsRefusedWithTheColumnItLacks) {
   EXPECT_THAT(t.status().message(), HasSubstr("no creation_time column"));
 }
 
+TEST(TimelineGangs, GangSpecsAreReadAndBadOnesNamed) {
+  StatusOr<GangSpec> spec = ParseGangSpec("members=16,gpus=4,share=0.3,cpu=64000");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(*spec, (GangSpec{.members = 16, .gpus = 4, .share = 0.3, .cpu_milli = 64000}));
+  EXPECT_THAT(ParseGangSpec("members=16,gpus=4").status().message(), HasSubstr("share=0 is outside (0, 1)"));
+  EXPECT_THAT(ParseGangSpec("members=16,gpus=4,share=0.3,color=2").status().message(), HasSubstr("unknown field \"color\""));
+  EXPECT_THAT(ParseGangSpec("members=x").status().message(), HasSubstr("\"members=x\": want key=number"));
+}
+
+// Issue 34 §3: two domains of four 4-GPU nodes; four 3-GPU pods arrive first and run long, then
+// one gang of four 4-GPU members. The policy alone scatters the pods over both domains, so no
+// domain can take the gang; run topology-aware, they fill one domain and the gang has the other.
+TEST(TimelineGangs, TopologyAwareRunsKeepADomainWholeForTheGang) {
+  Loaded l = Load(4, {"a,3,0,10000", "b,3,0,10000", "c,3,0,10000", "d,3,0,10000", "e,1,1000,10000"}, 8);
+  double aware_stranded = 0, plain_stranded = 0;
+  for (uint64_t seed = 42; seed < 47; ++seed) {
+    TimelineOptions options{.seed = seed, .domains = 2, .gangs = {.members = 4, .gpus = 4, .share = 0.5, .cpu_milli = 1000, .memory_mib = 1024}};
+    TimelineResult plain = Replay(l, 1, options);
+    options.topology_aware = true;
+    TimelineResult aware = Replay(l, 1, options);
+    ASSERT_EQ(aware.gangs, 1) << seed;
+    EXPECT_EQ(aware.gangs_placed, 1) << seed;
+    EXPECT_DOUBLE_EQ(aware.gangs_one_domain_pct, 100) << seed;
+    EXPECT_DOUBLE_EQ(aware.gang_wait_p99_s, 0) << seed;
+    aware_stranded += aware.stranded_gpus_mean;
+    plain_stranded += plain.stranded_gpus_mean;
+  }
+  EXPECT_LT(aware_stranded, plain_stranded * 0.6);
+  // Without domains and gangs, nothing changes: the same run as before topology.
+  TimelineResult before = Replay(l, 1, TimelineOptions{.seed = 42});
+  EXPECT_EQ(before.gangs, 0);
+  EXPECT_DOUBLE_EQ(before.stranded_gpus_mean, 0);
+}
+
 }  // namespace timeline_replay_test
 }  // namespace gpusched::replay

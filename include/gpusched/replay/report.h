@@ -24,7 +24,8 @@ namespace gpusched::replay {
 // ones go at the end.
 inline constexpr std::string_view kTimelineColumns =
     "mode,alloc_rate_mean,alloc_rate_p10,pending_p50_s,pending_p99_s,pending_p99_s_sharing,pending_p99_s_onegpu,"
-    "pending_p99_s_multigpu,never_placed,moves,time_compress";
+    "pending_p99_s_multigpu,never_placed,moves,time_compress,gangs,gang_wait_p50_s,gang_wait_p99_s,gangs_one_domain_pct,"
+    "stranded_gpus_mean";
 
 std::string SummaryCsv(const std::vector<GridRun>& runs);
 // The same file for a timeline grid (timeline_replay.h).

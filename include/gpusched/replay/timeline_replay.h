@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusched/common/status.h"
@@ -57,6 +58,21 @@ std::vector<TimelinePod> Inflate(const std::vector<TimelinePod>& pods, int copie
 // The compression at which the offered load is 100% (at least 1).
 double DefaultTimeCompress(const PreparedTrace& trace, const std::vector<TimelinePod>& pods);
 
+// Synthetic gang jobs mixed into a timeline (`--gangs members=16,gpus=4,share=0.3`): each job
+// asks `members` pods of `gpus` whole GPUs (and cpu_milli, memory_mib each) all at once; together
+// they ask `share` of the GPU time offered (the trace's and theirs). Arrivals are spread evenly
+// at random over the trace's arrival window; durations are drawn from the trace's pods'.
+struct GangSpec {
+  int members = 0;  // 0: no gangs
+  int gpus = 0;
+  double share = 0;
+  int64_t cpu_milli = 0;   // per member; 0: 16 CPUs per GPU
+  int64_t memory_mib = 0;  // per member; 0: 64 GiB per GPU
+  bool operator==(const GangSpec&) const = default;
+};
+// Parses "members=16,gpus=4,share=0.3[,cpu=64000,memory=262144]". Errors name the field.
+StatusOr<GangSpec> ParseGangSpec(std::string_view text);
+
 struct TimelineOptions {
   uint64_t seed = 42;          // the node order that breaks score ties
   double time_compress = 0;    // 0: DefaultTimeCompress
@@ -69,6 +85,14 @@ struct TimelineOptions {
   // an hour's worth saved up. A moved pod keeps its departure time.
   double defrag_every_s = 0;
   double defrag_budget_pct = 1;
+  // Topology (docs/topology.md): the nodes split into `domains` domains, contiguous in trace
+  // order (0: none), and gang jobs mixed in (GangSpec). A topology-aware run places each gang in
+  // the fullest domain that holds it (else across domains) and a GPU pod outside gangs in domains
+  // already in use where it fits there, as gpusched's topology levels do; otherwise gangs are
+  // placed member by member by the policy, all or nothing, and pods go where the policy picks.
+  int domains = 0;
+  GangSpec gangs;
+  bool topology_aware = false;
 };
 
 struct TimelineResult {
@@ -87,6 +111,15 @@ struct TimelineResult {
   double pending_p99_s_onegpu = 0;
   double pending_p99_s_multigpu = 0;
   int moves = 0;               // pods moved by the defrag
+  // Gangs (TimelineOptions::gangs): jobs that arrived; their wait from arrival to placement
+  // (p50, p99; a gang never placed waits until the end); the share placed inside one domain;
+  // and the free GPUs stranded in domains that cannot host one gang, mean over the samples.
+  int gangs = 0;
+  int gangs_placed = 0;
+  double gang_wait_p50_s = 0;
+  double gang_wait_p99_s = 0;
+  double gangs_one_domain_pct = 0;
+  double stranded_gpus_mean = 0;
   std::vector<double> alloc_rate;  // the per-minute samples
   std::vector<double> frag_rate;   // FGD fragmentation, % of capacity, at the same times
   double wall_s = 0;
