@@ -226,6 +226,7 @@ const Setting kSettings[] = {
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.gang_hold_ttl); }},
     {"gang.nominate", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.gang_nominate); }},
     {"topology.levels", "", "", "", Kind::kList, &AddTopologyLevel, &ClearTopologyLevels},
+    {"topology.steer", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.topology_steer); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

@@ -175,7 +175,8 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
   const ResourceList requests = EffectiveRequests(pod);  // besides GPUs
   JudgeNodesFit(pod, requests, resolved, &fits, &refused);
-  RefuseAmongFits(request, resolved, &fits, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); });
+  RefuseAmongFitting(pod, request, *inputs.options, nullptr, snapshot, resolved, &fits,
+                     [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); });
   std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
   // The fitting nodes by rank, then the others in node order; each described apart (its GPUs one

@@ -243,13 +243,11 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
 
 }  // namespace
 
-size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
-                       std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed) {
-  const placement::Kind* kind = placement::KindFor(request.kind);
-  if (kind == nullptr || fits->size() < 2) return 0;
-  std::vector<const placement::NodeState*> states;
-  for (const placement::RankedNode& f : *fits) states.push_back(nodes.nodes[f.pos]);
-  std::vector<std::pair<size_t, std::string>> refused = kind->RefuseAmongFits(request, states);
+namespace {
+
+// Removes `refused` (positions into `fits`, with reasons) from `fits`, telling on_failed.
+size_t Refuse(std::vector<std::pair<size_t, std::string>> refused, std::vector<placement::RankedNode>* fits,
+              const OnNodeFailed& on_failed) {
   std::vector<bool> drop(fits->size(), false);
   for (auto& [i, reason] : refused) {
     drop[i] = true;
@@ -260,6 +258,32 @@ size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes
   size_t i = 0;
   std::erase_if(*fits, [&](const placement::RankedNode&) { return drop[i++]; });
   return refused.size();
+}
+
+std::vector<const placement::NodeState*> StatesOf(const ResolvedNodes& nodes, const std::vector<placement::RankedNode>& fits) {
+  std::vector<const placement::NodeState*> states;
+  for (const placement::RankedNode& f : fits) states.push_back(nodes.nodes[f.pos]);
+  return states;
+}
+
+}  // namespace
+
+size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
+                       std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed) {
+  const placement::Kind* kind = placement::KindFor(request.kind);
+  if (kind == nullptr || fits->size() < 2) return 0;
+  return Refuse(kind->RefuseAmongFits(request, StatesOf(nodes, *fits)), fits, on_failed);
+}
+
+void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const ServiceOptions& options,
+                        const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
+                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed) {
+  RefuseAmongFits(request, nodes, fits, on_failed);
+  if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->size() < 2) return;
+  const std::string& key = options.topology_levels.front();
+  DomainFullness local;
+  std::shared_ptr<const DomainUses> domains = (fullness != nullptr ? fullness : &local)->Of(snapshot, key);
+  Refuse(OutsideFullestDomain(StatesOf(nodes, *fits), key, *domains), fits, on_failed);
 }
 
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {

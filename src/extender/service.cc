@@ -144,6 +144,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
                   ? nullptr
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
       domains_(std::make_unique<DomainPlans>(inventory_, &options_, &programs_)),
+      fullness_(std::make_unique<DomainFullness>()),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get(), domains_.get())),
       gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_, with_.nominator)) {}
 
@@ -311,7 +312,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountError("filter");
     return EncodeFilterError(fits.status().message());
   }
-  RefuseAmongFits(request, resolved, &*fits, [&](size_t pos, NodeVerdict&& v) {
+  RefuseAmongFitting(args.pod, request, options_, fullness_.get(), *snapshot, resolved, &*fits, [&](size_t pos, NodeVerdict&& v) {
     ++counts.rejects[static_cast<size_t>(v.reject)];
     result.failed.emplace_back(pos, std::move(v.reason));
   });

@@ -119,6 +119,10 @@ TEST(Config, TopologyLevelsAreLabelKeysLowestFirstAndMayBeTurnedOff) {
   StatusOr<Config> off = ParseConfig("topology: {levels: []}");
   ASSERT_TRUE(off.ok());
   EXPECT_TRUE(off->service.topology_levels.empty());
+  EXPECT_TRUE(defaults->service.topology_steer);
+  StatusOr<Config> unsteered = ParseConfig("topology: {steer: false}");
+  ASSERT_TRUE(unsteered.ok());
+  EXPECT_FALSE(unsteered->service.topology_steer);
   EXPECT_THAT(ParseConfig("topology: {levels: ['a b']}").status().message(),
               HasSubstr("config topology.levels: \"a b\" is not a node label key"));
 }

@@ -21,6 +21,7 @@
 #include "gpusched/dra/cel.h"
 #include "gpusched/extender/dra_decision_log.h"
 #include "gpusched/extender/cache_store.h"
+#include "gpusched/extender/domain_steering.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/workload_cache.h"
 #include "gpusched/inventory/snapshot.h"
@@ -91,6 +92,13 @@ placement::JudgeContext JudgeContextOf(const EvaluationInputs& inputs);
 // explain both apply it, so that explain says what filter did. Returns how many.
 size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
                        std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed);
+
+// The refusals among fitting nodes that filter and explain both apply: RefuseAmongFits, then, for a
+// pod outside groups with options.topology_steer, those outside the fullest domain in use of the
+// lowest topology level (domain_steering.h; `fullness` keeps the domains' sums, null: summed here).
+void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const ServiceOptions& options,
+                        const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
+                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);

@@ -38,6 +38,7 @@
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/filter_memo.h"
 #include "gpusched/extender/domain_plans.h"
+#include "gpusched/extender/domain_steering.h"
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/cache_store.h"
@@ -152,6 +153,7 @@ class Service {
   const std::unique_ptr<DraDecisionLog> dra_log_;
   const std::unique_ptr<ClaimAllocator> claims_;  // owner mode only
   const std::unique_ptr<DomainPlans> domains_;    // gangs with a topology constraint
+  const std::unique_ptr<DomainFullness> fullness_;  // pods outside gangs, steered (domain_steering.h)
   const std::unique_ptr<BindFlow> bind_;
   const std::unique_ptr<GangHolds> gangs_;
   mutable std::atomic<int64_t> last_filter_s_{INT64_MIN / 2};  // steady clock, seconds: a GPU pod's last filter

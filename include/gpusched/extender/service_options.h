@@ -76,6 +76,9 @@ struct ServiceOptions {
   // Discovery's clique, topograph's block, the zone.
   std::vector<std::string> topology_levels = {"nvidia.com/gpu.clique", "network.topology.nvidia.com/block",
                                               "topology.kubernetes.io/zone"};
+  // Whether filter keeps GPU pods outside groups in the fullest domain in use of the lowest level
+  // (domain_steering.h), so that whole domains stay free for gangs. Default: on.
+  bool topology_steer = true;
 };
 
 // Not owned: each must outlive the service. Null means "not there".

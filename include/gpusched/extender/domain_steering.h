@@ -1,0 +1,54 @@
+// File: domain_steering.h
+//
+// Pods outside gangs, steered into domains already in use (docs/topology.md). Single GPU pods
+// and small pods do not care which NVLink domain they run in; scattered over domains they strand
+// them, so that no domain is left whole for a gang. Where topology levels are configured and
+// `topology.steer` is on, filter keeps a GPU pod that belongs to no group, among the nodes where
+// it fits, on those of the fullest domain in use (least free GPU) of the lowest level, and on
+// nodes without that level's label. Only the lowest level: packing zones would take away the
+// spread that services want from them.
+//
+// Thread-safe: the per-domain sums are kept for the newest snapshot under one mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpusched/common/mutex.h"
+#include "gpusched/inventory/snapshot.h"
+#include "gpusched/placement/node_state.h"
+
+namespace gpusched::extender {
+
+// A domain's GPU: free and allocated milli-GPU over its nodes.
+struct DomainUse {
+  int64_t free_milli = 0;
+  int64_t used_milli = 0;
+};
+using DomainUses = std::map<std::string, DomainUse, std::less<>>;
+
+class DomainFullness {
+ public:
+  // The domains of label `key` on `snapshot` (each label value with its sums), computed once per
+  // snapshot version and key.
+  std::shared_ptr<const DomainUses> Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const
+      GPUSCHED_EXCLUDES(mu_);
+
+ private:
+  mutable Mutex mu_;
+  mutable uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  mutable std::string key_ GPUSCHED_GUARDED_BY(mu_);
+  mutable std::shared_ptr<const DomainUses> uses_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+// Of `fits` (nodes where the pod fits), those filter refuses: the ones labelled `key` outside the
+// fullest domain in use among the fitting nodes' domains, by position, with the reason. None when
+// no fitting node is in a domain in use.
+std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<const placement::NodeState*>& fits,
+                                                                 const std::string& key, const DomainUses& domains);
+
+}  // namespace gpusched::extender

@@ -1,0 +1,83 @@
+// Pods outside gangs steered into the fullest domain in use (extender/domain_steering.h, issue
+// 34 §2), so that whole NVLink domains stay free for gangs; explain says the same.
+#include "gpusched/extender/domain_steering.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster_json.h"
+#include "gpusched/extender/explain.h"
+#include "gpusched/extender/service.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kubejson/objects.h"
+
+namespace gpusched::extender {
+namespace domain_steering_test {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::PodJson;
+
+// Cliques A (a1, a2) and B (b1, b2) of 4-GPU nodes, and u1 without a clique; b1 runs a 1-GPU pod.
+std::string Cluster() {
+  std::vector<std::string> items;
+  for (const char* name : {"a1", "a2", "b1", "b2", "u1"}) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    if (name[0] != 'u') n.extra_labels["nvidia.com/gpu.clique"] = fmt::format("c.{}", static_cast<char>(std::toupper(name[0])));
+    items.push_back(n.ToJson());
+  }
+  items.push_back(PodJson{.name = "busy", .uid = "busy", .node = "b1", .phase = "Running", .containers = {testing::WholeGpus("c", 1)}}.ToJson());
+  return testing::ListJson(items);
+}
+
+class DomainSteering : public ::testing::Test {
+ protected:
+  void Load(ServiceOptions options = {}) {
+    ClusterObjects objects;
+    ASSERT_TRUE(kubejson::AppendClusterJson(Cluster(), &objects).ok());
+    inventory_.ReplaceCluster(std::move(objects));
+    options_ = options;
+    service_ = std::make_unique<Service>(&inventory_, options);
+  }
+  std::string Filter(const PodJson& pod) {
+    return service_->Filter(testing::ArgsWithNames(pod.ToJson(), {"a1", "a2", "b1", "b2", "u1"}));
+  }
+  inventory::Inventory inventory_;
+  ServiceOptions options_;
+  std::unique_ptr<Service> service_;
+};
+
+TEST_F(DomainSteering, APodOutsideGangsGoesToTheFullestCliqueInUse) {
+  Load();
+  PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
+  std::string reply = Filter(pod);
+  EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("b1", "b2", "u1")) << "clique B and the node in no clique";
+  EXPECT_THAT(reply, HasSubstr("pods outside gangs go to the fullest domain in use (nvidia.com/gpu.clique=c.B)"));
+  StatusOr<Explanation> e = Explain(testing::DecodedPod(pod.ToJson()), std::nullopt,
+                                    EvaluationInputs{.snapshot = inventory_.Snapshot().get(), .options = &options_});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_THAT(e->summary, HasSubstr("3/5 nodes fit"));
+}
+
+TEST_F(DomainSteering, SteeringOffOrAPodOfAGroupKeepsEveryNode) {
+  ServiceOptions off;
+  off.topology_steer = false;
+  Load(off);
+  PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
+  EXPECT_EQ(testing::KeptNodes(Filter(pod)).size(), 5u);
+  Load();
+  PodJson member = pod;
+  member.spec_extra = R"("schedulingGroup":{"podGroupName":"none"})";
+  EXPECT_EQ(testing::KeptNodes(Filter(member)).size(), 5u) << "a group's member is the gang planner's";
+}
+
+TEST(DomainFullnessTest, NoDomainInUseSteersNothing) {
+  DomainUses idle = {{"c.A", {.free_milli = 8000}}, {"c.B", {.free_milli = 8000}}};
+  placement::NodeState a, b;
+  a.node.labels["k"] = "c.A";
+  b.node.labels["k"] = "c.B";
+  EXPECT_TRUE(OutsideFullestDomain({&a, &b}, "k", idle).empty());
+}
+
+}  // namespace domain_steering_test
+}  // namespace gpusched::extender
