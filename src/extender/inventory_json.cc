@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 #include "gpusched/dra/node_selection.h"
 #include "gpusched/kubejson/dra_allocation_json.h"
@@ -237,7 +238,7 @@ void WriteBlockers(Writer& w, const std::vector<placement::Blocker>& blockers) {
   w.EndArray();
 }
 
-void WriteNode(Writer& w, const NodeState& n) {
+void WriteNode(Writer& w, const NodeState& n, const std::string& domain_key) {
   w.StartObject();
   Key(w, "name");
   Str(w, n.node.name);
@@ -263,6 +264,10 @@ void WriteNode(Writer& w, const NodeState& n) {
   for (size_t i = 0; i < n.gpus.size(); ++i) WriteGpu(w, n.gpus[i], n.devices[i]);
   w.EndArray();
   WriteNvlink(w, n);
+  if (auto label = n.node.labels.find(domain_key); !domain_key.empty() && label != n.node.labels.end()) {
+    Key(w, "domain");  // its value of the first topology level's label
+    Str(w, label->second);
+  }
   Key(w, "allocations");
   w.StartArray();
   for (const Allocation& a : n.allocations) WriteAllocation(w, a);
@@ -426,11 +431,68 @@ void WriteGroups(Writer& w, const inventory::GroupTable::Groups& groups) {
   w.EndArray();
 }
 
+// The nodes grouped by the domains of label `key`, as "domains": the key; "items", one per domain
+// with its nodes, idleNodes (every GPU free), freeGpus and strandedGpus (free, on nodes partly in
+// use: no gang member of whole nodes can use them); and "largestGang", the domain with the most
+// idle nodes.
+void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key) {
+  struct Sums {
+    int nodes = 0, idle_nodes = 0;
+    int64_t free_milli = 0, stranded_milli = 0;
+  };
+  std::map<std::string, Sums> domains;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    auto label = n->node.labels.find(key);
+    if (label == n->node.labels.end()) continue;
+    Sums& d = domains[label->second];
+    int64_t idle = n->view.IdleMilli();
+    bool whole = n->view.gpu_count > 0 && n->view.FullyFree() == n->view.gpu_count;
+    ++d.nodes;
+    d.idle_nodes += whole ? 1 : 0;
+    d.free_milli += idle;
+    d.stranded_milli += whole ? 0 : idle;
+  }
+  if (domains.empty()) return;
+  Key(w, "domains");
+  w.StartObject();
+  Key(w, "key");
+  Str(w, key);
+  Key(w, "items");
+  w.StartArray();
+  const std::pair<const std::string, Sums>* largest = nullptr;
+  for (const auto& entry : domains) {
+    const auto& [value, d] = entry;
+    if (largest == nullptr || d.idle_nodes > largest->second.idle_nodes) largest = &entry;
+    w.StartObject();
+    Key(w, "domain");
+    Str(w, value);
+    Key(w, "nodes");
+    w.Int(d.nodes);
+    Key(w, "idleNodes");
+    w.Int(d.idle_nodes);
+    Key(w, "freeGpus");
+    w.Double(static_cast<double>(d.free_milli) / 1000);
+    Key(w, "strandedGpus");
+    w.Double(static_cast<double>(d.stranded_milli) / 1000);
+    w.EndObject();
+  }
+  w.EndArray();
+  Key(w, "largestGang");
+  w.StartObject();
+  Key(w, "domain");
+  Str(w, largest->first);
+  Key(w, "idleNodes");
+  w.Int(largest->second.idle_nodes);
+  w.EndObject();
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions,
-                            const std::vector<std::string>& errors, std::optional<double> fragmented_pct, bool compact) {
+                            const std::vector<std::string>& errors, std::optional<double> fragmented_pct, bool compact,
+                            const std::string& domain_key) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.SetIndent(' ', compact ? 0 : 2);
@@ -460,11 +522,12 @@ std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const 
   w.StartArray();
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
     if (!node.empty() && n->node.name != node) continue;
-    WriteNode(w, *n);
+    WriteNode(w, *n, domain_key);
   }
   w.EndArray();
   WriteDra(w, snapshot.dra(), node, dra_decisions);
   WriteGroups(w, snapshot.groups());
+  if (node.empty() && !domain_key.empty()) WriteDomains(w, snapshot, domain_key);
   w.EndObject();
   return std::string(b.GetString(), b.GetSize());
 }

@@ -525,7 +525,8 @@ std::string Service::DebugInventory(std::string_view node, bool compact) const {
     for (const inventory::NodeStatePtr& n : snapshot->nodes()) nodes.push_back(n.get());
     fragmented = placement::FragmentedPct(nodes, *workloads_->Get(*snapshot));
   }
-  return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented, compact);
+  std::string domain_key = options_.topology_levels.empty() ? "" : options_.topology_levels.front();
+  return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented, compact, domain_key);
 }
 
 }  // namespace gpusched::extender

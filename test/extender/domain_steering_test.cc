@@ -9,6 +9,7 @@
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
+#include "gpusched/json/json.h"
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::extender {
@@ -69,6 +70,26 @@ TEST_F(DomainSteering, SteeringOffOrAPodOfAGroupKeepsEveryNode) {
   PodJson member = pod;
   member.spec_extra = R"("schedulingGroup":{"podGroupName":"none"})";
   EXPECT_EQ(testing::KeptNodes(Filter(member)).size(), 5u) << "a group's member is the gang planner's";
+}
+
+// /debug/inventory groups the nodes by domain: b1's three free GPUs are stranded (no whole-node
+// member can use them), and clique A has the most idle nodes.
+TEST_F(DomainSteering, TheInventoryShowsEachDomainsFreeAndStrandedGpusAndTheLargestGang) {
+  Load();
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
+  ASSERT_TRUE(d.HasMember("domains"));
+  const auto& domains = d["domains"];
+  EXPECT_STREQ(domains["key"].GetString(), "nvidia.com/gpu.clique");
+  ASSERT_EQ(domains["items"].Size(), 2u);
+  const auto& b = domains["items"][1];
+  EXPECT_STREQ(b["domain"].GetString(), "c.B");
+  EXPECT_EQ(b["idleNodes"].GetInt(), 1);
+  EXPECT_DOUBLE_EQ(b["freeGpus"].GetDouble(), 7);
+  EXPECT_DOUBLE_EQ(b["strandedGpus"].GetDouble(), 3);
+  EXPECT_STREQ(domains["largestGang"]["domain"].GetString(), "c.A");
+  EXPECT_EQ(domains["largestGang"]["idleNodes"].GetInt(), 2);
+  EXPECT_STREQ(d["nodes"][2]["domain"].GetString(), "c.B");
 }
 
 TEST(DomainFullnessTest, NoDomainInUseSteersNothing) {

@@ -163,6 +163,25 @@ TEST(UiBrowser, ANodesNvlinkIslandsAndItsBusyWholeGpusAreShown) {
   EXPECT_THAT(Panel(Chromium(Url(server, "/ui#gpu=pcie-01/2"), "--dump-dom")), HasSubstr("<li>default/b</li>"));
 }
 
+// Issue 34 §2: nodes in two NVLink cliques; the header counts the domains, the stranded GPUs and
+// the largest gang of idle nodes one domain holds; a node's panel names its domain.
+TEST(UiBrowser, TheHeaderShowsDomainsAndTheLargestGangInOne) {
+  std::vector<std::string> items;
+  for (const char* name : {"a1", "a2", "b1"}) {
+    NodeJson n = NvidiaNode(name, 4);
+    n.extra_labels["nvidia.com/gpu.clique"] = name[0] == 'a' ? "c.A" : "c.B";
+    items.push_back(n.ToJson());
+  }
+  items.push_back(PodJson{.name = "p", .uid = "p", .node = "a1", .phase = "Running", .containers = {WholeGpus("c", 1)}}.ToJson());
+  TestServer server{ListJson(items)};
+  std::string dom = Chromium(Url(server, "/ui#node=a1"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
+  EXPECT_THAT(dom, HasSubstr("domains <b>2</b>"));
+  EXPECT_THAT(dom, HasSubstr("stranded GPUs <b>3</b>"));
+  EXPECT_THAT(dom, HasSubstr("largest gang in one domain <b>1 idle nodes (c.A)</b>"));
+  EXPECT_THAT(Panel(dom), HasSubstr("<h3>Domain</h3><p>nvidia.com/gpu.clique=c.A: 2 nodes, 1 idle, 7 GPUs free, 3 stranded</p>"));
+}
+
 TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {
   TestServer server{std::string(demo::DemoClusterJson())};
   std::string dom = Chromium(Url(server, "/ui#node=gpu-switch-01"), "--dump-dom");

@@ -27,9 +27,13 @@ struct DraDecisionView {
 // `fragmented_pct`, when given, goes into "summary": {"fragmentedPct"} (FGD's measure for the
 // running workload, placement/defrag_planner.h's FragmentedPct). `compact`: one member a line,
 // not indented (a third of the bytes of the indented form, for /ui at thousands of nodes).
+// `domain_key`, for the whole inventory: the nodes grouped by the domains of that label, each with
+// its free GPUs, the GPUs stranded on nodes partly in use, and the domain with the most idle nodes
+// (the largest gang of whole nodes that fits in one domain now); "" or no labelled node: none.
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& stats,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions = {},
                             const std::vector<std::string>& errors = {},
-                            std::optional<double> fragmented_pct = std::nullopt, bool compact = false);
+                            std::optional<double> fragmented_pct = std::nullopt, bool compact = false,
+                            const std::string& domain_key = "");
 
 }  // namespace gpusched::extender
