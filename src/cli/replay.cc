@@ -77,6 +77,8 @@ placements.csv.
                       gangs_one_domain_pct, stranded_gpus_mean
   --topology-policies P  policies run topology-aware with --domains: each gang in the fullest
                       domain that holds it, other GPU pods in domains already in use (default softmix)
+  --steer-cpu-pods    (with --domains) topology-aware runs put CPU-only pods in domains in use too,
+                      as an operator's node affinity would (gpusched passes them through)
   --snapshot FILE     (second form) the cluster; repeat to merge files
   --place FILE        (second form) the pods to place, in order
   --score-mapping M   (second form) rank (default) or linear
@@ -118,6 +120,7 @@ struct ReplayArgs {
   int domains = 0;                       // --domains
   replay::GangSpec gangs;                // --gangs
   std::string topology_policies = "softmix";  // --topology-policies
+  bool steer_cpu_pods = false;                // --steer-cpu-pods
   std::string write_dra_example;
   int example_nodes = 200;
   double example_demand = 1.1;
@@ -152,8 +155,8 @@ StatusOr<ReplayArgs> Parse(int argc, char** argv) {
   ReplayArgs a;
   for (int i = 0; i < argc; ++i) {
     std::string flag = argv[i];
-    if (flag == "--timeline") {
-      a.timeline = true;
+    if (flag == "--timeline" || flag == "--steer-cpu-pods") {
+      (flag == "--timeline" ? a.timeline : a.steer_cpu_pods) = true;
       continue;
     }
     std::string value;
@@ -309,7 +312,8 @@ int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, con
         replay::TimelineOptions o{.seed = job.seed, .time_compress = args.time_compress, .selection = grid.selection,
                                   .inflate = args.inflate, .defrag_every_s = args.defrag_every,
                                   .defrag_budget_pct = args.defrag_budget_pct, .domains = args.domains, .gangs = args.gangs,
-                                  .topology_aware = args.domains > 0 && InList(args.topology_policies, job.scorer->Name())};
+                                  .topology_aware = args.domains > 0 && InList(args.topology_policies, job.scorer->Name()),
+                                  .steer_cpu_pods = args.steer_cpu_pods};
         runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
         if (args.defrag_every > 0) runs[j].result.policy += "+defrag";
       },

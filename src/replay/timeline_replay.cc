@@ -107,12 +107,11 @@ class Timeline {
   const PodShape& Shape(size_t k) const { return trace_.pods[pods_[k].index]; }
 
   // Places pod k where the policy picks; false if it fits nowhere.
-  // Topology-aware: a pod outside gangs goes to the fullest domain in use where it fits, as
-  // gpusched steers GPU pods (and CPU-only pods given to it, docs/topology.md), so that whole
-  // domains stay free.
+  // Topology-aware: a GPU pod outside gangs goes to the fullest domain in use where it fits, as
+  // gpusched steers it, so that whole domains stay free; CPU-only pods too with steer_cpu_pods.
   bool Place(size_t k) {
     bool placed = false;
-    if (options_.topology_aware && domains_.enabled()) {
+    if (options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods)) {
       for (int d : domains_.FullestFirst(cluster_)) {
         if (domains_.pods(d) == 0) break;  // the rest are empty: any of them is as good
         if ((placed = cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], &domains_.nodes(d)))) break;

@@ -93,6 +93,9 @@ struct TimelineOptions {
   int domains = 0;
   GangSpec gangs;
   bool topology_aware = false;
+  // Topology-aware runs also put CPU-only pods into the fullest domain in use: what an operator's
+  // affinity does (gpusched itself passes CPU-only pods through, docs/topology.md).
+  bool steer_cpu_pods = false;
 };
 
 struct TimelineResult {
