@@ -201,6 +201,24 @@ placement::GangPlan PlanOn(const std::vector<Pod>& pods, const std::vector<const
   return placement::PlanGang(members, nodes, options.placement, **scorer, GangDraOf(snapshot, options, programs));
 }
 
+std::vector<std::string> GangHolds::SiblingNodes(const std::string& key, std::string_view except,
+                                                 const inventory::InventorySnapshot& snapshot) const {
+  std::vector<std::string> nodes;
+  const inventory::GroupTable::Members& members = snapshot.MembersOf(key);
+  for (const std::string& uid : members.bound_uids) {
+    if (std::optional<Allocation> a = inventory_->AllocationOf(uid); a && uid != except) nodes.push_back(a->node_name);
+  }
+  for (const std::shared_ptr<const Pod>& p : members.pending) {
+    if (p->uid == except) continue;
+    if (std::optional<Allocation> a = inventory_->AllocationOf(p->uid)) {
+      nodes.push_back(a->node_name);  // being bound
+    } else if (const Allocation* slot = SlotOf(p->uid, snapshot)) {
+      nodes.push_back(slot->node_name);
+    }
+  }
+  return nodes;
+}
+
 GangStanding GangHolds::Plan(const Pod& member, const std::vector<std::string_view>* offered) const {
   MutexLock lock(&mu_);
   return PlanLocked(member, offered);
@@ -250,11 +268,7 @@ GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& grou
   const PodGroup* declared = DeclaredGang(member, snapshot);
   std::vector<std::string_view> allowed = offered;
   if (declared != nullptr && !declared->required_topology.empty()) {
-    std::vector<std::string> beside;
-    for (const std::shared_ptr<const Pod>& p : snapshot.MembersOf(inventory::GroupTable::MemberKey(member)).pending) {
-      const Allocation* slot = p->uid != member.uid ? SlotOf(p->uid, snapshot) : nullptr;
-      if (slot != nullptr) beside.push_back(slot->node_name);
-    }
+    std::vector<std::string> beside = SiblingNodes(inventory::GroupTable::MemberKey(member), member.uid, snapshot);
     allowed = InRequiredDomain(offered, declared->required_topology, beside, snapshot);
   }
   placement::GangPlan plan = PlanPending({member}, snapshot, *options_, programs_, &allowed);
@@ -280,10 +294,7 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   }
   // Members that fit nowhere beside the others are left out while minCount can still be reached.
   size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
-  std::vector<std::string> beside;  // the nodes of the slots held: new members join their domain
-  for (const std::string& uid : gang.slotted) {
-    if (const Allocation* slot = SlotOf(uid, snapshot)) beside.push_back(slot->node_name);
-  }
+  std::vector<std::string> beside = SiblingNodes(gang.key, "", snapshot);  // new members join their domain
   GangPlacement placed = PlanGangInDomains(gang.unslotted, needed, gang.required, beside, snapshot, *options_, programs_);
   std::vector<Pod>& planning = placed.planned;
   const placement::GangPlan& plan = placed.plan;

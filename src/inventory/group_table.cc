@@ -90,7 +90,10 @@ const std::shared_ptr<const GroupTable::MembersByKey>& GroupTable::members() {
   for (const auto& [key, pods] : pending_) {
     for (const auto& [uid, pod] : pods) next[key].pending.push_back(pod);
   }
-  for (const auto& [key, uids] : bound_) next[key].bound = uids.size();
+  for (const auto& [key, uids] : bound_) {
+    next[key].bound = uids.size();
+    next[key].bound_uids.assign(uids.begin(), uids.end());
+  }
   members_ = std::make_shared<const MembersByKey>(std::move(next));
   members_changed_ = false;
   return members_;

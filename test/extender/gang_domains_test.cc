@@ -135,6 +135,21 @@ TEST_F(GangDomains, AMemberPlannedAgainAloneStaysInItsRequiredDomain) {
   }
 }
 
+// Review finding: w0 is bound in clique A; w1, planned later, joins it, although clique B is now
+// the fuller (b1 and b2 busy) and would be taken by a gang planned afresh.
+TEST_F(GangDomains, AMemberPlannedLaterJoinsTheDomainOfItsBoundSibling) {
+  std::vector<std::string> items = Nodes();
+  items.push_back(Group(2, kClique));
+  PodJson bound = Member(0, 4);
+  bound.node = "a2";
+  bound.phase = "Running";
+  items.push_back(bound.ToJson());
+  items.push_back(Member(1, 4).ToJson());
+  items.push_back(PodJson{.name = "busy2", .uid = "busy2", .node = "b2", .phase = "Running", .containers = {testing::WholeGpus("c", 4)}}.ToJson());
+  Load(items);
+  EXPECT_THAT(Kept(Member(1, 4)), ElementsAre(::testing::AnyOf("a1", "a3")));
+}
+
 TEST_F(GangDomains, WithoutTopologyLabelsAGangIsPlannedAsBefore) {
   std::vector<std::string> items = {testing::NvidiaNode("a1", 4).ToJson(), testing::NvidiaNode("a2", 4).ToJson(), Group(2)};
   for (int i = 0; i < 2; ++i) items.push_back(Member(i, 4).ToJson());

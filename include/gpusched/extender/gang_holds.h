@@ -155,6 +155,10 @@ class GangHolds {
   // Plans and holds `member` alone on `offered`, beside the slots held; refuses it alone when it
   // fits there on none (nothing else changes: the offered nodes may be one domain's, or one
   // simulation's).
+  // The nodes of the members of group instance `key` other than `except`: bound, being bound, or
+  // holding a slot (topology domains: new members join theirs, gang_domains.h).
+  std::vector<std::string> SiblingNodes(const std::string& key, std::string_view except,
+                                        const inventory::InventorySnapshot& snapshot) const;
   GangStanding PlanOneLocked(const Pod& member, const std::string& group, const inventory::InventorySnapshot& snapshot,
                              const std::vector<std::string_view>& offered) const GPUSCHED_REQUIRES(mu_);
   // Ends every slot of `uids` here and on their nodes, as `snapshot` shows them.

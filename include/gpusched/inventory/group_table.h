@@ -59,6 +59,7 @@ class GroupTable {
   struct Members {
     std::vector<std::shared_ptr<const Pod>> pending;
     size_t bound = 0;
+    std::vector<std::string> bound_uids;  // the `bound` members' UIDs, ascending
   };
   using MembersByKey = std::map<std::string, Members, std::less<>>;
   // True if the members changed since members() was last asked.
