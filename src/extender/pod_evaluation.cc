@@ -271,7 +271,7 @@ std::vector<const placement::NodeState*> StatesOf(const ResolvedNodes& nodes, co
 size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
                        std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed) {
   const placement::Kind* kind = placement::KindFor(request.kind);
-  if (kind == nullptr || fits->size() < 2) return 0;
+  if (kind == nullptr || fits->size() < 2 || !kind->MayRefuseAmongFits(request)) return 0;
   return Refuse(kind->RefuseAmongFits(request, StatesOf(nodes, *fits)), fits, on_failed);
 }
 
@@ -283,6 +283,7 @@ void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, co
   const std::string& key = options.topology_levels.front();
   DomainFullness local;
   std::shared_ptr<const DomainUses> domains = (fullness != nullptr ? fullness : &local)->Of(snapshot, key);
+  if (domains->empty()) return;  // no node carries the label (computed once per snapshot)
   Refuse(OutsideFullestDomain(StatesOf(nodes, *fits), key, *domains), fits, on_failed);
 }
 

@@ -128,6 +128,9 @@ class Kind {
                                                                       const std::vector<const NodeState*>& fits) const {
     return {};
   }
+  // False when RefuseAmongFits refuses nothing for `request` whatever the nodes (the default): the
+  // filter's hot path then skips it.
+  virtual bool MayRefuseAmongFits(const PodRequest& request) const { return false; }
   // The free GPUs of a ready node of this mode (bit p: NodeState::gpus[p]) where the kind knows
   // them, for what is said about NVLink islands (node_links.h); nullopt (the default) otherwise.
   virtual std::optional<GpuSet> FreeGpuSet(const NodeState& node) const { return std::nullopt; }

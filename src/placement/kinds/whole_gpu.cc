@@ -51,6 +51,7 @@ class WholeGpuKind final : public CountedKind {
                                                               const std::vector<const NodeState*>& fits) const override {
     return ScatteredNodes(fits, request.whole_gpus);
   }
+  bool MayRefuseAmongFits(const PodRequest& request) const override { return request.whole_gpus >= 2; }
 
   std::optional<GpuSet> FreeGpuSet(const NodeState& node) const override { return KnownFreeGpus(node); }
 
