@@ -23,6 +23,7 @@ namespace {
 struct Candidate {
   GangPlacement placement;
   int64_t free_milli = 0;  // the domain's free GPU before the gang
+  std::vector<std::string_view> nodes;  // the domain's node names (the snapshot's)
 };
 
 // Whether `a` is the better domain: more members planned, then less free GPU, then the lower name.
@@ -31,8 +32,6 @@ bool Better(const Candidate& a, const Candidate& b) {
          std::make_tuple(a.placement.planned.size(), b.free_milli, b.placement.domain);
 }
 
-// The best domain of `key` for `pending`; nullopt when none holds it (up to three domains' reasons
-// appended to *reasons), or a placement that is unplannable (not the planner's to judge).
 // What the `needed` smallest of `pending` ask, in milli-GPU: no domain with less free can hold them.
 int64_t LeastDemand(const std::vector<Pod>& pending, size_t needed) {
   std::vector<int64_t> demands;
@@ -43,6 +42,8 @@ int64_t LeastDemand(const std::vector<Pod>& pending, size_t needed) {
   return sum;
 }
 
+// The best domain of `key` for `pending`; nullopt when none holds it (up to three domains' reasons
+// appended to *reasons), or a placement that is unplannable (not the planner's to judge).
 std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t needed, const std::string& key,
                                         const std::optional<std::string>& only_value, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
@@ -54,7 +55,10 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
     if (only_value && value != *only_value) continue;
     Candidate c{.placement = {.planned = pending, .level = key, .domain = value}};
-    for (const placement::NodeState* n : members) c.free_milli += n->view.IdleMilli();
+    for (const placement::NodeState* n : members) {
+      c.free_milli += n->view.IdleMilli();
+      c.nodes.push_back(n->node.name);
+    }
     domains.push_back(std::move(c));
   }
   std::stable_sort(domains.begin(), domains.end(), [](const Candidate& a, const Candidate& b) { return a.free_milli < b.free_milli; });
@@ -68,12 +72,7 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
       }
       continue;
     }
-    std::vector<std::string_view> only;
-    for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-      auto label = n->node.labels.find(key);
-      if (label != n->node.labels.end() && label->second == c.placement.domain) only.push_back(n->node.name);
-    }
-    c.placement.plan = PlanLeavingOutLargest(&c.placement.planned, needed, snapshot, options, programs, &only);
+    c.placement.plan = PlanLeavingOutLargest(&c.placement.planned, needed, snapshot, options, programs, &c.nodes);
     if (c.placement.plan.unplannable) return std::move(c.placement);
     bool placed = c.placement.plan.fits || (c.placement.planned.empty() && needed == 0);
     if (placed && (!best || Better(c, *best))) {
