@@ -111,6 +111,10 @@ TEST(WholeGpuLinks, FilterKeepsOnlyNodesWhereTheGpusCanBeNvlinkConnected) {
   std::string reply = service.Filter(ArgsWithNames(pod.ToJson(), {"scattered", "paired"}));
   EXPECT_THAT(testing::KeptNodes(reply), ::testing::ElementsAre("paired"));
   EXPECT_THAT(reply, ::testing::HasSubstr("no NVLink-connected set of 2 free GPUs (free: GPU1, GPU3)"));
+  // Two containers of one GPU each: the device plugin allocates each alone, links do not matter.
+  PodJson two{.name = "q", .uid = "q", .containers = {WholeGpus("a", 1), WholeGpus("b", 1)}};
+  EXPECT_THAT(testing::KeptNodes(service.Filter(ArgsWithNames(two.ToJson(), {"scattered", "paired"}))),
+              ::testing::ElementsAre("scattered", "paired"));
   // Alone, "scattered" is kept: no offered node is better, and the pod still runs there.
   EXPECT_THAT(testing::KeptNodes(service.Filter(ArgsWithNames(pod.ToJson(), {"scattered"}))), ::testing::ElementsAre("scattered"));
 }

@@ -45,6 +45,9 @@ struct MgpuContainerRequest {
 struct PodRequest {
   RequestKind kind = RequestKind::kNone;
   int64_t whole_gpus = 0;                         // kWholeGpu: effective nvidia.com/gpu
+  // kWholeGpu: the most GPUs one container asks, the set the device plugin allocates at once (the
+  // NVLink rule of whole_gpu_sets.h is about one such set).
+  int64_t largest_set = 0;
   std::vector<MgpuContainerRequest> containers;   // kMgpu: in spec order, init containers first
   // kMgpu: compute and memory over all containers and cards, aggregated as Kubernetes does
   // (the larger of the app phase and any init container's phase).

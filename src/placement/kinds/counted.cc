@@ -15,6 +15,7 @@ namespace gpusched::placement {
 
 void CountedKind::Analyze(const Pod& pod, PodRequest* out, Violations* invalid, Violations* unplaceable) const {
   out->whole_gpus = Requested(pod, invalid);
+  out->largest_set = LargestSet(pod, out->whole_gpus);
   if (out->whole_gpus == 0 && invalid->empty()) out->kind = RequestKind::kNone;
 }
 

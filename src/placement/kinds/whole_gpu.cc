@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gpusched/model/names.h"
 #include "gpusched/placement/kinds/counted.h"
 #include "gpusched/placement/node_state.h"
@@ -26,6 +28,14 @@ class WholeGpuKind final : public CountedKind {
     return AggregateLikeKubernetes(pod, [invalid](const Container& c) {
       return EffectiveResource(c, &GpuResources::nvidia_gpus, names::kNvidiaGpu, invalid).value_or(0);
     });
+  }
+
+  int64_t LargestSet(const Pod& pod, int64_t) const override {
+    int64_t most = 0;
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const Container& c : *list) most = std::max(most, c.limits.nvidia_gpus.value_or(0));
+    }
+    return most;
   }
 
   std::string ReadLayout(NodeState* state) const override {
@@ -49,20 +59,20 @@ class WholeGpuKind final : public CountedKind {
 
   std::vector<std::pair<size_t, std::string>> RefuseAmongFits(const PodRequest& request,
                                                               const std::vector<const NodeState*>& fits) const override {
-    return ScatteredNodes(fits, request.whole_gpus);
+    return ScatteredNodes(fits, request.largest_set);
   }
-  bool MayRefuseAmongFits(const PodRequest& request) const override { return request.whole_gpus >= 2; }
+  bool MayRefuseAmongFits(const PodRequest& request) const override { return request.largest_set >= 2; }
 
   std::optional<GpuSet> FreeGpuSet(const NodeState& node) const override { return KnownFreeGpus(node); }
 
   std::string LinksNote(const NodeState& node, const PodRequest& request, const PlacementOptions&) const override {
-    LinkedFit fit = LinkedFitOf(node, request.whole_gpus);
+    LinkedFit fit = LinkedFitOf(node, request.largest_set);
     // A scattered node that fits was kept: no other node judged with it has a connected set.
     if (fit.standing == LinkedStanding::kScattered) return fit.reason + "; no node judged with it has one";
     if (fit.standing == LinkedStanding::kConnected) {
-      return fmt::format("an NVLink-connected set of {} free GPUs is here (the device plugin picks the cards)", request.whole_gpus);
+      return fmt::format("an NVLink-connected set of {} free GPUs is here (the device plugin picks the cards)", request.largest_set);
     }
-    return request.whole_gpus < 2 ? "" : "which GPUs are free is not known yet (the node agent's PodResources reading)";
+    return request.largest_set < 2 ? "" : "which GPUs are free is not known yet (the node agent's PodResources reading)";
   }
 };
 

@@ -20,6 +20,8 @@ class CountedKind : public Kind {
   // Returns how many devices the pod asks for, as the kind's rules count them (0: none), adding a
   // violation to `invalid` for each rule the pod breaks.
   virtual int64_t Requested(const Pod& pod, Violations* invalid) const = 0;
+  // The most devices one container asks (PodRequest::largest_set). Default: Requested's count.
+  virtual int64_t LargestSet(const Pod& pod, int64_t requested) const { return requested; }
 
   void Analyze(const Pod& pod, PodRequest* out, Violations* invalid, Violations* unplaceable) const override;
   PodRequest RequestHeldBy(const Allocation& a, std::string_view compute_policy) const override;
