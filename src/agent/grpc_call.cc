@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace gpusched::agent {
@@ -81,16 +82,24 @@ ssize_t ReadRequest(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint
   return static_cast<ssize_t>(n);
 }
 
-StatusOr<int> Connect(const std::string& path) {
+// Connects to the unix socket `path` before `deadline`. Non-blocking: a server whose backlog is
+// full (a kubelet not accepting) makes connect() answer EAGAIN, tried again until the deadline.
+StatusOr<int> Connect(const std::string& path, Clock::time_point deadline) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) return InvalidArgumentError(fmt::format("socket path {} is too long", path));
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return UnavailableError(fmt::format("socket: {}", std::strerror(errno)));
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+  while (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     int err = errno;
+    if (err == EINTR) continue;
+    if (err == EAGAIN && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the backlog is full: wait for room
+      continue;
+    }
     ::close(fd);
+    if (err == EAGAIN) return DeadlineExceededError(fmt::format("connect {}: the server accepts no connection", path));
     return UnavailableError(fmt::format("connect {}: {}", path, std::strerror(err)));
   }
   return fd;
@@ -151,7 +160,9 @@ StatusOr<std::string> Outcome(const Call& call) {
 StatusOr<std::string> GrpcUnaryCall(const std::string& socket_path, std::string_view method, std::string_view request,
                                     const GrpcCallOptions& options) {
   Clock::time_point deadline = Clock::now() + options.timeout;
-  GPUSCHED_ASSIGN_OR_RETURN(int fd, Connect(socket_path));
+  StatusOr<int> connected = Connect(socket_path, deadline);
+  if (!connected.ok()) return connected.status().WithContext(fmt::format("gRPC {}", method));
+  int fd = *connected;
   Call call{.fd = fd, .max_response = options.max_response};
   uint32_t n = static_cast<uint32_t>(request.size());
   call.outgoing = {0, static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8), static_cast<char>(n)};

@@ -2,6 +2,12 @@
 // the List messages, device IDs matched to GPUs, and the call over real HTTP/2 on a unix socket.
 #include "gpusched/agent/pod_resources.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -101,6 +107,35 @@ TEST_F(PodResourcesCall, ErrorsSayWhatFailed) {
   kubelet_.Fail(0, "");
   EXPECT_TRUE(GrpcUnaryCall(socket_, kPodResourcesList, "").ok());
   EXPECT_EQ(kubelet_.calls(), 3);
+}
+
+// Review finding: connect() blocked, outside the deadline, on a server whose backlog was full.
+TEST(PodResourcesDeadline, AServerThatAcceptsNothingNeverHoldsTheCallerPastTheTimeout) {
+  std::string path = testing::TestTempDir("pod-resources") + "/stuck.sock";
+  ::unlink(path.c_str());
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener, 0), 0);
+  std::vector<int> queued;  // fill the backlog: nothing is ever accepted
+  for (int i = 0; i < 64; ++i) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ::close(fd);
+      break;
+    }
+    queued.push_back(fd);
+  }
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> reply = GrpcUnaryCall(path, kPodResourcesList, "", GrpcCallOptions{.timeout = std::chrono::milliseconds(300)});
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(reply.status().code(), StatusCode::kDeadlineExceeded) << reply.status().message();
+  EXPECT_THAT(reply.status().message(), HasSubstr("the server accepts no connection"));
+  EXPECT_LT(took, std::chrono::seconds(3));
+  for (int fd : queued) ::close(fd);
+  ::close(listener);
 }
 
 }  // namespace pod_resources_test

@@ -21,7 +21,8 @@ struct GrpcCallOptions {
 
 // Calls `method` ("/package.Service/Method") with the serialized `request` on the server at unix
 // socket `socket_path` and returns the serialized response. Errors: Unavailable when the socket
-// cannot be reached or the connection ends early; DeadlineExceeded past the timeout;
+// cannot be reached or the connection ends early; DeadlineExceeded past the timeout (connecting
+// included: a server that accepts nothing never holds the caller longer);
 // ResourceExhausted beyond max_response; otherwise the server's grpc-status (NotFound for
 // UNIMPLEMENTED, Unavailable for UNAVAILABLE, Internal for the rest) with its grpc-message.
 StatusOr<std::string> GrpcUnaryCall(const std::string& socket_path, std::string_view method, std::string_view request,
