@@ -175,7 +175,13 @@ struct AgentMemory {
   std::set<std::string> reported;                        // drift findings already posted as Events
   std::vector<agent::GpuDrift> drift;                    // the last findings
   std::optional<std::map<int, agent::GpuLinks>> links;   // the topology, read once: it does not change
+  std::optional<std::vector<agent::ContainerDevices>> pods;  // the last PodResources reading
+  int pods_misses = 0;                                   // failed readings since it
 };
+
+// Rounds a failed PodResources reading is covered by the last good one: a kubelet restart must not
+// turn every GPU unknown, then known again (two Node writes per node).
+constexpr int kPodReadingsKept = 3;
 
 // Where MIG instances come from, and what stops a container from listing them.
 constexpr std::string_view kMigHint =
@@ -232,19 +238,23 @@ StatusOr<std::vector<agent::PhysicalGpu>> ReadGpus(const AgentArgs& a, AgentMemo
 }
 
 // What the annotation publishes: the GPUs, their drift, and the pods the kubelet gave each GPU
-// (PodResources). When the socket cannot be read, the pods stay unread (unknown, never "free")
-// and *warnings says why.
+// (PodResources). When the socket cannot be read, the last reading stands for kPodReadingsKept
+// rounds; after that the pods are unread (unknown, never "free"). *warnings says why.
 std::vector<GpuDevice> Published(const AgentArgs& a, const std::vector<agent::PhysicalGpu>& gpus,
-                                 const std::vector<agent::GpuDrift>& drift, std::vector<std::string>* warnings) {
+                                 const std::vector<agent::GpuDrift>& drift, AgentMemory* memory,
+                                 std::vector<std::string>* warnings) {
   std::vector<GpuDevice> devices = agent::ToGpuDevices(gpus, drift);
   if (a.pod_resources_socket->empty()) return devices;
   StatusOr<std::string> reply = agent::GrpcUnaryCall(*a.pod_resources_socket, agent::kPodResourcesList, "");
   StatusOr<std::vector<agent::ContainerDevices>> list = reply.ok() ? agent::DecodeListPodResources(*reply) : reply.status();
-  if (!list.ok()) {
+  if (list.ok()) {
+    memory->pods = std::move(list).value();
+    memory->pods_misses = 0;
+  } else {
     warnings->push_back("the pods on each GPU are unknown (kubelet PodResources): " + list.status().message());
-    return devices;
+    if (++memory->pods_misses > kPodReadingsKept) memory->pods.reset();
   }
-  agent::AttachPods(*list, &devices);
+  if (memory->pods) agent::AttachPods(*memory->pods, &devices);
   return devices;
 }
 
@@ -256,7 +266,7 @@ StatusOr<std::string> Describe(const AgentArgs& a) {
   std::vector<std::string> warnings;
   AgentMemory memory;
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<agent::PhysicalGpu> gpus, ReadGpus(a, &memory, &warnings));
-  std::string value = kubejson::EncodeGpuDevices(Published(a, gpus, {}, &warnings));
+  std::string value = kubejson::EncodeGpuDevices(Published(a, gpus, {}, &memory, &warnings));
   PrintWarnings(warnings);
   return value + "\n";
 }
@@ -304,7 +314,7 @@ StatusOr<RoundResult> PublishOnce(const AgentArgs& a, kubeapi::ApiClient* client
   StatusOr<std::vector<agent::GpuDrift>> drift = CheckDrift(a, client, r.gpus);
   if (drift.ok()) memory->drift = std::move(drift).value();
   r.drift = memory->drift;
-  std::string value = kubejson::EncodeGpuDevices(Published(a, r.gpus, r.drift, &r.warnings));
+  std::string value = kubejson::EncodeGpuDevices(Published(a, r.gpus, r.drift, memory, &r.warnings));
   GPUSCHED_ASSIGN_OR_RETURN(r.published, kubeapi::PublishGpuDevices(client, a.node, value));
   if (!drift.ok()) return drift.status().WithContext(fmt::format("{} the GPUs; drift not checked", r.published ? "published" : "kept"));
   r.text = fmt::format("node {}: {} {}\n", a.node, r.published ? "published" : "unchanged", value);

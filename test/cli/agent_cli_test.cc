@@ -94,6 +94,31 @@ TEST(AgentCli, PublishesThePodsTheKubeletGaveEachGpu) {
   EXPECT_THAT(unread.out, ::testing::Not(HasSubstr("\"pods\""))) << "unread is not free";
 }
 
+// Review finding: one failed PodResources reading (a kubelet restart) turned every GPU unknown and
+// back, two Node writes. The last reading now stands for three rounds, then the pods are unread.
+TEST(AgentCli, AFailedPodResourcesReadingKeepsTheLastOneForThreeRounds) {
+  FakeApiServer api;
+  api.Put("nodes", NvidiaNode("gpu-2", 1).ToJson());
+  std::string socket = TestTempDir("files") + "/kubelet-loop.sock";
+  FakePodResources kubelet(socket);
+  ASSERT_TRUE(kubelet.Start().ok());
+  kubelet.Set({{"ml", "train", "c", "nvidia.com/gpu", {"GPU-0fddc4db-fc26-aaba-2b3c-03d2db73746c"}}});
+  std::string pid_file = TestTempDir("files") + "/agent-loop.pid";
+  std::string command = std::string(GPUSCHED_BINARY) + " agent --node gpu-2 --interval 1 --server " + api.url() +
+                        " --nvidia-smi-xml " + kXml + " --pod-resources-socket " + socket + " > /dev/null 2>&1 & echo $! > " +
+                        pid_file;
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  ASSERT_TRUE(Eventually([&] { return Published(api, "gpu-2").find(R"(\"pods\":[\"ml/train\"])") != std::string::npos; }));
+  int patches = Patches(api);
+  int calls = kubelet.calls();
+  kubelet.Fail(14, "kubelet restarting");
+  ASSERT_TRUE(Eventually([&] { return kubelet.calls() >= calls + 2; }));
+  EXPECT_THAT(Published(api, "gpu-2"), HasSubstr(R"(\"pods\":[\"ml/train\"])")) << "the last reading stands";
+  EXPECT_EQ(Patches(api), patches);
+  EXPECT_TRUE(Eventually([&] { return Published(api, "gpu-2").find("pods") == std::string::npos; })) << "then unread";
+  EXPECT_EQ(std::system(("kill -TERM " + ReadAll(pid_file)).c_str()), 0);
+}
+
 // The H200's report with one process on GPU 0: `pid`, using `memory` ("20000 MiB", "N/A").
 std::string WithProcess(const std::string& pid, const std::string& memory) {
   std::string xml = ReadAll(kXml);
