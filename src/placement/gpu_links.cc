@@ -34,10 +34,8 @@ GpuSet Reach(const std::vector<GpuSet>& graph, GpuSet set, int from) {
 // The largest connected part of `set` (the lowest positions first among equals).
 GpuSet LargestPart(const std::vector<GpuSet>& graph, GpuSet set) {
   GpuSet best = 0;
-  while (set != 0) {
-    GpuSet part = Reach(graph, set, std::countr_zero(set));
+  for (GpuSet part : Parts(graph, set)) {
     if (std::popcount(part) > std::popcount(best)) best = part;
-    set &= ~part;
   }
   return best;
 }
@@ -93,6 +91,12 @@ std::shared_ptr<const GpuLinks> LinksOf(const std::vector<GpuDevice>& devices) {
   bool pcie_groups = !Empty(links->pcie) && !Complete(links->pcie);
   if (!links->islands && !pcie_groups) return nullptr;
   return links;
+}
+
+std::vector<GpuSet> Parts(const std::vector<GpuSet>& graph, GpuSet set) {
+  std::vector<GpuSet> out;
+  for (; set != 0; set &= ~out.back()) out.push_back(Reach(graph, set, std::countr_zero(set)));
+  return out;
 }
 
 bool Connected(const std::vector<GpuSet>& graph, GpuSet set) {

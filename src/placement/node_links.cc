@@ -32,16 +32,8 @@ bool HasIslands(const NodeState& node) { return node.links != nullptr && node.li
 std::vector<std::vector<int>> Islands(const NodeState& node) {
   std::vector<std::vector<int>> out;
   if (!HasIslands(node)) return out;
-  GpuSet left = node.gpus.size() == 64 ? ~GpuSet{0} : (GpuSet{1} << node.gpus.size()) - 1;
-  while (left != 0) {
-    GpuSet part = left & -left;
-    for (GpuSet grown = 0; grown != part;) {
-      grown = part;
-      for (GpuSet s = part; s != 0; s &= s - 1) part |= node.links->nvlink[std::countr_zero(s)] & left;
-    }
-    out.push_back(IndicesOf(node, part));
-    left &= ~part;
-  }
+  GpuSet all = node.gpus.size() == 64 ? ~GpuSet{0} : (GpuSet{1} << node.gpus.size()) - 1;
+  for (GpuSet part : Parts(node.links->nvlink, all)) out.push_back(IndicesOf(node, part));
   return out;
 }
 

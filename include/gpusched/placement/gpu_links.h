@@ -39,6 +39,8 @@ std::shared_ptr<const GpuLinks> LinksOf(const std::vector<GpuDevice>& devices);
 // Whether the GPUs of `set` reach one another over `graph`'s links inside `set` (true for sets of
 // zero or one GPU).
 bool Connected(const std::vector<GpuSet>& graph, GpuSet set);
+// The connected parts of `set` over `graph`, the one with the lowest position first.
+std::vector<GpuSet> Parts(const std::vector<GpuSet>& graph, GpuSet set);
 // The size of the largest connected part of `set` over `graph`.
 int LargestConnected(const std::vector<GpuSet>& graph, GpuSet set);
 // The links of `graph` between GPUs of `set`.
