@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <numeric>
+#include <tuple>
 
 namespace gpusched::replay {
 
@@ -45,9 +46,12 @@ Domains::Domains(size_t nodes, int count) {
   masks_.assign(static_cast<size_t>(count), std::vector<uint8_t>(nodes, 0));
   used_.assign(static_cast<size_t>(count), 0);
   pods_.assign(static_cast<size_t>(count), 0);
+  whole_.assign(static_cast<size_t>(count), 0);
+  node_pods_.assign(nodes, 0);
   for (size_t i = 0; i < nodes; ++i) {
     of_[i] = static_cast<int>(i * static_cast<size_t>(count) / nodes);
     masks_[of_[i]][i] = 1;
+    ++whole_[of_[i]];
   }
 }
 
@@ -57,7 +61,7 @@ std::vector<int> Domains::FullestFirst(const ReplayCluster& cluster) const {
   std::vector<int> order(masks_.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return free[a] != free[b] ? free[a] < free[b] : pods_[a] > pods_[b];
+    return std::tie(whole_[a], free[a], pods_[b]) < std::tie(whole_[b], free[b], pods_[a]);
   });
   return order;
 }

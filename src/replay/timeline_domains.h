@@ -40,12 +40,16 @@ class Domains {
   // A pod came to `node` (pods 1) or left it (-1), with `milli` GPU (negative when leaving).
   void Book(size_t node, int64_t milli, int pods) {
     if (!enabled()) return;
-    used_[of_[node]] += milli;
-    pods_[of_[node]] += pods;
+    int d = of_[node];
+    used_[d] += milli;
+    pods_[d] += pods;
+    whole_[d] += (node_pods_[node] + pods == 0) - (node_pods_[node] == 0);
+    node_pods_[node] += pods;
   }
   int64_t used(int d) const { return used_[d]; }
   int pods(int d) const { return pods_[d]; }
-  // The domains by free GPU, least first (the fullest first), then by more pods, then index.
+  // The domains fullest first: fewest whole nodes (no pod at all: what a gang member of any
+  // shape can take), then least free GPU, then more pods, then index.
   std::vector<int> FullestFirst(const ReplayCluster& cluster) const;
   // Free GPUs (whole-GPU equivalents) in the domains where fewer than `members` nodes fit one
   // `member` each: what no gang of that shape can use.
@@ -56,6 +60,8 @@ class Domains {
   std::vector<std::vector<uint8_t>> masks_;  // by domain
   std::vector<int64_t> used_;                // by domain: GPU milli allocated
   std::vector<int> pods_;                    // by domain: pods running
+  std::vector<int> whole_;                   // by domain: nodes without pods
+  std::vector<int> node_pods_;               // by node: pods running
 };
 
 }  // namespace gpusched::replay

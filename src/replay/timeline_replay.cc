@@ -143,39 +143,43 @@ class Timeline {
     return true;
   }
 
-  // A pod left `node`: the waiting pods that now fit there are placed, in arrival order.
-  void RetryWaiting(size_t node, double now) {
-    std::vector<size_t> still;
+  // Pods left `freed`: what waits is tried again in arrival order, as kube-scheduler's queue
+  // orders pods of one priority: each waiting pod that now fits one of those nodes, and each
+  // waiting gang. A gang that came first is placed before pods that came after it.
+  void RetryWaiting(const std::vector<size_t>& freed, double now) {
+    std::vector<size_t> still, gangs_still;
+    size_t g = 0;
     for (size_t k : waiting_) {
-      if (scoring::Fits(Shape(k), cluster_.node(node)) && TryPlace(k, now)) continue;
-      still.push_back(k);
+      for (; g < gangs_waiting_.size() && gangs_[gangs_waiting_[g]].arrive <= arrive_[k]; ++g) {
+        if (!TryPlaceGang(gangs_waiting_[g], now)) gangs_still.push_back(gangs_waiting_[g]);
+      }
+      bool fits = std::any_of(freed.begin(), freed.end(), [&](size_t n) { return scoring::Fits(Shape(k), cluster_.node(n)); });
+      if (!fits || !TryPlace(k, now)) still.push_back(k);
+    }
+    for (; g < gangs_waiting_.size(); ++g) {
+      if (!TryPlaceGang(gangs_waiting_[g], now)) gangs_still.push_back(gangs_waiting_[g]);
     }
     waiting_ = std::move(still);
+    gangs_waiting_ = std::move(gangs_still);
   }
 
   // Pod k (or, from pods_.size() on, a gang) leaves at `now`; what waits is tried again.
   void Depart(size_t k, double now) {
+    std::vector<size_t> freed;
     if (k < pods_.size()) {
       Unplace(k);
-      RetryWaiting(where_[k].node, now);
+      freed.push_back(where_[k].node);
     } else {
       for (const PlacedPod& m : gang_where_[k - pods_.size()]) {
         domains_.Book(m.node, -member_.gpu_milli(), -1);
         cluster_.Remove(member_, m);
+        freed.push_back(m.node);
       }
-      for (const PlacedPod& m : gang_where_[k - pods_.size()]) RetryWaiting(m.node, now);
     }
-    RetryGangs(now);
+    RetryWaiting(freed, now);
   }
   bool TryPlaceGang(size_t g, double now);
   bool PlaceMembers(const std::vector<uint8_t>* allowed, std::vector<PlacedPod>* where);
-  void RetryGangs(double now) {
-    std::vector<size_t> still;
-    for (size_t g : gangs_waiting_) {
-      if (!TryPlaceGang(g, now)) still.push_back(g);
-    }
-    gangs_waiting_ = std::move(still);
-  }
 
   void Defrag(double now);
   // True if pod k fits some node when it is empty (else no move makes room for it). Cached.

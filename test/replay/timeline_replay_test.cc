@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "gpusched/scoring/scorer.h"
+#include "replay_cluster.h"
+#include "timeline_domains.h"
 
 namespace gpusched::replay {
 namespace timeline_replay_test {
@@ -190,6 +192,44 @@ TEST(TimelineGangs, TopologyAwareRunsKeepADomainWholeForTheGang) {
   TimelineResult before = Replay(l, 1, TimelineOptions{.seed = 42});
   EXPECT_EQ(before.gangs, 0);
   EXPECT_DOUBLE_EQ(before.stranded_gpus_mean, 0);
+}
+
+// Waiting pods and gangs are tried again in arrival order, as kube-scheduler's queue orders pods
+// of one priority: an 8-GPU node is full until 1,000 s; the gang (two 4-GPU members) arrives
+// before 900 s, two 4-GPU pods at 900 s. When the node frees, the gang goes in first. Before, the
+// waiting pods were tried first and took the node, and the gang waited for one of them to end.
+TEST(TimelineGangs, AWaitingGangGoesInBeforePodsThatCameAfterIt) {
+  Loaded l = Load(8, {"a,8,0,1000", "c,4,900,100900", "d,4,900,100900"});
+  TimelineResult r = Replay(l, 1, TimelineOptions{.gangs = {.members = 2, .gpus = 4, .share = 0.4, .cpu_milli = 1000, .memory_mib = 1024}});
+  ASSERT_EQ(r.gangs, 1);
+  EXPECT_EQ(r.gangs_placed, 1);
+  EXPECT_LE(r.gang_wait_p99_s, 1000);
+  EXPECT_GE(r.pending_max_s, 100);  // c and d waited for the gang
+}
+
+// Issue 34 §2: the fullest domain is the one with the fewest whole nodes (no pod at all), then
+// the least free GPU. Domain 0 has CPU-only pods on both nodes and every GPU free; domain 1 one
+// GPU in use and one whole node. Pods outside gangs go to domain 0: its GPUs can serve no gang.
+TEST(TimelineDomains, TheFullestDomainIsTheOneWithTheFewestWholeNodes) {
+  Loaded l = Load(4, {"a,1,0,10"}, 4);
+  auto scorer = scoring::MakeScorer("binpack", &l.trace.workload);
+  ASSERT_TRUE(scorer.ok());
+  Rng rng(1);
+  ReplayCluster cluster(l.trace, **scorer, rng);
+  Domains domains(4, 2);
+  auto put = [&](size_t node, const scoring::PodShape& pod) {
+    std::vector<uint8_t> only(4, 0);
+    only[node] = 1;
+    ASSERT_TRUE(cluster.Place(pod, Selection::kPolicy, rng, nullptr, &only));
+    domains.Book(node, pod.gpu_milli(), 1);
+  };
+  scoring::PodShape cpu_only{.cpu = 1000, .mem = 1024}, one_gpu{.cpu = 1000, .mem = 1024, .gpus = 1, .milli = 1000};
+  put(0, cpu_only);
+  put(1, cpu_only);
+  put(2, one_gpu);
+  EXPECT_EQ(domains.FullestFirst(cluster), (std::vector<int>{0, 1}));
+  put(3, cpu_only);  // now both have no whole node: the least free GPU wins
+  EXPECT_EQ(domains.FullestFirst(cluster), (std::vector<int>{1, 0}));
 }
 
 }  // namespace timeline_replay_test
