@@ -1,14 +1,23 @@
 // File: domain_steering.cc
 //
-// domain_steering.h: the per-domain GPU sums of a snapshot, and the fullest domain in use among
-// the fitting nodes'.
+// domain_steering.h: whole nodes, the per-domain sums of a snapshot, and the fullest domain in use
+// among the fitting nodes'.
 #include "gpusched/extender/domain_steering.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
+#include <tuple>
 
 namespace gpusched::extender {
+
+bool IsWholeNode(const placement::NodeState& node) {
+  if (node.view.gpu_count <= 0 || node.view.FullyFree() != node.view.gpu_count || !node.holds.empty()) return false;
+  if (node.uses == nullptr) return true;
+  return std::all_of(node.uses->pods().begin(), node.uses->pods().end(),
+                     [](const PodUse& p) { return p.labels != nullptr && RecreatedOnItsNode(*p.labels); });
+}
 
 std::shared_ptr<const DomainUses> DomainFullness::Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const {
   {
@@ -23,6 +32,8 @@ std::shared_ptr<const DomainUses> DomainFullness::Of(const inventory::InventoryS
     int64_t idle = n->view.IdleMilli();
     d.free_milli += idle;
     d.used_milli += int64_t{1000} * n->view.gpu_count - idle;
+    ++d.nodes;
+    d.whole_nodes += IsWholeNode(*n) ? 1 : 0;
   }
   MutexLock lock(&mu_);
   version_ = snapshot.version();
@@ -33,23 +44,24 @@ std::shared_ptr<const DomainUses> DomainFullness::Of(const inventory::InventoryS
 
 std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<const placement::NodeState*>& fits,
                                                                  const std::string& key, const DomainUses& domains) {
-  std::optional<std::pair<int64_t, std::string>> fullest;  // (free, value)
+  std::optional<std::tuple<int, int64_t, std::string>> fullest;  // (whole nodes, free, value)
   for (const placement::NodeState* n : fits) {
     auto label = n->node.labels.find(key);
     if (label == n->node.labels.end()) continue;
     auto d = domains.find(label->second);
-    if (d == domains.end() || d->second.used_milli <= 0) continue;
-    std::pair<int64_t, std::string> candidate{d->second.free_milli, label->second};
+    if (d == domains.end() || !d->second.in_use()) continue;
+    std::tuple<int, int64_t, std::string> candidate{d->second.whole_nodes, d->second.free_milli, label->second};
     if (!fullest || candidate < *fullest) fullest = std::move(candidate);
   }
   std::vector<std::pair<size_t, std::string>> out;
   if (!fullest) return out;
+  const std::string& value = std::get<2>(*fullest);
   std::string reason = fmt::format("pods outside gangs go to the fullest domain in use ({}={}), so that whole domains stay "
                                    "free for gangs",
-                                   key, fullest->second);
+                                   key, value);
   for (size_t i = 0; i < fits.size(); ++i) {
     auto label = fits[i]->node.labels.find(key);
-    if (label != fits[i]->node.labels.end() && label->second != fullest->second) out.emplace_back(i, reason);
+    if (label != fits[i]->node.labels.end() && label->second != value) out.emplace_back(i, reason);
   }
   return out;
 }

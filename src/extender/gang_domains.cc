@@ -12,6 +12,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "gpusched/extender/domain_steering.h"
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_defrag.h"
 #include "gpusched/model/names.h"
@@ -22,14 +23,18 @@ namespace {
 
 struct Candidate {
   GangPlacement placement;
+  int whole_nodes = 0;     // the domain's whole nodes before the gang (IsWholeNode)
   int64_t free_milli = 0;  // the domain's free GPU before the gang
   std::vector<std::string_view> nodes;  // the domain's node names (the snapshot's)
 };
 
-// Whether `a` is the better domain: more members planned, then less free GPU, then the lower name.
+// Whether `a` is the fuller domain: fewer whole nodes, then less free GPU.
+bool Fuller(const Candidate& a, const Candidate& b) { return std::tie(a.whole_nodes, a.free_milli) < std::tie(b.whole_nodes, b.free_milli); }
+
+// Whether `a` is the better domain: more members planned, then the fuller, then the lower name.
 bool Better(const Candidate& a, const Candidate& b) {
-  return std::make_tuple(b.placement.planned.size(), a.free_milli, a.placement.domain) <
-         std::make_tuple(a.placement.planned.size(), b.free_milli, b.placement.domain);
+  return std::make_tuple(b.placement.planned.size(), a.whole_nodes, a.free_milli, a.placement.domain) <
+         std::make_tuple(a.placement.planned.size(), b.whole_nodes, b.free_milli, b.placement.domain);
 }
 
 // What the `needed` smallest of `pending` ask, in milli-GPU: no domain with less free can hold them.
@@ -50,18 +55,19 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
                                         std::vector<std::string>* reasons) {
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
-  // The domains by free GPU, least first: the first that plans every member is the best one.
+  // The domains fullest first: the first that plans every member is the best one.
   std::vector<Candidate> domains;
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
     if (only_value && value != *only_value) continue;
     Candidate c{.placement = {.planned = pending, .level = key, .domain = value}};
     for (const placement::NodeState* n : members) {
       c.free_milli += n->view.IdleMilli();
+      c.whole_nodes += IsWholeNode(*n) ? 1 : 0;
       c.nodes.push_back(n->node.name);
     }
     domains.push_back(std::move(c));
   }
-  std::stable_sort(domains.begin(), domains.end(), [](const Candidate& a, const Candidate& b) { return a.free_milli < b.free_milli; });
+  std::stable_sort(domains.begin(), domains.end(), Fuller);
   int64_t least = LeastDemand(pending, needed);
   std::optional<Candidate> best;
   for (Candidate& c : domains) {

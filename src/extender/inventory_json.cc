@@ -432,9 +432,9 @@ void WriteGroups(Writer& w, const inventory::GroupTable::Groups& groups) {
 }
 
 // The nodes grouped by the domains of label `key`, as "domains": the key; "items", one per domain
-// with its nodes, idleNodes (every GPU free), freeGpus and strandedGpus (free, on nodes partly in
-// use: no gang member of whole nodes can use them); and "largestGang", the domain with the most
-// idle nodes.
+// with its nodes, idleNodes (whole: IsWholeNode), freeGpus and strandedGpus (free, on nodes that
+// are not whole, a CPU-only job's too: no gang member of whole nodes can use them); and
+// "largestGang", the domain with the most idle nodes.
 void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key) {
   struct Sums {
     int nodes = 0, idle_nodes = 0;
@@ -446,7 +446,7 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
     if (label == n->node.labels.end()) continue;
     Sums& d = domains[label->second];
     int64_t idle = n->view.IdleMilli();
-    bool whole = n->view.gpu_count > 0 && n->view.FullyFree() == n->view.gpu_count;
+    bool whole = IsWholeNode(*n);
     ++d.nodes;
     d.idle_nodes += whole ? 1 : 0;
     d.free_milli += idle;

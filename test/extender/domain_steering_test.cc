@@ -19,9 +19,19 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::PodJson;
 
-// Cliques A (a1, a2) and B (b1, b2) of 4-GPU nodes, and u1 without a clique; b1 runs a 1-GPU pod.
-std::string Cluster() {
-  std::vector<std::string> items;
+// A bound pod of no GPU on `node`: 40 CPUs, of `controller_kind` (a CPU-only job's, or a
+// DaemonSet's).
+std::string CpuPod(const std::string& name, const std::string& node, const std::string& controller_kind) {
+  return PodJson{.name = name, .uid = name, .node = node, .phase = "Running",
+                 .containers = {{.name = "c", .requests = {{"cpu", "40"}}}}, .controller_uid = "owner-" + name,
+                 .controller_kind = controller_kind}
+      .ToJson();
+}
+
+// Cliques A (a1, a2) and B (b1, b2) of 4-GPU nodes, and u1 without a clique; b1 runs a 1-GPU pod;
+// `extra` are more objects.
+std::string Cluster(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> items = extra;
   for (const char* name : {"a1", "a2", "b1", "b2", "u1"}) {
     testing::NodeJson n = testing::NvidiaNode(name, 4);
     if (name[0] != 'u') n.extra_labels["nvidia.com/gpu.clique"] = fmt::format("c.{}", static_cast<char>(std::toupper(name[0])));
@@ -33,9 +43,9 @@ std::string Cluster() {
 
 class DomainSteering : public ::testing::Test {
  protected:
-  void Load(ServiceOptions options = {}) {
+  void Load(ServiceOptions options = {}, const std::vector<std::string>& extra = {}) {
     ClusterObjects objects;
-    ASSERT_TRUE(kubejson::AppendClusterJson(Cluster(), &objects).ok());
+    ASSERT_TRUE(kubejson::AppendClusterJson(Cluster(extra), &objects).ok());
     inventory_.ReplaceCluster(std::move(objects));
     options_ = options;
     service_ = std::make_unique<Service>(&inventory_, options);
@@ -58,6 +68,29 @@ TEST_F(DomainSteering, APodOutsideGangsGoesToTheFullestCliqueInUse) {
                                     EvaluationInputs{.snapshot = inventory_.Snapshot().get(), .options = &options_});
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_THAT(e->summary, HasSubstr("3/5 nodes fit"));
+}
+
+// Clique A runs a CPU-only job on both nodes: every GPU free, but no whole node for a gang. It is
+// fuller than clique B (one whole node), and a small GPU pod strands nothing more there. Before,
+// A counted as not in use (no GPU allocated) and the pod went to B.
+TEST_F(DomainSteering, ACliqueOfCpuOnlyJobsIsFullerThanOneWithAWholeNode) {
+  Load({}, {CpuPod("job-1", "a1", "Job"), CpuPod("job-2", "a2", "Job")});
+  PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
+  std::string reply = Filter(pod);
+  EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("a1", "a2", "u1"));
+  EXPECT_THAT(reply, HasSubstr("fullest domain in use (nvidia.com/gpu.clique=c.A)"));
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
+  const auto& a = d["domains"]["items"][0];
+  EXPECT_EQ(a["idleNodes"].GetInt(), 0);
+  EXPECT_DOUBLE_EQ(a["strandedGpus"].GetDouble(), 8);
+}
+
+// DaemonSet pods run on every node: they leave a node whole, and a clique of them is not in use.
+TEST_F(DomainSteering, DaemonSetPodsLeaveANodeWhole) {
+  Load({}, {CpuPod("ds-1", "a1", "DaemonSet"), CpuPod("ds-2", "a2", "DaemonSet")});
+  PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
+  EXPECT_THAT(testing::KeptNodes(Filter(pod)), ElementsAre("b1", "b2", "u1"));
 }
 
 TEST_F(DomainSteering, SteeringOffOrAPodOfAGroupKeepsEveryNode) {
@@ -93,7 +126,8 @@ TEST_F(DomainSteering, TheInventoryShowsEachDomainsFreeAndStrandedGpusAndTheLarg
 }
 
 TEST(DomainFullnessTest, NoDomainInUseSteersNothing) {
-  DomainUses idle = {{"c.A", {.free_milli = 8000}}, {"c.B", {.free_milli = 8000}}};
+  DomainUses idle = {{"c.A", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}},
+                     {"c.B", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}}};
   placement::NodeState a, b;
   a.node.labels["k"] = "c.A";
   b.node.labels["k"] = "c.B";

@@ -82,6 +82,23 @@ TEST_F(GangDomains, AGangGoesInsideTheFullestCliqueThatHoldsIt) {
   EXPECT_THAT((std::vector<std::string>{first[0], second[0]}), ::testing::UnorderedElementsAre("b2", "b3"));
 }
 
+// CPU-only jobs run on a1 and a2: clique A has one whole node, B two, though A has more GPUs free.
+// A is the fuller (domain_steering.h's IsWholeNode): the gang goes there, and B keeps its two
+// whole nodes. Before, the domain with the least free GPU (B) was taken.
+TEST_F(GangDomains, TheFullestCliqueIsTheOneWithTheFewestWholeNodes) {
+  std::vector<std::string> items = Nodes();
+  for (const char* node : {"a1", "a2"}) {
+    items.push_back(PodJson{.name = fmt::format("job-{}", node), .uid = fmt::format("job-{}", node), .node = node,
+                            .phase = "Running", .containers = {{.name = "c", .requests = {{"cpu", "40"}}}},
+                            .controller_uid = "job", .controller_kind = "Job"}
+                        .ToJson());
+  }
+  items.push_back(Group(2));
+  for (int i = 0; i < 2; ++i) items.push_back(Member(i, 4).ToJson());
+  Load(items);
+  for (int i = 0; i < 2; ++i) EXPECT_THAT(Kept(Member(i, 4)), ElementsAre(::testing::StartsWith("a"))) << i;
+}
+
 // Three 4-GPU members fit only clique A; four fit no clique, and go to the next level (the zone).
 TEST_F(GangDomains, AGangNoCliqueHoldsFallsBackToTheNextLevel) {
   std::vector<std::string> items = Nodes();

@@ -203,7 +203,10 @@ std::string PodJson::ToJson() const {
     S(w, "ownerReferences");
     w.StartArray();
     w.StartObject();
-    for (const char* kv : {"apiVersion", "apps/v1", "kind", "ReplicaSet", "name", "owner"}) S(w, kv);
+    for (const std::string& kv : {std::string("apiVersion"), std::string("apps/v1"), std::string("kind"), controller_kind,
+                                  std::string("name"), std::string("owner")}) {
+      S(w, kv);
+    }
     S(w, "uid");
     S(w, controller_uid);
     S(w, "controller");

@@ -63,7 +63,8 @@ struct PodJson {
   std::optional<int32_t> priority;  // spec.priority (with a priorityClassName), as admission sets it
   std::string deletion_timestamp;   // metadata.deletionTimestamp; empty = omitted
   std::string nominated_node;       // status.nominatedNodeName; empty = omitted
-  std::string controller_uid;       // metadata.ownerReferences: a ReplicaSet controller; empty = none
+  std::string controller_uid;       // metadata.ownerReferences: a controller of this uid; empty = none
+  std::string controller_kind = "ReplicaSet";  // ... and kind (apps/v1)
   std::string spec_extra;           // raw JSON members added to spec ("affinity":{...},"volumes":[...])
 
   std::string ToJson() const;

@@ -4,9 +4,11 @@
 // and small pods do not care which NVLink domain they run in; scattered over domains they strand
 // them, so that no domain is left whole for a gang. Where topology levels are configured and
 // `topology.steer` is on, filter keeps a GPU pod that belongs to no group, among the nodes where
-// it fits, on those of the fullest domain in use (least free GPU) of the lowest level, and on
-// nodes without that level's label. Only the lowest level: packing zones would take away the
-// spread that services want from them.
+// it fits, on those of the fullest domain in use of the lowest level, and on nodes without that
+// level's label. Only the lowest level: packing zones would take away the spread that services
+// want from them. The fullest domain is the one with the fewest whole nodes (IsWholeNode), then
+// the least free GPU: a domain whose nodes run CPU-only jobs has its GPUs free, but no gang can
+// use them, and a small GPU pod there strands nothing more.
 //
 // Thread-safe: the per-domain sums are kept for the newest snapshot under one mutex.
 #pragma once
@@ -24,10 +26,19 @@
 
 namespace gpusched::extender {
 
-// A domain's GPU: free and allocated milli-GPU over its nodes.
+// True for a node that a gang member of any shape could take whole: it has GPUs, every one free,
+// nothing held on it, and no bound pod but those recreated on the node (DaemonSets' and static
+// pods', which run on every node).
+bool IsWholeNode(const placement::NodeState& node);
+
+// A domain's GPU, free and allocated milli-GPU over its nodes, and its nodes, whole or not. It is
+// in use when it has GPU allocated or a node that is not whole.
 struct DomainUse {
   int64_t free_milli = 0;
   int64_t used_milli = 0;
+  int nodes = 0;
+  int whole_nodes = 0;
+  bool in_use() const { return used_milli > 0 || whole_nodes < nodes; }
 };
 using DomainUses = std::map<std::string, DomainUse, std::less<>>;
 

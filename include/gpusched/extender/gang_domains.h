@@ -10,9 +10,9 @@
 // scores, never the extender's, so the domain is carried out by the gang's slots: each member's
 // filter keeps its slot node (gang_holds.h).
 //
-// Among the domains that can hold the gang it takes the one with the least free GPU, as KAI's
-// domain choice does: gangs pack into domains already in use and whole domains stay free for
-// larger gangs. Where minCount lets members be left out, a domain that holds more of them wins.
+// Among the domains that can hold the gang it takes the fullest: the fewest whole nodes
+// (domain_steering.h's IsWholeNode), then the least free GPU, as KAI's domain choice packs: gangs
+// pack into domains already in use and whole domains stay free for larger gangs. Where minCount lets members be left out, a domain that holds more of them wins.
 //
 // A PodGroup that declares spec.schedulingConstraints.topology is kube-scheduler's to place per
 // domain (domain_plans.h), not these.
