@@ -12,8 +12,13 @@
 
 namespace gpusched::extender {
 
+bool TakesGpuPods(const placement::NodeState& node) {
+  return node.view.gpu_count > 0 && node.ready() && !node.node.schedulability.unschedulable && node.node.spec_error.empty();
+}
+
 bool IsWholeNode(const placement::NodeState& node) {
-  if (node.view.gpu_count <= 0 || node.view.FullyFree() != node.view.gpu_count || !node.holds.empty()) return false;
+  if (!TakesGpuPods(node) || node.view.FullyFree() != node.view.gpu_count) return false;
+  if (!node.holds.empty() || !node.nominated.empty()) return false;
   if (node.uses == nullptr) return true;
   return std::all_of(node.uses->pods().begin(), node.uses->pods().end(),
                      [](const PodUse& p) { return p.labels != nullptr && RecreatedOnItsNode(*p.labels); });
@@ -32,6 +37,7 @@ std::shared_ptr<const DomainUses> DomainFullness::Of(const inventory::InventoryS
     int64_t idle = n->view.IdleMilli();
     d.free_milli += idle;
     d.used_milli += int64_t{1000} * n->view.gpu_count - idle;
+    if (!TakesGpuPods(*n)) continue;
     ++d.nodes;
     d.whole_nodes += IsWholeNode(*n) ? 1 : 0;
   }

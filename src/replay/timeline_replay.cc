@@ -113,7 +113,7 @@ class Timeline {
     bool placed = false;
     if (options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods)) {
       for (int d : domains_.FullestFirst(cluster_)) {
-        if (domains_.pods(d) == 0) break;  // the rest are empty: any of them is as good
+        if (domains_.pods(d) == 0) continue;  // empty: pods go there only when no domain in use fits
         if ((placed = cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], &domains_.nodes(d)))) break;
       }
     }

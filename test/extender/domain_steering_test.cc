@@ -93,6 +93,20 @@ TEST_F(DomainSteering, DaemonSetPodsLeaveANodeWhole) {
   EXPECT_THAT(testing::KeptNodes(Filter(pod)), ElementsAre("b1", "b2", "u1"));
 }
 
+// A cordoned node and a node whose GPUs are not registered yet take no GPU pods: they count in no
+// domain, so an otherwise idle clique is not in use (review finding: it was, for good).
+TEST_F(DomainSteering, NodesThatTakeNoGpuPodsDoNotPutTheirCliqueInUse) {
+  testing::NodeJson cordoned = testing::NvidiaNode("a3", 4), bare = testing::NvidiaNode("a4", 0);
+  cordoned.spec_extra = R"("unschedulable":true)";
+  for (testing::NodeJson* n : {&cordoned, &bare}) n->extra_labels["nvidia.com/gpu.clique"] = "c.A";
+  Load({}, {cordoned.ToJson(), bare.ToJson()});
+  std::shared_ptr<const DomainUses> domains = DomainFullness().Of(*inventory_.Snapshot(), "nvidia.com/gpu.clique");
+  const DomainUse& a = domains->at("c.A");
+  EXPECT_EQ(a.nodes, 2);
+  EXPECT_EQ(a.whole_nodes, 2);
+  EXPECT_FALSE(a.in_use());
+}
+
 TEST_F(DomainSteering, SteeringOffOrAPodOfAGroupKeepsEveryNode) {
   ServiceOptions off;
   off.topology_steer = false;

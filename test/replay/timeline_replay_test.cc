@@ -204,7 +204,7 @@ TEST(TimelineGangs, AWaitingGangGoesInBeforePodsThatCameAfterIt) {
   ASSERT_EQ(r.gangs, 1);
   EXPECT_EQ(r.gangs_placed, 1);
   EXPECT_LE(r.gang_wait_p99_s, 1000);
-  EXPECT_GE(r.pending_max_s, 100);  // c and d waited for the gang
+  EXPECT_GT(r.pending_max_s, 1000);  // c or d waited for the gang to end (it runs 1,000 s or more)
 }
 
 // Issue 34 §2: the fullest domain is the one with the fewest whole nodes (no pod at all), then

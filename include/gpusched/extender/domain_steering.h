@@ -26,13 +26,18 @@
 
 namespace gpusched::extender {
 
-// True for a node that a gang member of any shape could take whole: it has GPUs, every one free,
-// nothing held on it, and no bound pod but those recreated on the node (DaemonSets' and static
-// pods', which run on every node).
+// True for a node that could take GPU pods now: it has GPUs whose description was read, and it
+// is Ready and not cordoned. Only these count as a domain's nodes.
+bool TakesGpuPods(const placement::NodeState& node);
+
+// True for a node that a gang member could take whole: it takes GPU pods, every GPU is free,
+// nothing is held or nominated there, and no pod is bound there but those recreated on the node
+// (DaemonSets' and static pods', which run on every node). A terminating pod still counts until
+// it is gone: the node is not free before then.
 bool IsWholeNode(const placement::NodeState& node);
 
-// A domain's GPU, free and allocated milli-GPU over its nodes, and its nodes, whole or not. It is
-// in use when it has GPU allocated or a node that is not whole.
+// A domain's GPU, free and allocated milli-GPU over its nodes, and its nodes that take GPU pods,
+// whole or not. It is in use when it has GPU allocated or such a node that is not whole.
 struct DomainUse {
   int64_t free_milli = 0;
   int64_t used_milli = 0;
