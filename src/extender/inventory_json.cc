@@ -14,6 +14,7 @@
 #include <map>
 
 #include "gpusched/dra/node_selection.h"
+#include "gpusched/extender/domain_steering.h"
 #include "gpusched/kubejson/dra_allocation_json.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/objects.h"
