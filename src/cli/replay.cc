@@ -79,6 +79,9 @@ placements.csv.
                       domain that holds it, other GPU pods in domains already in use (default softmix)
   --steer-cpu-pods    (with --domains) topology-aware runs put CPU-only pods in domains in use too,
                       as an operator's node affinity would (gpusched passes them through)
+  --topology-fallback-after S  (with --domains) topology-aware runs: a gang no domain holds waits
+                      S seconds for one before it spans domains (default 300, as gpusched's
+                      topology.fallbackAfterSeconds)
   --snapshot FILE     (second form) the cluster; repeat to merge files
   --place FILE        (second form) the pods to place, in order
   --score-mapping M   (second form) rank (default) or linear
@@ -121,6 +124,7 @@ struct ReplayArgs {
   replay::GangSpec gangs;                // --gangs
   std::string topology_policies = "softmix";  // --topology-policies
   bool steer_cpu_pods = false;                // --steer-cpu-pods
+  double topology_fallback_after = 300;       // --topology-fallback-after
   std::string write_dra_example;
   int example_nodes = 200;
   double example_demand = 1.1;
@@ -137,12 +141,14 @@ Status ReadNumber(const std::string& flag, const std::string& value, double lo, 
   return OkStatus();
 }
 
-// --domains, --gangs and --topology-policies into *a.
+// --domains, --gangs, --topology-policies and --topology-fallback-after into *a.
 Status ReadTopologyFlag(const std::string& flag, const std::string& value, ReplayArgs* a) {
   if (flag == "--gangs") {
     GPUSCHED_ASSIGN_OR_RETURN(a->gangs, replay::ParseGangSpec(value));
   } else if (flag == "--topology-policies") {
     a->topology_policies = value;
+  } else if (flag == "--topology-fallback-after") {
+    GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0, 1e9, &a->topology_fallback_after));
   } else {
     double n = 0;
     GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 100000, &n));
@@ -204,7 +210,7 @@ StatusOr<ReplayArgs> Parse(int argc, char** argv) {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 1e7, &a.defrag_every));
     } else if (flag == "--defrag-budget-pct") {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0, 100, &a.defrag_budget_pct));
-    } else if (flag == "--domains" || flag == "--gangs" || flag == "--topology-policies") {
+    } else if (flag == "--domains" || flag == "--gangs" || flag == "--topology-policies" || flag == "--topology-fallback-after") {
       GPUSCHED_RETURN_IF_ERROR(ReadTopologyFlag(flag, value, &a));
     } else if (flag == "--example-demand") {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0.01, 10, &a.example_demand));
@@ -313,7 +319,8 @@ int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, con
                                   .inflate = args.inflate, .defrag_every_s = args.defrag_every,
                                   .defrag_budget_pct = args.defrag_budget_pct, .domains = args.domains, .gangs = args.gangs,
                                   .topology_aware = args.domains > 0 && InList(args.topology_policies, job.scorer->Name()),
-                                  .steer_cpu_pods = args.steer_cpu_pods};
+                                  .steer_cpu_pods = args.steer_cpu_pods,
+                                  .gang_fallback_after_s = args.topology_fallback_after};
         runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
         if (args.defrag_every > 0) runs[j].result.policy += "+defrag";
       },

@@ -227,6 +227,8 @@ const Setting kSettings[] = {
     {"gang.nominate", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.gang_nominate); }},
     {"topology.levels", "", "", "", Kind::kList, &AddTopologyLevel, &ClearTopologyLevels},
     {"topology.steer", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.topology_steer); }},
+    {"topology.fallbackAfterSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.topology_fallback_after); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

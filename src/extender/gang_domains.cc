@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -92,6 +93,23 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
   return std::move(best->placement);
 }
 
+// Whether some domain of `key`, with every GPU free, has GPU enough for what the `needed`
+// smallest of `pending` ask: whether waiting for one can ever help.
+bool SomeDomainCouldHold(const std::vector<Pod>& pending, size_t needed, const std::string& key,
+                         const inventory::InventorySnapshot& snapshot) {
+  std::vector<const placement::NodeState*> nodes;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (TakesGpuPods(*n)) nodes.push_back(n.get());
+  }
+  int64_t least = LeastDemand(pending, needed);
+  for (const auto& [value, members] : DomainsOf(nodes, key)) {
+    int64_t capacity = 0;
+    for (const placement::NodeState* n : members) capacity += int64_t{1000} * n->view.gpu_count;
+    if (capacity >= least) return true;
+  }
+  return false;
+}
+
 // The one domain of `key` all of `beside` lie in: nullopt when `beside` is empty; "" (no domain
 // fits) when they lie in several or one lacks the label.
 std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, const std::string& key,
@@ -110,8 +128,9 @@ std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, 
 }  // namespace
 
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
-                                const std::vector<std::string>& beside, const inventory::InventorySnapshot& snapshot,
-                                const ServiceOptions& options, dra::cel::ProgramCache* programs) {
+                                const std::vector<std::string>& beside, std::chrono::milliseconds wait_left,
+                                const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                dra::cel::ProgramCache* programs) {
   std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
   std::vector<std::string> reasons;
   for (const std::string& key : levels) {
@@ -119,6 +138,13 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     if (shared && shared->empty()) continue;  // the slots already span domains of this level
     std::optional<GangPlacement> in = BestDomain(pending, needed, key, shared, snapshot, options, programs, &reasons);
     if (in) return std::move(*in);
+    if (required.empty() && wait_left.count() > 0 && SomeDomainCouldHold(pending, needed, key, snapshot)) {
+      GangPlacement waiting{.planned = pending, .level = key};
+      waiting.plan.reason = fmt::format("no one domain of {} holds it now ({}); it waits {} s more for one before it is "
+                                        "planned across domains (topology.fallbackAfterSeconds)",
+                                        key, fmt::join(reasons, "; "), (wait_left.count() + 999) / 1000);
+      return waiting;
+    }
   }
   if (!required.empty()) {
     GangPlacement none{.planned = pending, .level = required};

@@ -235,8 +235,9 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
   attempted_.insert(gang.key);
   std::string refusal_key = gang.key + " " + member.uid;
   auto r = offered == nullptr ? refused_.find(refusal_key) : refused_.end();  // a plan on some nodes is not cached
-  if (r != refused_.end() && r->second.version == snapshot->version()) {
-    return r->second.standing;
+  if (r != refused_.end() && r->second.version == snapshot->version() &&
+      (r->second.until_wall_ms == 0 || clock_->WallMs() < r->second.until_wall_ms)) {
+    return r->second.standing;  // judged on this snapshot, and no wait for a domain has ended since
   }
   if (offered != nullptr) return PlanOneLocked(member, s.group, *snapshot, *offered);
   const inventory::GroupTable::Members& members = snapshot->MembersOf(gang.key);
@@ -257,7 +258,9 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
   GangStanding out = PlanMembersLocked(gang, member, *snapshot);
   if (out.kind != GangStanding::Kind::kSlot) {
     if (refused_.size() > 4096) refused_.clear();  // bounded: old refusals are of old snapshots anyway
-    refused_[refusal_key] = Refusal{.version = inventory_->Snapshot()->version(), .standing = out};
+    std::chrono::milliseconds wait = WaitLeft(gang.unslotted);
+    refused_[refusal_key] = Refusal{.version = inventory_->Snapshot()->version(), .standing = out,
+                                    .until_wall_ms = wait.count() > 0 ? clock_->WallMs() + wait.count() : 0};
   }
   return out;
 }
@@ -280,6 +283,16 @@ GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& grou
           .reason = fmt::format("gang {}: this member fits on none of the nodes offered beside the other slots: {}", group, why)};
 }
 
+std::chrono::milliseconds GangHolds::WaitLeft(const std::vector<Pod>& pending) const {
+  int64_t oldest = 0;
+  for (const Pod& p : pending) {
+    if (p.created_ms > 0 && (oldest == 0 || p.created_ms < oldest)) oldest = p.created_ms;
+  }
+  if (oldest == 0) return std::chrono::milliseconds(0);  // creation unknown: no wait
+  auto after = std::chrono::duration_cast<std::chrono::milliseconds>(options_->topology_fallback_after);
+  return std::max(std::chrono::milliseconds(0), std::chrono::milliseconds(oldest + after.count() - clock_->WallMs()));
+}
+
 GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const {
   GangStanding refused{.kind = GangStanding::Kind::kRefused, .group = gang.name};
   size_t have = gang.unslotted.size() + gang.others;
@@ -295,7 +308,8 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   // Members that fit nowhere beside the others are left out while minCount can still be reached.
   size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
   std::vector<std::string> beside = SiblingNodes(gang.key, "", snapshot);  // new members join their domain
-  GangPlacement placed = PlanGangInDomains(gang.unslotted, needed, gang.required, beside, snapshot, *options_, programs_);
+  GangPlacement placed =
+      PlanGangInDomains(gang.unslotted, needed, gang.required, beside, WaitLeft(gang.unslotted), snapshot, *options_, programs_);
   std::vector<Pod>& planning = placed.planned;
   const placement::GangPlan& plan = placed.plan;
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone

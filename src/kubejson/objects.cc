@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "gpusched/common/quantity.h"
+#include "gpusched/common/time_format.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/node_bookings.h"
 #include "gpusched/kubejson/node_holds.h"
@@ -328,6 +329,20 @@ void ReadController(const Value& meta, Pod* pod) {
   }
 }
 
+// metadata.creationTimestamp (RFC 3339) into *out_ms; absent or null leaves it 0.
+Status ReadCreated(const Value& meta, const std::string& path, int64_t* out_ms) {
+  const Value* v = json::Find(meta, "creationTimestamp");
+  if (v == nullptr || v->IsNull()) return OkStatus();
+  std::optional<int64_t> ms = v->IsString() ? ParseRfc3339(v->GetString()) : std::nullopt;
+  if (!ms) {
+    std::string text;
+    json::AppendValue(&text, *v);
+    return InvalidArgumentError(fmt::format("{}.creationTimestamp: {} is not an RFC 3339 time", path, text));
+  }
+  *out_ms = *ms;
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
@@ -353,6 +368,7 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     const Value* deletion = json::Find(*meta, "deletionTimestamp");
     pod.terminating = deletion != nullptr && !deletion->IsNull();
     ReadController(*meta, &pod);
+    note(ReadCreated(*meta, mpath, &pod.created_ms));
   }
   const Value* spec = nullptr;
   note(json::FindObject(v, "spec", path, &spec));

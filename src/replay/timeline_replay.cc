@@ -179,6 +179,15 @@ class Timeline {
     RetryWaiting(freed, now);
   }
   bool TryPlaceGang(size_t g, double now);
+  // Whether some domain has nodes enough for every member, each when empty. Cached.
+  bool SomeDomainCouldHold() {
+    if (could_hold_ < 0) {
+      std::vector<int> hosts(domains_.count(), 0);
+      for (size_t i = 0; i < trace_.nodes.size(); ++i) hosts[domains_.of(i)] += scoring::FitsEmpty(member_, trace_.nodes[i]) ? 1 : 0;
+      could_hold_ = std::any_of(hosts.begin(), hosts.end(), [&](int h) { return h >= options_.gangs.members; });
+    }
+    return could_hold_ == 1;
+  }
   bool PlaceMembers(const std::vector<uint8_t>* allowed, std::vector<PlacedPod>* where);
 
   void Defrag(double now);
@@ -234,11 +243,13 @@ class Timeline {
   std::vector<size_t> gangs_waiting_;               // in arrival order
   std::vector<double> gang_waits_;                  // of the gangs placed
   int gangs_one_domain_ = 0;
+  int8_t could_hold_ = -1;  // SomeDomainCouldHold's answer: -1 not asked yet
   std::vector<double> stranded_;  // Domains::Stranded at each sample
 };
 
-// Topology-aware: the fullest domain that holds every member, else the fewest domains (the
-// fullest first); otherwise member by member where the policy picks. All or nothing.
+// Topology-aware: the fullest domain that holds every member; else, once the gang has waited
+// gang_fallback_after_s for one (or when no domain ever could), the fewest domains (the fullest
+// first); otherwise member by member where the policy picks. All or nothing.
 bool Timeline::TryPlaceGang(size_t g, double now) {
   std::vector<PlacedPod>& where = gang_where_[g];
   bool placed = false;
@@ -247,6 +258,7 @@ bool Timeline::TryPlaceGang(size_t g, double now) {
     for (int d : fullest) {
       if ((placed = PlaceMembers(&domains_.nodes(d), &where))) break;
     }
+    if (!placed && now - gangs_[g].arrive < options_.gang_fallback_after_s && SomeDomainCouldHold()) return false;
     // No one domain holds it: the fewest domains, fullest first, rather than anywhere.
     std::vector<uint8_t> union_mask(trace_.nodes.size(), 0);
     for (size_t n = 0; !placed && n < fullest.size(); ++n) {

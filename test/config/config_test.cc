@@ -127,6 +127,16 @@ TEST(Config, TopologyLevelsAreLabelKeysLowestFirstAndMayBeTurnedOff) {
               HasSubstr("config topology.levels: \"a b\" is not a node label key"));
 }
 
+TEST(Config, AGangWaitsFiveMinutesForOneDomainUnlessConfigured) {
+  StatusOr<Config> defaults = ParseConfig("{}");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->service.topology_fallback_after, std::chrono::seconds(300));
+  StatusOr<Config> at_once = ParseConfig("topology: {fallbackAfterSeconds: 0}");
+  ASSERT_TRUE(at_once.ok()) << at_once.status().message();
+  EXPECT_EQ(at_once->service.topology_fallback_after, std::chrono::seconds(0));
+  EXPECT_THAT(ParseConfig("topology: {fallbackAfterSeconds: -5}").status().message(), HasSubstr("topology.fallbackAfterSeconds"));
+}
+
 TEST(Config, ExtendedResourcesThroughDraAreOnUnlessTurnedOff) {
   StatusOr<Config> defaults = ParseConfig("{}");
   ASSERT_TRUE(defaults.ok());

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "cluster_json.h"
+#include "gpusched/common/clock.h"
+#include "gpusched/common/time_format.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kubejson/objects.h"
@@ -97,6 +99,49 @@ TEST_F(GangDomains, TheFullestCliqueIsTheOneWithTheFewestWholeNodes) {
   for (int i = 0; i < 2; ++i) items.push_back(Member(i, 4).ToJson());
   Load(items);
   for (int i = 0; i < 2; ++i) EXPECT_THAT(Kept(Member(i, 4)), ElementsAre(::testing::StartsWith("a"))) << i;
+}
+
+// a1 runs a 1-GPU pod: no clique holds three 4-GPU members now, though clique A would when
+// empty. A gang created just now waits for one (topology.fallbackAfterSeconds, 300 s), and
+// filter says so; one created an hour ago goes to the next level, across the cliques.
+TEST_F(GangDomains, AGangWaitsForOneCliqueBeforeItFallsBack) {
+  auto items_created = [](const std::string& created) {
+    std::vector<std::string> items = Nodes();
+    items.push_back(PodJson{.name = "small", .uid = "small", .node = "a1", .phase = "Running", .containers = {testing::WholeGpus("c", 1)}}.ToJson());
+    items.push_back(Group(3));
+    for (int i = 0; i < 3; ++i) {
+      PodJson m = Member(i, 4);
+      m.creation_timestamp = created;
+      items.push_back(m.ToJson());
+    }
+    return items;
+  };
+  auto member = [](int i, const std::string& created) {
+    PodJson m = Member(i, 4);
+    m.creation_timestamp = created;
+    return m;
+  };
+  std::string now = FormatRfc3339(RealClock().WallMs());
+  Load(items_created(now));
+  std::string reply = Reply(member(0, now));
+  EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
+  EXPECT_THAT(reply, HasSubstr("no one domain of nvidia.com/gpu.clique holds it now"));
+  EXPECT_THAT(reply, ::testing::ContainsRegex("it waits (29[0-9]|300) s more for one before it is planned across domains"));
+
+  std::string hour_ago = FormatRfc3339(RealClock().WallMs() - 3600 * 1000);
+  Load(items_created(hour_ago));
+  std::set<std::string> used;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::string> kept = Kept(member(i, hour_ago));
+    ASSERT_EQ(kept.size(), 1u) << i;
+    used.insert(kept[0]);
+  }
+  EXPECT_EQ(used.size(), 3u);
+
+  ServiceOptions at_once;
+  at_once.topology_fallback_after = std::chrono::seconds(0);
+  Load(items_created(now), at_once);
+  EXPECT_EQ(Kept(member(0, now)).size(), 1u) << "fallbackAfterSeconds: 0 falls back at once";
 }
 
 // Three 4-GPU members fit only clique A; four fit no clique, and go to the next level (the zone).

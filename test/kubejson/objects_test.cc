@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster_json.h"
+#include "gpusched/common/time_format.h"
 
 namespace gpusched::kubejson {
 namespace objects_test {
@@ -114,6 +115,17 @@ TEST(K8sObjects, ReadsPriorityAndWhetherThePodIsTerminating) {
   EXPECT_THAT(p->spec_error, HasSubstr("Pod.spec.priority: \"high\" is not a 32-bit integer"));
   p = PodFrom(R"({"metadata":{"name":"e","uid":"y"},"spec":{"priority":4294967296}})");
   EXPECT_THAT(p->spec_error, HasSubstr("Pod.spec.priority: 4294967296 is not a 32-bit integer"));
+}
+
+// metadata.creationTimestamp, as the API server writes it (RFC 3339, whole seconds, UTC): when a
+// gang started waiting for one domain (gang_domains.h).
+TEST(K8sObjects, ReadsTheCreationTimestamp) {
+  StatusOr<Pod> p = PodFrom(R"({"metadata":{"name":"a","uid":"u","creationTimestamp":"2026-12-04T10:00:00Z"},"spec":{}})");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->created_ms, *ParseRfc3339("2026-12-04T10:00:00Z"));
+  EXPECT_EQ(PodFrom(R"({"metadata":{"name":"b","uid":"v","creationTimestamp":null},"spec":{}})")->created_ms, 0);
+  p = PodFrom(R"({"metadata":{"name":"c","uid":"w","creationTimestamp":"yesterday"},"spec":{}})");
+  EXPECT_THAT(p->spec_error, HasSubstr("Pod.metadata.creationTimestamp: \"yesterday\" is not an RFC 3339 time"));
 }
 
 // What the pod asks of its node besides GPUs, as kube-scheduler's resource.PodRequests counts it:

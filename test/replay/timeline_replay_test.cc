@@ -207,6 +207,25 @@ TEST(TimelineGangs, AWaitingGangGoesInBeforePodsThatCameAfterIt) {
   EXPECT_GT(r.pending_max_s, 1000);  // c or d waited for the gang to end (it runs 1,000 s or more)
 }
 
+// Two domains of two 4-GPU nodes: a and b fill domain 0, d goes to domain 1, b leaves at 10 s and
+// e (no GPU) at 1,000 s. The gang of two 4-GPU members arrives before 10 s; from 10 s each domain
+// has one whole node, so none holds it. Falling back at once, it spans both at 10 s; waiting
+// 300 s for one domain, it spans them at the first departure after that, e's at 1,000 s.
+TEST(TimelineGangs, AGangWaitsForOneDomainBeforeItSpansSeveral) {
+  Loaded l = Load(4, {"a,4,0,100000", "b,4,0,10", "d,4,5,100000", "e,0,10,1000"}, 4);
+  TimelineOptions options{.domains = 2, .gangs = {.members = 2, .gpus = 4, .share = 0.4, .cpu_milli = 1000, .memory_mib = 1024},
+                          .topology_aware = true, .gang_fallback_after_s = 0};
+  TimelineResult at_once = Replay(l, 1, options);
+  ASSERT_EQ(at_once.gangs_placed, 1);
+  EXPECT_LE(at_once.gang_wait_p99_s, 10);
+  EXPECT_DOUBLE_EQ(at_once.gangs_one_domain_pct, 0);
+  options.gang_fallback_after_s = 300;
+  TimelineResult waited = Replay(l, 1, options);
+  ASSERT_EQ(waited.gangs_placed, 1);
+  EXPECT_GE(waited.gang_wait_p99_s, 990);
+  EXPECT_LE(waited.gang_wait_p99_s, 1000);
+}
+
 // Issue 34 §2: the fullest domain is the one with the fewest whole nodes (no pod at all), then
 // the least free GPU. Domain 0 has CPU-only pods on both nodes and every GPU free; domain 1 one
 // GPU in use and one whole node. Pods outside gangs go to domain 0: its GPUs can serve no gang.

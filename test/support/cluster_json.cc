@@ -184,7 +184,7 @@ std::string PodJson::ToJson() const {
     S(w, resource_version);
   }
   S(w, "creationTimestamp");
-  S(w, "2026-11-30T10:00:00Z");
+  S(w, creation_timestamp);
   if (!deletion_timestamp.empty()) {
     S(w, "deletionTimestamp");
     S(w, deletion_timestamp);

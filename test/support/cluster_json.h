@@ -61,6 +61,7 @@ struct PodJson {
   std::vector<std::string> claims;  // spec.resourceClaims names
   std::map<std::string, std::string> labels;
   std::optional<int32_t> priority;  // spec.priority (with a priorityClassName), as admission sets it
+  std::string creation_timestamp = "2026-11-30T10:00:00Z";  // metadata.creationTimestamp
   std::string deletion_timestamp;   // metadata.deletionTimestamp; empty = omitted
   std::string nominated_node;       // status.nominatedNodeName; empty = omitted
   std::string controller_uid;       // metadata.ownerReferences: a controller of this uid; empty = none

@@ -10,6 +10,12 @@
 // scores, never the extender's, so the domain is carried out by the gang's slots: each member's
 // filter keeps its slot node (gang_holds.h).
 //
+// A gang that no domain of a level holds now waits for one, up to topology.fallbackAfterSeconds
+// from its oldest pending member's creation, before it goes to the next level or across the
+// cluster: as Slurm's --switches=N@max-time. A fallback at once splits a gang over domains that
+// then hold no other gang either. It waits only where some domain of that level could hold it
+// when empty.
+//
 // Among the domains that can hold the gang it takes the fullest: the fewest whole nodes
 // (domain_steering.h's IsWholeNode), then the least free GPU, as KAI's domain choice packs: gangs
 // pack into domains already in use and whole domains stay free for larger gangs. Where minCount lets members be left out, a domain that holds more of them wins.
@@ -18,6 +24,7 @@
 // domain (domain_plans.h), not these.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -41,11 +48,15 @@ struct GangPlacement {
 // Plans `pending` (members without slots) of a gang that still needs `needed` of them, inside one
 // domain as above; `required`: the group's required label key ("" for none); `beside`: the nodes
 // of the slots other members already hold, whose domain the new members join at each level
-// (a level whose domains they already span is skipped). Where the plan does not fit (or,
-// required, no domain can hold it), plan.reason says why.
+// (a level whose domains they already span is skipped). `wait_left`: how much longer the gang
+// waits for one domain (ServiceOptions::topology_fallback_after less its wait so far): while it
+// is positive, a gang that no domain of a level holds now, where some domain of that level has
+// GPUs enough for it when empty, is not planned further (plan.reason says it waits, and how
+// long). Where the plan does not fit (or, required, no domain can hold it), plan.reason says why.
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
-                                const std::vector<std::string>& beside, const inventory::InventorySnapshot& snapshot,
-                                const ServiceOptions& options, dra::cel::ProgramCache* programs);
+                                const std::vector<std::string>& beside, std::chrono::milliseconds wait_left,
+                                const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                dra::cel::ProgramCache* programs);
 
 // Of `offered`, the nodes a member of a gang that requires `key` may be planned on alone: those
 // in the one domain of `key` that the slots of its siblings (on nodes `beside`) lie in; any node

@@ -79,6 +79,11 @@ struct ServiceOptions {
   // Whether filter keeps GPU pods outside groups in the fullest domain in use of the lowest level
   // (domain_steering.h), so that whole domains stay free for gangs. Default: on.
   bool topology_steer = true;
+  // How long a gang that no one domain holds waits for one, counted from its oldest pending
+  // member's creationTimestamp, before it is planned across domains (gang_domains.h), as Slurm's
+  // --switches=N@max-time waits before relaxing (its max_switch_wait: 300 s). Only where some
+  // domain is large enough to hold the gang when empty. 0: falls back at once. Default: 300 s.
+  std::chrono::seconds topology_fallback_after{300};
 };
 
 // Not owned: each must outlive the service. Null means "not there".

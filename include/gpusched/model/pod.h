@@ -67,6 +67,7 @@ struct Pod {
   PodPhase phase = PodPhase::kPending;
   int32_t priority = 0;      // spec.priority (the admission controller resolves the class); 0 if absent
   bool terminating = false;  // metadata.deletionTimestamp is set: it still holds what it holds
+  int64_t created_ms = 0;    // metadata.creationTimestamp in Unix milliseconds; 0 when absent
   // spec.preemptionPolicy is Never: kube-scheduler evicts nothing for the pod (its PostFilter
   // skips preemption), so neither preempt, explain nor a filter's Event offers evictions.
   bool never_preempts = false;

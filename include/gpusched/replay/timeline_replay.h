@@ -96,6 +96,10 @@ struct TimelineOptions {
   // Topology-aware runs also put CPU-only pods into the fullest domain in use: what an operator's
   // affinity does (gpusched itself passes CPU-only pods through, docs/topology.md).
   bool steer_cpu_pods = false;
+  // Topology-aware runs: a gang that no domain holds waits this long after its arrival for one
+  // (where some domain holds it when empty) before it goes across domains, as gpusched's
+  // topology.fallbackAfterSeconds (gang_domains.h). It is tried again whenever pods leave.
+  double gang_fallback_after_s = 300;
 };
 
 struct TimelineResult {
