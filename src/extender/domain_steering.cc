@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 namespace gpusched::extender {
@@ -48,26 +49,62 @@ std::shared_ptr<const DomainUses> DomainFullness::Of(const inventory::InventoryS
   return uses_;
 }
 
+bool GpusStrandedByOtherResources(const placement::NodeState& node) {
+  if (!TakesGpuPods(node) || node.view.IdleMilli() <= 0 || IsWholeNode(node)) return false;
+  double gpu_free = static_cast<double>(node.view.IdleMilli()) / (1000.0 * node.view.gpu_count);
+  for (std::string_view resource : {"cpu", "memory"}) {
+    int64_t allocatable = node.node.other_allocatable.Get(resource);
+    if (allocatable <= 0) continue;
+    int64_t requested = node.uses != nullptr ? node.uses->total().Get(resource) : 0;
+    double free = static_cast<double>(std::max<int64_t>(0, allocatable - requested)) / static_cast<double>(allocatable);
+    if (free < gpu_free) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// The value of label `key` on `node`, or nullptr.
+const std::string* LabelOf(const placement::NodeState& node, const std::string& key) {
+  auto label = node.node.labels.find(key);
+  return label != node.node.labels.end() ? &label->second : nullptr;
+}
+
+}  // namespace
+
 std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<const placement::NodeState*>& fits,
                                                                  const std::string& key, const DomainUses& domains) {
+  std::vector<char> stranded(fits.size(), 0);  // labelled fits whose GPUs other resources strand
+  bool any_stranded = false;
+  for (size_t i = 0; i < fits.size(); ++i) {
+    stranded[i] = LabelOf(*fits[i], key) != nullptr && GpusStrandedByOtherResources(*fits[i]);
+    any_stranded |= stranded[i] != 0;
+  }
   std::optional<std::tuple<int, int64_t, std::string>> fullest;  // (whole nodes, free, value)
-  for (const placement::NodeState* n : fits) {
-    auto label = n->node.labels.find(key);
-    if (label == n->node.labels.end()) continue;
-    auto d = domains.find(label->second);
+  for (size_t i = 0; i < fits.size(); ++i) {
+    const std::string* label = LabelOf(*fits[i], key);
+    if (label == nullptr || (any_stranded && !stranded[i])) continue;
+    auto d = domains.find(*label);
     if (d == domains.end() || !d->second.in_use()) continue;
-    std::tuple<int, int64_t, std::string> candidate{d->second.whole_nodes, d->second.free_milli, label->second};
+    std::tuple<int, int64_t, std::string> candidate{d->second.whole_nodes, d->second.free_milli, *label};
     if (!fullest || candidate < *fullest) fullest = std::move(candidate);
   }
   std::vector<std::pair<size_t, std::string>> out;
   if (!fullest) return out;
   const std::string& value = std::get<2>(*fullest);
-  std::string reason = fmt::format("pods outside gangs go to the fullest domain in use ({}={}), so that whole domains stay "
-                                   "free for gangs",
-                                   key, value);
+  std::string to_domain = fmt::format("pods outside gangs go to the fullest domain in use ({}={}), so that whole domains "
+                                      "stay free for gangs",
+                                      key, value);
+  std::string to_stranded = "pods outside gangs go first to GPUs that other pods' CPU or memory leaves idle, so that whole "
+                            "nodes stay free for gangs";
   for (size_t i = 0; i < fits.size(); ++i) {
-    auto label = fits[i]->node.labels.find(key);
-    if (label != fits[i]->node.labels.end() && label->second != value) out.emplace_back(i, reason);
+    const std::string* label = LabelOf(*fits[i], key);
+    if (label == nullptr) continue;
+    if (any_stranded && !stranded[i]) {
+      out.emplace_back(i, to_stranded);
+    } else if (*label != value) {
+      out.emplace_back(i, to_domain);
+    }
   }
   return out;
 }

@@ -46,6 +46,7 @@ class Domains {
     whole_[d] += (node_pods_[node] + pods == 0) - (node_pods_[node] == 0);
     node_pods_[node] += pods;
   }
+  bool whole(size_t node) const { return node_pods_[node] == 0; }  // no pod on it
   int64_t used(int d) const { return used_[d]; }
   int pods(int d) const { return pods_[d]; }
   // The domains fullest first: fewest whole nodes (no pod at all: what a gang member of any

@@ -107,21 +107,51 @@ class Timeline {
   const PodShape& Shape(size_t k) const { return trace_.pods[pods_[k].index]; }
 
   // Places pod k where the policy picks; false if it fits nowhere.
-  // Topology-aware: a GPU pod outside gangs goes to the fullest domain in use where it fits, as
-  // gpusched steers it, so that whole domains stay free; CPU-only pods too with steer_cpu_pods.
+  // Topology-aware: a GPU pod outside gangs goes first to nodes whose GPUs their CPU or memory
+  // strands, then to the fullest domain in use where it fits, as gpusched steers it, so that
+  // whole domains stay free; CPU-only pods too (to the fullest domain) with steer_cpu_pods.
   bool Place(size_t k) {
     bool placed = false;
-    if (options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods)) {
-      for (int d : domains_.FullestFirst(cluster_)) {
-        if (domains_.pods(d) == 0) continue;  // empty: pods go there only when no domain in use fits
-        if ((placed = cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], &domains_.nodes(d)))) break;
-      }
+    if (options_.topology_aware && domains_.enabled() && Shape(k).uses_gpu()) {
+      std::vector<uint8_t> stranded(trace_.nodes.size(), 0);
+      for (size_t i = 0; i < stranded.size(); ++i) stranded[i] = GpusStrandedByOtherResources(i);
+      placed = PlaceInFullestDomain(k, &stranded);
+    }
+    if (!placed && options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods)) {
+      placed = PlaceInFullestDomain(k, nullptr);
     }
     if (!placed && !cluster_.Place(Shape(k), options_.selection, rng_, &where_[k])) return false;
     domains_.Book(where_[k].node, Shape(k).gpu_milli(), 1);
     on_node_[where_[k].node].push_back(k);
     ++running_;
     return true;
+  }
+  // Places pod k on the nodes of the fullest domain in use where it fits (among `only`, by node,
+  // when given); false if it fits in none.
+  bool PlaceInFullestDomain(size_t k, const std::vector<uint8_t>* only) {
+    std::vector<uint8_t> mask;
+    for (int d : domains_.FullestFirst(cluster_)) {
+      if (domains_.pods(d) == 0) continue;  // empty: pods go there only when no domain in use fits
+      const std::vector<uint8_t>* allowed = &domains_.nodes(d);
+      if (only != nullptr) {
+        mask = *allowed;
+        for (size_t i = 0; i < mask.size(); ++i) mask[i] &= (*only)[i];
+        allowed = &mask;
+      }
+      if (cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], allowed)) return true;
+    }
+    return false;
+  }
+  // As gpusched's GpusStrandedByOtherResources (domain_steering.h): node i has pods and a GPU
+  // free, and a smaller share of its CPU or memory is free than of its GPUs.
+  bool GpusStrandedByOtherResources(size_t i) const {
+    const scoring::NodeView& n = cluster_.node(i);
+    if (n.gpu_count == 0 || domains_.whole(i) || n.IdleMilli() <= 0) return false;
+    double gpu_free = static_cast<double>(n.IdleMilli()) / (1000.0 * n.gpu_count);
+    auto below = [&](int64_t free, int64_t cap) {
+      return cap > 0 && cap < scoring::kUntracked && static_cast<double>(free) / static_cast<double>(cap) < gpu_free;
+    };
+    return below(n.cpu_free, n.cpu_cap) || below(n.mem_free, n.mem_cap);
   }
   void Unplace(size_t k) {
     domains_.Book(where_[k].node, -Shape(k).gpu_milli(), -1);

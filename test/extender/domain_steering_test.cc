@@ -17,14 +17,17 @@ namespace domain_steering_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::ContainerJson;
 using testing::PodJson;
 
-// A bound pod of no GPU on `node`: 40 CPUs, of `controller_kind` (a CPU-only job's, or a
-// DaemonSet's).
-std::string CpuPod(const std::string& name, const std::string& node, const std::string& controller_kind) {
-  return PodJson{.name = name, .uid = name, .node = node, .phase = "Running",
-                 .containers = {{.name = "c", .requests = {{"cpu", "40"}}}}, .controller_uid = "owner-" + name,
-                 .controller_kind = controller_kind}
+// A bound pod of no GPU on `node`, of `controller_kind` (a CPU-only job's, or a DaemonSet's),
+// requesting `cpu` ("" for nothing: a BestEffort pod).
+std::string CpuPod(const std::string& name, const std::string& node, const std::string& controller_kind,
+                   const std::string& cpu = "40") {
+  ContainerJson c{.name = "c"};
+  if (!cpu.empty()) c.requests["cpu"] = cpu;
+  return PodJson{.name = name, .uid = name, .node = node, .phase = "Running", .containers = {c},
+                 .controller_uid = "owner-" + name, .controller_kind = controller_kind}
       .ToJson();
 }
 
@@ -70,11 +73,11 @@ TEST_F(DomainSteering, APodOutsideGangsGoesToTheFullestCliqueInUse) {
   EXPECT_THAT(e->summary, HasSubstr("3/5 nodes fit"));
 }
 
-// Clique A runs a CPU-only job on both nodes: every GPU free, but no whole node for a gang. It is
-// fuller than clique B (one whole node), and a small GPU pod strands nothing more there. Before,
-// A counted as not in use (no GPU allocated) and the pod went to B.
+// Clique A runs a CPU-only job on both nodes (BestEffort: no requests): every GPU free, but no
+// whole node for a gang. It is fuller than clique B (one whole node), and a small GPU pod strands
+// nothing more there. Before, A counted as not in use (no GPU allocated) and the pod went to B.
 TEST_F(DomainSteering, ACliqueOfCpuOnlyJobsIsFullerThanOneWithAWholeNode) {
-  Load({}, {CpuPod("job-1", "a1", "Job"), CpuPod("job-2", "a2", "Job")});
+  Load({}, {CpuPod("job-1", "a1", "Job", ""), CpuPod("job-2", "a2", "Job", "")});
   PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
   std::string reply = Filter(pod);
   EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("a1", "a2", "u1"));
@@ -84,6 +87,19 @@ TEST_F(DomainSteering, ACliqueOfCpuOnlyJobsIsFullerThanOneWithAWholeNode) {
   const auto& a = d["domains"]["items"][0];
   EXPECT_EQ(a["idleNodes"].GetInt(), 0);
   EXPECT_DOUBLE_EQ(a["strandedGpus"].GetDouble(), 8);
+}
+
+// A CPU-only job takes 40 of a2's 63 CPUs: a2's GPUs are idle beside it, and no gang member of
+// whole nodes can have them. A GPU pod goes there first (and to u1, in no clique). Before, it
+// went to clique B, whose b1 runs a GPU pod, and spoiled b2 or took b1's last GPUs.
+TEST_F(DomainSteering, AGpuPodGoesFirstToGpusACpuOnlyJobLeavesIdle) {
+  Load({}, {CpuPod("job-1", "a2", "Job")});
+  PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
+  std::string reply = Filter(pod);
+  EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("a2", "u1"));
+  EXPECT_THAT(reply, HasSubstr("pods outside gangs go first to GPUs that other pods' CPU or memory leaves idle"));
+  placement::NodeState bare;
+  EXPECT_FALSE(GpusStrandedByOtherResources(bare)) << "a node without GPUs";
 }
 
 // DaemonSet pods run on every node: they leave a node whole, and a clique of them is not in use.

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "gpusched/replay/openb_trace.h"
 #include "gpusched/scoring/scorer.h"
 #include "replay_cluster.h"
 #include "timeline_domains.h"
@@ -224,6 +225,35 @@ TEST(TimelineGangs, AGangWaitsForOneDomainBeforeItSpansSeveral) {
   ASSERT_EQ(waited.gangs_placed, 1);
   EXPECT_GE(waited.gang_wait_p99_s, 990);
   EXPECT_LE(waited.gang_wait_p99_s, 1000);
+}
+
+// The marin-gb200 scenario (docs/replay.md), seeds 42-43, CPU-only pods confined: run
+// topology-aware, GPU pods go first beside CPU-only jobs, whose GPUs no gang could use, then to
+// the fullest domain, and gangs wait for one domain. Against binpack the stranded GPUs fall to
+// 0.53 of its (0.64 before GPU pods went beside CPU-only jobs first), and most gangs run in one
+// domain (none under binpack).
+TEST(TimelineGangs, TheMarinScenarioStrandsFewerGpusThanBinpack) {
+  std::string dir = std::string(GPUSCHED_SCENARIO_DIR) + "/marin-gb200";
+  auto nodes = LoadNodeCsv(dir + "/nodes.csv");
+  auto pods = LoadPodCsv(dir + "/pods.csv");
+  ASSERT_TRUE(nodes.ok() && pods.ok());
+  std::vector<TimelinePod> timeline = TimelinePods(*pods).value();
+  PreparedTrace trace = PrepareTrace(*nodes, std::move(pods).value()).value();
+  double stranded[2] = {0, 0}, one_domain = 0;
+  for (uint64_t seed = 42; seed <= 43; ++seed) {
+    for (int aware = 0; aware < 2; ++aware) {
+      auto scorer = scoring::MakeScorer(aware != 0 ? "softmix" : "binpack", &trace.workload);
+      ASSERT_TRUE(scorer.ok());
+      TimelineOptions o{.seed = seed, .time_compress = 1, .domains = 12,
+                        .gangs = {.members = 16, .gpus = 4, .share = 0.4, .cpu_milli = 64000, .memory_mib = 262144},
+                        .topology_aware = aware != 0, .steer_cpu_pods = true};
+      TimelineResult r = RunTimeline(trace, timeline, **scorer, o);
+      stranded[aware] += r.stranded_gpus_mean;
+      one_domain += aware != 0 ? r.gangs_one_domain_pct / 2 : 0;
+    }
+  }
+  EXPECT_LT(stranded[1], 0.58 * stranded[0]);
+  EXPECT_GT(one_domain, 70);
 }
 
 // Issue 34 §2: the fullest domain is the one with the fewest whole nodes (no pod at all), then

@@ -8,7 +8,9 @@
 // level's label. Only the lowest level: packing zones would take away the spread that services
 // want from them. The fullest domain is the one with the fewest whole nodes (IsWholeNode), then
 // the least free GPU: a domain whose nodes run CPU-only jobs has its GPUs free, but no gang can
-// use them, and a small GPU pod there strands nothing more.
+// use them, and a small GPU pod there strands nothing more. Before the domain, the node: where
+// some fitting node's GPUs are stranded by its CPU or memory (GpusStrandedByOtherResources), the
+// pod goes to such a node, in the fullest domain among theirs.
 //
 // Thread-safe: the per-domain sums are kept for the newest snapshot under one mutex.
 #pragma once
@@ -61,9 +63,17 @@ class DomainFullness {
   mutable std::shared_ptr<const DomainUses> uses_ GPUSCHED_GUARDED_BY(mu_);
 };
 
-// Of `fits` (nodes where the pod fits), those filter refuses: the ones labelled `key` outside the
-// fullest domain in use among the fitting nodes' domains, by position, with the reason. None when
-// no fitting node is in a domain in use.
+// True for a node whose free GPUs other resources strand: it takes GPU pods, is not whole, has a
+// GPU free, and a smaller share of its allocatable CPU or memory is free than of its GPUs (what
+// its bound pods request, node_uses.h). It runs out of CPU or memory first: a small GPU pod
+// there uses GPUs that would otherwise stay idle, and that no gang member of whole nodes could
+// have. A node beside a CPU-only job is the common case.
+bool GpusStrandedByOtherResources(const placement::NodeState& node);
+
+// Of `fits` (nodes where the pod fits), those filter refuses, by position, with the reason: where
+// some labelled fit's GPUs are stranded by other resources, the labelled fits that are not; then
+// the labelled ones outside the fullest domain in use among the rest's domains. None when no
+// fitting node is in a domain in use.
 std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<const placement::NodeState*>& fits,
                                                                  const std::string& key, const DomainUses& domains);
 
