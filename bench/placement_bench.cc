@@ -23,6 +23,8 @@
 //                               failed naming it (extender/gang_holds.h)
 //   BM_GroupDefrag              room for a group at once (placement/group_defrag.h): `members` pods
 //                               of `gpus` whole GPUs or 30% shares, at most 64 moves
+//   BM_ServiceSteeredFilter     filter for a GPU pod outside groups on nodes in NVLink cliques of
+//                               18, topology.steer on (1) or off (0) (extender/domain_steering.h)
 //   BM_ServiceDomainMemberFilter  filter for one member of a gang of `members` with a topology
 //                               key, racks of 64 nodes, offered its rack's nodes as one
 //                               domain's pass does: the domain's plan kept
@@ -250,6 +252,28 @@ void BM_ServiceDomainMemberFilter(benchmark::State& state) {
   state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
 }
 
+// Filter for a GPU pod outside groups on nodes labelled with NVLink cliques of 18 nodes
+// (extender/domain_steering.h): steer=1 keeps it beside CPU-bound GPUs or in the fullest clique
+// in use; steer=0 is the same filter with topology.steer off.
+void BM_ServiceSteeredFilter(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  ClusterObjects cluster = MakeCluster(kind, static_cast<int>(state.range(1)));
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].labels["nvidia.com/gpu.clique"] = "c." + std::to_string(i / 18);
+  std::vector<std::string> names = NodeNames(cluster);
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(cluster));
+  extender::ServiceOptions options;
+  options.topology_steer = state.range(2) != 0;
+  extender::Service service(&inv, options);
+  std::string body = testing::ArgsWithNames(PendingPodJson(kind, "pending"), names);
+  std::string filtered;
+  for (auto _ : state) {
+    filtered = service.Filter(body);
+    benchmark::DoNotOptimize(filtered.data());
+  }
+  state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
+}
+
 // A pod without GPUs, as every pod of the GPU scheduler reaches gpusched (no managedResources):
 // filter keeps every node, prioritize answers [].
 void BM_ServicePassThrough(benchmark::State& state) {
@@ -429,6 +453,7 @@ BENCHMARK(BM_ServiceGangMemberFilter)
     ->Args({0, 5000, 64})
     ->Args({1, 5000, 64})
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ServiceSteeredFilter)->ArgNames({"mgpu", "nodes", "steer"})->ArgsProduct({{0, 1}, {5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);

@@ -25,28 +25,35 @@ bool IsWholeNode(const placement::NodeState& node) {
                      [](const PodUse& p) { return p.labels != nullptr && RecreatedOnItsNode(*p.labels); });
 }
 
-std::shared_ptr<const DomainUses> DomainFullness::Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const {
+std::shared_ptr<const DomainIndex> DomainFullness::Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const {
   {
     MutexLock lock(&mu_);
-    if (uses_ != nullptr && version_ == snapshot.version() && key_ == key) return uses_;
+    if (index_ != nullptr && version_ == snapshot.version() && key_ == key) return index_;
   }
-  auto uses = std::make_shared<DomainUses>();
-  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    auto label = n->node.labels.find(key);
-    if (label == n->node.labels.end()) continue;
-    DomainUse& d = (*uses)[label->second];
-    int64_t idle = n->view.IdleMilli();
-    d.free_milli += idle;
-    d.used_milli += int64_t{1000} * n->view.gpu_count - idle;
-    if (!TakesGpuPods(*n)) continue;
-    ++d.nodes;
-    d.whole_nodes += IsWholeNode(*n) ? 1 : 0;
+  auto index = std::make_shared<DomainIndex>();
+  const auto& nodes = snapshot.nodes();
+  index->of.assign(nodes.size(), nullptr);
+  index->stranded.assign(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const placement::NodeState& n = *nodes[i];
+    auto label = n.node.labels.find(key);
+    if (label == n.node.labels.end()) continue;
+    auto [d, added] = index->domains.try_emplace(label->second);
+    index->of[i] = &*d;
+    DomainUse& use = d->second;
+    int64_t idle = n.view.IdleMilli();
+    use.free_milli += idle;
+    use.used_milli += int64_t{1000} * n.view.gpu_count - idle;
+    if (!TakesGpuPods(n)) continue;
+    ++use.nodes;
+    use.whole_nodes += IsWholeNode(n) ? 1 : 0;
+    index->stranded[i] = GpusStrandedByOtherResources(n);
   }
   MutexLock lock(&mu_);
   version_ = snapshot.version();
   key_ = key;
-  uses_ = uses;
-  return uses_;
+  index_ = index;
+  return index_;
 }
 
 bool GpusStrandedByOtherResources(const placement::NodeState& node) {
@@ -62,47 +69,31 @@ bool GpusStrandedByOtherResources(const placement::NodeState& node) {
   return false;
 }
 
-namespace {
-
-// The value of label `key` on `node`, or nullptr.
-const std::string* LabelOf(const placement::NodeState& node, const std::string& key) {
-  auto label = node.node.labels.find(key);
-  return label != node.node.labels.end() ? &label->second : nullptr;
-}
-
-}  // namespace
-
-std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<const placement::NodeState*>& fits,
-                                                                 const std::string& key, const DomainUses& domains) {
-  std::vector<char> stranded(fits.size(), 0);  // labelled fits whose GPUs other resources strand
-  bool any_stranded = false;
-  for (size_t i = 0; i < fits.size(); ++i) {
-    stranded[i] = LabelOf(*fits[i], key) != nullptr && GpusStrandedByOtherResources(*fits[i]);
-    any_stranded |= stranded[i] != 0;
-  }
-  std::optional<std::tuple<int, int64_t, std::string>> fullest;  // (whole nodes, free, value)
-  for (size_t i = 0; i < fits.size(); ++i) {
-    const std::string* label = LabelOf(*fits[i], key);
-    if (label == nullptr || (any_stranded && !stranded[i])) continue;
-    auto d = domains.find(*label);
-    if (d == domains.end() || !d->second.in_use()) continue;
-    std::tuple<int, int64_t, std::string> candidate{d->second.whole_nodes, d->second.free_milli, *label};
-    if (!fullest || candidate < *fullest) fullest = std::move(candidate);
+std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<uint32_t>& fits, const std::string& key,
+                                                                 const DomainIndex& index) {
+  bool any_stranded = std::any_of(fits.begin(), fits.end(), [&](uint32_t n) { return index.of[n] != nullptr && index.stranded[n]; });
+  const DomainUses::value_type* fullest = nullptr;
+  for (uint32_t n : fits) {
+    const DomainUses::value_type* d = index.of[n];
+    if (d == nullptr || (any_stranded && !index.stranded[n]) || !d->second.in_use()) continue;
+    if (fullest == nullptr || std::tie(d->second.whole_nodes, d->second.free_milli, d->first) <
+                                  std::tie(fullest->second.whole_nodes, fullest->second.free_milli, fullest->first)) {
+      fullest = d;
+    }
   }
   std::vector<std::pair<size_t, std::string>> out;
-  if (!fullest) return out;
-  const std::string& value = std::get<2>(*fullest);
+  if (fullest == nullptr) return out;
   std::string to_domain = fmt::format("pods outside gangs go to the fullest domain in use ({}={}), so that whole domains "
                                       "stay free for gangs",
-                                      key, value);
+                                      key, fullest->first);
   std::string to_stranded = "pods outside gangs go first to GPUs that other pods' CPU or memory leaves idle, so that whole "
                             "nodes stay free for gangs";
   for (size_t i = 0; i < fits.size(); ++i) {
-    const std::string* label = LabelOf(*fits[i], key);
-    if (label == nullptr) continue;
-    if (any_stranded && !stranded[i]) {
+    const DomainUses::value_type* d = index.of[fits[i]];
+    if (d == nullptr) continue;
+    if (any_stranded && !index.stranded[fits[i]]) {
       out.emplace_back(i, to_stranded);
-    } else if (*label != value) {
+    } else if (d != fullest) {
       out.emplace_back(i, to_domain);
     }
   }

@@ -282,9 +282,12 @@ void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, co
   if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->size() < 2) return;
   const std::string& key = options.topology_levels.front();
   DomainFullness local;
-  std::shared_ptr<const DomainUses> domains = (fullness != nullptr ? fullness : &local)->Of(snapshot, key);
-  if (domains->empty()) return;  // no node carries the label (computed once per snapshot)
-  Refuse(OutsideFullestDomain(StatesOf(nodes, *fits), key, *domains), fits, on_failed);
+  std::shared_ptr<const DomainIndex> index = (fullness != nullptr ? fullness : &local)->Of(snapshot, key);
+  if (index->domains.empty()) return;  // no node carries the label (computed once per snapshot)
+  std::vector<uint32_t> positions;
+  positions.reserve(fits->size());
+  for (const placement::RankedNode& f : *fits) positions.push_back(nodes.index[f.pos]);
+  Refuse(OutsideFullestDomain(positions, key, *index), fits, on_failed);
 }
 
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {

@@ -116,8 +116,8 @@ TEST_F(DomainSteering, NodesThatTakeNoGpuPodsDoNotPutTheirCliqueInUse) {
   cordoned.spec_extra = R"("unschedulable":true)";
   for (testing::NodeJson* n : {&cordoned, &bare}) n->extra_labels["nvidia.com/gpu.clique"] = "c.A";
   Load({}, {cordoned.ToJson(), bare.ToJson()});
-  std::shared_ptr<const DomainUses> domains = DomainFullness().Of(*inventory_.Snapshot(), "nvidia.com/gpu.clique");
-  const DomainUse& a = domains->at("c.A");
+  std::shared_ptr<const DomainIndex> index = DomainFullness().Of(*inventory_.Snapshot(), "nvidia.com/gpu.clique");
+  const DomainUse& a = index->domains.at("c.A");
   EXPECT_EQ(a.nodes, 2);
   EXPECT_EQ(a.whole_nodes, 2);
   EXPECT_FALSE(a.in_use());
@@ -156,12 +156,11 @@ TEST_F(DomainSteering, TheInventoryShowsEachDomainsFreeAndStrandedGpusAndTheLarg
 }
 
 TEST(DomainFullnessTest, NoDomainInUseSteersNothing) {
-  DomainUses idle = {{"c.A", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}},
-                     {"c.B", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}}};
-  placement::NodeState a, b;
-  a.node.labels["k"] = "c.A";
-  b.node.labels["k"] = "c.B";
-  EXPECT_TRUE(OutsideFullestDomain({&a, &b}, "k", idle).empty());
+  DomainIndex idle{.domains = {{"c.A", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}},
+                               {"c.B", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}}}};
+  idle.of = {&*idle.domains.find("c.A"), &*idle.domains.find("c.B")};
+  idle.stranded = {0, 0};
+  EXPECT_TRUE(OutsideFullestDomain({0, 1}, "k", idle).empty());
 }
 
 }  // namespace domain_steering_test

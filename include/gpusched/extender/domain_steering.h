@@ -49,18 +49,25 @@ struct DomainUse {
 };
 using DomainUses = std::map<std::string, DomainUse, std::less<>>;
 
+// The domains of one label key on one snapshot: each domain's sums, and by the node's position
+// in the snapshot, its domain and whether other resources strand its GPUs.
+struct DomainIndex {
+  DomainUses domains;
+  std::vector<const DomainUses::value_type*> of;  // the node's domain (into `domains`); null: none
+  std::vector<char> stranded;                     // GpusStrandedByOtherResources
+};
+
 class DomainFullness {
  public:
-  // The domains of label `key` on `snapshot` (each label value with its sums), computed once per
-  // snapshot version and key.
-  std::shared_ptr<const DomainUses> Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const
+  // The domains of label `key` on `snapshot`, computed once per snapshot version and key.
+  std::shared_ptr<const DomainIndex> Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const
       GPUSCHED_EXCLUDES(mu_);
 
  private:
   mutable Mutex mu_;
   mutable uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   mutable std::string key_ GPUSCHED_GUARDED_BY(mu_);
-  mutable std::shared_ptr<const DomainUses> uses_ GPUSCHED_GUARDED_BY(mu_);
+  mutable std::shared_ptr<const DomainIndex> index_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 // True for a node whose free GPUs other resources strand: it takes GPU pods, is not whole, has a
@@ -70,11 +77,12 @@ class DomainFullness {
 // have. A node beside a CPU-only job is the common case.
 bool GpusStrandedByOtherResources(const placement::NodeState& node);
 
-// Of `fits` (nodes where the pod fits), those filter refuses, by position, with the reason: where
-// some labelled fit's GPUs are stranded by other resources, the labelled fits that are not; then
-// the labelled ones outside the fullest domain in use among the rest's domains. None when no
-// fitting node is in a domain in use.
-std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<const placement::NodeState*>& fits,
-                                                                 const std::string& key, const DomainUses& domains);
+// Of `fits` (the snapshot positions of the nodes where the pod fits), those filter refuses, by
+// place in `fits`, with the reason: where some fit in a domain has its GPUs stranded by other
+// resources, the fits in domains that do not; then those in a domain other than the fullest in
+// use among the rest's domains. None when no fitting node is in a domain in use. `key` names the
+// label in the reasons.
+std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<uint32_t>& fits, const std::string& key,
+                                                                 const DomainIndex& index);
 
 }  // namespace gpusched::extender
