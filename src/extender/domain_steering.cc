@@ -69,8 +69,8 @@ bool GpusStrandedByOtherResources(const placement::NodeState& node) {
   return false;
 }
 
-std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<uint32_t>& fits, const std::string& key,
-                                                                 const DomainIndex& index) {
+std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
+                                                                              const std::string& key, const DomainIndex& index) {
   bool any_stranded = std::any_of(fits.begin(), fits.end(), [&](uint32_t n) { return index.of[n] != nullptr && index.stranded[n]; });
   const DomainUses::value_type* fullest = nullptr;
   for (uint32_t n : fits) {
@@ -81,21 +81,28 @@ std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vect
       fullest = d;
     }
   }
-  std::vector<std::pair<size_t, std::string>> out;
-  if (fullest == nullptr) return out;
-  std::string to_domain = fmt::format("pods outside gangs go to the fullest domain in use ({}={}), so that whole domains "
-                                      "stay free for gangs",
-                                      key, fullest->first);
-  std::string to_stranded = "pods outside gangs go first to GPUs that other pods' CPU or memory leaves idle, so that whole "
-                            "nodes stay free for gangs";
+  if (fullest == nullptr) return {};
+  std::vector<size_t> to_stranded, to_domain;
   for (size_t i = 0; i < fits.size(); ++i) {
     const DomainUses::value_type* d = index.of[fits[i]];
     if (d == nullptr) continue;
     if (any_stranded && !index.stranded[fits[i]]) {
-      out.emplace_back(i, to_stranded);
+      to_stranded.push_back(i);
     } else if (d != fullest) {
-      out.emplace_back(i, to_domain);
+      to_domain.push_back(i);
     }
+  }
+  std::vector<std::pair<std::string, std::vector<size_t>>> out;
+  if (!to_stranded.empty()) {
+    out.emplace_back("pods outside gangs go first to GPUs that other pods' CPU or memory leaves idle, so that whole nodes "
+                     "stay free for gangs",
+                     std::move(to_stranded));
+  }
+  if (!to_domain.empty()) {
+    out.emplace_back(fmt::format("pods outside gangs go to the fullest domain in use ({}={}), so that whole domains stay "
+                                 "free for gangs",
+                                 key, fullest->first),
+                     std::move(to_domain));
   }
   return out;
 }

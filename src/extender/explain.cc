@@ -176,7 +176,12 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
   const ResourceList requests = EffectiveRequests(pod);  // besides GPUs
   JudgeNodesFit(pod, requests, resolved, &fits, &refused);
   RefuseAmongFitting(pod, request, *inputs.options, nullptr, snapshot, resolved, &fits,
-                     [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); });
+                     [&](std::span<const size_t> positions, const std::string& reason) {
+                       for (size_t pos : positions) {
+                         refused.emplace(pos, NodeVerdict{.outcome = placement::Outcome::kUnschedulable,
+                                                          .reject = placement::Reject::kInsufficient, .reason = reason});
+                       }
+                     });
   std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = RequestJson(pod, request), .placed = placed};
   // The fitting nodes by rank, then the others in node order; each described apart (its GPUs one

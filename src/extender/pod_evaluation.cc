@@ -245,19 +245,37 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
 
 namespace {
 
-// Removes `refused` (positions into `fits`, with reasons) from `fits`, telling on_failed.
-size_t Refuse(std::vector<std::pair<size_t, std::string>> refused, std::vector<placement::RankedNode>* fits,
-              const OnNodeFailed& on_failed) {
+// Removes `refused` (each reason with places in `fits`) from `fits`, telling on_refused each
+// reason with the nodes' positions. Returns how many.
+size_t Refuse(const std::vector<std::pair<std::string, std::vector<size_t>>>& refused, std::vector<placement::RankedNode>* fits,
+              const OnNodesRefused& on_refused) {
   std::vector<bool> drop(fits->size(), false);
-  for (auto& [i, reason] : refused) {
-    drop[i] = true;
-    on_failed((*fits)[i].pos, placement::NodeVerdict{.outcome = placement::Outcome::kUnschedulable,
-                                                     .reject = placement::Reject::kInsufficient,
-                                                     .reason = std::move(reason)});
+  std::vector<size_t> positions;
+  size_t count = 0;
+  for (const auto& [reason, places] : refused) {
+    positions.clear();
+    for (size_t i : places) {
+      drop[i] = true;
+      positions.push_back((*fits)[i].pos);
+    }
+    count += places.size();
+    on_refused(positions, reason);
   }
   size_t i = 0;
   std::erase_if(*fits, [&](const placement::RankedNode&) { return drop[i++]; });
-  return refused.size();
+  return count;
+}
+
+// `refused` (places in fits, with reasons) grouped by reason, in the order reasons first appear.
+std::vector<std::pair<std::string, std::vector<size_t>>> ByReason(std::vector<std::pair<size_t, std::string>> refused) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> out;
+  std::map<std::string, size_t, std::less<>> at;
+  for (auto& [i, reason] : refused) {
+    auto [it, added] = at.try_emplace(reason, out.size());
+    if (added) out.emplace_back(std::move(reason), std::vector<size_t>{});
+    out[it->second].second.push_back(i);
+  }
+  return out;
 }
 
 std::vector<const placement::NodeState*> StatesOf(const ResolvedNodes& nodes, const std::vector<placement::RankedNode>& fits) {
@@ -269,16 +287,17 @@ std::vector<const placement::NodeState*> StatesOf(const ResolvedNodes& nodes, co
 }  // namespace
 
 size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
-                       std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed) {
+                       std::vector<placement::RankedNode>* fits, const OnNodesRefused& on_refused) {
   const placement::Kind* kind = placement::KindFor(request.kind);
   if (kind == nullptr || fits->size() < 2 || !kind->MayRefuseAmongFits(request)) return 0;
-  return Refuse(kind->RefuseAmongFits(request, StatesOf(nodes, *fits)), fits, on_failed);
+  return Refuse(ByReason(kind->RefuseAmongFits(request, StatesOf(nodes, *fits))), fits, on_refused);
 }
 
 void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const ServiceOptions& options,
                         const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
-                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed) {
-  RefuseAmongFits(request, nodes, fits, on_failed);
+                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
+                        const OnNodesRefused& on_refused) {
+  RefuseAmongFits(request, nodes, fits, on_refused);
   if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->size() < 2) return;
   const std::string& key = options.topology_levels.front();
   DomainFullness local;
@@ -287,7 +306,7 @@ void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, co
   std::vector<uint32_t> positions;
   positions.reserve(fits->size());
   for (const placement::RankedNode& f : *fits) positions.push_back(nodes.index[f.pos]);
-  Refuse(OutsideFullestDomain(positions, key, *index), fits, on_failed);
+  Refuse(OutsideFullestDomain(positions, key, *index), fits, on_refused);
 }
 
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {

@@ -40,6 +40,7 @@ std::string UnschedulableMessage(const FilterResult& result, size_t nodes) {
   std::map<std::string_view, size_t> by_reason;
   for (const auto& [pos, reason] : result.failed) ++by_reason[reason];
   for (const auto& [pos, reason] : result.unresolvable) ++by_reason[reason];
+  for (const auto& [reason, positions] : result.failed_shared) by_reason[reason] += positions.size();
   std::vector<std::pair<size_t, std::string_view>> sorted;
   for (const auto& [reason, n] : by_reason) sorted.emplace_back(n, reason);
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -49,6 +50,17 @@ std::string UnschedulableMessage(const FilterResult& result, size_t nodes) {
     out += fmt::format("{} {}x {}", i == 0 ? "" : ";", sorted[i].first, sorted[i].second);
   }
   if (sorted.size() > kShown) out += fmt::format("; and {} other reasons", sorted.size() - kShown);
+  return out;
+}
+
+// The nodes `result` fails as resolvable (where evictions might help), known to the snapshot.
+std::vector<const placement::NodeState*> Helpable(const FilterResult& result, const ResolvedNodes& resolved) {
+  std::vector<const placement::NodeState*> out;
+  for (const auto& [pos, reason] : result.failed) out.push_back(resolved.nodes[pos]);
+  for (const auto& [reason, positions] : result.failed_shared) {
+    for (size_t pos : positions) out.push_back(resolved.nodes[pos]);
+  }
+  std::erase(out, nullptr);
   return out;
 }
 
@@ -312,20 +324,18 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountError("filter");
     return EncodeFilterError(fits.status().message());
   }
-  RefuseAmongFitting(args.pod, request, options_, fullness_.get(), *snapshot, resolved, &*fits, [&](size_t pos, NodeVerdict&& v) {
-    ++counts.rejects[static_cast<size_t>(v.reject)];
-    result.failed.emplace_back(pos, std::move(v.reason));
-  });
+  RefuseAmongFitting(args.pod, request, options_, fullness_.get(), *snapshot, resolved, &*fits,
+                     [&](std::span<const size_t> positions, const std::string& reason) {
+                       counts.rejects[static_cast<size_t>(placement::Reject::kInsufficient)] += positions.size();
+                       result.failed_shared.emplace_back(reason, std::vector<size_t>(positions.begin(), positions.end()));
+                     });
   counts.fit = fits->size();
   CountDecisions(counts);
   if (fits->empty() && with_.events != nullptr && !args.pod.uid.empty()) {
     std::string message = UnschedulableMessage(result, args.node_names.size());
     if (with_.events->WouldPost(args.pod)) {
       // Where evicting lower-priority pods would make room, the Event says the cheapest such set.
-      std::vector<const placement::NodeState*> helpable;
-      for (const auto& [pos, reason] : result.failed) helpable.push_back(resolved.nodes[pos]);
-      std::erase(helpable, nullptr);
-      std::string fix = CheapestFix(args.pod, request, helpable,
+      std::string fix = CheapestFix(args.pod, request, Helpable(result, resolved),
                                     EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_});
       if (!fix.empty()) message += "; " + fix;
     }

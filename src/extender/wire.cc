@@ -49,15 +49,25 @@ json::Writer& NodeKey(json::Writer& w, const ExtenderArgs& args, size_t pos) {
 }
 
 // The map `key` of `entries`, and of every position `others` marks, with reason `other`.
+// `reason` as a JSON string: escaped once, for writing beside many nodes.
+std::string Quoted(std::string_view reason) {
+  json::Writer quoted;
+  quoted.String(reason);
+  return quoted.Take();
+}
+
 void FailedMap(json::Writer& w, std::string_view key, const ExtenderArgs& args,
                const std::vector<std::pair<size_t, std::string>>& entries, const std::vector<bool>& others = {},
-               std::string_view other = "") {
+               std::string_view other = "",
+               const std::vector<std::pair<std::string, std::vector<size_t>>>& shared = {}) {
   w.Key(key).StartObject();
   for (const auto& [pos, reason] : entries) NodeKey(w, args, pos).String(reason);
+  for (const auto& [reason, positions] : shared) {
+    std::string text = Quoted(reason);
+    for (size_t pos : positions) NodeKey(w, args, pos).Raw(text);
+  }
   if (std::find(others.begin(), others.end(), true) != others.end()) {
-    json::Writer quoted;  // the one reason, escaped once for every node
-    quoted.String(other);
-    std::string text = quoted.Take();
+    std::string text = Quoted(other);
     for (size_t pos = 0; pos < others.size(); ++pos) {
       if (others[pos]) NodeKey(w, args, pos).Raw(text);
     }
@@ -72,6 +82,9 @@ std::vector<bool> OtherPositions(const ExtenderArgs& args, const FilterResult& r
   for (size_t pos : result.kept) others[pos] = false;
   for (const auto& [pos, reason] : result.failed) others[pos] = false;
   for (const auto& [pos, reason] : result.unresolvable) others[pos] = false;
+  for (const auto& [reason, positions] : result.failed_shared) {
+    for (size_t pos : positions) others[pos] = false;
+  }
   return others;
 }
 
@@ -199,7 +212,8 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterResult& res
   }
   std::vector<bool> others = OtherPositions(args, result);
   std::vector<bool> none;
-  FailedMap(w, "FailedNodes", args, result.failed, result.others_unresolvable ? none : others, result.others_failed);
+  FailedMap(w, "FailedNodes", args, result.failed, result.others_unresolvable ? none : others, result.others_failed,
+            result.failed_shared);
   FailedMap(w, "FailedAndUnresolvableNodes", args, result.unresolvable, result.others_unresolvable ? others : none,
             result.others_failed);
   w.Member("Error", "").EndObject();

@@ -77,12 +77,12 @@ class DomainFullness {
 // have. A node beside a CPU-only job is the common case.
 bool GpusStrandedByOtherResources(const placement::NodeState& node);
 
-// Of `fits` (the snapshot positions of the nodes where the pod fits), those filter refuses, by
-// place in `fits`, with the reason: where some fit in a domain has its GPUs stranded by other
+// Of `fits` (the snapshot positions of the nodes where the pod fits), those filter refuses: each
+// reason with the places in `fits` it refuses. where some fit in a domain has its GPUs stranded by other
 // resources, the fits in domains that do not; then those in a domain other than the fullest in
 // use among the rest's domains. None when no fitting node is in a domain in use. `key` names the
 // label in the reasons.
-std::vector<std::pair<size_t, std::string>> OutsideFullestDomain(const std::vector<uint32_t>& fits, const std::string& key,
-                                                                 const DomainIndex& index);
+std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
+                                                                              const std::string& key, const DomainIndex& index);
 
 }  // namespace gpusched::extender

@@ -55,6 +55,9 @@ struct ResolvedNodes {
 };
 
 using OnNodeFailed = std::function<void(size_t pos, placement::NodeVerdict&& verdict)>;
+// Fitting nodes refused all with one reason (Outcome::kUnschedulable, Reject::kInsufficient), by
+// position: steering refuses thousands of nodes with one or two reasons.
+using OnNodesRefused = std::function<void(std::span<const size_t> positions, const std::string& reason)>;
 
 class PodEvaluation {
  public:
@@ -91,14 +94,15 @@ placement::JudgeContext JudgeContextOf(const EvaluationInputs& inputs);
 // on_failed as resolvable refusals (Reject::kInsufficient) with the kind's reason. Filter and
 // explain both apply it, so that explain says what filter did. Returns how many.
 size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
-                       std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed);
+                       std::vector<placement::RankedNode>* fits, const OnNodesRefused& on_refused);
 
 // The refusals among fitting nodes that filter and explain both apply: RefuseAmongFits, then, for a
 // pod outside groups with options.topology_steer, those outside the fullest domain in use of the
 // lowest topology level (domain_steering.h; `fullness` keeps the domains' sums, null: summed here).
 void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const ServiceOptions& options,
                         const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
-                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits, const OnNodeFailed& on_failed);
+                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
+                        const OnNodesRefused& on_refused);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);

@@ -49,6 +49,9 @@ struct FilterResult {
   std::vector<size_t> kept;                                // positions in args.node_names, ascending
   std::vector<std::pair<size_t, std::string>> failed;      // FailedNodes
   std::vector<std::pair<size_t, std::string>> unresolvable;  // FailedAndUnresolvableNodes
+  // More FailedNodes, many to a reason: each reason (written once, escaped once) with its
+  // positions. What steering refuses among thousands of fitting nodes.
+  std::vector<std::pair<std::string, std::vector<size_t>>> failed_shared;
   // When not empty: every position neither kept nor listed above is a FailedNode (with
   // others_unresolvable, a FailedAndUnresolvableNode) with this reason (one string for
   // thousands of nodes).
