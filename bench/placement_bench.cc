@@ -25,6 +25,8 @@
 //                               of `gpus` whole GPUs or 30% shares, at most 64 moves
 //   BM_ServiceSteeredFilter     filter for a GPU pod outside groups on nodes in NVLink cliques of
 //                               18, topology.steer on (1) or off (0) (extender/domain_steering.h)
+//   BM_DomainIndexUpdate        the domains of a snapshot one bind newer than the last one seen
+//                               (incremental=1) or from nothing (0), 5,000 nodes in cliques
 //   BM_ServiceDomainMemberFilter  filter for one member of a gang of `members` with a topology
 //                               key, racks of 64 nodes, offered its rack's nodes as one
 //                               domain's pass does: the domain's plan kept
@@ -274,6 +276,34 @@ void BM_ServiceSteeredFilter(benchmark::State& state) {
   state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
 }
 
+// The domains of a snapshot one pod bind newer than the last one seen (extender/domain_steering.h):
+// 5,000 nodes in NVLink cliques of 18, two snapshot versions taken in turn. incremental=0 builds
+// each from nothing.
+void BM_DomainIndexUpdate(benchmark::State& state) {
+  ClusterObjects cluster = MakeCluster(Kind::kWhole, static_cast<int>(state.range(0)));
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].labels["nvidia.com/gpu.clique"] = "c." + std::to_string(i / 18);
+  std::string node = cluster.nodes[7].name;
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(cluster));
+  std::shared_ptr<const inventory::InventorySnapshot> versions[2] = {inv.Snapshot(), nullptr};
+  Pod bound = PendingPod(Kind::kWhole);
+  bound.uid = bound.name = "bound";
+  bound.node_name = node;
+  bound.phase = PodPhase::kRunning;
+  inv.UpsertPod(std::move(bound));
+  versions[1] = inv.Snapshot();
+  extender::DomainFullness fullness;
+  size_t turn = 0;
+  for (auto _ : state) {
+    if (state.range(1) == 0) {
+      extender::DomainFullness fresh;
+      benchmark::DoNotOptimize(fresh.Of(*versions[turn++ % 2], "nvidia.com/gpu.clique").get());
+    } else {
+      benchmark::DoNotOptimize(fullness.Of(*versions[turn++ % 2], "nvidia.com/gpu.clique").get());
+    }
+  }
+}
+
 // A pod without GPUs, as every pod of the GPU scheduler reaches gpusched (no managedResources):
 // filter keeps every node, prioritize answers [].
 void BM_ServicePassThrough(benchmark::State& state) {
@@ -454,6 +484,7 @@ BENCHMARK(BM_ServiceGangMemberFilter)
     ->Args({1, 5000, 64})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServiceSteeredFilter)->ArgNames({"mgpu", "nodes", "steer"})->ArgsProduct({{0, 1}, {5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DomainIndexUpdate)->ArgNames({"nodes", "incremental"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);

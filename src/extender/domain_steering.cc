@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -25,30 +26,78 @@ bool IsWholeNode(const placement::NodeState& node) {
                      [](const PodUse& p) { return p.labels != nullptr && RecreatedOnItsNode(*p.labels); });
 }
 
+namespace {
+
+// What `node` (at generation `generation`) says for the domains of `key`: its domain's id in
+// *names (added there if new; *ids maps names to ids, filled from *names when empty).
+DomainIndex::NodeFacts FactsOf(const placement::NodeState& node, const std::string& key, uint64_t generation,
+                               std::vector<std::string>* names, std::map<std::string, int32_t, std::less<>>* ids) {
+  DomainIndex::NodeFacts f{.generation = generation};
+  auto label = node.node.labels.find(key);
+  if (label == node.node.labels.end()) return f;
+  if (ids->empty()) {
+    for (size_t i = 0; i < names->size(); ++i) ids->emplace((*names)[i], static_cast<int32_t>(i));
+  }
+  auto [id, added] = ids->try_emplace(label->second, static_cast<int32_t>(names->size()));
+  if (added) names->push_back(label->second);
+  f.domain = id->second;
+  f.free_milli = node.view.IdleMilli();
+  f.used_milli = int64_t{1000} * node.view.gpu_count - f.free_milli;
+  f.takes_gpu_pods = TakesGpuPods(node);
+  f.whole = f.takes_gpu_pods && IsWholeNode(node);
+  f.stranded = f.takes_gpu_pods && GpusStrandedByOtherResources(node);
+  return f;
+}
+
+// Fills index->domains, of and stranded from index->facts and names.
+void SumFacts(DomainIndex* index) {
+  std::vector<DomainUse> uses(index->names.size());
+  std::vector<int> members(index->names.size(), 0);
+  for (const DomainIndex::NodeFacts& f : index->facts) {
+    if (f.domain < 0) continue;
+    DomainUse& use = uses[f.domain];
+    ++members[f.domain];
+    use.free_milli += f.free_milli;
+    use.used_milli += f.used_milli;
+    use.nodes += f.takes_gpu_pods ? 1 : 0;
+    use.whole_nodes += f.whole ? 1 : 0;
+  }
+  std::vector<const DomainUses::value_type*> by_id(uses.size(), nullptr);
+  for (size_t id = 0; id < uses.size(); ++id) {
+    if (members[id] > 0) by_id[id] = &*index->domains.emplace(index->names[id], uses[id]).first;
+  }
+  index->of.assign(index->facts.size(), nullptr);
+  index->stranded.assign(index->facts.size(), 0);
+  for (size_t i = 0; i < index->facts.size(); ++i) {
+    const DomainIndex::NodeFacts& f = index->facts[i];
+    if (f.domain >= 0) index->of[i] = by_id[f.domain];
+    index->stranded[i] = f.stranded;
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const DomainIndex> DomainFullness::Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const {
+  std::shared_ptr<const DomainIndex> last;  // the last version's, of the same key
   {
     MutexLock lock(&mu_);
     if (index_ != nullptr && version_ == snapshot.version() && key_ == key) return index_;
+    if (key_ == key) last = index_;
   }
   auto index = std::make_shared<DomainIndex>();
   const auto& nodes = snapshot.nodes();
-  index->of.assign(nodes.size(), nullptr);
-  index->stranded.assign(nodes.size(), 0);
+  if (last != nullptr) index->names = last->names;
+  std::map<std::string, int32_t, std::less<>> ids;
+  index->facts.resize(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const placement::NodeState& n = *nodes[i];
-    auto label = n.node.labels.find(key);
-    if (label == n.node.labels.end()) continue;
-    auto [d, added] = index->domains.try_emplace(label->second);
-    index->of[i] = &*d;
-    DomainUse& use = d->second;
-    int64_t idle = n.view.IdleMilli();
-    use.free_milli += idle;
-    use.used_milli += int64_t{1000} * n.view.gpu_count - idle;
-    if (!TakesGpuPods(n)) continue;
-    ++use.nodes;
-    use.whole_nodes += IsWholeNode(n) ? 1 : 0;
-    index->stranded[i] = GpusStrandedByOtherResources(n);
+    uint64_t generation = nodes.generation(i);
+    if (last != nullptr && i < last->facts.size() && generation != 0 && last->facts[i].generation == generation) {
+      index->facts[i] = last->facts[i];
+    } else {
+      index->facts[i] = FactsOf(*nodes[i], key, generation, &index->names, &ids);
+    }
   }
+  SumFacts(index.get());
   MutexLock lock(&mu_);
   version_ = snapshot.version();
   key_ = key;
@@ -58,13 +107,16 @@ std::shared_ptr<const DomainIndex> DomainFullness::Of(const inventory::Inventory
 
 bool GpusStrandedByOtherResources(const placement::NodeState& node) {
   if (!TakesGpuPods(node) || node.view.IdleMilli() <= 0 || IsWholeNode(node)) return false;
+  // Short by more than one GPU's share: DaemonSets' requests beside GPU pods of proportional
+  // CPU do not make a node look stranded.
   double gpu_free = static_cast<double>(node.view.IdleMilli()) / (1000.0 * node.view.gpu_count);
+  double bar = gpu_free - 1.0 / node.view.gpu_count;
   for (std::string_view resource : {"cpu", "memory"}) {
     int64_t allocatable = node.node.other_allocatable.Get(resource);
     if (allocatable <= 0) continue;
     int64_t requested = node.uses != nullptr ? node.uses->total().Get(resource) : 0;
     double free = static_cast<double>(std::max<int64_t>(0, allocatable - requested)) / static_cast<double>(allocatable);
-    if (free < gpu_free) return true;
+    if (free < bar) return true;
   }
   return false;
 }

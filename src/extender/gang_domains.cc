@@ -17,6 +17,7 @@
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_defrag.h"
 #include "gpusched/model/names.h"
+#include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/pod_request.h"
 
 namespace gpusched::extender {
@@ -94,14 +95,16 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
 }
 
 // Whether some domain of `key`, with every GPU free, has GPU enough for what the `needed`
-// smallest of `pending` ask: whether waiting for one can ever help.
+// smallest of `pending` ask, on the nodes the first of them may run on (node selection): whether
+// waiting for one can ever help. False where their demand is unknown (0: GPUs through claims).
 bool SomeDomainCouldHold(const std::vector<Pod>& pending, size_t needed, const std::string& key,
                          const inventory::InventorySnapshot& snapshot) {
+  int64_t least = LeastDemand(pending, needed);
+  if (least <= 0 || pending.empty()) return false;
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (TakesGpuPods(*n)) nodes.push_back(n.get());
+    if (TakesGpuPods(*n) && placement::NodeSelectionProblem(pending.front().constraints, n->node).empty()) nodes.push_back(n.get());
   }
-  int64_t least = LeastDemand(pending, needed);
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
     int64_t capacity = 0;
     for (const placement::NodeState* n : members) capacity += int64_t{1000} * n->view.gpu_count;
@@ -138,8 +141,8 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     if (shared && shared->empty()) continue;  // the slots already span domains of this level
     std::optional<GangPlacement> in = BestDomain(pending, needed, key, shared, snapshot, options, programs, &reasons);
     if (in) return std::move(*in);
-    if (required.empty() && wait_left.count() > 0 && SomeDomainCouldHold(pending, needed, key, snapshot)) {
-      GangPlacement waiting{.planned = pending, .level = key};
+    if (required.empty() && beside.empty() && wait_left.count() > 0 && SomeDomainCouldHold(pending, needed, key, snapshot)) {
+      GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
       waiting.plan.reason = fmt::format("no one domain of {} holds it now ({}); it waits {} s more for one before it is "
                                         "planned across domains (topology.fallbackAfterSeconds)",
                                         key, fmt::join(reasons, "; "), (wait_left.count() + 999) / 1000);

@@ -315,6 +315,8 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone
   bool planned = plan.fits || (planning.empty() && needed == 0);
   if (!planned) {
+    // Waiting for one domain, the gang is not short of room: no eviction is to be made for it.
+    refused.unresolvable = placed.waiting;
     DropSlotsLocked(all, snapshot);  // it cannot start: it holds nothing
     refused.reason = gang.slotted.empty() ? fmt::format("gang {}: {}", gang.name, plan.reason)
                                           : fmt::format("gang {}: {} members hold slots; of the {} others, {}", gang.name,

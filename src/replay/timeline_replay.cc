@@ -143,13 +143,14 @@ class Timeline {
     return false;
   }
   // As gpusched's GpusStrandedByOtherResources (domain_steering.h): node i has pods and a GPU
-  // free, and a smaller share of its CPU or memory is free than of its GPUs.
+  // free, and the free share of its CPU or memory is below its free GPU share by more than one
+  // GPU's share.
   bool GpusStrandedByOtherResources(size_t i) const {
     const scoring::NodeView& n = cluster_.node(i);
     if (n.gpu_count == 0 || domains_.whole(i) || n.IdleMilli() <= 0) return false;
-    double gpu_free = static_cast<double>(n.IdleMilli()) / (1000.0 * n.gpu_count);
+    double bar = static_cast<double>(n.IdleMilli()) / (1000.0 * n.gpu_count) - 1.0 / n.gpu_count;
     auto below = [&](int64_t free, int64_t cap) {
-      return cap > 0 && cap < scoring::kUntracked && static_cast<double>(free) / static_cast<double>(cap) < gpu_free;
+      return cap > 0 && cap < scoring::kUntracked && static_cast<double>(free) / static_cast<double>(cap) < bar;
     };
     return below(n.cpu_free, n.cpu_cap) || below(n.mem_free, n.mem_cap);
   }

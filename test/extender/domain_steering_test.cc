@@ -98,8 +98,15 @@ TEST_F(DomainSteering, AGpuPodGoesFirstToGpusACpuOnlyJobLeavesIdle) {
   std::string reply = Filter(pod);
   EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("a2", "u1"));
   EXPECT_THAT(reply, HasSubstr("pods outside gangs go first to GPUs that other pods' CPU or memory leaves idle"));
-  placement::NodeState bare;
-  EXPECT_FALSE(GpusStrandedByOtherResources(bare)) << "a node without GPUs";
+}
+
+// b1 runs a 1-GPU pod, and a DaemonSet's pod asks 16 of its 63 CPUs: CPU free 0.75 of it, just
+// under the 0.75 of its GPUs. Short by less than one GPU's share, b1 is not stranded, and the
+// pod goes to clique B as a whole (review finding: it went to b1 alone).
+TEST_F(DomainSteering, ADaemonSetBesideAGpuPodLeavesItsNodeNotStranded) {
+  Load({}, {CpuPod("ds-1", "b1", "DaemonSet", "16")});
+  PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
+  EXPECT_THAT(testing::KeptNodes(Filter(pod)), ElementsAre("b1", "b2", "u1"));
 }
 
 // DaemonSet pods run on every node: they leave a node whole, and a clique of them is not in use.

@@ -12,6 +12,7 @@
 #include "gpusched/common/time_format.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
+#include "gpusched/json/json.h"
 #include "gpusched/kubejson/objects.h"
 
 namespace gpusched::extender {
@@ -127,6 +128,11 @@ TEST_F(GangDomains, AGangWaitsForOneCliqueBeforeItFallsBack) {
   EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
   EXPECT_THAT(reply, HasSubstr("no one domain of nvidia.com/gpu.clique holds it now"));
   EXPECT_THAT(reply, ::testing::ContainsRegex("it waits (29[0-9]|300) s more for one before it is planned across domains"));
+  // Not short of room: unresolvable, so that kube-scheduler evicts nothing for it (review finding).
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(reply, &d).ok());
+  ASSERT_TRUE(d["FailedAndUnresolvableNodes"].IsObject()) << reply;
+  EXPECT_EQ(d["FailedAndUnresolvableNodes"].MemberCount(), 6u) << reply;
 
   std::string hour_ago = FormatRfc3339(RealClock().WallMs() - 3600 * 1000);
   Load(items_created(hour_ago));
@@ -210,6 +216,28 @@ TEST_F(GangDomains, AMemberPlannedLaterJoinsTheDomainOfItsBoundSibling) {
   items.push_back(PodJson{.name = "busy2", .uid = "busy2", .node = "b2", .phase = "Running", .containers = {testing::WholeGpus("c", 4)}}.ToJson());
   Load(items);
   EXPECT_THAT(Kept(Member(1, 4)), ElementsAre(::testing::AnyOf("a1", "a3")));
+}
+
+// w0 of a gang of three 4-GPU members is bound on a2; w1 and w2, created just now, fit clique A
+// no more (a1 runs a 1-GPU pod). Beside a sibling already placed, they wait for no domain: they
+// go across the cliques at once (review finding: they waited 300 s while w0 held its GPUs).
+TEST_F(GangDomains, MembersBesideABoundSiblingDoNotWaitForADomain) {
+  std::string now = FormatRfc3339(RealClock().WallMs());
+  std::vector<std::string> items = Nodes();
+  items.push_back(PodJson{.name = "small", .uid = "small", .node = "a1", .phase = "Running", .containers = {testing::WholeGpus("c", 1)}}.ToJson());
+  items.push_back(Group(3));
+  PodJson bound = Member(0, 4);
+  bound.node = "a2";
+  bound.phase = "Running";
+  items.push_back(bound.ToJson());
+  std::vector<PodJson> pending;
+  for (int i = 1; i < 3; ++i) {
+    pending.push_back(Member(i, 4));
+    pending.back().creation_timestamp = now;
+    items.push_back(pending.back().ToJson());
+  }
+  Load(items);
+  for (const PodJson& m : pending) EXPECT_EQ(Kept(m).size(), 1u) << Reply(m);
 }
 
 TEST_F(GangDomains, WithoutTopologyLabelsAGangIsPlannedAsBefore) {

@@ -50,16 +50,29 @@ struct DomainUse {
 using DomainUses = std::map<std::string, DomainUse, std::less<>>;
 
 // The domains of one label key on one snapshot: each domain's sums, and by the node's position
-// in the snapshot, its domain and whether other resources strand its GPUs.
+// in the snapshot, its domain and whether other resources strand its GPUs. Not to be copied:
+// `of` points into `domains`.
 struct DomainIndex {
   DomainUses domains;
   std::vector<const DomainUses::value_type*> of;  // the node's domain (into `domains`); null: none
   std::vector<char> stranded;                     // GpusStrandedByOtherResources
+
+  // What was found on each node, by position, kept for the next snapshot version: a node whose
+  // state (NodeState::generation) is the same is not read again.
+  struct NodeFacts {
+    uint64_t generation = 0;
+    int32_t domain = -1;  // into `names`; -1: no label
+    int64_t free_milli = 0, used_milli = 0;
+    bool takes_gpu_pods = false, whole = false, stranded = false;
+  };
+  std::vector<NodeFacts> facts;
+  std::vector<std::string> names;  // the domains' label values by id
 };
 
 class DomainFullness {
  public:
-  // The domains of label `key` on `snapshot`, computed once per snapshot version and key.
+  // The domains of label `key` on `snapshot`, computed once per snapshot version and key; from
+  // the last version's, only the nodes whose state changed are read again.
   std::shared_ptr<const DomainIndex> Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const
       GPUSCHED_EXCLUDES(mu_);
 
@@ -71,8 +84,8 @@ class DomainFullness {
 };
 
 // True for a node whose free GPUs other resources strand: it takes GPU pods, is not whole, has a
-// GPU free, and a smaller share of its allocatable CPU or memory is free than of its GPUs (what
-// its bound pods request, node_uses.h). It runs out of CPU or memory first: a small GPU pod
+// GPU free, and the share of its allocatable CPU or memory that is free (by what its bound pods
+// request, node_uses.h) is below the share of its GPUs that is free by more than one GPU's share. It runs out of CPU or memory first: a small GPU pod
 // there uses GPUs that would otherwise stay idle, and that no gang member of whole nodes could
 // have. A node beside a CPU-only job is the common case.
 bool GpusStrandedByOtherResources(const placement::NodeState& node);

@@ -43,6 +43,7 @@ struct GangPlacement {
   std::vector<Pod> planned;  // the members the plan places (all, or all but some left out)
   std::string level;         // the label key of its domain; "" when planned across the cluster
   std::string domain;        // the domain's label value
+  bool waiting = false;      // not planned: it waits for one domain (plan.reason says how long)
 };
 
 // Plans `pending` (members without slots) of a gang that still needs `needed` of them, inside one
@@ -51,8 +52,10 @@ struct GangPlacement {
 // (a level whose domains they already span is skipped). `wait_left`: how much longer the gang
 // waits for one domain (ServiceOptions::topology_fallback_after less its wait so far): while it
 // is positive, a gang that no domain of a level holds now, where some domain of that level has
-// GPUs enough for it when empty, is not planned further (plan.reason says it waits, and how
-// long). Where the plan does not fit (or, required, no domain can hold it), plan.reason says why.
+// GPUs enough for it when empty on nodes its first member may run on, is not planned further
+// (`waiting`; plan.reason says how long). Never with `beside` (members already placed or
+// holding slots wait for no domain) nor where the members' GPU demand is unknown (DRA claims).
+// Where the plan does not fit (or, required, no domain can hold it), plan.reason says why.
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
                                 const std::vector<std::string>& beside, std::chrono::milliseconds wait_left,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
