@@ -143,9 +143,10 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     if (in) return std::move(*in);
     if (required.empty() && beside.empty() && wait_left.count() > 0 && SomeDomainCouldHold(pending, needed, key, snapshot)) {
       GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
-      waiting.plan.reason = fmt::format("no one domain of {} holds it now ({}); it waits {} s more for one before it is "
+      std::string why = reasons.empty() ? "" : fmt::format(" ({})", fmt::join(reasons, "; "));
+      waiting.plan.reason = fmt::format("no one domain of {} holds it now{}; it waits {} s more for one before it is "
                                         "planned across domains (topology.fallbackAfterSeconds)",
-                                        key, fmt::join(reasons, "; "), (wait_left.count() + 999) / 1000);
+                                        key, why, (wait_left.count() + 999) / 1000);
       return waiting;
     }
   }
