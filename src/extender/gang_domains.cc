@@ -162,6 +162,16 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
   return across;
 }
 
+std::chrono::milliseconds DomainWaitLeft(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms) {
+  int64_t oldest = 0;
+  for (const Pod& p : pending) {
+    if (p.created_ms > 0 && (oldest == 0 || p.created_ms < oldest)) oldest = p.created_ms;
+  }
+  if (oldest == 0) return std::chrono::milliseconds(0);  // creation unknown: no wait
+  int64_t left = oldest + std::chrono::duration_cast<std::chrono::milliseconds>(after).count() - now_ms;
+  return std::chrono::milliseconds(std::max<int64_t>(0, left));
+}
+
 std::vector<std::string_view> InRequiredDomain(const std::vector<std::string_view>& offered, const std::string& key,
                                                const std::vector<std::string>& beside,
                                                const inventory::InventorySnapshot& snapshot) {

@@ -284,13 +284,7 @@ GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& grou
 }
 
 std::chrono::milliseconds GangHolds::WaitLeft(const std::vector<Pod>& pending) const {
-  int64_t oldest = 0;
-  for (const Pod& p : pending) {
-    if (p.created_ms > 0 && (oldest == 0 || p.created_ms < oldest)) oldest = p.created_ms;
-  }
-  if (oldest == 0) return std::chrono::milliseconds(0);  // creation unknown: no wait
-  auto after = std::chrono::duration_cast<std::chrono::milliseconds>(options_->topology_fallback_after);
-  return std::max(std::chrono::milliseconds(0), std::chrono::milliseconds(oldest + after.count() - clock_->WallMs()));
+  return DomainWaitLeft(pending, options_->topology_fallback_after, clock_->WallMs());
 }
 
 GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const {

@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <deque>
 #include <set>
 #include <optional>
 
 #include "gpusched/extender/defrag.h"
+#include "gpusched/extender/gang_domains.h"
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_defrag.h"
 #include "gpusched/placement/node_fit.h"
@@ -128,9 +130,25 @@ StatusOr<FoundGroup> FindGroup(std::string_view key, std::string_view replica, c
   return found;
 }
 
+namespace {
+
+// The group's plan as filter makes it while no member holds a slot (gang_domains.h): every
+// pending member inside one domain of the topology levels where one holds them,
+// else as they fall back, or waiting for one. Bound members' nodes are not in the snapshot, so
+// the plan does not join their domain; with members bound it waits for no domain, as filter.
+GangPlacement PlanInDomains(const FoundGroup& found, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                            dra::cel::ProgramCache* programs, int64_t now_ms) {
+  std::chrono::milliseconds wait = found.members->bound > 0 ? std::chrono::milliseconds(0)
+                                                            : DomainWaitLeft(found.pending, options.topology_fallback_after, now_ms);
+  std::string required = found.declared != nullptr ? found.declared->required_topology : "";
+  return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs);
+}
+
+}  // namespace
+
 StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
                                         const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                                        dra::cel::ProgramCache* programs) {
+                                        dra::cel::ProgramCache* programs, int64_t now_ms) {
   GPUSCHED_ASSIGN_OR_RETURN(FoundGroup found, FindGroup(key, replica, snapshot));
   GroupExplanation e{.group = std::string(key), .replica = std::string(replica)};
   e.api = std::string(GroupApiName(found.api));
@@ -143,10 +161,19 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   e.missing = static_cast<size_t>(e.min_count) > exist ? static_cast<size_t>(e.min_count) - exist : 0;
   e.not_judged = NotJudged(pending);
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
-  e.plan = topology.empty() ? PlanPending(pending, snapshot, options, programs)
-                            : PlanPerDomain(pending, snapshot, options, programs, topology, &e.domain);
   for (const Pod& p : pending) e.held.push_back(StandingOf(p, snapshot, options.gangs).node);
-  if (!e.plan.fits && !e.plan.unplannable) {
+  bool waiting = false;  // for one domain: no eviction is to be made for it (as filter)
+  if (!topology.empty()) {
+    e.plan = PlanPerDomain(pending, snapshot, options, programs, topology, &e.domain);
+  } else if (!pending.empty() && std::all_of(e.held.begin(), e.held.end(), [](const std::string& n) { return n.empty(); })) {
+    GangPlacement placed = PlanInDomains(found, snapshot, options, programs, now_ms);
+    e.plan = std::move(placed.plan);
+    if (!placed.domain.empty()) e.domain = placed.level + "=" + placed.domain;
+    waiting = placed.waiting;
+  } else {  // none pending, or members hold slots (`held`): across the cluster, their slots free
+    e.plan = PlanPending(pending, snapshot, options, programs);
+  }
+  if (!e.plan.fits && !e.plan.unplannable && !waiting) {
     e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, topology, &e.evictions_domain);
   }
   return e;

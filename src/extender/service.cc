@@ -483,7 +483,7 @@ StatusOr<Explanation> Service::ExplainKnown(std::string_view key) const {
 
 StatusOr<GroupExplanation> Service::ExplainGroup(std::string_view key, std::string_view replica) const {
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  return extender::ExplainGroup(key, replica, *snapshot, options_, &programs_);
+  return extender::ExplainGroup(key, replica, *snapshot, options_, &programs_, with_.clock->WallMs());
 }
 
 StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run) const {

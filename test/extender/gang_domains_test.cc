@@ -10,6 +10,7 @@
 #include "cluster_json.h"
 #include "gpusched/common/clock.h"
 #include "gpusched/common/time_format.h"
+#include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/json/json.h"
@@ -78,6 +79,9 @@ TEST_F(GangDomains, AGangGoesInsideTheFullestCliqueThatHoldsIt) {
   items.push_back(Group(2));
   for (int i = 0; i < 2; ++i) items.push_back(Member(i, 4).ToJson());
   Load(items);
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/train", "");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->domain, "nvidia.com/gpu.clique=cluster-1.B") << "explain plans as filter does";
   std::vector<std::string> first = Kept(Member(0, 4));
   std::vector<std::string> second = Kept(Member(1, 4));
   ASSERT_EQ(first.size(), 1u);
@@ -133,9 +137,19 @@ TEST_F(GangDomains, AGangWaitsForOneCliqueBeforeItFallsBack) {
   ASSERT_TRUE(json::Parse(reply, &d).ok());
   ASSERT_TRUE(d["FailedAndUnresolvableNodes"].IsObject()) << reply;
   EXPECT_EQ(d["FailedAndUnresolvableNodes"].MemberCount(), 6u) << reply;
+  // Explain says the same, and offers no evictions for it.
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/train", "");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_FALSE(e->plan.fits);
+  EXPECT_THAT(e->plan.reason, HasSubstr("s more for one before it is planned across domains"));
+  EXPECT_FALSE(e->would_fit_after.has_value());
 
   std::string hour_ago = FormatRfc3339(RealClock().WallMs() - 3600 * 1000);
   Load(items_created(hour_ago));
+  StatusOr<GroupExplanation> fell_back = service_->ExplainGroup("ml/train", "");
+  ASSERT_TRUE(fell_back.ok());
+  EXPECT_TRUE(fell_back->plan.fits) << fell_back->plan.reason;
+  EXPECT_EQ(fell_back->domain, "topology.kubernetes.io/zone=z1");
   std::set<std::string> used;
   for (int i = 0; i < 3; ++i) {
     std::vector<std::string> kept = Kept(member(i, hour_ago));

@@ -61,6 +61,10 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs);
 
+// How much longer a gang whose members without slots are `pending` waits for one domain at
+// wall time `now_ms`: `after` from the oldest one's creationTimestamp; 0 when none has one.
+std::chrono::milliseconds DomainWaitLeft(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms);
+
 // Of `offered`, the nodes a member of a gang that requires `key` may be planned on alone: those
 // in the one domain of `key` that the slots of its siblings (on nodes `beside`) lie in; any node
 // with the label when they hold none.

@@ -5,7 +5,9 @@
 // and whether the pending ones can be placed all together on the cluster as it is now
 // (placement/gang_planner.h): member by member where, or why not, and where each member's slot
 // is held when its gang is planned (gang_holds.h); for a group with a topology constraint,
-// inside one domain (the one where they fit on the fewest nodes). Where they do not fit,
+// inside one domain (the one where they fit on the fewest nodes); otherwise, while no member
+// holds a slot, inside one domain of the topology levels as filter plans it (gang_domains.h), or
+// waiting for one, as filter says (then nothing is to be evicted for it). Where they do not fit,
 // "wouldFitAfter": the
 // evictions of pods of lower priority after which they would, all together, by preempt's rules
 // (placement/group_defrag.h's EvictForGroup), or why none would. Read-only: nothing is held
@@ -43,7 +45,8 @@ struct GroupExplanation {
   std::vector<std::string> held;  // by `pending`'s order: the node of the member's held slot, or ""
   // When the plan does not fit (and is not unplannable): the evictions that would make room.
   std::optional<placement::GroupRoomPlan> would_fit_after;
-  // With a topology constraint: the domain of the plan, and of the evictions ("" without one).
+  // The domain of the plan ("key=value" for the topology levels', the value for a topology
+  // constraint's), and of the evictions (a constraint's only); "" without one.
   std::string domain;
   std::string evictions_domain;
 };
@@ -61,12 +64,14 @@ struct FoundGroup {
 StatusOr<FoundGroup> FindGroup(std::string_view key, std::string_view replica, const inventory::InventorySnapshot& snapshot);
 
 // Explains group `key` ("namespace/name"; a Workload's "namespace/workload/podGroup") instance
-// `replica` on `snapshot`, placed under `options` (DRA selectors compiled into `programs`).
+// `replica` on `snapshot`, placed under `options` (DRA selectors compiled into `programs`), inside
+// one domain of the topology levels as filter plans it (gang_domains.h), its wait for one
+// domain counted at wall time `now_ms`.
 // Errors: InvalidArgument for a key without a namespace, or a replica key for a group
 // that is not a Workload's; NotFound when no API declares the group and no pod names it.
 StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
                                         const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                                        dra::cel::ProgramCache* programs);
+                                        dra::cel::ProgramCache* programs, int64_t now_ms);
 
 std::string GroupExplanationJson(const GroupExplanation& e);
 std::string GroupExplanationText(const GroupExplanation& e);
