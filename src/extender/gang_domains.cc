@@ -16,6 +16,7 @@
 #include "gpusched/extender/domain_steering.h"
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_defrag.h"
+#include "gpusched/common/time_format.h"
 #include "gpusched/model/names.h"
 #include "gpusched/placement/node_fit.h"
 #include "gpusched/placement/pod_request.h"
@@ -131,7 +132,7 @@ std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, 
 }  // namespace
 
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
-                                const std::vector<std::string>& beside, std::chrono::milliseconds wait_left,
+                                const std::vector<std::string>& beside, const DomainWait& wait,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs) {
   std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
@@ -141,12 +142,12 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     if (shared && shared->empty()) continue;  // the slots already span domains of this level
     std::optional<GangPlacement> in = BestDomain(pending, needed, key, shared, snapshot, options, programs, &reasons);
     if (in) return std::move(*in);
-    if (required.empty() && beside.empty() && wait_left.count() > 0 && SomeDomainCouldHold(pending, needed, key, snapshot)) {
+    if (required.empty() && beside.empty() && wait.active() && SomeDomainCouldHold(pending, needed, key, snapshot)) {
       GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
       std::string why = reasons.empty() ? "" : fmt::format(" ({})", fmt::join(reasons, "; "));
-      waiting.plan.reason = fmt::format("no one domain of {} holds it now{}; it waits {} s more for one before it is "
+      waiting.plan.reason = fmt::format("no one domain of {} holds it now{}; it waits for one until {} before it is "
                                         "planned across domains (topology.fallbackAfterSeconds)",
-                                        key, why, (wait_left.count() + 999) / 1000);
+                                        key, why, FormatRfc3339(wait.until_ms));
       return waiting;
     }
   }
@@ -162,14 +163,13 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
   return across;
 }
 
-std::chrono::milliseconds DomainWaitLeft(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms) {
+DomainWait DomainWaitOf(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms) {
   int64_t oldest = 0;
   for (const Pod& p : pending) {
     if (p.created_ms > 0 && (oldest == 0 || p.created_ms < oldest)) oldest = p.created_ms;
   }
-  if (oldest == 0) return std::chrono::milliseconds(0);  // creation unknown: no wait
-  int64_t left = oldest + std::chrono::duration_cast<std::chrono::milliseconds>(after).count() - now_ms;
-  return std::chrono::milliseconds(std::max<int64_t>(0, left));
+  if (oldest == 0) return DomainWait{.now_ms = now_ms};  // creation unknown: no wait
+  return DomainWait{.until_ms = oldest + std::chrono::duration_cast<std::chrono::milliseconds>(after).count(), .now_ms = now_ms};
 }
 
 std::vector<std::string_view> InRequiredDomain(const std::vector<std::string_view>& offered, const std::string& key,

@@ -258,9 +258,9 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
   GangStanding out = PlanMembersLocked(gang, member, *snapshot);
   if (out.kind != GangStanding::Kind::kSlot) {
     if (refused_.size() > 4096) refused_.clear();  // bounded: old refusals are of old snapshots anyway
-    std::chrono::milliseconds wait = WaitLeft(gang.unslotted);
+    DomainWait wait = WaitOf(gang.unslotted);
     refused_[refusal_key] = Refusal{.version = inventory_->Snapshot()->version(), .standing = out,
-                                    .until_wall_ms = wait.count() > 0 ? clock_->WallMs() + wait.count() : 0};
+                                    .until_wall_ms = wait.active() ? wait.until_ms : 0};
   }
   return out;
 }
@@ -283,8 +283,8 @@ GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& grou
           .reason = fmt::format("gang {}: this member fits on none of the nodes offered beside the other slots: {}", group, why)};
 }
 
-std::chrono::milliseconds GangHolds::WaitLeft(const std::vector<Pod>& pending) const {
-  return DomainWaitLeft(pending, options_->topology_fallback_after, clock_->WallMs());
+DomainWait GangHolds::WaitOf(const std::vector<Pod>& pending) const {
+  return DomainWaitOf(pending, options_->topology_fallback_after, clock_->WallMs());
 }
 
 GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const {
@@ -303,7 +303,7 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
   std::vector<std::string> beside = SiblingNodes(gang.key, "", snapshot);  // new members join their domain
   GangPlacement placed =
-      PlanGangInDomains(gang.unslotted, needed, gang.required, beside, WaitLeft(gang.unslotted), snapshot, *options_, programs_);
+      PlanGangInDomains(gang.unslotted, needed, gang.required, beside, WaitOf(gang.unslotted), snapshot, *options_, programs_);
   std::vector<Pod>& planning = placed.planned;
   const placement::GangPlan& plan = placed.plan;
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone

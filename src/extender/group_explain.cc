@@ -138,8 +138,8 @@ namespace {
 // the plan does not join their domain; with members bound it waits for no domain, as filter.
 GangPlacement PlanInDomains(const FoundGroup& found, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                             dra::cel::ProgramCache* programs, int64_t now_ms) {
-  std::chrono::milliseconds wait = found.members->bound > 0 ? std::chrono::milliseconds(0)
-                                                            : DomainWaitLeft(found.pending, options.topology_fallback_after, now_ms);
+  DomainWait wait = found.members->bound > 0 ? DomainWait{.now_ms = now_ms}
+                                              : DomainWaitOf(found.pending, options.topology_fallback_after, now_ms);
   std::string required = found.declared != nullptr ? found.declared->required_topology : "";
   return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs);
 }

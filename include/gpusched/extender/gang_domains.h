@@ -38,6 +38,13 @@
 
 namespace gpusched::extender {
 
+// How long a gang waits for one domain: until wall time `until_ms` (0: no wait), seen at `now_ms`.
+struct DomainWait {
+  int64_t until_ms = 0;
+  int64_t now_ms = 0;
+  bool active() const { return until_ms > now_ms; }
+};
+
 struct GangPlacement {
   placement::GangPlan plan;
   std::vector<Pod> planned;  // the members the plan places (all, or all but some left out)
@@ -49,21 +56,20 @@ struct GangPlacement {
 // Plans `pending` (members without slots) of a gang that still needs `needed` of them, inside one
 // domain as above; `required`: the group's required label key ("" for none); `beside`: the nodes
 // of the slots other members already hold, whose domain the new members join at each level
-// (a level whose domains they already span is skipped). `wait_left`: how much longer the gang
-// waits for one domain (ServiceOptions::topology_fallback_after less its wait so far): while it
-// is positive, a gang that no domain of a level holds now, where some domain of that level has
+// (a level whose domains they already span is skipped). `wait`: how long the gang waits for one
+// domain (DomainWaitOf): while it is active, a gang that no domain of a level holds now, where some domain of that level has
 // GPUs enough for it when empty on nodes its first member may run on, is not planned further
-// (`waiting`; plan.reason says how long). Never with `beside` (members already placed or
+// (`waiting`; plan.reason says until when, a text that stays the same while it waits). Never with `beside` (members already placed or
 // holding slots wait for no domain) nor where the members' GPU demand is unknown (DRA claims).
 // Where the plan does not fit (or, required, no domain can hold it), plan.reason says why.
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
-                                const std::vector<std::string>& beside, std::chrono::milliseconds wait_left,
+                                const std::vector<std::string>& beside, const DomainWait& wait,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs);
 
-// How much longer a gang whose members without slots are `pending` waits for one domain at
-// wall time `now_ms`: `after` from the oldest one's creationTimestamp; 0 when none has one.
-std::chrono::milliseconds DomainWaitLeft(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms);
+// How long a gang whose members without slots are `pending` waits for one domain, seen at wall
+// time `now_ms`: until `after` from the oldest one's creationTimestamp; no wait when none has one.
+DomainWait DomainWaitOf(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms);
 
 // Of `offered`, the nodes a member of a gang that requires `key` may be planned on alone: those
 // in the one domain of `key` that the slots of its siblings (on nodes `beside`) lie in; any node

@@ -52,6 +52,7 @@
 
 #include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/gang_domains.h"
 #include "gpusched/extender/hold_writer.h"
 #include "gpusched/extender/pod_nominator.h"
 #include "gpusched/extender/service_options.h"
@@ -147,13 +148,12 @@ class GangHolds {
   struct Refusal {
     uint64_t version = 0;  // the snapshot it was judged on
     GangStanding standing;
-    int64_t until_wall_ms = 0;  // the gang waited for one domain until then (WaitLeft); 0: no wait
+    int64_t until_wall_ms = 0;  // the gang waited for one domain until then (WaitOf); 0: no wait
   };
   GangStanding PlanLocked(const Pod& member, const std::vector<std::string_view>* offered) const GPUSCHED_REQUIRES(mu_);
-  // How much longer a gang whose members without slots are `pending` waits for one domain
-  // (gang_domains.h): topology.fallbackAfterSeconds from the oldest one's creation; 0 when none
-  // has a creationTimestamp.
-  std::chrono::milliseconds WaitLeft(const std::vector<Pod>& pending) const;
+  // How long a gang whose members without slots are `pending` waits for one domain, now
+  // (gang_domains.h's DomainWaitOf under topology.fallbackAfterSeconds).
+  DomainWait WaitOf(const std::vector<Pod>& pending) const;
   // Plans and holds `gang`'s members without a slot; the standing of `member` after.
   GangStanding PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_REQUIRES(mu_);
