@@ -50,9 +50,13 @@ struct DomainUse {
 using DomainUses = std::map<std::string, DomainUse, std::less<>>;
 
 // The domains of one label key on one snapshot: each domain's sums, and by the node's position
-// in the snapshot, its domain and whether other resources strand its GPUs. Not to be copied:
-// `of` points into `domains`.
+// in the snapshot, its domain and whether other resources strand its GPUs. Not copyable: `of`
+// points into `domains`.
 struct DomainIndex {
+  DomainIndex() = default;
+  DomainIndex(const DomainIndex&) = delete;
+  DomainIndex& operator=(const DomainIndex&) = delete;
+
   DomainUses domains;
   std::vector<const DomainUses::value_type*> of;  // the node's domain (into `domains`); null: none
   std::vector<char> stranded;                     // GpusStrandedByOtherResources
