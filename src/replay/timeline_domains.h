@@ -46,7 +46,13 @@ class Domains {
     whole_[d] += (node_pods_[node] + pods == 0) - (node_pods_[node] == 0);
     node_pods_[node] += pods;
   }
-  bool whole(size_t node) const { return node_pods_[node] == 0; }  // no pod on it
+  // A node without GPUs: never whole, as gpusched's IsWholeNode (it counts as one more pod).
+  void NeverWhole(size_t node) {
+    if (!enabled()) return;
+    whole_[of_[node]] -= node_pods_[node] == 0 ? 1 : 0;
+    ++node_pods_[node];
+  }
+  bool whole(size_t node) const { return node_pods_[node] == 0; }  // no pod on it, and GPUs
   int64_t used(int d) const { return used_[d]; }
   int pods(int d) const { return pods_[d]; }
   // The domains fullest first: fewest whole nodes (no pod at all: what a gang member of any

@@ -63,6 +63,9 @@ class Timeline {
     next_defrag_ = options.defrag_every_s > 0 ? options.defrag_every_s : kNever;
     double gpu_time = 0;
     for (const TimelinePod& p : pods) gpu_time += static_cast<double>(trace.pods[p.index].gpu_milli()) * static_cast<double>(p.duration_s);
+    for (size_t i = 0; i < trace.nodes.size(); ++i) {
+      if (trace.nodes[i].gpu_count == 0) domains_.NeverWhole(i);
+    }
     gangs_ = MakeGangJobs(options.gangs, pods, gpu_time, horizon_, options.seed);
     gang_where_.resize(gangs_.size());
   }

@@ -279,6 +279,10 @@ TEST(TimelineDomains, TheFullestDomainIsTheOneWithTheFewestWholeNodes) {
   EXPECT_EQ(domains.FullestFirst(cluster), (std::vector<int>{0, 1}));
   put(3, cpu_only);  // now both have no whole node: the least free GPU wins
   EXPECT_EQ(domains.FullestFirst(cluster), (std::vector<int>{1, 0}));
+  Domains fresh(4, 2);
+  fresh.NeverWhole(3);  // a node without GPUs is never whole, as in gpusched
+  EXPECT_FALSE(fresh.whole(3));
+  EXPECT_EQ(fresh.FullestFirst(cluster), (std::vector<int>{1, 0})) << "domain 1 has one whole node, domain 0 two";
 }
 
 }  // namespace timeline_replay_test
