@@ -49,7 +49,7 @@ DomainIndex::NodeFacts FactsOf(const placement::NodeState& node, const std::stri
   return f;
 }
 
-// Fills index->domains, of and stranded from index->facts and names.
+// Fills index->domains and of from index->facts and names.
 void SumFacts(DomainIndex* index) {
   std::vector<DomainUse> uses(index->names.size());
   std::vector<int> members(index->names.size(), 0);
@@ -67,11 +67,9 @@ void SumFacts(DomainIndex* index) {
     if (members[id] > 0) by_id[id] = &*index->domains.emplace(index->names[id], uses[id]).first;
   }
   index->of.assign(index->facts.size(), nullptr);
-  index->stranded.assign(index->facts.size(), 0);
   for (size_t i = 0; i < index->facts.size(); ++i) {
     const DomainIndex::NodeFacts& f = index->facts[i];
     if (f.domain >= 0) index->of[i] = by_id[f.domain];
-    index->stranded[i] = f.stranded;
   }
 }
 
@@ -123,11 +121,12 @@ bool GpusStrandedByOtherResources(const placement::NodeState& node) {
 
 std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
                                                                               const std::string& key, const DomainIndex& index) {
-  bool any_stranded = std::any_of(fits.begin(), fits.end(), [&](uint32_t n) { return index.of[n] != nullptr && index.stranded[n]; });
+  auto stranded = [&](uint32_t n) { return index.facts[n].stranded; };
+  bool any_stranded = std::any_of(fits.begin(), fits.end(), [&](uint32_t n) { return index.of[n] != nullptr && stranded(n); });
   const DomainUses::value_type* fullest = nullptr;
   for (uint32_t n : fits) {
     const DomainUses::value_type* d = index.of[n];
-    if (d == nullptr || (any_stranded && !index.stranded[n]) || !d->second.in_use()) continue;
+    if (d == nullptr || (any_stranded && !stranded(n)) || !d->second.in_use()) continue;
     if (fullest == nullptr || std::tie(d->second.whole_nodes, d->second.free_milli, d->first) <
                                   std::tie(fullest->second.whole_nodes, fullest->second.free_milli, fullest->first)) {
       fullest = d;
@@ -138,7 +137,7 @@ std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(co
   for (size_t i = 0; i < fits.size(); ++i) {
     const DomainUses::value_type* d = index.of[fits[i]];
     if (d == nullptr) continue;
-    if (any_stranded && !index.stranded[fits[i]]) {
+    if (any_stranded && !stranded(fits[i])) {
       to_stranded.push_back(i);
     } else if (d != fullest) {
       to_domain.push_back(i);

@@ -166,7 +166,7 @@ TEST(DomainFullnessTest, NoDomainInUseSteersNothing) {
   DomainIndex idle;
   idle.domains = {{"c.A", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}}, {"c.B", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}}};
   idle.of = {&*idle.domains.find("c.A"), &*idle.domains.find("c.B")};
-  idle.stranded = {0, 0};
+  idle.facts.resize(2);
   EXPECT_TRUE(OutsideFullestDomain({0, 1}, "k", idle).empty());
 }
 

@@ -59,10 +59,10 @@ struct DomainIndex {
 
   DomainUses domains;
   std::vector<const DomainUses::value_type*> of;  // the node's domain (into `domains`); null: none
-  std::vector<char> stranded;                     // GpusStrandedByOtherResources
 
-  // What was found on each node, by position, kept for the next snapshot version: a node whose
-  // state (NodeState::generation) is the same is not read again.
+  // What was found on each node, by position (among it, whether other resources strand its GPUs:
+  // GpusStrandedByOtherResources), kept for the next snapshot version: a node whose state
+  // (NodeState::generation) is the same is not read again.
   struct NodeFacts {
     uint64_t generation = 0;
     int32_t domain = -1;  // into `names`; -1: no label
