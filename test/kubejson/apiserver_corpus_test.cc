@@ -14,6 +14,7 @@
 
 #include "cluster_json.h"
 #include "fake_apiserver.h"
+#include "gpusched/common/time_format.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/kubeapi/cluster_sync.h"
@@ -111,6 +112,11 @@ TEST(ApiServerCorpus, SnapshotModeReadsWhatTheObjectsDescribe) {
   inventory::Inventory inv;
   inv.ReplaceCluster(std::move(objects).value());
   ExpectTheCorpusInventory(inv);
+  // The pending pod's metadata.creationTimestamp, beside managedFields' own times: when a gang's
+  // wait for one topology domain starts (gang_domains.h).
+  std::optional<Pod> pending = inv.FindPod("3b2c1d0e-aaaa-4bbb-8ccc-000000000010");
+  ASSERT_TRUE(pending.has_value());
+  EXPECT_EQ(pending->created_ms, ParseRfc3339("2026-11-30T07:12:44Z").value());
 }
 
 TEST(ApiServerCorpus, LiveSyncReadsTheSame) {
