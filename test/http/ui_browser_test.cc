@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -180,6 +181,31 @@ TEST(UiBrowser, TheHeaderShowsDomainsAndTheLargestGangInOne) {
   EXPECT_THAT(dom, HasSubstr("stranded GPUs <b>3</b>"));
   EXPECT_THAT(dom, HasSubstr("largest gang in one domain <b>1 idle nodes (c.A)</b>"));
   EXPECT_THAT(Panel(dom), HasSubstr("<h3>Domain</h3><p>nvidia.com/gpu.clique=c.A: 2 nodes, 1 idle, 7 GPUs free, 3 stranded</p>"));
+}
+
+// Issue 34 §2: the node list is grouped by domain, each under a heading row with the domain's
+// figures, whatever order the nodes came in; nodes without the label come last, under their own.
+TEST(UiBrowser, TheNodeListIsGroupedByDomainUnderHeadingsWithTheirFigures) {
+  std::vector<std::string> items;
+  for (const char* name : {"a1", "b1", "a2", "x1"}) {
+    NodeJson n = NvidiaNode(name, 4);
+    if (name[0] != 'x') n.extra_labels["nvidia.com/gpu.clique"] = name[0] == 'a' ? "c.A" : "c.B";
+    items.push_back(n.ToJson());
+  }
+  items.push_back(PodJson{.name = "p", .uid = "p", .node = "b1", .phase = "Running", .containers = {WholeGpus("c", 1)}}.ToJson());
+  TestServer server{ListJson(items)};
+  std::string dom = Chromium(Url(server, "/ui"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
+  std::vector<size_t> at;
+  for (const char* mark : {"data-domain=\"c.A\"", "data-node=\"a1\"", "data-node=\"a2\"", "data-domain=\"c.B\"",
+                                  "data-node=\"b1\"", "data-domain=\"\"", "data-node=\"x1\""}) {
+    at.push_back(dom.find(mark));
+    ASSERT_NE(at.back(), std::string::npos) << mark;
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << "headings, each followed by its domain's nodes";
+  EXPECT_THAT(dom, HasSubstr("<b>nvidia.com/gpu.clique=c.B</b></span><span>1 nodes, 0 idle, 3 GPUs free, 3 stranded</span>"));
+  EXPECT_THAT(dom, HasSubstr("<b>no nvidia.com/gpu.clique label</b>"));
+  EXPECT_THAT(dom, HasSubstr("4 of 4 nodes")) << "headings are not counted as nodes";
 }
 
 TEST(UiBrowser, ASwitchingNodeShowsTheOldModePodsThatBlockIt) {
