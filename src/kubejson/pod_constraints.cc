@@ -116,13 +116,30 @@ bool FilterReads(const Value& volume) {
 
 }  // namespace
 
-Status DecodePodConstraints(const Value& spec, const std::string& path, PodConstraints* out) {
-  const Value* selector = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindObject(spec, "nodeSelector", path, &selector));
-  for (auto it = selector != nullptr ? selector->MemberBegin() : spec.MemberEnd(); selector != nullptr && it != selector->MemberEnd(); ++it) {
-    if (!it->value.IsString()) return json::WrongType(fmt::format("{}.nodeSelector[\"{}\"]", path, json::View(it->name)), "string", it->value);
-    out->node_selector.emplace(json::View(it->name), json::View(it->value));
+Status DecodeStringMap(const Value& obj, std::string_view key, const std::string& path, Labels* out) {
+  const Value* map = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(obj, key, path, &map));
+  for (auto it = map != nullptr ? map->MemberBegin() : obj.MemberEnd(); map != nullptr && it != map->MemberEnd(); ++it) {
+    if (!it->value.IsString()) return json::WrongType(fmt::format("{}.{}[\"{}\"]", path, key, json::View(it->name)), "string", it->value);
+    out->insert_or_assign(std::string(json::View(it->name)), std::string(json::View(it->value)));
   }
+  return OkStatus();
+}
+
+Status DecodeTolerations(const Value& obj, const std::string& path, std::vector<Toleration>* out) {
+  return ForEach(obj, "tolerations", path, [&](const Value& t, const std::string& tpath) {
+    Toleration tol;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "key", tpath, &tol.key));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "operator", tpath, &tol.op));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "value", tpath, &tol.value));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "effect", tpath, &tol.effect));
+    out->push_back(std::move(tol));
+    return OkStatus();
+  });
+}
+
+Status DecodePodConstraints(const Value& spec, const std::string& path, PodConstraints* out) {
+  GPUSCHED_RETURN_IF_ERROR(DecodeStringMap(spec, "nodeSelector", path, &out->node_selector));
   const Value* affinity = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(spec, "affinity", path, &affinity));
   if (affinity != nullptr) {
@@ -131,15 +148,7 @@ Status DecodePodConstraints(const Value& spec, const std::string& path, PodConst
     GPUSCHED_RETURN_IF_ERROR(ReadPodTerms(*affinity, "podAffinity", apath, &out->affinity));
     GPUSCHED_RETURN_IF_ERROR(ReadPodTerms(*affinity, "podAntiAffinity", apath, &out->anti_affinity));
   }
-  GPUSCHED_RETURN_IF_ERROR(ForEach(spec, "tolerations", path, [&](const Value& t, const std::string& tpath) {
-    Toleration tol;
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "key", tpath, &tol.key));
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "operator", tpath, &tol.op));
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "value", tpath, &tol.value));
-    GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "effect", tpath, &tol.effect));
-    out->tolerations.push_back(std::move(tol));
-    return OkStatus();
-  }));
+  GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(spec, path, &out->tolerations));
   GPUSCHED_RETURN_IF_ERROR(ForEach(spec, "topologySpreadConstraints", path, [&](const Value& c, const std::string& cpath) {
     SpreadConstraint sc;
     GPUSCHED_RETURN_IF_ERROR(ReadOptionalSelector(c, "labelSelector", cpath, &sc.selector));

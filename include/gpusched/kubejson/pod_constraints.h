@@ -13,6 +13,13 @@
 
 namespace gpusched::kubejson {
 
+// Reads the map of strings obj[key] (nodeSelector, a flavor's nodeLabels) into *out, a later
+// key replacing an earlier one; absent or null adds nothing. Errors name the entry.
+Status DecodeStringMap(const rapidjson::Value& obj, std::string_view key, const std::string& path, Labels* out);
+
+// Appends obj.tolerations (core/v1 Tolerations: key, operator, value, effect) to *out.
+Status DecodeTolerations(const rapidjson::Value& obj, const std::string& path, std::vector<Toleration>* out);
+
 // Reads the pod spec `spec` at `path` (nodeSelector, affinity, tolerations,
 // topologySpreadConstraints, the host ports of containers and init containers, volumes).
 Status DecodePodConstraints(const rapidjson::Value& spec, const std::string& path, PodConstraints* out);
