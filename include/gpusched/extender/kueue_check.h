@@ -1,0 +1,53 @@
+// File: kueue_check.h
+//
+// gpusched's Kueue admission check (issue 35, docs/kueue.md): a Workload whose quota Kueue has
+// reserved is judged before any of its pods exists, as one group, by the gang planner
+// (placement/gang_planner.h) on the cluster as it is now: every pod its admission makes (the
+// admitted count of each pod set, partial admission's included), each from its pod set's template
+// with the node labels and tolerations of the flavors assigned to it, with every kind of GPU
+// request and the node fit a real pod gets. Kueue counts quota in aggregate; this check asks
+// whether the pods can really be placed, all of them at once:
+//   - Ready: they fit together; the plan gives each pod its node and GPUs.
+//   - Retry: they do not fit now; the message says why, in explain's words.
+//   - Rejected: some pod set's pod fits no node even with every node empty, cordons and
+//     NotReady ignored (a node that may come back is never a reason to reject), or a template
+//     cannot be read (Kueue then deactivates the Workload until someone reactivates it).
+//   - Pending: quota is not reserved, or the Workload is finished or evicted: nothing to judge.
+//
+// Pure: the verdict depends only on the arguments.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpusched/common/status.h"
+#include "gpusched/extender/pod_evaluation.h"
+#include "gpusched/model/kueue.h"
+#include "gpusched/placement/gang_planner.h"
+
+namespace gpusched::extender {
+
+using KueueFlavors = std::map<std::string, kueue::ResourceFlavor, std::less<>>;
+
+// The UID gpusched gives pod `ordinal` of pod set `pod_set` of Workload `w` until the real pod
+// exists: "kueue/<namespace>/<workload>/<pod set>/<ordinal>". Holds are kept under it.
+std::string AdmittedPodUid(const kueue::Workload& w, std::string_view pod_set, int32_t ordinal);
+
+// The pods the admission of `w` makes, pod set by pod set: AdmittedCount copies of the pod set's
+// template, named "<workload>-<pod set>-<ordinal>" with AdmittedPodUid, the Workload's priority,
+// the node labels of each flavor the pod set is assigned added to its nodeSelector and the
+// flavor's tolerations to its tolerations. Errors: NotFound naming a flavor `flavors` lacks.
+StatusOr<std::vector<Pod>> AdmittedPods(const kueue::Workload& w, const KueueFlavors& flavors);
+
+struct WorkloadVerdict {
+  kueue::CheckState state = kueue::CheckState::kPending;
+  std::string message;
+  std::vector<Pod> pods;    // AdmittedPods, when they could be made
+  placement::GangPlan plan;  // of `pods`; when Ready, one slot per pod in their order
+};
+
+// Judges `w` on inputs.snapshot under inputs.options, as above.
+WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const KueueFlavors& flavors, const EvaluationInputs& inputs);
+
+}  // namespace gpusched::extender

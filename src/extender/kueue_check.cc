@@ -1,0 +1,171 @@
+// File: kueue_check.cc
+//
+// kueue_check.h: a Workload's admitted pods made from its templates and flavors, planned as one
+// group, and the verdict said in explain's words.
+#include "gpusched/extender/kueue_check.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include "gpusched/extender/explain.h"
+#include "gpusched/extender/gang_holds.h"
+
+namespace gpusched::extender {
+namespace {
+
+// Adds the node labels and tolerations of the flavors pod set `set` is assigned to `pod`.
+Status AddFlavors(const kueue::Workload& w, const kueue::PodSet& set, const KueueFlavors& flavors, Pod* pod) {
+  for (const kueue::PodSetAssignment& a : w.assignments) {
+    if (a.name != set.name) continue;
+    std::set<std::string_view> named;
+    for (const auto& [resource, flavor] : a.flavors) named.insert(flavor);
+    for (std::string_view name : named) {
+      auto f = flavors.find(name);
+      if (f == flavors.end()) {
+        return NotFoundError(fmt::format("status.admission.podSetAssignments[{}].flavors: ResourceFlavor \"{}\" is not known", set.name, name));
+      }
+      for (const auto& [key, value] : f->second.node_labels) pod->constraints.node_selector.insert_or_assign(key, value);
+      pod->constraints.tolerations.insert(pod->constraints.tolerations.end(), f->second.tolerations.begin(), f->second.tolerations.end());
+    }
+  }
+  return OkStatus();
+}
+
+// The snapshot's nodes as they would be with nothing on them, cordons, NotReady and the taints
+// that say so left out: what no wait could change.
+std::deque<placement::NodeState> EmptyNodes(const inventory::InventorySnapshot& snapshot) {
+  std::deque<placement::NodeState> out;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    Node node = n->node;
+    node.schedulability.unschedulable = false;
+    node.schedulability.ready = true;
+    std::erase_if(node.schedulability.taints, [](const Taint& t) {
+      return t.key == "node.kubernetes.io/unschedulable" || t.key == "node.kubernetes.io/not-ready" ||
+             t.key == "node.kubernetes.io/unreachable";
+    });
+    node.bookings.clear();
+    node.holds.clear();
+    out.push_back(placement::BuildNodeState(std::move(node), {}));
+  }
+  return out;
+}
+
+// The first pod set (by the pods' order) none of whose pods fits any empty node, or "". Pods
+// with resource claims are not judged so: the cluster's claims hold devices an empty node would not.
+std::string PodSetThatNeverFits(const kueue::Workload& w, const std::vector<Pod>& pods, const EvaluationInputs& in) {
+  std::deque<placement::NodeState> empty = EmptyNodes(*in.snapshot);
+  std::vector<const placement::NodeState*> nodes;
+  for (const placement::NodeState& n : empty) nodes.push_back(&n);
+  size_t at = 0;
+  for (size_t i = 0; i < w.pod_sets.size(); at += static_cast<size_t>(w.AdmittedCount(i)), ++i) {
+    if (w.AdmittedCount(i) == 0 || !pods[at].resource_claims.empty()) continue;
+    placement::GangPlan one = PlanOn({pods[at]}, nodes, *in.snapshot, *in.options, in.programs);
+    if (!one.fits && !one.unplannable) return w.pod_sets[i].name;
+  }
+  return "";
+}
+
+// Where the plan puts the pods: "3 pods fit on 2 nodes: a (2), b (1)".
+std::string FitsText(const placement::GangPlan& plan) {
+  std::map<std::string, int> per_node;
+  for (const placement::GangSlot& s : plan.slots) ++per_node[s.node];
+  std::string out = fmt::format("{} pod{} fit on {} node{}:", plan.slots.size(), plan.slots.size() == 1 ? "" : "s",
+                                per_node.size(), per_node.size() == 1 ? "" : "s");
+  int shown = 0;
+  for (const auto& [node, n] : per_node) {
+    if (shown++ == 8) return out + " ...";
+    out += fmt::format("{} {} ({})", shown > 1 ? "," : "", node, n);
+  }
+  return out;
+}
+
+// Why `pod` fits no node now, in explain's words: each distinct reason with the nodes that give
+// it, most nodes first, at most three ("insufficient nvidia.com/gpu: pod needs 8, node has 4 of
+// 8 free (2 nodes: g1, g2)"); "fits" when some node holds it alone; "" when explain cannot judge it.
+std::string WhyNoNode(const Pod& pod, const EvaluationInputs& in) {
+  StatusOr<Explanation> e = Explain(pod, std::nullopt, in);
+  if (!e.ok()) return "";
+  std::map<std::string, std::vector<std::string>> nodes_by_reason;
+  for (const NodeExplanation& n : e->nodes) {
+    if (n.fits) return "fits";
+    for (const std::string& r : Reasons(n)) nodes_by_reason[r].push_back(n.node);
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> ranked(nodes_by_reason.begin(), nodes_by_reason.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::string out = fmt::format("fits on 0 of {} nodes:", e->nodes.size());
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
+    const std::vector<std::string>& on = ranked[i].second;
+    std::string names = fmt::format("{}", fmt::join(on.begin(), on.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(on.size(), 3)), ", "));
+    out += fmt::format("{} {} ({} node{}: {}{})", i ? ";" : "", ranked[i].first, on.size(), on.size() == 1 ? "" : "s", names,
+                       on.size() > 3 ? ", ..." : "");
+  }
+  return ranked.size() > 3 ? out + fmt::format("; and {} other reasons", ranked.size() - 3) : out;
+}
+
+WorkloadVerdict Verdict(kueue::CheckState state, std::string message) {
+  return WorkloadVerdict{.state = state, .message = std::move(message)};
+}
+
+}  // namespace
+
+std::string AdmittedPodUid(const kueue::Workload& w, std::string_view pod_set, int32_t ordinal) {
+  return fmt::format("kueue/{}/{}/{}/{}", w.namespace_name, w.name, pod_set, ordinal);
+}
+
+StatusOr<std::vector<Pod>> AdmittedPods(const kueue::Workload& w, const KueueFlavors& flavors) {
+  std::vector<Pod> out;
+  for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+    const kueue::PodSet& set = w.pod_sets[i];
+    Pod proto = set.prototype;
+    proto.priority = w.priority;
+    GPUSCHED_RETURN_IF_ERROR(AddFlavors(w, set, flavors, &proto));
+    for (int32_t k = 0; k < w.AdmittedCount(i); ++k) {
+      Pod& p = out.emplace_back(proto);
+      p.name = fmt::format("{}-{}-{}", w.name, set.name, k);
+      p.uid = AdmittedPodUid(w, set.name, k);
+    }
+  }
+  return out;
+}
+
+WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const KueueFlavors& flavors, const EvaluationInputs& in) {
+  if (!w.quota_reserved || w.finished || w.evicted) {
+    return Verdict(kueue::CheckState::kPending, "not judged: the Workload has no quota reserved, or is finished or evicted");
+  }
+  StatusOr<std::vector<Pod>> pods = AdmittedPods(w, flavors);
+  if (!pods.ok()) return Verdict(kueue::CheckState::kRetry, std::string(pods.status().message()));
+  for (size_t i = 0, at = 0; i < w.pod_sets.size(); at += static_cast<size_t>(w.AdmittedCount(i)), ++i) {
+    if (!w.pod_sets[i].prototype.spec_error.empty()) {
+      return Verdict(kueue::CheckState::kRejected, fmt::format("pod set {}: {}", w.pod_sets[i].name, w.pod_sets[i].prototype.spec_error));
+    }
+  }
+  WorkloadVerdict v{.pods = *std::move(pods)};
+  v.plan = PlanPending(v.pods, *in.snapshot, *in.options, in.programs);
+  if (v.plan.fits) {
+    v.state = kueue::CheckState::kReady;
+    v.message = FitsText(v.plan);
+    return v;
+  }
+  v.state = kueue::CheckState::kRetry;
+  v.message = v.plan.reason;
+  if (v.plan.unplannable) return v;
+  const Pod& failed = v.pods[v.plan.failed];
+  std::string alone = WhyNoNode(failed, in);
+  if (alone == "fits") {
+    v.message = fmt::format("{} of {} pods fit together; {} fits alone, not beside the pods planned before it", v.plan.placed,
+                            v.pods.size(), failed.name);
+  } else if (!alone.empty()) {
+    v.message = fmt::format("{} {}", failed.name, alone);
+  }
+  if (std::string never = PodSetThatNeverFits(w, v.pods, in); !never.empty()) {
+    v.state = kueue::CheckState::kRejected;
+    v.message = fmt::format("pod set {}: its pods fit no node even with every node empty; {}", never, v.message);
+  }
+  return v;
+}
+
+}  // namespace gpusched::extender

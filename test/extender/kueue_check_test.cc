@@ -1,0 +1,161 @@
+// gpusched's Kueue admission check judged (extender/kueue_check.h) on Workloads shaped as Kueue
+// serves them: aggregate quota that no node can honour (kueue #4329) is Retry until a node
+// drains, shares split over GPUs (mGPU) are Retry, a pod no empty node could hold is Rejected but
+// a cordoned node that could is not, the flavor's node labels confine the plan, and partial
+// admission's count is what is planned.
+#include "gpusched/extender/kueue_check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster_json.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/kubejson/kueue_objects.h"
+#include "gpusched/kubejson/objects.h"
+
+namespace gpusched::extender {
+namespace kueue_check_test {
+
+using ::testing::HasSubstr;
+using testing::ListJson;
+using testing::NvidiaNode;
+using testing::PodJson;
+using testing::WholeGpus;
+
+// One pod set of a Workload: its name, count, and one container's resources as JSON.
+struct PodSetJson {
+  std::string name = "workers";
+  int count = 1;
+  std::string resources;  // e.g. {"nvidia.com/gpu":"8"}
+  std::optional<int> admitted;  // podSetAssignments[].count (partial admission)
+};
+
+// A Workload of `sets` with quota reserved on flavor "default" (v1beta2, as Kueue 0.19 serves it).
+kueue::Workload Workload(const std::vector<PodSetJson>& sets, const std::string& flavor = "default") {
+  std::string specs, assignments;
+  for (const PodSetJson& s : sets) {
+    specs += fmt::format(R"({}{{"name":"{}","count":{},"template":{{"spec":{{"containers":[{{"name":"c","image":"x",)"
+                         R"("resources":{{"requests":{},"limits":{}}}}}]}}}}}})",
+                         specs.empty() ? "" : ",", s.name, s.count, s.resources, s.resources);
+    assignments += fmt::format(R"({}{{"name":"{}","flavors":{{"nvidia.com/gpu":"{}"}}{}}})", assignments.empty() ? "" : ",", s.name,
+                               flavor, s.admitted ? fmt::format(R"(,"count":{})", *s.admitted) : "");
+  }
+  std::string text = fmt::format(
+      R"({{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{{"name":"job","namespace":"ml","uid":"w1",)"
+      R"("resourceVersion":"5"}},"spec":{{"queueName":"q","podSets":[{}]}},"status":{{"conditions":[{{"type":"QuotaReserved",)"
+      R"("status":"True","reason":"QuotaReserved","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"}}],)"
+      R"("admission":{{"clusterQueue":"cq","podSetAssignments":[{}]}},"admissionChecks":[{{"name":"gpu-placement",)"
+      R"("state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"}}]}}}})",
+      specs, assignments);
+  rapidjson::Document d;
+  EXPECT_TRUE(json::Parse(text, &d).ok()) << text;
+  StatusOr<kueue::Workload> w = kubejson::DecodeKueueWorkload(d, "Workload");
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return w.ok() ? *w : kueue::Workload{};
+}
+
+// A running pod holding `gpus` whole GPUs on `node`.
+std::string Busy(const std::string& name, const std::string& node, int gpus) {
+  return PodJson{.name = name, .uid = name, .node = node, .phase = "Running", .containers = {WholeGpus("c", gpus)}}.ToJson();
+}
+
+class KueueCheck : public ::testing::Test {
+ protected:
+  void Load(const std::vector<std::string>& items) {
+    ClusterObjects objects;
+    ASSERT_TRUE(kubejson::AppendClusterJson(ListJson(items), &objects).ok());
+    inventory_.ReplaceCluster(std::move(objects));
+  }
+  WorkloadVerdict Judge(const kueue::Workload& w, const KueueFlavors& flavors = {{"default", {.name = "default"}}}) {
+    snapshot_ = inventory_.Snapshot();
+    return JudgeWorkload(w, flavors, EvaluationInputs{.snapshot = snapshot_.get(), .options = &options_, .programs = &programs_});
+  }
+  inventory::Inventory inventory_;
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot_;
+  ServiceOptions options_;
+  dra::cel::ProgramCache programs_;
+};
+
+// kueue #4329: 8 GPUs free as 4 + 4 on two nodes; Kueue's aggregate quota admits a pod that asks
+// 8 on one node. The check says Retry, in explain's words; once a node drains, Ready on it.
+TEST_F(KueueCheck, EightGpusFreeAsFourAndFourIsRetryUntilANodeDrains) {
+  std::vector<std::string> items = {NvidiaNode("g1", 8).ToJson(), NvidiaNode("g2", 8).ToJson(), Busy("b1", "g1", 4), Busy("b2", "g2", 4)};
+  Load(items);
+  kueue::Workload w = Workload({{.resources = R"({"nvidia.com/gpu":"8"})"}});
+  WorkloadVerdict v = Judge(w);
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
+  EXPECT_THAT(v.message, HasSubstr("job-workers-0 fits on 0 of 2 nodes: insufficient nvidia.com/gpu: pod needs 8, node has 4 of 8 free (2 nodes: g1, g2)"));
+  items.pop_back();  // b2 finished: g2 drained
+  Load(items);
+  v = Judge(w);
+  ASSERT_EQ(v.state, kueue::CheckState::kReady) << v.message;
+  ASSERT_EQ(v.plan.slots.size(), 1u);
+  EXPECT_EQ(v.plan.slots[0].node, "g2");
+  EXPECT_EQ(v.plan.slots[0].pod_uid, "kueue/ml/job/workers/0");
+  EXPECT_EQ(v.message, "1 pod fit on 1 node: g2 (1)");
+}
+
+// mGPU: four pods of 60% core each; six one-GPU nodes with 40% free each add up to 240%, as
+// much as the pods ask, which is all Kueue's quota counts. No GPU holds one pod: Retry.
+TEST_F(KueueCheck, SharesSplitFortyFortyFortyAreRetryThoughTheyAddUp) {
+  std::vector<std::string> items;
+  for (int i = 0; i < 6; ++i) {
+    std::string node = fmt::format("m{}", i);
+    items.push_back(testing::MgpuNode(node, 1, 24576).ToJson());
+    items.push_back(PodJson{.name = "busy" + node, .uid = "busy" + node, .node = node, .phase = "Running",
+                            .containers = {testing::Mgpu("s", 60, 4096)},
+                            .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}}}
+                        .ToJson());
+  }
+  Load(items);
+  WorkloadVerdict v = Judge(Workload({{.count = 4, .resources = R"({"vke.volcengine.com/mgpu-core":"60","vke.volcengine.com/mgpu-memory":"4096"})"}}));
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
+  EXPECT_THAT(v.message, HasSubstr("fits on 0 of 6 nodes: GPU 0: 40% core free, needs 60% (6 nodes: m0, m1, m2, ...)"));
+}
+
+// A 16-GPU pod on 8-GPU nodes: no node could ever hold it: Rejected. A cordoned 16-GPU node could,
+// once uncordoned: Retry, never Rejected.
+TEST_F(KueueCheck, APodNoEmptyNodeHoldsIsRejectedButACordonedNodeThatCouldIsNot) {
+  kueue::Workload w = Workload({{.resources = R"({"nvidia.com/gpu":"16"})"}});
+  Load({NvidiaNode("g1", 8).ToJson()});
+  WorkloadVerdict v = Judge(w);
+  EXPECT_EQ(v.state, kueue::CheckState::kRejected) << v.message;
+  EXPECT_THAT(v.message, HasSubstr("pod set workers: its pods fit no node even with every node empty"));
+  testing::NodeJson big = NvidiaNode("g16", 16);
+  big.spec_extra = R"("unschedulable":true,"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}])";
+  Load({NvidiaNode("g1", 8).ToJson(), big.ToJson()});
+  v = Judge(w);
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
+}
+
+// The flavor's node labels confine the pods: pool a is busy, pool b free; a flavor of pool a
+// cannot be placed on b.
+TEST_F(KueueCheck, TheFlavorsNodeLabelsConfineThePlan) {
+  testing::NodeJson a = NvidiaNode("a1", 4), b = NvidiaNode("b1", 4);
+  a.extra_labels["pool"] = "a";
+  b.extra_labels["pool"] = "b";
+  Load({a.ToJson(), b.ToJson(), Busy("x", "a1", 2)});
+  kueue::Workload w = Workload({{.resources = R"({"nvidia.com/gpu":"4"})"}}, "pool-a");
+  KueueFlavors flavors = {{"pool-a", {.name = "pool-a", .node_labels = {{"pool", "a"}}}}};
+  EXPECT_EQ(Judge(w, flavors).state, kueue::CheckState::kRetry);
+  flavors["pool-a"].node_labels["pool"] = "b";
+  WorkloadVerdict v = Judge(w, flavors);
+  ASSERT_EQ(v.state, kueue::CheckState::kReady) << v.message;
+  EXPECT_EQ(v.plan.slots[0].node, "b1");
+  EXPECT_EQ(Judge(w, {}).state, kueue::CheckState::kRetry) << "a flavor that is not known";
+  EXPECT_THAT(Judge(w, {}).message, HasSubstr("ResourceFlavor \"pool-a\" is not known"));
+}
+
+// Partial admission: 4 workers asked, 2 admitted; two fit, four would not.
+TEST_F(KueueCheck, PartialAdmissionsCountIsWhatIsPlanned) {
+  Load({NvidiaNode("g1", 8).ToJson()});
+  WorkloadVerdict all = Judge(Workload({{.count = 4, .resources = R"({"nvidia.com/gpu":"4"})"}}));
+  EXPECT_EQ(all.state, kueue::CheckState::kRetry) << all.message;
+  EXPECT_EQ(all.message, "2 of 4 pods fit together; job-workers-2 fits alone, not beside the pods planned before it");
+  WorkloadVerdict part = Judge(Workload({{.count = 4, .resources = R"({"nvidia.com/gpu":"4"})", .admitted = 2}}));
+  EXPECT_EQ(part.state, kueue::CheckState::kReady) << part.message;
+  EXPECT_EQ(part.pods.size(), 2u);
+}
+
+}  // namespace kueue_check_test
+}  // namespace gpusched::extender
