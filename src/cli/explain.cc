@@ -21,18 +21,21 @@
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view kExplainUsage = R"(usage: gpusched explain (--pod FILE | --name NAMESPACE/NAME | --pod-group NAMESPACE/NAME) [flags]
+constexpr std::string_view kExplainUsage = R"(usage: gpusched explain (--pod FILE | --name NS/NAME | --pod-group NS/NAME | --workload NS/NAME) [flags]
 
 Says why a pod fits where it does, or does not fit anywhere: per node the mode and state, a
 reason per GPU, the score and rank where it fits, and the cheapest eviction of lower-priority
 pods that would make room (docs/explain.md). For a pod group (a gang, docs/gangs.md): its
-members, and whether the pending ones fit together now, member by member where.
+members, and whether the pending ones fit together now, member by member where. For a Kueue
+Workload: what gpusched's admission check decides on it now (docs/kueue.md).
 
   --pod FILE        the pod, as JSON or YAML (kubectl get pod NAME -o yaml); "-" reads stdin
   --name NS/NAME    with --server: a pod the server knows (seen in filter, or bound)
   --pod-group NS/NAME  a pod group (a Workload's: NS/WORKLOAD/PODGROUP), on the server or on
                     the snapshot files
   --replica KEY     with --pod-group: a Workload's podGroupReplicaKey
+  --workload NS/NAME  a Kueue Workload (kueue.x-k8s.io), on the server or on the snapshot files:
+                    Ready, Retry or Rejected, why, and where each of its pods would go
   --snapshot FILE   judge it against a cluster file (kubectl get nodes,pods -A -o json);
                     repeatable; default: the demo cluster
   --server URL      ask a running gpusched instead (http://127.0.0.1:8888)
@@ -44,6 +47,7 @@ struct ExplainArgs {
   std::string name;
   std::string group;
   std::string replica;
+  std::string workload;
   std::vector<std::string> snapshots;
   std::string server;
   bool json = false;
@@ -65,6 +69,8 @@ StatusOr<ExplainArgs> ParseExplainArgs(int argc, char** argv) {
       GPUSCHED_ASSIGN_OR_RETURN(a.name, value());
     } else if (flag == "--pod-group") {
       GPUSCHED_ASSIGN_OR_RETURN(a.group, value());
+    } else if (flag == "--workload") {
+      GPUSCHED_ASSIGN_OR_RETURN(a.workload, value());
     } else if (flag == "--replica") {
       GPUSCHED_ASSIGN_OR_RETURN(a.replica, value());
     } else if (flag == "--server") {
@@ -76,8 +82,8 @@ StatusOr<ExplainArgs> ParseExplainArgs(int argc, char** argv) {
       return InvalidArgumentError(fmt::format("unknown flag {}", flag));
     }
   }
-  if (int(!a.pod_file.empty()) + int(!a.name.empty()) + int(!a.group.empty()) != 1) {
-    return InvalidArgumentError("give exactly one of --pod, --name and --pod-group");
+  if (int(!a.pod_file.empty()) + int(!a.name.empty()) + int(!a.group.empty()) + int(!a.workload.empty()) != 1) {
+    return InvalidArgumentError("give exactly one of --pod, --name, --pod-group and --workload");
   }
   if (!a.replica.empty() && a.group.empty()) return InvalidArgumentError("--replica needs --pod-group");
   if (!a.name.empty() && a.server.empty()) return InvalidArgumentError("--name needs --server (offline, give --pod)");
@@ -94,6 +100,8 @@ StatusOr<std::string> AskServer(const ExplainArgs& a) {
   if (!a.group.empty()) {
     std::string replica = a.replica.empty() ? "" : "&replica=" + a.replica;
     r = client->Send("GET", fmt::format("/explain?podGroup={}{}{}{}", a.group, replica, query.empty() ? "" : "&", query));
+  } else if (!a.workload.empty()) {
+    r = client->Send("GET", fmt::format("/explain?workload={}{}{}", a.workload, query.empty() ? "" : "&", query));
   } else if (!a.name.empty()) {
     r = client->Send("GET", fmt::format("/explain?pod={}{}{}", a.name, query.empty() ? "" : "&", query));
   } else {
@@ -110,6 +118,10 @@ StatusOr<std::string> ExplainOffline(const ExplainArgs& a) {
   if (!a.group.empty()) {
     GPUSCHED_ASSIGN_OR_RETURN(extender::GroupExplanation e, cluster->service().ExplainGroup(a.group, a.replica));
     return a.json ? extender::GroupExplanationJson(e) : extender::GroupExplanationText(e);
+  }
+  if (!a.workload.empty()) {
+    GPUSCHED_ASSIGN_OR_RETURN(extender::WorkloadExplanation e, cluster->service().ExplainWorkload(a.workload));
+    return a.json ? extender::WorkloadExplanationJson(e) : extender::WorkloadExplanationText(e);
   }
   GPUSCHED_ASSIGN_OR_RETURN(std::string pod, ReadPodFile(a.pod_file));
   GPUSCHED_ASSIGN_OR_RETURN(extender::Explanation e, cluster->service().Explain(pod));

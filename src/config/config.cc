@@ -229,6 +229,8 @@ const Setting kSettings[] = {
     {"topology.steer", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.topology_steer); }},
     {"topology.fallbackAfterSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.topology_fallback_after); }},
+    {"kueue.controllerName", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Text(t, &c->service.kueue_controller_name); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

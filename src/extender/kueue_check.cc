@@ -11,11 +11,15 @@
 #include <deque>
 #include <map>
 
+#include "gpusched/extender/defrag.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/gang_holds.h"
+#include "gpusched/json/writer.h"
 
 namespace gpusched::extender {
 namespace {
+
+constexpr std::string_view kPodSetLabel = "kueue.x-k8s.io/podset";
 
 // Adds the node labels and tolerations of the flavors pod set `set` is assigned to `pod`.
 Status AddFlavors(const kueue::Workload& w, const kueue::PodSet& set, const KueueFlavors& flavors, Pod* pod) {
@@ -127,6 +131,7 @@ StatusOr<std::vector<Pod>> AdmittedPods(const kueue::Workload& w, const KueueFla
       Pod& p = out.emplace_back(proto);
       p.name = fmt::format("{}-{}-{}", w.name, set.name, k);
       p.uid = AdmittedPodUid(w, set.name, k);
+      p.labels.insert_or_assign(std::string(kPodSetLabel), set.name);  // as Kueue labels the pods it starts
     }
   }
   return out;
@@ -166,6 +171,51 @@ WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const KueueFlavors& flav
     v.message = fmt::format("pod set {}: its pods fit no node even with every node empty; {}", never, v.message);
   }
   return v;
+}
+
+std::string GpuschedCheckOf(const kueue::Workload& w, const inventory::KueueState& kueue, std::string_view controller_name) {
+  auto ours = [&](std::string_view name) {
+    auto c = kueue.checks.find(name);
+    return c != kueue.checks.end() && c->second.controller_name == controller_name;
+  };
+  if (auto q = kueue.queues.find(w.cluster_queue); q != kueue.queues.end()) {
+    for (const kueue::QueueCheck& c : q->second.checks) {
+      if (ours(c.name)) return c.name;
+    }
+  }
+  for (const kueue::CheckStatus& c : w.checks) {
+    if (ours(c.name)) return c.name;
+  }
+  return "";
+}
+
+std::string WorkloadExplanationJson(const WorkloadExplanation& e) {
+  const kueue::Workload& w = e.workload;
+  const WorkloadVerdict& v = e.verdict;
+  json::Writer out;
+  out.StartObject().Member("workload", w.namespace_name + "/" + w.name).Member("queue", w.queue_name);
+  out.Member("clusterQueue", w.cluster_queue).Member("check", e.check).Member("checkState", e.check_state);
+  out.Member("verdict", kueue::CheckStateName(v.state)).Member("message", v.message).Key("pods").StartArray();
+  for (size_t i = 0; v.plan.fits && i < v.plan.slots.size(); ++i) {
+    const placement::GangSlot& s = v.plan.slots[i];
+    out.StartObject().Member("pod", v.pods[i].name).Member("podSet", v.pods[i].labels.at(std::string(kPodSetLabel)));
+    out.Member("node", s.node).Member("gpus", GpusText(s.placement)).EndObject();
+  }
+  out.EndArray().Key("nodes").Uint(v.plan.fits ? v.plan.nodes : 0).EndObject();
+  return out.TakeLine();
+}
+
+std::string WorkloadExplanationText(const WorkloadExplanation& e) {
+  const kueue::Workload& w = e.workload;
+  std::string out = fmt::format("Workload {}/{} (queue {}, ClusterQueue {}): {}\n", w.namespace_name, w.name, w.queue_name,
+                                w.cluster_queue.empty() ? "none yet" : w.cluster_queue, kueue::CheckStateName(e.verdict.state));
+  out += e.verdict.message + "\n";
+  if (!e.check.empty()) out += fmt::format("check {} is {} in its status\n", e.check, e.check_state.empty() ? "not yet set" : e.check_state);
+  for (size_t i = 0; e.verdict.plan.fits && i < e.verdict.plan.slots.size(); ++i) {
+    const placement::GangSlot& s = e.verdict.plan.slots[i];
+    out += fmt::format("  {:<40} {:<24} {}\n", e.verdict.pods[i].name, s.node, GpusText(s.placement));
+  }
+  return out;
 }
 
 }  // namespace gpusched::extender

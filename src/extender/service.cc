@@ -486,6 +486,19 @@ StatusOr<GroupExplanation> Service::ExplainGroup(std::string_view key, std::stri
   return extender::ExplainGroup(key, replica, *snapshot, options_, &programs_, with_.clock->WallMs());
 }
 
+StatusOr<WorkloadExplanation> Service::ExplainWorkload(std::string_view key) const {
+  if (key.find('/') == std::string_view::npos) return InvalidArgumentError(fmt::format("workload \"{}\": want namespace/name", key));
+  std::shared_ptr<const inventory::KueueState> kueue = inventory_->kueue().State();
+  const kueue::Workload* w = kueue->FindWorkload(key);
+  if (w == nullptr) return NotFoundError(fmt::format("Workload {} is not known to gpusched (kueue.x-k8s.io Workloads it has read)", key));
+  WorkloadExplanation e{.workload = *w, .check = GpuschedCheckOf(*w, *kueue, options_.kueue_controller_name)};
+  if (const kueue::CheckStatus* c = w->FindCheck(e.check); c != nullptr) e.check_state = kueue::CheckStateName(c->state);
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  e.verdict = JudgeWorkload(*w, KueueFlavors(kueue->flavors.begin(), kueue->flavors.end()),
+                            EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_});
+  return e;
+}
+
 StatusOr<DefragResult> Service::Defrag(std::string_view body, double target_frag_pct, int max_moves, DefragRun run) const {
   GPUSCHED_RETURN_IF_ERROR(CanApply(run));
   DefragAsk ask{.target_frag_pct = target_frag_pct, .max_moves = max_moves};

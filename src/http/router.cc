@@ -148,8 +148,13 @@ Response Explain(const RouteContext& c, Request&& r) {
     return Answer(c.service->ExplainGroup(group, QueryParam(r.target, "replica")), text, extender::GroupExplanationText,
                   extender::GroupExplanationJson);
   }
+  if (std::string workload = QueryParam(r.target, "workload"); !workload.empty()) {
+    return Answer(c.service->ExplainWorkload(workload), text, extender::WorkloadExplanationText, extender::WorkloadExplanationJson);
+  }
   std::string pod = QueryParam(r.target, "pod");
-  if (pod.empty()) return Text(400, "GET /explain needs ?pod=namespace/name or ?podGroup=namespace/name (or POST a Pod)\n");
+  if (pod.empty()) {
+    return Text(400, "GET /explain needs ?pod=namespace/name, ?podGroup=namespace/name or ?workload=namespace/name (or POST a Pod)\n");
+  }
   return Explained(c, c.service->ExplainKnown(pod), text);
 }
 

@@ -17,6 +17,7 @@
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/node_bookings.h"
 #include "gpusched/kubejson/node_holds.h"
+#include "gpusched/kubejson/kueue_objects.h"
 #include "gpusched/kubejson/pod_constraints.h"
 #include "gpusched/kubejson/pod_groups.h"
 #include "gpusched/model/names.h"
@@ -260,6 +261,18 @@ void AppendPodGroups(const Value& item, std::string_view kind, std::string_view 
   for (PodGroup& g : *groups) out->pod_groups.push_back(std::move(g));
 }
 
+// Appends one of Kueue's objects that the admission check reads (others of Kueue's are skipped).
+void AppendKueueObject(const Value& item, std::string_view kind, std::string_view path, ClusterObjects* out) {
+  auto keep = [&](auto decoded, auto* into) {
+    if (!decoded.ok()) return out->errors.push_back(decoded.status().message());
+    into->push_back(*std::move(decoded));
+  };
+  if (kind == "Workload") keep(DecodeKueueWorkload(item, path), &out->kueue.workloads);
+  else if (kind == "ResourceFlavor") keep(DecodeResourceFlavor(item, path), &out->kueue.flavors);
+  else if (kind == "AdmissionCheck") keep(DecodeAdmissionCheck(item, path), &out->kueue.checks);
+  else if (kind == "ClusterQueue") keep(DecodeClusterQueue(item, path), &out->kueue.queues);
+}
+
 // Appends one object. An object that cannot be identified is listed in out->errors and skipped; a
 // node or pod that can be is kept, with its spec_error when a field of it cannot be read.
 void AppendObject(const Value& item, std::string_view kind, std::string_view api_version, std::string_view path,
@@ -284,6 +297,8 @@ void AppendObject(const Value& item, std::string_view kind, std::string_view api
     StatusOr<DisruptionBudget> budget = DecodeDisruptionBudget(item, path);
     if (!budget.ok()) return fail(budget.status());
     out->budgets.push_back(std::move(budget).value());
+  } else if (IsKueueApiVersion(api_version)) {
+    AppendKueueObject(item, kind, path, out);
   } else if (kind == "PodGroup" || kind == "Workload") {
     AppendPodGroups(item, kind, api_version, path, out);
   } else if (std::optional<dra::ObjectKind> dra_kind = DraKind(kind)) {

@@ -126,7 +126,7 @@ TEST(ExplainCli, AsksARunningServerByPodOrByName) {
 TEST(ExplainCli, BadUsageIsNamed) {
   CliRun none = Explain("");
   EXPECT_EQ(none.code, 2);
-  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod, --name and --pod-group"));
+  EXPECT_THAT(none.out, HasSubstr("give exactly one of --pod, --name, --pod-group and --workload"));
   EXPECT_EQ(Explain("--name ml/x").code, 2);
   CliRun missing = Explain("--pod /nonexistent.yaml");
   EXPECT_EQ(missing.code, 1);
@@ -150,6 +150,48 @@ TEST(ExplainCli, APodGroupIsExplainedFromAClusterFile) {
   EXPECT_THAT(r.out, HasSubstr("do not fit together now: 1 of 2 members fit"));
   EXPECT_EQ(Explain("--pod-group ml/train --name ml/a").code, 2);  // one of the three
   EXPECT_EQ(Explain("--replica r1 --name ml/a --server http://127.0.0.1:1").code, 2);  // --replica needs --pod-group
+}
+
+// Issue 35: a Kueue Workload, its flavor, its ClusterQueue and gpusched's AdmissionCheck as
+// `kubectl get workloads,resourceflavors,clusterqueues,admissionchecks -A -o json` prints them
+// (kueue.x-k8s.io/v1beta2), beside two nodes with 4 GPUs free each: an 8-GPU pod is Retry, with
+// the reason per node; asked of a running server, the same.
+std::string KueueCluster() {
+  auto busy = [](std::string node) {
+    return PodJson{.name = "busy-" + node, .uid = "busy-" + node, .node = node, .phase = "Running", .containers = {WholeGpus("c", 4)}}.ToJson();
+  };
+  return ListJson({NvidiaNode("g1", 8).ToJson(), NvidiaNode("g2", 8).ToJson(), busy("g1"), busy("g2"),
+      R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"default","uid":"f1"},"spec":{}})",
+      R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"AdmissionCheck","metadata":{"name":"gpu-placement","uid":"c1"},)"
+      R"("spec":{"controllerName":"gpusched.io/gpu-placement"},"status":{"conditions":[{"type":"Active","status":"True",)"
+      R"("reason":"Active","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"}]}})",
+      R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ClusterQueue","metadata":{"name":"gpu-cq","uid":"q1"},"spec":{)"
+      R"("admissionChecksStrategy":{"admissionChecks":[{"name":"gpu-placement"}]},"namespaceSelector":{},)"
+      R"("resourceGroups":[{"coveredResources":["nvidia.com/gpu"],"flavors":[{"name":"default","resources":[)"
+      R"({"name":"nvidia.com/gpu","nominalQuota":"16"}]}]}]}})",
+      R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"job-big","namespace":"ml","uid":"w1",)"
+      R"("resourceVersion":"9"},"spec":{"queueName":"team","podSets":[{"name":"main","count":1,"template":{"spec":{)"
+      R"("containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}}]},)"
+      R"("status":{"conditions":[{"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"",)"
+      R"("lastTransitionTime":"2026-12-05T00:00:00Z"}],"admission":{"clusterQueue":"gpu-cq","podSetAssignments":[)"
+      R"({"name":"main","flavors":{"nvidia.com/gpu":"default"},"resourceUsage":{"nvidia.com/gpu":"8"},"count":1}]},)"
+      R"("admissionChecks":[{"name":"gpu-placement","state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"}]}})"});
+}
+
+TEST(ExplainCli, AKueueWorkloadIsJudgedFromAClusterFileOrByAServer) {
+  std::string cluster = Write("kueue.json", KueueCluster());
+  CliRun r = Explain("--workload ml/job-big --snapshot " + cluster);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("Workload ml/job-big (queue team, ClusterQueue gpu-cq): Retry"));
+  EXPECT_THAT(r.out, HasSubstr("job-big-main-0 fits on 0 of 2 nodes: insufficient nvidia.com/gpu: pod needs 8, node has 4 of 8 free"));
+  EXPECT_THAT(r.out, HasSubstr("check gpu-placement is Pending in its status"));
+  TestServer server(KueueCluster());
+  CliRun asked = Explain("--workload ml/job-big --json --server http://127.0.0.1:" + std::to_string(server.port()));
+  EXPECT_EQ(asked.code, 0) << asked.out;
+  EXPECT_THAT(asked.out, HasSubstr(R"("verdict":"Retry")"));
+  CliRun unknown = Explain("--workload ml/nope --snapshot " + cluster);
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_THAT(unknown.out, HasSubstr("Workload ml/nope is not known to gpusched"));
 }
 
 }  // namespace explain_cli_test

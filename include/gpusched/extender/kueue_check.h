@@ -23,6 +23,7 @@
 
 #include "gpusched/common/status.h"
 #include "gpusched/extender/pod_evaluation.h"
+#include "gpusched/inventory/kueue_table.h"
 #include "gpusched/model/kueue.h"
 #include "gpusched/placement/gang_planner.h"
 
@@ -49,5 +50,24 @@ struct WorkloadVerdict {
 
 // Judges `w` on inputs.snapshot under inputs.options, as above.
 WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const KueueFlavors& flavors, const EvaluationInputs& inputs);
+
+// The name of the check on `w` that gpusched decides: of the checks its ClusterQueue runs (or,
+// before it has one, those in its status), the first whose AdmissionCheck names
+// `controller_name`; "" when none does.
+std::string GpuschedCheckOf(const kueue::Workload& w, const inventory::KueueState& kueue, std::string_view controller_name);
+
+// GET /explain?workload=NAMESPACE/NAME (and `gpusched explain --workload`): the Workload, the
+// state gpusched's check has in its status now ("" when it has none), and the verdict on it now.
+struct WorkloadExplanation {
+  kueue::Workload workload;
+  std::string check;        // the name of gpusched's AdmissionCheck on its ClusterQueue, or ""
+  std::string check_state;  // that check's state in the Workload's status, or ""
+  WorkloadVerdict verdict;
+};
+
+// JSON: {"workload", "queue", "clusterQueue", "check", "checkState", "verdict", "message",
+// "pods": [{"pod", "podSet", "node", "gpus"}] (where Ready), "nodes"}.
+std::string WorkloadExplanationJson(const WorkloadExplanation& e);
+std::string WorkloadExplanationText(const WorkloadExplanation& e);
 
 }  // namespace gpusched::extender

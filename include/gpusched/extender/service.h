@@ -45,6 +45,7 @@
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/group_defrag.h"
 #include "gpusched/extender/group_explain.h"
+#include "gpusched/extender/kueue_check.h"
 #include "gpusched/extender/telemetry.h"
 #include "gpusched/extender/wire.h"
 #include "gpusched/extender/workload_cache.h"
@@ -75,6 +76,10 @@ class Service {
   // group_explain.h: the pod group `key` ("namespace/name") instance `replica`, its members and
   // whether the pending ones fit together now. Errors: InvalidArgument, NotFound.
   StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica) const;
+  // kueue_check.h: Kueue's Workload `key` ("namespace/name") judged by the admission check now.
+  // Errors: InvalidArgument for a key without a namespace; NotFound for a Workload gpusched has
+  // not read.
+  StatusOr<WorkloadExplanation> ExplainWorkload(std::string_view key) const;
   // defrag.h: a dry-run plan of pod moves that makes room for the pod in `body` (Pod JSON), or
   // when `body` is empty lowers fragmentation to `target_frag_pct`; at most `max_moves` moves.
   // With `run.apply`, the plan is applied through ServiceCollaborators::evictor (defrag.h,

@@ -84,6 +84,9 @@ struct ServiceOptions {
   // --switches=N@max-time waits before relaxing (its max_switch_wait: 300 s). Only where some
   // domain is large enough to hold the gang when empty. 0: falls back at once. Default: 300 s.
   std::chrono::seconds topology_fallback_after{300};
+  // Kueue's admission check (kueue_check.h, docs/kueue.md): the spec.controllerName of the
+  // AdmissionChecks gpusched decides (kueue.controllerName).
+  std::string kueue_controller_name = "gpusched.io/gpu-placement";
 };
 
 // Not owned: each must outlive the service. Null means "not there".

@@ -10,6 +10,7 @@
 #include "gpusched/dra/cluster_state.h"
 #include "gpusched/dra/object_set.h"
 #include "gpusched/model/disruption_budget.h"
+#include "gpusched/model/kueue.h"
 #include "gpusched/model/node.h"
 #include "gpusched/model/pod.h"
 #include "gpusched/model/pod_group.h"
@@ -25,6 +26,8 @@ struct ClusterObjects {
   // resource.k8s.io objects (ResourceSlices, DeviceClasses, ResourceClaims), decoded; those that
   // could not be are held as their errors.
   std::vector<dra::DraObject> dra_objects;
+  // Kueue's objects (kueue.x-k8s.io): what gpusched's admission check reads (docs/kueue.md).
+  kueue::Objects kueue;
   // Objects that were left out because they could not be identified (no kind, name or uid), each
   // naming the object and the field. Nodes and pods that were identified are above, with their
   // spec_error when a field of theirs could not be read.

@@ -37,6 +37,7 @@
 #include "gpusched/common/status.h"
 #include "gpusched/inventory/annotated_nodes.h"
 #include "gpusched/inventory/group_table.h"
+#include "gpusched/inventory/kueue_table.h"
 #include "gpusched/inventory/pod_table.h"
 #include "gpusched/inventory/reservation_book.h"
 #include "gpusched/inventory/snapshot.h"
@@ -126,6 +127,11 @@ class Inventory {
   // Applies the changes of a watching cluster source atomically; publishes one snapshot if
   // anything changed.
   void Apply(ClusterDelta&& delta) GPUSCHED_EXCLUDES(mu_);
+
+  // Kueue's objects (kueue_table.h): ReplaceCluster replaces them; a live source's watches change
+  // them. Apart from the snapshot: no placement reads them, only the admission check and explain.
+  KueueTable& kueue() { return kueue_; }
+  const KueueTable& kueue() const { return kueue_; }
 
   // Releases bookings past their TTL (kCommitted past assume_ttl with the pod not seen bound, the
   // node recorded for a pod bound without GPUs of its own likewise,
@@ -338,6 +344,7 @@ class Inventory {
   SnapshotPublisher publisher_ GPUSCHED_GUARDED_BY(mu_);
 
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
+  KueueTable kueue_;  // its own lock
 };
 
 }  // namespace gpusched::inventory

@@ -95,4 +95,12 @@ struct ClusterQueue {
   std::vector<QueueCheck> checks;
 };
 
+// Kueue's objects as a cluster source hands them over (cluster_objects.h).
+struct Objects {
+  std::vector<Workload> workloads;
+  std::vector<ResourceFlavor> flavors;
+  std::vector<AdmissionCheck> checks;
+  std::vector<ClusterQueue> queues;
+};
+
 }  // namespace gpusched::kueue
