@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <malloc.h>
 
@@ -33,6 +34,7 @@
 #include "gpusched/kubeapi/api_binder.h"
 #include "gpusched/kubeapi/api_evictor.h"
 #include "gpusched/kubeapi/api_hold_publisher.h"
+#include "gpusched/kubeapi/api_kueue_writer.h"
 #include "gpusched/kubeapi/api_pod_nominator.h"
 #include "gpusched/kubeapi/api_claim_writer.h"
 #include "gpusched/kubeapi/api_client.h"
@@ -41,6 +43,12 @@
 
 namespace gpusched::cli {
 namespace {
+
+// This pod's hostname: kube-scheduler's leader names its Lease holder after it.
+std::string Hostname() {
+  char name[256] = {};
+  return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string();
+}
 
 std::string Usage() {
   return fmt::format(R"(usage: gpusched serve [flags]
@@ -157,7 +165,8 @@ class LiveCluster {
     live->client_ = std::move(client).value();
     live->sync_ = std::make_unique<kubeapi::ClusterSync>(live->client_.get(), inventory,
                                                       kubeapi::ClusterSyncOptions{.watch_dra = c.cluster.watch_dra,
-                                                                                  .watch_pod_groups = c.cluster.watch_pod_groups});
+                                                                                  .watch_pod_groups = c.cluster.watch_pod_groups,
+                                                                                  .watch_kueue = c.cluster.watch_kueue});
     live->binder_ = std::make_unique<kubeapi::ApiBinder>(live->client_.get(), inventory,
                                                       kubeapi::ApiBinderOptions{.booking_ttl = c.inventory.booking_ttl});
     live->evictor_ = std::make_unique<kubeapi::ApiEvictor>(live->client_.get());
@@ -171,6 +180,13 @@ class LiveCluster {
       return FailedPreconditionError(fmt::format(
           "dra.mode owner needs resource.k8s.io/v1 watched (Kubernetes 1.34 or later); gpusched watches {}",
           live->sync_->dra_version().empty() ? "no resource.k8s.io" : "resource.k8s.io/" + live->sync_->dra_version()));
+    }
+    if (!live->sync_->kueue_version().empty()) {
+      live->kueue_writer_ = std::make_unique<kubeapi::ApiKueueWriter>(
+          live->client_.get(), kubeapi::ApiKueueWriterOptions{.version = live->sync_->kueue_version(),
+                                                              .lease_namespace = c.cluster.kueue_lease_namespace,
+                                                              .lease_name = c.cluster.kueue_lease_name,
+                                                              .identity = Hostname()});
     }
     log::Info("watching the cluster at {}", url);
     return live;
@@ -186,6 +202,7 @@ class LiveCluster {
   extender::PodNominator* nominator() { return nominator_.get(); }
   extender::ClaimWriter* claim_writer() { return claim_writer_.get(); }
   extender::EventSink* events() { return events_.get(); }
+  extender::KueueWriter* kueue_writer() { return kueue_writer_.get(); }
 
  private:
   LiveCluster() = default;
@@ -197,6 +214,7 @@ class LiveCluster {
   std::unique_ptr<kubeapi::ApiPodNominator> nominator_;
   std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer_;
   std::unique_ptr<kubeapi::EventRecorder> events_;
+  std::unique_ptr<kubeapi::ApiKueueWriter> kueue_writer_;  // where Kueue is served
 };
 
 // Reads the flags and the configuration they name into *c. Returns the exit code when the
@@ -257,6 +275,7 @@ Status StartSource(const config::Config& c, inventory::Inventory* inventory, std
     with->nominator = (*live)->nominator();
     with->events = (*live)->events();
     with->claim_writer = (*live)->claim_writer();
+    with->kueue_writer = (*live)->kueue_writer();
     ready->store(false);
     return OkStatus();
   }
@@ -366,6 +385,8 @@ void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const L
   constexpr auto kSweepEvery = std::chrono::seconds(5);
   auto last_sweep = std::chrono::steady_clock::now();
   auto last_gang_sweep = std::chrono::steady_clock::time_point{};  // the first tick sweeps
+  constexpr auto kKueueSweepEvery = std::chrono::seconds(2);
+  auto last_kueue_sweep = std::chrono::steady_clock::time_point{};
   while (true) {
     timespec timeout = live != nullptr && !ready->load() ? timespec{0, 50'000'000} : timespec{1, 0};
     int sig = sigtimedwait(&signals, nullptr, &timeout);
@@ -389,6 +410,11 @@ void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const L
     if ((live == nullptr || live->healthy()) && std::chrono::steady_clock::now() - last_gang_sweep >= kSweepEvery) {
       last_gang_sweep = std::chrono::steady_clock::now();
       if (size_t planned = service->SweepGangs(); planned > 0) log::Info("planned and held {} gang(s)", planned);
+    }
+    // Kueue's admission check: Workloads waiting for it decided, on the leader (kueue_admission.h).
+    if (live != nullptr && live->healthy() && std::chrono::steady_clock::now() - last_kueue_sweep >= kKueueSweepEvery) {
+      last_kueue_sweep = std::chrono::steady_clock::now();
+      service->SweepKueue();
     }
   }
 }

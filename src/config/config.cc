@@ -133,10 +133,22 @@ Status AddGpuDriver(std::string_view text, Config* c) {
   return OkStatus();
 }
 
+// kueue.leaderLease: "namespace/name" of a Lease.
+Status KueueLease(std::string_view t, Config* c) {
+  size_t slash = t.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == t.size() || t.find('/', slash + 1) != std::string_view::npos) {
+    return InvalidArgumentError(fmt::format("\"{}\": want namespace/name of a Lease", t));
+  }
+  c->cluster.kueue_lease_namespace = std::string(t.substr(0, slash));
+  c->cluster.kueue_lease_name = std::string(t.substr(slash + 1));
+  return OkStatus();
+}
+
 constexpr int64_t kMaxInt = int64_t{1} << 40;
 
 // Every setting, once: its key in the file, its flag (if any) and how its text is read. The file's
 // known keys, the flags, their usage text and their validation all come from this table.
+
 const Setting kSettings[] = {
     {"listen", "--listen", "HOST:PORT", "address to listen on (default 127.0.0.1:8888)", Kind::kScalar,
      [](std::string_view t, Config* c) { return ParseListen(t, &c->server); }},
@@ -231,6 +243,12 @@ const Setting kSettings[] = {
      [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.topology_fallback_after); }},
     {"kueue.controllerName", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Text(t, &c->service.kueue_controller_name); }},
+    {"kueue.enabled", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->cluster.watch_kueue); }},
+    {"kueue.leaderLease", "", "", "", Kind::kScalar, &KueueLease},
+    {"kueue.holdSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.kueue_hold_ttl); }},
+    {"kueue.retryAfterSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.kueue_retry_after); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, kMaxInt, &c->service.dra.max_steps); }},
 };

@@ -158,7 +158,8 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       domains_(std::make_unique<DomainPlans>(inventory_, &options_, &programs_)),
       fullness_(std::make_unique<DomainFullness>()),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get(), domains_.get())),
-      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_, with_.nominator)) {}
+      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_, with_.nominator)),
+      kueue_(std::make_unique<KueueAdmission>(inventory_, &options_, with_.kueue_writer, with_.hold_publisher, &programs_)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
@@ -166,6 +167,8 @@ size_t Service::SweepGangs() const {
   bool called = SteadySeconds() - last_filter_s_.load() < 60;
   return gangs_->Sweep(/*plan=*/with_.hold_publisher == nullptr || called);
 }
+
+size_t Service::SweepKueue() const { return kueue_->Sweep(); }
 
 EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
   EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),
@@ -279,6 +282,10 @@ GangStanding Service::PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const
     // affinity), and the member alone is planned again among those offered.
     gang = gangs_->Plan(args.pod, &args.node_names);
     *snapshot = inventory_->Snapshot();
+  }
+  if (gang.kind == GangStanding::Kind::kAlone && args.pod.annotations.contains(kKueueWorkloadAnnotation)) {
+    gang = kueue_->Claim(args.pod, args.node_names);  // its Workload's plan, held when the check set it Ready
+    if (gang.kind == GangStanding::Kind::kSlot) *snapshot = inventory_->Snapshot();
   }
   return gang;
 }

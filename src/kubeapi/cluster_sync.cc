@@ -15,6 +15,7 @@
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/objects.h"
 #include "gpusched/kubejson/pod_groups.h"
+#include "gpusched/kubeapi/kueue_feed.h"
 
 namespace gpusched::kubeapi {
 
@@ -353,9 +354,38 @@ void ClusterSync::AddGroupReflectors() {
   }
 }
 
+void ClusterSync::AddOptionalReflector(ResourceType type, std::unique_ptr<ReflectorHandler> handler) {
+  optional_.push_back(true);
+  handlers_.push_back(std::move(handler));
+  reflectors_.push_back(std::make_unique<Reflector>(client_, std::move(type), handlers_.back().get(), options_.reflector));
+}
+
+void ClusterSync::AddKueueReflectors() {
+  StatusOr<std::string> version = DiscoverVersion(client_, "kueue.x-k8s.io", {"v1beta2", "v1beta1"}, "workloads");
+  if (!version.ok()) {
+    log::Warning("kueue.x-k8s.io discovery failed, not watched (the admission check decides nothing): {}", version.status().message());
+    return;
+  }
+  if (version->empty()) return;
+  kueue_version_ = *version;
+  log::Info("watching Kueue's objects at kueue.x-k8s.io/{}", kueue_version_);
+  struct Source {
+    KueueFeed::Kind kind;
+    const char* resource;
+  };
+  for (const Source& s : {Source{KueueFeed::Kind::kWorkload, "workloads"}, Source{KueueFeed::Kind::kResourceFlavor, "resourceflavors"},
+                          Source{KueueFeed::Kind::kAdmissionCheck, "admissionchecks"},
+                          Source{KueueFeed::Kind::kClusterQueue, "clusterqueues"}}) {
+    // Optional: only the admission check depends on them.
+    AddOptionalReflector({fmt::format("{}.kueue.x-k8s.io", s.resource), fmt::format("/apis/kueue.x-k8s.io/{}/{}", kueue_version_, s.resource), ""},
+                         std::make_unique<KueueFeed>(s.kind, &inventory_->kueue()));
+  }
+}
+
 void ClusterSync::Start() {
   if (options_.watch_dra) AddDraReflectors();
   if (options_.watch_pod_groups) AddGroupReflectors();
+  if (options_.watch_kueue) AddKueueReflectors();
   for (auto& r : reflectors_) r->Start();
   expirer_ = std::thread([this] {
     while (!SleepUnlessStopping(options_.expire_interval)) {

@@ -222,6 +222,17 @@ StatusOr<kueue::AdmissionCheck> DecodeAdmissionCheck(const Value& v, std::string
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
   if (spec == nullptr) return InvalidArgumentError(fmt::format("{} {}.spec: missing", path, c.name));
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(*spec, "controllerName", fmt::format("{} {}.spec", path, c.name), &c.controller_name));
+  const Value* status = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "status", path, &status));
+  if (status == nullptr) return c;
+  GPUSCHED_RETURN_IF_ERROR(ForEachItem(*status, "conditions", fmt::format("{} {}.status", path, c.name),
+                                       [&](const Value& cond, const std::string& cpath) {
+                                         std::string type, value;
+                                         GPUSCHED_RETURN_IF_ERROR(json::ReadString(cond, "type", cpath, &type));
+                                         GPUSCHED_RETURN_IF_ERROR(json::ReadString(cond, "status", cpath, &value));
+                                         if (type == "Active") c.active = value == "True";
+                                         return OkStatus();
+                                       }));
   return c;
 }
 

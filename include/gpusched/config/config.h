@@ -45,6 +45,11 @@ struct ClusterSource {
   bool events = true;     // post FailedGPUPlacement Events on pods that fit no node
   bool watch_dra = true;  // also watch resource.k8s.io objects
   bool watch_pod_groups = true;  // also watch pod groups (gangs) where the cluster serves them
+  bool watch_kueue = true;       // also watch Kueue's objects and act as its admission check
+  // The Lease whose holder is the replica that acts for Kueue's admission check (kueue.leaderLease,
+  // namespace/name): kube-scheduler's own, whose holderIdentity starts with the pod's hostname.
+  std::string kueue_lease_namespace = "kube-system";
+  std::string kueue_lease_name = "gpu-scheduler";
 
   bool live() const { return in_cluster || !kubeconfig.empty(); }
 };

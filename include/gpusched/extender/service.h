@@ -45,6 +45,7 @@
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/group_defrag.h"
 #include "gpusched/extender/group_explain.h"
+#include "gpusched/extender/kueue_admission.h"
 #include "gpusched/extender/kueue_check.h"
 #include "gpusched/extender/telemetry.h"
 #include "gpusched/extender/wire.h"
@@ -107,6 +108,11 @@ class Service {
   // Plans only in snapshot mode, or when this replica served a GPU pod's filter in the last
   // minute (kube-scheduler calls it: standby replicas do not plan).
   size_t SweepGangs() const;
+  // Kueue's admission check (kueue_admission.h): activates gpusched's AdmissionChecks, decides
+  // the Workloads that wait for it, ends holds no Workload waits on. Acts only with
+  // ServiceCollaborators::kueue_writer and while it says this replica leads. Returns how many
+  // Workloads it decided. Call it every few seconds while the inventory is in sync.
+  size_t SweepKueue() const;
   // Returns /debug/inventory: every node (or only `node` when non-empty) with its mode, state,
   // GPUs, usage, allocations and blockers.
   std::string DebugInventory(std::string_view node, bool compact = false) const;
@@ -120,6 +126,7 @@ class Service {
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
   // The standing of the pod in `args` as a gang member (gang_holds.h), its group planned when it
   // has no slot, or again among the offered nodes when several are offered but not its slot's;
+  // for a pod of a Kueue Workload outside gangs, its Workload's hold (kueue_admission.h's Claim);
   // *snapshot is then the one that shows the plan.
   GangStanding PlanIfGang(const ExtenderArgs& args, std::shared_ptr<const inventory::InventorySnapshot>* snapshot) const;
   // A gang member with a slot (gang_holds.h): only the slot's node kept when it is offered and
@@ -161,6 +168,7 @@ class Service {
   const std::unique_ptr<DomainFullness> fullness_;  // pods outside gangs, steered (domain_steering.h)
   const std::unique_ptr<BindFlow> bind_;
   const std::unique_ptr<GangHolds> gangs_;
+  const std::unique_ptr<KueueAdmission> kueue_;
   mutable std::atomic<int64_t> last_filter_s_{INT64_MIN / 2};  // steady clock, seconds: a GPU pod's last filter
 };
 

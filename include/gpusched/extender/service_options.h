@@ -15,6 +15,7 @@
 #include "gpusched/extender/claim_writer.h"
 #include "gpusched/extender/event_sink.h"
 #include "gpusched/extender/hold_publisher.h"
+#include "gpusched/extender/kueue_writer.h"
 #include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/pod_evictor.h"
 #include "gpusched/extender/pod_nominator.h"
@@ -87,6 +88,11 @@ struct ServiceOptions {
   // Kueue's admission check (kueue_check.h, docs/kueue.md): the spec.controllerName of the
   // AdmissionChecks gpusched decides (kueue.controllerName).
   std::string kueue_controller_name = "gpusched.io/gpu-placement";
+  // How long a Ready Workload's plan stays held for its pods (kueue.holdSeconds), and when a
+  // Workload set to Retry is asked to come back (kueue.retryAfterSeconds, the check's
+  // requeueAfterSeconds).
+  std::chrono::seconds kueue_hold_ttl{300};
+  std::chrono::seconds kueue_retry_after{60};
 };
 
 // Not owned: each must outlive the service. Null means "not there".
@@ -104,6 +110,9 @@ struct ServiceCollaborators {
   // DRA owner mode (dra.md §5.3 C): bind allocates the pod's claims (the ranked choice) through
   // this writer before binding. Null: advisory mode, kube-scheduler's plugin allocates.
   ClaimWriter* claim_writer = nullptr;
+  // Writes the state of gpusched's Kueue AdmissionChecks (kueue_admission.h); null: the check
+  // decides nothing (snapshot mode), explain --workload still judges.
+  KueueWriter* kueue_writer = nullptr;
   // Decision and bind counters.
   Telemetry* telemetry = nullptr;
   // The time of bind deadlines and of the workload's refresh.

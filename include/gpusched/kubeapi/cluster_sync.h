@@ -31,6 +31,7 @@ struct ClusterSyncOptions {
   ReflectorOptions reflector;
   bool watch_dra = true;  // also watch resource.k8s.io objects
   bool watch_pod_groups = true;  // also watch the pod groups of the versions the cluster serves
+  bool watch_kueue = true;       // also watch Kueue's objects (kueue.x-k8s.io) where served
   std::chrono::milliseconds expire_interval{5000};
   // A reflector failing this long (LIST or WATCH refused, timing out, ...) makes the sync
   // unhealthy. Default: 60 s.
@@ -63,6 +64,9 @@ class ClusterSync {
     std::string coscheduling;
   };
   const GroupVersions& group_versions() const { return group_versions_; }
+  // The kueue.x-k8s.io version Kueue's objects are watched at ("v1beta2", "v1beta1"), "" when
+  // the cluster serves neither (Kueue not installed). Set by Start.
+  const std::string& kueue_version() const { return kueue_version_; }
 
   // True once every reflector but the optional ones (AddReflector) has listed once.
   bool synced() const;
@@ -85,12 +89,15 @@ class ClusterSync {
   bool SleepUnlessStopping(std::chrono::milliseconds interval) GPUSCHED_EXCLUDES(mu_);
   void AddDraReflectors();
   void AddGroupReflectors();
+  void AddKueueReflectors();
+  // Adds an optional reflector of `type` whose events go to `handler` (owned from then on).
+  void AddOptionalReflector(ResourceType type, std::unique_ptr<ReflectorHandler> handler);
 
   ApiClient* const client_;
   inventory::Inventory* const inventory_;
   const ClusterSyncOptions options_;
   std::unique_ptr<DraFeed> dra_feed_;  // shared by the DRA reflectors' handlers
-  std::vector<std::unique_ptr<Handler>> handlers_;
+  std::vector<std::unique_ptr<ReflectorHandler>> handlers_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::vector<bool> optional_;  // aligned with reflectors_
   std::thread expirer_;
@@ -100,6 +107,7 @@ class ClusterSync {
   std::string dra_version_;
   std::string taint_rule_version_;
   GroupVersions group_versions_;
+  std::string kueue_version_;
 };
 
 }  // namespace gpusched::kubeapi

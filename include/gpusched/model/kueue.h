@@ -81,6 +81,7 @@ struct ResourceFlavor {
 struct AdmissionCheck {
   std::string name;
   std::string controller_name;  // spec.controllerName
+  bool active = false;          // status.conditions[type=Active] is True
 };
 
 // spec.admissionChecksStrategy.admissionChecks[] of a ClusterQueue (or spec.admissionChecks,
