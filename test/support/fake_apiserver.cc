@@ -54,6 +54,11 @@ const std::map<std::string, ResourceInfo, std::less<>>& Resources() {
       {"podgroups", {"PodGroup", "scheduling.k8s.io", true}},
       {"workloads", {"Workload", "scheduling.k8s.io", true}},
       {"podgroups.scheduling.x-k8s.io", {"PodGroup", "scheduling.x-k8s.io", true}},
+      {"workloads.kueue.x-k8s.io", {"Workload", "kueue.x-k8s.io", true}},
+      {"resourceflavors", {"ResourceFlavor", "kueue.x-k8s.io", false}},
+      {"admissionchecks", {"AdmissionCheck", "kueue.x-k8s.io", false}},
+      {"clusterqueues", {"ClusterQueue", "kueue.x-k8s.io", false}},
+      {"leases", {"Lease", "coordination.k8s.io/v1", true}},
   };
   return *m;
 }
@@ -550,6 +555,10 @@ class FakeApiServer::Impl {
       i = 3;
     } else if (s.size() >= 4 && s[0] == "apis" && (s[1] == "scheduling.k8s.io" || s[1] == "scheduling.x-k8s.io")) {
       return RouteGroups(t, ns, name, sub);
+    } else if (s.size() >= 4 && s[0] == "apis" && s[1] == "kueue.x-k8s.io" && s[2] == options_.kueue_version) {
+      i = 3;
+    } else if (s.size() >= 4 && s[0] == "apis" && s[1] == "coordination.k8s.io" && s[2] == "v1") {
+      i = 3;
     } else {
       return "";
     }
@@ -559,7 +568,8 @@ class FakeApiServer::Impl {
     }
     if (i >= s.size()) return "";
     std::string resource = s[i];
-    if (!Resources().contains(resource)) return "";
+    if (s[1] == "kueue.x-k8s.io" && resource == "workloads") resource = "workloads.kueue.x-k8s.io";
+    if (!Resources().contains(resource) || (Resources().at(resource).api_version == "kueue.x-k8s.io") != (s[1] == "kueue.x-k8s.io")) return "";
     if (i + 1 < s.size()) *name = s[i + 1];
     if (i + 2 < s.size()) *sub = s[i + 2];
     if (i + 3 < s.size()) return "";
@@ -626,12 +636,33 @@ class FakeApiServer::Impl {
     return Reply{200, fmt::format(R"({{"kind":"APIGroup","apiVersion":"v1","name":"{}","versions":[{}]}})", s[1], versions)};
   }
 
+  // GET /apis/kueue.x-k8s.io and /apis/kueue.x-k8s.io/<version>: Kueue's CRDs at
+  // options_.kueue_version (404 when it is empty: Kueue not installed).
+  std::optional<Reply> KueueDiscovery(const std::vector<std::string>& s) const {
+    if (s.size() < 2 || s.size() > 3 || s[0] != "apis" || s[1] != "kueue.x-k8s.io") return std::nullopt;
+    const std::string& v = options_.kueue_version;
+    if (v.empty() || (s.size() == 3 && s[2] != v)) return Reply{404, StatusJson(404, "NotFound", "the server could not find the requested resource")};
+    if (s.size() == 2) {
+      return Reply{200, fmt::format(R"({{"kind":"APIGroup","apiVersion":"v1","name":"kueue.x-k8s.io","versions":[{{"groupVersion":)"
+                                    R"("kueue.x-k8s.io/{}","version":"{}"}}]}})", v, v)};
+    }
+    std::string resources;
+    for (const char* n : {"workloads", "workloads/status", "resourceflavors", "admissionchecks", "admissionchecks/status", "clusterqueues"}) {
+      if (!resources.empty()) resources += ',';
+      resources += fmt::format(R"({{"name":"{}","namespaced":{},"verbs":["get","list","watch","patch"]}})", n,
+                               std::string_view(n).starts_with("workloads") ? "true" : "false");
+    }
+    return Reply{200, fmt::format(R"({{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"kueue.x-k8s.io/{}","resources":[{}]}})",
+                                  v, resources)};
+  }
+
   Reply Handle(const std::string& method, Target& t, const std::string& body) {
     if (method == "GET" && t.segments.size() == 2 && t.segments[0] == "apis" && t.segments[1] == "resource.k8s.io") {
       return DraDiscovery();
     }
     if (method == "GET") {
       if (std::optional<Reply> discovery = GroupDiscovery(t.segments)) return *discovery;
+      if (std::optional<Reply> discovery = KueueDiscovery(t.segments)) return *discovery;
     }
     if (method == "GET" && t.segments.size() == 3 && t.segments[0] == "apis" && t.segments[1] == "resource.k8s.io") {
       return DraVersionDiscovery(t.segments[2]);
@@ -707,6 +738,7 @@ class FakeApiServer::Impl {
   std::string ApiVersion(const std::string& resource) const {
     const std::string& v = Resources().at(resource).api_version;
     if (v.starts_with("scheduling.")) return v + "/" + GroupVersion(resource);
+    if (v == "kueue.x-k8s.io") return v + "/" + options_.kueue_version;
     if (resource == "devicetaintrules") return "resource.k8s.io/" + options_.taint_rule_version;
     return v.starts_with("resource.k8s.io/") ? "resource.k8s.io/" + options_.dra_version : v;
   }
@@ -764,7 +796,10 @@ class FakeApiServer::Impl {
     return {200, out};
   }
 
-  static bool HasStatusSubresource(const std::string& resource) { return resource == "resourceclaims" || resource == "pods"; }
+  static bool HasStatusSubresource(const std::string& resource) {
+    return resource == "resourceclaims" || resource == "pods" || resource == "workloads.kueue.x-k8s.io" || resource == "admissionchecks" ||
+           resource == "clusterqueues";
+  }
 
   // A create, as the API server does it: the name, or generateName completed with five
   // characters; 409 AlreadyExists for a name taken; the namespace of the URL; status dropped.

@@ -10,7 +10,7 @@
 // watch events cut into chunks at arbitrary byte boundaries. Every request is recorded.
 //
 // Resources: nodes, pods, events (core/v1); resourceslices, resourceclaims, deviceclasses
-// (resource.k8s.io/v1).
+// (resource.k8s.io/v1); pod groups; Kueue's objects; leases.
 //
 // Thread-safe. Beast stays in fake_apiserver.cc.
 #pragma once
@@ -59,6 +59,10 @@ struct FakeApiServerOptions {
   std::string pod_group_version;
   std::string workload_version;
   std::string coscheduling_version;
+  // Kueue's CRDs (kueue.x-k8s.io: workloads with status, resourceflavors, admissionchecks with
+  // status, clusterqueues) at this version, "" when not installed. Workloads are stored as
+  // resource "workloads.kueue.x-k8s.io". Leases (coordination.k8s.io/v1) are always served.
+  std::string kueue_version;
 };
 
 struct Fault {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "eventually.h"
@@ -16,6 +17,7 @@
 #include "gpusched/kubeapi/api_binder.h"
 #include "gpusched/kubeapi/api_evictor.h"
 #include "gpusched/kubeapi/api_hold_publisher.h"
+#include "gpusched/kubeapi/api_kueue_writer.h"
 #include "gpusched/kubeapi/api_pod_nominator.h"
 #include "gpusched/kubeapi/api_claim_writer.h"
 #include "gpusched/kubeapi/api_client.h"
@@ -28,7 +30,8 @@ struct LiveReplica {
   // `with` gets the replica's binder, events and (with dra_owner) claim writer.
   explicit LiveReplica(const std::string& url, extender::ServiceOptions service_options = {},
                        inventory::InventoryOptions inventory_options = {}, kubeapi::ApiBinderOptions binder_options = {},
-                       bool dra_owner = false, extender::ServiceCollaborators with = {}) {
+                       bool dra_owner = false, extender::ServiceCollaborators with = {},
+                       std::optional<kubeapi::ApiKueueWriterOptions> kueue = std::nullopt) {
     kubeapi::ApiConfig config;
     if (!kubeapi::ParseServerUrl(url, &config).ok()) std::abort();
     client = std::move(kubeapi::ApiClient::Create(config)).value();
@@ -45,6 +48,10 @@ struct LiveReplica {
     if (dra_owner) {
       claim_writer = std::make_unique<kubeapi::ApiClaimWriter>(client.get());
       with.claim_writer = claim_writer.get();
+    }
+    if (kueue) {
+      kueue_writer = std::make_unique<kubeapi::ApiKueueWriter>(client.get(), *kueue);
+      with.kueue_writer = kueue_writer.get();
     }
     with.binder = binder.get();
     with.evictor = evictor.get();
@@ -65,6 +72,7 @@ struct LiveReplica {
   std::unique_ptr<kubeapi::ApiPodNominator> nominator;
   std::unique_ptr<kubeapi::ApiClaimWriter> claim_writer;
   std::unique_ptr<kubeapi::EventRecorder> events;
+  std::unique_ptr<kubeapi::ApiKueueWriter> kueue_writer;  // with `kueue`: the admission check writes
   std::unique_ptr<extender::Service> service;
 };
 
