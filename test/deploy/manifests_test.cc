@@ -20,6 +20,7 @@
 #include "gpusched/config/config.h"
 #include "gpusched/kubeapi/api_config.h"
 #include "gpusched/kubeapi/node_agent_api.h"
+#include "gpusched/common/time_format.h"
 #include "live_replica.h"
 
 namespace gpusched {
@@ -216,6 +217,33 @@ kinds:
     kind: ~
     metadata: *meta
     spec: {secretName: ~, dnsNames: ~, commonName: ~, duration: ~, renewBefore: ~, isCA: ~, issuerRef: {kind: ~, name: ~, group: ~}}
+  kueue.x-k8s.io/v1beta2/AdmissionCheck:
+    apiVersion: ~
+    kind: ~
+    metadata: *meta
+    spec: {controllerName: ~, parameters: {apiGroup: ~, kind: ~, name: ~}}
+  kueue.x-k8s.io/v1beta2/ResourceFlavor:
+    apiVersion: ~
+    kind: ~
+    metadata: *meta
+    spec: {nodeLabels: "*", nodeTaints: "*", tolerations: "*", topologyName: ~}
+  kueue.x-k8s.io/v1beta2/ClusterQueue:
+    apiVersion: ~
+    kind: ~
+    metadata: *meta
+    spec:
+      namespaceSelector: *selector
+      cohortName: ~
+      queueingStrategy: ~
+      stopPolicy: ~
+      preemption: "*"
+      flavorFungibility: "*"
+      fairSharing: "*"
+      resourceGroups:
+      - coveredResources: ~
+        flavors: [{name: ~, resources: [{name: ~, nominalQuota: ~, borrowingLimit: ~, lendingLimit: ~}]}]
+      admissionChecksStrategy: {admissionChecks: [{name: ~, onFlavors: ~}]}
+  kueue.x-k8s.io/v1beta2/LocalQueue: {apiVersion: ~, kind: ~, metadata: *meta, spec: {clusterQueue: ~, stopPolicy: ~}}
   kustomize.config.k8s.io/v1beta1/Kustomization:
     {apiVersion: ~, kind: ~, resources: ~, namespace: ~, images: [{name: ~, newName: ~, newTag: ~, digest: ~}], patches: [{path: ~}]}
 )";
@@ -363,6 +391,8 @@ const std::map<std::string, std::set<std::string>> kResources = {
     {"policy", {"poddisruptionbudgets"}},
     {"scheduling.k8s.io", {"priorityclasses", "podgroups", "workloads"}},
     {"scheduling.x-k8s.io", {"podgroups"}},
+    {"kueue.x-k8s.io",
+     {"workloads", "workloads/status", "admissionchecks", "admissionchecks/status", "resourceflavors", "clusterqueues", "localqueues"}},
     {"resource.k8s.io",
      {"resourceslices", "resourceclaims", "resourceclaims/status", "resourceclaims/binding", "deviceclasses", "resourceclaimtemplates",
       "devicetaintrules"}},
@@ -802,7 +832,9 @@ TEST(Manifests, TheMigOverlayAddsTheMonitorCapabilityToTheAgentContainer) {
 TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   std::set<Permission> granted;
   for (const YAML::Node& d : Documents("deploy/common/rbac.yaml")) {
-    if (d["kind"].as<std::string>() != "ClusterRole" || d["metadata"]["name"].as<std::string>() != "gpusched") continue;
+    std::string kind = d["kind"].as<std::string>(), name = d["metadata"]["name"].as<std::string>();
+    // gpusched's ClusterRole, and its Role for the leader's Lease (kube-system).
+    if (!(kind == "ClusterRole" && name == "gpusched") && !(kind == "Role" && name == "gpusched-leader-lease")) continue;
     for (const YAML::Node& rule : d["rules"]) {
       for (const YAML::Node& g : rule["apiGroups"]) {
         for (const YAML::Node& r : rule["resources"]) {
@@ -816,7 +848,8 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
   // Exercise every path: sync (pod groups of every API served), a bind whose node booking
   // conflicts once, a refused bind, an event, an applied defrag move, a gang member nominated to
   // its slot (gang.nominate).
-  testing::FakeApiServer api({.pod_group_version = "v1beta1", .workload_version = "v1alpha1", .coscheduling_version = "v1alpha1"});
+  testing::FakeApiServer api({.pod_group_version = "v1beta1", .workload_version = "v1alpha1", .coscheduling_version = "v1alpha1",
+                              .kueue_version = "v1beta2"});
   api.Put("nodes", testing::NvidiaNode("w1", 1).ToJson());
   api.Put("nodes", testing::NvidiaNode("w2", 2).ToJson());
   api.Put("nodes", testing::NvidiaNode("w3", 2).ToJson());
@@ -839,10 +872,30 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
                                         .spec_extra = R"("schedulingGroup":{"podGroupName":"g"})"}
                            .ToJson();
   api.Put("pods", member);
-  testing::LiveReplica replica(api.url(), extender::ServiceOptions{.gang_nominate = true});
+  // Kueue: gpusched's AdmissionCheck (set Active), a flavor, a ClusterQueue, and a Workload whose
+  // check is Pending (decided: the status written), on the replica whose pod holds the Lease.
+  api.Put("admissionchecks", R"({"metadata":{"name":"gpu-placement"},"spec":{"controllerName":"gpusched.io/gpu-placement"}})");
+  testing::NodeJson k1 = testing::NvidiaNode("k1", 1);  // the Workload's flavor's node
+  k1.extra_labels["pool"] = "kueue";
+  api.Put("nodes", k1.ToJson());
+  api.Put("resourceflavors", R"({"metadata":{"name":"default"},"spec":{"nodeLabels":{"pool":"kueue"}}})");
+  api.Put("clusterqueues", R"({"metadata":{"name":"cq"},"spec":{"admissionChecksStrategy":{"admissionChecks":[{"name":"gpu-placement"}]}}})");
+  api.Put("workloads.kueue.x-k8s.io", R"({"metadata":{"name":"wl","namespace":"ml"},"spec":{"queueName":"q","podSets":[{"name":"main",
+    "count":1,"template":{"spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}]},
+    "status":{"conditions":[{"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"}],
+    "admission":{"clusterQueue":"cq","podSetAssignments":[{"name":"main","flavors":{"nvidia.com/gpu":"default"},"count":1}]},
+    "admissionChecks":[{"name":"gpu-placement","state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"}]}})");
+  api.Put("leases", fmt::format(R"({{"metadata":{{"name":"gpu-scheduler","namespace":"kube-system"}},"spec":{{"holderIdentity":"gpusched-0_1",)"
+                                R"("leaseDurationSeconds":15,"renewTime":"{}"}}}})", FormatRfc3339(RealClock().WallMs())));
+  testing::LiveReplica replica(api.url(), extender::ServiceOptions{.gang_nominate = true}, inventory::InventoryOptions{},
+                               kubeapi::ApiBinderOptions{}, false, extender::ServiceCollaborators{},
+                               kubeapi::ApiKueueWriterOptions{.identity = "gpusched-0"});
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
-  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces, pod groups x3
-  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 12; }));
+  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces, pod groups x3, Kueue x4
+  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 16; }));
+  ASSERT_TRUE(testing::Eventually([&] { return replica.inventory->kueue().State()->FindWorkload("ml/wl") != nullptr; }));
+  EXPECT_EQ(replica.service->SweepKueue(), 1u);
+  ASSERT_THAT(*api.Get("workloads.kueue.x-k8s.io", "ml", "wl"), HasSubstr(R"("state":"Ready")"));
   replica.service->Filter(testing::ArgsWithNames(pod, {"w1"}));
   replica.service->Filter(testing::ArgsWithNames(shared, {"m1"}));
   api.FailNext("PATCH", "/api/v1/nodes/w1", 409);
