@@ -83,30 +83,7 @@ size_t OverbookedGpus(const inventory::InventorySnapshot& snapshot) {
 // 24 mGPU nodes of 4 GPUs, each GPU 0, 30, 50 or 70% used; 8 whole-GPU nodes of 8, 0-6 used;
 // 6 nvidia-dra nodes of 8 GPUs (DRA gangs take them whole or in part).
 std::string Cluster() {
-  std::mt19937 rng(7);
-  std::vector<std::string> objects;
-  for (int n = 0; n < 24; ++n) {
-    std::string node = fmt::format("m{}", n);
-    objects.push_back(testing::MgpuNode(node, 4, 24576).ToJson());
-    for (int g = 0; g < 4; ++g) {
-      int used = std::vector<int>{0, 30, 50, 70}[rng() % 4];
-      if (used == 0) continue;
-      objects.push_back(PodJson{.name = fmt::format("busy-{}-{}", node, g), .namespace_name = "base",
-                                .uid = fmt::format("busy-{}-{}", node, g), .node = node, .phase = "Running",
-                                .containers = {Mgpu("s", used, 4096)},
-                                .annotations = {{"vke.volcengine.com/gpu-index-container-s", std::to_string(g)}}}
-                            .ToJson());
-    }
-  }
-  for (int n = 0; n < 8; ++n) {
-    std::string node = fmt::format("w{}", n);
-    objects.push_back(testing::NvidiaNode(node, 8).ToJson());
-    if (int used = static_cast<int>(rng() % 7); used > 0) {
-      objects.push_back(PodJson{.name = "busy-" + node, .namespace_name = "base", .uid = "busy-" + node, .node = node,
-                                .phase = "Running", .containers = {WholeGpus("c", used)}}
-                            .ToJson());
-    }
-  }
+  std::vector<std::string> objects = testing::PartlyUsedNodes(24, 8, 7);
   for (int n = 0; n < 6; ++n) {
     objects.push_back(testing::DraNode(fmt::format("d{}", n)));
     objects.push_back(testing::GpuSlice(fmt::format("d{}", n), 8));

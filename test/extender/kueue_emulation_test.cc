@@ -54,33 +54,7 @@ class KueueStandIn : public KueueWriter {
 };
 
 // 16 mGPU nodes of 4 GPUs, each GPU 0, 30, 50 or 70% used; 12 whole-GPU nodes of 8, 0-6 used.
-std::string Cluster() {
-  std::mt19937 rng(5);
-  std::vector<std::string> objects;
-  for (int n = 0; n < 16; ++n) {
-    std::string node = fmt::format("m{}", n);
-    objects.push_back(testing::MgpuNode(node, 4, 24576).ToJson());
-    for (int g = 0; g < 4; ++g) {
-      int used = std::vector<int>{0, 30, 50, 70}[rng() % 4];
-      if (used == 0) continue;
-      objects.push_back(PodJson{.name = fmt::format("busy-{}-{}", node, g), .namespace_name = "base",
-                                .uid = fmt::format("busy-{}-{}", node, g), .node = node, .phase = "Running",
-                                .containers = {Mgpu("s", used, 4096)},
-                                .annotations = {{"vke.volcengine.com/gpu-index-container-s", std::to_string(g)}}}
-                            .ToJson());
-    }
-  }
-  for (int n = 0; n < 12; ++n) {
-    std::string node = fmt::format("w{}", n);
-    objects.push_back(testing::NvidiaNode(node, 8).ToJson());
-    if (int used = static_cast<int>(rng() % 7); used > 0) {
-      objects.push_back(PodJson{.name = "busy-" + node, .namespace_name = "base", .uid = "busy-" + node, .node = node,
-                                .phase = "Running", .containers = {WholeGpus("c", used)}}
-                            .ToJson());
-    }
-  }
-  return testing::ListJson(objects);
-}
+std::string Cluster() { return testing::ListJson(testing::PartlyUsedNodes(16, 12, 5)); }
 
 // Workload i: one pod set of 1-4 pods, each asking 1, 2, 4 or 8 whole GPUs or 30-70% of one GPU.
 struct WorkloadSpec {

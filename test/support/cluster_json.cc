@@ -1,6 +1,7 @@
 #include "cluster_json.h"
 
 #include <fmt/format.h>
+#include <random>
 #include <fmt/ranges.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -380,6 +381,34 @@ Pod DecodedPod(const std::string& pod_json) {
   rapidjson::Document d;
   d.Parse(pod_json.c_str());
   return kubejson::DecodePod(d, "Pod").value();
+}
+
+std::vector<std::string> PartlyUsedNodes(int mgpu, int whole, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::string> objects;
+  for (int n = 0; n < mgpu; ++n) {
+    std::string node = fmt::format("m{}", n);
+    objects.push_back(MgpuNode(node, 4, 24576).ToJson());
+    for (int g = 0; g < 4; ++g) {
+      int used = std::vector<int>{0, 30, 50, 70}[rng() % 4];
+      if (used == 0) continue;
+      objects.push_back(PodJson{.name = fmt::format("busy-{}-{}", node, g), .namespace_name = "base",
+                                .uid = fmt::format("busy-{}-{}", node, g), .node = node, .phase = "Running",
+                                .containers = {Mgpu("s", used, 4096)},
+                                .annotations = {{"vke.volcengine.com/gpu-index-container-s", std::to_string(g)}}}
+                            .ToJson());
+    }
+  }
+  for (int n = 0; n < whole; ++n) {
+    std::string node = fmt::format("w{}", n);
+    objects.push_back(NvidiaNode(node, 8).ToJson());
+    if (int used = static_cast<int>(rng() % 7); used > 0) {
+      objects.push_back(PodJson{.name = "busy-" + node, .namespace_name = "base", .uid = "busy-" + node, .node = node,
+                                .phase = "Running", .containers = {WholeGpus("c", used)}}
+                            .ToJson());
+    }
+  }
+  return objects;
 }
 
 }  // namespace gpusched::testing

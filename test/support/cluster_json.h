@@ -105,4 +105,9 @@ std::string BindJson(const std::string& name, const std::string& ns, const std::
 // The Pod of `pod_json` as the watch decodes it. REQUIRES: it decodes.
 Pod DecodedPod(const std::string& pod_json);
 
+// Nodes partly used, drawn with `seed`: `mgpu` mGPU nodes "m<i>" of 4 GPUs (24576 MiB), each GPU
+// 0, 30, 50 or 70% used by a pod of namespace "base"; `whole` whole-GPU nodes "w<i>" of 8 GPUs,
+// 0-6 of them used by one pod. The objects, for ListJson.
+std::vector<std::string> PartlyUsedNodes(int mgpu, int whole, uint32_t seed);
+
 }  // namespace gpusched::testing
