@@ -196,6 +196,7 @@ class LiveCluster {
   }
 
   bool healthy() const { return sync_->healthy(); }
+  bool kueue_healthy() const { return sync_->kueue_healthy(); }
   extender::PodBinder* binder() { return binder_.get(); }
   extender::PodEvictor* evictor() { return evictor_.get(); }
   extender::HoldPublisher* hold_publisher() { return hold_publisher_.get(); }
@@ -412,7 +413,7 @@ void ServeUntilStopped(const config::Config& c, const sigset_t& signals, const L
       if (size_t planned = service->SweepGangs(); planned > 0) log::Info("planned and held {} gang(s)", planned);
     }
     // Kueue's admission check: Workloads waiting for it decided, on the leader (kueue_admission.h).
-    if (live != nullptr && live->healthy() && std::chrono::steady_clock::now() - last_kueue_sweep >= kKueueSweepEvery) {
+    if (live != nullptr && live->kueue_healthy() && std::chrono::steady_clock::now() - last_kueue_sweep >= kKueueSweepEvery) {
       last_kueue_sweep = std::chrono::steady_clock::now();
       service->SweepKueue();
     }

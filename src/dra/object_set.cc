@@ -107,15 +107,23 @@ ClusterStatePtr DraObjectSet::Build(const ClusterState* previous) const {
 }
 
 ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim) {
+  std::vector<ResourceClaim> one;
+  one.push_back(std::move(claim));
+  return WithClaims(state, std::move(one));
+}
+
+ClusterStatePtr WithClaims(const ClusterState& state, std::vector<ResourceClaim> added) {
   std::vector<SlicePtr> slices;
   for (const auto& s : state.slices().all()) slices.push_back(s->shared());
   std::vector<DeviceClass> classes;
   for (const auto& [name, c] : state.classes()) classes.push_back(c);
+  std::set<std::pair<std::string, std::string>> replaced;
+  for (const ResourceClaim& c : added) replaced.emplace(c.namespace_name, c.name);
   std::vector<ResourceClaim> claims;
   for (const auto& [key, c] : state.claims()) {
-    if (c.namespace_name != claim.namespace_name || c.name != claim.name) claims.push_back(c);
+    if (!replaced.contains({c.namespace_name, c.name})) claims.push_back(c);
   }
-  claims.push_back(std::move(claim));
+  for (ResourceClaim& c : added) claims.push_back(std::move(c));
   return std::make_shared<const ClusterState>(std::move(slices), std::move(classes), std::move(claims), state.errors(), &state,
                                               state.admin_namespaces());
 }

@@ -1,7 +1,7 @@
 // File: kueue_admission.cc
 //
-// kueue_admission.h: the admission check's sweep (activate, decide, release) and a Kueue pod's
-// claim of its Workload's hold.
+// kueue_admission.h: the admission check's sweep (activate, decide, keep or end holds) and a
+// Kueue pod's claim of its Workload's hold.
 #include "gpusched/extender/kueue_admission.h"
 
 #include <fmt/format.h>
@@ -25,22 +25,27 @@ std::string WorkloadOfHold(std::string_view uid) {
   return name == std::string_view::npos ? "" : std::string(uid.substr(0, name));
 }
 
-// Every hold about an admitted pod in `snapshot` whose uid starts with `prefix`: (uid, node,
-// its placement), by uid.
+// A hold in the snapshot: its node and the hold itself.
 struct HeldSlot {
-  std::string uid, node;
-  Placement placement;
+  std::string node;
+  Allocation hold;
 };
-std::vector<HeldSlot> HeldSlots(std::string_view prefix, const inventory::InventorySnapshot& snapshot) {
+
+// Every hold in `snapshot` about a pod whose UID `match` accepts, by UID.
+template <typename Match>
+std::vector<HeldSlot> HeldSlots(const inventory::InventorySnapshot& snapshot, Match match) {
   std::vector<HeldSlot> out;
   for (const std::string& name : snapshot.held_nodes()) {
     const placement::NodeState* node = snapshot.FindNode(name);
     for (const Allocation& h : node != nullptr ? node->holds : std::vector<Allocation>{}) {
-      if (h.pod_uid.starts_with(prefix)) out.push_back(HeldSlot{.uid = h.pod_uid, .node = name, .placement = h.placement});
+      if (match(h.pod_uid)) out.push_back(HeldSlot{.node = name, .hold = h});
     }
   }
-  std::sort(out.begin(), out.end(), [](const HeldSlot& a, const HeldSlot& b) { return a.uid < b.uid; });
+  std::sort(out.begin(), out.end(), [](const HeldSlot& a, const HeldSlot& b) { return a.hold.pod_uid < b.hold.pod_uid; });
   return out;
+}
+std::vector<HeldSlot> HeldWithPrefix(const inventory::InventorySnapshot& snapshot, std::string_view prefix) {
+  return HeldSlots(snapshot, [&](std::string_view uid) { return uid.starts_with(prefix); });
 }
 
 // The podSetUpdates of a Ready Workload: per pod set, the annotations that tie its pods to the plan.
@@ -54,10 +59,17 @@ std::vector<PodSetUpdate> UpdatesOf(const kueue::Workload& w) {
   return out;
 }
 
-// True while gpusched's check `check` of `w` still waits for a decision.
-bool AwaitsDecision(const kueue::Workload& w, const std::string& check) {
-  const kueue::CheckStatus* cs = check.empty() ? nullptr : w.FindCheck(check);
-  return cs != nullptr && cs->state == kueue::CheckState::kPending && w.quota_reserved && w.active && !w.evicted && !w.finished;
+// gpusched's check of `w` as Kueue's objects say, or null.
+const kueue::CheckStatus* OurCheck(const kueue::Workload& w, const inventory::KueueState& kueue, std::string_view controller) {
+  std::string check = GpuschedCheckOf(w, kueue, controller);
+  return check.empty() ? nullptr : w.FindCheck(check);
+}
+
+// True while Workload `w` (null: gone) may still need its holds: it has quota, is neither evicted
+// nor finished, and gpusched's check is Ready or about to be decided (Pending).
+bool MayKeepHolds(const kueue::Workload* w, const kueue::CheckStatus* check) {
+  if (w == nullptr || check == nullptr || !w->quota_reserved || !w->active || w->evicted || w->finished) return false;
+  return check->state == kueue::CheckState::kReady || check->state == kueue::CheckState::kPending;
 }
 
 }  // namespace
@@ -70,37 +82,57 @@ size_t KueueAdmission::Sweep() const {
     if (check.controller_name != options_->kueue_controller_name || check.active || !writer_->Leading()) continue;
     if (Status s = writer_->Activate(check); !s.ok()) log::Warning("AdmissionCheck {}: not set Active: {}", name, s.message());
   }
-  // Holds of Workloads that no longer wait for their pods.
-  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  std::set<std::string> held;
-  for (const HeldSlot& h : HeldSlots("kueue/", *snapshot)) held.insert(WorkloadOfHold(h.uid));
-  for (const std::string& key : held) {
-    const kueue::Workload* w = kueue->FindWorkload(key);
-    std::string check = w == nullptr ? "" : GpuschedCheckOf(*w, *kueue, options_->kueue_controller_name);
-    const kueue::CheckStatus* cs = check.empty() ? nullptr : w->FindCheck(check);
-    bool ready = cs != nullptr && cs->state == kueue::CheckState::kReady && !w->evicted && !w->finished;
-    auto decided = decided_.find(key);
-    bool just_decided = w != nullptr && decided != decided_.end() && decided->second == w->resource_version;
-    if (!ready && !just_decided) ReleaseLocked(key, *snapshot);
-  }
+  KeepHoldsLocked(*kueue);
   size_t written = 0;
+  auto now = clock_->Now();
   for (const auto& [key, w] : kueue->workloads) {
-    std::string check = GpuschedCheckOf(w, *kueue, options_->kueue_controller_name);
-    if (!AwaitsDecision(w, check)) continue;
+    const kueue::CheckStatus* check = OurCheck(w, *kueue, options_->kueue_controller_name);
+    if (check == nullptr || check->state != kueue::CheckState::kPending || !MayKeepHolds(&w, check)) continue;
     auto decided = decided_.find(key);
     if (decided != decided_.end() && decided->second == w.resource_version) continue;
+    auto retried = retried_.find(key);
+    if (retried != retried_.end() && now - retried->second < options_->kueue_retry_after) continue;
     if (!writer_->Leading()) break;
-    written += DecideLocked(w, check, *kueue) ? 1 : 0;
+    written += DecideLocked(w, check->name, *kueue) ? 1 : 0;
   }
   std::erase_if(decided_, [&](const auto& kv) { return kueue->FindWorkload(kv.first) == nullptr; });
+  std::erase_if(retried_, [&](const auto& kv) { return kueue->FindWorkload(kv.first) == nullptr; });
   return written;
+}
+
+void KueueAdmission::KeepHoldsLocked(const inventory::KueueState& kueue) const {
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
+  std::set<std::string> keys;
+  for (const HeldSlot& h : HeldWithPrefix(*snapshot, "kueue/")) keys.insert(WorkloadOfHold(h.hold.pod_uid));
+  {
+    MutexLock claims(&claim_mu_);
+    for (const auto& [uid, key] : claimed_) keys.insert(key);
+  }
+  auto now = clock_->Now();
+  auto half = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_->kueue_hold_ttl) / 2;
+  for (const std::string& key : keys) {
+    const kueue::Workload* w = kueue.FindWorkload(key);
+    const kueue::CheckStatus* check = w == nullptr ? nullptr : OurCheck(*w, kueue, options_->kueue_controller_name);
+    if (!MayKeepHolds(w, check)) {
+      ReleaseLocked(key, *snapshot);
+      continue;
+    }
+    if (check->state != kueue::CheckState::kReady) continue;
+    for (const HeldSlot& h : HeldWithPrefix(*snapshot, fmt::format("kueue/{}/", key))) {  // its pods not come yet
+      auto renewed = renewed_.find(h.hold.pod_uid);
+      if (renewed != renewed_.end() && now - renewed->second < half) continue;
+      if (Status s = holds_.Hold(h.hold.pod_uid, h.hold, h.node, h.hold.placement); !s.ok()) {
+        log::Warning("Workload {}: hold {} on {} not renewed: {}", key, h.hold.pod_uid, h.node, s.message());
+      }
+      renewed_[h.hold.pod_uid] = now;
+    }
+  }
 }
 
 bool KueueAdmission::DecideLocked(const kueue::Workload& w, const std::string& check, const inventory::KueueState& kueue) const {
   std::string key = w.namespace_name + "/" + w.name;
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  WorkloadVerdict v = JudgeWorkload(w, KueueFlavors(kueue.flavors.begin(), kueue.flavors.end()),
-                                    EvaluationInputs{.snapshot = snapshot.get(), .options = options_, .programs = programs_});
+  WorkloadVerdict v = JudgeWorkload(w, kueue, EvaluationInputs{.snapshot = snapshot.get(), .options = options_, .programs = programs_});
   if (v.state == kueue::CheckState::kPending) return false;
   CheckUpdate update{.state = v.state, .message = v.message};
   if (v.state == kueue::CheckState::kReady) {
@@ -115,19 +147,23 @@ bool KueueAdmission::DecideLocked(const kueue::Workload& w, const std::string& c
     update.message.resize(kMaxMessage - 3);
     update.message.append("...");
   }
-  bool holding = update.state == kueue::CheckState::kReady;
   Status s = writer_->Leading() ? writer_->SetCheckState(w, check, update) : AbortedError("no longer the leader");
   if (!s.ok()) {
-    if (holding) ReleaseLocked(key, *inventory_->Snapshot());
+    // Refused outright: nothing was written. Otherwise the outcome is unknown, and the holds stay
+    // until the Workload's next state says whether they are needed (KeepHoldsLocked).
+    bool unknown = s.code() == StatusCode::kAborted || s.code() == StatusCode::kUnavailable;
+    if (update.state == kueue::CheckState::kReady && !unknown) ReleaseLocked(key, *inventory_->Snapshot());
     if (s.code() != StatusCode::kAborted) log::Warning("Workload {}: check {} not set {}: {}", key, check, kueue::CheckStateName(update.state), s.message());
     return false;
   }
   decided_[key] = w.resource_version;
+  if (update.state == kueue::CheckState::kRetry) retried_[key] = clock_->Now();
   log::Info("Workload {}: check {} set {}: {}", key, check, kueue::CheckStateName(update.state), update.message);
   return true;
 }
 
 Status KueueAdmission::HoldLocked(const WorkloadVerdict& v) const {
+  auto now = clock_->Now();
   for (size_t i = 0; i < v.plan.slots.size(); ++i) {
     const placement::GangSlot& slot = v.plan.slots[i];
     if (slot.placement.empty()) continue;  // no GPUs: nothing to hold
@@ -139,33 +175,58 @@ Status KueueAdmission::HoldLocked(const WorkloadVerdict& v) const {
       }
       return s;
     }
+    renewed_[pod.uid] = now;
   }
   return OkStatus();
 }
 
 void KueueAdmission::ReleaseLocked(std::string_view key, const inventory::InventorySnapshot& snapshot) const {
-  for (const HeldSlot& h : HeldSlots(fmt::format("kueue/{}/", key), snapshot)) holds_.Unhold(h.node, h.uid);
+  for (const HeldSlot& h : HeldWithPrefix(snapshot, fmt::format("kueue/{}/", key))) {
+    holds_.Unhold(h.node, h.hold.pod_uid);
+    renewed_.erase(h.hold.pod_uid);
+  }
+  std::set<std::string, std::less<>> pods;
+  {
+    MutexLock claims(&claim_mu_);
+    for (auto it = claimed_.begin(); it != claimed_.end();) {
+      if (it->second != key) {
+        ++it;
+        continue;
+      }
+      pods.insert(it->first);
+      it = claimed_.erase(it);
+    }
+  }
+  for (const HeldSlot& h : HeldSlots(snapshot, [&](std::string_view uid) { return pods.contains(uid); })) {
+    holds_.Unhold(h.node, h.hold.pod_uid);
+  }
 }
 
 GangStanding KueueAdmission::Claim(const Pod& pod, const std::vector<std::string_view>& offered) const {
   auto workload = pod.annotations.find(kKueueWorkloadAnnotation);
   auto set = pod.annotations.find(kKueuePodSetAnnotation);
   if (workload == pod.annotations.end() || set == pod.annotations.end() || pod.uid.empty()) return {};
+  // Only a pod of the Workload's namespace: another namespace's pod naming it takes nothing.
+  if (!workload->second.starts_with(pod.namespace_name + "/")) return {};
   GangStanding slot{.kind = GangStanding::Kind::kSlot, .group = "Workload " + workload->second};
-  MutexLock lock(&mu_);
+  MutexLock lock(&claim_mu_);
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   if (const Allocation* own = SlotOf(pod.uid, *snapshot); own != nullptr) {
     slot.node = own->node_name;
     return slot;
   }
-  for (const HeldSlot& h : HeldSlots(fmt::format("kueue/{}/{}/", workload->second, set->second), *snapshot)) {
+  for (const HeldSlot& h : HeldWithPrefix(*snapshot, fmt::format("kueue/{}/{}/", workload->second, set->second))) {
     if (std::find(offered.begin(), offered.end(), h.node) == offered.end()) continue;
-    holds_.Unhold(h.node, h.uid);
+    holds_.Unhold(h.node, h.hold.pod_uid);
     Allocation about{.pod_uid = pod.uid, .pod_namespace = pod.namespace_name, .pod_name = pod.name};
-    if (Status s = holds_.Hold(pod.uid, about, h.node, h.placement); !s.ok()) {
-      log::Warning("pod {}/{}: the hold of {} on {} not taken: {}", pod.namespace_name, pod.name, h.uid, h.node, s.message());
+    if (Status s = holds_.Hold(pod.uid, about, h.node, h.hold.placement); !s.ok()) {
+      log::Warning("pod {}/{}: the hold of {} on {} not taken: {}", pod.namespace_name, pod.name, h.hold.pod_uid, h.node, s.message());
+      if (Status back = holds_.Hold(h.hold.pod_uid, h.hold, h.node, h.hold.placement); !back.ok()) {
+        log::Warning("hold {} on {} lost: {}", h.hold.pod_uid, h.node, back.message());
+      }
       continue;
     }
+    claimed_[pod.uid] = workload->second;
     slot.node = h.node;
     return slot;
   }

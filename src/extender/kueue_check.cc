@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 
+#include "gpusched/dra/object_set.h"
 #include "gpusched/extender/defrag.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/gang_holds.h"
@@ -39,18 +40,16 @@ Status AddFlavors(const kueue::Workload& w, const kueue::PodSet& set, const Kueu
   return OkStatus();
 }
 
-// The snapshot's nodes as they would be with nothing on them, cordons, NotReady and the taints
-// that say so left out: what no wait could change.
+// The snapshot's nodes as they would be with nothing on them, Ready, and without cordons or taints
+// (each may go: a drain, maintenance, pressure, an autoscaler's mark), or empty when some node's
+// GPUs cannot be judged now (its state not Ready: a mode switch, a contradiction, a description
+// that cannot be read), since such a node may hold the pods once it can.
 std::deque<placement::NodeState> EmptyNodes(const inventory::InventorySnapshot& snapshot) {
   std::deque<placement::NodeState> out;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (n->condition != placement::NodeCondition::kReady || !n->node.spec_error.empty()) return {};
     Node node = n->node;
-    node.schedulability.unschedulable = false;
-    node.schedulability.ready = true;
-    std::erase_if(node.schedulability.taints, [](const Taint& t) {
-      return t.key == "node.kubernetes.io/unschedulable" || t.key == "node.kubernetes.io/not-ready" ||
-             t.key == "node.kubernetes.io/unreachable";
-    });
+    node.schedulability = NodeSchedulability{.ready = true};
     node.bookings.clear();
     node.holds.clear();
     out.push_back(placement::BuildNodeState(std::move(node), {}));
@@ -58,12 +57,18 @@ std::deque<placement::NodeState> EmptyNodes(const inventory::InventorySnapshot& 
   return out;
 }
 
-// The first pod set (by the pods' order) none of whose pods fits any empty node, or "". Pods
-// with resource claims are not judged so: the cluster's claims hold devices an empty node would not.
+// The first pod set (by the pods' order) none of whose pods fits any node even empty (EmptyNodes),
+// or "" when each fits some, or when that cannot be told now. DRA is not judged so (devices come
+// from claims and slices, which an empty node does not reset): a cluster with nvidia-dra nodes,
+// or a pod with claims, is never said to fit nowhere.
 std::string PodSetThatNeverFits(const kueue::Workload& w, const std::vector<Pod>& pods, const EvaluationInputs& in) {
   std::deque<placement::NodeState> empty = EmptyNodes(*in.snapshot);
   std::vector<const placement::NodeState*> nodes;
-  for (const placement::NodeState& n : empty) nodes.push_back(&n);
+  for (const placement::NodeState& n : empty) {
+    if (HasPayload(n.mode, Payload::kDevices)) return "";  // devices from claims
+    nodes.push_back(&n);
+  }
+  if (nodes.empty()) return "";
   size_t at = 0;
   for (size_t i = 0; i < w.pod_sets.size(); at += static_cast<size_t>(w.AdmittedCount(i)), ++i) {
     if (w.AdmittedCount(i) == 0 || !pods[at].resource_claims.empty()) continue;
@@ -71,6 +76,29 @@ std::string PodSetThatNeverFits(const kueue::Workload& w, const std::vector<Pod>
     if (!one.fits && !one.unplannable) return w.pod_sets[i].name;
   }
   return "";
+}
+
+// The claims the resourceclaim controller would make for `pods`' template claims, from the
+// templates in `kueue`; each pod's claim reference then names its claim (as
+// status.resourceClaimStatuses will). Errors: NotFound naming a template not read.
+StatusOr<std::vector<dra::ResourceClaim>> TemplateClaims(const inventory::KueueState& kueue, std::vector<Pod>* pods) {
+  std::vector<dra::ResourceClaim> out;
+  for (Pod& pod : *pods) {
+    for (PodClaimRef& ref : pod.resource_claims) {
+      if (ref.template_name.empty()) continue;
+      auto t = kueue.claim_templates.find(pod.namespace_name + "/" + ref.template_name);
+      if (t == kueue.claim_templates.end()) {
+        return NotFoundError(fmt::format("pod {}: ResourceClaimTemplate {}/{} is not known", pod.name, pod.namespace_name, ref.template_name));
+      }
+      dra::ResourceClaim claim = t->second;
+      claim.name = fmt::format("{}-{}", pod.name, ref.name);
+      claim.uid = fmt::format("{}/claim/{}", pod.uid, ref.name);
+      claim.owner_pod_uid = pod.uid;
+      ref.generated = claim.name;
+      out.push_back(std::move(claim));
+    }
+  }
+  return out;
 }
 
 // Where the plan puts the pods: "3 pods fit on 2 nodes: a (2), b (1)".
@@ -137,18 +165,25 @@ StatusOr<std::vector<Pod>> AdmittedPods(const kueue::Workload& w, const KueueFla
   return out;
 }
 
-WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const KueueFlavors& flavors, const EvaluationInputs& in) {
+WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const inventory::KueueState& kueue, const EvaluationInputs& given) {
   if (!w.quota_reserved || w.finished || w.evicted) {
     return Verdict(kueue::CheckState::kPending, "not judged: the Workload has no quota reserved, or is finished or evicted");
   }
-  StatusOr<std::vector<Pod>> pods = AdmittedPods(w, flavors);
-  if (!pods.ok()) return Verdict(kueue::CheckState::kRetry, std::string(pods.status().message()));
-  for (size_t i = 0, at = 0; i < w.pod_sets.size(); at += static_cast<size_t>(w.AdmittedCount(i)), ++i) {
-    if (!w.pod_sets[i].prototype.spec_error.empty()) {
-      return Verdict(kueue::CheckState::kRejected, fmt::format("pod set {}: {}", w.pod_sets[i].name, w.pod_sets[i].prototype.spec_error));
-    }
+  for (const kueue::PodSet& set : w.pod_sets) {
+    if (!set.prototype.spec_error.empty()) return Verdict(kueue::CheckState::kRejected, fmt::format("pod set {}: {}", set.name, set.prototype.spec_error));
   }
+  // An object not read yet (a flavor, a claim template) leaves the Workload waiting, undecided.
+  StatusOr<std::vector<Pod>> pods = AdmittedPods(w, kueue.flavors);
+  if (!pods.ok()) return Verdict(kueue::CheckState::kPending, fmt::format("not judged: {}", pods.status().message()));
   WorkloadVerdict v{.pods = *std::move(pods)};
+  StatusOr<std::vector<dra::ResourceClaim>> claims = TemplateClaims(kueue, &v.pods);
+  if (!claims.ok()) return Verdict(kueue::CheckState::kPending, fmt::format("not judged: {}", claims.status().message()));
+  std::shared_ptr<const inventory::InventorySnapshot> with_claims;
+  EvaluationInputs in = given;
+  if (!claims->empty()) {
+    with_claims = given.snapshot->WithDra(dra::WithClaims(given.snapshot->dra(), *std::move(claims)));
+    in.snapshot = with_claims.get();
+  }
   v.plan = PlanPending(v.pods, *in.snapshot, *in.options, in.programs);
   if (v.plan.fits) {
     v.state = kueue::CheckState::kReady;

@@ -159,7 +159,7 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
       fullness_(std::make_unique<DomainFullness>()),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get(), domains_.get())),
       gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_, with_.nominator)),
-      kueue_(std::make_unique<KueueAdmission>(inventory_, &options_, with_.kueue_writer, with_.hold_publisher, &programs_)) {}
+      kueue_(std::make_unique<KueueAdmission>(inventory_, &options_, with_.kueue_writer, with_.hold_publisher, &programs_, with_.clock)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }
 
@@ -501,8 +501,7 @@ StatusOr<WorkloadExplanation> Service::ExplainWorkload(std::string_view key) con
   WorkloadExplanation e{.workload = *w, .check = GpuschedCheckOf(*w, *kueue, options_.kueue_controller_name)};
   if (const kueue::CheckStatus* c = w->FindCheck(e.check); c != nullptr) e.check_state = kueue::CheckStateName(c->state);
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  e.verdict = JudgeWorkload(*w, KueueFlavors(kueue->flavors.begin(), kueue->flavors.end()),
-                            EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_});
+  e.verdict = JudgeWorkload(*w, *kueue, EvaluationInputs{.snapshot = snapshot.get(), .options = &options_, .programs = &programs_});
   return e;
 }
 

@@ -94,7 +94,7 @@ void Inventory::ReplaceCluster(ClusterObjects&& objects) {
   dra::DraObjectSet dra_objects;
   dra_objects.Apply(dra::DraDelta{.upserts = std::move(objects.dra_objects)});
   dra::ClusterStatePtr dra_state = dra_objects.Build();  // before taking the lock
-  kueue_.Replace(std::move(objects.kueue));
+  kueue_.Replace(std::move(objects.kueue), std::move(objects.claim_templates));
   {
     MutexLock lock(&mu_);
     load_errors_ = std::move(objects.errors);

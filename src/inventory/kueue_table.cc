@@ -27,8 +27,10 @@ const kueue::Workload* KueueState::FindWorkload(std::string_view key) const {
   return it == workloads.end() ? nullptr : &it->second;
 }
 
-void KueueTable::Replace(kueue::Objects objects) {
-  Apply(KueueDelta{.upserts = std::move(objects), .relisted = {.workloads = true, .flavors = true, .checks = true, .queues = true}});
+void KueueTable::Replace(kueue::Objects objects, std::vector<dra::ResourceClaim> claim_templates) {
+  Apply(KueueDelta{.upserts = std::move(objects),
+                   .claim_templates = std::move(claim_templates),
+                   .relisted = {.workloads = true, .flavors = true, .checks = true, .queues = true, .claim_templates = true}});
 }
 
 void KueueTable::Apply(KueueDelta delta) {
@@ -40,6 +42,8 @@ void KueueTable::Apply(KueueDelta delta) {
   ApplyKind(std::move(delta.upserts.flavors), delta.deleted_flavors, delta.relisted.flavors, by_name, &next->flavors);
   ApplyKind(std::move(delta.upserts.checks), delta.deleted_checks, delta.relisted.checks, by_name, &next->checks);
   ApplyKind(std::move(delta.upserts.queues), delta.deleted_queues, delta.relisted.queues, by_name, &next->queues);
+  ApplyKind(std::move(delta.claim_templates), delta.deleted_claim_templates, delta.relisted.claim_templates,
+            [](const dra::ResourceClaim& c) { return c.namespace_name + "/" + c.name; }, &next->claim_templates);
   state_ = std::move(next);
 }
 

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
 #include "gpusched/common/time_format.h"
 #include "gpusched/json/json.h"
 #include "gpusched/json/writer.h"
@@ -26,14 +29,22 @@ void WriteMap(json::Writer& w, std::string_view key, const Labels& map) {
   w.EndObject();
 }
 
-// gpusched's entry of status.admissionChecks as `update` makes it; `before` is the entry read
-// (null when there is none).
+// gpusched's entry of status.admissionChecks as `update` makes it: the entry read (`before`, null
+// when there is none) with state, message, lastTransitionTime (when the state changes),
+// requeueAfterSeconds and podSetUpdates set; every other field as read (Kueue's retryCount).
 void WriteEntry(json::Writer& w, const std::string& check, const extender::CheckUpdate& update, const rapidjson::Value* before,
                 int64_t now_ms) {
   std::string state(kueue::CheckStateName(update.state));
   std::string since = before != nullptr ? ReadString(*before, "lastTransitionTime") : "";
   if (before == nullptr || ReadString(*before, "state") != state || since.empty()) since = FormatRfc3339(now_ms);
   w.StartObject().Member("name", check).Member("state", state).Member("lastTransitionTime", since).Member("message", update.message);
+  static constexpr std::array<std::string_view, 6> kSet = {"name", "state", "lastTransitionTime", "message", "requeueAfterSeconds",
+                                                          "podSetUpdates"};
+  for (auto it = before != nullptr && before->IsObject() ? before->MemberBegin() : rapidjson::Value::ConstMemberIterator();
+       before != nullptr && before->IsObject() && it != before->MemberEnd(); ++it) {
+    std::string_view key(it->name.GetString(), it->name.GetStringLength());
+    if (std::find(kSet.begin(), kSet.end(), key) == kSet.end()) w.Key(key).Value(it->value);
+  }
   if (update.requeue_after_s) w.Key("requeueAfterSeconds").Int(*update.requeue_after_s);
   if (!update.updates.empty()) {
     w.Key("podSetUpdates").StartArray();
@@ -63,6 +74,19 @@ StatusOr<std::string> ApiKueueWriter::Call(std::string_view method, const std::s
 }
 
 bool ApiKueueWriter::Leading() {
+  auto now = options_.clock->Now();
+  {
+    MutexLock lock(&mu_);
+    if (asked_ && now - *asked_ < kLeaderCacheFor) return leading_;
+  }
+  bool leading = ReadLease();
+  MutexLock lock(&mu_);
+  asked_ = now;
+  leading_ = leading;
+  return leading;
+}
+
+bool ApiKueueWriter::ReadLease() {
   std::string path = fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}", options_.lease_namespace, options_.lease_name);
   StatusOr<std::string> body = Call("GET", path, {}, "reading the leader's Lease");
   rapidjson::Document lease;

@@ -377,9 +377,15 @@ void ClusterSync::AddKueueReflectors() {
                           Source{KueueFeed::Kind::kAdmissionCheck, "admissionchecks"},
                           Source{KueueFeed::Kind::kClusterQueue, "clusterqueues"}}) {
     // Optional: only the admission check depends on them.
+    kueue_reflectors_.push_back(reflectors_.size());
     AddOptionalReflector({fmt::format("{}.kueue.x-k8s.io", s.resource), fmt::format("/apis/kueue.x-k8s.io/{}/{}", kueue_version_, s.resource), ""},
                          std::make_unique<KueueFeed>(s.kind, &inventory_->kueue()));
   }
+  // The claim templates a Workload's pods name: their claims do not exist before the pods.
+  if (dra_version_.empty()) return;
+  kueue_reflectors_.push_back(reflectors_.size());
+  AddOptionalReflector({"resourceclaimtemplates", fmt::format("/apis/resource.k8s.io/{}/resourceclaimtemplates", dra_version_), ""},
+                       std::make_unique<KueueFeed>(KueueFeed::Kind::kClaimTemplate, &inventory_->kueue()));
 }
 
 void ClusterSync::Start() {
@@ -430,6 +436,16 @@ bool ClusterSync::healthy() const {
   for (size_t i = 0; i < reflectors_.size(); ++i) {
     ReflectorStats s = reflectors_[i]->stats();
     if (!optional_[i] && s.failing_since && now - *s.failing_since > options_.unhealthy_after) return false;
+  }
+  return true;
+}
+
+bool ClusterSync::kueue_healthy() const {
+  if (kueue_version_.empty() || !healthy()) return false;
+  auto now = options_.reflector.clock->Now();
+  for (size_t i : kueue_reflectors_) {
+    ReflectorStats s = reflectors_[i]->stats();
+    if (!s.synced || !s.served || (s.failing_since && now - *s.failing_since > options_.unhealthy_after)) return false;
   }
   return true;
 }

@@ -4,6 +4,7 @@
 #include "gpusched/kubeapi/kueue_feed.h"
 
 #include "gpusched/common/log.h"
+#include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/kueue_objects.h"
 
 namespace gpusched::kubeapi {
@@ -26,7 +27,8 @@ void DropEarlier(std::vector<Object>* objects, const std::string& key, Key key_o
 void KueueFeed::Replace(const std::vector<const rapidjson::Value*>& items) {
   inventory::KueueDelta delta;
   delta.relisted = {.workloads = kind_ == Kind::kWorkload, .flavors = kind_ == Kind::kResourceFlavor,
-                    .checks = kind_ == Kind::kAdmissionCheck, .queues = kind_ == Kind::kClusterQueue};
+                    .checks = kind_ == Kind::kAdmissionCheck, .queues = kind_ == Kind::kClusterQueue,
+                    .claim_templates = kind_ == Kind::kClaimTemplate};
   for (const rapidjson::Value* item : items) Add(*item, &delta);
   table_->Apply(std::move(delta));
 }
@@ -57,6 +59,7 @@ void KueueFeed::Add(const rapidjson::Value& v, inventory::KueueDelta* delta) con
     case Kind::kResourceFlavor: return keep(kubejson::DecodeResourceFlavor(v, "ResourceFlavor"), &delta->upserts.flavors, "ResourceFlavor");
     case Kind::kAdmissionCheck: return keep(kubejson::DecodeAdmissionCheck(v, "AdmissionCheck"), &delta->upserts.checks, "AdmissionCheck");
     case Kind::kClusterQueue: return keep(kubejson::DecodeClusterQueue(v, "ClusterQueue"), &delta->upserts.queues, "ClusterQueue");
+    case Kind::kClaimTemplate: return keep(kubejson::DecodeClaimTemplate(v), &delta->claim_templates, "ResourceClaimTemplate");
   }
 }
 
@@ -83,6 +86,12 @@ void KueueFeed::Delete(const rapidjson::Value& v, inventory::KueueDelta* delta) 
       DropEarlier(&delta->upserts.queues, name, by_name);
       delta->deleted_queues.push_back(std::move(name));
       return;
+    case Kind::kClaimTemplate: {
+      std::string key = Meta(v, "namespace") + "/" + name;
+      DropEarlier(&delta->claim_templates, key, [](const dra::ResourceClaim& c) { return c.namespace_name + "/" + c.name; });
+      delta->deleted_claim_templates.push_back(std::move(key));
+      return;
+    }
   }
 }
 

@@ -214,6 +214,32 @@ Status DecodeClaimStatus(const Value& v, const std::string& path, ResourceClaim*
 
 }  // namespace
 
+StatusOr<ResourceClaim> DecodeClaimTemplate(const Value& v) {
+  ResourceClaim named;
+  std::string path;
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, "ResourceClaimTemplate", &named.name, &named.namespace_name, &path));
+  const Value* outer = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &outer));
+  const Value* spec = nullptr;
+  if (outer != nullptr) GPUSCHED_RETURN_IF_ERROR(json::FindObject(*outer, "spec", path + ".spec", &spec));
+  if (spec == nullptr) return InvalidArgumentError(path + ".spec.spec: missing");
+  rapidjson::Document claim(rapidjson::kObjectType);
+  auto& a = claim.GetAllocator();
+  Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", Value(named.name.c_str(), a), a);
+  meta.AddMember("namespace", Value(named.namespace_name.c_str(), a), a);
+  Value copy;
+  copy.CopyFrom(*spec, a);
+  const Value* version = json::Find(v, "apiVersion");
+  claim.AddMember("apiVersion", version != nullptr && version->IsString() ? Value(version->GetString(), a) : Value("resource.k8s.io/v1"), a);
+  claim.AddMember("kind", "ResourceClaim", a);
+  claim.AddMember("metadata", meta, a);
+  claim.AddMember("spec", copy, a);
+  StatusOr<ResourceClaim> decoded = DecodeResourceClaim(claim);
+  if (!decoded.ok()) return InvalidArgumentError(fmt::format("ResourceClaimTemplate {}/{}: {}", named.namespace_name, named.name, decoded.status().message()));
+  return decoded;
+}
+
 StatusOr<ResourceClaim> DecodeResourceClaim(const Value& v) {
   ResourceClaim c;
   std::string path;

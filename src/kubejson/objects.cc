@@ -299,6 +299,10 @@ void AppendObject(const Value& item, std::string_view kind, std::string_view api
     out->budgets.push_back(std::move(budget).value());
   } else if (IsKueueApiVersion(api_version)) {
     AppendKueueObject(item, kind, path, out);
+  } else if (kind == "ResourceClaimTemplate") {
+    StatusOr<dra::ResourceClaim> made = DecodeClaimTemplate(item);
+    if (!made.ok()) return fail(made.status());
+    out->claim_templates.push_back(std::move(made).value());
   } else if (kind == "PodGroup" || kind == "Workload") {
     AppendPodGroups(item, kind, api_version, path, out);
   } else if (std::optional<dra::ObjectKind> dra_kind = DraKind(kind)) {

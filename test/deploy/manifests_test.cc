@@ -891,8 +891,9 @@ TEST(Manifests, TheClusterRoleGrantsExactlyWhatGpuschedUses) {
                                kubeapi::ApiBinderOptions{}, false, extender::ServiceCollaborators{},
                                kubeapi::ApiKueueWriterOptions{.identity = "gpusched-0"});
   ASSERT_TRUE(replica.sync->WaitSynced(std::chrono::seconds(10)));
-  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces, pod groups x3, Kueue x4
-  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 16; }));
+  // nodes, pods, pending pods, budgets, DRA x3, DeviceTaintRules, namespaces, pod groups x3, Kueue x4,
+  // ResourceClaimTemplates
+  ASSERT_TRUE(testing::Eventually([&] { return api.open_watches() == 17; }));
   ASSERT_TRUE(testing::Eventually([&] { return replica.inventory->kueue().State()->FindWorkload("ml/wl") != nullptr; }));
   EXPECT_EQ(replica.service->SweepKueue(), 1u);
   ASSERT_THAT(*api.Get("workloads.kueue.x-k8s.io", "ml", "wl"), HasSubstr(R"("state":"Ready")"));

@@ -8,7 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kubejson/kueue_objects.h"
 #include "gpusched/kubejson/objects.h"
@@ -28,15 +31,17 @@ struct PodSetJson {
   int count = 1;
   std::string resources;  // e.g. {"nvidia.com/gpu":"8"}
   std::optional<int> admitted;  // podSetAssignments[].count (partial admission)
+  std::string spec;             // the template's whole spec, JSON, instead of one container of `resources`
 };
 
 // A Workload of `sets` with quota reserved on flavor "default" (v1beta2, as Kueue 0.19 serves it).
 kueue::Workload Workload(const std::vector<PodSetJson>& sets, const std::string& flavor = "default") {
   std::string specs, assignments;
   for (const PodSetJson& s : sets) {
-    specs += fmt::format(R"({}{{"name":"{}","count":{},"template":{{"spec":{{"containers":[{{"name":"c","image":"x",)"
-                         R"("resources":{{"requests":{},"limits":{}}}}}]}}}}}})",
-                         specs.empty() ? "" : ",", s.name, s.count, s.resources, s.resources);
+    std::string spec = !s.spec.empty() ? s.spec
+                                       : fmt::format(R"({{"containers":[{{"name":"c","image":"x","resources":{{"requests":{},"limits":{}}}}}]}})",
+                                                     s.resources, s.resources);
+    specs += fmt::format(R"({}{{"name":"{}","count":{},"template":{{"spec":{}}}}})", specs.empty() ? "" : ",", s.name, s.count, spec);
     assignments += fmt::format(R"({}{{"name":"{}","flavors":{{"nvidia.com/gpu":"{}"}}{}}})", assignments.empty() ? "" : ",", s.name,
                                flavor, s.admitted ? fmt::format(R"(,"count":{})", *s.admitted) : "");
   }
@@ -66,9 +71,12 @@ class KueueCheck : public ::testing::Test {
     ASSERT_TRUE(kubejson::AppendClusterJson(ListJson(items), &objects).ok());
     inventory_.ReplaceCluster(std::move(objects));
   }
+  // Judged with `flavors`, and the claim templates the cluster loaded.
   WorkloadVerdict Judge(const kueue::Workload& w, const KueueFlavors& flavors = {{"default", {.name = "default"}}}) {
     snapshot_ = inventory_.Snapshot();
-    return JudgeWorkload(w, flavors, EvaluationInputs{.snapshot = snapshot_.get(), .options = &options_, .programs = &programs_});
+    inventory::KueueState kueue = *inventory_.kueue().State();
+    kueue.flavors = flavors;
+    return JudgeWorkload(w, kueue, EvaluationInputs{.snapshot = snapshot_.get(), .options = &options_, .programs = &programs_});
   }
   inventory::Inventory inventory_;
   std::shared_ptr<const inventory::InventorySnapshot> snapshot_;
@@ -142,7 +150,7 @@ TEST_F(KueueCheck, TheFlavorsNodeLabelsConfineThePlan) {
   WorkloadVerdict v = Judge(w, flavors);
   ASSERT_EQ(v.state, kueue::CheckState::kReady) << v.message;
   EXPECT_EQ(v.plan.slots[0].node, "b1");
-  EXPECT_EQ(Judge(w, {}).state, kueue::CheckState::kRetry) << "a flavor that is not known";
+  EXPECT_EQ(Judge(w, {}).state, kueue::CheckState::kPending) << "a flavor not read yet: nothing decided";
   EXPECT_THAT(Judge(w, {}).message, HasSubstr("ResourceFlavor \"pool-a\" is not known"));
 }
 
@@ -155,6 +163,56 @@ TEST_F(KueueCheck, PartialAdmissionsCountIsWhatIsPlanned) {
   WorkloadVerdict part = Judge(Workload({{.count = 4, .resources = R"({"nvidia.com/gpu":"4"})", .admitted = 2}}));
   EXPECT_EQ(part.state, kueue::CheckState::kReady) << part.message;
   EXPECT_EQ(part.pods.size(), 2u);
+}
+
+// kueue PR #15577: 3 replicas, each needing one GPU through a ResourceClaimTemplate; one node with
+// 2 such devices and nothing else: Retry (a Kueue counting per node would have placed all three
+// there). With a second node: Ready, the plan across both.
+TEST_F(KueueCheck, ThreeReplicasOfOneDeviceOnANodeWithTwoAreRetryUntilASecondNodeComes) {
+  std::string tmpl = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"one-gpu","namespace":"ml",)"
+                     R"("uid":"t1"},"spec":{"spec":)" + testing::ClaimSpec(1, "") + "}}";
+  std::string spec = R"({"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"c","image":"x",)"
+                     R"("resources":{"claims":[{"name":"gpu"}]}}]})";
+  kueue::Workload w = Workload({{.name = "replicas", .count = 3, .spec = spec}});
+  std::vector<std::string> items = {testing::DraNode("d1"), testing::GpuSlice("d1", 2), std::string(testing::kGpuClass), tmpl};
+  Load(items);
+  WorkloadVerdict v = Judge(w);
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
+  EXPECT_THAT(v.message, HasSubstr("2 of 3 pods fit together")) << v.message;
+  items.push_back(testing::DraNode("d2"));
+  items.push_back(testing::GpuSlice("d2", 2));
+  Load(items);
+  v = Judge(w);
+  ASSERT_EQ(v.state, kueue::CheckState::kReady) << v.message;
+  std::set<std::string> nodes;
+  for (const placement::GangSlot& slot : v.plan.slots) nodes.insert(slot.node);
+  EXPECT_EQ(nodes, (std::set<std::string>{"d1", "d2"}));
+}
+
+// A claim template not read yet leaves the Workload undecided (Pending), never Retry or Rejected.
+TEST_F(KueueCheck, AClaimTemplateNotReadYetLeavesTheWorkloadUndecided) {
+  Load({testing::DraNode("d1"), testing::GpuSlice("d1", 2), std::string(testing::kGpuClass)});
+  std::string spec = R"({"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"c","image":"x",)"
+                     R"("resources":{"claims":[{"name":"gpu"}]}}]})";
+  WorkloadVerdict v = Judge(Workload({{.name = "replicas", .count = 1, .spec = spec}}));
+  EXPECT_EQ(v.state, kueue::CheckState::kPending) << v.message;
+  EXPECT_THAT(v.message, HasSubstr("ResourceClaimTemplate ml/one-gpu is not known"));
+}
+
+// Taints come and go (pressure, maintenance, an autoscaler's mark): a 16-GPU pod that only a
+// tainted 16-GPU node could hold is Retry, never Rejected; nor while some node's GPUs cannot be
+// judged (its description unreadable).
+TEST_F(KueueCheck, ATaintedOrUnreadableNodeThatCouldHoldThePodNeverLeadsToRejected) {
+  kueue::Workload w = Workload({{.resources = R"({"nvidia.com/gpu":"16"})"}});
+  testing::NodeJson big = NvidiaNode("g16", 16);
+  big.spec_extra = R"("taints":[{"key":"nvidia.com/gpu-maintenance","value":"true","effect":"NoSchedule"}])";
+  Load({NvidiaNode("g1", 8).ToJson(), big.ToJson()});
+  EXPECT_EQ(Judge(w).state, kueue::CheckState::kRetry);
+  testing::NodeJson broken = NvidiaNode("g2", 8);
+  broken.extra_annotations["gpusched.io/holds"] = "not json";
+  Load({NvidiaNode("g1", 8).ToJson(), broken.ToJson()});
+  WorkloadVerdict v = Judge(w);
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
 }
 
 }  // namespace kueue_check_test

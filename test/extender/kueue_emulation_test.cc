@@ -15,6 +15,8 @@
 #include <random>
 
 #include "cluster_json.h"
+#include "fake_clock.h"
+#include "kueue_stand_in.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/kubejson/objects.h"
 #include "scheduler_emulator.h"
@@ -26,32 +28,6 @@ using testing::EmulatedPod;
 using testing::Mgpu;
 using testing::PodJson;
 using testing::WholeGpus;
-
-// Kueue as the check sees it: a state written lands in the Workload, at a new resourceVersion.
-class KueueStandIn : public KueueWriter {
- public:
-  explicit KueueStandIn(inventory::Inventory* inventory) : inventory_(inventory) {}
-  bool Leading() override { return true; }
-  Status SetCheckState(const kueue::Workload& w, const std::string& check, const CheckUpdate& update) override {
-    kueue::Workload next = w;
-    for (kueue::CheckStatus& c : next.checks) {
-      if (c.name == check) c = kueue::CheckStatus{.name = check, .state = update.state, .message = update.message};
-    }
-    next.resource_version = std::to_string(++rv_);
-    inventory_->kueue().Apply(inventory::KueueDelta{.upserts = {.workloads = {next}}});
-    return OkStatus();
-  }
-  Status Activate(const kueue::AdmissionCheck& check) override {
-    kueue::AdmissionCheck active = check;
-    active.active = true;
-    inventory_->kueue().Apply(inventory::KueueDelta{.upserts = {.checks = {active}}});
-    return OkStatus();
-  }
-
- private:
-  inventory::Inventory* inventory_;
-  int rv_ = 1000;
-};
 
 // 16 mGPU nodes of 4 GPUs, each GPU 0, 30, 50 or 70% used; 12 whole-GPU nodes of 8, 0-6 used.
 std::string Cluster() { return testing::ListJson(testing::PartlyUsedNodes(16, 12, 5)); }
@@ -124,8 +100,9 @@ RunResult RunWorkloads(bool check) {
       .flavors = {{.name = "default"}},
       .checks = {{.name = "gpu-placement", .controller_name = "gpusched.io/gpu-placement"}},
       .queues = {{.name = "cq", .checks = {{.name = "gpu-placement"}}}}});
-  KueueStandIn kueue(&inventory);
-  service = std::make_unique<Service>(&inventory, ServiceOptions{}, ServiceCollaborators{.kueue_writer = &kueue});
+  testing::KueueStandIn kueue(&inventory);
+  testing::FakeClock clock;  // a minute passes at each departure: Retry verdicts are a minute apart at most
+  service = std::make_unique<Service>(&inventory, ServiceOptions{}, ServiceCollaborators{.kueue_writer = &kueue, .clock = &clock});
   std::mt19937 rng(13);
   std::vector<WorkloadSpec> specs;
   std::map<int, int> generation;              // Workload -> times it was queued
@@ -164,6 +141,7 @@ RunResult RunWorkloads(bool check) {
         scheduler.Deleted(p);
       }
       live.pop_front();
+      clock.Advance(std::chrono::minutes(1));
       for (size_t n = retrying.size(); n > 0; --n) {  // requeued Workloads come back
         int again = retrying.front();
         retrying.pop_front();

@@ -12,6 +12,7 @@
 
 #include "cluster_json.h"
 #include "fake_apiserver.h"
+#include "fake_clock.h"
 #include "gpusched/common/clock.h"
 #include "gpusched/common/time_format.h"
 #include "gpusched/json/json.h"
@@ -38,7 +39,7 @@ std::string Workload(const std::string& extra_status = "") {
    "lastTransitionTime":"2026-12-05T00:00:00Z"}],
   "admission":{"clusterQueue":"gpu-cq","podSetAssignments":[{"name":"main","flavors":{"nvidia.com/gpu":"default"},
    "resourceUsage":{"nvidia.com/gpu":"8"},"count":1}]},
-  "admissionChecks":[{"name":"gpu-placement","state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"},
+  "admissionChecks":[{"name":"gpu-placement","state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:00:00Z","retryCount":2},
    {"name":"provisioning","state":"Ready","message":"capacity is there","lastTransitionTime":"2026-12-05T00:00:00Z"}])" +
          extra_status + "}}";
 }
@@ -53,6 +54,7 @@ std::string Lease(const std::string& holder, int64_t renewed_ms) {
 struct CheckSeen {
   std::string state, message, annotations;
   int64_t requeue_after = -1;
+  int64_t retry_count = -1;  // Kueue's, kept as read
   size_t entries = 0;
 };
 CheckSeen Seen(const testing::FakeApiServer& api, const std::string& name = "gpu-placement") {
@@ -67,6 +69,7 @@ CheckSeen Seen(const testing::FakeApiServer& api, const std::string& name = "gpu
     out.state = c["state"].GetString();
     out.message = c["message"].GetString();
     if (c.HasMember("requeueAfterSeconds")) out.requeue_after = c["requeueAfterSeconds"].GetInt64();
+    if (c.HasMember("retryCount")) out.retry_count = c["retryCount"].GetInt64();
     if (c.HasMember("podSetUpdates")) {
       for (const auto& m : c["podSetUpdates"][0]["annotations"].GetObject()) {
         out.annotations += fmt::format("{}={};", m.name.GetString(), m.value.GetString());
@@ -98,7 +101,7 @@ class LiveKueue : public ::testing::Test {
   // A replica whose pod is named `host`, synced, the Workload read.
   std::unique_ptr<testing::LiveReplica> Start(const std::string& host) {
     auto r = std::make_unique<testing::LiveReplica>(api_.url(), extender::ServiceOptions{}, inventory::InventoryOptions{},
-                                                    kubeapi::ApiBinderOptions{}, false, extender::ServiceCollaborators{},
+                                                    kubeapi::ApiBinderOptions{}, false, extender::ServiceCollaborators{.clock = &clock_},
                                                     kubeapi::ApiKueueWriterOptions{.identity = host});
     EXPECT_TRUE(r->sync->WaitSynced(std::chrono::seconds(10)));
     EXPECT_EQ(r->sync->kueue_version(), "v1beta2");
@@ -124,6 +127,7 @@ class LiveKueue : public ::testing::Test {
   }
 
   testing::FakeApiServer api_{testing::FakeApiServerOptions{.kueue_version = "v1beta2"}};
+  testing::FakeClock clock_{RealClock().WallMs()};  // the service's: Retry verdicts at most once per minute
 };
 
 TEST_F(LiveKueue, FourAndFourFreeIsRetryThenAfterADrainReadyAndThePodBindsIntoTheHold) {
@@ -133,12 +137,15 @@ TEST_F(LiveKueue, FourAndFourFreeIsRetryThenAfterADrainReadyAndThePodBindsIntoTh
   EXPECT_EQ(retry.state, "Retry");
   EXPECT_THAT(retry.message, HasSubstr("job-big-main-0 fits on 0 of 2 nodes: insufficient nvidia.com/gpu: pod needs 8, node has 4 of 8 free"));
   EXPECT_EQ(retry.requeue_after, 60);
+  EXPECT_EQ(retry.retry_count, 2) << "Kueue's field, kept as read";
   EXPECT_EQ(retry.entries, 2u) << "the other check's entry is kept";
   EXPECT_EQ(Seen(api_, "provisioning").state, "Ready");
   EXPECT_THAT(*api_.Get("admissionchecks", "", "gpu-placement"), HasSubstr(R"("type":"Active","status":"True")"));
   EXPECT_THAT(*api_.Get("admissionchecks", "", "provisioning"), ::testing::Not(HasSubstr("Active"))) << "not gpusched's";
 
-  // Kueue evicts on Retry, requeues, and reserves quota again: the check is Pending again. g2 drained.
+  // Kueue evicts on Retry, requeues after requeueAfterSeconds, and reserves quota again: the
+  // check is Pending again. g2 drained.
+  clock_.Advance(std::chrono::seconds(61));
   ASSERT_TRUE(api_.Remove("pods", "default", "busy-g2"));
   api_.Put("workloads.kueue.x-k8s.io", Workload());
   CatchUp(*a);
@@ -186,6 +193,18 @@ TEST_F(LiveKueue, ARestartedReplicaFindsTheHoldOnTheNode) {
   CatchUp(*b);
   EXPECT_EQ(b->service->SweepKueue(), 0u) << "decided already: Ready, and its hold kept";
   EXPECT_THAT(*api_.Get("nodes", "", "g2"), HasSubstr("kueue/ml/job-big/main/0"));
+}
+
+// While a watch of Kueue's objects has not listed (here: ClusterQueues refused), the check must
+// not act: a ClusterQueue not read looks like one without gpusched's check, and a Workload not
+// read like one deleted, whose holds would be ended. The rest of the sync is healthy meanwhile.
+TEST_F(LiveKueue, TheCheckWaitsUntilEveryWatchOfKueuesObjectsHasListed) {
+  api_.FailNext("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", 403, 1000);
+  std::unique_ptr<testing::LiveReplica> a = Start("gpusched-0");
+  EXPECT_TRUE(a->sync->healthy());
+  EXPECT_FALSE(a->sync->kueue_healthy());
+  api_.ClearFaults();
+  EXPECT_TRUE(Eventually([&] { return a->sync->kueue_healthy(); }));
 }
 
 }  // namespace live_kueue_test

@@ -49,6 +49,7 @@ const std::map<std::string, ResourceInfo, std::less<>>& Resources() {
       {"resourceslices", {"ResourceSlice", "resource.k8s.io/v1", false}},
       {"resourceclaims", {"ResourceClaim", "resource.k8s.io/v1", true}},
       {"deviceclasses", {"DeviceClass", "resource.k8s.io/v1", false}},
+      {"resourceclaimtemplates", {"ResourceClaimTemplate", "resource.k8s.io/v1", true}},
       {"devicetaintrules", {"DeviceTaintRule", "resource.k8s.io/v1", false}},
       {"poddisruptionbudgets", {"PodDisruptionBudget", "policy/v1", true}},
       {"podgroups", {"PodGroup", "scheduling.k8s.io", true}},

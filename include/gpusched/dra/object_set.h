@@ -86,5 +86,7 @@ SlicePtr WithTaintRules(const SlicePtr& slice, const std::vector<const DeviceTai
 // absent): owner mode's in-memory claim writes. Shares the slices, copies the other objects;
 // nodes whose devices the write does not touch keep their NodeVersion.
 ClusterStatePtr WithClaim(const ClusterState& state, ResourceClaim claim);
+// The same for several claims at once (one rebuild).
+ClusterStatePtr WithClaims(const ClusterState& state, std::vector<ResourceClaim> claims);
 
 }  // namespace gpusched::dra

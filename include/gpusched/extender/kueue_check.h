@@ -9,10 +9,11 @@
 // whether the pods can really be placed, all of them at once:
 //   - Ready: they fit together; the plan gives each pod its node and GPUs.
 //   - Retry: they do not fit now; the message says why, in explain's words.
-//   - Rejected: some pod set's pod fits no node even with every node empty, cordons and
-//     NotReady ignored (a node that may come back is never a reason to reject), or a template
+//   - Rejected: some pod set's pod fits no node even with every node empty, Ready and without
+//     cordons or taints, while every node's GPUs can be judged and none serves DRA; or a template
 //     cannot be read (Kueue then deactivates the Workload until someone reactivates it).
-//   - Pending: quota is not reserved, or the Workload is finished or evicted: nothing to judge.
+//   - Pending: quota is not reserved, the Workload is finished or evicted, or an object it names
+//     has not been read: nothing to write.
 //
 // Pure: the verdict depends only on the arguments.
 #pragma once
@@ -48,8 +49,11 @@ struct WorkloadVerdict {
   placement::GangPlan plan;  // of `pods`; when Ready, one slot per pod in their order
 };
 
-// Judges `w` on inputs.snapshot under inputs.options, as above.
-WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const KueueFlavors& flavors, const EvaluationInputs& inputs);
+// Judges `w` on inputs.snapshot under inputs.options, as above, its flavors and claim templates
+// from `kueue`. Pods whose claims come from ResourceClaimTemplates are judged with the claims
+// those templates would make. Pending (nothing to write) also while a flavor or claim template
+// it names has not been read.
+WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const inventory::KueueState& kueue, const EvaluationInputs& inputs);
 
 // The name of the check on `w` that gpusched decides: of the checks its ClusterQueue runs (or,
 // before it has one, those in its status), the first whose AdmissionCheck names

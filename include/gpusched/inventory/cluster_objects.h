@@ -28,6 +28,9 @@ struct ClusterObjects {
   std::vector<dra::DraObject> dra_objects;
   // Kueue's objects (kueue.x-k8s.io): what gpusched's admission check reads (docs/kueue.md).
   kueue::Objects kueue;
+  // ResourceClaimTemplates, each as the claim it makes (name and namespace the template's): the
+  // admission check judges a Workload's pods before their claims exist.
+  std::vector<dra::ResourceClaim> claim_templates;
   // Objects that were left out because they could not be identified (no kind, name or uid), each
   // naming the object and the field. Nodes and pods that were identified are above, with their
   // spec_error when a field of theirs could not be read.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpusched/common/mutex.h"
+#include "gpusched/dra/types.h"
 #include "gpusched/model/kueue.h"
 
 namespace gpusched::inventory {
@@ -26,6 +27,8 @@ struct KueueState {
   std::map<std::string, kueue::ResourceFlavor, std::less<>> flavors;
   std::map<std::string, kueue::AdmissionCheck, std::less<>> checks;
   std::map<std::string, kueue::ClusterQueue, std::less<>> queues;
+  // ResourceClaimTemplates by "namespace/name", each as the claim it makes.
+  std::map<std::string, dra::ResourceClaim, std::less<>> claim_templates;
 
   // The Workload "namespace/name", or null.
   const kueue::Workload* FindWorkload(std::string_view key) const;
@@ -36,9 +39,10 @@ struct KueueState {
 // that `relisted` names, and the others of those kinds are gone.
 struct KueueDelta {
   kueue::Objects upserts;
-  std::vector<std::string> deleted_workloads, deleted_flavors, deleted_checks, deleted_queues;
+  std::vector<dra::ResourceClaim> claim_templates;
+  std::vector<std::string> deleted_workloads, deleted_flavors, deleted_checks, deleted_queues, deleted_claim_templates;
   struct Kinds {
-    bool workloads = false, flavors = false, checks = false, queues = false;
+    bool workloads = false, flavors = false, checks = false, queues = false, claim_templates = false;
   };
   Kinds relisted;
 };
@@ -46,8 +50,8 @@ struct KueueDelta {
 class KueueTable {
  public:
   KueueTable() : state_(std::make_shared<const KueueState>()) {}
-  // Every object replaced by `objects` (a snapshot read cold).
-  void Replace(kueue::Objects objects) GPUSCHED_EXCLUDES(mu_);
+  // Every object replaced by `objects` and `claim_templates` (a snapshot read cold).
+  void Replace(kueue::Objects objects, std::vector<dra::ResourceClaim> claim_templates = {}) GPUSCHED_EXCLUDES(mu_);
   void Apply(KueueDelta delta) GPUSCHED_EXCLUDES(mu_);
   // The objects now; never null.
   std::shared_ptr<const KueueState> State() const GPUSCHED_EXCLUDES(mu_);

@@ -42,6 +42,11 @@ class InventorySnapshot {
 
   // Returns a monotonically increasing number; equal versions mean equal contents.
   uint64_t version() const { return version_; }
+  // This snapshot with `dra` in place of its DRA objects: a what-if of claims not created yet
+  // (a Kueue Workload's pods, kueue_check.h). Same version; not for caches keyed by it.
+  std::shared_ptr<const InventorySnapshot> WithDra(dra::ClusterStatePtr dra) const {
+    return std::make_shared<const InventorySnapshot>(version_, nodes_, index_, std::move(dra), budgets_, held_nodes_, groups_, members_);
+  }
   static constexpr size_t kNoNode = static_cast<size_t>(-1);
 
   // Returns the position of node `name` in nodes(), or kNoNode.

@@ -67,6 +67,10 @@ class ClusterSync {
   // The kueue.x-k8s.io version Kueue's objects are watched at ("v1beta2", "v1beta1"), "" when
   // the cluster serves neither (Kueue not installed). Set by Start.
   const std::string& kueue_version() const { return kueue_version_; }
+  // True when healthy() and every watch of Kueue's objects has listed and is not failing for
+  // longer than unhealthy_after: only then may the admission check act (a Workload, flavor or
+  // ClusterQueue not read yet would look deleted). False where Kueue is not served.
+  bool kueue_healthy() const;
 
   // True once every reflector but the optional ones (AddReflector) has listed once.
   bool synced() const;
@@ -108,6 +112,7 @@ class ClusterSync {
   std::string taint_rule_version_;
   GroupVersions group_versions_;
   std::string kueue_version_;
+  std::vector<size_t> kueue_reflectors_;  // positions in reflectors_ of the Kueue watches
 };
 
 }  // namespace gpusched::kubeapi

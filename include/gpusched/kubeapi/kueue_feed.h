@@ -15,7 +15,8 @@ namespace gpusched::kubeapi {
 
 class KueueFeed : public ReflectorHandler {
  public:
-  enum class Kind { kWorkload, kResourceFlavor, kAdmissionCheck, kClusterQueue };
+  // kClaimTemplate: resource.k8s.io's ResourceClaimTemplates, which a Workload's pods name.
+  enum class Kind { kWorkload, kResourceFlavor, kAdmissionCheck, kClusterQueue, kClaimTemplate };
   // REQUIRES: `table` outlives the feed.
   KueueFeed(Kind kind, inventory::KueueTable* table) : kind_(kind), table_(table) {}
 

@@ -24,6 +24,9 @@ StatusOr<dra::DeviceTaintRule> DecodeDeviceTaintRule(const rapidjson::Value& v);
 // A Namespace: its name and whether it allows adminAccess (label resource.kubernetes.io/admin-access=true).
 StatusOr<dra::NamespaceAccess> DecodeNamespaceAccess(const rapidjson::Value& v);
 StatusOr<dra::AllocationResult> DecodeAllocationResult(const rapidjson::Value& v, std::string_view path);
+// A ResourceClaimTemplate as the claim it makes: its spec.spec read as a ResourceClaim's spec,
+// under the template's namespace and name (resource.k8s.io v1, v1beta2, v1beta1).
+StatusOr<dra::ResourceClaim> DecodeClaimTemplate(const rapidjson::Value& v);
 
 // The same, from JSON text.
 StatusOr<dra::ResourceSlice> ParseResourceSlice(std::string_view text);
