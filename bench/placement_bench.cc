@@ -27,6 +27,9 @@
 //                               18, topology.steer on (1) or off (0) (extender/domain_steering.h)
 //   BM_DomainIndexUpdate        the domains of a snapshot one bind newer than the last one seen
 //                               (incremental=1) or from nothing (0), 5,000 nodes in cliques
+//   BM_KueueJudgeWorkload       the Kueue admission check's verdict (extender/kueue_check.h) on
+//                               a Workload of `pods` pods, each as BM_GangPlan's members, over
+//                               the cluster at 60% fill: its pods made, planned together, Ready
 //   BM_ServiceDomainMemberFilter  filter for one member of a gang of `members` with a topology
 //                               key, racks of 64 nodes, offered its rack's nodes as one
 //                               domain's pass does: the domain's plan kept
@@ -40,6 +43,7 @@
 
 #include "bench_cluster.h"
 #include "cluster_json.h"
+#include "gpusched/extender/kueue_check.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/gang_planner.h"
@@ -142,6 +146,23 @@ void BM_GangPlan(benchmark::State& state) {
     used = plan.nodes;
   }
   state.counters["nodes_used"] = static_cast<double>(used);
+}
+
+void BM_KueueJudgeWorkload(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  inventory::Inventory inv;
+  inv.ReplaceCluster(MakeCluster(kind, static_cast<int>(state.range(1))));
+  auto snapshot = inv.Snapshot();
+  kueue::Workload w{.namespace_name = "ml", .name = "wl", .resource_version = "1", .quota_reserved = true};
+  w.pod_sets.push_back(kueue::PodSet{.name = "main", .count = static_cast<int32_t>(state.range(2)), .prototype = PendingPod(kind)});
+  inventory::KueueState kueue;
+  extender::ServiceOptions options;
+  dra::cel::ProgramCache programs;
+  for (auto _ : state) {
+    extender::WorkloadVerdict v =
+        extender::JudgeWorkload(w, kueue, extender::EvaluationInputs{.snapshot = snapshot.get(), .options = &options, .programs = &programs});
+    if (v.state != kueue::CheckState::kReady) state.SkipWithError(v.message.c_str());
+  }
 }
 
 // Room for a group at once (placement/group_defrag.h): `members` members of `gpus` whole GPUs
@@ -466,6 +487,7 @@ BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
 BENCHMARK(BM_GangPlan)->ArgNames({"mgpu", "nodes", "members"})->Args({0, 5000, 64})->Args({1, 5000, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_KueueJudgeWorkload)->ArgNames({"mgpu", "nodes", "pods"})->Args({0, 5000, 16})->Args({1, 5000, 16})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GroupDefrag)
     ->ArgNames({"mgpu", "nodes", "members", "gpus"})
     ->Args({0, 5000, 64, 1})

@@ -41,12 +41,14 @@ Status AddFlavors(const kueue::Workload& w, const kueue::PodSet& set, const Kueu
 }
 
 // The snapshot's nodes as they would be with nothing on them, Ready, and without cordons or taints
-// (each may go: a drain, maintenance, pressure, an autoscaler's mark), or empty when some node's
-// GPUs cannot be judged now (its state not Ready: a mode switch, a contradiction, a description
-// that cannot be read), since such a node may hold the pods once it can.
+// (each may go: a drain, maintenance, pressure, an autoscaler's mark), but those whose label
+// takes no GPU pods; or none when some node's GPUs cannot be judged now (a mode switch, a
+// contradiction, a description that cannot be read), since such a node may hold the pods once
+// it can.
 std::deque<placement::NodeState> EmptyNodes(const inventory::InventorySnapshot& snapshot) {
   std::deque<placement::NodeState> out;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (n->condition == placement::NodeCondition::kInvalid) continue;  // its label takes no GPU pods: configured so
     if (n->condition != placement::NodeCondition::kReady || !n->node.spec_error.empty()) return {};
     Node node = n->node;
     node.schedulability = NodeSchedulability{.ready = true};
