@@ -40,6 +40,29 @@ Status AddFlavors(const kueue::Workload& w, const kueue::PodSet& set, const Kueu
   return OkStatus();
 }
 
+// Adds to `pod` the node selector and tolerations that the Ready checks' podSetUpdates give pod
+// set `set` (Kueue merges them into the pods it starts).
+void AddChecksUpdates(const kueue::Workload& w, const kueue::PodSet& set, Pod* pod) {
+  for (const kueue::CheckStatus& c : w.checks) {
+    if (c.state != kueue::CheckState::kReady) continue;
+    for (const kueue::CheckPodSetUpdate& u : c.updates) {
+      if (u.name != set.name) continue;
+      for (const auto& [key, value] : u.node_selector) pod->constraints.node_selector.insert_or_assign(key, value);
+      pod->constraints.tolerations.insert(pod->constraints.tolerations.end(), u.tolerations.begin(), u.tolerations.end());
+    }
+  }
+}
+
+// The domain of a topologyAssignment that pod `k` of its pod set goes to (the domains take their
+// counts of pods in order), or null beyond them.
+const kueue::TopologyDomain* DomainOf(const std::vector<kueue::TopologyDomain>& domains, int32_t k) {
+  for (const kueue::TopologyDomain& d : domains) {
+    if (k < d.count) return &d;
+    k -= d.count;
+  }
+  return nullptr;
+}
+
 // The snapshot's nodes as they would be with nothing on them, Ready, and without cordons or taints
 // (each may go: a drain, maintenance, pressure, an autoscaler's mark), but those whose label
 // takes no GPU pods; or none when some node's GPUs cannot be judged now (a mode switch, a
@@ -157,8 +180,15 @@ StatusOr<std::vector<Pod>> AdmittedPods(const kueue::Workload& w, const KueueFla
     Pod proto = set.prototype;
     proto.priority = w.priority;
     GPUSCHED_RETURN_IF_ERROR(AddFlavors(w, set, flavors, &proto));
+    AddChecksUpdates(w, set, &proto);
+    const kueue::PodSetAssignment* assigned = nullptr;
+    for (const kueue::PodSetAssignment& a : w.assignments) assigned = a.name == set.name ? &a : assigned;
     for (int32_t k = 0; k < w.AdmittedCount(i); ++k) {
       Pod& p = out.emplace_back(proto);
+      // Kueue's topology scheduling: the pod goes to its domain, as Kueue's node selector sends it.
+      if (const kueue::TopologyDomain* d = assigned != nullptr ? DomainOf(assigned->topology, k) : nullptr) {
+        for (const auto& [key, value] : d->node_labels) p.constraints.node_selector.insert_or_assign(key, value);
+      }
       p.name = fmt::format("{}-{}-{}", w.name, set.name, k);
       p.uid = AdmittedPodUid(w, set.name, k);
       p.labels.insert_or_assign(std::string(kPodSetLabel), set.name);  // as Kueue labels the pods it starts

@@ -120,6 +120,96 @@ Status ReadConditions(const Value& status, const std::string& path, kueue::Workl
   });
 }
 
+// One level's values in a v1beta2 slice of `count` domains: "universal" (one for all), or
+// "individual" {prefix, suffix, roots} (prefix + root + suffix each); Kueue 0.15's flat spelling
+// (universalValue, or prefix/suffix/roots) too.
+Status ReadSliceValues(const Value& level, int32_t count, const std::string& path, std::vector<std::string>* out) {
+  if (!level.IsObject()) return json::WrongType(path, "object", level);
+  std::string universal;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(level, json::Find(level, "universal") ? "universal" : "universalValue", path, &universal));
+  const Value* individual = json::Find(level, "individual");
+  const Value& parts = individual != nullptr && individual->IsObject() ? *individual : level;
+  std::vector<std::string> roots;
+  std::string prefix, suffix;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(parts, "roots", path, &roots));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(parts, "prefix", path, &prefix));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(parts, "suffix", path, &suffix));
+  if (roots.empty()) {
+    if (universal.empty()) return InvalidArgumentError(path + ": neither universal nor individual values");
+    out->assign(static_cast<size_t>(count), universal);
+    return OkStatus();
+  }
+  if (roots.size() != static_cast<size_t>(count)) {
+    return InvalidArgumentError(fmt::format("{}.roots: {} values for domainCount {}", path, roots.size(), count));
+  }
+  for (const std::string& r : roots) out->push_back(prefix + r + suffix);
+  return OkStatus();
+}
+
+// A v1beta2 slice's pod counts: podCounts {universal | individual} (Kueue 0.15: universalPodCount,
+// or podCounts as a list).
+Status ReadSliceCounts(const Value& slice, int32_t count, const std::string& path, std::vector<int32_t>* out) {
+  const Value* counts = json::Find(slice, "podCounts");
+  std::optional<int32_t> universal;
+  GPUSCHED_RETURN_IF_ERROR(ReadOptionalCount(slice, "universalPodCount", path, &universal));
+  if (counts != nullptr && counts->IsObject()) {
+    GPUSCHED_RETURN_IF_ERROR(ReadOptionalCount(*counts, "universal", path + ".podCounts", &universal));
+    counts = json::Find(*counts, "individual");
+  }
+  if (counts != nullptr && counts->IsArray()) {
+    if (counts->Size() != static_cast<rapidjson::SizeType>(count)) {
+      return InvalidArgumentError(fmt::format("{}.podCounts: {} counts for domainCount {}", path, counts->Size(), count));
+    }
+    for (const Value& c : counts->GetArray()) {
+      if (!c.IsInt() || c.GetInt() < 0) return json::WrongType(path + ".podCounts[]", "a count", c);
+      out->push_back(c.GetInt());
+    }
+    return OkStatus();
+  }
+  if (!universal) return InvalidArgumentError(path + ": no pod counts");
+  out->assign(static_cast<size_t>(count), *universal);
+  return OkStatus();
+}
+
+// status.admission.podSetAssignments[].topologyAssignment: levels, and domains (v1beta1) or
+// slices (v1beta2), as one domain per entry.
+Status ReadTopology(const Value& t, const std::string& path, std::vector<kueue::TopologyDomain>* out) {
+  std::vector<std::string> levels;
+  GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(t, "levels", path, &levels));
+  auto add = [&](const std::vector<std::string>& values, int32_t count, const std::string& dpath) {
+    if (values.size() != levels.size()) {
+      return InvalidArgumentError(fmt::format("{}: {} values for {} levels", dpath, values.size(), levels.size()));
+    }
+    kueue::TopologyDomain d{.count = count};
+    for (size_t i = 0; i < levels.size(); ++i) d.node_labels[levels[i]] = values[i];
+    out->push_back(std::move(d));
+    return OkStatus();
+  };
+  GPUSCHED_RETURN_IF_ERROR(ForEachItem(t, "domains", path, [&](const Value& d, const std::string& dpath) {
+    std::vector<std::string> values;
+    int32_t count = 0;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(d, "values", dpath, &values));
+    GPUSCHED_RETURN_IF_ERROR(ReadCount(d, "count", dpath, &count));
+    return add(values, count, dpath);
+  }));
+  return ForEachItem(t, "slices", path, [&](const Value& slice, const std::string& spath) {
+    int32_t n = 0;
+    GPUSCHED_RETURN_IF_ERROR(ReadCount(slice, "domainCount", spath, &n));
+    std::vector<std::vector<std::string>> per_level;
+    GPUSCHED_RETURN_IF_ERROR(ForEachItem(slice, "valuesPerLevel", spath, [&](const Value& level, const std::string& lpath) {
+      return ReadSliceValues(level, n, lpath, &per_level.emplace_back());
+    }));
+    std::vector<int32_t> counts;
+    GPUSCHED_RETURN_IF_ERROR(ReadSliceCounts(slice, n, spath, &counts));
+    for (int32_t i = 0; i < n; ++i) {
+      std::vector<std::string> values;
+      for (const std::vector<std::string>& level : per_level) values.push_back(level[static_cast<size_t>(i)]);
+      GPUSCHED_RETURN_IF_ERROR(add(values, counts[static_cast<size_t>(i)], fmt::format("{} domain {}", spath, i)));
+    }
+    return OkStatus();
+  });
+}
+
 Status ReadAdmission(const Value& status, const std::string& path, kueue::Workload* w) {
   const Value* admission = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(status, "admission", path, &admission));
@@ -129,12 +219,14 @@ Status ReadAdmission(const Value& status, const std::string& path, kueue::Worklo
   return ForEachItem(*admission, "podSetAssignments", apath, [&](const Value& a, const std::string& ppath) {
     kueue::PodSetAssignment out;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(a, "name", ppath, &out.name));
+    if (out.name.empty()) out.name = "main";  // Kueue's default, as for pod sets
     GPUSCHED_RETURN_IF_ERROR(ReadOptionalCount(a, "count", ppath, &out.count));
     Labels flavors;
     GPUSCHED_RETURN_IF_ERROR(DecodeStringMap(a, "flavors", ppath, &flavors));
     out.flavors.insert(flavors.begin(), flavors.end());
     const Value* topology = json::Find(a, "topologyAssignment");
     out.topology_assigned = topology != nullptr && !topology->IsNull();
+    if (out.topology_assigned) GPUSCHED_RETURN_IF_ERROR(ReadTopology(*topology, ppath + ".topologyAssignment", &out.topology));
     w->assignments.push_back(std::move(out));
     return OkStatus();
   });
@@ -158,6 +250,14 @@ Status ReadChecks(const Value& status, const std::string& path, kueue::Workload*
     StatusOr<kueue::CheckState> parsed = ParseCheckState(state, cpath + ".state");
     if (!parsed.ok()) return parsed.status();
     check.state = *parsed;
+    GPUSCHED_RETURN_IF_ERROR(ForEachItem(c, "podSetUpdates", cpath, [&](const Value& u, const std::string& upath) {
+      kueue::CheckPodSetUpdate update;
+      GPUSCHED_RETURN_IF_ERROR(json::ReadString(u, "name", upath, &update.name));
+      GPUSCHED_RETURN_IF_ERROR(DecodeStringMap(u, "nodeSelector", upath, &update.node_selector));
+      GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(u, upath, &update.tolerations));
+      check.updates.push_back(std::move(update));
+      return OkStatus();
+    }));
     w->checks.push_back(std::move(check));
     return OkStatus();
   });

@@ -32,6 +32,7 @@ struct PodSetJson {
   std::string resources;  // e.g. {"nvidia.com/gpu":"8"}
   std::optional<int> admitted;  // podSetAssignments[].count (partial admission)
   std::string spec;             // the template's whole spec, JSON, instead of one container of `resources`
+  std::string topology;         // podSetAssignments[].topologyAssignment, JSON (Kueue's TAS)
 };
 
 // A Workload of `sets` with quota reserved on flavor "default" (v1beta2, as Kueue 0.19 serves it).
@@ -42,8 +43,9 @@ kueue::Workload Workload(const std::vector<PodSetJson>& sets, const std::string&
                                        : fmt::format(R"({{"containers":[{{"name":"c","image":"x","resources":{{"requests":{},"limits":{}}}}}]}})",
                                                      s.resources, s.resources);
     specs += fmt::format(R"({}{{"name":"{}","count":{},"template":{{"spec":{}}}}})", specs.empty() ? "" : ",", s.name, s.count, spec);
-    assignments += fmt::format(R"({}{{"name":"{}","flavors":{{"nvidia.com/gpu":"{}"}}{}}})", assignments.empty() ? "" : ",", s.name,
-                               flavor, s.admitted ? fmt::format(R"(,"count":{})", *s.admitted) : "");
+    assignments += fmt::format(R"({}{{"name":"{}","flavors":{{"nvidia.com/gpu":"{}"}}{}{}}})", assignments.empty() ? "" : ",", s.name,
+                               flavor, s.admitted ? fmt::format(R"(,"count":{})", *s.admitted) : "",
+                               s.topology.empty() ? "" : R"(,"topologyAssignment":)" + s.topology);
   }
   std::string text = fmt::format(
       R"({{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{{"name":"job","namespace":"ml","uid":"w1",)"
@@ -152,6 +154,36 @@ TEST_F(KueueCheck, TheFlavorsNodeLabelsConfineThePlan) {
   EXPECT_EQ(v.plan.slots[0].node, "b1");
   EXPECT_EQ(Judge(w, {}).state, kueue::CheckState::kPending) << "a flavor not read yet: nothing decided";
   EXPECT_THAT(Judge(w, {}).message, HasSubstr("ResourceFlavor \"pool-a\" is not known"));
+}
+
+// Kueue's topology scheduling assigned both pods to g2's host: Kueue's node selector will send
+// them there, so the plan must put them there. g2 has room for one; g1 for both: Retry, where a
+// plan ignoring the assignment would say Ready on g1.
+TEST_F(KueueCheck, PodsGoToTheDomainsKueuesTopologySchedulingAssigned) {
+  Load({NvidiaNode("g1", 8).ToJson(), NvidiaNode("g2", 8).ToJson(), Busy("b2", "g2", 4)});
+  std::string to_g2 = R"({"levels":["kubernetes.io/hostname"],"slices":[{"domainCount":1,"valuesPerLevel":[{"universal":"g2"}],)"
+                      R"("podCounts":{"universal":2}}]})";
+  WorkloadVerdict v = Judge(Workload({{.count = 2, .resources = R"({"nvidia.com/gpu":"4"})", .topology = to_g2}}));
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
+  std::string split = R"({"levels":["kubernetes.io/hostname"],"domains":[{"values":["g1"],"count":1},{"values":["g2"],"count":1}]})";
+  v = Judge(Workload({{.count = 2, .resources = R"({"nvidia.com/gpu":"4"})", .topology = split}}));
+  ASSERT_EQ(v.state, kueue::CheckState::kReady) << v.message;
+  EXPECT_EQ(v.plan.slots[0].node, "g1");
+  EXPECT_EQ(v.plan.slots[1].node, "g2");
+}
+
+// Another check that is Ready (a ProvisioningRequest's, say) sends the pods to pool b through its
+// podSetUpdates: the plan puts them there too.
+TEST_F(KueueCheck, AnotherReadyChecksNodeSelectorConfinesThePlan) {
+  testing::NodeJson a = NvidiaNode("a1", 8), b = NvidiaNode("b1", 8);
+  a.extra_labels["pool"] = "a";
+  b.extra_labels["pool"] = "b";
+  Load({a.ToJson(), b.ToJson(), Busy("x", "b1", 6)});
+  kueue::Workload w = Workload({{.resources = R"({"nvidia.com/gpu":"4"})"}});
+  EXPECT_EQ(Judge(w).state, kueue::CheckState::kReady);
+  w.checks.push_back(kueue::CheckStatus{.name = "provisioning", .state = kueue::CheckState::kReady,
+                                        .updates = {{.name = "workers", .node_selector = {{"pool", "b"}}}}});
+  EXPECT_EQ(Judge(w).state, kueue::CheckState::kRetry) << "pool b has 2 GPUs free";
 }
 
 // Partial admission: 4 workers asked, 2 admitted; two fit, four would not.

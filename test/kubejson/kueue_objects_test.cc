@@ -34,7 +34,9 @@ std::string WorkloadJson(const std::string& api_version = "kueue.x-k8s.io/v1beta
   {"type":"Admitted","status":"False","reason":"NoChecks","message":"The workload has not all checks ready","lastTransitionTime":"2026-12-05T00:10:01Z"}],
   "admission":{"clusterQueue":"gpu-cq","podSetAssignments":[{"name":"workers","flavors":{"cpu":"gb200","memory":"gb200",
    "nvidia.com/gpu":"gb200"},"resourceUsage":{"cpu":"24","memory":"192Gi","nvidia.com/gpu":"12"},"count":3}]},
-  "admissionChecks":[{"name":"gpu-placement","state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:10:01Z"}]}})";
+  "admissionChecks":[{"name":"gpu-placement","state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:10:01Z"},
+   {"name":"provisioning","state":"Ready","message":"","lastTransitionTime":"2026-12-05T00:10:01Z","podSetUpdates":[{"name":"workers",
+    "nodeSelector":{"pool":"b"},"tolerations":[{"key":"prov","operator":"Exists","effect":"NoSchedule"}]}]}]}})";
 }
 
 TEST(KueueObjects, AWorkloadsPodSetsAdmissionAndCheckAreRead) {
@@ -64,7 +66,38 @@ TEST(KueueObjects, AWorkloadsPodSetsAdmissionAndCheckAreRead) {
     EXPECT_FALSE(w->assignments[0].topology_assigned);
     ASSERT_NE(w->FindCheck("gpu-placement"), nullptr);
     EXPECT_EQ(w->FindCheck("gpu-placement")->state, kueue::CheckState::kPending);
+    ASSERT_NE(w->FindCheck("provisioning"), nullptr);
+    ASSERT_EQ(w->FindCheck("provisioning")->updates.size(), 1u);
+    EXPECT_EQ(w->FindCheck("provisioning")->updates[0].node_selector.at("pool"), "b");
+    EXPECT_EQ(w->FindCheck("provisioning")->updates[0].tolerations.size(), 1u);
   }
+}
+
+// Kueue's topology scheduling: the domains of a topologyAssignment, in v1beta2's slices (Kueue
+// 0.19: values universal or individual with prefix and suffix, counts universal or individual)
+// and v1beta1's domains, each as the node labels of its levels and its count of pods.
+TEST(KueueObjects, ATopologyAssignmentsDomainsAreReadInBothVersions) {
+  auto domains = [](const std::string& api_version, const std::string& topology) {
+    std::string text = WorkloadJson(api_version);
+    text.replace(text.find(R"("count":3})"), 10, R"("count":3,"topologyAssignment":)" + topology + "}");
+    rapidjson::Document d;
+    EXPECT_TRUE(json::Parse(text, &d).ok()) << text;
+    StatusOr<kueue::Workload> w = DecodeKueueWorkload(d, "Workload");
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    std::vector<std::string> out;
+    for (const kueue::TopologyDomain& t : w.ok() ? w->assignments[0].topology : std::vector<kueue::TopologyDomain>{}) {
+      std::string labels;
+      for (const auto& [k, v] : t.node_labels) labels += k + "=" + v + ",";
+      out.push_back(labels + std::to_string(t.count));
+    }
+    return out;
+  };
+  EXPECT_THAT(domains("kueue.x-k8s.io/v1beta2",
+                      R"({"levels":["rack","kubernetes.io/hostname"],"slices":[{"domainCount":2,"valuesPerLevel":[{"universal":"r1"},)"
+                      R"({"individual":{"prefix":"gb-","suffix":"-x","roots":["1","2"]}}],"podCounts":{"individual":[2,1]}}]})"),
+              ElementsAre("kubernetes.io/hostname=gb-1-x,rack=r1,2", "kubernetes.io/hostname=gb-2-x,rack=r1,1"));
+  EXPECT_THAT(domains("kueue.x-k8s.io/v1beta1", R"({"levels":["kubernetes.io/hostname"],"domains":[{"values":["g1"],"count":3}]})"),
+              ElementsAre("kubernetes.io/hostname=g1,3"));
 }
 
 TEST(KueueObjects, AFlavorsNodeLabelsAndTolerationsAreRead) {

@@ -32,12 +32,28 @@ struct PodSet {
   Pod prototype;
 };
 
+// One domain of a topologyAssignment: the node labels of its levels (the node selector Kueue
+// gives its pods) and how many of the pod set's pods go there.
+struct TopologyDomain {
+  Labels node_labels;
+  int32_t count = 0;
+};
+
 // status.admission.podSetAssignments[].
 struct PodSetAssignment {
   std::string name;
   std::optional<int32_t> count;  // partial admission; nullopt: the pod set's count
   std::map<std::string, std::string, std::less<>> flavors;  // resource name -> ResourceFlavor
   bool topology_assigned = false;  // topologyAssignment present: Kueue's TAS chose the domains
+  std::vector<TopologyDomain> topology;  // those domains, in order
+};
+
+// status.admissionChecks[].podSetUpdates[]: what a check adds to a pod set's pods at admission
+// (the parts placement reads: node selector and tolerations).
+struct CheckPodSetUpdate {
+  std::string name;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
 };
 
 // status.admissionChecks[]: one check's state as the Workload's status holds it.
@@ -45,6 +61,7 @@ struct CheckStatus {
   std::string name;
   CheckState state = CheckState::kPending;
   std::string message;
+  std::vector<CheckPodSetUpdate> updates;
 };
 
 struct Workload {
