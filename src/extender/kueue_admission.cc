@@ -117,7 +117,9 @@ void KueueAdmission::KeepHoldsLocked(const inventory::KueueState& kueue) const {
       ReleaseLocked(key, *snapshot);
       continue;
     }
-    if (check->state != kueue::CheckState::kReady) continue;
+    // Renewed until Kueue admits the Workload (other checks may take long); from then on a hold
+    // lasts kueue.holdSeconds at most, for the pods to come.
+    if (check->state != kueue::CheckState::kReady || w->admitted) continue;
     for (const HeldSlot& h : HeldWithPrefix(*snapshot, fmt::format("kueue/{}/", key))) {  // its pods not come yet
       auto renewed = renewed_.find(h.hold.pod_uid);
       if (renewed != renewed_.end() && now - renewed->second < half) continue;

@@ -47,12 +47,23 @@ class KueueAdmissionTest : public ::testing::Test {
   void Offer(int pods, int gpus, const std::string& rv, bool evicted = false) {
     kueue::Workload w{.namespace_name = "ml", .name = "wl", .uid = "wl-uid", .resource_version = rv, .quota_reserved = true,
                       .evicted = evicted, .cluster_queue = "cq"};
+    Fill(pods, gpus, &w);
+    inventory_.kueue().Apply(inventory::KueueDelta{.upserts = {.workloads = {w}}});
+  }
+  // Kueue admits the Workload: every check Ready.
+  void Admit() {
+    kueue::Workload w = *inventory_.kueue().State()->FindWorkload("ml/wl");
+    w.admitted = true;
+    w.resource_version += "-admitted";
+    inventory_.kueue().Apply(inventory::KueueDelta{.upserts = {.workloads = {w}}});
+  }
+  static void Fill(int pods, int gpus, kueue::Workload* out) {
+    kueue::Workload& w = *out;
     kueue::PodSet set{.name = "main", .count = pods};
     set.prototype = testing::DecodedPod(PodJson{.name = "t", .namespace_name = "ml", .uid = "t", .containers = {WholeGpus("c", gpus)}}.ToJson());
     w.pod_sets.push_back(std::move(set));
     w.assignments.push_back(kueue::PodSetAssignment{.name = "main", .flavors = {{"nvidia.com/gpu", "default"}}});
     w.checks.push_back(kueue::CheckStatus{.name = "gpu-placement"});
-    inventory_.kueue().Apply(inventory::KueueDelta{.upserts = {.workloads = {w}}});
   }
   kueue::CheckState State() { return inventory_.kueue().State()->FindWorkload("ml/wl")->checks[0].state; }
   // The pods some hold on `node` is about.
@@ -102,15 +113,23 @@ TEST_F(KueueAdmissionTest, HoldsEndClaimedOrNotWhenKueueEvictsTheWorkloadAndStay
   EXPECT_THAT(HeldFor("g1"), IsEmpty()) << "the claimed hold too";
 }
 
-TEST_F(KueueAdmissionTest, HoldsOfAReadyWorkloadAreRenewedWhileItsPodsHaveNotCome) {
+// Other checks keep Kueue from admitting for ten minutes: the hold is renewed meanwhile. Once
+// admitted, it lasts kueue.holdSeconds (300 s) at most, for the pods to come.
+TEST_F(KueueAdmissionTest, HoldsAreRenewedUntilKueueAdmitsThenLastHoldSecondsAtMost) {
   Offer(1, 8, "1");
   ASSERT_EQ(service_->SweepKueue(), 1u);
-  for (int minute = 0; minute < 10; ++minute) {  // twice kueue.holdSeconds (300 s)
-    clock_.Advance(std::chrono::minutes(1));
-    inventory_.Expire();
-    service_->SweepKueue();
-  }
+  auto minutes = [&](int n) {
+    for (int m = 0; m < n; ++m) {
+      clock_.Advance(std::chrono::minutes(1));
+      inventory_.Expire();
+      service_->SweepKueue();
+    }
+  };
+  minutes(10);
   EXPECT_THAT(HeldFor("g1"), ElementsAre("kueue/ml/wl/main/0"));
+  Admit();
+  minutes(6);
+  EXPECT_THAT(HeldFor("g1"), IsEmpty());
 }
 
 TEST_F(KueueAdmissionTest, RetryIsWrittenAtMostOncePerRetryAfter) {

@@ -11,7 +11,8 @@
 //     Workload is decided once per resourceVersion, and set to Retry at most once per
 //     kueue.retryAfterSeconds (Kueue releases that do not honour requeueAfterSeconds requeue at
 //     once);
-//   - renews the holds of Ready Workloads whose pods have not come yet (past half their time);
+//   - renews the holds of Ready Workloads that Kueue has not admitted yet (other checks may take
+//     long), past half their time; once admitted, a hold lasts kueue.holdSeconds at most;
 //   - ends the holds, claimed by pods or not, of Workloads gone, evicted, finished, without quota,
 //     or whose check says Retry or Rejected. A Pending check keeps them: it is about to be decided
 //     again (a Ready written by another replica that the watch has not brought yet looks so).
