@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "fake_apiserver.h"
 #include "fake_clock.h"
 #include "gpusched/common/clock.h"
@@ -205,6 +206,78 @@ TEST_F(LiveKueue, TheCheckWaitsUntilEveryWatchOfKueuesObjectsHasListed) {
   EXPECT_FALSE(a->sync->kueue_healthy());
   api_.ClearFaults();
   EXPECT_TRUE(Eventually([&] { return a->sync->kueue_healthy(); }));
+}
+
+// A Workload of `count` pods of pod set "main" with `spec` as the template's spec, quota reserved,
+// gpusched's check Pending.
+std::string WorkloadOf(int count, const std::string& spec) {
+  return fmt::format(R"({{"metadata":{{"name":"job-big","namespace":"ml","uid":"w-uid"}},"spec":{{"queueName":"team","podSets":[)"
+                     R"({{"name":"main","count":{},"template":{{"spec":{}}}}}]}},"status":{{"conditions":[{{"type":"QuotaReserved",)"
+                     R"("status":"True","reason":"QuotaReserved","message":"","lastTransitionTime":"2026-12-05T00:00:00Z"}}],)"
+                     R"("admission":{{"clusterQueue":"gpu-cq","podSetAssignments":[{{"name":"main","flavors":{{"nvidia.com/gpu":"default"}},)"
+                     R"("count":{}}}]}},"admissionChecks":[{{"name":"gpu-placement","state":"Pending","message":"",)"
+                     R"("lastTransitionTime":"2026-12-05T00:00:00Z"}}]}}}})",
+                     count, spec, count);
+}
+
+// mGPU: four pods of 60% core each; six one-GPU nodes 40% free add up to what they ask, all
+// Kueue's aggregate quota counts. No GPU holds one: Retry.
+TEST_F(LiveKueue, SharesSplitFortyFortyFortyAreRetryThoughTheyAddUp) {
+  for (const char* node : {"g1", "g2"}) ASSERT_TRUE(api_.Remove("nodes", "", node));
+  for (int i = 0; i < 6; ++i) {
+    std::string node = fmt::format("m{}", i);
+    api_.Put("nodes", testing::MgpuNode(node, 1, 24576).ToJson());
+    api_.Put("pods", PodJson{.name = "busy-" + node, .uid = "busy-" + node, .node = node, .phase = "Running",
+                             .containers = {testing::Mgpu("s", 60, 4096)},
+                             .annotations = {{"vke.volcengine.com/gpu-index-container-s", "0"}}}
+                         .ToJson());
+  }
+  api_.Put("workloads.kueue.x-k8s.io",
+           WorkloadOf(4, R"({"containers":[{"name":"c","image":"x","resources":{"limits":{"vke.volcengine.com/mgpu-core":"60",)"
+                         R"("vke.volcengine.com/mgpu-memory":"4096"}}}]})"));
+  std::unique_ptr<testing::LiveReplica> a = Start("gpusched-0");
+  CatchUp(*a);
+  EXPECT_TRUE(Eventually([&] { return a->inventory->Snapshot()->nodes().size() == 6; }));
+  EXPECT_EQ(a->service->SweepKueue(), 1u);
+  CheckSeen seen = Seen(api_);
+  EXPECT_EQ(seen.state, "Retry");
+  EXPECT_THAT(seen.message, HasSubstr("fits on 0 of 6 nodes: GPU 0: 40% core free, needs 60%"));
+}
+
+// kueue PR #15577: 3 replicas, each needing one device through a ResourceClaimTemplate; one node
+// with 2 matching devices and nothing else: Retry. With a second such node: Ready, the plan held
+// across both.
+TEST_F(LiveKueue, ThreeReplicasOfOneDeviceOnANodeWithTwoAreRetryThenReadyAcrossTwoNodes) {
+  for (const char* node : {"g1", "g2"}) ASSERT_TRUE(api_.Remove("nodes", "", node));
+  auto put_dra_node = [&](const std::string& name) {
+    api_.Put("nodes", testing::DraNode(name));
+    api_.Put("resourceslices", testing::GpuSlice(name, 2));
+  };
+  put_dra_node("d1");
+  api_.Put("deviceclasses", std::string(testing::kGpuClass));
+  api_.Put("resourceclaimtemplates", R"({"metadata":{"name":"one-gpu","namespace":"ml"},"spec":{"spec":)" + testing::ClaimSpec(1, "") + "}}");
+  api_.Put("workloads.kueue.x-k8s.io",
+           WorkloadOf(3, R"({"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"c",)"
+                         R"("image":"x","resources":{"claims":[{"name":"gpu"}]}}]})"));
+  std::unique_ptr<testing::LiveReplica> a = Start("gpusched-0");
+  CatchUp(*a);
+  EXPECT_TRUE(Eventually([&] { return a->inventory->kueue().State()->claim_templates.size() == 1; }));
+  EXPECT_TRUE(Eventually([&] { return a->inventory->Snapshot()->dra().slices().all().size() == 1; }));
+  EXPECT_EQ(a->service->SweepKueue(), 1u);
+  EXPECT_EQ(Seen(api_).state, "Retry");
+  put_dra_node("d2");
+  api_.Put("workloads.kueue.x-k8s.io",
+           WorkloadOf(3, R"({"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"c",)"
+                         R"("image":"x","resources":{"claims":[{"name":"gpu"}]}}]})"));
+  CatchUp(*a);
+  EXPECT_TRUE(Eventually([&] { return a->inventory->Snapshot()->dra().slices().all().size() == 2; }));
+  clock_.Advance(std::chrono::seconds(61));
+  EXPECT_EQ(a->service->SweepKueue(), 1u);
+  CheckSeen ready = Seen(api_);
+  EXPECT_EQ(ready.state, "Ready") << ready.message;
+  EXPECT_EQ(ready.message, "3 pods fit on 2 nodes: d1 (2), d2 (1)");
+  EXPECT_THAT(*api_.Get("nodes", "", "d1"), HasSubstr("kueue/ml/job-big/main/"));
+  EXPECT_THAT(*api_.Get("nodes", "", "d2"), HasSubstr("kueue/ml/job-big/main/"));
 }
 
 }  // namespace live_kueue_test
