@@ -48,13 +48,22 @@ std::vector<HeldSlot> HeldWithPrefix(const inventory::InventorySnapshot& snapsho
   return HeldSlots(snapshot, [&](std::string_view uid) { return uid.starts_with(prefix); });
 }
 
-// The podSetUpdates of a Ready Workload: per pod set, the annotations that tie its pods to the plan.
-std::vector<PodSetUpdate> UpdatesOf(const kueue::Workload& w) {
+// The podSetUpdates of a Ready Workload: per pod set, the annotations that tie its pods to the
+// plan, and where the plan lies in one domain, a nodeSelector for it, unless a pod of the set
+// already selects that key (the template, a flavor or another check set it: adding it again would
+// make Kueue fail the job's start).
+std::vector<PodSetUpdate> UpdatesOf(const kueue::Workload& w, const WorkloadVerdict& v) {
   std::vector<PodSetUpdate> out;
   for (const kueue::PodSet& set : w.pod_sets) {
-    out.push_back(PodSetUpdate{.name = set.name,
-                               .annotations = {{std::string(kKueueWorkloadAnnotation), w.namespace_name + "/" + w.name},
-                                               {std::string(kKueuePodSetAnnotation), set.name}}});
+    PodSetUpdate u{.name = set.name,
+                   .annotations = {{std::string(kKueueWorkloadAnnotation), w.namespace_name + "/" + w.name},
+                                   {std::string(kKueuePodSetAnnotation), set.name}}};
+    bool selected = std::any_of(v.pods.begin(), v.pods.end(), [&](const Pod& p) {
+      auto of = p.labels.find("kueue.x-k8s.io/podset");
+      return of != p.labels.end() && of->second == set.name && p.constraints.node_selector.contains(v.domain_key);
+    });
+    if (!v.domain_key.empty() && !selected) u.node_selector[v.domain_key] = v.domain_value;
+    out.push_back(std::move(u));
   }
   return out;
 }
@@ -139,7 +148,7 @@ bool KueueAdmission::DecideLocked(const kueue::Workload& w, const std::string& c
   CheckUpdate update{.state = v.state, .message = v.message};
   if (v.state == kueue::CheckState::kReady) {
     if (Status held = HoldLocked(v); held.ok()) {
-      update.updates = UpdatesOf(w);
+      update.updates = UpdatesOf(w, v);
     } else {
       update = CheckUpdate{.state = kueue::CheckState::kRetry, .message = fmt::format("the plan could not be held: {}", held.message())};
     }

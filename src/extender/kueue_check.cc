@@ -14,6 +14,7 @@
 #include "gpusched/dra/object_set.h"
 #include "gpusched/extender/defrag.h"
 #include "gpusched/extender/explain.h"
+#include "gpusched/extender/gang_domains.h"
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/json/writer.h"
 
@@ -163,6 +164,27 @@ std::string WhyNoNode(const Pod& pod, const EvaluationInputs& in) {
   return ranked.size() > 3 ? out + fmt::format("; and {} other reasons", ranked.size() - 3) : out;
 }
 
+// True if Kueue's topology scheduling assigns domains to some pod set of `w`.
+bool KueueAssignsDomains(const kueue::Workload& w) {
+  return std::any_of(w.assignments.begin(), w.assignments.end(), [](const kueue::PodSetAssignment& a) { return a.topology_assigned; });
+}
+
+// Plans v->pods: inside one domain of the topology levels where they are configured and Kueue
+// assigns none, else across the cluster.
+void PlanPods(const kueue::Workload& w, const EvaluationInputs& in, WorkloadVerdict* v) {
+  if (in.options->topology_levels.empty() || KueueAssignsDomains(w)) {
+    v->plan = PlanPending(v->pods, *in.snapshot, *in.options, in.programs);
+    return;
+  }
+  GangPlacement g = PlanGangInDomains(v->pods, v->pods.size(), "", {}, DomainWait{}, *in.snapshot, *in.options, in.programs);
+  v->plan = std::move(g.plan);
+  v->pods = std::move(g.planned);
+  if (!g.domain.empty()) {
+    v->domain_key = g.level;
+    v->domain_value = g.domain;
+  }
+}
+
 WorkloadVerdict Verdict(kueue::CheckState state, std::string message) {
   return WorkloadVerdict{.state = state, .message = std::move(message)};
 }
@@ -216,10 +238,11 @@ WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const inventory::KueueSt
     with_claims = given.snapshot->WithDra(dra::WithClaims(given.snapshot->dra(), *std::move(claims)));
     in.snapshot = with_claims.get();
   }
-  v.plan = PlanPending(v.pods, *in.snapshot, *in.options, in.programs);
+  PlanPods(w, in, &v);
   if (v.plan.fits) {
     v.state = kueue::CheckState::kReady;
     v.message = FitsText(v.plan);
+    if (!v.domain_key.empty()) v.message += fmt::format(" (one domain: {}={})", v.domain_key, v.domain_value);
     return v;
   }
   v.state = kueue::CheckState::kRetry;

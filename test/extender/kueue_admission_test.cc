@@ -147,5 +147,30 @@ TEST_F(KueueAdmissionTest, RetryIsWrittenAtMostOncePerRetryAfter) {
   EXPECT_EQ(State(), kueue::CheckState::kRetry);
 }
 
+// With topology levels configured (NVLink cliques) and no domain from Kueue's topology
+// scheduling, the Workload goes inside one clique, the fullest in use that holds it: clique B,
+// where g2 already runs a pod; and its pods are pointed there by a nodeSelector in podSetUpdates.
+TEST_F(KueueAdmissionTest, WithTopologyLevelsTheWorkloadGoesInsideOneDomainAndItsPodsAreToldWhich) {
+  ClusterObjects objects;
+  std::vector<std::string> items;
+  for (const char* name : {"a1", "a2", "b1", "b2"}) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    n.extra_labels["nvidia.com/gpu.clique"] = name[0] == 'a' ? "c.A" : "c.B";
+    items.push_back(n.ToJson());
+  }
+  items.push_back(PodJson{.name = "busy", .uid = "busy", .node = "b1", .phase = "Running", .containers = {WholeGpus("c", 2)}}.ToJson());
+  ASSERT_TRUE(kubejson::AppendClusterJson(testing::ListJson(items), &objects).ok());
+  objects.kueue = kueue::Objects{.flavors = {{.name = "default"}},
+                                 .checks = {{.name = "gpu-placement", .controller_name = "gpusched.io/gpu-placement"}},
+                                 .queues = {{.name = "cq", .checks = {{.name = "gpu-placement"}}}}};
+  inventory_.ReplaceCluster(std::move(objects));
+  Offer(2, 2, "1");
+  ASSERT_EQ(service_->SweepKueue(), 1u);
+  ASSERT_EQ(State(), kueue::CheckState::kReady);
+  EXPECT_EQ(kueue_.last.message, "2 pods fit on 1 node: b2 (2) (one domain: nvidia.com/gpu.clique=c.B)");
+  ASSERT_EQ(kueue_.last.updates.size(), 1u);
+  EXPECT_EQ(kueue_.last.updates[0].node_selector, (Labels{{"nvidia.com/gpu.clique", "c.B"}}));
+}
+
 }  // namespace kueue_admission_test
 }  // namespace gpusched::extender

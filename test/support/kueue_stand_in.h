@@ -24,6 +24,7 @@ class KueueStandIn : public extender::KueueWriter {
     next.resource_version = std::to_string(++rv_);
     inventory_->kueue().Apply(inventory::KueueDelta{.upserts = {.workloads = {next}}});
     ++writes;
+    last = update;
     return OkStatus();
   }
   Status Activate(const kueue::AdmissionCheck& check) override {
@@ -35,6 +36,7 @@ class KueueStandIn : public extender::KueueWriter {
 
   bool leading = true;
   int writes = 0;
+  extender::CheckUpdate last;  // the last state written
 
  private:
   inventory::Inventory* inventory_;

@@ -15,6 +15,10 @@
 //   - Pending: quota is not reserved, the Workload is finished or evicted, or an object it names
 //     has not been read: nothing to write.
 //
+// Where topology levels are configured (topology.levels) and Kueue's topology scheduling assigns
+// no domain, the pods are planned inside one domain as a gang is (gang_domains.h), without the
+// gang's wait: a Workload that no one domain holds is planned across domains at once.
+//
 // Pure: the verdict depends only on the arguments.
 #pragma once
 
@@ -47,6 +51,10 @@ struct WorkloadVerdict {
   std::string message;
   std::vector<Pod> pods;    // AdmittedPods, when they could be made
   placement::GangPlan plan;  // of `pods`; when Ready, one slot per pod in their order
+  // Where topology levels are configured and Kueue's topology scheduling assigns no domain: the
+  // one domain the plan lies in (gang_domains.h: the fullest of the lowest level that holds it
+  // all), as its label key and value; "" when planned across domains.
+  std::string domain_key, domain_value;
 };
 
 // Judges `w` on inputs.snapshot under inputs.options, as above, its flavors and claim templates
