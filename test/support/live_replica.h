@@ -31,10 +31,11 @@ struct LiveReplica {
   explicit LiveReplica(const std::string& url, extender::ServiceOptions service_options = {},
                        inventory::InventoryOptions inventory_options = {}, kubeapi::ApiBinderOptions binder_options = {},
                        bool dra_owner = false, extender::ServiceCollaborators with = {},
-                       std::optional<kubeapi::ApiKueueWriterOptions> kueue = std::nullopt) {
+                       std::optional<kubeapi::ApiKueueWriterOptions> kueue = std::nullopt,
+                       kubeapi::ApiClientOptions client_options = {}) {
     kubeapi::ApiConfig config;
     if (!kubeapi::ParseServerUrl(url, &config).ok()) std::abort();
-    client = std::move(kubeapi::ApiClient::Create(config)).value();
+    client = std::move(kubeapi::ApiClient::Create(config, client_options)).value();
     inventory = std::make_unique<inventory::Inventory>(inventory_options);
     sync = std::make_unique<kubeapi::ClusterSync>(
         client.get(), inventory.get(),
