@@ -110,18 +110,24 @@ size_t KueueAdmission::Sweep() const {
 }
 
 void KueueAdmission::KeepHoldsLocked(const inventory::KueueState& kueue) const {
-  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
-  std::set<std::string> keys;
-  for (const HeldSlot& h : HeldWithPrefix(*snapshot, "kueue/")) keys.insert(WorkloadOfHold(h.hold.pod_uid));
+  std::set<std::string> keys, held;
   {
     MutexLock claims(&claim_mu_);
+    for (const HeldSlot& h : HeldWithPrefix(*inventory_->Snapshot(), "kueue/")) {
+      keys.insert(WorkloadOfHold(h.hold.pod_uid));
+      held.insert(h.hold.pod_uid);
+    }
     for (const auto& [uid, key] : claimed_) keys.insert(key);
   }
+  std::erase_if(renewed_, [&](const auto& kv) { return !held.contains(kv.first); });  // claimed, run out, released
   auto now = clock_->Now();
   auto half = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_->kueue_hold_ttl) / 2;
   for (const std::string& key : keys) {
     const kueue::Workload* w = kueue.FindWorkload(key);
     const kueue::CheckStatus* check = w == nullptr ? nullptr : OurCheck(*w, kueue, options_->kueue_controller_name);
+    // Under the claims' lock, on the snapshot of now: a pod cannot take a hold over meanwhile.
+    MutexLock claims(&claim_mu_);
+    std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
     if (!MayKeepHolds(w, check)) {
       ReleaseLocked(key, *snapshot);
       continue;
@@ -146,7 +152,9 @@ bool KueueAdmission::DecideLocked(const kueue::Workload& w, const std::string& c
   WorkloadVerdict v = JudgeWorkload(w, kueue, EvaluationInputs{.snapshot = snapshot.get(), .options = options_, .programs = programs_});
   if (v.state == kueue::CheckState::kPending) return false;
   CheckUpdate update{.state = v.state, .message = v.message};
-  if (v.state == kueue::CheckState::kReady) {
+  if (v.state == kueue::CheckState::kReady && !v.holdable) {
+    update.updates = UpdatesOf(w, v);  // Kueue places the pods later: nothing to hold
+  } else if (v.state == kueue::CheckState::kReady) {
     if (Status held = HoldLocked(v); held.ok()) {
       update.updates = UpdatesOf(w, v);
     } else {
@@ -163,7 +171,13 @@ bool KueueAdmission::DecideLocked(const kueue::Workload& w, const std::string& c
     // Refused outright: nothing was written. Otherwise the outcome is unknown, and the holds stay
     // until the Workload's next state says whether they are needed (KeepHoldsLocked).
     bool unknown = s.code() == StatusCode::kAborted || s.code() == StatusCode::kUnavailable;
-    if (update.state == kueue::CheckState::kReady && !unknown) ReleaseLocked(key, *inventory_->Snapshot());
+    if (update.state == kueue::CheckState::kReady && !unknown) {
+      MutexLock claims(&claim_mu_);
+      ReleaseLocked(key, *inventory_->Snapshot());
+    }
+    // Refused (a role without the status patch, say): asked again after kueue.retryAfterSeconds,
+    // not at every sweep.
+    if (!unknown) retried_[key] = clock_->Now();
     if (s.code() != StatusCode::kAborted) log::Warning("Workload {}: check {} not set {}: {}", key, check, kueue::CheckStateName(update.state), s.message());
     return false;
   }
@@ -197,16 +211,13 @@ void KueueAdmission::ReleaseLocked(std::string_view key, const inventory::Invent
     renewed_.erase(h.hold.pod_uid);
   }
   std::set<std::string, std::less<>> pods;
-  {
-    MutexLock claims(&claim_mu_);
-    for (auto it = claimed_.begin(); it != claimed_.end();) {
-      if (it->second != key) {
-        ++it;
-        continue;
-      }
-      pods.insert(it->first);
-      it = claimed_.erase(it);
+  for (auto it = claimed_.begin(); it != claimed_.end();) {
+    if (it->second != key) {
+      ++it;
+      continue;
     }
+    pods.insert(it->first);
+    it = claimed_.erase(it);
   }
   for (const HeldSlot& h : HeldSlots(snapshot, [&](std::string_view uid) { return pods.contains(uid); })) {
     holds_.Unhold(h.node, h.hold.pod_uid);

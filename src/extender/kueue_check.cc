@@ -166,7 +166,8 @@ std::string WhyNoNode(const Pod& pod, const EvaluationInputs& in) {
 
 // True if Kueue's topology scheduling assigns domains to some pod set of `w`.
 bool KueueAssignsDomains(const kueue::Workload& w) {
-  return std::any_of(w.assignments.begin(), w.assignments.end(), [](const kueue::PodSetAssignment& a) { return a.topology_assigned; });
+  return std::any_of(w.assignments.begin(), w.assignments.end(),
+                     [](const kueue::PodSetAssignment& a) { return a.topology_assigned || a.topology_delayed; });
 }
 
 // Plans v->pods: inside one domain of the topology levels where they are configured and Kueue
@@ -231,7 +232,8 @@ WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const inventory::KueueSt
   if (!pods.ok()) return Verdict(kueue::CheckState::kPending, fmt::format("not judged: {}", pods.status().message()));
   WorkloadVerdict v{.pods = *std::move(pods)};
   StatusOr<std::vector<dra::ResourceClaim>> claims = TemplateClaims(kueue, &v.pods);
-  if (!claims.ok()) return Verdict(kueue::CheckState::kPending, fmt::format("not judged: {}", claims.status().message()));
+  if (!claims.ok()) return Verdict(kueue::CheckState::kRetry, std::string(claims.status().message()));
+  v.holdable = std::none_of(w.assignments.begin(), w.assignments.end(), [](const kueue::PodSetAssignment& a) { return a.topology_delayed; });
   std::shared_ptr<const inventory::InventorySnapshot> with_claims;
   EvaluationInputs in = given;
   if (!claims->empty()) {

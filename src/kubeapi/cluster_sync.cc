@@ -381,9 +381,10 @@ void ClusterSync::AddKueueReflectors() {
     AddOptionalReflector({fmt::format("{}.kueue.x-k8s.io", s.resource), fmt::format("/apis/kueue.x-k8s.io/{}/{}", kueue_version_, s.resource), ""},
                          std::make_unique<KueueFeed>(s.kind, &inventory_->kueue()));
   }
-  // The claim templates a Workload's pods name: their claims do not exist before the pods.
+  // The claim templates a Workload's pods name: their claims do not exist before the pods. Not
+  // among the watches the check waits for: only Workloads that name a template depend on it (one
+  // not read is Retry, with the reason).
   if (dra_version_.empty()) return;
-  kueue_reflectors_.push_back(reflectors_.size());
   AddOptionalReflector({"resourceclaimtemplates", fmt::format("/apis/resource.k8s.io/{}/resourceclaimtemplates", dra_version_), ""},
                        std::make_unique<KueueFeed>(KueueFeed::Kind::kClaimTemplate, &inventory_->kueue()));
 }

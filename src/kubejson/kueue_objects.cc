@@ -227,6 +227,9 @@ Status ReadAdmission(const Value& status, const std::string& path, kueue::Worklo
     const Value* topology = json::Find(a, "topologyAssignment");
     out.topology_assigned = topology != nullptr && !topology->IsNull();
     if (out.topology_assigned) GPUSCHED_RETURN_IF_ERROR(ReadTopology(*topology, ppath + ".topologyAssignment", &out.topology));
+    std::string delayed;
+    GPUSCHED_RETURN_IF_ERROR(json::ReadString(a, "delayedTopologyRequest", ppath, &delayed));
+    out.topology_delayed = delayed == "Pending";
     w->assignments.push_back(std::move(out));
     return OkStatus();
   });

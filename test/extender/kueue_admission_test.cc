@@ -147,6 +147,35 @@ TEST_F(KueueAdmissionTest, RetryIsWrittenAtMostOncePerRetryAfter) {
   EXPECT_EQ(State(), kueue::CheckState::kRetry);
 }
 
+// The API server refuses the write outright (a role without the status patch, say): the holds
+// end, and the Workload is asked about again only after kueue.retryAfterSeconds, not at every
+// sweep (each attempt writes and withdraws its holds on the nodes).
+TEST_F(KueueAdmissionTest, AWriteRefusedOutrightIsNotRetriedAtEverySweep) {
+  kueue_.refuse = FailedPreconditionError("403 Forbidden");
+  Offer(1, 8, "1");
+  EXPECT_EQ(service_->SweepKueue(), 0u);
+  EXPECT_EQ(kueue_.attempts, 1);
+  EXPECT_THAT(HeldFor("g1"), IsEmpty());
+  service_->SweepKueue();
+  EXPECT_EQ(kueue_.attempts, 1);
+  clock_.Advance(std::chrono::seconds(61));
+  service_->SweepKueue();
+  EXPECT_EQ(kueue_.attempts, 2);
+}
+
+// Kueue's topology scheduling will assign the domains later: Ready, nothing held.
+TEST_F(KueueAdmissionTest, AReadyBeforeKueuesDelayedTopologyAssignmentHoldsNothing) {
+  kueue::Workload w{.namespace_name = "ml", .name = "wl", .uid = "wl-uid", .resource_version = "1", .quota_reserved = true,
+                    .cluster_queue = "cq"};
+  Fill(1, 8, &w);
+  w.assignments[0].topology_delayed = true;
+  inventory_.kueue().Apply(inventory::KueueDelta{.upserts = {.workloads = {w}}});
+  ASSERT_EQ(service_->SweepKueue(), 1u);
+  EXPECT_EQ(State(), kueue::CheckState::kReady);
+  EXPECT_THAT(HeldFor("g1"), IsEmpty());
+  EXPECT_TRUE(kueue_.last.updates[0].node_selector.empty());
+}
+
 // With topology levels configured (NVLink cliques) and no domain from Kueue's topology
 // scheduling, the Workload goes inside one clique, the fullest in use that holds it: clique B,
 // where g2 already runs a pod; and its pods are pointed there by a nodeSelector in podSetUpdates.

@@ -186,6 +186,19 @@ TEST_F(KueueCheck, AnotherReadyChecksNodeSelectorConfinesThePlan) {
   EXPECT_EQ(Judge(w).state, kueue::CheckState::kRetry) << "pool b has 2 GPUs free";
 }
 
+// Kueue's topology scheduling assigns the domains in a second pass (delayedTopologyRequest
+// Pending): the pods will go where Kueue sends them, so Ready says they can be placed, and the
+// plan is not to be held.
+TEST_F(KueueCheck, APlanBeforeKueuesDelayedTopologyAssignmentIsNotHeld) {
+  Load({NvidiaNode("g1", 8).ToJson()});
+  kueue::Workload w = Workload({{.resources = R"({"nvidia.com/gpu":"4"})"}});
+  EXPECT_TRUE(Judge(w).holdable);
+  w.assignments[0].topology_delayed = true;
+  WorkloadVerdict v = Judge(w);
+  EXPECT_EQ(v.state, kueue::CheckState::kReady) << v.message;
+  EXPECT_FALSE(v.holdable);
+}
+
 // Partial admission: 4 workers asked, 2 admitted; two fit, four would not.
 TEST_F(KueueCheck, PartialAdmissionsCountIsWhatIsPlanned) {
   Load({NvidiaNode("g1", 8).ToJson()});
@@ -221,13 +234,14 @@ TEST_F(KueueCheck, ThreeReplicasOfOneDeviceOnANodeWithTwoAreRetryUntilASecondNod
   EXPECT_EQ(nodes, (std::set<std::string>{"d1", "d2"}));
 }
 
-// A claim template not read yet leaves the Workload undecided (Pending), never Retry or Rejected.
-TEST_F(KueueCheck, AClaimTemplateNotReadYetLeavesTheWorkloadUndecided) {
+// A claim template that is not known (the check acts once its watches listed: it does not
+// exist, or cannot be read) is Retry with the reason, never Rejected.
+TEST_F(KueueCheck, AClaimTemplateNotKnownIsRetryWithTheReason) {
   Load({testing::DraNode("d1"), testing::GpuSlice("d1", 2), std::string(testing::kGpuClass)});
   std::string spec = R"({"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"c","image":"x",)"
                      R"("resources":{"claims":[{"name":"gpu"}]}}]})";
   WorkloadVerdict v = Judge(Workload({{.name = "replicas", .count = 1, .spec = spec}}));
-  EXPECT_EQ(v.state, kueue::CheckState::kPending) << v.message;
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
   EXPECT_THAT(v.message, HasSubstr("ResourceClaimTemplate ml/one-gpu is not known"));
 }
 

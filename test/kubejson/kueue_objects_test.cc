@@ -33,7 +33,8 @@ std::string WorkloadJson(const std::string& api_version = "kueue.x-k8s.io/v1beta
    "lastTransitionTime":"2026-12-05T00:10:01Z","observedGeneration":1},
   {"type":"Admitted","status":"False","reason":"NoChecks","message":"The workload has not all checks ready","lastTransitionTime":"2026-12-05T00:10:01Z"}],
   "admission":{"clusterQueue":"gpu-cq","podSetAssignments":[{"name":"workers","flavors":{"cpu":"gb200","memory":"gb200",
-   "nvidia.com/gpu":"gb200"},"resourceUsage":{"cpu":"24","memory":"192Gi","nvidia.com/gpu":"12"},"count":3}]},
+   "nvidia.com/gpu":"gb200"},"resourceUsage":{"cpu":"24","memory":"192Gi","nvidia.com/gpu":"12"},"count":3,
+   "delayedTopologyRequest":"Pending"}]},
   "admissionChecks":[{"name":"gpu-placement","state":"Pending","message":"","lastTransitionTime":"2026-12-05T00:10:01Z"},
    {"name":"provisioning","state":"Ready","message":"","lastTransitionTime":"2026-12-05T00:10:01Z","podSetUpdates":[{"name":"workers",
     "nodeSelector":{"pool":"b"},"tolerations":[{"key":"prov","operator":"Exists","effect":"NoSchedule"}]}]}]}})";
@@ -64,6 +65,7 @@ TEST(KueueObjects, AWorkloadsPodSetsAdmissionAndCheckAreRead) {
     ASSERT_EQ(w->assignments.size(), 1u);
     EXPECT_EQ(w->assignments[0].flavors.at("nvidia.com/gpu"), "gb200");
     EXPECT_FALSE(w->assignments[0].topology_assigned);
+    EXPECT_TRUE(w->assignments[0].topology_delayed) << "delayedTopologyRequest: Pending";
     ASSERT_NE(w->FindCheck("gpu-placement"), nullptr);
     EXPECT_EQ(w->FindCheck("gpu-placement")->state, kueue::CheckState::kPending);
     ASSERT_NE(w->FindCheck("provisioning"), nullptr);
@@ -79,7 +81,7 @@ TEST(KueueObjects, AWorkloadsPodSetsAdmissionAndCheckAreRead) {
 TEST(KueueObjects, ATopologyAssignmentsDomainsAreReadInBothVersions) {
   auto domains = [](const std::string& api_version, const std::string& topology) {
     std::string text = WorkloadJson(api_version);
-    text.replace(text.find(R"("count":3})"), 10, R"("count":3,"topologyAssignment":)" + topology + "}");
+    text.replace(text.find(R"("count":3,)"), 10, R"("count":3,"topologyAssignment":)" + topology + ",");
     rapidjson::Document d;
     EXPECT_TRUE(json::Parse(text, &d).ok()) << text;
     StatusOr<kueue::Workload> w = DecodeKueueWorkload(d, "Workload");

@@ -17,6 +17,8 @@ class KueueStandIn : public extender::KueueWriter {
   explicit KueueStandIn(inventory::Inventory* inventory) : inventory_(inventory) {}
   bool Leading() override { return leading; }
   Status SetCheckState(const kueue::Workload& w, const std::string& check, const extender::CheckUpdate& update) override {
+    ++attempts;
+    if (!refuse.ok()) return refuse;
     kueue::Workload next = w;
     for (kueue::CheckStatus& c : next.checks) {
       if (c.name == check) c = kueue::CheckStatus{.name = check, .state = update.state, .message = update.message};
@@ -35,7 +37,9 @@ class KueueStandIn : public extender::KueueWriter {
   }
 
   bool leading = true;
-  int writes = 0;
+  Status refuse = OkStatus();  // when set, every state write is refused so
+  int attempts = 0;            // state writes asked for
+  int writes = 0;              // and made
   extender::CheckUpdate last;  // the last state written
 
  private:

@@ -78,7 +78,7 @@ class KueueAdmission {
   // Ends or renews the holds of every Workload that has some, as above.
   void KeepHoldsLocked(const inventory::KueueState& kueue) const GPUSCHED_REQUIRES(mu_);
   // Ends every hold about a pod of Workload `key` ("namespace/name"), claimed or not.
-  void ReleaseLocked(std::string_view key, const inventory::InventorySnapshot& snapshot) const GPUSCHED_REQUIRES(mu_);
+  void ReleaseLocked(std::string_view key, const inventory::InventorySnapshot& snapshot) const GPUSCHED_REQUIRES(mu_, claim_mu_);
 
   inventory::Inventory* const inventory_;
   const ServiceOptions* const options_;
@@ -91,7 +91,7 @@ class KueueAdmission {
   // When each Workload was last set to Retry, and each unclaimed hold last made or renewed.
   mutable std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> retried_ GPUSCHED_GUARDED_BY(mu_);
   mutable std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> renewed_ GPUSCHED_GUARDED_BY(mu_);
-  mutable Mutex claim_mu_;
+  mutable Mutex claim_mu_;  // taken after mu_ where both are held, never before
   // Holds taken over by pods (Claim): pod UID -> Workload key, so that they end with it.
   mutable std::map<std::string, std::string, std::less<>> claimed_ GPUSCHED_GUARDED_BY(claim_mu_);
 };

@@ -12,8 +12,9 @@
 //   - Rejected: some pod set's pod fits no node even with every node empty, Ready and without
 //     cordons or taints, while every node's GPUs can be judged and none serves DRA; or a template
 //     cannot be read (Kueue then deactivates the Workload until someone reactivates it).
-//   - Pending: quota is not reserved, the Workload is finished or evicted, or an object it names
-//     has not been read: nothing to write.
+//   - Pending: quota is not reserved, the Workload is finished or evicted, or a flavor it names
+//     has not been read: nothing to write. A claim template not known is Retry (the check acts only
+//     once its watches listed: it does not exist, or cannot be read).
 //
 // Where topology levels are configured (topology.levels) and Kueue's topology scheduling assigns
 // no domain, the pods are planned inside one domain as a gang is (gang_domains.h), without the
@@ -55,6 +56,10 @@ struct WorkloadVerdict {
   // one domain the plan lies in (gang_domains.h: the fullest of the lowest level that holds it
   // all), as its label key and value; "" when planned across domains.
   std::string domain_key, domain_value;
+  // False while Kueue's topology scheduling has yet to assign the domains (delayedTopologyRequest
+  // Pending): the pods will go where Kueue sends them, so a Ready plan is a test of feasibility
+  // and is not held.
+  bool holdable = true;
 };
 
 // Judges `w` on inputs.snapshot under inputs.options, as above, its flavors and claim templates

@@ -46,6 +46,9 @@ struct PodSetAssignment {
   std::map<std::string, std::string, std::less<>> flavors;  // resource name -> ResourceFlavor
   bool topology_assigned = false;  // topologyAssignment present: Kueue's TAS chose the domains
   std::vector<TopologyDomain> topology;  // those domains, in order
+  // delayedTopologyRequest is Pending: Kueue's topology scheduling assigns the domains in a
+  // second pass, after the checks (a ProvisioningRequest's nodes, say).
+  bool topology_delayed = false;
 };
 
 // status.admissionChecks[].podSetUpdates[]: what a check adds to a pod set's pods at admission
