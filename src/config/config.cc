@@ -247,6 +247,8 @@ const Setting kSettings[] = {
     {"kueue.leaderLease", "", "", "", Kind::kScalar, &KueueLease},
     {"kueue.holdSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 1, &c->service.kueue_hold_ttl); }},
+    {"kueue.rejectUnplaceable", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Bool(t, &c->service.kueue_reject_unplaceable); }},
     {"kueue.retryAfterSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.kueue_retry_after); }},
     {"dra.searchSteps", "", "", "", Kind::kScalar,

@@ -258,7 +258,7 @@ WorkloadVerdict JudgeWorkload(const kueue::Workload& w, const inventory::KueueSt
   } else if (!alone.empty()) {
     v.message = fmt::format("{} {}", failed.name, alone);
   }
-  if (std::string never = PodSetThatNeverFits(w, v.pods, in); !never.empty()) {
+  if (std::string never = in.options->kueue_reject_unplaceable ? PodSetThatNeverFits(w, v.pods, in) : ""; !never.empty()) {
     v.state = kueue::CheckState::kRejected;
     v.message = fmt::format("pod set {}: its pods fit no node even with every node empty; {}", never, v.message);
   }

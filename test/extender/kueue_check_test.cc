@@ -131,6 +131,9 @@ TEST_F(KueueCheck, APodNoEmptyNodeHoldsIsRejectedButACordonedNodeThatCouldIsNot)
   WorkloadVerdict v = Judge(w);
   EXPECT_EQ(v.state, kueue::CheckState::kRejected) << v.message;
   EXPECT_THAT(v.message, HasSubstr("pod set workers: its pods fit no node even with every node empty"));
+  options_.kueue_reject_unplaceable = false;  // node pools that scale to zero: a larger node may come
+  EXPECT_EQ(Judge(w).state, kueue::CheckState::kRetry);
+  options_.kueue_reject_unplaceable = true;
   testing::NodeJson big = NvidiaNode("g16", 16);
   big.spec_extra = R"("unschedulable":true,"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}])";
   Load({NvidiaNode("g1", 8).ToJson(), big.ToJson()});

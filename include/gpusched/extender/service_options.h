@@ -93,6 +93,10 @@ struct ServiceOptions {
   // requeueAfterSeconds).
   std::chrono::seconds kueue_hold_ttl{300};
   std::chrono::seconds kueue_retry_after{60};
+  // Whether a Workload with a pod that no node of the cluster could hold even empty is Rejected
+  // (kueue.rejectUnplaceable). Off where node pools scale to zero: a node that is missing now may
+  // come, and such Workloads get Retry instead.
+  bool kueue_reject_unplaceable = true;
 };
 
 // Not owned: each must outlive the service. Null means "not there".
