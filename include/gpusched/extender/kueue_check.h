@@ -10,8 +10,9 @@
 //   - Ready: they fit together; the plan gives each pod its node and GPUs.
 //   - Retry: they do not fit now; the message says why, in explain's words.
 //   - Rejected: some pod set's pod fits no node even with every node empty, Ready and without
-//     cordons or taints, while every node's GPUs can be judged and none serves DRA; or a template
-//     cannot be read (Kueue then deactivates the Workload until someone reactivates it).
+//     cordons or taints, while every node's GPUs can be judged and none serves DRA (unless
+//     kueue.rejectUnplaceable is off: Retry then); or a template cannot be read (Kueue then
+//     deactivates the Workload until someone reactivates it).
 //   - Pending: quota is not reserved, the Workload is finished or evicted, or a flavor it names
 //     has not been read: nothing to write. A claim template not known is Retry (the check acts only
 //     once its watches listed: it does not exist, or cannot be read).
@@ -43,8 +44,11 @@ std::string AdmittedPodUid(const kueue::Workload& w, std::string_view pod_set, i
 
 // The pods the admission of `w` makes, pod set by pod set: AdmittedCount copies of the pod set's
 // template, named "<workload>-<pod set>-<ordinal>" with AdmittedPodUid, the Workload's priority,
-// the node labels of each flavor the pod set is assigned added to its nodeSelector and the
-// flavor's tolerations to its tolerations. Errors: NotFound naming a flavor `flavors` lacks.
+// label kueue.x-k8s.io/podset, and in their nodeSelector and tolerations what Kueue will give
+// them: the node labels and tolerations of each flavor the pod set is assigned, those of the
+// Ready checks' podSetUpdates, and the labels of the domain Kueue's topology scheduling assigned
+// each (the domains taking their counts of pods in order). Errors: NotFound naming a flavor
+// `flavors` lacks.
 StatusOr<std::vector<Pod>> AdmittedPods(const kueue::Workload& w, const KueueFlavors& flavors);
 
 struct WorkloadVerdict {
