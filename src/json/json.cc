@@ -392,6 +392,14 @@ Status ReadInt64(const rapidjson::Value& obj, std::string_view key, std::string_
   return OkStatus();
 }
 
+Status ReadCount(const rapidjson::Value& obj, std::string_view key, std::string_view path, int32_t* out) {
+  int64_t n = *out;
+  GPUSCHED_RETURN_IF_ERROR(ReadInt64(obj, key, path, &n));
+  if (n < 0 || n > INT32_MAX) return InvalidArgumentError(fmt::format("{}.{}: {} is not a 32-bit count", path, key, n));
+  *out = static_cast<int32_t>(n);
+  return OkStatus();
+}
+
 Status ReadBool(const rapidjson::Value& obj, std::string_view key, std::string_view path, bool* out) {
   const rapidjson::Value* v = Find(obj, key);
   if (v == nullptr) return OkStatus();

@@ -32,25 +32,17 @@ Status ReadMeta(const Value& v, const std::string& path, Meta* out) {
   return json::ReadString(*meta, "resourceVersion", mpath, &out->resource_version);
 }
 
-// For each element of the array obj[key] (absent or null: none), read(element, its path).
-template <typename Read>
-Status ForEachItem(const Value& obj, std::string_view key, const std::string& path, Read read) {
-  const Value* items = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, key, path, &items));
-  for (rapidjson::SizeType i = 0; items != nullptr && i < items->Size(); ++i) {
-    std::string ipath = fmt::format("{}.{}[{}]", path, key, i);
-    if (!(*items)[i].IsObject()) return json::WrongType(ipath, "object", (*items)[i]);
-    GPUSCHED_RETURN_IF_ERROR(read((*items)[i], ipath));
-  }
-  return OkStatus();
-}
-
-// A count at obj[key]: a non-negative 32-bit integer (absent: *out unchanged).
-Status ReadCount(const Value& obj, std::string_view key, const std::string& path, int32_t* out) {
-  int64_t n = *out;
-  GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(obj, key, path, &n));
-  if (n < 0 || n > INT32_MAX) return InvalidArgumentError(fmt::format("{}.{}: {} is not a 32-bit count", path, key, n));
-  *out = static_cast<int32_t>(n);
+// An object of a cluster-scoped kind: its metadata (ReadMeta), its spec (null when absent) and
+// the path errors about the spec name ("<path> <name>.spec").
+struct Named {
+  Meta meta;
+  const Value* spec = nullptr;
+  std::string spec_path;
+};
+Status ReadNamed(const Value& v, const std::string& path, Named* out) {
+  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, path, &out->meta));
+  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &out->spec));
+  out->spec_path = fmt::format("{} {}.spec", path, out->meta.name);
   return OkStatus();
 }
 
@@ -58,7 +50,7 @@ Status ReadOptionalCount(const Value& obj, std::string_view key, const std::stri
   const Value* v = json::Find(obj, key);
   if (v == nullptr || v->IsNull()) return OkStatus();
   int32_t n = 0;
-  GPUSCHED_RETURN_IF_ERROR(ReadCount(obj, key, path, &n));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadCount(obj, key, path, &n));
   *out = n;
   return OkStatus();
 }
@@ -89,11 +81,11 @@ StatusOr<Pod> TemplatePod(const Value& tmpl, const std::string& ns, const std::s
 }
 
 Status ReadPodSets(const Value& spec, const std::string& path, kueue::Workload* w) {
-  return ForEachItem(spec, "podSets", path, [&](const Value& s, const std::string& spath) {
+  return json::ForEachObject(spec, "podSets", path, [&](const Value& s, const std::string& spath) {
     kueue::PodSet set;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(s, "name", spath, &set.name));
     if (set.name.empty()) set.name = "main";  // Kueue's default
-    GPUSCHED_RETURN_IF_ERROR(ReadCount(s, "count", spath, &set.count));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadCount(s, "count", spath, &set.count));
     GPUSCHED_RETURN_IF_ERROR(ReadOptionalCount(s, "minCount", spath, &set.min_count));
     const Value* tmpl = nullptr;
     GPUSCHED_RETURN_IF_ERROR(json::FindObject(s, "template", spath, &tmpl));
@@ -107,7 +99,7 @@ Status ReadPodSets(const Value& spec, const std::string& path, kueue::Workload* 
 }
 
 Status ReadConditions(const Value& status, const std::string& path, kueue::Workload* w) {
-  return ForEachItem(status, "conditions", path, [&](const Value& c, const std::string& cpath) {
+  return json::ForEachObject(status, "conditions", path, [&](const Value& c, const std::string& cpath) {
     std::string type, value;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "type", cpath, &type));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "status", cpath, &value));
@@ -185,18 +177,18 @@ Status ReadTopology(const Value& t, const std::string& path, std::vector<kueue::
     out->push_back(std::move(d));
     return OkStatus();
   };
-  GPUSCHED_RETURN_IF_ERROR(ForEachItem(t, "domains", path, [&](const Value& d, const std::string& dpath) {
+  GPUSCHED_RETURN_IF_ERROR(json::ForEachObject(t, "domains", path, [&](const Value& d, const std::string& dpath) {
     std::vector<std::string> values;
     int32_t count = 0;
     GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(d, "values", dpath, &values));
-    GPUSCHED_RETURN_IF_ERROR(ReadCount(d, "count", dpath, &count));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadCount(d, "count", dpath, &count));
     return add(values, count, dpath);
   }));
-  return ForEachItem(t, "slices", path, [&](const Value& slice, const std::string& spath) {
+  return json::ForEachObject(t, "slices", path, [&](const Value& slice, const std::string& spath) {
     int32_t n = 0;
-    GPUSCHED_RETURN_IF_ERROR(ReadCount(slice, "domainCount", spath, &n));
+    GPUSCHED_RETURN_IF_ERROR(json::ReadCount(slice, "domainCount", spath, &n));
     std::vector<std::vector<std::string>> per_level;
-    GPUSCHED_RETURN_IF_ERROR(ForEachItem(slice, "valuesPerLevel", spath, [&](const Value& level, const std::string& lpath) {
+    GPUSCHED_RETURN_IF_ERROR(json::ForEachObject(slice, "valuesPerLevel", spath, [&](const Value& level, const std::string& lpath) {
       return ReadSliceValues(level, n, lpath, &per_level.emplace_back());
     }));
     std::vector<int32_t> counts;
@@ -216,7 +208,7 @@ Status ReadAdmission(const Value& status, const std::string& path, kueue::Worklo
   if (admission == nullptr) return OkStatus();
   std::string apath = path + ".admission";
   GPUSCHED_RETURN_IF_ERROR(json::ReadString(*admission, "clusterQueue", apath, &w->cluster_queue));
-  return ForEachItem(*admission, "podSetAssignments", apath, [&](const Value& a, const std::string& ppath) {
+  return json::ForEachObject(*admission, "podSetAssignments", apath, [&](const Value& a, const std::string& ppath) {
     kueue::PodSetAssignment out;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(a, "name", ppath, &out.name));
     if (out.name.empty()) out.name = "main";  // Kueue's default, as for pod sets
@@ -244,7 +236,7 @@ StatusOr<kueue::CheckState> ParseCheckState(const std::string& text, const std::
 }
 
 Status ReadChecks(const Value& status, const std::string& path, kueue::Workload* w) {
-  return ForEachItem(status, "admissionChecks", path, [&](const Value& c, const std::string& cpath) {
+  return json::ForEachObject(status, "admissionChecks", path, [&](const Value& c, const std::string& cpath) {
     kueue::CheckStatus check;
     std::string state;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &check.name));
@@ -253,7 +245,7 @@ Status ReadChecks(const Value& status, const std::string& path, kueue::Workload*
     StatusOr<kueue::CheckState> parsed = ParseCheckState(state, cpath + ".state");
     if (!parsed.ok()) return parsed.status();
     check.state = *parsed;
-    GPUSCHED_RETURN_IF_ERROR(ForEachItem(c, "podSetUpdates", cpath, [&](const Value& u, const std::string& upath) {
+    GPUSCHED_RETURN_IF_ERROR(json::ForEachObject(c, "podSetUpdates", cpath, [&](const Value& u, const std::string& upath) {
       kueue::CheckPodSetUpdate update;
       GPUSCHED_RETURN_IF_ERROR(json::ReadString(u, "name", upath, &update.name));
       GPUSCHED_RETURN_IF_ERROR(DecodeStringMap(u, "nodeSelector", upath, &update.node_selector));
@@ -302,33 +294,27 @@ StatusOr<kueue::Workload> DecodeKueueWorkload(const Value& v, std::string_view p
   return w;
 }
 
-StatusOr<kueue::ResourceFlavor> DecodeResourceFlavor(const Value& v, std::string_view path_view) {
-  std::string path(path_view);
-  Meta meta;
-  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, path, &meta));
-  kueue::ResourceFlavor f{.name = meta.name};
-  const Value* spec = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
-  if (spec == nullptr) return f;
-  std::string spath = fmt::format("{} {}.spec", path, f.name);
-  GPUSCHED_RETURN_IF_ERROR(DecodeStringMap(*spec, "nodeLabels", spath, &f.node_labels));
-  GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(*spec, spath, &f.tolerations));
+StatusOr<kueue::ResourceFlavor> DecodeResourceFlavor(const Value& v, std::string_view path) {
+  Named o;
+  GPUSCHED_RETURN_IF_ERROR(ReadNamed(v, std::string(path), &o));
+  kueue::ResourceFlavor f{.name = o.meta.name};
+  if (o.spec == nullptr) return f;
+  GPUSCHED_RETURN_IF_ERROR(DecodeStringMap(*o.spec, "nodeLabels", o.spec_path, &f.node_labels));
+  GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(*o.spec, o.spec_path, &f.tolerations));
   return f;
 }
 
 StatusOr<kueue::AdmissionCheck> DecodeAdmissionCheck(const Value& v, std::string_view path_view) {
   std::string path(path_view);
-  Meta meta;
-  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, path, &meta));
-  kueue::AdmissionCheck c{.name = meta.name};
-  const Value* spec = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
-  if (spec == nullptr) return InvalidArgumentError(fmt::format("{} {}.spec: missing", path, c.name));
-  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*spec, "controllerName", fmt::format("{} {}.spec", path, c.name), &c.controller_name));
+  Named o;
+  GPUSCHED_RETURN_IF_ERROR(ReadNamed(v, path, &o));
+  kueue::AdmissionCheck c{.name = o.meta.name};
+  if (o.spec == nullptr) return InvalidArgumentError(o.spec_path + ": missing");
+  GPUSCHED_RETURN_IF_ERROR(json::ReadString(*o.spec, "controllerName", o.spec_path, &c.controller_name));
   const Value* status = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "status", path, &status));
   if (status == nullptr) return c;
-  GPUSCHED_RETURN_IF_ERROR(ForEachItem(*status, "conditions", fmt::format("{} {}.status", path, c.name),
+  GPUSCHED_RETURN_IF_ERROR(json::ForEachObject(*status, "conditions", fmt::format("{} {}.status", path, c.name),
                                        [&](const Value& cond, const std::string& cpath) {
                                          std::string type, value;
                                          GPUSCHED_RETURN_IF_ERROR(json::ReadString(cond, "type", cpath, &type));
@@ -339,15 +325,13 @@ StatusOr<kueue::AdmissionCheck> DecodeAdmissionCheck(const Value& v, std::string
   return c;
 }
 
-StatusOr<kueue::ClusterQueue> DecodeClusterQueue(const Value& v, std::string_view path_view) {
-  std::string path(path_view);
-  Meta meta;
-  GPUSCHED_RETURN_IF_ERROR(ReadMeta(v, path, &meta));
-  kueue::ClusterQueue q{.name = meta.name};
-  const Value* spec = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindObject(v, "spec", path, &spec));
-  if (spec == nullptr) return q;
-  std::string spath = fmt::format("{} {}.spec", path, q.name);
+StatusOr<kueue::ClusterQueue> DecodeClusterQueue(const Value& v, std::string_view path) {
+  Named o;
+  GPUSCHED_RETURN_IF_ERROR(ReadNamed(v, std::string(path), &o));
+  kueue::ClusterQueue q{.name = o.meta.name};
+  if (o.spec == nullptr) return q;
+  const Value* spec = o.spec;
+  const std::string& spath = o.spec_path;
   std::vector<std::string> names;
   GPUSCHED_RETURN_IF_ERROR(json::ReadStrings(*spec, "admissionChecks", spath, &names));
   for (std::string& n : names) q.checks.push_back(kueue::QueueCheck{.name = std::move(n)});
@@ -355,7 +339,7 @@ StatusOr<kueue::ClusterQueue> DecodeClusterQueue(const Value& v, std::string_vie
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(*spec, "admissionChecksStrategy", spath, &strategy));
   if (strategy == nullptr) return q;
   if (!names.empty()) return InvalidArgumentError(spath + ": admissionChecks and admissionChecksStrategy are both set (Kueue allows one)");
-  GPUSCHED_RETURN_IF_ERROR(ForEachItem(*strategy, "admissionChecks", spath + ".admissionChecksStrategy",
+  GPUSCHED_RETURN_IF_ERROR(json::ForEachObject(*strategy, "admissionChecks", spath + ".admissionChecksStrategy",
                                        [&](const Value& c, const std::string& cpath) {
                                          kueue::QueueCheck check;
                                          GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "name", cpath, &check.name));

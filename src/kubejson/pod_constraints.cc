@@ -17,21 +17,8 @@ namespace {
 
 using rapidjson::Value;
 
-// Calls read(element, path) for each element of the array member `key` of `obj` (absent: none).
-template <typename Read>
-Status ForEach(const Value& obj, std::string_view key, std::string_view path, Read read) {
-  const Value* list = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(json::FindArray(obj, key, path, &list));
-  for (rapidjson::SizeType i = 0; list != nullptr && i < list->Size(); ++i) {
-    std::string epath = fmt::format("{}.{}[{}]", path, key, i);
-    if (!(*list)[i].IsObject()) return json::WrongType(epath, "object", (*list)[i]);
-    GPUSCHED_RETURN_IF_ERROR(read((*list)[i], epath));
-  }
-  return OkStatus();
-}
-
 Status ReadRequirements(const Value& term, std::string_view key, std::string_view path, std::vector<NodeRequirement>* out) {
-  return ForEach(term, key, path, [&](const Value& e, const std::string& epath) {
+  return json::ForEachObject(term, key, path, [&](const Value& e, const std::string& epath) {
     NodeRequirement r;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(e, "key", epath, &r.key));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(e, "operator", epath, &r.op));
@@ -51,7 +38,7 @@ Status ReadNodeAffinity(const Value& affinity, const std::string& path, PodConst
   if (required == nullptr) return OkStatus();
   std::string rpath = npath + ".requiredDuringSchedulingIgnoredDuringExecution";
   out->node_affinity.emplace();
-  return ForEach(*required, "nodeSelectorTerms", rpath, [&](const Value& t, const std::string& tpath) {
+  return json::ForEachObject(*required, "nodeSelectorTerms", rpath, [&](const Value& t, const std::string& tpath) {
     NodeTerm term;
     GPUSCHED_RETURN_IF_ERROR(ReadRequirements(t, "matchExpressions", tpath, &term.expressions));
     GPUSCHED_RETURN_IF_ERROR(ReadRequirements(t, "matchFields", tpath, &term.fields));
@@ -74,7 +61,7 @@ Status ReadPodTerms(const Value& affinity, std::string_view kind, const std::str
   const Value* relation = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(affinity, kind, path, &relation));
   if (relation == nullptr) return OkStatus();
-  return ForEach(*relation, "requiredDuringSchedulingIgnoredDuringExecution", fmt::format("{}.{}", path, kind),
+  return json::ForEachObject(*relation, "requiredDuringSchedulingIgnoredDuringExecution", fmt::format("{}.{}", path, kind),
                  [&](const Value& t, const std::string& tpath) {
                    PodTerm term;
                    GPUSCHED_RETURN_IF_ERROR(ReadOptionalSelector(t, "labelSelector", tpath, &term.selector));
@@ -88,8 +75,8 @@ Status ReadPodTerms(const Value& affinity, std::string_view kind, const std::str
 }
 
 Status ReadHostPorts(const Value& spec, std::string_view key, const std::string& path, std::vector<HostPort>* out) {
-  return ForEach(spec, key, path, [&](const Value& c, const std::string& cpath) {
-    return ForEach(c, "ports", cpath, [&](const Value& p, const std::string& ppath) {
+  return json::ForEachObject(spec, key, path, [&](const Value& c, const std::string& cpath) {
+    return json::ForEachObject(c, "ports", cpath, [&](const Value& p, const std::string& ppath) {
       int64_t host_port = 0;
       GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(p, "hostPort", ppath, &host_port));
       if (host_port <= 0) return OkStatus();
@@ -127,7 +114,7 @@ Status DecodeStringMap(const Value& obj, std::string_view key, const std::string
 }
 
 Status DecodeTolerations(const Value& obj, const std::string& path, std::vector<Toleration>* out) {
-  return ForEach(obj, "tolerations", path, [&](const Value& t, const std::string& tpath) {
+  return json::ForEachObject(obj, "tolerations", path, [&](const Value& t, const std::string& tpath) {
     Toleration tol;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "key", tpath, &tol.key));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "operator", tpath, &tol.op));
@@ -149,7 +136,7 @@ Status DecodePodConstraints(const Value& spec, const std::string& path, PodConst
     GPUSCHED_RETURN_IF_ERROR(ReadPodTerms(*affinity, "podAntiAffinity", apath, &out->anti_affinity));
   }
   GPUSCHED_RETURN_IF_ERROR(DecodeTolerations(spec, path, &out->tolerations));
-  GPUSCHED_RETURN_IF_ERROR(ForEach(spec, "topologySpreadConstraints", path, [&](const Value& c, const std::string& cpath) {
+  GPUSCHED_RETURN_IF_ERROR(json::ForEachObject(spec, "topologySpreadConstraints", path, [&](const Value& c, const std::string& cpath) {
     SpreadConstraint sc;
     GPUSCHED_RETURN_IF_ERROR(ReadOptionalSelector(c, "labelSelector", cpath, &sc.selector));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "topologyKey", cpath, &sc.topology_key));
@@ -159,7 +146,7 @@ Status DecodePodConstraints(const Value& spec, const std::string& path, PodConst
   }));
   GPUSCHED_RETURN_IF_ERROR(ReadHostPorts(spec, "containers", path, &out->host_ports));
   GPUSCHED_RETURN_IF_ERROR(ReadHostPorts(spec, "initContainers", path, &out->host_ports));
-  return ForEach(spec, "volumes", path, [&](const Value& v, const std::string&) {
+  return json::ForEachObject(spec, "volumes", path, [&](const Value& v, const std::string&) {
     out->filter_volumes = out->filter_volumes || FilterReads(v);
     return OkStatus();
   });
@@ -171,7 +158,7 @@ Status DecodeNodeSchedulability(const Value& node, const std::string& path, Node
   if (spec != nullptr) {
     std::string spath = path + ".spec";
     GPUSCHED_RETURN_IF_ERROR(json::ReadBool(*spec, "unschedulable", spath, &out->unschedulable));
-    GPUSCHED_RETURN_IF_ERROR(ForEach(*spec, "taints", spath, [&](const Value& t, const std::string& tpath) {
+    GPUSCHED_RETURN_IF_ERROR(json::ForEachObject(*spec, "taints", spath, [&](const Value& t, const std::string& tpath) {
       Taint taint;
       GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "key", tpath, &taint.key));
       GPUSCHED_RETURN_IF_ERROR(json::ReadString(t, "value", tpath, &taint.value));
@@ -183,7 +170,7 @@ Status DecodeNodeSchedulability(const Value& node, const std::string& path, Node
   const Value* status = nullptr;
   GPUSCHED_RETURN_IF_ERROR(json::FindObject(node, "status", path, &status));
   if (status == nullptr) return OkStatus();
-  return ForEach(*status, "conditions", path + ".status", [&](const Value& c, const std::string& cpath) {
+  return json::ForEachObject(*status, "conditions", path + ".status", [&](const Value& c, const std::string& cpath) {
     std::string type, value;
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "type", cpath, &type));
     GPUSCHED_RETURN_IF_ERROR(json::ReadString(c, "status", cpath, &value));

@@ -13,15 +13,6 @@ namespace {
 
 using rapidjson::Value;
 
-// Reads a positive 32-bit count at obj[key] (absent: `*out` unchanged).
-Status ReadCount(const Value& obj, std::string_view key, const std::string& path, int32_t* out) {
-  int64_t n = *out;
-  GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(obj, key, path, &n));
-  if (n < 0 || n > INT32_MAX) return InvalidArgumentError(fmt::format("{}.{}: {} is not a 32-bit count", path, key, n));
-  *out = static_cast<int32_t>(n);
-  return OkStatus();
-}
-
 // A PodGroupSchedulingPolicy (a union): `basic: {}` is no gang (0), `gang: {minCount}` its count.
 Status ReadPolicy(const Value& parent, std::string_view key, const std::string& path, int32_t* min_count) {
   const Value* policy = nullptr;
@@ -35,7 +26,7 @@ Status ReadPolicy(const Value& parent, std::string_view key, const std::string& 
     return InvalidArgumentError(ppath + ": neither basic nor gang");
   }
   int32_t count = 0;
-  GPUSCHED_RETURN_IF_ERROR(ReadCount(*gang, "minCount", ppath + ".gang", &count));
+  GPUSCHED_RETURN_IF_ERROR(json::ReadCount(*gang, "minCount", ppath + ".gang", &count));
   if (count < 1) return InvalidArgumentError(fmt::format("{}.gang.minCount: {} is not a positive count", ppath, count));
   *min_count = count;
   return OkStatus();
@@ -64,7 +55,7 @@ Status DecodeSpec(const Value& spec, const std::string& path, PodGroup* g, std::
       out->push_back(*g);
       return OkStatus();
     case GroupApi::kCoscheduling:
-      GPUSCHED_RETURN_IF_ERROR(ReadCount(spec, "minMember", path, &g->min_count));
+      GPUSCHED_RETURN_IF_ERROR(json::ReadCount(spec, "minMember", path, &g->min_count));
       GPUSCHED_RETURN_IF_ERROR(json::ReadInt64(spec, "scheduleTimeoutSeconds", path, &g->schedule_timeout_s));
       out->push_back(*g);
       return OkStatus();

@@ -112,4 +112,23 @@ void AppendValue(std::string* out, const rapidjson::Value& v);
 // Returns InvalidArgument "<path>: want <want>, got <actual type>".
 Status WrongType(std::string_view path, std::string_view want, const rapidjson::Value& got);
 
+// Reads obj[key] into *out as a count: a non-negative 32-bit integer; absent leaves *out as it
+// is. Errors: InvalidArgument naming path.key and the value.
+Status ReadCount(const rapidjson::Value& obj, std::string_view key, std::string_view path, int32_t* out);
+
+// Calls read(element, "<path>.<key>[i]") for each element of the array member `key` of `obj`
+// (absent or null: none), stopping at the first error. An element that is not an object is
+// InvalidArgument naming it.
+template <typename Read>
+Status ForEachObject(const rapidjson::Value& obj, std::string_view key, std::string_view path, Read read) {
+  const rapidjson::Value* list = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(FindArray(obj, key, path, &list));
+  for (rapidjson::SizeType i = 0; list != nullptr && i < list->Size(); ++i) {
+    std::string epath = std::string(path) + "." + std::string(key) + "[" + std::to_string(i) + "]";
+    if (!(*list)[i].IsObject()) return WrongType(epath, "object", (*list)[i]);
+    GPUSCHED_RETURN_IF_ERROR(read((*list)[i], epath));
+  }
+  return OkStatus();
+}
+
 }  // namespace gpusched::json
