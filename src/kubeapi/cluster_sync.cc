@@ -426,7 +426,10 @@ void ClusterSync::Stop() {
 
 bool ClusterSync::synced() const {
   for (size_t i = 0; i < reflectors_.size(); ++i) {
-    if (!optional_[i] && !reflectors_[i]->synced()) return false;
+    if (reflectors_[i]->synced()) continue;
+    // An optional watch holds readiness back until its first LIST lands or fails: a gang member
+    // filtered before its PodGroup is read would be placed alone. A refused one (403) waits no more.
+    if (!optional_[i] || reflectors_[i]->stats().errors == 0) return false;
   }
   return true;
 }

@@ -259,7 +259,6 @@ TEST(ClusterSync, WatchesThePodGroupsOfEveryApiTheClusterServes) {
     for (const auto& [key, g] : inv.Snapshot()->groups()) out.push_back(key + "=" + std::to_string(g.min_count));
     return out;
   };
-  // Pod-group watches do not hold back readiness (below): their first lists may land after it.
   ASSERT_TRUE(Eventually([&] {
     return keys() == std::vector<std::string>{"PodGroup/ml/train=4", "Workload/ml/job/launcher=0", "Workload/ml/job/workers=8"};
   })) << ::testing::PrintToString(keys());
@@ -284,6 +283,22 @@ TEST(ClusterSync, WatchesThePodGroupsOfEveryApiTheClusterServes) {
   ASSERT_TRUE(none_sync.WaitSynced(std::chrono::seconds(10)));
   EXPECT_EQ(none_sync.group_versions().pod_group, "");
   EXPECT_TRUE(none_sync.healthy());
+}
+
+// A gang member filtered before its PodGroup is read would be placed alone: a pod-group watch
+// holds readiness back until its first LIST lands, however late.
+TEST(ClusterSync, ASlowPodGroupListHoldsReadinessBackUntilTheGroupIsRead) {
+  FakeApiServer api(testing::FakeApiServerOptions{.pod_group_version = "v1beta1"});
+  api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  api.Put("podgroups", R"({"metadata":{"name":"train","namespace":"ml"},"spec":{"schedulingPolicy":{"gang":{"minCount":4}}}})");
+  api.SetDelay("/apis/scheduling.k8s.io/v1beta1/podgroups", std::chrono::milliseconds(500));
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_TRUE(inv.Snapshot()->groups().contains("PodGroup/ml/train"));
+  EXPECT_TRUE(sync.healthy());
 }
 
 // A pod-group watch the ClusterRole does not allow yet (403: gpusched upgraded, its RBAC not)

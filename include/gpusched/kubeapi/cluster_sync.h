@@ -72,7 +72,8 @@ class ClusterSync {
   // ClusterQueue not read yet would look deleted). False where Kueue is not served.
   bool kueue_healthy() const;
 
-  // True once every reflector but the optional ones (AddReflector) has listed once.
+  // True once every reflector has listed once; an optional one (AddReflector) whose attempts
+  // have failed (a watch the ClusterRole refuses) is not waited for.
   bool synced() const;
   // True when synced() and no reflector has been failing for longer than unhealthy_after: the
   // inventory can be trusted for decisions. While false, bookings are not expired either.
