@@ -11,6 +11,7 @@
 #include "gpusched/common/random.h"
 #include "gpusched/placement/gpu_links.h"
 #include "gpusched/placement/planner.h"
+#include "nvlink_topologies.h"
 #include "test_nodes.h"
 
 namespace gpusched::placement {
@@ -29,10 +30,7 @@ Figures Churn(const std::vector<std::vector<int>>& peers, bool published, int wa
   std::vector<GpuDevice> devices;
   for (int i = 0; i < n; ++i) devices.push_back(GpuDevice{.index = i, .memory_mib = 10000, .nvlink_peers = published ? peers[i] : std::vector<int>{}});
   GpuLinks real;  // how the node really is (LinksOf keeps no graph for NVSwitch: every set alike)
-  real.nvlink.assign(n, 0);
-  for (int i = 0; i < n; ++i) {
-    for (int j : peers[i]) real.nvlink[i] |= GpuSet{1} << j;
-  }
+  real.nvlink = Graph(peers);
   const GpuLinks* truth = &real;
   Node node = SharedNode("n", 0, 0);
   node.allocatable = {.mgpu_core_percent = 100 * n, .mgpu_memory_mib = 10000 * n};
@@ -50,7 +48,7 @@ Figures Churn(const std::vector<std::vector<int>>& peers, bool published, int wa
     ++f.moments;
     f.pair_free += sets.empty() ? 0 : 1;
     if (!running.empty() && rng.Unit() < 0.45) {
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(rng.Unit() * static_cast<double>(running.size())) % running.size());
+      EraseOneAtRandom(&running, rng);
       continue;
     }
     int sizes[] = {1, 1, 2, 2, watch};
@@ -73,23 +71,6 @@ Figures Churn(const std::vector<std::vector<int>>& peers, bool published, int wa
   return f;
 }
 
-std::vector<std::vector<int>> Pairs(int n) {
-  std::vector<std::vector<int>> out;
-  for (int i = 0; i < n; ++i) out.push_back({i ^ 1});
-  return out;
-}
-const std::vector<std::vector<int>> kCube = {{1, 2, 3, 4}, {0, 2, 3, 5}, {0, 1, 3, 6}, {0, 1, 2, 7},
-                                             {0, 5, 6, 7}, {1, 4, 6, 7}, {2, 4, 5, 7}, {3, 4, 5, 6}};
-std::vector<std::vector<int>> Switched(int n) {
-  std::vector<std::vector<int>> out(n);
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      if (i != j) out[i].push_back(j);
-    }
-  }
-  return out;
-}
-
 void Expect(const std::string& name, const std::vector<std::vector<int>>& peers, int watch) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     Figures with = Churn(peers, true, watch, seed), without = Churn(peers, false, watch, seed);
@@ -104,7 +85,7 @@ void Expect(const std::string& name, const std::vector<std::vector<int>>& peers,
 
 TEST(NvlinkChurn, TwoPairsOnFourGpus) { Expect("2x2", Pairs(4), 2); }
 TEST(NvlinkChurn, FourPairsOnEightGpus) { Expect("4x2", Pairs(8), 2); }
-TEST(NvlinkChurn, TheCubeMesh) { Expect("cube", kCube, 4); }
+TEST(NvlinkChurn, TheCubeMesh) { Expect("cube", CubeMesh(), 4); }
 TEST(NvlinkChurn, NvswitchIsTheControl) { Expect("nvswitch", Switched(8), 4); }
 
 }  // namespace nvlink_churn_test
