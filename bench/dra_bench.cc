@@ -8,6 +8,8 @@
 //   BM_DraPlanner*Uncached the allocator on every node (what the two above measured before the
 //                          verdict cache)
 //   BM_DraServiceFilter    the extender's filter in process: JSON body in, JSON reply out
+//   BM_DraServiceFilterLinked  the same on nodes whose agent published NVLink pairs: upstream's
+//                          first fit judged against them, half the nodes refused for it
 //   BM_DraServicePrioritize the extender's prioritize in process: cached verdicts, then the node
 //                          policy on each fitting node's GPU devices
 //   BM_DraServiceFilterExtended  the filter for a pod asking limits nvidia.com/gpu: 2, served
@@ -86,15 +88,16 @@ std::vector<std::string> HeldNodeJson(const std::string& node, const std::vector
 
 // The DRA objects as Kubernetes JSON: one slice per node, the NVIDIA class, the pending pod's
 // claim and, for every node, the claims of `fill`.
-std::vector<std::string> DraClusterJson(int nodes, Fill fill = Fill::kHalf) {
+std::vector<std::string> DraClusterJson(int nodes, Fill fill = Fill::kHalf, bool uuids = false) {
   std::vector<std::string> out;
   for (int n = 0; n < nodes; ++n) {
     std::string node = NodeName(n);
     std::string devices;
     for (int i = 0; i < 8; ++i) {
-      devices += fmt::format(R"({}{{"name":"gpu-{}","attributes":{{"type":{{"string":"gpu"}},"productName":{{"string":"NVIDIA H100 80GB HBM3"}},
+      std::string uuid = uuids ? fmt::format(R"("uuid":{{"string":"GPU-{}-{}"}},)", node, i) : "";
+      devices += fmt::format(R"({}{{"name":"gpu-{}","attributes":{{"type":{{"string":"gpu"}},"productName":{{"string":"NVIDIA H100 80GB HBM3"}},{}
         "resource.kubernetes.io/pcieRoot":{{"string":"pci0000:{}"}}}},"capacity":{{"memory":{{"value":"81559Mi"}}}}}})",
-                             i ? "," : "", i, i / 2);
+                             i ? "," : "", i, uuid, i / 2);
     }
     out.push_back(fmt::format(
         R"({{"kind":"ResourceSlice","metadata":{{"name":"{0}-gpu"}},"spec":{{"driver":"gpu.nvidia.com","nodeName":"{0}",
@@ -128,15 +131,29 @@ std::vector<std::string> DraClusterJson(int nodes, Fill fill = Fill::kHalf) {
   return out;
 }
 
-// The whole cluster: nvidia-dra nodes and the DRA objects above.
-ClusterObjects DraCluster(int nodes, Fill fill = Fill::kHalf) {
+// The node agent's annotation for node n: NVLink pairs GPU i with GPU i^1 on even nodes, with
+// GPU i^2 (across the PCIe roots) on odd ones. As a JSON string, quoted.
+std::string LinkedGpusAnnotation(int n) {
+  std::string devices;
+  for (int i = 0; i < 8; ++i) {
+    devices += fmt::format(R"({}{{"index":{},"uuid":"GPU-{}-{}","nvlinkPeers":[{}]}})", i ? "," : "", i, NodeName(n), i, i ^ (n % 2 ? 2 : 1));
+  }
+  std::string quoted;
+  json::AppendString(&quoted, "[" + devices + "]");
+  return quoted;
+}
+
+// The whole cluster: nvidia-dra nodes and the DRA objects above; with `linked`, each node's
+// GPUs described by the agent with NVLink pairs (LinkedGpusAnnotation).
+ClusterObjects DraCluster(int nodes, Fill fill = Fill::kHalf, bool linked = false) {
   ClusterObjects c;
   for (int n = 0; n < nodes; ++n) {
-    AddJson(&c, fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}}},
+    std::string annotations = linked ? fmt::format(R"(,"annotations":{{"gpusched.io/gpu-devices":{}}})", LinkedGpusAnnotation(n)) : "";
+    AddJson(&c, fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}{}}},
       "status":{{"allocatable":{{"cpu":"64","memory":"527952472Ki","pods":"110"}}}}}})",
-                            NodeName(n)));
+                            NodeName(n), annotations));
   }
-  for (const std::string& text : DraClusterJson(nodes, fill)) AddJson(&c, text);
+  for (const std::string& text : DraClusterJson(nodes, fill, linked)) AddJson(&c, text);
   return c;
 }
 
@@ -208,9 +225,9 @@ void BM_DraPlannerRankUncached(benchmark::State& state) { PlannerFilter(state, t
 
 // `pod` through the extender's filter or prioritize in process, JSON in and out, over the DRA
 // cluster; returns the last reply.
-std::string ServiceVerb(benchmark::State& state, const std::string& pod, bool prioritize) {
+std::string ServiceVerb(benchmark::State& state, const std::string& pod, bool prioritize, bool linked = false) {
   inventory::Inventory inv;
-  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)));
+  ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)), Fill::kHalf, linked);
   std::vector<std::string> names;
   for (const Node& n : cluster.nodes) names.push_back(n.name);
   inv.ReplaceCluster(std::move(cluster));
@@ -226,6 +243,15 @@ std::string ServiceVerb(benchmark::State& state, const std::string& pod, bool pr
 }
 
 void BM_DraServiceFilter(benchmark::State& state) { ServiceVerb(state, PodJson(), false); }
+
+// The same filter where the agent published NVLink pairs: upstream's first fit (GPU4+GPU5) is
+// judged against them on every node, and the odd nodes, where it is not a pair, are refused.
+void BM_DraServiceFilterLinked(benchmark::State& state) {
+  std::string out = ServiceVerb(state, PodJson(), false, true);
+  size_t refused = 0;
+  for (size_t at = out.find("not NVLink-connected"); at != std::string::npos; at = out.find("not NVLink-connected", at + 1)) ++refused;
+  state.counters["nodes_refused"] = static_cast<double>(refused);
+}
 
 // Prioritize: verdicts from the cache of the pod's shape, then each fitting node scored by the
 // node policy on its GPU devices.
@@ -376,6 +402,7 @@ BENCHMARK(BM_DraPlannerRank)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerFilterUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerRankUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraServiceFilterLinked)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePrioritize)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilterExtended)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePreempt)->Arg(500)->Unit(benchmark::kMicrosecond);

@@ -127,6 +127,34 @@ void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInput
   }
 }
 
+// Of the DRA fits `fits[first..]` (their verdicts in `fitting`), those whose device set for the
+// pod's multi-GPU requests is not NVLink-connected (DraVerdict::links kScattered) where another is
+// (kConnected): removed from both and given to on_failed as resolvable refusals, as whole-GPU
+// nodes are refused (whole_gpu_sets.h ScatteredNodes). A preference in prioritize would not do:
+// kube-scheduler skips scoring when one node is left.
+void RefuseScatteredDra(const placement::DraPlanner& planner, size_t first,
+                        std::vector<std::shared_ptr<const placement::DraVerdict>>* fitting, std::vector<RankedNode>* fits,
+                        const OnNodeFailed& on_failed) {
+  using placement::LinkedStanding;
+  if (std::none_of(fitting->begin(), fitting->end(), [](const auto& v) { return v->links.standing == LinkedStanding::kConnected; })) {
+    return;
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < fitting->size(); ++i) {
+    const placement::DraVerdict& v = *(*fitting)[i];
+    if (v.links.standing == LinkedStanding::kScattered) {
+      std::string reason = placement::ScatteredReason(v.links, planner.to_allocate()[v.links.claim]->name);
+      on_failed((*fits)[first + i].pos, placement::NodeVerdict{.outcome = Outcome::kUnschedulable, .reject = Reject::kInsufficient,
+                                                               .reason = reason + "; other nodes offered have a connected set"});
+      continue;
+    }
+    (*fits)[first + kept] = (*fits)[first + i];
+    (*fitting)[kept++] = (*fitting)[i];
+  }
+  fits->resize(first + kept);
+  fitting->resize(kept);
+}
+
 // Judges the nodes of `resolved` at `positions` (none null) with `planner`, through the DRA
 // verdict cache where the planner's verdicts can be shared; appends those that fit to *fits
 // (scored by `policy` when `rank`) and calls on_failed for the others. Errors: a fault of the
@@ -152,11 +180,13 @@ Status EvaluateByDra(const placement::DraPlanner& planner, std::string_view poli
       continue;
     }
     fits->push_back(RankedNode{pos, v->score});
-    if (rank) fitting.push_back(v);
-    if (rank && in.log != nullptr) in.log->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node.node.name, std::move(v));
+    fitting.push_back(v);
+    if (rank && in.log != nullptr) in.log->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node.node.name, v);
   }
   if (loan) in.dra_verdicts->Return(std::move(*loan));
-  if (rank && status.ok()) ScoreByPolicy(policy, Hash(pod.uid), in, resolved, fitting, first, fits);
+  if (!status.ok()) return status;
+  RefuseScatteredDra(planner, first, &fitting, fits, on_failed);
+  if (rank) ScoreByPolicy(policy, Hash(pod.uid), in, resolved, fitting, first, fits);
   return status;
 }
 

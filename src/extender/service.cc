@@ -134,6 +134,13 @@ int64_t SteadySeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// `o` completed from what the service is given: where bind writes claims (DRA owner mode), the
+// device set allocated is gpusched's ranked choice, unless the replay's baseline asks for upstream's.
+ServiceOptions Completed(ServiceOptions o, const ServiceCollaborators& with) {
+  o.dra.ranked_allocated = with.claim_writer != nullptr && !o.dra_upstream_devices;
+  return o;
+}
+
 }  // namespace
 
 struct Service::DecisionCounts {
@@ -144,7 +151,7 @@ struct Service::DecisionCounts {
 
 Service::Service(inventory::Inventory* inventory, ServiceOptions options, ServiceCollaborators with)
     : inventory_(inventory),
-      options_(std::move(options)),
+      options_(Completed(std::move(options), with)),
       with_(std::move(with)),
       memo_(std::make_unique<FilterMemoStore>()),
       workloads_(std::make_unique<WorkloadCache>(with_.clock)),

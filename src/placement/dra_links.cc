@@ -4,6 +4,8 @@
 // connected sets of the free ones ranked as gpu_links.h ranks them.
 #include "gpusched/placement/dra_links.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <map>
@@ -63,22 +65,74 @@ void Restrict(const GpuDevices& devices, const dra::ResourceClaim* claim, const 
   for (; set != 0; set &= set - 1) only.insert(devices.by_position[std::countr_zero(set)]);
 }
 
-}  // namespace
-
-std::vector<dra::DeviceRestriction> LinkedChoices(const NodeState& node, const std::vector<const dra::ResourceClaim*>& claims,
-                                                  const dra::SliceIndex& slices, const dra::AllocatedDevices& held,
-                                                  const std::vector<std::string>& gpu_drivers, size_t max) {
-  if (node.links == nullptr || !node.links->islands) return {};
+// The requests of `claims` that count (dra_links.h): an exact count of 2 to 64 devices of a class
+// named after a GPU driver (the NVIDIA chart's gpu.nvidia.com).
+std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> MultiGpuRequests(
+    const std::vector<const dra::ResourceClaim*>& claims, const std::vector<std::string>& gpu_drivers) {
   std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> multi;
   for (const dra::ResourceClaim* claim : claims) {
     for (const dra::DeviceRequest& r : claim->requests) {
-      // GPU requests only: a class named after a GPU driver (the NVIDIA chart's gpu.nvidia.com).
       bool gpu_class = r.exactly && std::find(gpu_drivers.begin(), gpu_drivers.end(), r.exactly->device_class) != gpu_drivers.end();
       if (gpu_class && r.exactly->allocation_mode == "ExactCount" && r.exactly->count >= 2 && r.exactly->count <= 64) {
         multi.push_back({claim, &r});
       }
     }
   }
+  return multi;
+}
+
+// "GPU1+GPU2": the device indices of `set`'s positions.
+std::string GpuNames(const NodeState& node, GpuSet set) {
+  std::string out;
+  for (; set != 0; set &= set - 1) {
+    out += fmt::format("{}GPU{}", out.empty() ? "" : "+", node.devices[std::countr_zero(set)].index);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool HasMultiGpuRequest(const std::vector<const dra::ResourceClaim*>& claims, const std::vector<std::string>& gpu_drivers) {
+  return !MultiGpuRequests(claims, gpu_drivers).empty();
+}
+
+ChosenLinks LinksOfChoice(const NodeState& node, const std::vector<const dra::ResourceClaim*>& claims,
+                          const std::vector<dra::AllocationResult>& chosen, const dra::SliceIndex& slices,
+                          const std::vector<std::string>& gpu_drivers) {
+  if (node.links == nullptr || !node.links->islands || chosen.size() != claims.size()) return {};
+  std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> multi = MultiGpuRequests(claims, gpu_drivers);
+  if (multi.empty()) return {};
+  GpuDevices devices = MapDevices(node, slices, dra::AllocatedDevices{}, gpu_drivers);
+  std::map<dra::DeviceId, int> position;
+  for (size_t p = 0; p < devices.by_position.size(); ++p) {
+    if (!devices.by_position[p].driver.empty()) position[devices.by_position[p]] = static_cast<int>(p);
+  }
+  for (const auto& [claim, request] : multi) {
+    size_t c = static_cast<size_t>(std::find(claims.begin(), claims.end(), claim) - claims.begin());
+    GpuSet set = 0;
+    for (const dra::DeviceResult& d : chosen[c].results) {
+      if (d.request != request->name) continue;
+      auto it = position.find(d.id);
+      if (it == position.end()) return {};  // a device the agent does not describe: the links cannot judge it
+      set |= GpuSet{1} << it->second;
+    }
+    if (!Connected(node.links->nvlink, set)) {
+      return ChosenLinks{.standing = LinkedStanding::kScattered, .claim = c, .request = request->name, .gpus = GpuNames(node, set)};
+    }
+  }
+  return ChosenLinks{.standing = LinkedStanding::kConnected};
+}
+
+std::string ScatteredReason(const ChosenLinks& links, std::string_view claim_name) {
+  return fmt::format("the devices allocated here for claim {} request {} would be {}, not NVLink-connected", claim_name,
+                     links.request, links.gpus);
+}
+
+std::vector<dra::DeviceRestriction> LinkedChoices(const NodeState& node, const std::vector<const dra::ResourceClaim*>& claims,
+                                                  const dra::SliceIndex& slices, const dra::AllocatedDevices& held,
+                                                  const std::vector<std::string>& gpu_drivers, size_t max) {
+  if (node.links == nullptr || !node.links->islands) return {};
+  std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> multi = MultiGpuRequests(claims, gpu_drivers);
   if (multi.empty()) return {};
   GpuDevices devices = MapDevices(node, slices, held, gpu_drivers);
   auto count = [](const dra::DeviceRequest* r) { return static_cast<int>(r->exactly->count); };

@@ -46,6 +46,7 @@ DraPlanner::DraPlanner(const dra::ClusterState& state, const Pod& pod, dra::cel:
                                             .configs = c.configs});
   }
   for (const dra::ResourceClaim& c : anonymous_) anonymous_ptrs_.push_back(&c);
+  multi_gpu_ = HasMultiGpuRequest(anonymous_ptrs_, options_.gpu_drivers);
   // The ranked variant: every request for two or more devices stays under one PCIe root.
   for (const dra::ResourceClaim* c : anonymous_ptrs_) {
     dra::ResourceClaim copy = *c;
@@ -233,6 +234,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   if (std::optional<NodeVerdict> no = CheckAllocated(info)) return DraVerdict{.node = std::move(*no)};
   dra::NodePoolsPtr pools = state_.PoolsFor(info);
   bool what_if = held != nullptr;  // devices of a what-if view: only whether it fits matters
+  bool links = !what_if && multi_gpu_ && node.links != nullptr && node.links->islands;
   dra::AllocatedDevices merged, with_holds;
   if (held == nullptr) held = Held(&merged);
   held = WithHolds(node, held, *pools, &with_holds);
@@ -247,7 +249,7 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
                                              .admin_namespaces = state_.admin_namespaces() ? &*state_.admin_namespaces() : nullptr,
                                              .max_steps = options_.max_steps,
                                              .pools = pools.get(),
-                                             .want_results = rank,
+                                             .want_results = rank || links,
                                              .want_reason = !what_if,
                                              .only = only});
   };
@@ -264,7 +266,11 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   }
   v.node.outcome = Outcome::kFits;
   v.compat = std::move(compat.results);
-  if (rank) Rank(node, *held, run, &v);
+  // The set to be allocated is ranked where gpusched allocates: ranked even for filter, then.
+  if (rank || (links && options_.ranked_allocated)) Rank(node, *held, run, &v);
+  if (links) {
+    v.links = LinksOfChoice(node, anonymous_ptrs_, options_.ranked_allocated ? v.ranked : v.compat, state_.slices(), options_.gpu_drivers);
+  }
   return v;
 }
 

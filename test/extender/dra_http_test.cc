@@ -474,6 +474,38 @@ std::pair<std::set<std::string>, size_t> AllocatedDevices(TestServer& server) {
   return {devices, results};
 }
 
+// Issue 34 §1 for DRA where kube-scheduler allocates: its allocator takes the first free devices,
+// so gpusched's part is the node. dra-l and dra-m are 4 GPUs in NVLink pairs across the PCIe roots
+// (GPU0+GPU2, GPU1+GPU3). On dra-l GPU0 is taken: upstream would take GPU1+GPU2, not linked. On
+// dra-m GPU1 is taken: upstream takes GPU0+GPU2, a pair. Filter keeps dra-m alone, and says why.
+std::string LinkedDraCluster() {
+  std::vector<std::vector<int>> pairs = {{2}, {3}, {0}, {1}};
+  return ListJson({DraNodeWithLinks("dra-l", pairs), GpuSlice("dra-l", 4), DraNodeWithLinks("dra-m", pairs), GpuSlice("dra-m", 4),
+                   std::string(kGpuClass), Claim("pair", ClaimSpec(2, "")), Claim("on-l", ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"a"}),
+                   Claim("on-m", ClaimSpec(1, ""), {"dra-m/gpu-1"}, {"b"})});
+}
+
+TEST(DraHttp, WhereUpstreamAllocatesFilterKeepsTheNodesWhoseFirstFreeGpusAreNvlinkConnected) {
+  TestServer server(LinkedDraCluster());
+  Filtered f = Filter(server.port(), ClaimPod("trainer", "pair"), {"dra-l", "dra-m"});
+  EXPECT_EQ(f.error, "");
+  EXPECT_THAT(f.kept, ElementsAre("dra-m"));
+  EXPECT_EQ(f.failed["dra-l"],
+            "the devices allocated here for claim pair request gpus would be GPU1+GPU2, not NVLink-connected; other nodes offered "
+            "have a connected set");
+  EXPECT_TRUE(f.unresolvable.empty()) << "room could be made: the refusal is resolvable";
+  // Offered alone, dra-l is kept: no node is better.
+  EXPECT_THAT(Filter(server.port(), ClaimPod("trainer", "pair"), {"dra-l"}).kept, ElementsAre("dra-l"));
+}
+
+TEST(DraOwner, WhereGpuschedAllocatesEveryNodeWithAFreeNvlinkPairIsKept) {
+  LateClaimWriter writer;
+  TestServer server(LinkedDraCluster(), {}, "", {}, extender::ServiceCollaborators{.claim_writer = &writer});
+  writer.target = std::make_unique<extender::InventoryClaimWriter>(&server.inventory());
+  // gpusched writes its ranked choice: GPU1+GPU3 on dra-l.
+  EXPECT_THAT(Filter(server.port(), ClaimPod("trainer", "pair"), {"dra-l", "dra-m"}).kept, ElementsAre("dra-l", "dra-m"));
+}
+
 TEST(DraOwner, BindAllocatesTheRankedChoiceReservesItAndNothingIsAllocatedTwice) {
   LateClaimWriter writer;
   TestServer server(ListJson({DraNode("dra-a"), GpuSlice("dra-a", 8), std::string(kGpuClass),

@@ -32,22 +32,6 @@ struct Figures {
   int set_free = 0;   // moments with a connected free set of `watch` GPUs
 };
 
-// Node "dra-l" in mode nvidia-dra; with `peers`, the agent's annotation names each GPU's links.
-std::string NodeJson(const Peers* peers) {
-  std::string annotations;
-  if (peers != nullptr) {
-    std::string devices;
-    for (size_t i = 0; i < peers->size(); ++i) {
-      devices += fmt::format(R"({}{{"index":{},"uuid":"GPU-dra-l-{}","nvlinkPeers":[{}]}})", i > 0 ? "," : "", i, i,
-                             fmt::join((*peers)[i], ","));
-    }
-    annotations = fmt::format(R"(,"annotations":{{"gpusched.io/gpu-devices":{}}})", Quoted("[" + devices + "]"));
-  }
-  return fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"dra-l","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}{}}},
-    "status":{{"allocatable":{{"cpu":"64","memory":"527952472Ki","pods":"110"}}}}}})",
-                     annotations);
-}
-
 struct Running {
   std::string name;
   int cards = 0;
@@ -84,7 +68,7 @@ std::optional<GpuSet> Allocate(const std::string& node, int n, const std::vector
 Figures Churn(const Peers& peers, bool published, int watch, uint64_t seed) {
   int n = static_cast<int>(peers.size());
   std::vector<GpuSet> truth = Graph(peers);
-  std::string node = NodeJson(published ? &peers : nullptr);
+  std::string node = DraNodeWithLinks("dra-l", published ? peers : Peers{});
   inventory::Inventory inventory;
   dra::cel::ProgramCache programs;
   Rng rng(seed);

@@ -97,6 +97,14 @@ TEST(DraPlanner, TheRankedChoiceGivesAPairNvlinkConnectedGpus) {
   EXPECT_EQ(Devices(v.ranked), (std::set<std::string>{"gpu-1", "gpu-3"}));  // not one PCIe root's gpu-2+gpu-3
   EXPECT_TRUE(v.nvlink_connected);
   EXPECT_EQ(v.gpus_taken, 2);
+  // Where kube-scheduler allocates, upstream's first free pair is what the node will get: scattered.
+  EXPECT_EQ(v.links.standing, LinkedStanding::kScattered);
+  EXPECT_EQ(ScatteredReason(v.links, planner.to_allocate()[v.links.claim]->name),
+            "the devices allocated here for claim pair request gpus would be GPU1+GPU2, not NVLink-connected");
+  EXPECT_EQ(planner.Evaluate(state, /*rank=*/false).links.standing, LinkedStanding::kScattered) << "filter judges it too";
+  // Where gpusched allocates (owner mode), its ranked choice: connected, also without ranking.
+  DraPlanner owner(snapshot->dra(), pod, &programs, DraOptions{.ranked_allocated = true});
+  EXPECT_EQ(owner.Evaluate(state, /*rank=*/false).links.standing, LinkedStanding::kConnected);
   // The allocator still applies the request's rules: a selector that refuses gpu-3 leaves no
   // connected pair, and the choice falls back to upstream's.
   ClusterObjects with_selector;

@@ -1,6 +1,7 @@
 #include "dra_json.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cluster_json.h"
 #include "gpusched/json/json.h"
@@ -15,6 +16,21 @@ std::string DraNode(const std::string& name, const std::string& mode) {
   return fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"{}",
     "topology.kubernetes.io/zone":"z1"}}}},"status":{{"allocatable":{{"cpu":"64","ephemeral-storage":"1844284980Ki","hugepages-1Gi":"0","memory":"527952472Ki","pods":"110"}}}}}})",
                      name, mode);
+}
+
+std::string DraNodeWithLinks(const std::string& name, const std::vector<std::vector<int>>& peers) {
+  std::string annotations;
+  if (!peers.empty()) {
+    std::string devices;
+    for (size_t i = 0; i < peers.size(); ++i) {
+      devices += fmt::format(R"({}{{"index":{},"uuid":"GPU-{}-{}","nvlinkPeers":[{}]}})", i > 0 ? "," : "", i, name, i,
+                             fmt::join(peers[i], ","));
+    }
+    annotations = fmt::format(R"(,"annotations":{{"gpusched.io/gpu-devices":{}}})", Quoted("[" + devices + "]"));
+  }
+  return fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","labels":{{"vke.node.gpu.schedule":"nvidia-dra"}}{}}},
+    "status":{{"allocatable":{{"cpu":"64","memory":"527952472Ki","pods":"110"}}}}}})",
+                     name, annotations);
 }
 
 std::string GpuSlice(const std::string& node, int n, const std::string& product) {

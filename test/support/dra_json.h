@@ -16,6 +16,9 @@ extern const std::string_view kGpuClass;
 extern const std::string kH100Selector;
 
 std::string DraNode(const std::string& name, const std::string& mode = "nvidia-dra");
+// A node in mode nvidia-dra whose node agent published its GPUs' NVLink peers by index (annotation
+// gpusched.io/gpu-devices, UUIDs as GpuSlice's); no peers at all: no annotation.
+std::string DraNodeWithLinks(const std::string& name, const std::vector<std::vector<int>>& peers);
 // A node's slice of `n` GPUs of `product`, two per PCIe root, as the NVIDIA driver publishes it.
 std::string GpuSlice(const std::string& node, int n, const std::string& product = "NVIDIA H100 80GB HBM3");
 // A claim spec with one request "gpus" for `count` devices of class gpu.nvidia.com; `selector`

@@ -44,6 +44,9 @@ struct DraOptions {
   // Devices held besides the ClusterState's allocated claims (owner mode's writes that the
   // cluster does not show yet); null: none.
   const dra::AllocatedDevices* also_allocated = nullptr;
+  // True where gpusched allocates its ranked choice (DRA owner mode); false where kube-scheduler's
+  // allocator does (the compatible choice). Decides which set DraVerdict::links judges.
+  bool ranked_allocated = false;
 };
 
 
@@ -150,6 +153,7 @@ class DraPlanner {
   std::vector<const dra::ResourceClaim*> to_allocate_;  // in pod order
   std::vector<dra::ResourceClaim> anonymous_;            // to_allocate_ as shape() describes
   std::vector<const dra::ResourceClaim*> anonymous_ptrs_;
+  bool multi_gpu_ = false;  // some request asks two or more GPUs (dra_links.h HasMultiGpuRequest)
   std::vector<dra::ResourceClaim> aligned_;              // anonymous_ plus topology constraints
   // Every selector of the claims above and of their classes, compiled once for all nodes.
   std::unordered_map<const std::string*, const dra::cel::Program*> compiled_;

@@ -10,6 +10,7 @@
 
 #include "gpusched/dra/types.h"
 #include "gpusched/placement/planner.h"
+#include "gpusched/placement/dra_links.h"
 #include "gpusched/scoring/node_view.h"
 
 namespace gpusched::placement {
@@ -25,6 +26,11 @@ struct DraVerdict {
   bool topology_aligned = false;             // ranked keeps every multi-device request in one root
                                              // or (nvlink_connected) on NVLink-connected GPUs
   bool nvlink_connected = false;             // ranked gives each multi-GPU request an NVLink-connected set
+  // Fits, on a node with NVLink islands, for a pod with a multi-GPU request: whether the set that
+  // will be allocated (compat, or ranked where DraOptions::ranked_allocated) is NVLink-connected
+  // (dra_links.h LinksOfChoice). Filter refuses kScattered nodes where another offered one is
+  // kConnected. kUnknown elsewhere.
+  ChosenLinks links;
   double score = 0;                          // fits, when ranked: higher is better
   // Fits, when ranked: the node's GPU devices as the scoring library sees them before the pod
   // (DraPlanner::GpuView; nullopt where that view would be wrong) and how many the ranked choice
