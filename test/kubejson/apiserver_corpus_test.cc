@@ -1,5 +1,6 @@
 // test/data/apiserver: objects shaped as a real API server returns them (canonical quantities,
-// managedFields, ownerReferences, native sidecars, a terminating pod, every pod phase, DRA v1),
+// managedFields, ownerReferences, native sidecars, a terminating pod, every pod phase, DRA v1, a gang,
+// its PodGroup and a node with the agent's GPU annotation),
 // through snapshot mode and through live sync against the in-process API server: both give the
 // inventory the objects describe.
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/kubeapi/cluster_sync.h"
+#include "gpusched/placement/whole_gpu_sets.h"
 #include "http_client.h"
 #include "live_replica.h"
 #include "test_server.h"
@@ -34,7 +36,8 @@ const std::vector<std::pair<std::string, std::string>> kFiles = {{"nodes", "node
                                                                  {"pods", "pods.json"},
                                                                  {"resourceslices", "resourceslices.json"},
                                                                  {"resourceclaims", "resourceclaims.json"},
-                                                                 {"deviceclasses", "deviceclasses.json"}};
+                                                                 {"deviceclasses", "deviceclasses.json"},
+                                                                 {"podgroups", "podgroups.json"}};
 
 std::string Read(const std::string& file) {
   std::ifstream in(kDir + file);
@@ -60,9 +63,32 @@ std::string Describe(const inventory::InventorySnapshot& s) {
   return out;
 }
 
+// gb200-c01-n01: no mode label (nvidia), GPU Feature Discovery's clique label, and the node
+// agent's annotation: four GPUs joined by NVSwitch, GPUs 0 and 1 given by the kubelet to
+// ml/pretrain-0; the gang ml/train of two pending members, its PodGroup requiring one clique.
+void ExpectTheGangAndItsNode(const inventory::InventorySnapshot& s) {
+  const placement::NodeState* gb200 = s.FindNode("gb200-c01-n01");
+  ASSERT_NE(gb200, nullptr);
+  ASSERT_TRUE(gb200->ready()) << gb200->condition_reason;
+  EXPECT_EQ(gb200->whole_total, 4);
+  EXPECT_EQ(gb200->whole_used, 2);
+  EXPECT_EQ(gb200->node.labels.at("nvidia.com/gpu.clique"), "7f3c9a52-1e4b-4c8d-9a0f-2b6d8e1c4a57.1");
+  ASSERT_TRUE(gb200->node.published_gpus.has_value());
+  ASSERT_EQ(gb200->node.published_gpus->size(), 4u);
+  EXPECT_THAT((*gb200->node.published_gpus)[0].nvlink_peers, ElementsAre(1, 2, 3));
+  EXPECT_EQ(placement::KnownFreeGpus(*gb200), placement::GpuSet{0b1100});
+  EXPECT_TRUE(gb200->links == nullptr || !gb200->links->islands) << "NVSwitch: every set alike";
+  auto group = s.groups().find("PodGroup/ml/train");
+  ASSERT_NE(group, s.groups().end());
+  EXPECT_EQ(group->second.min_count, 2);
+  EXPECT_EQ(group->second.topology_key, "nvidia.com/gpu.clique");
+  EXPECT_EQ(s.MembersOf("PodGroup/ml/train").pending.size(), 2u);
+}
+
 void ExpectTheCorpusInventory(const inventory::Inventory& inv) {
   std::shared_ptr<const inventory::InventorySnapshot> s = inv.Snapshot();
-  ASSERT_EQ(s->nodes().size(), 4u);
+  ASSERT_EQ(s->nodes().size(), 5u);
+  ExpectTheGangAndItsNode(*s);
   EXPECT_THAT(inv.Errors(), IsEmpty());
   // A defrag hold a replica wrote to gpu-h100-01 on 2026-11-30 is read, and long past its time.
   const placement::NodeState* held = s->FindNode("gpu-h100-01");
@@ -92,7 +118,7 @@ void ExpectTheCorpusInventory(const inventory::Inventory& inv) {
   EXPECT_EQ(h200->allocations[0].pod_name, "h200-pod");
   EXPECT_THAT(h200->allocations[0].placement.devices, ElementsAre("gpu.nvidia.com/dra-h200-01/gpu-2"));
   EXPECT_EQ(s->FindNode("gpu-badlabel-01")->condition, placement::NodeCondition::kInvalid);
-  EXPECT_EQ(inv.Stats().ledger_size, 7u);
+  EXPECT_EQ(inv.Stats().ledger_size, 8u);
   // The pod with a deletionTimestamp still holds its GPU, marked terminating (never a victim).
   std::optional<Allocation> leaving = inv.AllocationOf("3b2c1d0e-aaaa-4bbb-8ccc-000000000003");
   ASSERT_TRUE(leaving.has_value());
@@ -108,7 +134,7 @@ TEST(ApiServerCorpus, SnapshotModeReadsWhatTheObjectsDescribe) {
   StatusOr<ClusterObjects> objects = LoadSnapshotFiles(files);
   ASSERT_TRUE(objects.ok()) << objects.status().message();
   EXPECT_THAT(objects->errors, IsEmpty());
-  EXPECT_EQ(objects->pods.size(), 10u);
+  EXPECT_EQ(objects->pods.size(), 13u);
   inventory::Inventory inv;
   inv.ReplaceCluster(std::move(objects).value());
   ExpectTheCorpusInventory(inv);
@@ -120,7 +146,7 @@ TEST(ApiServerCorpus, SnapshotModeReadsWhatTheObjectsDescribe) {
 }
 
 TEST(ApiServerCorpus, LiveSyncReadsTheSame) {
-  testing::FakeApiServer api;
+  testing::FakeApiServer api(testing::FakeApiServerOptions{.pod_group_version = "v1beta1"});
   for (const auto& [resource, file] : kFiles) {
     rapidjson::Document list;
     list.Parse(Read(file).c_str());
