@@ -297,6 +297,44 @@ void BM_ServiceSteeredFilter(benchmark::State& state) {
   state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
 }
 
+// Filter for a pod of two whole GPUs on nodes whose agent published NVLink pairs (0-1, 2-3, ...)
+// and which GPUs the kubelet gave each bound pod (placement/whole_gpu_sets.h): every fitting
+// node's free GPUs are read from that, and nodes without a free pair are refused.
+void BM_ServiceLinkedWholeGpuFilter(benchmark::State& state) {
+  ClusterObjects cluster = MakeCluster(Kind::kWhole, static_cast<int>(state.range(0)));
+  std::map<std::string, std::vector<std::pair<std::string, int64_t>>> bound;  // node -> pods and GPUs
+  for (const Pod& p : cluster.pods) {
+    int64_t gpus = 0;
+    for (const Container& c : p.containers) gpus += c.limits.nvidia_gpus.value_or(0);
+    if (p.bound() && gpus > 0) bound[p.node_name].push_back({p.namespace_name + "/" + p.name, gpus});
+  }
+  for (Node& n : cluster.nodes) {
+    std::vector<GpuDevice> devices;
+    for (int i = 0; i < n.allocatable.nvidia_gpus; ++i) {
+      devices.push_back(GpuDevice{.index = i, .uuid = fmt::format("GPU-{}-{}", n.name, i), .nvlink_peers = {i ^ 1}});
+      devices.back().pods = std::vector<std::string>{};
+    }
+    size_t next = 0;
+    for (const auto& [pod, gpus] : bound[n.name]) {
+      for (int64_t g = 0; g < gpus && next < devices.size(); ++g) devices[next++].pods->push_back(pod);
+    }
+    if (state.range(1)) n.published_gpus = std::move(devices);
+  }
+  std::vector<std::string> names = NodeNames(cluster);
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(cluster));
+  extender::Service service(&inv, extender::ServiceOptions{});
+  testing::PodJson pod{.name = "pair", .namespace_name = "bench", .uid = "pair", .resource_version = "81240001"};
+  pod.containers = {testing::WholeGpus("main", 2)};
+  std::string body = testing::ArgsWithNames(pod.ToJson(), names);
+  std::string filtered;
+  for (auto _ : state) {
+    filtered = service.Filter(body);
+    benchmark::DoNotOptimize(filtered.data());
+  }
+  state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
+}
+
 // The domains of a snapshot one pod bind newer than the last one seen (extender/domain_steering.h):
 // 5,000 nodes in NVLink cliques of 18, two snapshot versions taken in turn. incremental=0 builds
 // each from nothing.
@@ -486,6 +524,7 @@ BENCHMARK(BM_PlannerFilterPrioritizeUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeFgdUncached)->Apply(Sizes);
 BENCHMARK(BM_PlannerFilterPrioritizeSoftmixUncached)->Apply(Sizes);
 BENCHMARK(BM_ServiceFilterPrioritize)->Apply(Growth);
+BENCHMARK(BM_ServiceLinkedWholeGpuFilter)->ArgNames({"nodes", "linked"})->Args({5000, 0})->Args({5000, 1})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GangPlan)->ArgNames({"mgpu", "nodes", "members"})->Args({0, 5000, 64})->Args({1, 5000, 64})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KueueJudgeWorkload)->ArgNames({"mgpu", "nodes", "pods"})->Args({0, 5000, 16})->Args({1, 5000, 16})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GroupDefrag)

@@ -105,6 +105,16 @@ bool Connected(const std::vector<GpuSet>& graph, GpuSet set) {
 
 int LargestConnected(const std::vector<GpuSet>& graph, GpuSet set) { return std::popcount(LargestPart(graph, set)); }
 
+bool HoldsConnectedSet(const std::vector<GpuSet>& graph, GpuSet among, int k) {
+  // A connected part of k or more GPUs holds a connected set of exactly k: the first k it reaches.
+  for (GpuSet left = among; left != 0;) {
+    GpuSet part = Reach(graph, left, std::countr_zero(left));
+    if (std::popcount(part) >= k) return true;
+    left &= ~part;
+  }
+  return k <= 0;
+}
+
 int LinksInside(const std::vector<GpuSet>& graph, GpuSet set) {
   int twice = 0;
   for (GpuSet s = set; s != 0; s &= s - 1) twice += std::popcount(graph[std::countr_zero(s)] & set);

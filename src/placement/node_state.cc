@@ -16,6 +16,7 @@
 #include "gpusched/placement/node_ranking.h"
 #include "gpusched/placement/pod_gpu_use.h"
 #include "gpusched/placement/pod_request.h"
+#include "gpusched/placement/whole_gpu_sets.h"
 
 namespace gpusched::placement {
 namespace {
@@ -267,6 +268,7 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
   }
   state.allocations = std::move(allocations);
   Pack(&state);
+  state.published_free = FreeByPublishedPods(state);
 
   SumUsage(&state);
   state.view = ScoringView(state);

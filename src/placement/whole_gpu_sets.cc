@@ -25,11 +25,15 @@ std::string FreeList(const NodeState& node, GpuSet free) {
 }  // namespace
 
 std::optional<GpuSet> KnownFreeGpus(const NodeState& node) {
-  if (node.devices.empty() || node.devices.size() > 64 || node.devices.size() != node.gpus.size()) return std::nullopt;
-  if (std::any_of(node.devices.begin(), node.devices.end(), [](const GpuDevice& d) { return !d.pods; })) return std::nullopt;
   if (std::any_of(node.holds.begin(), node.holds.end(), [](const Allocation& h) { return h.placement.whole_gpus > 0; })) {
     return std::nullopt;  // GPUs held for a pending pod: which ones it will get is not known
   }
+  return node.published_free;
+}
+
+std::optional<GpuSet> FreeByPublishedPods(const NodeState& node) {
+  if (node.devices.empty() || node.devices.size() > 64 || node.devices.size() != node.gpus.size()) return std::nullopt;
+  if (std::any_of(node.devices.begin(), node.devices.end(), [](const GpuDevice& d) { return !d.pods; })) return std::nullopt;
   std::set<std::string, std::less<>> bound;  // whole-GPU pods bound on the node
   for (const Allocation& a : node.allocations) {
     if (a.placement.whole_gpus > 0) bound.insert(a.pod_namespace + "/" + a.pod_name);
@@ -54,9 +58,7 @@ LinkedFit LinkedFitOf(const NodeState& node, int64_t gpus) {
   if (gpus < 2 || node.links == nullptr || !node.links->islands) return {};
   std::optional<GpuSet> free = KnownFreeGpus(node);
   if (!free) return {};
-  std::vector<GpuSet> sets;
-  ConnectedSets(node.links->nvlink, *free, static_cast<int>(gpus), 1, &sets);
-  if (!sets.empty()) return LinkedFit{.standing = LinkedStanding::kConnected};
+  if (HoldsConnectedSet(node.links->nvlink, *free, static_cast<int>(gpus))) return LinkedFit{.standing = LinkedStanding::kConnected};
   return LinkedFit{.standing = LinkedStanding::kScattered,
                    .reason = fmt::format("no NVLink-connected set of {} free GPUs (free: {})", gpus, FreeList(node, *free))};
 }

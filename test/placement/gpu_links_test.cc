@@ -100,6 +100,21 @@ TEST(GpuLinks, ConnectedSetsAreThoseJoinedInsideTheSet) {
   EXPECT_THAT(sets, ElementsAre(0b01110000));
 }
 
+// HoldsConnectedSet answers as ConnectedSets finds: on the cube mesh and on two quads, for every
+// set of free GPUs and every size.
+TEST(GpuLinks, HoldsConnectedSetAgreesWithConnectedSetsEverywhere) {
+  std::vector<std::vector<int>> quads = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}, {5, 6, 7}, {4, 6, 7}, {4, 5, 7}, {4, 5, 6}};
+  for (const auto& links : {LinksOf(CubeMesh()), LinksOf(Devices(8, quads))}) {
+    for (GpuSet among = 0; among < 256; ++among) {
+      for (int k = 1; k <= 8; ++k) {
+        std::vector<GpuSet> sets;
+        ConnectedSets(links->nvlink, among, k, 1, &sets);
+        ASSERT_EQ(HoldsConnectedSet(links->nvlink, among, k), !sets.empty()) << "among " << among << " k " << k;
+      }
+    }
+  }
+}
+
 // dra-driver-nvidia-gpu #214: with one GPU of a pair busy, a 2-card pod gets the other pair, not
 // the lowest idle cards (GPU0+GPU2, GPU1+GPU2), which no NVLink bridge joins.
 TEST(MgpuLinks, AMultiCardPodGetsAnNvlinkPairAndLeavesTheOtherWhole) {

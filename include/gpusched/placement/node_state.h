@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -103,6 +104,9 @@ struct NodeState {
   // The GPUs' NVLink islands and PCIe switches over positions in `gpus` (gpu_links.h); null when
   // the node publishes none that tell one set from another.
   std::shared_ptr<const GpuLinks> links;
+  // The GPUs free by the node agent's PodResources reading against the whole-GPU pods bound here
+  // (whole_gpu_sets.h FreeByPublishedPods), worked out once per build; nullopt when unknown.
+  std::optional<GpuSet> published_free;
   scoring::NodeView view;      // what the node policies score (node_ranking.h)
   // Unique per state the inventory builds (a new number for every rebuild of the node); 0 for a
   // state built elsewhere. Caches of per-node results (score_cache.h) are keyed by it.

@@ -28,8 +28,13 @@
 
 namespace gpusched::placement {
 
-// The free GPUs of `node` (healthy, without MIG, no bound pod on them), or nullopt when unknown.
+// The free GPUs of `node` (healthy, without MIG, no bound pod on them), or nullopt when unknown:
+// NodeState::published_free, unless GPUs are held there for a pending pod.
 std::optional<GpuSet> KnownFreeGpus(const NodeState& node);
+// The GPUs no bound whole-GPU pod of `node` holds by the agent's reading, nullopt when unknown
+// (no reading, or a bound pod's GPUs not published yet); holds not counted. What a node state
+// keeps as published_free, worked out when it is built.
+std::optional<GpuSet> FreeByPublishedPods(const NodeState& node);
 
 enum class LinkedStanding {
   kUnknown,    // no islands, or which GPUs are free is unknown
