@@ -425,11 +425,16 @@ void ClusterSync::Stop() {
 }
 
 bool ClusterSync::synced() const {
+  auto now = options_.reflector.clock->Now();
   for (size_t i = 0; i < reflectors_.size(); ++i) {
     if (reflectors_[i]->synced()) continue;
-    // An optional watch holds readiness back until its first LIST lands or fails: a gang member
-    // filtered before its PodGroup is read would be placed alone. A refused one (403) waits no more.
-    if (!optional_[i] || reflectors_[i]->stats().errors == 0) return false;
+    if (!optional_[i]) return false;
+    // An optional watch holds readiness back until its first LIST lands (a gang member filtered
+    // before its PodGroup is read would be placed alone), through transient errors, but not once
+    // it is refused (401, 403: the ClusterRole not updated) or has failed for unhealthy_after.
+    ReflectorStats s = reflectors_[i]->stats();
+    bool given_up = s.refused() || (s.failing_since && now - *s.failing_since > options_.unhealthy_after);
+    if (!given_up) return false;
   }
   return true;
 }

@@ -178,6 +178,10 @@ Status Reflector::List(bool consistent) {
     if (r->status == 404) return NotFoundError(fmt::format("LIST {}: 404 {}", type_.path, StatusMessage(*r)));
     if (r->status != 200) {
       retry_after_ = r->retry_after;
+      {
+        MutexLock lock(&stats_mu_);
+        stats_.last_status = r->status;
+      }
       return UnavailableError(fmt::format("LIST {}: {} {}", type_.path, r->status, StatusMessage(*r)));
     }
     rapidjson::Document& doc = pages.emplace_back();

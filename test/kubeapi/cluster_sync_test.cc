@@ -301,6 +301,21 @@ TEST(ClusterSync, ASlowPodGroupListHoldsReadinessBackUntilTheGroupIsRead) {
   EXPECT_TRUE(sync.healthy());
 }
 
+// Review finding: one transient failure of the first PodGroup LIST (a 500, a 429) made
+// readiness stop waiting for it. It still waits, through the retry.
+TEST(ClusterSync, ATransientPodGroupListFailureStillHoldsReadinessBack) {
+  FakeApiServer api(testing::FakeApiServerOptions{.pod_group_version = "v1beta1"});
+  api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  api.Put("podgroups", R"({"metadata":{"name":"train","namespace":"ml"},"spec":{"schedulingPolicy":{"gang":{"minCount":4}}}})");
+  api.FailNext("GET", "/apis/scheduling.k8s.io/v1beta1/podgroups", 500, 3);
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSync sync(client.get(), &inv, Fast());
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  EXPECT_TRUE(inv.Snapshot()->groups().contains("PodGroup/ml/train"));
+}
+
 // A pod-group watch the ClusterRole does not allow yet (403: gpusched upgraded, its RBAC not)
 // keeps failing and retrying, but neither holds back readiness nor makes the sync unhealthy:
 // only gangs depend on it.

@@ -72,8 +72,8 @@ class ClusterSync {
   // ClusterQueue not read yet would look deleted). False where Kueue is not served.
   bool kueue_healthy() const;
 
-  // True once every reflector has listed once; an optional one (AddReflector) whose attempts
-  // have failed (a watch the ClusterRole refuses) is not waited for.
+  // True once every reflector has listed once; an optional one (AddReflector) is not waited for
+  // once refused (401, 403: a watch the ClusterRole does not allow) or failing for unhealthy_after.
   bool synced() const;
   // True when synced() and no reflector has been failing for longer than unhealthy_after: the
   // inventory can be trusted for decisions. While false, bookings are not expired either.
