@@ -175,7 +175,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
   const ResourceList requests = EffectiveRequests(pod);  // besides GPUs
   JudgeNodesFit(pod, requests, resolved, &fits, &refused);
-  RefuseAmongFitting(pod, request, *inputs.options, nullptr, snapshot, resolved, &fits,
+  RefuseAmongFitting(pod, request, *evaluation, *inputs.options, nullptr, snapshot, resolved, &fits,
                      [&](std::span<const size_t> positions, const std::string& reason) {
                        for (size_t pos : positions) {
                          refused.emplace(pos, NodeVerdict{.outcome = placement::Outcome::kUnschedulable,

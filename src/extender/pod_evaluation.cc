@@ -127,32 +127,32 @@ void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInput
   }
 }
 
-// Of the DRA fits `fits[first..]` (their verdicts in `fitting`), those whose device set for the
-// pod's multi-GPU requests is not NVLink-connected (DraVerdict::links kScattered) where another is
-// (kConnected): removed from both and given to on_failed as resolvable refusals, as whole-GPU
-// nodes are refused (whole_gpu_sets.h ScatteredNodes). A preference in prioritize would not do:
-// kube-scheduler skips scoring when one node is left.
-void RefuseScatteredDra(const placement::DraPlanner& planner, size_t first,
-                        std::vector<std::shared_ptr<const placement::DraVerdict>>* fitting, std::vector<RankedNode>* fits,
-                        const OnNodeFailed& on_failed) {
+// A DRA fit's verdict and the planner that judged it (its claims' names), by node position;
+// empty where the links did not judge the set.
+using DraFits = std::vector<std::pair<std::shared_ptr<const placement::DraVerdict>, const placement::DraPlanner*>>;
+
+// Of `fits`, the DRA nodes whose device set for the pod's multi-GPU requests is not
+// NVLink-connected (DraVerdict::links kScattered) where another's is (kConnected), by place in
+// `fits`, with the reason: as whole-GPU nodes are refused (whole_gpu_sets.h ScatteredNodes). A
+// preference in prioritize would not do: kube-scheduler skips scoring when one node is left.
+std::vector<std::pair<size_t, std::string>> ScatteredDraFits(const DraFits& verdicts, const std::vector<RankedNode>& fits) {
   using placement::LinkedStanding;
-  if (std::none_of(fitting->begin(), fitting->end(), [](const auto& v) { return v->links.standing == LinkedStanding::kConnected; })) {
-    return;
+  auto links = [&](const RankedNode& f) -> const placement::ChosenLinks* {
+    return f.pos < verdicts.size() && verdicts[f.pos].first != nullptr ? &verdicts[f.pos].first->links : nullptr;
+  };
+  bool connected = std::any_of(fits.begin(), fits.end(), [&](const RankedNode& f) {
+    const placement::ChosenLinks* l = links(f);
+    return l != nullptr && l->standing == LinkedStanding::kConnected;
+  });
+  std::vector<std::pair<size_t, std::string>> refused;
+  for (size_t i = 0; connected && i < fits.size(); ++i) {
+    const placement::ChosenLinks* l = links(fits[i]);
+    if (l == nullptr || l->standing != LinkedStanding::kScattered) continue;
+    const placement::DraPlanner& planner = *verdicts[fits[i].pos].second;
+    refused.emplace_back(i, placement::ScatteredReason(*l, planner.to_allocate()[l->claim]->name) +
+                                "; other nodes offered have a connected set");
   }
-  size_t kept = 0;
-  for (size_t i = 0; i < fitting->size(); ++i) {
-    const placement::DraVerdict& v = *(*fitting)[i];
-    if (v.links.standing == LinkedStanding::kScattered) {
-      std::string reason = placement::ScatteredReason(v.links, planner.to_allocate()[v.links.claim]->name);
-      on_failed((*fits)[first + i].pos, placement::NodeVerdict{.outcome = Outcome::kUnschedulable, .reject = Reject::kInsufficient,
-                                                               .reason = reason + "; other nodes offered have a connected set"});
-      continue;
-    }
-    (*fits)[first + kept] = (*fits)[first + i];
-    (*fitting)[kept++] = (*fitting)[i];
-  }
-  fits->resize(first + kept);
-  fitting->resize(kept);
+  return refused;
 }
 
 // Judges the nodes of `resolved` at `positions` (none null) with `planner`, through the DRA
@@ -161,7 +161,7 @@ void RefuseScatteredDra(const placement::DraPlanner& planner, size_t first,
 // request (bad CEL, unknown class), which stops the pod's filter as upstream.
 Status EvaluateByDra(const placement::DraPlanner& planner, std::string_view policy, const Pod& pod, const EvaluationInputs& in,
                      const ResolvedNodes& resolved, std::span<const size_t> positions, bool rank, const OnNodeFailed& on_failed,
-                     std::vector<RankedNode>* fits) {
+                     std::vector<RankedNode>* fits, DraFits* verdicts) {
   std::optional<DraVerdictCacheStore::Loan> loan;
   if (in.dra_verdicts != nullptr && planner.cacheable()) loan = in.dra_verdicts->Borrow(planner.shape());
   placement::DraVerdictCache* cache = loan ? loan->cache.get() : nullptr;
@@ -180,13 +180,15 @@ Status EvaluateByDra(const placement::DraPlanner& planner, std::string_view poli
       continue;
     }
     fits->push_back(RankedNode{pos, v->score});
-    fitting.push_back(v);
-    if (rank && in.log != nullptr) in.log->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node.node.name, v);
+    if (v->links.standing != placement::LinkedStanding::kUnknown) {
+      if (verdicts->size() < resolved.nodes.size()) verdicts->resize(resolved.nodes.size());
+      (*verdicts)[pos] = {v, &planner};
+    }
+    if (rank) fitting.push_back(v);
+    if (rank && in.log != nullptr) in.log->Record(fmt::format("{}/{}", pod.namespace_name, pod.name), node.node.name, std::move(v));
   }
   if (loan) in.dra_verdicts->Return(std::move(*loan));
-  if (!status.ok()) return status;
-  RefuseScatteredDra(planner, first, &fitting, fits, on_failed);
-  if (rank) ScoreByPolicy(policy, Hash(pod.uid), in, resolved, fitting, first, fits);
+  if (rank && status.ok()) ScoreByPolicy(policy, Hash(pod.uid), in, resolved, fitting, first, fits);
   return status;
 }
 
@@ -210,8 +212,12 @@ class DraEvaluation final : public PodEvaluation {
       }
     }
     std::vector<RankedNode> fits;
-    GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(planner_, policy_, pod_, in_, resolved, known, rank, on_failed, &fits));
+    verdicts_.clear();
+    GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(planner_, policy_, pod_, in_, resolved, known, rank, on_failed, &fits, &verdicts_));
     return fits;
+  }
+  std::vector<std::pair<size_t, std::string>> RefusedAmongFits(const std::vector<RankedNode>& fits) const override {
+    return ScatteredDraFits(verdicts_, fits);
   }
 
  private:
@@ -219,6 +225,7 @@ class DraEvaluation final : public PodEvaluation {
   const std::string policy_;
   const EvaluationInputs in_;
   placement::DraPlanner planner_;
+  DraFits verdicts_;  // the last Evaluate's, where NVLink links judged the set
 };
 
 // Pods asking extended resources that a DeviceClass maps (KEP 5004, extended_planners.h): on
@@ -251,8 +258,9 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
       plugin_pos.push_back(pos);
     }
     std::vector<RankedNode> fits;
+    verdicts_.clear();
     for (const auto& [planner, positions] : by_planner) {
-      GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(*planner, policy_, pod_, in_, resolved, positions, rank, on_failed, &fits));
+      GPUSCHED_RETURN_IF_ERROR(EvaluateByDra(*planner, policy_, pod_, in_, resolved, positions, rank, on_failed, &fits, &verdicts_));
     }
     if (!plugin.nodes.empty()) {
       auto on_plugin_failed = [&](size_t i, NodeVerdict&& v) { on_failed(plugin_pos[i], std::move(v)); };
@@ -262,6 +270,9 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
     std::sort(fits.begin(), fits.end(), [](const RankedNode& a, const RankedNode& b) { return a.pos < b.pos; });
     return fits;
   }
+  std::vector<std::pair<size_t, std::string>> RefusedAmongFits(const std::vector<RankedNode>& fits) const override {
+    return ScatteredDraFits(verdicts_, fits);
+  }
 
  private:
   const Pod& pod_;
@@ -269,6 +280,7 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
   const EvaluationInputs in_;
   std::unique_ptr<placement::ExtendedPlanners> planners_;
   DevicePluginEvaluation plugin_;
+  DraFits verdicts_;  // the last Evaluate's DRA nodes, where NVLink links judged the set
 };
 
 }  // namespace
@@ -323,10 +335,11 @@ size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes
   return Refuse(ByReason(kind->RefuseAmongFits(request, StatesOf(nodes, *fits))), fits, on_refused);
 }
 
-void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const ServiceOptions& options,
-                        const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
-                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
-                        const OnNodesRefused& on_refused) {
+void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const PodEvaluation& evaluation,
+                        const ServiceOptions& options, const DomainFullness* fullness,
+                        const inventory::InventorySnapshot& snapshot, const ResolvedNodes& nodes,
+                        std::vector<placement::RankedNode>* fits, const OnNodesRefused& on_refused) {
+  Refuse(ByReason(evaluation.RefusedAmongFits(*fits)), fits, on_refused);
   RefuseAmongFits(request, nodes, fits, on_refused);
   if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->size() < 2) return;
   const std::string& key = options.topology_levels.front();

@@ -338,7 +338,7 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
     CountError("filter");
     return EncodeFilterError(fits.status().message());
   }
-  RefuseAmongFitting(args.pod, request, options_, fullness_.get(), *snapshot, resolved, &*fits,
+  RefuseAmongFitting(args.pod, request, *evaluation, options_, fullness_.get(), *snapshot, resolved, &*fits,
                      [&](std::span<const size_t> positions, const std::string& reason) {
                        counts.rejects[static_cast<size_t>(placement::Reject::kInsufficient)] += positions.size();
                        result.failed_shared.emplace_back(reason, std::vector<size_t>(positions.begin(), positions.end()));

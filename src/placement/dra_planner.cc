@@ -237,7 +237,9 @@ DraVerdict DraPlanner::EvaluateAnonymous(const NodeState& node, bool rank, const
   bool links = !what_if && multi_gpu_ && node.links != nullptr && node.links->islands;
   dra::AllocatedDevices merged, with_holds;
   if (held == nullptr) held = Held(&merged);
+  const dra::AllocatedDevices* without_holds = held;
   held = WithHolds(node, held, *pools, &with_holds);
+  if (links && !options_.ranked_allocated) links = held == without_holds && OneGpuSlice(node);
   auto run = [&](const std::vector<const dra::ResourceClaim*>& claims, const dra::DeviceRestriction* only) {
     return dra::Allocate(dra::AllocatorInput{.node = &info,
                                              .claims = claims,
@@ -360,6 +362,12 @@ double FreeShare(const dra::CounterSet& set, const std::map<std::string, int64_t
 using CounterSetKey = std::tuple<std::string, std::string, std::string>;
 
 }  // namespace
+
+bool DraPlanner::OneGpuSlice(const NodeState& node) const {
+  int slices = 0;
+  ForEachGpuSlice(node, [&](const dra::IndexedSlice&) { ++slices; });
+  return slices == 1;
+}
 
 template <typename F>
 void DraPlanner::ForEachGpuSlice(const NodeState& node, F&& f) const {

@@ -2,9 +2,10 @@
 // one, two and half a node's GPUs come to a few nvidia-dra nodes and leave them. Each pod goes
 // through gpusched's filter; kube-scheduler picks a kept node at random, and its allocator takes
 // the first free devices there (gpusched's compatible choice, which models it). The NVLink pairs
-// cross the PCIe roots, so upstream's first fit is often not a pair. Measured, with the agent's
-// links published and without them: the multi-GPU claims whose devices were NVLink-connected, of
-// those allocated while some fitting node's first fit was. NVSwitch is the control.
+// are GPU 0+1, 2+3, ... (each pair in one PCIe root): upstream's first fit is a pair while the
+// node's free GPUs are not split. Measured, with the agent's links published and without them:
+// the multi-GPU claims whose devices were NVLink-connected, of those allocated while some fitting
+// node's first fit was. NVSwitch is the control.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

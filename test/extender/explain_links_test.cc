@@ -6,6 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "cluster_json.h"
+#include "dra_json.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/inventory_json.h"
 #include "gpusched/json/json.h"
@@ -93,6 +94,49 @@ TEST(ExplainLinks, AnMgpuContainerSaysWhichConnectedSetItGetsAndWhatItLeaves) {
   ASSERT_TRUE(shared->fits) << ::testing::PrintToString(Reasons(*shared));
   EXPECT_EQ(shared->links, "container c: NVLink-connected GPU2+GPU3; largest NVLink-connected idle set left: GPU1");
   EXPECT_THAT(ExplanationText(e), HasSubstr("container c: NVLink-connected GPU2+GPU3"));
+}
+
+// DRA where kube-scheduler allocates: dra-l's first free pair (GPU1+GPU2) crosses the NVLink
+// pairs (GPU0+GPU2, GPU1+GPU3), dra-m's (GPU0+GPU2) is one. Explain refuses dra-l as filter does;
+// but where the pod's node selector keeps it off dra-m, as kube-scheduler's own filters would
+// before asking gpusched, no offered node is better and dra-l fits.
+TEST(ExplainLinks, ADraNodeIsRefusedForItsScatteredFirstFitOnlyWhenABetterNodeCouldTakeThePod) {
+  std::vector<std::vector<int>> pairs = {{2}, {3}, {0}, {1}};
+  std::string dra_l = testing::DraNodeWithLinks("dra-l", pairs);
+  dra_l.replace(dra_l.find(R"("labels":{)"), 10, R"("labels":{"pool":"a",)");
+  ClusterObjects objects;
+  ASSERT_TRUE(kubejson::AppendClusterJson(
+                  testing::ListJson({dra_l, testing::GpuSlice("dra-l", 4), testing::DraNodeWithLinks("dra-m", pairs),
+                                     testing::GpuSlice("dra-m", 4), std::string(testing::kGpuClass),
+                                     testing::Claim("pair", testing::ClaimSpec(2, "")),
+                                     testing::Claim("on-l", testing::ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"a"}),
+                                     testing::Claim("on-m", testing::ClaimSpec(1, ""), {"dra-m/gpu-1"}, {"b"})}),
+                  &objects)
+                  .ok());
+  inventory::Inventory inventory;
+  inventory.ReplaceCluster(std::move(objects));
+  auto snapshot = inventory.Snapshot();
+  ServiceOptions options;
+  dra::cel::ProgramCache programs;
+  auto explain = [&](const std::string& pod_json) {
+    StatusOr<Explanation> e = Explain(testing::DecodedPod(pod_json), std::nullopt,
+                                      EvaluationInputs{.snapshot = snapshot.get(), .options = &options, .programs = &programs});
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    return e.ok() ? *e : Explanation{};
+  };
+  std::string pod = testing::ClaimPod("trainer", "pair");
+  Explanation e = explain(pod);
+  ASSERT_TRUE(Find(e, "dra-l") != nullptr && Find(e, "dra-m") != nullptr);
+  EXPECT_FALSE(Find(e, "dra-l")->fits);
+  EXPECT_THAT(Reasons(*Find(e, "dra-l")),
+              ElementsAre("the devices allocated here for claim pair request gpus would be GPU1+GPU2, not NVLink-connected; "
+                          "other nodes offered have a connected set"));
+  EXPECT_TRUE(Find(e, "dra-m")->fits);
+  std::string kept_off_m = pod;
+  kept_off_m.replace(kept_off_m.find(R"("spec":{)"), 8, R"("spec":{"nodeSelector":{"pool":"a"},)");
+  Explanation selected = explain(kept_off_m);
+  EXPECT_TRUE(Find(selected, "dra-l")->fits) << ::testing::PrintToString(Reasons(*Find(selected, "dra-l")));
+  EXPECT_FALSE(Find(selected, "dra-m")->fits);
 }
 
 // /debug/inventory (and /ui, which reads it) shows each node's islands and its largest

@@ -48,6 +48,14 @@ struct Cluster {
   dra::cel::ProgramCache programs;
 };
 
+// `inventory` holding the objects of `json`, and its snapshot.
+std::shared_ptr<const inventory::InventorySnapshot> SnapshotOf(const std::vector<std::string>& json, inventory::Inventory* inventory) {
+  ClusterObjects objects;
+  for (const std::string& o : json) EXPECT_TRUE(kubejson::AppendClusterJson(o, &objects).ok()) << o;
+  inventory->ReplaceCluster(std::move(objects));
+  return inventory->Snapshot();
+}
+
 TEST(DraPlanner, AGpuClaimIsRefusedOnANodeOutsideModeNvidiaDraWhateverItPublishes) {
   Cluster c;
   Pod pod = DecodedPod(ClaimPod("p", "pair"));
@@ -75,17 +83,11 @@ TEST(DraPlanner, TheRankedChoiceKeepsAPairInOnePcieRootWhereUpstreamsNeedNot) {
 // Issue 34 §1: dra-l's GPUs are NVLink pairs across the PCIe roots (gpu-0+gpu-2, gpu-1+gpu-3),
 // as the node agent publishes them; gpu-0 is taken. The ranked choice is the free pair.
 TEST(DraPlanner, TheRankedChoiceGivesAPairNvlinkConnectedGpus) {
-  ClusterObjects objects;
-  std::string node = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"dra-l","labels":{"vke.node.gpu.schedule":"nvidia-dra"},
-    "annotations":{"gpusched.io/gpu-devices":"[{\"index\":0,\"uuid\":\"GPU-dra-l-0\",\"nvlinkPeers\":[2]},{\"index\":1,\"uuid\":\"GPU-dra-l-1\",\"nvlinkPeers\":[3]},{\"index\":2,\"uuid\":\"GPU-dra-l-2\",\"nvlinkPeers\":[0]},{\"index\":3,\"uuid\":\"GPU-dra-l-3\",\"nvlinkPeers\":[1]}]"}},
-    "status":{"allocatable":{"cpu":"64","memory":"527952472Ki","pods":"110"}}})";
-  for (const std::string& o : {node, GpuSlice("dra-l", 4), std::string(kGpuClass), Claim("pair", ClaimSpec(2, "")),
-                               Claim("other", ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"o"})}) {
-    ASSERT_TRUE(kubejson::AppendClusterJson(o, &objects).ok()) << o;
-  }
+  std::string node = DraNodeWithLinks("dra-l", {{2}, {3}, {0}, {1}});
   inventory::Inventory inventory;
-  inventory.ReplaceCluster(std::move(objects));
-  auto snapshot = inventory.Snapshot();
+  auto snapshot = SnapshotOf({node, GpuSlice("dra-l", 4), std::string(kGpuClass), Claim("pair", ClaimSpec(2, "")),
+                              Claim("other", ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"o"})},
+                             &inventory);
   dra::cel::ProgramCache programs;
   Pod pod = DecodedPod(ClaimPod("p", "pair"));
   DraPlanner planner(snapshot->dra(), pod, &programs);
@@ -120,6 +122,33 @@ TEST(DraPlanner, TheRankedChoiceGivesAPairNvlinkConnectedGpus) {
   ASSERT_TRUE(fallback.fits()) << fallback.node.reason;
   EXPECT_FALSE(fallback.nvlink_connected);
   EXPECT_EQ(Devices(fallback.ranked), (std::set<std::string>{"gpu-1", "gpu-2"}));
+}
+
+// Review finding: upstream takes a node's pools in map order and gpusched by name, so where a
+// node's GPUs come from two slices upstream's first fit is not known exactly; its links are not
+// judged (filter refuses nothing for them) unless gpusched allocates.
+TEST(DraPlanner, TheLinksOfUpstreamsChoiceAreUnknownWhereTheGpusComeFromTwoSlices) {
+  std::string one = GpuSlice("dra-l", 4);
+  std::string first = one, second = one;
+  first.replace(first.find(R"("resourceSliceCount":1)"), 22, R"("resourceSliceCount":2)");
+  second.replace(second.find(R"("resourceSliceCount":1)"), 22, R"("resourceSliceCount":2)");
+  second.replace(second.find("-gpu.nvidia.com-x"), 17, "-gpu.nvidia.com-y");
+  // The first slice keeps gpu-0 and gpu-1, the second gpu-2 and gpu-3.
+  first.erase(first.find(R"(,{"name":"gpu-2")"), first.find(R"(]}})") - first.find(R"(,{"name":"gpu-2")"));
+  second.erase(second.find(R"({"name":"gpu-0")"), second.find(R"({"name":"gpu-2")") - second.find(R"({"name":"gpu-0")"));
+  inventory::Inventory inventory;
+  auto snapshot = SnapshotOf({DraNodeWithLinks("dra-l", {{2}, {3}, {0}, {1}}), first, second, std::string(kGpuClass),
+                              Claim("pair", ClaimSpec(2, "")), Claim("other", ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"o"})},
+                             &inventory);
+  dra::cel::ProgramCache programs;
+  Pod pod = DecodedPod(ClaimPod("p", "pair"));
+  const NodeState& state = *snapshot->FindNode("dra-l");
+  DraVerdict v = DraPlanner(snapshot->dra(), pod, &programs).Evaluate(state, /*rank=*/true);
+  ASSERT_TRUE(v.fits()) << v.node.reason;
+  EXPECT_EQ(v.links.standing, LinkedStanding::kUnknown);
+  EXPECT_TRUE(v.nvlink_connected) << "gpusched's own choice still takes a pair";
+  DraPlanner owner(snapshot->dra(), pod, &programs, DraOptions{.ranked_allocated = true});
+  EXPECT_EQ(owner.Evaluate(state, /*rank=*/false).links.standing, LinkedStanding::kConnected);
 }
 
 TEST(DraPlanner, DevicesHeldForANominatedPodOfHigherPriorityAreTakenForOthers) {

@@ -75,6 +75,13 @@ class PodEvaluation {
   // the whole request (a selector that does not compile, an unknown class).
   virtual StatusOr<std::vector<placement::RankedNode>> Evaluate(const ResolvedNodes& nodes, bool rank,
                                                                 const OnNodeFailed& on_failed) = 0;
+  // Of `fits` (nodes the last Evaluate kept, by position, maybe fewer since), those refused
+  // because others are better, by place in `fits`, with the reason; none by default. DRA: nodes
+  // where the devices allocated for a multi-GPU request would not be NVLink-connected while
+  // another's would (DraVerdict::links). Applied by RefuseAmongFitting, after the node fit.
+  virtual std::vector<std::pair<size_t, std::string>> RefusedAmongFits(const std::vector<placement::RankedNode>& fits) const {
+    return {};
+  }
 };
 
 // Returns the evaluation for `pod`, whose analyzed request is `request`.
@@ -96,13 +103,14 @@ placement::JudgeContext JudgeContextOf(const EvaluationInputs& inputs);
 size_t RefuseAmongFits(const placement::PodRequest& request, const ResolvedNodes& nodes,
                        std::vector<placement::RankedNode>* fits, const OnNodesRefused& on_refused);
 
-// The refusals among fitting nodes that filter and explain both apply: RefuseAmongFits, then, for a
-// pod outside groups with options.topology_steer, those outside the fullest domain in use of the
-// lowest topology level (domain_steering.h; `fullness` keeps the domains' sums, null: summed here).
-void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const ServiceOptions& options,
-                        const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
-                        const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
-                        const OnNodesRefused& on_refused);
+// The refusals among fitting nodes that filter and explain both apply: the evaluation's
+// (PodEvaluation::RefusedAmongFits), RefuseAmongFits, then, for a pod outside groups with
+// options.topology_steer, those outside the fullest domain in use of the lowest topology level
+// (domain_steering.h; `fullness` keeps the domains' sums, null: summed here).
+void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, const PodEvaluation& evaluation,
+                        const ServiceOptions& options, const DomainFullness* fullness,
+                        const inventory::InventorySnapshot& snapshot, const ResolvedNodes& nodes,
+                        std::vector<placement::RankedNode>* fits, const OnNodesRefused& on_refused);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);

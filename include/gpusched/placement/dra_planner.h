@@ -140,6 +140,11 @@ class DraPlanner {
   // claims.
   template <typename F>
   void ForEachGpuDevice(const NodeState& node, F&& f) const;
+  // True if `node`'s GPU devices come from one slice. Where kube-scheduler allocates, its first
+  // fit is known exactly only then: upstream takes a node's pools in map order, gpusched by name.
+  // Nor where devices are held for a nominated pod (WithHolds): upstream knows no such holds.
+  // DraVerdict::links is left unknown in both cases.
+  bool OneGpuSlice(const NodeState& node) const;
   // Calls f(slice) for each slice of a GPU driver pinned to `node`.
   template <typename F>
   void ForEachGpuSlice(const NodeState& node, F&& f) const;
