@@ -431,9 +431,10 @@ bool ClusterSync::synced() const {
     if (!optional_[i]) return false;
     // An optional watch holds readiness back until its first LIST lands (a gang member filtered
     // before its PodGroup is read would be placed alone), through transient errors, but not once
-    // it is refused (401, 403: the ClusterRole not updated) or has failed for unhealthy_after.
+    // it is refused (403: the ClusterRole not updated; it stays refused until a LIST passes) or
+    // has failed for unhealthy_after.
     ReflectorStats s = reflectors_[i]->stats();
-    bool given_up = s.refused() || (s.failing_since && now - *s.failing_since > options_.unhealthy_after);
+    bool given_up = s.refused || (s.failing_since && now - *s.failing_since > options_.unhealthy_after);
     if (!given_up) return false;
   }
   return true;

@@ -178,9 +178,9 @@ Status Reflector::List(bool consistent) {
     if (r->status == 404) return NotFoundError(fmt::format("LIST {}: 404 {}", type_.path, StatusMessage(*r)));
     if (r->status != 200) {
       retry_after_ = r->retry_after;
-      {
+      if (r->status == 403) {
         MutexLock lock(&stats_mu_);
-        stats_.last_status = r->status;
+        stats_.refused = true;
       }
       return UnavailableError(fmt::format("LIST {}: {} {}", type_.path, r->status, StatusMessage(*r)));
     }
@@ -210,6 +210,7 @@ Status Reflector::List(bool consistent) {
   MutexLock lock(&stats_mu_);
   stats_.synced = true;
   stats_.served = true;
+  stats_.refused = false;
   stats_.failing_since.reset();
   ++stats_.lists;
   stats_.resource_version = resource_version_;

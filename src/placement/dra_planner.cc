@@ -365,7 +365,8 @@ using CounterSetKey = std::tuple<std::string, std::string, std::string>;
 
 bool DraPlanner::OneGpuSlice(const NodeState& node) const {
   int slices = 0;
-  ForEachGpuSlice(node, [&](const dra::IndexedSlice&) { ++slices; });
+  // Slices with devices: a pool may publish its counter sets in a slice of their own (1.35+).
+  ForEachGpuSlice(node, [&](const dra::IndexedSlice& s) { slices += s.slice().devices.empty() ? 0 : 1; });
   return slices == 1;
 }
 

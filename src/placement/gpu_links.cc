@@ -106,13 +106,14 @@ bool Connected(const std::vector<GpuSet>& graph, GpuSet set) {
 int LargestConnected(const std::vector<GpuSet>& graph, GpuSet set) { return std::popcount(LargestPart(graph, set)); }
 
 bool HoldsConnectedSet(const std::vector<GpuSet>& graph, GpuSet among, int k) {
+  if (k <= 0) return false;  // as ConnectedSets, which finds none
   // A connected part of k or more GPUs holds a connected set of exactly k: the first k it reaches.
   for (GpuSet left = among; left != 0;) {
     GpuSet part = Reach(graph, left, std::countr_zero(left));
     if (std::popcount(part) >= k) return true;
     left &= ~part;
   }
-  return k <= 0;
+  return false;
 }
 
 int LinksInside(const std::vector<GpuSet>& graph, GpuSet set) {

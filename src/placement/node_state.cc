@@ -268,7 +268,10 @@ NodeState BuildNodeStateSharing(Node node, std::vector<AllocationPtr> shared) {
   }
   state.allocations = std::move(allocations);
   Pack(&state);
-  state.published_free = FreeByPublishedPods(state);
+  // Read only for whole GPUs on nodes with islands (whole_gpu_sets.h); not worked out elsewhere.
+  if (HasPayload(state.mode, Payload::kCount) && state.links != nullptr && state.links->islands) {
+    state.published_free = FreeByPublishedPods(state);
+  }
 
   SumUsage(&state);
   state.view = ScoringView(state);

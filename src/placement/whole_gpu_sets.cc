@@ -58,7 +58,9 @@ LinkedFit LinkedFitOf(const NodeState& node, int64_t gpus) {
   if (gpus < 2 || node.links == nullptr || !node.links->islands) return {};
   std::optional<GpuSet> free = KnownFreeGpus(node);
   if (!free) return {};
-  if (HoldsConnectedSet(node.links->nvlink, *free, static_cast<int>(gpus))) return LinkedFit{.standing = LinkedStanding::kConnected};
+  if (HoldsConnectedSet(node.links->nvlink, *free, static_cast<int>(std::min<int64_t>(gpus, 65)))) {
+    return LinkedFit{.standing = LinkedStanding::kConnected};
+  }
   return LinkedFit{.standing = LinkedStanding::kScattered,
                    .reason = fmt::format("no NVLink-connected set of {} free GPUs (free: {})", gpus, FreeList(node, *free))};
 }

@@ -340,5 +340,29 @@ TEST(ClusterSync, ARefusedPodGroupWatchStopsNoPod) {
   EXPECT_TRUE(sync.healthy());
 }
 
+// Review finding: a refusal (403) followed by other errors (a 500, a 429 from flow control) made
+// readiness wait again until unhealthy_after, the extender flapping unready. A refused watch
+// stays given up until one of its LISTs passes.
+TEST(ClusterSync, ARefusedWatchStaysGivenUpThroughLaterErrors) {
+  FakeApiServer api(testing::FakeApiServerOptions{.coscheduling_version = "v1alpha1"});
+  api.Put("nodes", testing::NvidiaNode("w1", 8).ToJson());
+  api.FailNext("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", 403, 1);
+  api.FailNext("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", 500, 1000000);
+  auto client = Client(api);
+  inventory::Inventory inv;
+  ClusterSyncOptions options = Fast();
+  options.unhealthy_after = std::chrono::seconds(60);
+  ClusterSync sync(client.get(), &inv, options);
+  sync.Start();
+  ASSERT_TRUE(sync.WaitSynced(std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& [name, stats] : sync.stats()) {
+      if (name == "podgroups.scheduling.x-k8s.io" && stats.errors >= 3) return true;
+    }
+    return false;
+  }));
+  EXPECT_TRUE(sync.synced());
+}
+
 }  // namespace cluster_sync_test
 }  // namespace gpusched::kubeapi

@@ -73,7 +73,7 @@ class ClusterSync {
   bool kueue_healthy() const;
 
   // True once every reflector has listed once; an optional one (AddReflector) is not waited for
-  // once refused (401, 403: a watch the ClusterRole does not allow) or failing for unhealthy_after.
+  // once refused (403: a watch the ClusterRole does not allow) or failing for unhealthy_after.
   bool synced() const;
   // True when synced() and no reflector has been failing for longer than unhealthy_after: the
   // inventory can be trusted for decisions. While false, bookings are not expired either.

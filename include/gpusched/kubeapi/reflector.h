@@ -80,10 +80,10 @@ struct ReflectorStats {
   std::optional<std::chrono::steady_clock::time_point> failing_since;
   std::string resource_version;  // where the next watch starts
   std::string last_error;
-  int last_status = 0;  // the HTTP status of the last LIST answered with an error; 0: none
-  // True when the last LIST was refused for want of rights (401, 403): retrying will not help
-  // until someone grants them.
-  bool refused() const { return last_status == 401 || last_status == 403; }
+  // A LIST was refused (403 Forbidden: the ClusterRole does not allow it) since the last one
+  // that succeeded: retrying will not help until someone grants it. A 401 is not counted: the
+  // token is re-read and the next attempt may pass.
+  bool refused = false;
 };
 
 class Reflector {

@@ -43,8 +43,9 @@ bool Connected(const std::vector<GpuSet>& graph, GpuSet set);
 std::vector<GpuSet> Parts(const std::vector<GpuSet>& graph, GpuSet set);
 // The size of the largest connected part of `set` over `graph`.
 int LargestConnected(const std::vector<GpuSet>& graph, GpuSet set);
-// True if `among` holds a connected set of `k` over `graph` (as ConnectedSets would find one),
-// without listing any: filter asks it of every node.
+// True if `among` holds a connected set of `k` over `graph` (k >= 1; false otherwise), without
+// listing any: filter asks it of every node. ConnectedSets finds one too, unless its cut of the
+// intermediate levels drops it.
 bool HoldsConnectedSet(const std::vector<GpuSet>& graph, GpuSet among, int k);
 // The links of `graph` between GPUs of `set`.
 int LinksInside(const std::vector<GpuSet>& graph, GpuSet set);

@@ -105,7 +105,8 @@ struct NodeState {
   // the node publishes none that tell one set from another.
   std::shared_ptr<const GpuLinks> links;
   // The GPUs free by the node agent's PodResources reading against the whole-GPU pods bound here
-  // (whole_gpu_sets.h FreeByPublishedPods), worked out once per build; nullopt when unknown.
+  // (whole_gpu_sets.h FreeByPublishedPods), worked out once per build on whole-GPU nodes with
+  // NVLink islands, where filter reads it; nullopt when unknown, and on other nodes.
   std::optional<GpuSet> published_free;
   scoring::NodeView view;      // what the node policies score (node_ranking.h)
   // Unique per state the inventory builds (a new number for every rebuild of the node); 0 for a
