@@ -204,6 +204,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
           n.score = fits[k].score;
           n.rank = static_cast<int>(k) + 1;
           n.links = placement::LinksNote(*resolved.nodes[pos], request, inputs.options->placement);
+          if (n.links.empty()) n.links = evaluation->LinksNote(pos);
         } else if (pod.never_preempts) {
           // kube-scheduler evicts nothing for it: no eviction to offer
         } else if (verdict->resolvable() && verdict->reject == placement::Reject::kNodeFit) {

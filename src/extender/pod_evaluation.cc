@@ -131,6 +131,15 @@ void ScoreByPolicy(std::string_view policy, uint64_t seed, const EvaluationInput
 // empty where the links did not judge the set.
 using DraFits = std::vector<std::pair<std::shared_ptr<const placement::DraVerdict>, const placement::DraPlanner*>>;
 
+// How the device set for the pod's multi-GPU requests stands on the links of the node at `pos`
+// ("the devices allocated here for claim pair request gpus would be GPU0+GPU2,
+// NVLink-connected"), or "" where they did not judge it.
+std::string DraLinksNote(const DraFits& verdicts, size_t pos) {
+  if (pos >= verdicts.size() || verdicts[pos].first == nullptr) return "";
+  const placement::ChosenLinks& l = verdicts[pos].first->links;
+  return placement::DescribeChosenLinks(l, verdicts[pos].second->to_allocate()[l.claim]->name);
+}
+
 // Of `fits`, the DRA nodes whose device set for the pod's multi-GPU requests is not
 // NVLink-connected (DraVerdict::links kScattered) where another's is (kConnected), by place in
 // `fits`, with the reason: as whole-GPU nodes are refused (whole_gpu_sets.h ScatteredNodes). A
@@ -149,7 +158,7 @@ std::vector<std::pair<size_t, std::string>> ScatteredDraFits(const DraFits& verd
     const placement::ChosenLinks* l = links(fits[i]);
     if (l == nullptr || l->standing != LinkedStanding::kScattered) continue;
     const placement::DraPlanner& planner = *verdicts[fits[i].pos].second;
-    refused.emplace_back(i, placement::ScatteredReason(*l, planner.to_allocate()[l->claim]->name) +
+    refused.emplace_back(i, placement::DescribeChosenLinks(*l, planner.to_allocate()[l->claim]->name) +
                                 "; other nodes offered have a connected set");
   }
   return refused;
@@ -219,6 +228,7 @@ class DraEvaluation final : public PodEvaluation {
   std::vector<std::pair<size_t, std::string>> RefusedAmongFits(const std::vector<RankedNode>& fits) const override {
     return ScatteredDraFits(verdicts_, fits);
   }
+  std::string LinksNote(size_t pos) const override { return DraLinksNote(verdicts_, pos); }
 
  private:
   const Pod& pod_;
@@ -273,6 +283,7 @@ class ExtendedResourceEvaluation final : public PodEvaluation {
   std::vector<std::pair<size_t, std::string>> RefusedAmongFits(const std::vector<RankedNode>& fits) const override {
     return ScatteredDraFits(verdicts_, fits);
   }
+  std::string LinksNote(size_t pos) const override { return DraLinksNote(verdicts_, pos); }
 
  private:
   const Pod& pod_;

@@ -107,6 +107,7 @@ ChosenLinks LinksOfChoice(const NodeState& node, const std::vector<const dra::Re
   for (size_t p = 0; p < devices.by_position.size(); ++p) {
     if (!devices.by_position[p].driver.empty()) position[devices.by_position[p]] = static_cast<int>(p);
   }
+  ChosenLinks out{.standing = LinkedStanding::kConnected};
   for (const auto& [claim, request] : multi) {
     size_t c = static_cast<size_t>(std::find(claims.begin(), claims.end(), claim) - claims.begin());
     GpuSet set = 0;
@@ -119,13 +120,18 @@ ChosenLinks LinksOfChoice(const NodeState& node, const std::vector<const dra::Re
     if (!Connected(node.links->nvlink, set)) {
       return ChosenLinks{.standing = LinkedStanding::kScattered, .claim = c, .request = request->name, .gpus = GpuNames(node, set)};
     }
+    if (out.request.empty()) {
+      out.claim = c;
+      out.request = request->name;
+      out.gpus = GpuNames(node, set);
+    }
   }
-  return ChosenLinks{.standing = LinkedStanding::kConnected};
+  return out;
 }
 
-std::string ScatteredReason(const ChosenLinks& links, std::string_view claim_name) {
-  return fmt::format("the devices allocated here for claim {} request {} would be {}, not NVLink-connected", claim_name,
-                     links.request, links.gpus);
+std::string DescribeChosenLinks(const ChosenLinks& links, std::string_view claim_name) {
+  return fmt::format("the devices allocated here for claim {} request {} would be {}, {}NVLink-connected", claim_name,
+                     links.request, links.gpus, links.standing == LinkedStanding::kScattered ? "not " : "");
 }
 
 std::vector<dra::DeviceRestriction> LinkedChoices(const NodeState& node, const std::vector<const dra::ResourceClaim*>& claims,

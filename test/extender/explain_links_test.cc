@@ -132,6 +132,7 @@ TEST(ExplainLinks, ADraNodeIsRefusedForItsScatteredFirstFitOnlyWhenABetterNodeCo
               ElementsAre("the devices allocated here for claim pair request gpus would be GPU1+GPU2, not NVLink-connected; "
                           "other nodes offered have a connected set"));
   EXPECT_TRUE(Find(e, "dra-m")->fits);
+  EXPECT_EQ(Find(e, "dra-m")->links, "the devices allocated here for claim pair request gpus would be GPU0+GPU2, NVLink-connected");
   std::string kept_off_m = pod;
   kept_off_m.replace(kept_off_m.find(R"("spec":{)"), 8, R"("spec":{"nodeSelector":{"pool":"a"},)");
   Explanation selected = explain(kept_off_m);

@@ -101,7 +101,7 @@ TEST(DraPlanner, TheRankedChoiceGivesAPairNvlinkConnectedGpus) {
   EXPECT_EQ(v.gpus_taken, 2);
   // Where kube-scheduler allocates, upstream's first free pair is what the node will get: scattered.
   EXPECT_EQ(v.links.standing, LinkedStanding::kScattered);
-  EXPECT_EQ(ScatteredReason(v.links, planner.to_allocate()[v.links.claim]->name),
+  EXPECT_EQ(DescribeChosenLinks(v.links, planner.to_allocate()[v.links.claim]->name),
             "the devices allocated here for claim pair request gpus would be GPU1+GPU2, not NVLink-connected");
   EXPECT_EQ(planner.Evaluate(state, /*rank=*/false).links.standing, LinkedStanding::kScattered) << "filter judges it too";
   // Where gpusched allocates (owner mode), its ranked choice: connected, also without ranking.

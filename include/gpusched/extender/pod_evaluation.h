@@ -82,6 +82,10 @@ class PodEvaluation {
   virtual std::vector<std::pair<size_t, std::string>> RefusedAmongFits(const std::vector<placement::RankedNode>& fits) const {
     return {};
   }
+  // For explain, on a node the last Evaluate kept (by position): how the pod's devices stand on
+  // its NVLink links, where the evaluation judged them (DRA), else "". Safe to call from several
+  // threads once Evaluate has returned.
+  virtual std::string LinksNote(size_t pos) const { return ""; }
 };
 
 // Returns the evaluation for `pod`, whose analyzed request is `request`.

@@ -43,8 +43,8 @@ bool HasMultiGpuRequest(const std::vector<const dra::ResourceClaim*>& claims, co
 // How a device set chosen for a pod's claims stands on a node's NVLink islands.
 struct ChosenLinks {
   LinkedStanding standing = LinkedStanding::kUnknown;
-  // kScattered: the first request whose GPUs are not connected (its claim by position) and
-  // those GPUs ("GPU1+GPU2").
+  // kScattered: the first request whose GPUs are not connected (its claim by position) and those
+  // GPUs ("GPU1+GPU2"); kConnected: the first request that counts, and its GPUs.
   size_t claim = 0;
   std::string request;
   std::string gpus;
@@ -57,7 +57,7 @@ ChosenLinks LinksOfChoice(const NodeState& node, const std::vector<const dra::Re
                           const std::vector<dra::AllocationResult>& chosen, const dra::SliceIndex& slices,
                           const std::vector<std::string>& gpu_drivers);
 // "the devices allocated here for claim pair request gpus would be GPU1+GPU2, not NVLink-connected"
-// for a kScattered `links` whose claim is named `claim_name`.
-std::string ScatteredReason(const ChosenLinks& links, std::string_view claim_name);
+// (kScattered) or "..., NVLink-connected" (kConnected), for `links` whose claim is `claim_name`.
+std::string DescribeChosenLinks(const ChosenLinks& links, std::string_view claim_name);
 
 }  // namespace gpusched::placement
