@@ -65,6 +65,12 @@ void Restrict(const GpuDevices& devices, const dra::ResourceClaim* claim, const 
   for (; set != 0; set &= set - 1) only.insert(devices.by_position[std::countr_zero(set)]);
 }
 
+// True if `r` asks an exact count of 2 to 64 devices of a class named after a GPU driver.
+bool MultiGpu(const dra::ExactRequest& r, const std::vector<std::string>& gpu_drivers) {
+  return std::find(gpu_drivers.begin(), gpu_drivers.end(), r.device_class) != gpu_drivers.end() &&
+         r.allocation_mode == "ExactCount" && r.count >= 2 && r.count <= 64;
+}
+
 // The requests of `claims` that count (dra_links.h): an exact count of 2 to 64 devices of a class
 // named after a GPU driver (the NVIDIA chart's gpu.nvidia.com).
 std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> MultiGpuRequests(
@@ -72,13 +78,27 @@ std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> Mul
   std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> multi;
   for (const dra::ResourceClaim* claim : claims) {
     for (const dra::DeviceRequest& r : claim->requests) {
-      bool gpu_class = r.exactly && std::find(gpu_drivers.begin(), gpu_drivers.end(), r.exactly->device_class) != gpu_drivers.end();
-      if (gpu_class && r.exactly->allocation_mode == "ExactCount" && r.exactly->count >= 2 && r.exactly->count <= 64) {
-        multi.push_back({claim, &r});
-      }
+      if (r.exactly && MultiGpu(*r.exactly, gpu_drivers)) multi.push_back({claim, &r});
     }
   }
   return multi;
+}
+
+// The requests whose chosen devices LinksOfChoice judges, by claim position and the name their
+// results carry: each multi-GPU `exactly` request, and each multi-GPU subrequest of a
+// `firstAvailable` list ("request/subrequest"; only the one chosen has results).
+std::vector<std::pair<size_t, std::string>> JudgedRequests(const std::vector<const dra::ResourceClaim*>& claims,
+                                                           const std::vector<std::string>& gpu_drivers) {
+  std::vector<std::pair<size_t, std::string>> out;
+  for (size_t c = 0; c < claims.size(); ++c) {
+    for (const dra::DeviceRequest& r : claims[c]->requests) {
+      if (r.exactly && MultiGpu(*r.exactly, gpu_drivers)) out.emplace_back(c, r.name);
+      for (const dra::ExactRequest& sub : r.first_available) {
+        if (MultiGpu(sub, gpu_drivers)) out.emplace_back(c, r.name + "/" + sub.name);
+      }
+    }
+  }
+  return out;
 }
 
 // "GPU1+GPU2": the device indices of `set`'s positions.
@@ -93,38 +113,34 @@ std::string GpuNames(const NodeState& node, GpuSet set) {
 }  // namespace
 
 bool HasMultiGpuRequest(const std::vector<const dra::ResourceClaim*>& claims, const std::vector<std::string>& gpu_drivers) {
-  return !MultiGpuRequests(claims, gpu_drivers).empty();
+  return !JudgedRequests(claims, gpu_drivers).empty();
 }
 
 ChosenLinks LinksOfChoice(const NodeState& node, const std::vector<const dra::ResourceClaim*>& claims,
                           const std::vector<dra::AllocationResult>& chosen, const dra::SliceIndex& slices,
                           const std::vector<std::string>& gpu_drivers) {
   if (node.links == nullptr || !node.links->islands || chosen.size() != claims.size()) return {};
-  std::vector<std::pair<const dra::ResourceClaim*, const dra::DeviceRequest*>> multi = MultiGpuRequests(claims, gpu_drivers);
-  if (multi.empty()) return {};
+  std::vector<std::pair<size_t, std::string>> judged = JudgedRequests(claims, gpu_drivers);
+  if (judged.empty()) return {};
   GpuDevices devices = MapDevices(node, slices, dra::AllocatedDevices{}, gpu_drivers);
   std::map<dra::DeviceId, int> position;
   for (size_t p = 0; p < devices.by_position.size(); ++p) {
     if (!devices.by_position[p].driver.empty()) position[devices.by_position[p]] = static_cast<int>(p);
   }
-  ChosenLinks out{.standing = LinkedStanding::kConnected};
-  for (const auto& [claim, request] : multi) {
-    size_t c = static_cast<size_t>(std::find(claims.begin(), claims.end(), claim) - claims.begin());
+  ChosenLinks out;
+  for (const auto& [c, request] : judged) {
     GpuSet set = 0;
     for (const dra::DeviceResult& d : chosen[c].results) {
-      if (d.request != request->name) continue;
+      if (d.request != request) continue;
       auto it = position.find(d.id);
       if (it == position.end()) return {};  // a device the agent does not describe: the links cannot judge it
       set |= GpuSet{1} << it->second;
     }
+    if (set == 0) continue;  // a subrequest not chosen
     if (!Connected(node.links->nvlink, set)) {
-      return ChosenLinks{.standing = LinkedStanding::kScattered, .claim = c, .request = request->name, .gpus = GpuNames(node, set)};
+      return ChosenLinks{.standing = LinkedStanding::kScattered, .claim = c, .request = request, .gpus = GpuNames(node, set)};
     }
-    if (out.request.empty()) {
-      out.claim = c;
-      out.request = request->name;
-      out.gpus = GpuNames(node, set);
-    }
+    if (out.request.empty()) out = ChosenLinks{.standing = LinkedStanding::kConnected, .claim = c, .request = request, .gpus = GpuNames(node, set)};
   }
   return out;
 }

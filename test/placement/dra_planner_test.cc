@@ -3,6 +3,7 @@
 // multi-GPU request inside one PCIe root), and the devices a nominated pod holds there.
 #include "gpusched/placement/dra_planner.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -149,6 +150,35 @@ TEST(DraPlanner, TheLinksOfUpstreamsChoiceAreUnknownWhereTheGpusComeFromTwoSlice
   EXPECT_TRUE(v.nvlink_connected) << "gpusched's own choice still takes a pair";
   DraPlanner owner(snapshot->dra(), pod, &programs, DraOptions{.ranked_allocated = true});
   EXPECT_EQ(owner.Evaluate(state, /*rank=*/false).links.standing, LinkedStanding::kConnected);
+}
+
+// A prioritized list (firstAvailable): the subrequest upstream chose is judged, its results named
+// "gpus/pair"; a list whose chosen subrequest asks one GPU has nothing to judge.
+TEST(DraPlanner, TheChosenSubrequestOfAPrioritizedListIsJudgedOnTheLinks) {
+  auto spec = [](int first, int second) {
+    return fmt::format(R"({{"devices":{{"requests":[{{"name":"gpus","firstAvailable":[)"
+                       R"({{"name":"pair","deviceClassName":"gpu.nvidia.com","count":{}}},)"
+                       R"({{"name":"one","deviceClassName":"gpu.nvidia.com","count":{}}}]}}]}}}})",
+                       first, second);
+  };
+  inventory::Inventory inventory;
+  auto snapshot = SnapshotOf({DraNodeWithLinks("dra-l", {{2}, {3}, {0}, {1}}), GpuSlice("dra-l", 4), std::string(kGpuClass),
+                              Claim("listed", spec(2, 1)), Claim("small", spec(5, 1)),
+                              Claim("other", ClaimSpec(1, ""), {"dra-l/gpu-0"}, {"o"})},
+                             &inventory);
+  dra::cel::ProgramCache programs;
+  const NodeState& state = *snapshot->FindNode("dra-l");
+  Pod listed = DecodedPod(ClaimPod("p", "listed"));
+  DraPlanner planner(snapshot->dra(), listed, &programs);
+  DraVerdict v = planner.Evaluate(state, /*rank=*/false);
+  ASSERT_TRUE(v.fits()) << v.node.reason;
+  EXPECT_EQ(v.links.standing, LinkedStanding::kScattered);
+  EXPECT_EQ(DescribeChosenLinks(v.links, "listed"),
+            "the devices allocated here for claim listed request gpus/pair would be GPU1+GPU2, not NVLink-connected");
+  Pod small = DecodedPod(ClaimPod("q", "small"));  // 5 GPUs do not fit: the one-GPU subrequest is chosen
+  DraVerdict one = DraPlanner(snapshot->dra(), small, &programs).Evaluate(state, /*rank=*/false);
+  ASSERT_TRUE(one.fits()) << one.node.reason;
+  EXPECT_EQ(one.links.standing, LinkedStanding::kUnknown);
 }
 
 TEST(DraPlanner, DevicesHeldForANominatedPodOfHigherPriorityAreTakenForOthers) {
