@@ -10,6 +10,7 @@
 //   BM_DraServiceFilter    the extender's filter in process: JSON body in, JSON reply out
 //   BM_DraServiceFilterLinked  the same on nodes whose agent published NVLink pairs: upstream's
 //                          first fit judged against them, half the nodes refused for it
+//   BM_DraServiceFilterLinkedOwner  the same in DRA owner mode: the ranked choice judged
 //   BM_DraServicePrioritize the extender's prioritize in process: cached verdicts, then the node
 //                          policy on each fitting node's GPU devices
 //   BM_DraServiceFilterExtended  the filter for a pod asking limits nvidia.com/gpu: 2, served
@@ -34,6 +35,7 @@
 #include <map>
 
 #include "cluster_json.h"
+#include "gpusched/extender/inventory_claim_writer.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/kubejson/dra_objects.h"
@@ -225,13 +227,15 @@ void BM_DraPlannerRankUncached(benchmark::State& state) { PlannerFilter(state, t
 
 // `pod` through the extender's filter or prioritize in process, JSON in and out, over the DRA
 // cluster; returns the last reply.
-std::string ServiceVerb(benchmark::State& state, const std::string& pod, bool prioritize, bool linked = false) {
+std::string ServiceVerb(benchmark::State& state, const std::string& pod, bool prioritize, bool linked = false, bool owner = false) {
   inventory::Inventory inv;
   ClusterObjects cluster = DraCluster(static_cast<int>(state.range(0)), Fill::kHalf, linked);
   std::vector<std::string> names;
   for (const Node& n : cluster.nodes) names.push_back(n.name);
   inv.ReplaceCluster(std::move(cluster));
-  extender::Service service(&inv, extender::ServiceOptions{});
+  extender::InventoryClaimWriter writer(&inv);
+  extender::Service service(&inv, extender::ServiceOptions{},
+                            extender::ServiceCollaborators{.claim_writer = owner ? &writer : nullptr});
   std::string body = testing::ArgsWithNames(pod, names);
   std::string out;
   for (auto _ : state) {
@@ -251,6 +255,13 @@ void BM_DraServiceFilterLinked(benchmark::State& state) {
   size_t refused = 0;
   for (size_t at = out.find("not NVLink-connected"); at != std::string::npos; at = out.find("not NVLink-connected", at + 1)) ++refused;
   state.counters["nodes_refused"] = static_cast<double>(refused);
+}
+
+// The same in DRA owner mode: gpusched's ranked choice is what will be allocated, so filter
+// works it out on every linked node (a connected pair is free on each: none is refused).
+void BM_DraServiceFilterLinkedOwner(benchmark::State& state) {
+  std::string out = ServiceVerb(state, PodJson(), false, true, true);
+  state.counters["nodes_kept"] = static_cast<double>(testing::KeptNodes(out).size());
 }
 
 // Prioritize: verdicts from the cache of the pod's shape, then each fitting node scored by the
@@ -403,6 +414,7 @@ BENCHMARK(BM_DraPlannerFilterUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraPlannerRankUncached)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilter)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilterLinked)->Arg(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DraServiceFilterLinkedOwner)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePrioritize)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServiceFilterExtended)->Arg(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DraServicePreempt)->Arg(500)->Unit(benchmark::kMicrosecond);
