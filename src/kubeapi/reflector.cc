@@ -148,9 +148,10 @@ Status Reflector::List(bool consistent) {
   std::vector<const rapidjson::Value*> items;
   std::string token;
   std::string list_rv;
+  bool unpaged = false;
   for (;;) {
     std::string target =
-        type_.path + Query({{"limit", std::to_string(options_.page_size)},
+        type_.path + Query({{"limit", unpaged ? "" : std::to_string(options_.page_size)},
                             {"resourceVersion", consistent || !token.empty() ? "" : "0"},
                             {"continue", token},
                             {"fieldSelector", type_.field_selector}});
@@ -168,8 +169,11 @@ Status Reflector::List(bool consistent) {
     if (!r.ok()) return r.status();
     if (r->status == 200) r->body = std::move(body);
     if (r->status == 410 && !token.empty()) {
-      // The continue token expired mid-list: start over, consistently.
+      // The continue token expired mid-list: start over, consistently, and in one unpaged LIST
+      // as client-go's pager does (FullListIfExpired): paged again, a list slower than the
+      // tokens live would start over for ever, never failing, never synced.
       consistent = true;
+      unpaged = true;
       token.clear();
       pages.clear();
       items.clear();

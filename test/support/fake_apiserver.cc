@@ -495,8 +495,10 @@ class FakeApiServer::Impl {
         requests_.push_back({method, target, std::string(req[http::field::content_type]),
                              std::string(req[http::field::authorization]), req.body()});
         std::string path = target.substr(0, target.find('?'));
+        std::string_view query = target.size() > path.size() ? std::string_view(target).substr(path.size() + 1) : "";
         for (Fault& f : faults_) {
-          if (f.count > 0 && f.method == method && path.starts_with(f.path_prefix)) {
+          if (f.count > 0 && f.method == method && path.starts_with(f.path_prefix) &&
+              (f.query_has.empty() || query.find(f.query_has) != std::string_view::npos)) {
             if (f.skip > 0) {
               --f.skip;
               break;

@@ -73,6 +73,7 @@ struct Fault {
   std::chrono::milliseconds delay{0};
   bool apply_first = false;  // carry the request out, then fail (the outcome is lost)
   int skip = 0;              // the first `skip` matching requests are answered as usual
+  std::string query_has;     // non-empty: only requests whose query string holds this text match
 };
 
 class FakeApiServer {
