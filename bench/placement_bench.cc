@@ -25,6 +25,8 @@
 //                               of `gpus` whole GPUs or 30% shares, at most 64 moves
 //   BM_ServiceSteeredFilter     filter for a GPU pod outside groups on nodes in NVLink cliques of
 //                               18, topology.steer on (1) or off (0) (extender/domain_steering.h)
+//   BM_ServiceSteeredPassThrough  filter for a pod without GPUs on the same cliques: kept to the
+//                               fullest clique in use (steer=1) or passed through (0)
 //   BM_DomainIndexUpdate        the domains of a snapshot one bind newer than the last one seen
 //                               (incremental=1) or from nothing (0), 5,000 nodes in cliques
 //   BM_KueueJudgeWorkload       the Kueue admission check's verdict (extender/kueue_check.h) on
@@ -275,26 +277,32 @@ void BM_ServiceDomainMemberFilter(benchmark::State& state) {
   state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
 }
 
-// Filter for a GPU pod outside groups on nodes labelled with NVLink cliques of 18 nodes
-// (extender/domain_steering.h): steer=1 keeps it beside CPU-bound GPUs or in the fullest clique
-// in use; steer=0 is the same filter with topology.steer off.
-void BM_ServiceSteeredFilter(benchmark::State& state) {
-  Kind kind = static_cast<Kind>(state.range(0));
-  ClusterObjects cluster = MakeCluster(kind, static_cast<int>(state.range(1)));
+// Filters `pod_json` over `nodes` nodes of `kind` labelled with NVLink cliques of 18 nodes, with
+// topology.steer as `steer`, for as long as `state` runs.
+void FilterInCliques(benchmark::State& state, Kind kind, int nodes, bool steer, const std::string& pod_json) {
+  ClusterObjects cluster = MakeCluster(kind, nodes);
   for (size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].labels["nvidia.com/gpu.clique"] = "c." + std::to_string(i / 18);
   std::vector<std::string> names = NodeNames(cluster);
   inventory::Inventory inv;
   inv.ReplaceCluster(std::move(cluster));
   extender::ServiceOptions options;
-  options.topology_steer = state.range(2) != 0;
+  options.topology_steer = steer;
   extender::Service service(&inv, options);
-  std::string body = testing::ArgsWithNames(PendingPodJson(kind, "pending"), names);
+  std::string body = testing::ArgsWithNames(pod_json, names);
   std::string filtered;
   for (auto _ : state) {
     filtered = service.Filter(body);
     benchmark::DoNotOptimize(filtered.data());
   }
   state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
+}
+
+// Filter for a GPU pod outside groups on nodes labelled with NVLink cliques of 18 nodes
+// (extender/domain_steering.h): steer=1 keeps it beside CPU-bound GPUs or in the fullest clique
+// in use; steer=0 is the same filter with topology.steer off.
+void BM_ServiceSteeredFilter(benchmark::State& state) {
+  Kind kind = static_cast<Kind>(state.range(0));
+  FilterInCliques(state, kind, static_cast<int>(state.range(1)), state.range(2) != 0, PendingPodJson(kind, "pending"));
 }
 
 // Filter for a pod of two whole GPUs on nodes whose agent published NVLink pairs (0-1, 2-3, ...)
@@ -385,6 +393,15 @@ void BM_ServicePassThrough(benchmark::State& state) {
   state.counters["request_bytes"] = static_cast<double>(body.size());
   state.counters["reply_bytes"] = static_cast<double>(reply_bytes);
   state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+// Filter for a pod without GPUs that names gpusched's scheduler, on nodes in NVLink cliques of 18
+// (extender/domain_steering.h): steer=1 keeps it to the fullest clique in use; steer=0 passes it
+// through, as on a cluster without clique labels.
+void BM_ServiceSteeredPassThrough(benchmark::State& state) {
+  testing::PodJson pod{.name = "etl", .namespace_name = "bench", .uid = "etl", .resource_version = "81240003",
+                       .containers = {testing::ContainerJson{.name = "c", .requests = {{"cpu", "120"}}}}};
+  FilterInCliques(state, Kind::kWhole, static_cast<int>(state.range(0)), state.range(1) != 0, pod.ToJson());
 }
 
 void Sizes(benchmark::internal::Benchmark* b) {
@@ -547,6 +564,7 @@ BENCHMARK(BM_ServiceGangMemberFilter)
 BENCHMARK(BM_ServiceSteeredFilter)->ArgNames({"mgpu", "nodes", "steer"})->ArgsProduct({{0, 1}, {5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DomainIndexUpdate)->ArgNames({"nodes", "incremental"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ServiceSteeredPassThrough)->ArgNames({"nodes", "steer"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePreempt)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServiceDefrag)

@@ -3,7 +3,7 @@
 # GPUs each (scenarios/marin-gb200), a week of CPU-only jobs and one-GPU pods, and 16-node gangs
 # of 4 GPUs per member mixed in at 40% of the GPU time. softmix runs topology-aware, side by side
 # with fgd and binpack, 10 seeds; then again with CPU-only pods confined to domains in use
-# (--steer-cpu-pods, as an operator's node affinity would). Builds gpusched first. Prints the
+# (--steer-cpu-pods, as gpusched steers CPU-only pods that name its scheduler). Builds gpusched first. Prints the
 # 10-seed means of each run.
 # Usage: scripts/topology-replay.sh [OUT_DIR]
 set -euo pipefail

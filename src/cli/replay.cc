@@ -78,7 +78,7 @@ placements.csv.
   --topology-policies P  policies run topology-aware with --domains: each gang in the fullest
                       domain that holds it, other GPU pods in domains already in use (default softmix)
   --steer-cpu-pods    (with --domains) topology-aware runs put CPU-only pods in domains in use too,
-                      as an operator's node affinity would (gpusched passes them through)
+                      as gpusched does for CPU-only pods that name its scheduler
   --topology-fallback-after S  (with --domains) topology-aware runs: a gang no domain holds waits
                       S seconds for one before it spans domains (default 300, as gpusched's
                       topology.fallbackAfterSeconds)

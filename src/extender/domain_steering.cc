@@ -120,8 +120,9 @@ bool GpusStrandedByOtherResources(const placement::NodeState& node) {
 }
 
 std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
-                                                                              const std::string& key, const DomainIndex& index) {
-  auto stranded = [&](uint32_t n) { return index.facts[n].stranded; };
+                                                                              const std::string& key, const DomainIndex& index,
+                                                                              SteeredPod pod) {
+  auto stranded = [&](uint32_t n) { return pod == SteeredPod::kAsksGpus && index.facts[n].stranded; };
   bool any_stranded = std::any_of(fits.begin(), fits.end(), [&](uint32_t n) { return index.of[n] != nullptr && stranded(n); });
   const DomainUses::value_type* fullest = nullptr;
   for (uint32_t n : fits) {

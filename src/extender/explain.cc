@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <span>
 #include <tuple>
 
 #include "gpusched/json/writer.h"
@@ -148,8 +149,57 @@ NodeExplanation Describe(const NodeState& node, const PodRequest& request, const
 
 }  // namespace
 
+namespace {
+
+// True if filter steers `pod`, which asks for no GPU, to the fullest domain in use: topology.steer
+// is on, it is outside groups, and some node carries the lowest level's label.
+bool SteersWithoutGpus(const Pod& pod, const EvaluationInputs& inputs) {
+  const ServiceOptions& options = *inputs.options;
+  if (pod.group || !options.topology_steer || options.topology_levels.empty()) return false;
+  return !DomainFullness().Of(*inputs.snapshot, options.topology_levels.front())->domains.empty();
+}
+
+// A pod without GPUs that filter steers (SteersWithoutGpus): each node kept, or refused by
+// kube-scheduler's other filters (node_fit.h) or by the domain steering (domain_steering.h).
+Explanation ExplainWithoutGpus(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs) {
+  const inventory::InventorySnapshot& snapshot = *inputs.snapshot;
+  ResolvedNodes all;
+  std::vector<placement::RankedNode> fits;
+  for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+    all.nodes.push_back(snapshot.nodes()[i].get());
+    all.index.push_back(static_cast<uint32_t>(i));
+    all.generations.push_back(snapshot.nodes().generation(i));
+    fits.push_back(placement::RankedNode{i, 0});
+  }
+  std::map<size_t, NodeVerdict> refused;
+  JudgeNodesFit(pod, EffectiveRequests(pod), all, &fits, &refused);
+  std::string steered;
+  RefuseOutsideFullestDomain(pod, SteeredPod::kWithoutGpus, *inputs.options, nullptr, snapshot, all, &fits,
+                             [&](std::span<const size_t> positions, const std::string& reason) {
+                               if (steered.empty()) steered = reason;
+                               for (size_t pos : positions) refused.emplace(pos, NodeVerdict{.reason = reason});
+                             });
+  Explanation e{.pod = pod.namespace_name + "/" + pod.name, .request_json = "{}", .placed = placed};
+  auto describe = [&](size_t pos, const NodeVerdict* verdict) {
+    const NodeState& node = *all.nodes[pos];
+    NodeExplanation n{.node = node.node.name, .fits = verdict == nullptr, .mode = std::string(ModeName(node.mode)),
+                      .state = std::string(placement::ConditionName(node.condition))};
+    if (verdict != nullptr) n.reasons.push_back(verdict->reason);
+    e.nodes.push_back(std::move(n));
+  };
+  for (const placement::RankedNode& f : fits) describe(f.pos, nullptr);
+  for (const auto& [pos, verdict] : refused) describe(pos, &verdict);
+  e.summary = fmt::format("{}/{} nodes kept for a pod without GPUs; kube-scheduler chooses among them", fits.size(),
+                          e.nodes.size());
+  if (!steered.empty()) e.summary += "; " + steered;
+  return e;
+}
+
+}  // namespace
+
 StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& placed, const EvaluationInputs& inputs) {
   PodRequest request = placement::AnalyzePod(pod);
+  if (!request.asks_gpu() && SteersWithoutGpus(pod, inputs)) return ExplainWithoutGpus(pod, placed, inputs);
   if (!request.asks_gpu()) {
     return InvalidArgumentError(fmt::format("pod {}/{} asks for no GPU: every node takes it as far as gpusched is concerned",
                                             pod.namespace_name, pod.name));

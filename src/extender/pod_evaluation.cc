@@ -352,6 +352,13 @@ void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, co
                         std::vector<placement::RankedNode>* fits, const OnNodesRefused& on_refused) {
   Refuse(ByReason(evaluation.RefusedAmongFits(*fits)), fits, on_refused);
   RefuseAmongFits(request, nodes, fits, on_refused);
+  RefuseOutsideFullestDomain(pod, SteeredPod::kAsksGpus, options, fullness, snapshot, nodes, fits, on_refused);
+}
+
+void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const ServiceOptions& options,
+                                const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
+                                const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
+                                const OnNodesRefused& on_refused) {
   if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->size() < 2) return;
   const std::string& key = options.topology_levels.front();
   DomainFullness local;
@@ -360,7 +367,7 @@ void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, co
   std::vector<uint32_t> positions;
   positions.reserve(fits->size());
   for (const placement::RankedNode& f : *fits) positions.push_back(nodes.index[f.pos]);
-  Refuse(OutsideFullestDomain(positions, key, *index), fits, on_refused);
+  Refuse(OutsideFullestDomain(positions, key, *index, steered), fits, on_refused);
 }
 
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {

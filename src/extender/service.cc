@@ -215,10 +215,7 @@ std::string Service::Filter(std::string body) const {
 
   PodRequest request = placement::AnalyzePod(args.pod);
   FilterResult result;
-  if (!request.asks_gpu()) {  // passes through
-    for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.kept.push_back(pos);
-    return EncodeFilterResult(args, result);
-  }
+  if (!request.asks_gpu()) return FilterWithoutGpus(args);
   if (!request.schedulable()) {
     std::string reason = request.RefusalReason();
     for (size_t pos = 0; pos < args.node_names.size(); ++pos) result.unresolvable.emplace_back(pos, reason);
@@ -227,6 +224,33 @@ std::string Service::Filter(std::string body) const {
     return EncodeFilterResult(args, result);
   }
   return FilterPod(args, request);
+}
+
+std::string Service::FilterWithoutGpus(const ExtenderArgs& args) const {
+  FilterResult result;
+  std::vector<RankedNode> kept;
+  kept.reserve(args.node_names.size());
+  for (size_t pos = 0; pos < args.node_names.size(); ++pos) kept.push_back(RankedNode{pos, 0});
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot;
+  if (!args.pod.group && options_.topology_steer && !options_.topology_levels.empty() && kept.size() > 1) {
+    snapshot = inventory_->Snapshot();
+  }
+  // Computed once per snapshot: a cluster whose nodes carry no domain label costs a look-up.
+  if (snapshot != nullptr && !fullness_->Of(*snapshot, options_.topology_levels.front())->domains.empty()) {
+    ResolvedNodes resolved = Resolve(args, *snapshot);
+    // Only the nodes gpusched knows are judged; kube-scheduler's filters passed them all.
+    std::vector<RankedNode> known, unknown;
+    for (const RankedNode& k : kept) (resolved.nodes[k.pos] != nullptr ? known : unknown).push_back(k);
+    RefuseOutsideFullestDomain(args.pod, SteeredPod::kWithoutGpus, options_, fullness_.get(), *snapshot, resolved, &known,
+                               [&](std::span<const size_t> positions, const std::string& reason) {
+                                 result.failed_shared.emplace_back(reason, std::vector<size_t>(positions.begin(), positions.end()));
+                               });
+    kept = std::move(known);
+    kept.insert(kept.end(), unknown.begin(), unknown.end());
+  }
+  for (const RankedNode& k : kept) result.kept.push_back(k.pos);
+  std::sort(result.kept.begin(), result.kept.end());
+  return EncodeFilterResult(args, result);
 }
 
 bool Service::FitsOnceLeft(const placement::NodeState& seen, ResolvedNodes one, PodEvaluation& evaluation) const {

@@ -53,6 +53,10 @@ class DomainSteering : public ::testing::Test {
     options_ = options;
     service_ = std::make_unique<Service>(&inventory_, options);
   }
+  StatusOr<Explanation> ExplainPod(const PodJson& pod) {
+    return Explain(testing::DecodedPod(pod.ToJson()), std::nullopt,
+                   EvaluationInputs{.snapshot = inventory_.Snapshot().get(), .options = &options_});
+  }
   std::string Filter(const PodJson& pod) {
     return service_->Filter(testing::ArgsWithNames(pod.ToJson(), {"a1", "a2", "b1", "b2", "u1"}));
   }
@@ -67,8 +71,7 @@ TEST_F(DomainSteering, APodOutsideGangsGoesToTheFullestCliqueInUse) {
   std::string reply = Filter(pod);
   EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("b1", "b2", "u1")) << "clique B and the node in no clique";
   EXPECT_THAT(reply, HasSubstr("pods outside gangs go to the fullest domain in use (nvidia.com/gpu.clique=c.B)"));
-  StatusOr<Explanation> e = Explain(testing::DecodedPod(pod.ToJson()), std::nullopt,
-                                    EvaluationInputs{.snapshot = inventory_.Snapshot().get(), .options = &options_});
+  StatusOr<Explanation> e = ExplainPod(pod);
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_THAT(e->summary, HasSubstr("3/5 nodes fit"));
 }
@@ -140,6 +143,58 @@ TEST_F(DomainSteering, SteeringOffOrAPodOfAGroupKeepsEveryNode) {
   PodJson member = pod;
   member.spec_extra = R"("schedulingGroup":{"podGroupName":"none"})";
   EXPECT_EQ(testing::KeptNodes(Filter(member)).size(), 5u) << "a group's member is the gang planner's";
+}
+
+// A CPU-only pod that names gpusched's scheduler reaches its filter (no managedResources), and
+// is kept to the fullest clique in use as a GPU pod is: CPU-only jobs scattered over cliques are
+// what leaves no clique whole for a gang (marin PR #8249). Before, it passed through: every node.
+TEST_F(DomainSteering, ACpuOnlyPodThatNamesGpuschedGoesToTheFullestCliqueInUse) {
+  Load();
+  PodJson pod{.name = "cpu", .uid = "cpu", .containers = {ContainerJson{.name = "c", .requests = {{"cpu", "8"}}}}};
+  std::string reply = Filter(pod);
+  EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("b1", "b2", "u1")) << "clique B and the node in no clique";
+  EXPECT_THAT(reply, HasSubstr("pods outside gangs go to the fullest domain in use (nvidia.com/gpu.clique=c.B)"));
+  StatusOr<Explanation> e = ExplainPod(pod);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_THAT(e->summary, HasSubstr("3/5 nodes kept for a pod without GPUs"));
+  EXPECT_THAT(e->summary, HasSubstr("fullest domain in use (nvidia.com/gpu.clique=c.B)"));
+  ASSERT_EQ(e->nodes.size(), 5u);
+  EXPECT_TRUE(e->nodes[0].fits);
+  EXPECT_EQ(e->nodes[3].node, "a1");
+  EXPECT_THAT(Reasons(e->nodes[3]), ElementsAre(HasSubstr("fullest domain in use")));
+}
+
+// A GPU pod goes first to a2, whose GPUs a CPU-only job leaves idle; a CPU-only pod uses none of
+// them there, so it is not sent to a2 but to the fullest clique (B: as many whole nodes as A, and
+// fewer free GPUs).
+TEST_F(DomainSteering, ACpuOnlyPodIsNotSentToGpusOtherResourcesStrand) {
+  Load({}, {CpuPod("job-1", "a2", "Job")});
+  PodJson gpu{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 1)}};
+  EXPECT_THAT(testing::KeptNodes(Filter(gpu)), ElementsAre("a2", "u1"));
+  PodJson cpu{.name = "cpu", .uid = "cpu", .containers = {ContainerJson{.name = "c", .requests = {{"cpu", "8"}}}}};
+  EXPECT_THAT(testing::KeptNodes(Filter(cpu)), ElementsAre("b1", "b2", "u1"));
+}
+
+// Nodes gpusched does not know (a CPU pool it reads no object of) are kube-scheduler's to judge:
+// kept. With steering off, without a clique label anywhere, or for a group's pod, every node is.
+TEST_F(DomainSteering, ACpuOnlyPodKeepsUnknownNodesAndEveryNodeWhereNothingSteersIt) {
+  Load();
+  PodJson pod{.name = "cpu", .uid = "cpu", .containers = {ContainerJson{.name = "c", .requests = {{"cpu", "8"}}}}};
+  EXPECT_THAT(testing::KeptNodes(service_->Filter(testing::ArgsWithNames(pod.ToJson(), {"a1", "b1", "cpu-7"}))),
+              ElementsAre("b1", "cpu-7"));
+  PodJson member = pod;
+  member.spec_extra = R"("schedulingGroup":{"podGroupName":"none"})";
+  EXPECT_EQ(testing::KeptNodes(Filter(member)).size(), 5u);
+  ServiceOptions off;
+  off.topology_steer = false;
+  Load(off);
+  EXPECT_EQ(testing::KeptNodes(Filter(pod)).size(), 5u);
+  ServiceOptions other;
+  other.topology_levels = {"example.com/rack"};
+  Load(other);
+  EXPECT_EQ(testing::KeptNodes(Filter(pod)).size(), 5u);
+  StatusOr<Explanation> e = ExplainPod(pod);
+  EXPECT_THAT(e.status().message(), HasSubstr("asks for no GPU"));
 }
 
 // /debug/inventory groups the nodes by domain: b1's three free GPUs are stranded (no whole-node

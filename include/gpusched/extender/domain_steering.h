@@ -94,12 +94,18 @@ class DomainFullness {
 // have. A node beside a CPU-only job is the common case.
 bool GpusStrandedByOtherResources(const placement::NodeState& node);
 
+// Which pod is steered: one that asks for GPUs, or one without GPUs (a CPU-only pod that names
+// gpusched's scheduler). Only a GPU pod is sent first to nodes whose GPUs other resources strand:
+// a pod without GPUs uses none of them there.
+enum class SteeredPod { kAsksGpus, kWithoutGpus };
+
 // Of `fits` (the snapshot positions of the nodes where the pod fits), those filter refuses: each
-// reason with the places in `fits` it refuses. where some fit in a domain has its GPUs stranded by other
-// resources, the fits in domains that do not; then those in a domain other than the fullest in
-// use among the rest's domains. None when no fitting node is in a domain in use. `key` names the
-// label in the reasons.
+// reason with the places in `fits` it refuses. For a GPU pod, where some fit in a domain has its
+// GPUs stranded by other resources, the fits in domains that do not; then those in a domain other
+// than the fullest in use among the rest's domains. None when no fitting node is in a domain in
+// use. `key` names the label in the reasons.
 std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
-                                                                              const std::string& key, const DomainIndex& index);
+                                                                              const std::string& key, const DomainIndex& index,
+                                                                              SteeredPod pod = SteeredPod::kAsksGpus);
 
 }  // namespace gpusched::extender

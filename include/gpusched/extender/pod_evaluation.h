@@ -116,6 +116,16 @@ void RefuseAmongFitting(const Pod& pod, const placement::PodRequest& request, co
                         const inventory::InventorySnapshot& snapshot, const ResolvedNodes& nodes,
                         std::vector<placement::RankedNode>* fits, const OnNodesRefused& on_refused);
 
+// Of `fits`, for a pod outside groups with options.topology_steer, those outside the fullest domain
+// in use of the lowest topology level (domain_steering.h; `fullness` keeps the domains' sums, null:
+// summed here), given to on_refused as resolvable refusals; `steered` says whether the pod asks for
+// GPUs. Filter and explain apply it to pods without GPUs too (the fits: the nodes kube-scheduler
+// offered, whose own filters passed).
+void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const ServiceOptions& options,
+                                const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
+                                const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
+                                const OnNodesRefused& on_refused);
+
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);
 

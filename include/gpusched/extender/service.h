@@ -124,6 +124,9 @@ class Service {
   struct DecisionCounts;
 
   std::string FilterPod(const ExtenderArgs& args, const placement::PodRequest& request) const;
+  // A pod without GPUs: every node kept, but with topology.steer and domains labelled, a pod
+  // outside groups is kept to the fullest domain in use among the offered nodes (domain_steering.h).
+  std::string FilterWithoutGpus(const ExtenderArgs& args) const;
   // The standing of the pod in `args` as a gang member (gang_holds.h), its group planned when it
   // has no slot, or again among the offered nodes when several are offered but not its slot's;
   // for a pod of a Kueue Workload outside gangs, its Workload's hold (kueue_admission.h's Claim);
