@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <numeric>
 #include <vector>
 
 #include "gpusched/extender/cheapest_eviction.h"
@@ -228,27 +229,31 @@ std::string Service::Filter(std::string body) const {
 
 std::string Service::FilterWithoutGpus(const ExtenderArgs& args) const {
   FilterResult result;
-  std::vector<RankedNode> kept;
-  kept.reserve(args.node_names.size());
-  for (size_t pos = 0; pos < args.node_names.size(); ++pos) kept.push_back(RankedNode{pos, 0});
   std::shared_ptr<const inventory::InventorySnapshot> snapshot;
-  if (!args.pod.group && options_.topology_steer && !options_.topology_levels.empty() && kept.size() > 1) {
+  if (!args.pod.group && options_.topology_steer && !options_.topology_levels.empty() && !args.node_names.empty()) {
     snapshot = inventory_->Snapshot();
   }
   // Computed once per snapshot: a cluster whose nodes carry no domain label costs a look-up.
-  if (snapshot != nullptr && !fullness_->Of(*snapshot, options_.topology_levels.front())->domains.empty()) {
-    ResolvedNodes resolved = Resolve(args, *snapshot);
-    // Only the nodes gpusched knows are judged; kube-scheduler's filters passed them all.
-    std::vector<RankedNode> known, unknown;
-    for (const RankedNode& k : kept) (resolved.nodes[k.pos] != nullptr ? known : unknown).push_back(k);
-    RefuseOutsideFullestDomain(args.pod, SteeredPod::kWithoutGpus, options_, fullness_.get(), *snapshot, resolved, &known,
-                               [&](std::span<const size_t> positions, const std::string& reason) {
-                                 result.failed_shared.emplace_back(reason, std::vector<size_t>(positions.begin(), positions.end()));
-                               });
-    kept = std::move(known);
-    kept.insert(kept.end(), unknown.begin(), unknown.end());
+  if (snapshot == nullptr || fullness_->Of(*snapshot, options_.topology_levels.front())->domains.empty()) {
+    result.kept.resize(args.node_names.size());
+    std::iota(result.kept.begin(), result.kept.end(), size_t{0});
+    return EncodeFilterResult(args, result);
   }
-  for (const RankedNode& k : kept) result.kept.push_back(k.pos);
+  ResolvedNodes resolved = Resolve(args, *snapshot);
+  // Only the nodes gpusched knows are judged; kube-scheduler's filters passed them all.
+  std::vector<RankedNode> known;
+  for (size_t pos = 0; pos < args.node_names.size(); ++pos) {
+    if (resolved.nodes[pos] == nullptr) {
+      result.kept.push_back(pos);
+    } else {
+      known.push_back(RankedNode{pos, 0});
+    }
+  }
+  RefuseOutsideFullestDomain(args.pod, SteeredPod::kWithoutGpus, options_, fullness_.get(), *snapshot, resolved, &known,
+                             [&](std::span<const size_t> positions, const std::string& reason) {
+                               result.failed_shared.emplace_back(reason, std::vector<size_t>(positions.begin(), positions.end()));
+                             });
+  for (const RankedNode& k : known) result.kept.push_back(k.pos);
   std::sort(result.kept.begin(), result.kept.end());
   return EncodeFilterResult(args, result);
 }
