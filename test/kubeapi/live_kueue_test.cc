@@ -271,6 +271,8 @@ TEST_F(LiveKueue, ThreeReplicasOfOneDeviceOnANodeWithTwoAreRetryThenReadyAcrossT
                          R"("image":"x","resources":{"claims":[{"name":"gpu"}]}}]})"));
   CatchUp(*a);
   EXPECT_TRUE(Eventually([&] { return a->inventory->Snapshot()->dra().slices().all().size() == 2; }));
+  // The Node comes through its own watch: its slice may be read first.
+  EXPECT_TRUE(Eventually([&] { return a->inventory->Snapshot()->FindNode("d2") != nullptr; }));
   clock_.Advance(std::chrono::seconds(61));
   EXPECT_EQ(a->service->SweepKueue(), 1u);
   CheckSeen ready = Seen(api_);
