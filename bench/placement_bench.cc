@@ -29,6 +29,8 @@
 //                               fullest clique in use (steer=1) or passed through (0)
 //   BM_DomainIndexUpdate        the domains of a snapshot one bind newer than the last one seen
 //                               (incremental=1) or from nothing (0), 5,000 nodes in cliques
+//   BM_DomainIndexWithWaitingGang  the same, incremental, while a gang of 16 waits: the domain
+//                               kept for it chosen again (extender/gang_reservation.h)
 //   BM_KueueJudgeWorkload       the Kueue admission check's verdict (extender/kueue_check.h) on
 //                               a Workload of `pods` pods, each as BM_GangPlan's members, over
 //                               the cluster at 60% fill: its pods made, planned together, Ready
@@ -343,12 +345,20 @@ void BM_ServiceLinkedWholeGpuFilter(benchmark::State& state) {
   state.counters["kept"] = static_cast<double>(testing::KeptNodes(filtered).size());
 }
 
-// The domains of a snapshot one pod bind newer than the last one seen (extender/domain_steering.h):
-// 5,000 nodes in NVLink cliques of 18, two snapshot versions taken in turn. incremental=0 builds
-// each from nothing.
-void BM_DomainIndexUpdate(benchmark::State& state) {
+// Computes the domains of two snapshot versions of 5,000 nodes in NVLink cliques of 18, one pod
+// bind apart, taken in turn, for as long as `state` runs: incrementally, or each from nothing;
+// with `waiting_gang`, a gang of 16 pending members waits, and a domain is kept for it.
+void DomainIndexTurns(benchmark::State& state, bool incremental, bool waiting_gang) {
   ClusterObjects cluster = MakeCluster(Kind::kWhole, static_cast<int>(state.range(0)));
   for (size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].labels["nvidia.com/gpu.clique"] = "c." + std::to_string(i / 18);
+  if (waiting_gang) {
+    cluster.pod_groups.push_back(PodGroup{.namespace_name = "bench", .name = "train", .min_count = 16});
+    for (int i = 0; i < 16; ++i) {
+      Pod& p = cluster.pods.emplace_back(PendingPod(Kind::kWhole));
+      p.uid = p.name = "member-" + std::to_string(i);
+      p.group = PodGroupRef{.name = "train"};
+    }
+  }
   std::string node = cluster.nodes[7].name;
   inventory::Inventory inv;
   inv.ReplaceCluster(std::move(cluster));
@@ -361,15 +371,24 @@ void BM_DomainIndexUpdate(benchmark::State& state) {
   versions[1] = inv.Snapshot();
   extender::DomainFullness fullness;
   size_t turn = 0;
+  bool kept = false;
   for (auto _ : state) {
-    if (state.range(1) == 0) {
-      extender::DomainFullness fresh;
-      benchmark::DoNotOptimize(fresh.Of(*versions[turn++ % 2], "nvidia.com/gpu.clique").get());
-    } else {
-      benchmark::DoNotOptimize(fullness.Of(*versions[turn++ % 2], "nvidia.com/gpu.clique").get());
-    }
+    extender::DomainFullness fresh;
+    std::shared_ptr<const extender::DomainIndex> index = (incremental ? fullness : fresh).Of(*versions[turn++ % 2], "nvidia.com/gpu.clique");
+    kept = index->reserved.has_value();
+    benchmark::DoNotOptimize(index.get());
   }
+  state.counters["kept"] = kept ? 1 : 0;
 }
+
+// The domains of a snapshot one pod bind newer than the last one seen (extender/domain_steering.h):
+// 5,000 nodes in NVLink cliques of 18, two snapshot versions taken in turn. incremental=0 builds
+// each from nothing.
+void BM_DomainIndexUpdate(benchmark::State& state) { DomainIndexTurns(state, state.range(1) != 0, false); }
+
+// The same, incremental, while a gang of 16 members waits: the domain kept for it
+// (extender/gang_reservation.h) is chosen again for each version.
+void BM_DomainIndexWithWaitingGang(benchmark::State& state) { DomainIndexTurns(state, true, true); }
 
 // A pod without GPUs, as every pod of the GPU scheduler reaches gpusched (no managedResources):
 // filter keeps every node, prioritize answers [].
@@ -563,6 +582,7 @@ BENCHMARK(BM_ServiceGangMemberFilter)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServiceSteeredFilter)->ArgNames({"mgpu", "nodes", "steer"})->ArgsProduct({{0, 1}, {5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DomainIndexUpdate)->ArgNames({"nodes", "incremental"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DomainIndexWithWaitingGang)->ArgName("nodes")->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServiceSteeredPassThrough)->ArgNames({"nodes", "steer"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);

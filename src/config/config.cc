@@ -239,6 +239,8 @@ const Setting kSettings[] = {
     {"gang.nominate", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.gang_nominate); }},
     {"topology.levels", "", "", "", Kind::kList, &AddTopologyLevel, &ClearTopologyLevels},
     {"topology.steer", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->service.topology_steer); }},
+    {"topology.reserveForGangs", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Bool(t, &c->service.topology_reserve); }},
     {"topology.fallbackAfterSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.topology_fallback_after); }},
     {"kueue.controllerName", "", "", "", Kind::kScalar,

@@ -165,7 +165,12 @@ StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allo
   std::shared_ptr<const scoring::TargetWorkload> workload =
       inputs.workloads != nullptr ? inputs.workloads->Get(*inputs.snapshot) : nullptr;
   placement::DefragInput in{.budgets = inputs.snapshot->budgets(), .workload = workload.get()};
-  for (const auto& n : inputs.snapshot->nodes()) in.nodes.push_back(n.get());
+  // While a domain is kept for a waiting gang (gang_reservation.h), room is not made there for a
+  // pod kept off it, and a consolidation moves no pod into or out of it.
+  std::string kept = ask.pod ? KeptOffDomain(*ask.pod, inputs) : KeptDomain(inputs);
+  for (const auto& n : inputs.snapshot->nodes()) {
+    if (!InKeptDomain(n.get(), kept, *inputs.options)) in.nodes.push_back(n.get());
+  }
   placement::DefragOptions options{.max_moves = ask.max_moves, .placement = inputs.options->placement};
   DefragPlan plan;
   if (ask.pod) {

@@ -60,6 +60,7 @@ void SumFacts(DomainIndex* index) {
     use.free_milli += f.free_milli;
     use.used_milli += f.used_milli;
     use.nodes += f.takes_gpu_pods ? 1 : 0;
+    use.capacity_milli += f.takes_gpu_pods ? f.free_milli + f.used_milli : 0;
     use.whole_nodes += f.whole ? 1 : 0;
   }
   std::vector<const DomainUses::value_type*> by_id(uses.size(), nullptr);
@@ -96,6 +97,7 @@ std::shared_ptr<const DomainIndex> DomainFullness::Of(const inventory::Inventory
     }
   }
   SumFacts(index.get());
+  if (!index->domains.empty()) index->reserved = ReservedDomain(snapshot, key, *index);
   MutexLock lock(&mu_);
   version_ = snapshot.version();
   key_ = key;
@@ -157,6 +159,22 @@ std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(co
                      std::move(to_domain));
   }
   return out;
+}
+
+bool KeptOffReserved(const Pod& pod, const DomainReservation& reserved) {
+  return pod.priority <= reserved.priority && pod.controller_kind != "DaemonSet" && pod.controller_kind != "Node";
+}
+
+std::vector<std::pair<std::string, std::vector<size_t>>> InReservedDomain(const std::vector<uint32_t>& fits,
+                                                                          const std::string& key, const DomainIndex& index) {
+  if (!index.reserved) return {};
+  std::vector<size_t> kept_off;
+  for (size_t i = 0; i < fits.size(); ++i) {
+    const DomainUses::value_type* d = index.of[fits[i]];
+    if (d != nullptr && d->first == index.reserved->domain) kept_off.push_back(i);
+  }
+  if (kept_off.empty()) return {};
+  return {{ReservationReason(key, *index.reserved), std::move(kept_off)}};
 }
 
 }  // namespace gpusched::extender

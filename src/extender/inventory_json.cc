@@ -435,8 +435,10 @@ void WriteGroups(Writer& w, const inventory::GroupTable::Groups& groups) {
 // The nodes grouped by the domains of label `key`, as "domains": the key; "items", one per domain
 // with its nodes, idleNodes (whole: IsWholeNode), freeGpus and strandedGpus (free, on nodes that
 // are not whole, a CPU-only job's too: no gang member of whole nodes can use them); and
-// "largestGang", the domain with the most idle nodes.
-void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key) {
+// "largestGang", the domain with the most idle nodes; "keptFor", the domain kept for a waiting
+// gang and the gang, when `kept` names one.
+void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key,
+                  const DomainReservation* kept) {
   struct Sums {
     int nodes = 0, idle_nodes = 0;
     int64_t free_milli = 0, stranded_milli = 0;
@@ -485,6 +487,19 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
   Key(w, "idleNodes");
   w.Int(largest->second.idle_nodes);
   w.EndObject();
+  if (kept != nullptr) {
+    Key(w, "keptFor");
+    w.StartObject();
+    Key(w, "domain");
+    Str(w, kept->domain);
+    Key(w, "gang");
+    Str(w, kept->gang);
+    Key(w, "priority");
+    w.Int(kept->priority);
+    Key(w, "gpus");
+    w.Double(static_cast<double>(kept->needs_milli) / 1000);
+    w.EndObject();
+  }
   w.EndObject();
 }
 
@@ -493,7 +508,7 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions,
                             const std::vector<std::string>& errors, std::optional<double> fragmented_pct, bool compact,
-                            const std::string& domain_key) {
+                            const std::string& domain_key, const DomainReservation* kept) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.SetIndent(' ', compact ? 0 : 2);
@@ -528,7 +543,7 @@ std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const 
   w.EndArray();
   WriteDra(w, snapshot.dra(), node, dra_decisions);
   WriteGroups(w, snapshot.groups());
-  if (node.empty() && !domain_key.empty()) WriteDomains(w, snapshot, domain_key);
+  if (node.empty() && !domain_key.empty()) WriteDomains(w, snapshot, domain_key, kept);
   w.EndObject();
   return std::string(b.GetString(), b.GetSize());
 }

@@ -359,15 +359,50 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
                                 const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
                                 const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
                                 const OnNodesRefused& on_refused) {
-  if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->size() < 2) return;
+  if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->empty()) return;
   const std::string& key = options.topology_levels.front();
   DomainFullness local;
   std::shared_ptr<const DomainIndex> index = (fullness != nullptr ? fullness : &local)->Of(snapshot, key);
   if (index->domains.empty()) return;  // no node carries the label (computed once per snapshot)
-  std::vector<uint32_t> positions;
-  positions.reserve(fits->size());
-  for (const placement::RankedNode& f : *fits) positions.push_back(nodes.index[f.pos]);
-  Refuse(OutsideFullestDomain(positions, key, *index, steered), fits, on_refused);
+  auto positions = [&] {
+    std::vector<uint32_t> out;
+    out.reserve(fits->size());
+    for (const placement::RankedNode& f : *fits) out.push_back(nodes.index[f.pos]);
+    return out;
+  };
+  if (ReservesForGangs(options) && index->reserved && KeptOffReserved(pod, *index->reserved)) {
+    Refuse(InReservedDomain(positions(), key, *index), fits, on_refused);
+  }
+  if (fits->size() < 2) return;
+  Refuse(OutsideFullestDomain(positions(), key, *index, steered), fits, on_refused);
+}
+
+namespace {
+
+// The domain kept for a waiting gang on inputs.snapshot, if the options keep one.
+std::optional<DomainReservation> KeptFor(const EvaluationInputs& inputs) {
+  if (!ReservesForGangs(*inputs.options)) return std::nullopt;
+  DomainFullness local;
+  return (inputs.domains != nullptr ? inputs.domains : &local)->Of(*inputs.snapshot, inputs.options->topology_levels.front())->reserved;
+}
+
+}  // namespace
+
+std::string KeptDomain(const EvaluationInputs& inputs) {
+  std::optional<DomainReservation> kept = KeptFor(inputs);
+  return kept ? kept->domain : "";
+}
+
+std::string KeptOffDomain(const Pod& pod, const EvaluationInputs& inputs) {
+  if (pod.group) return "";
+  std::optional<DomainReservation> kept = KeptFor(inputs);
+  return kept && KeptOffReserved(pod, *kept) ? kept->domain : "";
+}
+
+bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options) {
+  if (kept.empty() || node == nullptr || options.topology_levels.empty()) return false;
+  auto label = node->node.labels.find(options.topology_levels.front());
+  return label != node->node.labels.end() && label->second == kept;
 }
 
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {

@@ -215,7 +215,8 @@ PreemptionPath ChoosePath(const Pod& pod, const placement::PodRequest& request, 
 }
 
 PreemptionDecider::PreemptionDecider(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs)
-    : pod_(pod), request_(request), inputs_(inputs), other_(EffectiveRequests(pod)), work_([this] { Work(); }) {
+    : pod_(pod), request_(request), inputs_(inputs), other_(EffectiveRequests(pod)), kept_off_(KeptOffDomain(pod, inputs)),
+      work_([this] { Work(); }) {
   helping_ = inputs.helper != nullptr && std::thread::hardware_concurrency() >= 2 && inputs.helper->Start(work_);
 }
 
@@ -268,6 +269,7 @@ void PreemptionDecider::Work() {
       const placement::NodeState* node = next;
       next = i + 1 < n ? inputs_.snapshot->FindNode(items[i + 1].candidate->node) : nullptr;
       if (next != nullptr) placement::PrefetchForVictims(*next);
+      if (InKeptDomain(node, kept_off_, *inputs_.options)) continue;  // the answer stays nullopt: dropped
       *items[i].answer = DecideCandidate(*items[i].candidate, node, pod_, other_, inputs_.snapshot->budgets(), chooser);
     }
   }
@@ -292,11 +294,14 @@ std::vector<MetaVictims> DecidePreemption(const PreemptionArgs& args, const plac
                                           const EvaluationInputs& inputs) {
   std::vector<MetaVictims> out;
   switch (ChoosePath(args.pod, request, inputs)) {
-    case PreemptionPath::kPassThrough:
+    case PreemptionPath::kPassThrough: {
+      std::string kept_off = KeptOffDomain(args.pod, inputs);
       for (const PreemptionCandidate& c : args.candidates) {
+        if (InKeptDomain(inputs.snapshot->FindNode(c.node), kept_off, *inputs.options)) continue;
         if (std::optional<MetaVictims> kept = Offered(c)) out.push_back(std::move(*kept));
       }
-      return out;  // kube-scheduler's word
+      return out;  // kube-scheduler's word, but for the domain kept for a gang
+    }
     case PreemptionPath::kNowhere:
       return out;
     case PreemptionPath::kByNode:

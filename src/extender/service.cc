@@ -180,7 +180,7 @@ size_t Service::SweepKueue() const { return kueue_->Sweep(); }
 
 EvaluationInputs Service::Inputs(const inventory::InventorySnapshot* snapshot, bool caches) const {
   EvaluationInputs in{.snapshot = snapshot, .options = &options_, .programs = &programs_, .workloads = workloads_.get(),
-                      .helper = &helper_};
+                      .helper = &helper_, .domains = fullness_.get()};
   if (caches) {
     in.log = dra_log_.get();
     in.scores = scores_.get();
@@ -591,7 +591,10 @@ std::string Service::DebugInventory(std::string_view node, bool compact) const {
     fragmented = placement::FragmentedPct(nodes, *workloads_->Get(*snapshot));
   }
   std::string domain_key = options_.topology_levels.empty() ? "" : options_.topology_levels.front();
-  return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented, compact, domain_key);
+  std::shared_ptr<const DomainIndex> domains = domain_key.empty() ? nullptr : fullness_->Of(*snapshot, domain_key);
+  const DomainReservation* kept = domains != nullptr && domains->reserved && ReservesForGangs(options_) ? &*domains->reserved : nullptr;
+  return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented, compact, domain_key,
+                         kept);
 }
 
 }  // namespace gpusched::extender

@@ -398,6 +398,8 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     std::string preemption_policy;
     note(json::ReadString(*spec, "preemptionPolicy", spath, &preemption_policy));
     pod.never_preempts = preemption_policy == "Never";
+    const Value* gates = json::Find(*spec, "schedulingGates");
+    pod.gated = gates != nullptr && gates->IsArray() && !gates->Empty();
     note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
     note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
     note(DecodePodClaims(*spec, spath, &pod.resource_claims));

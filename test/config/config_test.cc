@@ -123,6 +123,11 @@ TEST(Config, TopologyLevelsAreLabelKeysLowestFirstAndMayBeTurnedOff) {
   StatusOr<Config> unsteered = ParseConfig("topology: {steer: false}");
   ASSERT_TRUE(unsteered.ok());
   EXPECT_FALSE(unsteered->service.topology_steer);
+  EXPECT_TRUE(defaults->service.topology_reserve);
+  StatusOr<Config> unreserved = ParseConfig("topology: {reserveForGangs: false}");
+  ASSERT_TRUE(unreserved.ok());
+  EXPECT_FALSE(unreserved->service.topology_reserve);
+  EXPECT_THAT(ParseConfig("topology: {reserveForGangs: maybe}").status().message(), HasSubstr("topology.reserveForGangs"));
   EXPECT_THAT(ParseConfig("topology: {levels: ['a b']}").status().message(),
               HasSubstr("config topology.levels: \"a b\" is not a node label key"));
 }

@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/gang_reservation.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/placement/node_state.h"
 
@@ -43,6 +45,7 @@ bool IsWholeNode(const placement::NodeState& node);
 struct DomainUse {
   int64_t free_milli = 0;
   int64_t used_milli = 0;
+  int64_t capacity_milli = 0;  // the GPUs of its nodes that take GPU pods
   int nodes = 0;
   int whole_nodes = 0;
   bool in_use() const { return used_milli > 0 || whole_nodes < nodes; }
@@ -71,6 +74,8 @@ struct DomainIndex {
   };
   std::vector<NodeFacts> facts;
   std::vector<std::string> names;  // the domains' label values by id
+  // The domain kept for the first waiting gang (gang_reservation.h), if any.
+  std::optional<DomainReservation> reserved;
 };
 
 class DomainFullness {
@@ -107,5 +112,15 @@ enum class SteeredPod { kAsksGpus, kWithoutGpus };
 std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
                                                                               const std::string& key, const DomainIndex& index,
                                                                               SteeredPod pod = SteeredPod::kAsksGpus);
+
+// True if `pod` (outside groups) stays off the domain kept for a gang (gang_reservation.h): its
+// priority is not above the gang's, and it is not recreated on its node (a DaemonSet's or a
+// static pod runs on every node, and is no competition for the gang's).
+bool KeptOffReserved(const Pod& pod, const DomainReservation& reserved);
+
+// Of `fits` (snapshot positions), those in the domain kept for a gang (index.reserved), with the
+// reason: every one, even when no other node fits (the pod then waits, as the gang does).
+std::vector<std::pair<std::string, std::vector<size_t>>> InReservedDomain(const std::vector<uint32_t>& fits,
+                                                                          const std::string& key, const DomainIndex& index);
 
 }  // namespace gpusched::extender

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpusched/extender/gang_reservation.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/placement/dra_planner.h"
@@ -30,10 +31,11 @@ struct DraDecisionView {
 // `domain_key`, for the whole inventory: the nodes grouped by the domains of that label, each with
 // its free GPUs, the GPUs stranded on nodes partly in use, and the domain with the most idle nodes
 // (the largest gang of whole nodes that fits in one domain now); "" or no labelled node: none.
+// `kept`: the domain kept for a waiting gang (gang_reservation.h), written as "keptFor".
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& stats,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions = {},
                             const std::vector<std::string>& errors = {},
                             std::optional<double> fragmented_pct = std::nullopt, bool compact = false,
-                            const std::string& domain_key = "");
+                            const std::string& domain_key = "", const DomainReservation* kept = nullptr);
 
 }  // namespace gpusched::extender

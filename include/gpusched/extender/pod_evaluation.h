@@ -43,6 +43,7 @@ struct EvaluationInputs {
   ScoreCacheStore* scores = nullptr;           // scores of earlier pods of the same shape; optional
   DraVerdictCacheStore* dra_verdicts = nullptr;  // DRA verdicts of earlier pods of the same claims; optional
   HelperThread* helper = nullptr;               // a thread to share a long decision with; optional
+  const DomainFullness* domains = nullptr;      // the topology domains' sums per snapshot; optional
 };
 
 // The nodes of one request, resolved against the snapshot: the state (nullptr: a node the
@@ -125,6 +126,15 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
                                 const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
                                 const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
                                 const OnNodesRefused& on_refused);
+
+// The value of the first topology level's label on the domain kept for a waiting gang
+// (gang_reservation.h), with the options that keep one: "" when none.
+std::string KeptDomain(const EvaluationInputs& inputs);
+// The same, where `pod` stays off it, as filter keeps it off (RefuseOutsideFullestDomain): preempt
+// and defrag make no room there for the pod, which would not be given it.
+std::string KeptOffDomain(const Pod& pod, const EvaluationInputs& inputs);
+// True if `node` lies in domain `kept` ("" none) of the first topology level of `options`.
+bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);

@@ -76,7 +76,7 @@ std::optional<MetaVictims> DecideCandidate(const PreemptionCandidate& c, const p
                                            VictimChooser& chooser);
 
 // How preempt decides for a pod: kube-scheduler's victims unchanged (it asks for no GPU and no
-// claim), no node at all (its request is invalid, or its claims do not exist yet), or node by
+// claim; but never on the nodes of a domain kept for a gang the pod stays off), no node at all (its request is invalid, or its claims do not exist yet), or node by
 // node (PreemptionDecider).
 enum class PreemptionPath { kPassThrough, kNowhere, kByNode };
 PreemptionPath ChoosePath(const Pod& pod, const placement::PodRequest& request, const EvaluationInputs& inputs);
@@ -119,6 +119,7 @@ class PreemptionDecider : public CandidateListener {
   const placement::PodRequest& request_;
   const EvaluationInputs& inputs_;
   const ResourceList other_;  // the pod's requests besides GPUs
+  const std::string kept_off_;  // KeptOffDomain: its nodes are dropped ("" none)
   // One slot per candidate read, filled by whichever thread decides it. A deque: a slot stays
   // where it is while the parsing thread appends more.
   std::deque<std::optional<MetaVictims>> answers_;

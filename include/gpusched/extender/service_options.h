@@ -80,6 +80,10 @@ struct ServiceOptions {
   // Whether filter keeps GPU pods outside groups in the fullest domain in use of the lowest level
   // (domain_steering.h), so that whole domains stay free for gangs. Default: on.
   bool topology_steer = true;
+  // Whether, with topology_steer, a domain is kept for the first gang that waits for room
+  // (gang_reservation.h): pods outside gangs of its priority or lower stay off the domain with the
+  // most whole nodes until the gang is placed. Default: on.
+  bool topology_reserve = true;
   // How long a gang that no one domain holds waits for one, counted from its oldest pending
   // member's creationTimestamp, before it is planned across domains (gang_domains.h), as Slurm's
   // --switches=N@max-time waits before relaxing (its max_switch_wait: 300 s). Only where some
@@ -98,6 +102,12 @@ struct ServiceOptions {
   // come, and such Workloads get Retry instead.
   bool kueue_reject_unplaceable = true;
 };
+
+// True if a domain is kept for the first waiting gang (gang_reservation.h): gangs, topology.steer
+// and topology.reserveForGangs on, and some topology level configured.
+inline bool ReservesForGangs(const ServiceOptions& o) {
+  return o.gangs && o.topology_steer && o.topology_reserve && !o.topology_levels.empty();
+}
 
 // Not owned: each must outlive the service. Null means "not there".
 struct ServiceCollaborators {

@@ -71,6 +71,9 @@ struct Pod {
   // spec.preemptionPolicy is Never: kube-scheduler evicts nothing for the pod (its PostFilter
   // skips preemption), so neither preempt, explain nor a filter's Event offers evictions.
   bool never_preempts = false;
+  // spec.schedulingGates is not empty: kube-scheduler does not try the pod until they are removed
+  // (Kueue's admission gate, a quota controller's).
+  bool gated = false;
   // status.nominatedNodeName: the node kube-scheduler chose for this pending pod when it
   // preempted pods there; its GPUs are held for the pod (inventory.h). Empty when none.
   std::string nominated_node;

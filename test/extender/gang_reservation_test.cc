@@ -1,0 +1,231 @@
+// A domain kept for the gang that waits first (extender/gang_reservation.h, issue 34 §2): while
+// a gang cannot be placed, pods outside gangs of its priority or lower stay off the domain with
+// the most whole nodes, so that it drains and the gang gets one domain.
+#include "gpusched/extender/gang_reservation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster_json.h"
+#include "gpusched/extender/defrag.h"
+#include "gpusched/extender/explain.h"
+#include "gpusched/extender/service.h"
+#include "gpusched/inventory/inventory.h"
+#include "gpusched/json/json.h"
+#include "gpusched/kubejson/objects.h"
+
+namespace gpusched::extender {
+namespace gang_reservation_test {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::PodJson;
+
+constexpr char kClique[] = "nvidia.com/gpu.clique";
+const std::vector<std::string> kAll = {"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"};
+
+// A PodGroup ml/NAME whose gang needs `min_count` members.
+std::string Group(const std::string& name, int min_count) {
+  return fmt::format(R"({{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{{"name":"{}","namespace":"ml"}},)"
+                     R"("spec":{{"schedulingPolicy":{{"gang":{{"minCount":{}}}}}}}}})",
+                     name, min_count);
+}
+
+// Member i of group `group`, pending, of four whole GPUs.
+PodJson Member(const std::string& group, int i) {
+  return PodJson{.name = fmt::format("{}-{}", group, i), .namespace_name = "ml", .uid = fmt::format("uid-{}-{}", group, i),
+                 .containers = {testing::WholeGpus("c", 4)},
+                 .spec_extra = fmt::format(R"("schedulingGroup":{{"podGroupName":"{}"}})", group)};
+}
+
+// A running pod of a ReplicaSet (defrag may move it).
+PodJson Running(const std::string& name, const std::string& node, int gpus) {
+  return PodJson{.name = name, .uid = name, .node = node, .phase = "Running", .containers = {testing::WholeGpus("c", gpus)},
+                 .controller_uid = "rs-" + name};
+}
+
+// Cliques A (a1-a4) and B (b1-b4) of 4-GPU nodes. a1 runs a 1-GPU pod; every node of B runs one:
+// A has three whole nodes, B none. Gang ml/train needs four members of four GPUs: one clique,
+// empty; none now.
+std::vector<std::string> Cluster() {
+  std::vector<std::string> out;
+  for (const std::string& name : kAll) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
+    out.push_back(n.ToJson());
+  }
+  for (const char* node : {"a1", "b1", "b2", "b3", "b4"}) out.push_back(Running(fmt::format("small-{}", node), node, 1).ToJson());
+  out.push_back(Group("train", 4));
+  return out;
+}
+
+std::vector<std::string> WithGang(std::vector<std::string> items, const std::string& group = "train", int members = 4) {
+  for (int i = 0; i < members; ++i) items.push_back(Member(group, i).ToJson());
+  return items;
+}
+
+class GangReservation : public ::testing::Test {
+ protected:
+  void Load(const std::vector<std::string>& items, ServiceOptions options = {}) {
+    ClusterObjects objects;
+    ASSERT_TRUE(kubejson::AppendClusterJson(testing::ListJson(items), &objects).ok());
+    inventory_.ReplaceCluster(std::move(objects));
+    options_ = options;
+    service_ = std::make_unique<Service>(&inventory_, options);
+  }
+  std::optional<DomainReservation> Reserved() { return DomainFullness().Of(*inventory_.Snapshot(), kClique)->reserved; }
+  std::string Filter(const PodJson& pod) { return service_->Filter(testing::ArgsWithNames(pod.ToJson(), kAll)); }
+  inventory::Inventory inventory_;
+  ServiceOptions options_;
+  std::unique_ptr<Service> service_;
+};
+
+TEST_F(GangReservation, TheCliqueWithTheMostWholeNodesIsKeptForTheWaitingGang) {
+  Load(WithGang(Cluster()));
+  std::optional<DomainReservation> r = Reserved();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->domain, "c.A");
+  EXPECT_EQ(r->gang, "ml/train");
+  EXPECT_EQ(r->whole_nodes, 3);
+  EXPECT_EQ(r->needs_milli, 16000);
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
+  EXPECT_STREQ(d["domains"]["keptFor"]["domain"].GetString(), "c.A");
+  EXPECT_STREQ(d["domains"]["keptFor"]["gang"].GetString(), "ml/train");
+}
+
+// A 4-GPU pod outside gangs fits only on A's whole nodes. Kept off them, it fits nowhere and
+// waits, as the gang does; before, it took a2 and the gang waited for A once more. A pod of
+// higher priority than the gang's, and a DaemonSet's, are not kept off.
+TEST_F(GangReservation, APodOutsideGangsStaysOffTheKeptCliqueEvenWhereNothingElseFits) {
+  Load(WithGang(Cluster()));
+  PodJson pod{.name = "solo", .namespace_name = "ml", .uid = "solo", .containers = {testing::WholeGpus("c", 4)}};
+  std::string reply = Filter(pod);
+  EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
+  EXPECT_THAT(reply, HasSubstr("domain nvidia.com/gpu.clique=c.A is kept for gang ml/train, which waits for room"));
+  StatusOr<Explanation> e = Explain(testing::DecodedPod(pod.ToJson()), std::nullopt,
+                                    EvaluationInputs{.snapshot = inventory_.Snapshot().get(), .options = &options_});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_THAT(e->summary, HasSubstr("0/8 nodes fit"));
+  auto a2 = std::find_if(e->nodes.begin(), e->nodes.end(), [](const NodeExplanation& n) { return n.node == "a2"; });
+  ASSERT_NE(a2, e->nodes.end());
+  EXPECT_THAT(Reasons(*a2), ElementsAre(HasSubstr("kept for gang ml/train")));
+  PodJson urgent = pod;
+  urgent.spec_extra = R"("priority":1000)";
+  EXPECT_THAT(testing::KeptNodes(Filter(urgent)), ElementsAre("a2", "a3", "a4"));
+  PodJson daemon = pod;
+  daemon.controller_uid = "ds";
+  daemon.controller_kind = "DaemonSet";
+  EXPECT_THAT(testing::KeptNodes(Filter(daemon)), ElementsAre("a2", "a3", "a4"));
+}
+
+// A CPU-only pod that names gpusched goes to the fullest clique in use, B, either way; with the
+// gang waiting, A is refused it with the reservation's reason.
+TEST_F(GangReservation, ACpuOnlyPodIsKeptOffTheKeptCliqueToo) {
+  Load(WithGang(Cluster()));
+  PodJson cpu{.name = "etl", .namespace_name = "ml", .uid = "etl", .containers = {{.name = "c", .requests = {{"cpu", "8"}}}}};
+  std::string reply = Filter(cpu);
+  EXPECT_THAT(testing::KeptNodes(reply), ElementsAre("b1", "b2", "b3", "b4"));
+  EXPECT_THAT(reply, HasSubstr("is kept for gang ml/train"));
+}
+
+// Preempt drops the kept clique's nodes for a pod kept off it: evicting there would make room the
+// pod is not given, and the victims would go for nothing. The small pods run at priority -10.
+TEST_F(GangReservation, PreemptEvictsNothingInTheKeptCliqueForAPodKeptOffIt) {
+  std::vector<std::string> items = WithGang(Cluster());
+  for (std::string& item : items) {
+    if (item.find("\"small-") != std::string::npos) item.replace(item.find("\"spec\":{") + 8, 0, R"("priority":-10,)");
+  }
+  Load(items);
+  PodJson gpu{.name = "solo", .namespace_name = "ml", .uid = "solo", .containers = {testing::WholeGpus("c", 4)}};
+  PodJson cpu{.name = "etl", .namespace_name = "ml", .uid = "etl", .containers = {{.name = "c", .requests = {{"cpu", "8"}}}}};
+  for (const PodJson& pod : {gpu, cpu}) {
+    StatusOr<std::string> reply = service_->Preempt(testing::PreemptMetaJson(pod.ToJson(), {{"a1", {"small-a1"}}, {"b1", {"small-b1"}}}));
+    ASSERT_TRUE(reply.ok()) << reply.status().message();
+    EXPECT_THAT(*reply, HasSubstr("\"b1\"")) << pod.name;
+    EXPECT_THAT(*reply, ::testing::Not(HasSubstr("\"a1\""))) << pod.name;
+  }
+  ServiceOptions off;
+  off.topology_reserve = false;
+  Load(items, off);
+  StatusOr<std::string> reply = service_->Preempt(testing::PreemptMetaJson(gpu.ToJson(), {{"a1", {"small-a1"}}, {"b1", {"small-b1"}}}));
+  ASSERT_TRUE(reply.ok());
+  EXPECT_THAT(*reply, HasSubstr("\"a1\""));
+}
+
+// Defrag makes no room in the kept clique for a pod kept off it: its plan lands in B, by moving one
+// small pod there (where a2 held it without moves); with the reservation off, the plan is a2.
+TEST_F(GangReservation, DefragMakesNoRoomInTheKeptCliqueForAPodKeptOffIt) {
+  PodJson solo{.name = "solo", .namespace_name = "ml", .uid = "solo", .containers = {testing::WholeGpus("c", 4)}};
+  Load(WithGang(Cluster()));
+  StatusOr<DefragResult> kept = service_->Defrag(solo.ToJson(), -1, 4);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  ASSERT_TRUE(kept->plan.fits) << kept->plan.reason;
+  EXPECT_EQ(kept->plan.node[0], 'b');
+  EXPECT_EQ(kept->plan.moves.size(), 1u);
+  ServiceOptions off;
+  off.topology_reserve = false;
+  Load(WithGang(Cluster()), off);
+  StatusOr<DefragResult> plain = service_->Defrag(solo.ToJson(), -1, 4);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->plan.node[0], 'a');
+  EXPECT_TRUE(plain->plan.moves.empty());
+}
+
+// Nothing is kept for a gang that does not wait for room: one short of its minCount, gated (by
+// Kueue: not in kube-scheduler's queue), with a member bound, or one no clique could hold even
+// empty; nor with topology.reserveForGangs off.
+TEST_F(GangReservation, NothingIsKeptForAGangThatDoesNotWaitForRoom) {
+  PodJson pod{.name = "solo", .namespace_name = "ml", .uid = "solo", .containers = {testing::WholeGpus("c", 4)}};
+  Load(WithGang(Cluster(), "train", 3));
+  EXPECT_FALSE(Reserved().has_value()) << "3 of 4 members";
+  std::vector<std::string> gated = Cluster();
+  for (int i = 0; i < 4; ++i) {
+    PodJson m = Member("train", i);
+    m.spec_extra += R"(,"schedulingGates":[{"name":"kueue.x-k8s.io/admission"}])";
+    gated.push_back(m.ToJson());
+  }
+  Load(gated);
+  EXPECT_FALSE(Reserved().has_value()) << "gated";
+  std::vector<std::string> bound = WithGang(Cluster(), "train", 3);
+  PodJson running = Member("train", 3);
+  running.node = "b4";
+  running.phase = "Running";
+  bound.push_back(running.ToJson());
+  Load(bound);
+  EXPECT_FALSE(Reserved().has_value()) << "a member bound";
+  std::vector<std::string> big = Cluster();
+  big.push_back(Group("huge", 5));
+  Load(WithGang(big, "huge", 5));
+  EXPECT_FALSE(Reserved().has_value()) << "20 GPUs: no clique of 16 holds it";
+  ServiceOptions off;
+  off.topology_reserve = false;
+  Load(WithGang(Cluster()), off);
+  EXPECT_THAT(testing::KeptNodes(Filter(pod)), ElementsAre("a2", "a3", "a4"));
+}
+
+// kube-scheduler's queue pops the higher priority first, then the older: the domain is kept for
+// that gang.
+TEST_F(GangReservation, TheGangKeptForIsTheOneKubeSchedulerTriesFirst) {
+  std::vector<std::string> items = Cluster();
+  items.push_back(Group("later", 4));
+  for (int i = 0; i < 4; ++i) {
+    PodJson m = Member("later", i);
+    m.creation_timestamp = "2026-11-30T11:00:00Z";
+    items.push_back(m.ToJson());
+  }
+  items = WithGang(items);  // created 10:00
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/train") << "older";
+  for (std::string& item : items) {
+    if (item.find("\"later-") != std::string::npos) item.replace(item.find("\"spec\":{") + 8, 0, R"("priority":10,)");
+  }
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/later") << "higher priority";
+  EXPECT_EQ(Reserved()->priority, 10);
+}
+
+}  // namespace gang_reservation_test
+}  // namespace gpusched::extender
