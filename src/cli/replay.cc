@@ -79,6 +79,9 @@ placements.csv.
                       domain that holds it, other GPU pods in domains already in use (default softmix)
   --steer-cpu-pods    (with --domains) topology-aware runs put CPU-only pods in domains in use too,
                       as gpusched does for CPU-only pods that name its scheduler
+  --no-reserve-for-gangs  (with --domains) topology-aware runs keep no domain for a waiting gang
+                      (gpusched's topology.reserveForGangs: false); by default the domain with the
+                      most whole nodes takes no steered pod from outside gangs while one waits
   --topology-fallback-after S  (with --domains) topology-aware runs: a gang no domain holds waits
                       S seconds for one before it spans domains (default 300, as gpusched's
                       topology.fallbackAfterSeconds)
@@ -124,6 +127,7 @@ struct ReplayArgs {
   replay::GangSpec gangs;                // --gangs
   std::string topology_policies = "softmix";  // --topology-policies
   bool steer_cpu_pods = false;                // --steer-cpu-pods
+  bool reserve_for_gangs = true;              // not --no-reserve-for-gangs
   double topology_fallback_after = 300;       // --topology-fallback-after
   std::string write_dra_example;
   int example_nodes = 200;
@@ -157,12 +161,20 @@ Status ReadTopologyFlag(const std::string& flag, const std::string& value, Repla
   return OkStatus();
 }
 
+// The switch a flag without a value sets (--no-X clears it), or null for a flag with a value.
+bool* BareFlag(const std::string& flag, ReplayArgs* a) {
+  if (flag == "--timeline") return &a->timeline;
+  if (flag == "--steer-cpu-pods") return &a->steer_cpu_pods;
+  if (flag == "--no-reserve-for-gangs") return &a->reserve_for_gangs;
+  return nullptr;
+}
+
 StatusOr<ReplayArgs> Parse(int argc, char** argv) {
   ReplayArgs a;
   for (int i = 0; i < argc; ++i) {
     std::string flag = argv[i];
-    if (flag == "--timeline" || flag == "--steer-cpu-pods") {
-      (flag == "--timeline" ? a.timeline : a.steer_cpu_pods) = true;
+    if (bool* on = BareFlag(flag, &a)) {
+      *on = flag != "--no-reserve-for-gangs";
       continue;
     }
     std::string value;
@@ -319,7 +331,7 @@ int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, con
                                   .inflate = args.inflate, .defrag_every_s = args.defrag_every,
                                   .defrag_budget_pct = args.defrag_budget_pct, .domains = args.domains, .gangs = args.gangs,
                                   .topology_aware = args.domains > 0 && InList(args.topology_policies, job.scorer->Name()),
-                                  .steer_cpu_pods = args.steer_cpu_pods,
+                                  .steer_cpu_pods = args.steer_cpu_pods, .reserve_for_gangs = args.reserve_for_gangs,
                                   .gang_fallback_after_s = args.topology_fallback_after};
         runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
         if (args.defrag_every > 0) runs[j].result.policy += "+defrag";

@@ -66,6 +66,16 @@ std::vector<int> Domains::FullestFirst(const ReplayCluster& cluster) const {
   return order;
 }
 
+int Domains::MostWhole(const ReplayCluster& cluster) const {
+  std::vector<int64_t> free(masks_.size(), 0);
+  for (size_t i = 0; i < of_.size(); ++i) free[of_[i]] += cluster.node(i).IdleMilli();
+  int best = 0;
+  for (int d = 1; d < count(); ++d) {
+    if (std::tie(whole_[d], free[d]) > std::tie(whole_[best], free[best])) best = d;
+  }
+  return best;
+}
+
 double Domains::Stranded(const ReplayCluster& cluster, const scoring::PodShape& member, int members) const {
   std::vector<int> hosts(masks_.size(), 0);
   std::vector<int64_t> free(masks_.size(), 0);

@@ -55,6 +55,9 @@ class Domains {
   bool whole(size_t node) const { return node_pods_[node] == 0; }  // no pod on it, and GPUs
   int64_t used(int d) const { return used_[d]; }
   int pods(int d) const { return pods_[d]; }
+  // The domain with the most whole nodes, then the most free GPU, then the lowest index: the one
+  // kept for a waiting gang (gpusched's gang_reservation.h).
+  int MostWhole(const ReplayCluster& cluster) const;
   // The domains fullest first: fewest whole nodes (no pod at all: what a gang member of any
   // shape can take), then least free GPU, then more pods, then index.
   std::vector<int> FullestFirst(const ReplayCluster& cluster) const;

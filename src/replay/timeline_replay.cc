@@ -112,22 +112,35 @@ class Timeline {
   // Places pod k where the policy picks; false if it fits nowhere.
   // Topology-aware: a GPU pod outside gangs goes first to nodes whose GPUs their CPU or memory
   // strands, then to the fullest domain in use where it fits, as gpusched steers it, so that
-  // whole domains stay free; CPU-only pods too (to the fullest domain) with steer_cpu_pods.
+  // whole domains stay free; CPU-only pods too (to the fullest domain) with steer_cpu_pods. While
+  // a gang waits, a steered pod stays off the domain kept for it (KeptDomain), even where nothing
+  // else fits.
   bool Place(size_t k) {
+    bool steered = options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods);
+    int kept = steered ? KeptDomain() : -1;
+    std::vector<uint8_t> allowed;
+    if (kept >= 0) {
+      allowed.assign(trace_.nodes.size(), 0);
+      for (size_t i = 0; i < allowed.size(); ++i) allowed[i] = domains_.of(i) != kept;
+    }
+    const std::vector<uint8_t>* only = kept >= 0 ? &allowed : nullptr;
     bool placed = false;
-    if (options_.topology_aware && domains_.enabled() && Shape(k).uses_gpu()) {
+    if (steered && Shape(k).uses_gpu()) {
       std::vector<uint8_t> stranded(trace_.nodes.size(), 0);
-      for (size_t i = 0; i < stranded.size(); ++i) stranded[i] = GpusStrandedByOtherResources(i);
+      for (size_t i = 0; i < stranded.size(); ++i) stranded[i] = GpusStrandedByOtherResources(i) && (only == nullptr || allowed[i]);
       placed = PlaceInFullestDomain(k, &stranded);
     }
-    if (!placed && options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods)) {
-      placed = PlaceInFullestDomain(k, nullptr);
-    }
-    if (!placed && !cluster_.Place(Shape(k), options_.selection, rng_, &where_[k])) return false;
+    if (!placed && steered) placed = PlaceInFullestDomain(k, only);
+    if (!placed && !cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], only)) return false;
     domains_.Book(where_[k].node, Shape(k).gpu_milli(), 1);
     on_node_[where_[k].node].push_back(k);
     ++running_;
     return true;
+  }
+  // The domain kept for the waiting gangs, as gpusched's topology.reserveForGangs: -1 when none.
+  int KeptDomain() const {
+    if (!options_.reserve_for_gangs || gangs_waiting_.empty()) return -1;
+    return domains_.MostWhole(cluster_);
   }
   // Places pod k on the nodes of the fullest domain in use where it fits (among `only`, by node,
   // when given); false if it fits in none.

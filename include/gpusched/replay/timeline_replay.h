@@ -93,9 +93,13 @@ struct TimelineOptions {
   int domains = 0;
   GangSpec gangs;
   bool topology_aware = false;
-  // Topology-aware runs also put CPU-only pods into the fullest domain in use: what an operator's
-  // affinity does (gpusched itself passes CPU-only pods through, docs/topology.md).
+  // Topology-aware runs also put CPU-only pods into the fullest domain in use: what gpusched does
+  // for CPU-only pods that name its scheduler (docs/topology.md).
   bool steer_cpu_pods = false;
+  // Topology-aware runs: while a gang waits, the domain with the most whole nodes (then the most
+  // free GPU) takes no pod from outside gangs that is steered (GPU pods; CPU-only pods with
+  // steer_cpu_pods), as gpusched's topology.reserveForGangs (gang_reservation.h).
+  bool reserve_for_gangs = true;
   // Topology-aware runs: a gang that no domain holds waits this long after its arrival for one
   // (where some domain holds it when empty) before it goes across domains, as gpusched's
   // topology.fallbackAfterSeconds (gang_domains.h). It is tried again whenever pods leave.
