@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "gpusched/extender/defrag.h"
+#include "gpusched/extender/domain_steering.h"
 #include "gpusched/extender/gang_domains.h"
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_defrag.h"
@@ -144,6 +145,17 @@ GangPlacement PlanInDomains(const FoundGroup& found, const inventory::InventoryS
   return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs);
 }
 
+// "key=value" of the domain kept for the gang of `pending` (gang_reservation.h), or "".
+std::string KeptDomainFor(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
+                          const ServiceOptions& options) {
+  if (pending.empty() || !pending.front().group || !ReservesForGangs(options)) return "";
+  const std::string& key = options.topology_levels.front();
+  std::optional<DomainReservation> kept = DomainFullness().Of(snapshot, key)->reserved;
+  const Pod& any = pending.front();
+  if (!kept || kept->gang != any.namespace_name + "/" + any.group->name) return "";
+  return key + "=" + kept->domain;
+}
+
 }  // namespace
 
 StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view replica,
@@ -176,6 +188,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   if (!e.plan.fits && !e.plan.unplannable && !waiting) {
     e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, topology, &e.evictions_domain);
   }
+  e.kept_domain = KeptDomainFor(pending, snapshot, options);
   return e;
 }
 
@@ -190,6 +203,7 @@ std::string GroupExplanationJson(const GroupExplanation& e) {
   w.EndArray();
   w.Member("fits", e.plan.fits);
   if (!e.domain.empty()) w.Member("domain", e.domain);
+  if (!e.kept_domain.empty()) w.Member("keptDomain", e.kept_domain);
   if (!e.plan.fits) w.Member("reason", e.plan.reason);
   w.Key("plan").StartArray();
   for (size_t i = 0; i < e.plan.slots.size(); ++i) {
@@ -212,6 +226,10 @@ std::string GroupExplanationText(const GroupExplanation& e) {
   out += fmt::format("; {} pending, {} bound", e.pending.size(), e.bound);
   out += e.missing > 0 ? fmt::format("; {} more must exist before it can start\n", e.missing) : std::string("\n");
   if (!e.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", e.not_judged);
+  if (!e.kept_domain.empty()) {
+    out += fmt::format("domain {} is kept for it while it waits: pods outside gangs of its priority or lower stay off it\n",
+                       e.kept_domain);
+  }
   if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason) + WouldFitAfterText(e);
   out += fmt::format("the pending members fit together now, on {} node{}{}:\n", e.plan.nodes, e.plan.nodes == 1 ? "" : "s",
                      e.domain.empty() ? "" : " of domain " + e.domain);

@@ -9,6 +9,7 @@
 #include "cluster_json.h"
 #include "gpusched/extender/defrag.h"
 #include "gpusched/extender/explain.h"
+#include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/json/json.h"
@@ -92,6 +93,10 @@ TEST_F(GangReservation, TheCliqueWithTheMostWholeNodesIsKeptForTheWaitingGang) {
   ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
   EXPECT_STREQ(d["domains"]["keptFor"]["domain"].GetString(), "c.A");
   EXPECT_STREQ(d["domains"]["keptFor"]["gang"].GetString(), "ml/train");
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/train", "");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->kept_domain, "nvidia.com/gpu.clique=c.A");
+  EXPECT_THAT(GroupExplanationText(*e), HasSubstr("domain nvidia.com/gpu.clique=c.A is kept for it while it waits"));
 }
 
 // A 4-GPU pod outside gangs fits only on A's whole nodes. Kept off them, it fits nowhere and

@@ -49,6 +49,9 @@ struct GroupExplanation {
   // constraint's), and of the evictions (a constraint's only); "" without one.
   std::string domain;
   std::string evictions_domain;
+  // The domain kept for the group while it waits for room (gang_reservation.h), "key=value"; ""
+  // when none is kept for it.
+  std::string kept_domain;
 };
 
 // A group found by name in a snapshot: the API that declares it (else the first whose pods name
