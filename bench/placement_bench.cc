@@ -369,11 +369,13 @@ void DomainIndexTurns(benchmark::State& state, bool incremental, bool waiting_ga
   bound.phase = PodPhase::kRunning;
   inv.UpsertPod(std::move(bound));
   versions[1] = inv.Snapshot();
-  extender::DomainFullness fullness;
+  extender::ServiceOptions options;
+  options.topology_reserve = waiting_gang;  // the kept domain is chosen only where it is used
+  extender::DomainFullness fullness(options);
   size_t turn = 0;
   bool kept = false;
   for (auto _ : state) {
-    extender::DomainFullness fresh;
+    extender::DomainFullness fresh(options);
     std::shared_ptr<const extender::DomainIndex> index = (incremental ? fullness : fresh).Of(*versions[turn++ % 2], "nvidia.com/gpu.clique");
     kept = index->reserved.has_value();
     benchmark::DoNotOptimize(index.get());

@@ -158,6 +158,11 @@ const Setting kSettings[] = {
      [](std::string_view t, Config* c) { return IntInto(t, 1, 256, &c->server.threads); }},
     {"blockingThreads", "--blocking-threads", "N", "threads for bind's API writes, off the I/O threads (default 4)", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 1, 256, &c->server.blocking_threads); }},
+    {"schedulerName", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) {
+       if (t.empty()) return InvalidArgumentError("config schedulerName: want the kube-scheduler profile gpusched serves");
+       c->service.scheduler_name = std::string(t);
+       return OkStatus();
+     }},
     {"bodyLimitBytes", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return IntInto(t, 4096, kMaxInt, &c->server.body_limit); }},
     {"idleTimeoutSeconds", "", "", "", Kind::kScalar, &IdleTimeout},

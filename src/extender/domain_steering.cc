@@ -97,7 +97,7 @@ std::shared_ptr<const DomainIndex> DomainFullness::Of(const inventory::Inventory
     }
   }
   SumFacts(index.get());
-  if (!index->domains.empty()) index->reserved = ReservedDomain(snapshot, key, *index);
+  if (reserve_ && !index->domains.empty()) index->reserved = ReservedDomain(snapshot, key, *index, scheduler_);
   MutexLock lock(&mu_);
   version_ = snapshot.version();
   key_ = key;

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <optional>
 #include <string_view>
@@ -53,15 +54,15 @@ int64_t LeastDemand(const std::vector<Pod>& pending, size_t needed) {
 // The best domain of `key` for `pending`; nullopt when none holds it (up to three domains' reasons
 // appended to *reasons), or a placement that is unplannable (not the planner's to judge).
 std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t needed, const std::string& key,
-                                        const std::optional<std::string>& only_value, const inventory::InventorySnapshot& snapshot,
-                                        const ServiceOptions& options, dra::cel::ProgramCache* programs,
-                                        std::vector<std::string>* reasons) {
+                                        const std::optional<std::string>& only_value, const std::string& off_value,
+                                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                        dra::cel::ProgramCache* programs, std::vector<std::string>* reasons) {
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
   // The domains fullest first: the first that plans every member is the best one.
   std::vector<Candidate> domains;
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
-    if (only_value && value != *only_value) continue;
+    if ((only_value && value != *only_value) || (!off_value.empty() && value == off_value)) continue;
     Candidate c{.placement = {.planned = pending, .level = key, .domain = value}};
     for (const placement::NodeState* n : members) {
       c.free_milli += n->view.IdleMilli();
@@ -129,18 +130,42 @@ std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, 
   return shared;
 }
 
+// The value of the domain kept for another gang (`kept`) that the gang of `pending` stays off at
+// level `key`: "" when none, when it is this gang's, or when this gang's priority is above it.
+std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept, const std::string& key,
+                      const ServiceOptions& options) {
+  if (kept == nullptr || pending.empty() || options.topology_levels.empty() || key != options.topology_levels.front()) return "";
+  const Pod& any = pending.front();
+  if (any.group && kept->gang == any.namespace_name + "/" + any.group->name) return "";
+  int32_t priority = INT32_MIN;
+  for (const Pod& p : pending) priority = std::max(priority, p.priority);
+  return priority <= kept->priority ? kept->domain : "";
+}
+
+// The names of the nodes of `snapshot` outside domain `off` of the first level of `options`.
+std::vector<std::string_view> NodesOutside(const std::string& off, const inventory::InventorySnapshot& snapshot,
+                                           const ServiceOptions& options) {
+  std::vector<std::string_view> out;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    auto label = n->node.labels.find(options.topology_levels.front());
+    if (label == n->node.labels.end() || label->second != off) out.push_back(n->node.name);
+  }
+  return out;
+}
+
 }  // namespace
 
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
                                 const std::vector<std::string>& beside, const DomainWait& wait,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                                dra::cel::ProgramCache* programs) {
+                                dra::cel::ProgramCache* programs, const DomainReservation* kept) {
   std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
   std::vector<std::string> reasons;
   for (const std::string& key : levels) {
     std::optional<std::string> shared = SharedDomain(beside, key, snapshot);
     if (shared && shared->empty()) continue;  // the slots already span domains of this level
-    std::optional<GangPlacement> in = BestDomain(pending, needed, key, shared, snapshot, options, programs, &reasons);
+    std::optional<GangPlacement> in =
+        BestDomain(pending, needed, key, shared, OffDomain(pending, kept, key, options), snapshot, options, programs, &reasons);
     if (in) return std::move(*in);
     if (required.empty() && beside.empty() && wait.active() && SomeDomainCouldHold(pending, needed, key, snapshot)) {
       GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
@@ -159,7 +184,9 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     return none;
   }
   GangPlacement across{.planned = pending};
-  across.plan = PlanLeavingOutLargest(&across.planned, needed, snapshot, options, programs);
+  std::string off = options.topology_levels.empty() ? "" : OffDomain(pending, kept, options.topology_levels.front(), options);
+  std::vector<std::string_view> outside = off.empty() ? std::vector<std::string_view>{} : NodesOutside(off, snapshot, options);
+  across.plan = PlanLeavingOutLargest(&across.planned, needed, snapshot, options, programs, off.empty() ? nullptr : &outside);
   return across;
 }
 

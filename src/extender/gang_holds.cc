@@ -302,8 +302,10 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   // Members that fit nowhere beside the others are left out while minCount can still be reached.
   size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
   std::vector<std::string> beside = SiblingNodes(gang.key, "", snapshot);  // new members join their domain
-  GangPlacement placed =
-      PlanGangInDomains(gang.unslotted, needed, gang.required, beside, WaitOf(gang.unslotted), snapshot, *options_, programs_);
+  std::optional<DomainReservation> kept;
+  if (domains_ != nullptr && ReservesForGangs(*options_)) kept = domains_->Of(snapshot, options_->topology_levels.front())->reserved;
+  GangPlacement placed = PlanGangInDomains(gang.unslotted, needed, gang.required, beside, WaitOf(gang.unslotted), snapshot,
+                                           *options_, programs_, kept ? &*kept : nullptr);
   std::vector<Pod>& planning = placed.planned;
   const placement::GangPlan& plan = placed.plan;
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone

@@ -6,53 +6,84 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "gpusched/extender/domain_steering.h"
-#include "gpusched/extender/gang_holds.h"
 #include "gpusched/placement/gang_planner.h"
 #include "gpusched/placement/node_fit.h"
 
 namespace gpusched::extender {
 namespace {
 
+using Uids = std::set<std::string, std::less<>>;
+
 // A gang that waits, as its pending members show it.
 struct Waiting {
-  std::string name;        // "namespace/name"
-  int32_t priority = 0;    // its highest pending member's
-  int64_t created_ms = 0;  // its oldest pending member's; 0 when none says
-  int64_t least_milli = 0;  // what the members needed for minCount ask, the smallest first
-  const Pod* first = nullptr;  // a pending member: its node selection stands for the gang's
+  std::string name;             // "namespace/name"
+  int32_t priority = 0;         // its highest pending GPU member's
+  int64_t created_ms = 0;       // its oldest pending member's; 0 when none says
+  size_t needed = 0;            // the GPU members it must place (minCount less its launchers)
+  int64_t least_milli = 0;      // what `needed` of them ask, the smallest first
+  const Pod* first = nullptr;   // a pending GPU member: its shape and node selection stand for the gang's
+  int64_t first_milli = 0;      // what `first` asks
 };
 
-// `members` as a gang waiting for a domain of `key`, or none (see gang_reservation.h).
+// The UIDs holding a hold gpusched made (a gang's slot, a defrag hold) or one of a nomination.
+Uids HoldersIn(const inventory::InventorySnapshot& snapshot) {
+  Uids out;
+  for (const std::string& name : snapshot.held_nodes()) {
+    const placement::NodeState* node = snapshot.FindNode(name);
+    if (node == nullptr) continue;
+    for (const Allocation& h : node->holds) out.insert(h.pod_uid);
+  }
+  return out;
+}
+
+// True if `pod` names a scheduler other than `scheduler` (one that names none is counted as ours:
+// snapshot files written by hand).
+bool OtherScheduler(const Pod& pod, const std::string& scheduler) {
+  return !pod.scheduler_name.empty() && pod.scheduler_name != scheduler;
+}
+
+// `members` as a gang waiting for a domain of `key`, or none (see gang_reservation.h). `holders`:
+// HoldersIn(snapshot).
 std::optional<Waiting> WaitingGang(const inventory::GroupTable::Members& members, const inventory::InventorySnapshot& snapshot,
-                                   const std::string& key) {
+                                   const std::string& key, const std::string& scheduler, const Uids& holders) {
   if (members.pending.empty() || members.bound > 0) return std::nullopt;
   const Pod& any = *members.pending.front();
-  GangStanding standing = StandingOf(any, snapshot, /*gangs=*/true);
-  if (standing.kind == GangStanding::Kind::kAlone) return std::nullopt;
+  if (!any.group) return std::nullopt;
   auto group = snapshot.groups().find(GroupKey(any.group->api, any.namespace_name, any.group->name));
-  if (group == snapshot.groups().end() || members.pending.size() < static_cast<size_t>(group->second.min_count)) return std::nullopt;
+  if (group == snapshot.groups().end() || !group->second.gang() || !group->second.topology_key.empty()) return std::nullopt;
+  if (members.pending.size() < static_cast<size_t>(group->second.min_count)) return std::nullopt;  // members missing
   if (!group->second.required_topology.empty() && group->second.required_topology != key) return std::nullopt;  // another level's
-  Waiting w{.name = standing.group};
+  Waiting w{.name = any.namespace_name + "/" + any.group->name};
   std::vector<int64_t> demands;
+  size_t launchers = 0;
   for (const std::shared_ptr<const Pod>& p : members.pending) {
-    if (SlotOf(p->uid, snapshot) != nullptr) return std::nullopt;  // planned: it waits for nothing
-    if (p->gated) return std::nullopt;  // not in kube-scheduler's queue: it waits for its gates, not for room
+    // Planned, nominated or being placed: it waits for nothing. Gated (Kueue's admission gate) or
+    // another scheduler's: not in gpusched's queue.
+    if (holders.contains(p->uid) || !p->nominated_node.empty() || p->gated || OtherScheduler(*p, scheduler)) return std::nullopt;
     int64_t demand = placement::GangDemand(placement::AnalyzePod(*p));
-    if (demand <= 0) continue;  // a launcher without GPUs, or GPUs through claims (not known here)
+    if (demand <= 0) {  // a launcher without GPUs, or GPUs through claims (not known here)
+      ++launchers;
+      continue;
+    }
     demands.push_back(demand);
-    w.priority = std::max(w.priority, p->priority);
+    w.priority = w.first == nullptr ? p->priority : std::max(w.priority, p->priority);
     if (p->created_ms > 0 && (w.created_ms == 0 || p->created_ms < w.created_ms)) w.created_ms = p->created_ms;
-    if (w.first == nullptr) w.first = p.get();
+    if (w.first == nullptr) {
+      w.first = p.get();
+      w.first_milli = demand;
+    }
   }
   if (demands.empty()) return std::nullopt;
   std::sort(demands.begin(), demands.end());
-  size_t needed = std::clamp<size_t>(static_cast<size_t>(std::max(group->second.min_count, 1)), 1, demands.size());
-  for (size_t i = 0; i < needed; ++i) w.least_milli += demands[i];
+  size_t min_count = static_cast<size_t>(std::max(group->second.min_count, 1));
+  w.needed = std::clamp<size_t>(min_count > launchers ? min_count - launchers : 1, 1, demands.size());
+  for (size_t i = 0; i < w.needed; ++i) w.least_milli += demands[i];
   return w;
 }
 
@@ -62,30 +93,46 @@ bool PoppedFirst(const Waiting& a, const Waiting& b) {
   return order(a) < order(b);
 }
 
-// The GPU capacity of domain `id`'s nodes that take GPU pods and that `pod` may run on.
-int64_t CapacityFor(const Pod& pod, int32_t id, const inventory::InventorySnapshot& snapshot, const DomainIndex& index) {
-  int64_t capacity = 0;
-  for (size_t i = 0; i < index.facts.size(); ++i) {
-    const DomainIndex::NodeFacts& f = index.facts[i];
-    if (f.domain != id || !f.takes_gpu_pods) continue;
-    if (placement::NodeSelectionProblem(pod.constraints, snapshot.nodes()[i]->node).empty()) capacity += f.free_milli + f.used_milli;
+// How many members shaped as `w.first` one empty node takes: by GPUs, CPU and memory (a resource
+// the node does not list is not counted against).
+int64_t MembersOn(const placement::NodeState& node, const Waiting& w, const ResourceList& requests) {
+  int64_t by_gpu = int64_t{1000} * node.view.gpu_count / w.first_milli;
+  int64_t most = by_gpu;
+  for (std::string_view resource : {"cpu", "memory"}) {
+    int64_t asks = requests.Get(resource), has = node.node.other_allocatable.Get(resource);
+    if (asks > 0 && has > 0) most = std::min(most, has / asks);
   }
-  return capacity;
+  return most;
+}
+
+// How many of the gang's members domain `id` holds when empty, on its nodes that take GPU pods
+// and that its members may run on.
+size_t MembersIn(int32_t id, const Waiting& w, const inventory::InventorySnapshot& snapshot, const DomainIndex& index) {
+  ResourceList requests = EffectiveRequests(*w.first);
+  int64_t members = 0;
+  for (size_t i = 0; i < index.facts.size(); ++i) {
+    if (index.facts[i].domain != id || !index.facts[i].takes_gpu_pods) continue;
+    const placement::NodeState& node = *snapshot.nodes()[i];
+    if (placement::NodeSelectionProblem(w.first->constraints, node.node).empty()) members += MembersOn(node, w, requests);
+  }
+  return static_cast<size_t>(std::max<int64_t>(members, 0));
 }
 
 }  // namespace
 
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
-                                                const DomainIndex& index) {
+                                                const DomainIndex& index, const std::string& scheduler) {
+  if (snapshot.group_members().empty()) return std::nullopt;
+  Uids holders = HoldersIn(snapshot);
   std::optional<Waiting> first;
   for (const auto& [member_key, members] : snapshot.group_members()) {
-    std::optional<Waiting> w = WaitingGang(members, snapshot, key);
+    std::optional<Waiting> w = WaitingGang(members, snapshot, key, scheduler, holders);
     if (w && (!first || PoppedFirst(*w, *first))) first = std::move(w);
   }
   if (!first) return std::nullopt;
   // The domains by whole nodes, then free GPU (most first), then name: the first that could hold
   // the gang when empty, on the nodes its members may run on, is kept. Only the candidates'
-  // nodes are judged, in that order.
+  // nodes are judged, best first.
   std::vector<const DomainUse*> uses(index.names.size(), nullptr);
   std::vector<int32_t> ids;
   for (int32_t id = 0; id < static_cast<int32_t>(index.names.size()); ++id) {
@@ -102,7 +149,7 @@ std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapsh
     auto best = std::min_element(ids.begin(), ids.end(), before);
     int32_t id = *best;
     ids.erase(best);
-    if (CapacityFor(*first->first, id, snapshot, index) < first->least_milli) continue;
+    if (MembersIn(id, *first, snapshot, index) < first->needed) continue;
     return DomainReservation{.domain = index.names[id], .gang = first->name, .priority = first->priority,
                              .whole_nodes = uses[id]->whole_nodes, .needs_milli = first->least_milli};
   }

@@ -142,7 +142,10 @@ GangPlacement PlanInDomains(const FoundGroup& found, const inventory::InventoryS
   DomainWait wait = found.members->bound > 0 ? DomainWait{.now_ms = now_ms}
                                               : DomainWaitOf(found.pending, options.topology_fallback_after, now_ms);
   std::string required = found.declared != nullptr ? found.declared->required_topology : "";
-  return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs);
+  std::optional<DomainReservation> kept;
+  if (ReservesForGangs(options)) kept = DomainFullness(options).Of(snapshot, options.topology_levels.front())->reserved;
+  return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs,
+                           kept ? &*kept : nullptr);
 }
 
 // "key=value" of the domain kept for the gang of `pending` (gang_reservation.h), or "".
@@ -150,7 +153,7 @@ std::string KeptDomainFor(const std::vector<Pod>& pending, const inventory::Inve
                           const ServiceOptions& options) {
   if (pending.empty() || !pending.front().group || !ReservesForGangs(options)) return "";
   const std::string& key = options.topology_levels.front();
-  std::optional<DomainReservation> kept = DomainFullness().Of(snapshot, key)->reserved;
+  std::optional<DomainReservation> kept = DomainFullness(options).Of(snapshot, key)->reserved;
   const Pod& any = pending.front();
   if (!kept || kept->gang != any.namespace_name + "/" + any.group->name) return "";
   return key + "=" + kept->domain;

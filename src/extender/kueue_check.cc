@@ -177,7 +177,13 @@ void PlanPods(const kueue::Workload& w, const EvaluationInputs& in, WorkloadVerd
     v->plan = PlanPending(v->pods, *in.snapshot, *in.options, in.programs);
     return;
   }
-  GangPlacement g = PlanGangInDomains(v->pods, v->pods.size(), "", {}, DomainWait{}, *in.snapshot, *in.options, in.programs);
+  std::optional<DomainReservation> kept;  // a domain kept for a waiting gang: Workloads not above it plan off it
+  if (ReservesForGangs(*in.options)) {
+    DomainFullness local(*in.options);
+    kept = (in.domains != nullptr ? in.domains : &local)->Of(*in.snapshot, in.options->topology_levels.front())->reserved;
+  }
+  GangPlacement g = PlanGangInDomains(v->pods, v->pods.size(), "", {}, DomainWait{}, *in.snapshot, *in.options, in.programs,
+                                      kept ? &*kept : nullptr);
   v->plan = std::move(g.plan);
   v->pods = std::move(g.planned);
   if (!g.domain.empty()) {

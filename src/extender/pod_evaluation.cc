@@ -10,6 +10,7 @@
 #include <map>
 #include <span>
 
+#include "gpusched/extender/gang_holds.h"
 #include "gpusched/placement/extended_planners.h"
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/kinds.h"
@@ -359,9 +360,12 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
                                 const DomainFullness* fullness, const inventory::InventorySnapshot& snapshot,
                                 const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
                                 const OnNodesRefused& on_refused) {
-  if (pod.group || !options.topology_steer || options.topology_levels.empty() || fits->empty()) return;
+  if (!options.topology_steer || options.topology_levels.empty() || fits->empty()) return;
+  // A pod of a group is the gang planner's to steer; one whose group is no gang gpusched plans is
+  // still kept off a domain kept for a gang.
+  if (pod.group && !(ReservesForGangs(options) && StandingOf(pod, snapshot, options.gangs).kind == GangStanding::Kind::kAlone)) return;
   const std::string& key = options.topology_levels.front();
-  DomainFullness local;
+  DomainFullness local(options);
   std::shared_ptr<const DomainIndex> index = (fullness != nullptr ? fullness : &local)->Of(snapshot, key);
   if (index->domains.empty()) return;  // no node carries the label (computed once per snapshot)
   auto positions = [&] {
@@ -370,11 +374,19 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
     for (const placement::RankedNode& f : *fits) out.push_back(nodes.index[f.pos]);
     return out;
   };
-  if (ReservesForGangs(options) && index->reserved && KeptOffReserved(pod, *index->reserved)) {
+  if (ReservesForGangs(options) && index->reserved && KeptOff(pod, *index->reserved, snapshot, options)) {
     Refuse(InReservedDomain(positions(), key, *index), fits, on_refused);
   }
-  if (fits->size() < 2) return;
+  if (pod.group || fits->size() < 2) return;
   Refuse(OutsideFullestDomain(positions(), key, *index, steered), fits, on_refused);
+}
+
+bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::InventorySnapshot& snapshot,
+             const ServiceOptions& options) {
+  if (pod.group && StandingOf(pod, snapshot, options.gangs).kind != GangStanding::Kind::kAlone) return false;
+  // Room made or held for it (a defrag hold, a preemption's nomination) stays its own.
+  if (!pod.nominated_node.empty() || SlotOf(pod.uid, snapshot) != nullptr) return false;
+  return KeptOffReserved(pod, kept);
 }
 
 namespace {
@@ -382,7 +394,7 @@ namespace {
 // The domain kept for a waiting gang on inputs.snapshot, if the options keep one.
 std::optional<DomainReservation> KeptFor(const EvaluationInputs& inputs) {
   if (!ReservesForGangs(*inputs.options)) return std::nullopt;
-  DomainFullness local;
+  DomainFullness local(*inputs.options);
   return (inputs.domains != nullptr ? inputs.domains : &local)->Of(*inputs.snapshot, inputs.options->topology_levels.front())->reserved;
 }
 
@@ -394,9 +406,8 @@ std::string KeptDomain(const EvaluationInputs& inputs) {
 }
 
 std::string KeptOffDomain(const Pod& pod, const EvaluationInputs& inputs) {
-  if (pod.group) return "";
   std::optional<DomainReservation> kept = KeptFor(inputs);
-  return kept && KeptOffReserved(pod, *kept) ? kept->domain : "";
+  return kept && KeptOff(pod, *kept, *inputs.snapshot, *inputs.options) ? kept->domain : "";
 }
 
 bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options) {

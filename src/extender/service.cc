@@ -164,9 +164,10 @@ Service::Service(inventory::Inventory* inventory, ServiceOptions options, Servic
                   ? nullptr
                   : std::make_unique<ClaimAllocator>(inventory_, with_.claim_writer, &options_, &programs_, dra_log_.get(), with_.clock)),
       domains_(std::make_unique<DomainPlans>(inventory_, &options_, &programs_)),
-      fullness_(std::make_unique<DomainFullness>()),
+      fullness_(std::make_unique<DomainFullness>(options_)),
       bind_(std::make_unique<BindFlow>(inventory_, &options_, &with_, claims_.get(), domains_.get())),
-      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_, with_.nominator)),
+      gangs_(std::make_unique<GangHolds>(inventory_, &options_, with_.hold_publisher, with_.clock, &programs_, with_.nominator,
+                                         fullness_.get())),
       kueue_(std::make_unique<KueueAdmission>(inventory_, &options_, with_.kueue_writer, with_.hold_publisher, &programs_, with_.clock)) {}
 
 size_t Service::SweepClaims() const { return claims_ ? claims_->Sweep(options_.dra_release_after) : 0; }

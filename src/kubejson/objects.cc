@@ -400,6 +400,7 @@ StatusOr<Pod> DecodePod(const Value& v, std::string_view path) {
     pod.never_preempts = preemption_policy == "Never";
     const Value* gates = json::Find(*spec, "schedulingGates");
     pod.gated = gates != nullptr && gates->IsArray() && !gates->Empty();
+    note(json::ReadString(*spec, "schedulerName", spath, &pod.scheduler_name));
     note(DecodeContainers(*spec, "containers", spath, false, &pod.containers));
     note(DecodeContainers(*spec, "initContainers", spath, true, &pod.init_containers));
     note(DecodePodClaims(*spec, spath, &pod.resource_claims));

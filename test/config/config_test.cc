@@ -128,6 +128,10 @@ TEST(Config, TopologyLevelsAreLabelKeysLowestFirstAndMayBeTurnedOff) {
   ASSERT_TRUE(unreserved.ok());
   EXPECT_FALSE(unreserved->service.topology_reserve);
   EXPECT_THAT(ParseConfig("topology: {reserveForGangs: maybe}").status().message(), HasSubstr("topology.reserveForGangs"));
+  EXPECT_EQ(defaults->service.scheduler_name, "gpu-scheduler");
+  StatusOr<Config> named = ParseConfig("schedulerName: gpu-batch");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->service.scheduler_name, "gpu-batch");
   EXPECT_THAT(ParseConfig("topology: {levels: ['a b']}").status().message(),
               HasSubstr("config topology.levels: \"a b\" is not a node label key"));
 }

@@ -74,7 +74,7 @@ class GangReservation : public ::testing::Test {
     options_ = options;
     service_ = std::make_unique<Service>(&inventory_, options);
   }
-  std::optional<DomainReservation> Reserved() { return DomainFullness().Of(*inventory_.Snapshot(), kClique)->reserved; }
+  std::optional<DomainReservation> Reserved() { return DomainFullness(ServiceOptions{}).Of(*inventory_.Snapshot(), kClique)->reserved; }
   std::string Filter(const PodJson& pod) { return service_->Filter(testing::ArgsWithNames(pod.ToJson(), kAll)); }
   inventory::Inventory inventory_;
   ServiceOptions options_;
@@ -207,6 +207,76 @@ TEST_F(GangReservation, NothingIsKeptForAGangThatDoesNotWaitForRoom) {
   off.topology_reserve = false;
   Load(WithGang(Cluster()), off);
   EXPECT_THAT(testing::KeptNodes(Filter(pod)), ElementsAre("a2", "a3", "a4"));
+}
+
+// Review findings: a gang whose member fits no node even empty (8 GPUs on 4-GPU nodes), or whose
+// pods name another scheduler, waits for nothing gpusched could keep; one of a negative priority
+// keeps pods of priority 0 on. A launcher without GPUs does not count as a GPU member.
+TEST_F(GangReservation, NothingIsKeptForAGangNoNodeHoldsOrAnotherSchedulers) {
+  std::vector<std::string> big = Cluster();
+  big.push_back(Group("wide", 2));
+  for (int i = 0; i < 2; ++i) {
+    PodJson m = Member("wide", i);
+    m.containers = {testing::WholeGpus("c", 8)};
+    big.push_back(m.ToJson());
+  }
+  Load(big);
+  EXPECT_FALSE(Reserved().has_value()) << "8 GPUs a member on nodes of 4";
+  std::vector<std::string> other = Cluster();
+  for (int i = 0; i < 4; ++i) {
+    PodJson m = Member("train", i);
+    m.spec_extra += R"(,"schedulerName":"default-scheduler")";
+    other.push_back(m.ToJson());
+  }
+  Load(other);
+  EXPECT_FALSE(Reserved().has_value()) << "the default scheduler's gang";
+  std::vector<std::string> ours = Cluster();
+  for (int i = 0; i < 4; ++i) {
+    PodJson m = Member("train", i);
+    m.spec_extra += R"(,"schedulerName":"gpu-scheduler","priority":-10)";
+    ours.push_back(m.ToJson());
+  }
+  Load(ours);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->priority, -10);
+  PodJson solo{.name = "solo", .namespace_name = "ml", .uid = "solo", .containers = {testing::WholeGpus("c", 4)}};
+  EXPECT_THAT(testing::KeptNodes(Filter(solo)), ElementsAre("a2", "a3", "a4")) << "priority 0 is above the gang's -10";
+  std::vector<std::string> launcher = Cluster();
+  launcher.back() = Group("train", 5);
+  launcher = WithGang(launcher);
+  launcher.push_back(PodJson{.name = "launcher", .namespace_name = "ml", .uid = "launcher",
+                             .containers = {{.name = "c", .requests = {{"cpu", "1"}}}},
+                             .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"}
+                         .ToJson());
+  Load(launcher);
+  ASSERT_TRUE(Reserved().has_value()) << "minCount 5: a launcher and four GPU members";
+  EXPECT_EQ(Reserved()->needs_milli, 16000);
+}
+
+// Another gang not above the waiting one's priority is planned off the kept clique (before, it
+// took A as soon as A could hold it, and the first gang started over); a pod that names a group
+// gpusched does not plan as a gang is kept off like any pod outside gangs; a pod nominated to a
+// node of the clique (room a preemption made for it) keeps it.
+TEST_F(GangReservation, OtherGangsAndPodsOfOtherGroupsStayOffButANominatedPodKeepsItsNode) {
+  std::vector<std::string> items = WithGang(Cluster());
+  items.push_back(Group("small", 2));
+  for (int i = 0; i < 2; ++i) {
+    PodJson m = Member("small", i);
+    m.creation_timestamp = "2026-11-30T11:00:00Z";
+    items.push_back(m.ToJson());
+  }
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/train") << "older";
+  std::string reply = Filter(Member("small", 0));
+  EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
+  EXPECT_THAT(reply, ::testing::Not(HasSubstr("\"a2\"]")));
+  PodJson loose{.name = "loose", .namespace_name = "ml", .uid = "loose", .containers = {testing::WholeGpus("c", 4)},
+                .spec_extra = R"("schedulingGroup":{"podGroupName":"nobody"})"};
+  EXPECT_TRUE(testing::KeptNodes(Filter(loose)).empty());
+  PodJson nominated{.name = "nominated", .namespace_name = "ml", .uid = "nominated", .containers = {testing::WholeGpus("c", 4)},
+                    .nominated_node = "a2"};
+  EXPECT_THAT(testing::KeptNodes(Filter(nominated)), ::testing::Contains("a2"));
 }
 
 // kube-scheduler's queue pops the higher priority first, then the older: the domain is kept for

@@ -25,6 +25,7 @@
 
 #include "gpusched/common/mutex.h"
 #include "gpusched/extender/gang_reservation.h"
+#include "gpusched/extender/service_options.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/placement/node_state.h"
 
@@ -80,12 +81,20 @@ struct DomainIndex {
 
 class DomainFullness {
  public:
+  DomainFullness() = default;  // no domain kept for gangs
+  // With ReservesForGangs(options), each index also has the domain kept for the first waiting
+  // gang of options.scheduler_name (DomainIndex::reserved).
+  explicit DomainFullness(const ServiceOptions& options)
+      : reserve_(ReservesForGangs(options)), scheduler_(options.scheduler_name) {}
+
   // The domains of label `key` on `snapshot`, computed once per snapshot version and key; from
   // the last version's, only the nodes whose state changed are read again.
   std::shared_ptr<const DomainIndex> Of(const inventory::InventorySnapshot& snapshot, const std::string& key) const
       GPUSCHED_EXCLUDES(mu_);
 
  private:
+  const bool reserve_ = false;
+  const std::string scheduler_;
   mutable Mutex mu_;
   mutable uint64_t version_ GPUSCHED_GUARDED_BY(mu_) = 0;
   mutable std::string key_ GPUSCHED_GUARDED_BY(mu_);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "gpusched/dra/cel.h"
+#include "gpusched/extender/gang_reservation.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/model/pod.h"
@@ -62,10 +63,12 @@ struct GangPlacement {
 // (`waiting`; plan.reason says until when, a text that stays the same while it waits). Never with `beside` (members already placed or
 // holding slots wait for no domain) nor where the members' GPU demand is unknown (DRA claims).
 // Where the plan does not fit (or, required, no domain can hold it), plan.reason says why.
+// `kept`: the domain kept for the first waiting gang (gang_reservation.h), or null: another gang
+// not above that gang's priority is planned off it, in one domain or across several.
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
                                 const std::vector<std::string>& beside, const DomainWait& wait,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                                dra::cel::ProgramCache* programs);
+                                dra::cel::ProgramCache* programs, const DomainReservation* kept = nullptr);
 
 // How long a gang whose members without slots are `pending` waits for one domain, seen at wall
 // time `now_ms`: until `after` from the oldest one's creationTimestamp; no wait when none has one.

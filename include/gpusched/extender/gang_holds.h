@@ -52,6 +52,7 @@
 
 #include "gpusched/common/clock.h"
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/domain_steering.h"
 #include "gpusched/extender/gang_domains.h"
 #include "gpusched/extender/hold_writer.h"
 #include "gpusched/extender/pod_nominator.h"
@@ -113,13 +114,16 @@ class GangHolds {
   // `programs`: compiled CEL selectors for members with DRA devices, shared.
   // `clock` times renewals (the inventory's clock times the holds).
   // `nominator` (null: none) writes members' nominations when options->gang_nominate.
+  // `domains` (null: none kept) has the domain kept for the first waiting gang
+  // (gang_reservation.h): other gangs are planned off it.
   GangHolds(inventory::Inventory* inventory, const ServiceOptions* options, HoldPublisher* publisher, const Clock* clock,
-            dra::cel::ProgramCache* programs, PodNominator* nominator = nullptr)
+            dra::cel::ProgramCache* programs, PodNominator* nominator = nullptr, const DomainFullness* domains = nullptr)
       : inventory_(inventory),
         options_(options),
         clock_(clock),
         programs_(programs),
         nominator_(options->gang_nominate ? nominator : nullptr),
+        domains_(domains),
         writer_{.inventory = inventory, .publisher = publisher, .ttl = options->gang_hold_ttl} {}
 
   // Plans the group of `member` (whose standing was kUnplanned; it may be pending or only seen
@@ -194,6 +198,7 @@ class GangHolds {
   const Clock* clock_;
   dra::cel::ProgramCache* programs_;
   PodNominator* const nominator_;
+  const DomainFullness* const domains_;
   const HoldWriter writer_;
   mutable Mutex mu_;
   // Refusals by member key and member UID, kept while the snapshot stays the same.

@@ -42,9 +42,10 @@ struct DomainReservation {
 
 // The domain of label `key` kept for the first waiting gang of `snapshot`, or none when no gang
 // waits or no domain could hold it when empty (on the nodes its first pending member may run on).
-// `index`: the domains of `key` on `snapshot` (domain_steering.h), whose sums it ranks by.
+// `index`: the domains of `key` on `snapshot` (domain_steering.h), whose sums it ranks by;
+// `scheduler`: the scheduler name gpusched serves (gangs whose pods name another are not its).
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
-                                                const DomainIndex& index);
+                                                const DomainIndex& index, const std::string& scheduler);
 
 // The reason filter gives a pod kept off the reserved domain.
 std::string ReservationReason(const std::string& key, const DomainReservation& r);

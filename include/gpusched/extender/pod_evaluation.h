@@ -127,6 +127,12 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
                                 const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
                                 const OnNodesRefused& on_refused);
 
+// True if filter keeps `pod` off domain `kept` (gang_reservation.h): it is no member of a gang
+// gpusched plans, holds no room made for it (a defrag hold, a nomination's), and is kept off by
+// KeptOffReserved (priority, DaemonSet).
+bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::InventorySnapshot& snapshot,
+             const ServiceOptions& options);
+
 // The value of the first topology level's label on the domain kept for a waiting gang
 // (gang_reservation.h), with the options that keep one: "" when none.
 std::string KeptDomain(const EvaluationInputs& inputs);

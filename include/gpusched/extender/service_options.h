@@ -30,6 +30,9 @@ class Telemetry;
 struct ServiceOptions {
   // Which node a pod goes to: any scoring policy (scoring/scorer.h). Default: binpack.
   std::string node_policy = "binpack";
+  // The kube-scheduler profile gpusched serves (schedulerName): a gang whose pods name another
+  // scheduler has no domain kept for it (gang_reservation.h). Default: the shipped profile's.
+  std::string scheduler_name = "gpu-scheduler";
   placement::PlacementOptions placement;  // which GPUs inside the node
   placement::ScoreMapping score_mapping = placement::ScoreMapping::kRank;  // Default: rank.
   // When > 0, filter keeps only the best K fitting nodes (the rest go to FailedNodes with a

@@ -74,6 +74,7 @@ struct Pod {
   // spec.schedulingGates is not empty: kube-scheduler does not try the pod until they are removed
   // (Kueue's admission gate, a quota controller's).
   bool gated = false;
+  std::string scheduler_name;  // spec.schedulerName; "" when absent (the API server sets it)
   // status.nominatedNodeName: the node kube-scheduler chose for this pending pod when it
   // preempted pods there; its GPUs are held for the pod (inventory.h). Empty when none.
   std::string nominated_node;
