@@ -131,15 +131,15 @@ class Timeline {
       placed = PlaceInFullestDomain(k, &stranded);
     }
     if (!placed && steered) placed = PlaceInFullestDomain(k, only);
-    if (!placed && !cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], only)) return false;
+    if (!placed && !PlaceAmong(k, only)) return false;
     domains_.Book(where_[k].node, Shape(k).gpu_milli(), 1);
     on_node_[where_[k].node].push_back(k);
     ++running_;
     return true;
   }
   // The domain kept for the waiting gangs, as gpusched's topology.reserveForGangs: -1 when none.
-  int KeptDomain() const {
-    if (!options_.reserve_for_gangs || gangs_waiting_.empty()) return -1;
+  int KeptDomain() {
+    if (!options_.reserve_for_gangs || gangs_waiting_.empty() || !SomeDomainCouldHold()) return -1;
     return domains_.MostWhole(cluster_);
   }
   // Places pod k on the nodes of the fullest domain in use where it fits (among `only`, by node,
@@ -154,9 +154,32 @@ class Timeline {
         for (size_t i = 0; i < mask.size(); ++i) mask[i] &= (*only)[i];
         allowed = &mask;
       }
-      if (cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], allowed)) return true;
+      if (PlaceAmong(k, allowed)) return true;
     }
     return false;
+  }
+  // Places pod k among `allowed` (null: any node): a GPU pod where the policy picks; in a
+  // topology-aware run a CPU-only pod where kube-scheduler's own scoring would, since gpusched
+  // scores no pod without GPUs (prioritize answers []): NodeResourcesFit's LeastAllocated, the
+  // mean free share of CPU and memory after the pod, an integer 0-100, ties broken at random.
+  bool PlaceAmong(size_t k, const std::vector<uint8_t>* allowed) {
+    if (!options_.topology_aware || Shape(k).uses_gpu()) return cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], allowed);
+    int best = -1;
+    double best_score = -1;
+    uint64_t ties = 0;
+    for (size_t i = 0; i < trace_.nodes.size(); ++i) {
+      if ((allowed != nullptr && !(*allowed)[i]) || !scoring::Fits(Shape(k), cluster_.node(i))) continue;
+      const scoring::NodeView& n = cluster_.node(i);
+      double score = 0.5 * static_cast<double>(n.cpu_free - Shape(k).cpu) / static_cast<double>(n.cpu_cap) +
+                     0.5 * static_cast<double>(n.mem_free - Shape(k).mem) / static_cast<double>(n.mem_cap);
+      score = std::round(score * 100);  // kube-scheduler's scores are integers 0-100
+      if (score > best_score) { best_score = score; best = static_cast<int>(i); ties = 1; }
+      else if (score == best_score && rng_.Next() % ++ties == 0) best = static_cast<int>(i);  // a random one of the best
+    }
+    if (best < 0) return false;
+    std::vector<uint8_t> one(trace_.nodes.size(), 0);
+    one[best] = 1;
+    return cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], &one);
   }
   // As gpusched's GpusStrandedByOtherResources (domain_steering.h): node i has pods and a GPU
   // free, and the free share of its CPU or memory is below its free GPU share by more than one

@@ -252,7 +252,7 @@ TEST(TimelineGangs, AWaitingGangHasTheDomainWithTheMostWholeNodesKeptForIt) {
 // The marin-gb200 scenario (docs/replay.md), seeds 42-43, CPU-only pods steered: run
 // topology-aware, GPU pods go first beside CPU-only jobs, whose GPUs no gang could use, then to
 // the fullest domain, gangs wait for one domain, and a domain is kept for the first waiting gang.
-// Against binpack the stranded GPUs fall to 0.52 of its (0.53 without the kept domain, 0.64
+// Against binpack the stranded GPUs fall to 0.52 of its (0.54 without the kept domain, 0.64
 // before GPU pods went beside CPU-only jobs first), and 88.7% of gangs run in one domain (76.5%
 // without the kept domain; none under binpack).
 TEST(TimelineGangs, TheMarinScenarioStrandsFewerGpusThanBinpack) {
