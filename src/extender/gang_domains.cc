@@ -32,6 +32,13 @@ struct Candidate {
   std::vector<std::string_view> nodes;  // the domain's node names (the snapshot's)
 };
 
+// True if `node` lies in domain `value` ("" none) of the first topology level of `options`.
+bool InDomain(const placement::NodeState& node, const std::string& value, const ServiceOptions& options) {
+  if (value.empty() || options.topology_levels.empty()) return false;
+  auto label = node.node.labels.find(options.topology_levels.front());
+  return label != node.node.labels.end() && label->second == value;
+}
+
 // Whether `a` is the fuller domain: fewer whole nodes, then less free GPU.
 bool Fuller(const Candidate& a, const Candidate& b) { return std::tie(a.whole_nodes, a.free_milli) < std::tie(b.whole_nodes, b.free_milli); }
 
@@ -58,11 +65,13 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
                                         const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                         dra::cel::ProgramCache* programs, std::vector<std::string>* reasons) {
   std::vector<const placement::NodeState*> nodes;
-  for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (!InDomain(*n, off_value, options)) nodes.push_back(n.get());  // the domain kept for another gang: at every level
+  }
   // The domains fullest first: the first that plans every member is the best one.
   std::vector<Candidate> domains;
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
-    if ((only_value && value != *only_value) || (!off_value.empty() && value == off_value)) continue;
+    if (only_value && value != *only_value) continue;
     Candidate c{.placement = {.planned = pending, .level = key, .domain = value}};
     for (const placement::NodeState* n : members) {
       c.free_milli += n->view.IdleMilli();
@@ -130,13 +139,10 @@ std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, 
   return shared;
 }
 
-// The value of the domain kept for another gang (`kept`) that the gang of `pending` stays off at
-// level `key`: "" when none, when it is this gang's, or when this gang's priority is above it.
-std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept, const std::string& key,
-                      const ServiceOptions& options) {
-  if (kept == nullptr || pending.empty() || options.topology_levels.empty() || key != options.topology_levels.front()) return "";
-  const Pod& any = pending.front();
-  if (any.group && kept->gang == any.namespace_name + "/" + any.group->name) return "";
+// The value of the first level's domain kept for another gang (`kept`) that the gang of `pending`
+// stays off: "" when none, when it is this gang's, or when this gang's priority is above it.
+std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept) {
+  if (kept == nullptr || pending.empty() || OfKeptGang(pending.front(), *kept)) return "";
   int32_t priority = INT32_MIN;
   for (const Pod& p : pending) priority = std::max(priority, p.priority);
   return priority <= kept->priority ? kept->domain : "";
@@ -147,8 +153,7 @@ std::vector<std::string_view> NodesOutside(const std::string& off, const invento
                                            const ServiceOptions& options) {
   std::vector<std::string_view> out;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    auto label = n->node.labels.find(options.topology_levels.front());
-    if (label == n->node.labels.end() || label->second != off) out.push_back(n->node.name);
+    if (!InDomain(*n, off, options)) out.push_back(n->node.name);
   }
   return out;
 }
@@ -160,12 +165,13 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs, const DomainReservation* kept) {
   std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
+  std::string off = OffDomain(pending, kept);
   std::vector<std::string> reasons;
   for (const std::string& key : levels) {
     std::optional<std::string> shared = SharedDomain(beside, key, snapshot);
     if (shared && shared->empty()) continue;  // the slots already span domains of this level
     std::optional<GangPlacement> in =
-        BestDomain(pending, needed, key, shared, OffDomain(pending, kept, key, options), snapshot, options, programs, &reasons);
+        BestDomain(pending, needed, key, shared, off, snapshot, options, programs, &reasons);
     if (in) return std::move(*in);
     if (required.empty() && beside.empty() && wait.active() && SomeDomainCouldHold(pending, needed, key, snapshot)) {
       GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
@@ -184,7 +190,6 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     return none;
   }
   GangPlacement across{.planned = pending};
-  std::string off = options.topology_levels.empty() ? "" : OffDomain(pending, kept, options.topology_levels.front(), options);
   std::vector<std::string_view> outside = off.empty() ? std::vector<std::string_view>{} : NodesOutside(off, snapshot, options);
   across.plan = PlanLeavingOutLargest(&across.planned, needed, snapshot, options, programs, off.empty() ? nullptr : &outside);
   return across;

@@ -151,6 +151,8 @@ std::vector<const placement::NodeState*> ReleasedNodes(const Uids& uids, const i
   return nodes;
 }
 
+const PodGroup* DeclaredGangOf(const Pod& pod, const inventory::InventorySnapshot& snapshot) { return DeclaredGang(pod, snapshot); }
+
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs) {
   if (!gangs) return {};
   const PodGroup* group = DeclaredGang(pod, snapshot);

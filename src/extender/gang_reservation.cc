@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpusched/extender/domain_steering.h"
+#include "gpusched/inventory/group_table.h"
 #include "gpusched/placement/gang_planner.h"
 #include "gpusched/placement/node_fit.h"
 
@@ -22,12 +23,13 @@ using Uids = std::set<std::string, std::less<>>;
 
 // A gang that waits, as its pending members show it.
 struct Waiting {
+  std::string key;              // GroupTable::MemberKey
   std::string name;             // "namespace/name"
   int32_t priority = 0;         // its highest pending GPU member's
   int64_t created_ms = 0;       // its oldest pending member's; 0 when none says
   size_t needed = 0;            // the GPU members it must place (minCount less its launchers)
   int64_t least_milli = 0;      // what `needed` of them ask, the smallest first
-  const Pod* first = nullptr;   // a pending GPU member: its shape and node selection stand for the gang's
+  const Pod* first = nullptr;   // the pending GPU member asking most: its shape and node selection stand for all
   int64_t first_milli = 0;      // what `first` asks
 };
 
@@ -50,8 +52,9 @@ bool OtherScheduler(const Pod& pod, const std::string& scheduler) {
 
 // `members` as a gang waiting for a domain of `key`, or none (see gang_reservation.h). `holders`:
 // HoldersIn(snapshot).
-std::optional<Waiting> WaitingGang(const inventory::GroupTable::Members& members, const inventory::InventorySnapshot& snapshot,
-                                   const std::string& key, const std::string& scheduler, const Uids& holders) {
+std::optional<Waiting> WaitingGang(const std::string& member_key, const inventory::GroupTable::Members& members,
+                                   const inventory::InventorySnapshot& snapshot, const std::string& key,
+                                   const std::string& scheduler, const Uids& holders) {
   if (members.pending.empty() || members.bound > 0) return std::nullopt;
   const Pod& any = *members.pending.front();
   if (!any.group) return std::nullopt;
@@ -59,7 +62,7 @@ std::optional<Waiting> WaitingGang(const inventory::GroupTable::Members& members
   if (group == snapshot.groups().end() || !group->second.gang() || !group->second.topology_key.empty()) return std::nullopt;
   if (members.pending.size() < static_cast<size_t>(group->second.min_count)) return std::nullopt;  // members missing
   if (!group->second.required_topology.empty() && group->second.required_topology != key) return std::nullopt;  // another level's
-  Waiting w{.name = any.namespace_name + "/" + any.group->name};
+  Waiting w{.key = member_key, .name = any.namespace_name + "/" + any.group->name};
   std::vector<int64_t> demands;
   size_t launchers = 0;
   for (const std::shared_ptr<const Pod>& p : members.pending) {
@@ -74,7 +77,7 @@ std::optional<Waiting> WaitingGang(const inventory::GroupTable::Members& members
     demands.push_back(demand);
     w.priority = w.first == nullptr ? p->priority : std::max(w.priority, p->priority);
     if (p->created_ms > 0 && (w.created_ms == 0 || p->created_ms < w.created_ms)) w.created_ms = p->created_ms;
-    if (w.first == nullptr) {
+    if (w.first == nullptr || demand > w.first_milli) {  // members counted as the largest: never too many
       w.first = p.get();
       w.first_milli = demand;
     }
@@ -89,7 +92,7 @@ std::optional<Waiting> WaitingGang(const inventory::GroupTable::Members& members
 
 // True if `a` comes off kube-scheduler's queue before `b`: higher priority, then older.
 bool PoppedFirst(const Waiting& a, const Waiting& b) {
-  auto order = [](const Waiting& w) { return std::make_tuple(-w.priority, w.created_ms == 0, w.created_ms, w.name); };
+  auto order = [](const Waiting& w) { return std::make_tuple(-int64_t{w.priority}, w.created_ms == 0, w.created_ms, w.key); };
   return order(a) < order(b);
 }
 
@@ -126,7 +129,7 @@ std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapsh
   Uids holders = HoldersIn(snapshot);
   std::optional<Waiting> first;
   for (const auto& [member_key, members] : snapshot.group_members()) {
-    std::optional<Waiting> w = WaitingGang(members, snapshot, key, scheduler, holders);
+    std::optional<Waiting> w = WaitingGang(member_key, members, snapshot, key, scheduler, holders);
     if (w && (!first || PoppedFirst(*w, *first))) first = std::move(w);
   }
   if (!first) return std::nullopt;
@@ -150,10 +153,14 @@ std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapsh
     int32_t id = *best;
     ids.erase(best);
     if (MembersIn(id, *first, snapshot, index) < first->needed) continue;
-    return DomainReservation{.domain = index.names[id], .gang = first->name, .priority = first->priority,
+    return DomainReservation{.domain = index.names[id], .gang = first->name, .member_key = first->key, .priority = first->priority,
                              .whole_nodes = uses[id]->whole_nodes, .needs_milli = first->least_milli};
   }
   return std::nullopt;
+}
+
+bool OfKeptGang(const Pod& pod, const DomainReservation& r) {
+  return pod.group && inventory::GroupTable::MemberKey(pod) == r.member_key;
 }
 
 std::string ReservationReason(const std::string& key, const DomainReservation& r) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <deque>
 #include <memory>
 #include <set>
@@ -78,6 +79,12 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::vector<placement::GangMember> members = MembersOf(r.pending);
   placement::DefragOptions options{.max_moves = max_moves, .placement = inputs.options->placement};
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
+  // The domain kept for another waiting gang (gang_reservation.h) is left out, as its plan is.
+  std::optional<DomainReservation> kept = KeptReservation(inputs);
+  int32_t priority = INT32_MIN;
+  for (const Pod& p : r.pending) priority = std::max(priority, p.priority);
+  std::string off = kept && !OfKeptGang(r.pending.front(), *kept) && priority <= kept->priority ? kept->domain : "";
+  std::erase_if(in->input.nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, *inputs.options); });
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
   r.plan = PerDomain(

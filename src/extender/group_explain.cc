@@ -154,8 +154,7 @@ std::string KeptDomainFor(const std::vector<Pod>& pending, const inventory::Inve
   if (pending.empty() || !pending.front().group || !ReservesForGangs(options)) return "";
   const std::string& key = options.topology_levels.front();
   std::optional<DomainReservation> kept = DomainFullness(options).Of(snapshot, key)->reserved;
-  const Pod& any = pending.front();
-  if (!kept || kept->gang != any.namespace_name + "/" + any.group->name) return "";
+  if (!kept || !OfKeptGang(pending.front(), *kept)) return "";
   return key + "=" + kept->domain;
 }
 

@@ -383,30 +383,34 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
 
 bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::InventorySnapshot& snapshot,
              const ServiceOptions& options) {
-  if (pod.group && StandingOf(pod, snapshot, options.gangs).kind != GangStanding::Kind::kAlone) return false;
-  // Room made or held for it (a defrag hold, a preemption's nomination) stays its own.
-  if (!pod.nominated_node.empty() || SlotOf(pod.uid, snapshot) != nullptr) return false;
+  auto in_kept = [&](const std::string& name) {
+    const placement::NodeState* node = name.empty() ? nullptr : snapshot.FindNode(name);
+    return InKeptDomain(node, kept.domain, options);
+  };
+  // Room made or held for it there (a defrag hold or slot, a preemption's nomination) stays its own.
+  const Allocation* held = SlotOf(pod.uid, snapshot);
+  if (in_kept(pod.nominated_node) || (held != nullptr && in_kept(held->node_name))) return false;
+  if (OfKeptGang(pod, kept)) return false;
+  if (const PodGroup* gang = pod.group ? DeclaredGangOf(pod, snapshot) : nullptr) {
+    // kube-scheduler places a gang with a topology constraint per domain: not judged here.
+    if (!gang->topology_key.empty()) return false;
+  }
   return KeptOffReserved(pod, kept);
 }
 
-namespace {
-
-// The domain kept for a waiting gang on inputs.snapshot, if the options keep one.
-std::optional<DomainReservation> KeptFor(const EvaluationInputs& inputs) {
+std::optional<DomainReservation> KeptReservation(const EvaluationInputs& inputs) {
   if (!ReservesForGangs(*inputs.options)) return std::nullopt;
   DomainFullness local(*inputs.options);
   return (inputs.domains != nullptr ? inputs.domains : &local)->Of(*inputs.snapshot, inputs.options->topology_levels.front())->reserved;
 }
 
-}  // namespace
-
 std::string KeptDomain(const EvaluationInputs& inputs) {
-  std::optional<DomainReservation> kept = KeptFor(inputs);
+  std::optional<DomainReservation> kept = KeptReservation(inputs);
   return kept ? kept->domain : "";
 }
 
 std::string KeptOffDomain(const Pod& pod, const EvaluationInputs& inputs) {
-  std::optional<DomainReservation> kept = KeptFor(inputs);
+  std::optional<DomainReservation> kept = KeptReservation(inputs);
   return kept && KeptOff(pod, *kept, *inputs.snapshot, *inputs.options) ? kept->domain : "";
 }
 

@@ -9,6 +9,7 @@
 #include "cluster_json.h"
 #include "gpusched/extender/defrag.h"
 #include "gpusched/extender/explain.h"
+#include "gpusched/extender/group_defrag.h"
 #include "gpusched/extender/group_explain.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
@@ -277,6 +278,75 @@ TEST_F(GangReservation, OtherGangsAndPodsOfOtherGroupsStayOffButANominatedPodKee
   PodJson nominated{.name = "nominated", .namespace_name = "ml", .uid = "nominated", .containers = {testing::WholeGpus("c", 4)},
                     .nominated_node = "a2"};
   EXPECT_THAT(testing::KeptNodes(Filter(nominated)), ::testing::Contains("a2"));
+}
+
+// Second review: gang `small` (two 4-GPU members, created later) is kept off clique A at every
+// level, not only the clique's: with a zone on every node and no wait for one clique, it went to
+// the zone level and took A; its preempt drops A's nodes; room for it as a group is not made in A.
+TEST_F(GangReservation, AnotherGangStaysOffTheKeptCliqueAtEveryLevelAndInPreemptAndDefrag) {
+  std::vector<std::string> items;
+  for (const std::string& name : kAll) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
+    n.extra_labels["topology.kubernetes.io/zone"] = "z1";
+    items.push_back(n.ToJson());
+  }
+  for (const char* node : {"a1", "b1", "b2", "b3", "b4"}) {
+    PodJson small = Running(fmt::format("small-{}", node), node, 1);
+    small.spec_extra = R"("priority":-10)";
+    items.push_back(small.ToJson());
+  }
+  items.push_back(Group("train", 4));
+  items = WithGang(items);
+  items.push_back(Group("small", 2));
+  for (int i = 0; i < 2; ++i) {
+    PodJson m = Member("small", i);
+    m.creation_timestamp = "2026-11-30T11:00:00Z";
+    items.push_back(m.ToJson());
+  }
+  ServiceOptions options;
+  options.topology_fallback_after = std::chrono::seconds(0);
+  Load(items, options);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/train");
+  std::string reply = Filter(Member("small", 0));
+  EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
+  StatusOr<std::string> preempt = service_->Preempt(testing::PreemptMetaJson(Member("small", 0).ToJson(), {{"a1", {"small-a1"}}}));
+  ASSERT_TRUE(preempt.ok());
+  EXPECT_THAT(*preempt, ::testing::Not(HasSubstr("\"a1\"")));
+  StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/small", "", 4);
+  ASSERT_TRUE(room.ok()) << room.status().message();
+  for (const placement::GangSlot& slot : room->plan.slots) EXPECT_NE(slot.node[0], 'a') << slot.node;
+}
+
+// Second review: the room a pod holds counts only where it is (a pod nominated to b1 is kept off
+// A); members are counted as the largest of them (2+3+3+3+3 GPUs on four 4-GPU nodes: five do not
+// fit, though five of the 2-GPU one would); a gang at the lowest priority does not come first.
+TEST_F(GangReservation, RoomHeldElsewhereTheLargestMemberAndTheLowestPriority) {
+  Load(WithGang(Cluster()));
+  PodJson nominated{.name = "nominated", .namespace_name = "ml", .uid = "nominated", .containers = {testing::WholeGpus("c", 4)},
+                    .nominated_node = "b1"};
+  EXPECT_TRUE(testing::KeptNodes(Filter(nominated)).empty());
+  std::vector<std::string> mixed = Cluster();
+  mixed.back() = Group("train", 5);
+  for (int i = 0; i < 5; ++i) {
+    PodJson m = Member("train", i);
+    m.containers = {testing::WholeGpus("c", i == 0 ? 2 : 3)};
+    mixed.push_back(m.ToJson());
+  }
+  Load(mixed);
+  EXPECT_FALSE(Reserved().has_value());
+  std::vector<std::string> lowest = Cluster();
+  lowest.push_back(Group("floor", 4));
+  for (int i = 0; i < 4; ++i) {
+    PodJson m = Member("floor", i);
+    m.spec_extra += R"(,"priority":-2147483648)";
+    m.creation_timestamp = "2026-11-29T10:00:00Z";
+    lowest.push_back(m.ToJson());
+  }
+  Load(WithGang(lowest));
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/train") << "priority 0 before the lowest, older one";
 }
 
 // kube-scheduler's queue pops the higher priority first, then the older: the domain is kept for

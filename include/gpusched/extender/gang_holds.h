@@ -72,6 +72,10 @@ struct GangStanding {
   bool unresolvable = false;  // kRefused: no eviction helps (members missing)
 };
 
+// The group `pod` names, if the snapshot declares it a gang (with or without a topology
+// constraint); null otherwise. Points into the snapshot.
+const PodGroup* DeclaredGangOf(const Pod& pod, const inventory::InventorySnapshot& snapshot);
+
 // The standing of `pod` in `snapshot` (see above), with gangs on or off.
 GangStanding StandingOf(const Pod& pod, const inventory::InventorySnapshot& snapshot, bool gangs);
 

@@ -35,6 +35,7 @@ namespace gpusched::extender {
 struct DomainReservation {
   std::string domain;    // the label value of the level's key
   std::string gang;      // "namespace/name" of the gang it is kept for
+  std::string member_key;  // its GroupTable::MemberKey (API, name and replica): what tells gangs apart
   int32_t priority = 0;  // the gang's (its highest pending member's): pods of higher priority are not kept off
   int whole_nodes = 0;   // the domain's whole nodes now
   int64_t needs_milli = 0;  // what the gang's members ask, at least (GPU milli)
@@ -46,6 +47,9 @@ struct DomainReservation {
 // `scheduler`: the scheduler name gpusched serves (gangs whose pods name another are not its).
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
                                                 const DomainIndex& index, const std::string& scheduler);
+
+// True if `pod` is a member of the gang `r` is kept for.
+bool OfKeptGang(const Pod& pod, const DomainReservation& r);
 
 // The reason filter gives a pod kept off the reserved domain.
 std::string ReservationReason(const std::string& key, const DomainReservation& r);

@@ -127,14 +127,17 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
                                 const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
                                 const OnNodesRefused& on_refused);
 
-// True if filter keeps `pod` off domain `kept` (gang_reservation.h): it is no member of a gang
-// gpusched plans, holds no room made for it (a defrag hold, a nomination's), and is kept off by
-// KeptOffReserved (priority, DaemonSet).
+// True if `pod` stays off domain `kept` (gang_reservation.h): it is not of the gang the domain is
+// kept for nor of one kube-scheduler places per domain (a topology constraint), holds no room made
+// for it there (a defrag hold or slot, a nomination), and KeptOffReserved says so (priority,
+// DaemonSet). Filter asks it of pods outside the gangs gpusched plans; preempt and defrag of all.
 bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::InventorySnapshot& snapshot,
              const ServiceOptions& options);
 
-// The value of the first topology level's label on the domain kept for a waiting gang
-// (gang_reservation.h), with the options that keep one: "" when none.
+// The domain kept for a waiting gang on inputs.snapshot (gang_reservation.h), where the options
+// keep one.
+std::optional<DomainReservation> KeptReservation(const EvaluationInputs& inputs);
+// Its value of the first topology level's label: "" when none.
 std::string KeptDomain(const EvaluationInputs& inputs);
 // The same, where `pod` stays off it, as filter keeps it off (RefuseOutsideFullestDomain): preempt
 // and defrag make no room there for the pod, which would not be given it.
