@@ -13,6 +13,7 @@
 
 #include "gpusched/extender/domain_steering.h"
 #include "gpusched/inventory/group_table.h"
+#include "gpusched/model/disruption_budget.h"
 #include "gpusched/placement/gang_planner.h"
 #include "gpusched/placement/node_fit.h"
 
@@ -96,14 +97,25 @@ bool PoppedFirst(const Waiting& a, const Waiting& b) {
   return order(a) < order(b);
 }
 
-// How many members shaped as `w.first` one empty node takes: by GPUs, CPU and memory (a resource
-// the node does not list is not counted against).
+// What the pods on `node` that stay when it empties (DaemonSets', static pods') request of `resource`.
+int64_t StayingRequests(const placement::NodeState& node, std::string_view resource) {
+  int64_t sum = 0;
+  if (node.uses == nullptr) return sum;
+  for (const PodUse& p : node.uses->pods()) {
+    if (p.labels != nullptr && RecreatedOnItsNode(*p.labels)) sum += p.requests.Get(resource);
+  }
+  return sum;
+}
+
+// How many members shaped as `w.first` the node takes once every pod but those that stay
+// (StayingRequests) has left: by GPUs, CPU and memory (a resource the node does not list is not
+// counted against).
 int64_t MembersOn(const placement::NodeState& node, const Waiting& w, const ResourceList& requests) {
   int64_t by_gpu = int64_t{1000} * node.view.gpu_count / w.first_milli;
   int64_t most = by_gpu;
   for (std::string_view resource : {"cpu", "memory"}) {
     int64_t asks = requests.Get(resource), has = node.node.other_allocatable.Get(resource);
-    if (asks > 0 && has > 0) most = std::min(most, has / asks);
+    if (asks > 0 && has > 0) most = std::min(most, std::max<int64_t>(0, has - StayingRequests(node, resource)) / asks);
   }
   return most;
 }
