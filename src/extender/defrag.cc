@@ -165,10 +165,11 @@ StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allo
   std::shared_ptr<const scoring::TargetWorkload> workload =
       inputs.workloads != nullptr ? inputs.workloads->Get(*inputs.snapshot) : nullptr;
   placement::DefragInput in{.budgets = inputs.snapshot->budgets(), .workload = workload.get()};
-  // While a domain is kept for a waiting gang (gang_reservation.h), its nodes are left out: no
-  // room is made there, and no pod is moved into or out of it (a moved pod's replacement would be
-  // kept off it too).
-  std::string kept = KeptDomain(inputs);
+  // While a domain is kept for a waiting gang (gang_reservation.h), its nodes are left out (but
+  // for that gang's own members): no room is made there, and no pod is moved into or out of it
+  // (a moved pod's replacement would be kept off it too).
+  std::optional<DomainReservation> reserved = KeptReservation(inputs);
+  std::string kept = reserved && !(ask.pod && OfKeptGang(*ask.pod, *reserved)) ? reserved->domain : "";
   for (const auto& n : inputs.snapshot->nodes()) {
     if (!InKeptDomain(n.get(), kept, *inputs.options)) in.nodes.push_back(n.get());
   }

@@ -106,14 +106,16 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
 }
 
 // Whether some domain of `key`, with every GPU free, has GPU enough for what the `needed`
-// smallest of `pending` ask, on the nodes the first of them may run on (node selection): whether
-// waiting for one can ever help. False where their demand is unknown (0: GPUs through claims).
-bool SomeDomainCouldHold(const std::vector<Pod>& pending, size_t needed, const std::string& key,
-                         const inventory::InventorySnapshot& snapshot) {
+// smallest of `pending` ask, on the nodes the first of them may run on (node selection) outside
+// the domain `off` of the first level (kept for another gang): whether waiting for one can ever
+// help. False where their demand is unknown (0: GPUs through claims).
+bool SomeDomainCouldHold(const std::vector<Pod>& pending, size_t needed, const std::string& key, const std::string& off,
+                         const inventory::InventorySnapshot& snapshot, const ServiceOptions& options) {
   int64_t least = LeastDemand(pending, needed);
   if (least <= 0 || pending.empty()) return false;
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (InDomain(*n, off, options)) continue;  // kept for another gang: no wait for it helps
     if (TakesGpuPods(*n) && placement::NodeSelectionProblem(pending.front().constraints, n->node).empty()) nodes.push_back(n.get());
   }
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
@@ -165,7 +167,14 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs, const DomainReservation* kept) {
   std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
+  // Kept off the domain kept for another gang, unless its members already run or hold slots there,
+  // or it requires a level the reservation is not for (it could never have a domain kept).
   std::string off = OffDomain(pending, kept);
+  bool beside_off = std::any_of(beside.begin(), beside.end(), [&](const std::string& name) {
+    const placement::NodeState* n = snapshot.FindNode(name);
+    return n != nullptr && InDomain(*n, off, options);
+  });
+  if (beside_off || (!required.empty() && !options.topology_levels.empty() && required != options.topology_levels.front())) off = "";
   std::vector<std::string> reasons;
   for (const std::string& key : levels) {
     std::optional<std::string> shared = SharedDomain(beside, key, snapshot);
@@ -173,7 +182,7 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     std::optional<GangPlacement> in =
         BestDomain(pending, needed, key, shared, off, snapshot, options, programs, &reasons);
     if (in) return std::move(*in);
-    if (required.empty() && beside.empty() && wait.active() && SomeDomainCouldHold(pending, needed, key, snapshot)) {
+    if (required.empty() && beside.empty() && wait.active() && SomeDomainCouldHold(pending, needed, key, off, snapshot, options)) {
       GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
       std::string why = reasons.empty() ? "" : fmt::format(" ({})", fmt::join(reasons, "; "));
       waiting.plan.reason = fmt::format("no one domain of {} holds it now{}; it waits for one until {} before it is "

@@ -30,8 +30,9 @@ struct Waiting {
   int64_t created_ms = 0;       // its oldest pending member's; 0 when none says
   size_t needed = 0;            // the GPU members it must place (minCount less its launchers)
   int64_t least_milli = 0;      // what `needed` of them ask, the smallest first
-  const Pod* first = nullptr;   // the pending GPU member asking most: its shape and node selection stand for all
+  const Pod* first = nullptr;   // the pending GPU member asking most GPU: its node selection stands for all
   int64_t first_milli = 0;      // what `first` asks
+  int64_t most_cpu = 0, most_memory = 0;  // the most any GPU member requests of each
 };
 
 // The UIDs holding a hold gpusched made (a gang's slot, a defrag hold) or one of a nomination.
@@ -76,6 +77,9 @@ std::optional<Waiting> WaitingGang(const std::string& member_key, const inventor
       continue;
     }
     demands.push_back(demand);
+    ResourceList asks = EffectiveRequests(*p);
+    w.most_cpu = std::max(w.most_cpu, asks.Get("cpu"));
+    w.most_memory = std::max(w.most_memory, asks.Get("memory"));
     w.priority = w.first == nullptr ? p->priority : std::max(w.priority, p->priority);
     if (p->created_ms > 0 && (w.created_ms == 0 || p->created_ms < w.created_ms)) w.created_ms = p->created_ms;
     if (w.first == nullptr || demand > w.first_milli) {  // members counted as the largest: never too many
@@ -107,14 +111,14 @@ int64_t StayingRequests(const placement::NodeState& node, std::string_view resou
   return sum;
 }
 
-// How many members shaped as `w.first` the node takes once every pod but those that stay
-// (StayingRequests) has left: by GPUs, CPU and memory (a resource the node does not list is not
-// counted against).
-int64_t MembersOn(const placement::NodeState& node, const Waiting& w, const ResourceList& requests) {
+// How many members the node takes once every pod but those that stay (StayingRequests) has left,
+// each counted as the largest of them in each resource: by GPUs, CPU and memory (a resource the
+// node does not list is not counted against).
+int64_t MembersOn(const placement::NodeState& node, const Waiting& w) {
   int64_t by_gpu = int64_t{1000} * node.view.gpu_count / w.first_milli;
   int64_t most = by_gpu;
   for (std::string_view resource : {"cpu", "memory"}) {
-    int64_t asks = requests.Get(resource), has = node.node.other_allocatable.Get(resource);
+    int64_t asks = resource == "cpu" ? w.most_cpu : w.most_memory, has = node.node.other_allocatable.Get(resource);
     if (asks > 0 && has > 0) most = std::min(most, std::max<int64_t>(0, has - StayingRequests(node, resource)) / asks);
   }
   return most;
@@ -123,12 +127,11 @@ int64_t MembersOn(const placement::NodeState& node, const Waiting& w, const Reso
 // How many of the gang's members domain `id` holds when empty, on its nodes that take GPU pods
 // and that its members may run on.
 size_t MembersIn(int32_t id, const Waiting& w, const inventory::InventorySnapshot& snapshot, const DomainIndex& index) {
-  ResourceList requests = EffectiveRequests(*w.first);
   int64_t members = 0;
   for (size_t i = 0; i < index.facts.size(); ++i) {
     if (index.facts[i].domain != id || !index.facts[i].takes_gpu_pods) continue;
     const placement::NodeState& node = *snapshot.nodes()[i];
-    if (placement::NodeSelectionProblem(w.first->constraints, node.node).empty()) members += MembersOn(node, w, requests);
+    if (placement::NodeSelectionProblem(w.first->constraints, node.node).empty()) members += MembersOn(node, w);
   }
   return static_cast<size_t>(std::max<int64_t>(members, 0));
 }

@@ -83,7 +83,16 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::optional<DomainReservation> kept = KeptReservation(inputs);
   int32_t priority = INT32_MIN;
   for (const Pod& p : r.pending) priority = std::max(priority, p.priority);
-  std::string off = kept && !OfKeptGang(r.pending.front(), *kept) && priority <= kept->priority ? kept->domain : "";
+  // Not for a gang kube-scheduler places per domain (a topology constraint: not judged), nor one
+  // whose members hold slots there.
+  bool holds_there = std::any_of(r.pending.begin(), r.pending.end(), [&](const Pod& p) {
+    const Allocation* slot = SlotOf(p.uid, snapshot);
+    return kept && slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), kept->domain, *inputs.options);
+  });
+  bool constrained = found.declared != nullptr && !found.declared->topology_key.empty();
+  std::string off = kept && !OfKeptGang(r.pending.front(), *kept) && priority <= kept->priority && !holds_there && !constrained
+                        ? kept->domain
+                        : "";
   std::erase_if(in->input.nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, *inputs.options); });
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";

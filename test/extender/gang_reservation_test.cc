@@ -372,6 +372,37 @@ TEST_F(GangReservation, WhatDaemonSetsRequestIsNotRoomForTheGang) {
   EXPECT_TRUE(Reserved().has_value()) << "members asking no CPU fit beside them";
 }
 
+// Third review: a gang with a member already running in the kept clique joins it there (before,
+// it was kept off and refused); members are counted as the largest in each resource (one 2-GPU
+// member of 1 CPU and five of 1 GPU and 60 CPUs: one member a node, five nodes needed, none
+// kept); the kept gang's own member may have room made in its clique by defrag.
+TEST_F(GangReservation, MembersInTheKeptCliqueJoinItResourcesCountAsTheLargestAndTheGangMayDefrag) {
+  std::vector<std::string> items = WithGang(Cluster());
+  items.push_back(Group("pair", 2));
+  PodJson running = Member("pair", 0);
+  running.node = "a2";
+  running.phase = "Running";
+  items.push_back(running.ToJson());
+  items.push_back(Member("pair", 1).ToJson());
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/train");
+  EXPECT_THAT(testing::KeptNodes(Filter(Member("pair", 1))), ElementsAre(::testing::StartsWith("a")));
+  StatusOr<DefragResult> room = service_->Defrag(Member("train", 0).ToJson(), -1, 4);
+  ASSERT_TRUE(room.ok()) << room.status().message();
+  EXPECT_EQ(room->plan.node[0], 'a') << "the kept gang's own member";
+  std::vector<std::string> mixed = Cluster();
+  mixed.back() = Group("train", 6);
+  for (int i = 0; i < 6; ++i) {
+    PodJson m = Member("train", i);
+    m.containers = {testing::WholeGpus("c", i == 0 ? 2 : 1)};
+    m.containers[0].requests["cpu"] = i == 0 ? "1" : "60";
+    mixed.push_back(m.ToJson());
+  }
+  Load(mixed);
+  EXPECT_FALSE(Reserved().has_value());
+}
+
 // kube-scheduler's queue pops the higher priority first, then the older: the domain is kept for
 // that gang.
 TEST_F(GangReservation, TheGangKeptForIsTheOneKubeSchedulerTriesFirst) {
