@@ -403,6 +403,43 @@ TEST_F(GangReservation, MembersInTheKeptCliqueJoinItResourcesCountAsTheLargestAn
   EXPECT_FALSE(Reserved().has_value());
 }
 
+// Third review, the fixes without a test of their own: a gang that requires the zone (a level the
+// reservation is not for) is not kept off clique A: its plan in zone z1 may use A (before, A's
+// nodes were left out and it fitted nowhere); group defrag for a gang kube-scheduler places per
+// clique (a topology constraint) may make room in A, as its filter lets it.
+TEST_F(GangReservation, GangsOfAnotherLevelOrATopologyConstraintAreNotKeptOff) {
+  std::vector<std::string> items;
+  for (const std::string& name : kAll) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
+    n.extra_labels["topology.kubernetes.io/zone"] = "z1";
+    items.push_back(n.ToJson());
+  }
+  for (const char* node : {"a1", "b1", "b2", "b3", "b4"}) items.push_back(Running(fmt::format("small-{}", node), node, 1).ToJson());
+  items.push_back(Group("train", 4));
+  items = WithGang(items);
+  items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"zonal","namespace":"ml",)"
+                  R"("annotations":{"gpusched.io/topology-required":"topology.kubernetes.io/zone"}},)"
+                  R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})");
+  items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"racked","namespace":"ml"},)"
+                  R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}},"schedulingConstraints":{"topology":[{"key":"nvidia.com/gpu.clique"}]}}})");
+  for (const char* group : {"zonal", "racked"}) {
+    for (int i = 0; i < 2; ++i) {
+      PodJson m = Member(group, i);
+      m.creation_timestamp = "2026-11-30T11:00:00Z";
+      items.push_back(m.ToJson());
+    }
+  }
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/train");
+  EXPECT_THAT(testing::KeptNodes(Filter(Member("zonal", 0))), ElementsAre(::testing::StartsWith("a")));
+  StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/racked", "", 4);
+  ASSERT_TRUE(room.ok()) << room.status().message();
+  ASSERT_TRUE(room->plan.fits) << room->plan.reason;
+  EXPECT_EQ(room->domain, "c.A");
+}
+
 // kube-scheduler's queue pops the higher priority first, then the older: the domain is kept for
 // that gang.
 TEST_F(GangReservation, TheGangKeptForIsTheOneKubeSchedulerTriesFirst) {
