@@ -48,15 +48,20 @@ PodJson Running(const std::string& name, const std::string& node, int gpus) {
 
 // Cliques A (a1-a4) and B (b1-b4) of 4-GPU nodes. a1 runs a 1-GPU pod; every node of B runs one:
 // A has three whole nodes, B none. Gang ml/train needs four members of four GPUs: one clique,
-// empty; none now.
-std::vector<std::string> Cluster() {
+// empty; none now. `zoned`: every node in zone z1 too; `small_extra`: more spec of the small pods.
+std::vector<std::string> Cluster(bool zoned = false, const std::string& small_extra = "") {
   std::vector<std::string> out;
   for (const std::string& name : kAll) {
     testing::NodeJson n = testing::NvidiaNode(name, 4);
     n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
+    if (zoned) n.extra_labels["topology.kubernetes.io/zone"] = "z1";
     out.push_back(n.ToJson());
   }
-  for (const char* node : {"a1", "b1", "b2", "b3", "b4"}) out.push_back(Running(fmt::format("small-{}", node), node, 1).ToJson());
+  for (const char* node : {"a1", "b1", "b2", "b3", "b4"}) {
+    PodJson small = Running(fmt::format("small-{}", node), node, 1);
+    small.spec_extra = small_extra;
+    out.push_back(small.ToJson());
+  }
   out.push_back(Group("train", 4));
   return out;
 }
@@ -284,20 +289,7 @@ TEST_F(GangReservation, OtherGangsAndPodsOfOtherGroupsStayOffButANominatedPodKee
 // level, not only the clique's: with a zone on every node and no wait for one clique, it went to
 // the zone level and took A; its preempt drops A's nodes; room for it as a group is not made in A.
 TEST_F(GangReservation, AnotherGangStaysOffTheKeptCliqueAtEveryLevelAndInPreemptAndDefrag) {
-  std::vector<std::string> items;
-  for (const std::string& name : kAll) {
-    testing::NodeJson n = testing::NvidiaNode(name, 4);
-    n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
-    n.extra_labels["topology.kubernetes.io/zone"] = "z1";
-    items.push_back(n.ToJson());
-  }
-  for (const char* node : {"a1", "b1", "b2", "b3", "b4"}) {
-    PodJson small = Running(fmt::format("small-{}", node), node, 1);
-    small.spec_extra = R"("priority":-10)";
-    items.push_back(small.ToJson());
-  }
-  items.push_back(Group("train", 4));
-  items = WithGang(items);
+  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/true, R"("priority":-10)"));
   items.push_back(Group("small", 2));
   for (int i = 0; i < 2; ++i) {
     PodJson m = Member("small", i);
@@ -408,16 +400,7 @@ TEST_F(GangReservation, MembersInTheKeptCliqueJoinItResourcesCountAsTheLargestAn
 // nodes were left out and it fitted nowhere); group defrag for a gang kube-scheduler places per
 // clique (a topology constraint) may make room in A, as its filter lets it.
 TEST_F(GangReservation, GangsOfAnotherLevelOrATopologyConstraintAreNotKeptOff) {
-  std::vector<std::string> items;
-  for (const std::string& name : kAll) {
-    testing::NodeJson n = testing::NvidiaNode(name, 4);
-    n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
-    n.extra_labels["topology.kubernetes.io/zone"] = "z1";
-    items.push_back(n.ToJson());
-  }
-  for (const char* node : {"a1", "b1", "b2", "b3", "b4"}) items.push_back(Running(fmt::format("small-{}", node), node, 1).ToJson());
-  items.push_back(Group("train", 4));
-  items = WithGang(items);
+  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/true));
   items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"zonal","namespace":"ml",)"
                   R"("annotations":{"gpusched.io/topology-required":"topology.kubernetes.io/zone"}},)"
                   R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})");
