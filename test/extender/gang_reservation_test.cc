@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster_json.h"
+#include "gpusched/common/time_format.h"
 #include "gpusched/extender/defrag.h"
 #include "gpusched/extender/explain.h"
 #include "gpusched/extender/group_defrag.h"
@@ -421,6 +422,38 @@ TEST_F(GangReservation, GangsOfAnotherLevelOrATopologyConstraintAreNotKeptOff) {
   ASSERT_TRUE(room.ok()) << room.status().message();
   ASSERT_TRUE(room->plan.fits) << room->plan.reason;
   EXPECT_EQ(room->domain, "c.A");
+}
+
+// Third review: gang `mid` (three 4-GPU members, created just now) is kept off clique A, kept for
+// `train`; cliques B and C hold two whole nodes each. No clique it may use could ever hold it, so
+// it does not wait for one but goes to the zone level at once, on B and C. Before, A counted as
+// a clique that could hold it, and it waited 300 s for a domain it could not have.
+TEST_F(GangReservation, AGangKeptOffTheDomainDoesNotWaitForIt) {
+  std::vector<std::string> items, names;
+  for (const char* name : {"a1", "a2", "a3", "a4", "b1", "b2", "c1", "c2"}) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    n.extra_labels[kClique] = fmt::format("c.{}", static_cast<char>(std::toupper(name[0])));
+    n.extra_labels["topology.kubernetes.io/zone"] = "z1";
+    items.push_back(n.ToJson());
+    names.push_back(name);
+  }
+  items.push_back(Running("small-a1", "a1", 1).ToJson());
+  items.push_back(Group("train", 4));
+  items = WithGang(items);
+  items.push_back(Group("mid", 3));
+  std::string now = FormatRfc3339(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch()).count());
+  for (int i = 0; i < 3; ++i) {
+    PodJson m = Member("mid", i);
+    m.creation_timestamp = now;
+    items.push_back(m.ToJson());
+  }
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->domain, "c.A");
+  std::string reply = service_->Filter(testing::ArgsWithNames(Member("mid", 0).ToJson(), names));
+  EXPECT_THAT(testing::KeptNodes(reply), ElementsAre(::testing::AnyOf(::testing::StartsWith("b"), ::testing::StartsWith("c"))))
+      << reply;
 }
 
 // kube-scheduler's queue pops the higher priority first, then the older: the domain is kept for
