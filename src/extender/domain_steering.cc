@@ -161,6 +161,12 @@ std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(co
   return out;
 }
 
+bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options) {
+  if (kept.empty() || node == nullptr || options.topology_levels.empty()) return false;
+  auto label = node->node.labels.find(options.topology_levels.front());
+  return label != node->node.labels.end() && label->second == kept;
+}
+
 bool KeptOffReserved(const Pod& pod, const DomainReservation& reserved) {
   return pod.priority <= reserved.priority && pod.controller_kind != "DaemonSet" && pod.controller_kind != "Node";
 }

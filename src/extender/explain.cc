@@ -156,7 +156,8 @@ namespace {
 bool SteersWithoutGpus(const Pod& pod, const EvaluationInputs& inputs) {
   const ServiceOptions& options = *inputs.options;
   if (pod.group || !options.topology_steer || options.topology_levels.empty()) return false;
-  return !DomainFullness().Of(*inputs.snapshot, options.topology_levels.front())->domains.empty();
+  DomainFullness local(options);
+  return !(inputs.domains != nullptr ? inputs.domains : &local)->Of(*inputs.snapshot, options.topology_levels.front())->domains.empty();
 }
 
 // A pod without GPUs that filter steers (SteersWithoutGpus): each node kept, or refused by
@@ -174,7 +175,7 @@ Explanation ExplainWithoutGpus(const Pod& pod, const std::optional<Allocation>& 
   std::map<size_t, NodeVerdict> refused;
   JudgeNodesFit(pod, EffectiveRequests(pod), all, &fits, &refused);
   std::string steered;
-  RefuseOutsideFullestDomain(pod, SteeredPod::kWithoutGpus, *inputs.options, nullptr, snapshot, all, &fits,
+  RefuseOutsideFullestDomain(pod, SteeredPod::kWithoutGpus, *inputs.options, inputs.domains, snapshot, all, &fits,
                              [&](std::span<const size_t> positions, const std::string& reason) {
                                if (steered.empty()) steered = reason;
                                for (size_t pos : positions) refused.emplace(pos, NodeVerdict{.reason = reason});
@@ -225,7 +226,7 @@ StatusOr<Explanation> Explain(const Pod& pod, const std::optional<Allocation>& p
                             evaluation->Evaluate(resolved, /*rank=*/true, [&](size_t pos, NodeVerdict&& v) { refused.emplace(pos, std::move(v)); }));
   const ResourceList requests = EffectiveRequests(pod);  // besides GPUs
   JudgeNodesFit(pod, requests, resolved, &fits, &refused);
-  RefuseAmongFitting(pod, request, *evaluation, *inputs.options, nullptr, snapshot, resolved, &fits,
+  RefuseAmongFitting(pod, request, *evaluation, *inputs.options, inputs.domains, snapshot, resolved, &fits,
                      [&](std::span<const size_t> positions, const std::string& reason) {
                        for (size_t pos : positions) {
                          refused.emplace(pos, NodeVerdict{.outcome = placement::Outcome::kUnschedulable,

@@ -32,13 +32,6 @@ struct Candidate {
   std::vector<std::string_view> nodes;  // the domain's node names (the snapshot's)
 };
 
-// True if `node` lies in domain `value` ("" none) of the first topology level of `options`.
-bool InDomain(const placement::NodeState& node, const std::string& value, const ServiceOptions& options) {
-  if (value.empty() || options.topology_levels.empty()) return false;
-  auto label = node.node.labels.find(options.topology_levels.front());
-  return label != node.node.labels.end() && label->second == value;
-}
-
 // Whether `a` is the fuller domain: fewer whole nodes, then less free GPU.
 bool Fuller(const Candidate& a, const Candidate& b) { return std::tie(a.whole_nodes, a.free_milli) < std::tie(b.whole_nodes, b.free_milli); }
 
@@ -66,7 +59,7 @@ std::optional<GangPlacement> BestDomain(const std::vector<Pod>& pending, size_t 
                                         dra::cel::ProgramCache* programs, std::vector<std::string>* reasons) {
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (!InDomain(*n, off_value, options)) nodes.push_back(n.get());  // the domain kept for another gang: at every level
+    if (!InKeptDomain(n.get(), off_value, options)) nodes.push_back(n.get());  // the domain kept for another gang: at every level
   }
   // The domains fullest first: the first that plans every member is the best one.
   std::vector<Candidate> domains;
@@ -115,7 +108,7 @@ bool SomeDomainCouldHold(const std::vector<Pod>& pending, size_t needed, const s
   if (least <= 0 || pending.empty()) return false;
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (InDomain(*n, off, options)) continue;  // kept for another gang: no wait for it helps
+    if (InKeptDomain(n.get(), off, options)) continue;  // kept for another gang: no wait for it helps
     if (TakesGpuPods(*n) && placement::NodeSelectionProblem(pending.front().constraints, n->node).empty()) nodes.push_back(n.get());
   }
   for (const auto& [value, members] : DomainsOf(nodes, key)) {
@@ -141,26 +134,24 @@ std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, 
   return shared;
 }
 
-// The value of the first level's domain kept for another gang (`kept`) that the gang of `pending`
-// stays off: "" when none, when it is this gang's, or when this gang's priority is above it.
+// The names of the nodes of `snapshot` outside domain `off` of the first level of `options`.
+std::vector<std::string_view> NodesOutside(const std::string& off, const inventory::InventorySnapshot& snapshot,
+                                           const ServiceOptions& options) {
+  std::vector<std::string_view> out;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    if (!InKeptDomain(n.get(), off, options)) out.push_back(n->node.name);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept) {
   if (kept == nullptr || pending.empty() || OfKeptGang(pending.front(), *kept)) return "";
   int32_t priority = INT32_MIN;
   for (const Pod& p : pending) priority = std::max(priority, p.priority);
   return priority <= kept->priority ? kept->domain : "";
 }
-
-// The names of the nodes of `snapshot` outside domain `off` of the first level of `options`.
-std::vector<std::string_view> NodesOutside(const std::string& off, const inventory::InventorySnapshot& snapshot,
-                                           const ServiceOptions& options) {
-  std::vector<std::string_view> out;
-  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
-    if (!InDomain(*n, off, options)) out.push_back(n->node.name);
-  }
-  return out;
-}
-
-}  // namespace
 
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
                                 const std::vector<std::string>& beside, const DomainWait& wait,
@@ -172,7 +163,7 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
   std::string off = OffDomain(pending, kept);
   bool beside_off = std::any_of(beside.begin(), beside.end(), [&](const std::string& name) {
     const placement::NodeState* n = snapshot.FindNode(name);
-    return n != nullptr && InDomain(*n, off, options);
+    return InKeptDomain(n, off, options);
   });
   if (beside_off || (!required.empty() && !options.topology_levels.empty() && required != options.topology_levels.front())) off = "";
   std::vector<std::string> reasons;

@@ -81,18 +81,14 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
   // The domain kept for another waiting gang (gang_reservation.h) is left out, as its plan is.
   std::optional<DomainReservation> kept = KeptReservation(inputs);
-  int32_t priority = INT32_MIN;
-  for (const Pod& p : r.pending) priority = std::max(priority, p.priority);
+  std::string off = OffDomain(r.pending, kept ? &*kept : nullptr);
   // Not for a gang kube-scheduler places per domain (a topology constraint: not judged), nor one
   // whose members hold slots there.
   bool holds_there = std::any_of(r.pending.begin(), r.pending.end(), [&](const Pod& p) {
     const Allocation* slot = SlotOf(p.uid, snapshot);
-    return kept && slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), kept->domain, *inputs.options);
+    return slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), off, *inputs.options);
   });
-  bool constrained = found.declared != nullptr && !found.declared->topology_key.empty();
-  std::string off = kept && !OfKeptGang(r.pending.front(), *kept) && priority <= kept->priority && !holds_there && !constrained
-                        ? kept->domain
-                        : "";
+  if (holds_there || (found.declared != nullptr && !found.declared->topology_key.empty())) off.clear();
   std::erase_if(in->input.nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, *inputs.options); });
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";

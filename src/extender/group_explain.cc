@@ -137,25 +137,20 @@ namespace {
 // pending member inside one domain of the topology levels where one holds them,
 // else as they fall back, or waiting for one. Bound members' nodes are not in the snapshot, so
 // the plan does not join their domain; with members bound it waits for no domain, as filter.
+// `kept`: the domain kept for a waiting gang (gang_reservation.h), null: none.
 GangPlacement PlanInDomains(const FoundGroup& found, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                            dra::cel::ProgramCache* programs, int64_t now_ms) {
+                            dra::cel::ProgramCache* programs, int64_t now_ms, const DomainReservation* kept) {
   DomainWait wait = found.members->bound > 0 ? DomainWait{.now_ms = now_ms}
                                               : DomainWaitOf(found.pending, options.topology_fallback_after, now_ms);
   std::string required = found.declared != nullptr ? found.declared->required_topology : "";
-  std::optional<DomainReservation> kept;
-  if (ReservesForGangs(options)) kept = DomainFullness(options).Of(snapshot, options.topology_levels.front())->reserved;
-  return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs,
-                           kept ? &*kept : nullptr);
+  return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs, kept);
 }
 
-// "key=value" of the domain kept for the gang of `pending` (gang_reservation.h), or "".
-std::string KeptDomainFor(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
+// "key=value" of `kept` when it is kept for the gang of `pending`, or "".
+std::string KeptDomainFor(const std::vector<Pod>& pending, const std::optional<DomainReservation>& kept,
                           const ServiceOptions& options) {
-  if (pending.empty() || !pending.front().group || !ReservesForGangs(options)) return "";
-  const std::string& key = options.topology_levels.front();
-  std::optional<DomainReservation> kept = DomainFullness(options).Of(snapshot, key)->reserved;
-  if (!kept || !OfKeptGang(pending.front(), *kept)) return "";
-  return key + "=" + kept->domain;
+  if (pending.empty() || !kept || !OfKeptGang(pending.front(), *kept)) return "";
+  return options.topology_levels.front() + "=" + kept->domain;
 }
 
 }  // namespace
@@ -176,11 +171,13 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   e.not_judged = NotJudged(pending);
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
   for (const Pod& p : pending) e.held.push_back(StandingOf(p, snapshot, options.gangs).node);
+  std::optional<DomainReservation> kept;  // computed once: the plan and the answer read it
+  if (ReservesForGangs(options)) kept = DomainFullness(options).Of(snapshot, options.topology_levels.front())->reserved;
   bool waiting = false;  // for one domain: no eviction is to be made for it (as filter)
   if (!topology.empty()) {
     e.plan = PlanPerDomain(pending, snapshot, options, programs, topology, &e.domain);
   } else if (!pending.empty() && std::all_of(e.held.begin(), e.held.end(), [](const std::string& n) { return n.empty(); })) {
-    GangPlacement placed = PlanInDomains(found, snapshot, options, programs, now_ms);
+    GangPlacement placed = PlanInDomains(found, snapshot, options, programs, now_ms, kept ? &*kept : nullptr);
     e.plan = std::move(placed.plan);
     if (!placed.domain.empty()) e.domain = placed.level + "=" + placed.domain;
     waiting = placed.waiting;
@@ -190,7 +187,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   if (!e.plan.fits && !e.plan.unplannable && !waiting) {
     e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, topology, &e.evictions_domain);
   }
-  e.kept_domain = KeptDomainFor(pending, snapshot, options);
+  e.kept_domain = KeptDomainFor(pending, kept, options);
   return e;
 }
 

@@ -414,11 +414,6 @@ std::string KeptOffDomain(const Pod& pod, const EvaluationInputs& inputs) {
   return kept && KeptOff(pod, *kept, *inputs.snapshot, *inputs.options) ? kept->domain : "";
 }
 
-bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options) {
-  if (kept.empty() || node == nullptr || options.topology_levels.empty()) return false;
-  auto label = node->node.labels.find(options.topology_levels.front());
-  return label != node->node.labels.end() && label->second == kept;
-}
 
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options) {
   return request.node_policy ? std::string_view(*request.node_policy) : std::string_view(options.node_policy);

@@ -122,6 +122,10 @@ std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(co
                                                                               const std::string& key, const DomainIndex& index,
                                                                               SteeredPod pod = SteeredPod::kAsksGpus);
 
+// True if `node` (null: none) lies in domain `kept` ("" none) of the first topology level of
+// `options`.
+bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options);
+
 // True if `pod` (outside groups) stays off the domain kept for a gang (gang_reservation.h): its
 // priority is not above the gang's, and it is not recreated on its node (a DaemonSet's or a
 // static pod runs on every node, and is no competition for the gang's).

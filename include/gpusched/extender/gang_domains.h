@@ -70,6 +70,11 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs, const DomainReservation* kept = nullptr);
 
+// The value of the first level's domain kept for another gang (`kept`, null: none) that the gang
+// of `pending` stays off: "" when none, when it is this gang's, or when this gang's priority (its
+// highest pending member's) is above that gang's.
+std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept);
+
 // How long a gang whose members without slots are `pending` waits for one domain, seen at wall
 // time `now_ms`: until `after` from the oldest one's creationTimestamp; no wait when none has one.
 DomainWait DomainWaitOf(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms);

@@ -142,8 +142,6 @@ std::string KeptDomain(const EvaluationInputs& inputs);
 // The same, where `pod` stays off it, as filter keeps it off (RefuseOutsideFullestDomain): preempt
 // and defrag make no room there for the pod, which would not be given it.
 std::string KeptOffDomain(const Pod& pod, const EvaluationInputs& inputs);
-// True if `node` lies in domain `kept` ("" none) of the first topology level of `options`.
-bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options);
 
 // Returns the node policy in force for `request`: its annotation, or the configured one.
 std::string_view NodePolicyFor(const placement::PodRequest& request, const ServiceOptions& options);
