@@ -86,6 +86,12 @@ void ExpectTheGangAndItsNode(const inventory::InventorySnapshot& s) {
   EXPECT_EQ(group->second.min_count, 2);
   EXPECT_EQ(group->second.topology_key, "nvidia.com/gpu.clique");
   EXPECT_EQ(s.MembersOf("PodGroup/ml/train").pending.size(), 2u);
+  // spec.schedulerName as the API server writes it (the kept domain counts only gpusched's
+  // gangs), and no scheduling gates (a gated gang waits for its gates, not for room).
+  for (const std::shared_ptr<const Pod>& member : s.MembersOf("PodGroup/ml/train").pending) {
+    EXPECT_EQ(member->scheduler_name, "gpu-scheduler");
+    EXPECT_FALSE(member->gated);
+  }
 }
 
 void ExpectTheCorpusInventory(const inventory::Inventory& inv) {
