@@ -174,6 +174,15 @@ std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapsh
   return std::nullopt;
 }
 
+int32_t GangPriority(const Pod& pod, const inventory::InventorySnapshot& snapshot) {
+  int32_t out = pod.priority;
+  if (!pod.group) return out;
+  for (const std::shared_ptr<const Pod>& p : snapshot.MembersOf(inventory::GroupTable::MemberKey(pod)).pending) {
+    out = std::max(out, p->priority);
+  }
+  return out;
+}
+
 bool OfKeptGang(const Pod& pod, const DomainReservation& r) {
   return pod.group && inventory::GroupTable::MemberKey(pod) == r.member_key;
 }

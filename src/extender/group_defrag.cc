@@ -56,6 +56,20 @@ placement::GroupRoomPlan PerDomain(const placement::DefragInput& in, const std::
       in.nodes, key, domain, [&](const placement::NodeNames& names) { return plan_in(&names); }, better);
 }
 
+// Leaves the nodes of `kept`, the domain kept for another waiting gang (gang_reservation.h), out
+// of `in`, as the gang's own plan does (OffDomain). Not for a gang kube-scheduler places per
+// domain (`topology`, a constraint: not judged), nor one whose members hold slots there.
+void LeaveOutKeptDomain(const std::vector<Pod>& pending, const std::string& topology, const DomainReservation* kept,
+                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                        placement::DefragInput* in) {
+  std::string off = topology.empty() ? OffDomain(pending, kept) : "";
+  bool holds_there = std::any_of(pending.begin(), pending.end(), [&](const Pod& p) {
+    const Allocation* slot = SlotOf(p.uid, snapshot);
+    return slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), off, options);
+  });
+  if (off.empty() || holds_there) return;
+  std::erase_if(in->nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, options); });
+}
 
 // "ns/name" of each pending member.
 std::string NameOf(const Pod& p) { return p.namespace_name + "/" + p.name; }
@@ -79,19 +93,10 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::vector<placement::GangMember> members = MembersOf(r.pending);
   placement::DefragOptions options{.max_moves = max_moves, .placement = inputs.options->placement};
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
-  // The domain kept for another waiting gang (gang_reservation.h) is left out, as its plan is.
   std::optional<DomainReservation> kept = KeptReservation(inputs);
-  std::string off = OffDomain(r.pending, kept ? &*kept : nullptr);
-  // Not for a gang kube-scheduler places per domain (a topology constraint: not judged), nor one
-  // whose members hold slots there.
-  bool holds_there = std::any_of(r.pending.begin(), r.pending.end(), [&](const Pod& p) {
-    const Allocation* slot = SlotOf(p.uid, snapshot);
-    return slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), off, *inputs.options);
-  });
-  if (holds_there || (found.declared != nullptr && !found.declared->topology_key.empty())) off.clear();
-  std::erase_if(in->input.nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, *inputs.options); });
-  placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
+  LeaveOutKeptDomain(r.pending, topology, kept ? &*kept : nullptr, snapshot, *inputs.options, &in->input);
+  placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   r.plan = PerDomain(
       in->input, topology, &r.domain,
       [&](const placement::NodeNames* domain) { return placement::MakeRoomForGroup(members, in->input, options, dra, domain); },
@@ -119,11 +124,12 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
 
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
-                                        const std::string& topology_key, std::string* domain) {
+                                        const std::string& topology_key, const DomainReservation* kept, std::string* domain) {
   std::vector<placement::GangMember> members = MembersOf(pending);
   placement::DefragOptions defrag{.max_moves = 1000, .placement = options.placement};
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = programs, .options = options.dra};
   std::unique_ptr<GroupInput> in = InputOf(pending, snapshot, nullptr);
+  LeaveOutKeptDomain(pending, topology_key, kept, snapshot, options, &in->input);
   std::string ignored;
   return PerDomain(
       in->input, topology_key, domain != nullptr ? domain : &ignored,

@@ -185,7 +185,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
     e.plan = PlanPending(pending, snapshot, options, programs);
   }
   if (!e.plan.fits && !e.plan.unplannable && !waiting) {
-    e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, topology, &e.evictions_domain);
+    e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, topology, kept ? &*kept : nullptr, &e.evictions_domain);
   }
   e.kept_domain = KeptDomainFor(pending, kept, options);
   return e;

@@ -395,7 +395,7 @@ bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::Inv
     // kube-scheduler places a gang with a topology constraint per domain: not judged here.
     if (!gang->topology_key.empty()) return false;
   }
-  return KeptOffReserved(pod, kept);
+  return KeptOffReserved(pod, GangPriority(pod, snapshot), kept);
 }
 
 std::optional<DomainReservation> KeptReservation(const EvaluationInputs& inputs) {

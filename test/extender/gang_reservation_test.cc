@@ -310,6 +310,37 @@ TEST_F(GangReservation, AnotherGangStaysOffTheKeptCliqueAtEveryLevelAndInPreempt
   StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/small", "", 4);
   ASSERT_TRUE(room.ok()) << room.status().message();
   for (const placement::GangSlot& slot : room->plan.slots) EXPECT_NE(slot.node[0], 'a') << slot.node;
+  // Third review: explain's wouldFitAfter evicted small-a1 for it (one eviction, beside a2), where
+  // its plan and group defrag never go; now it evicts in B.
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/small", "");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_TRUE(e->would_fit_after.has_value());
+  ASSERT_TRUE(e->would_fit_after->fits) << e->would_fit_after->reason;
+  for (const placement::DefragMove& m : e->would_fit_after->moves) EXPECT_EQ(m.from[0], 'b') << m.pod << " from " << m.from;
+  for (const placement::GangSlot& slot : e->would_fit_after->slots) EXPECT_EQ(slot.node[0], 'b') << slot.node;
+}
+
+// Third review: a gang is judged by its highest pending member's priority in preempt too, as the
+// gang plan judges it. Gang `mixed` (members at 10 and -10, the kept gang at 0) is not kept off A;
+// preempt for its -10 member dropped A's nodes while the plan put the gang there.
+TEST_F(GangReservation, PreemptJudgesAGangMemberByItsGangsHighestPriority) {
+  // `mixed` does not wait (its first member is nominated), so A is kept for `train`.
+  std::vector<std::string> three = WithGang(Cluster(/*zoned=*/false, R"("priority":-20)"));
+  three.push_back(Group("mixed", 2));
+  for (int i = 0; i < 2; ++i) {
+    PodJson m = Member("mixed", i);
+    m.spec_extra += i == 0 ? R"(,"priority":10)" : R"(,"priority":-10)";
+    m.nominated_node = i == 0 ? "b1" : "";
+    three.push_back(m.ToJson());
+  }
+  Load(three);
+  ASSERT_TRUE(Reserved().has_value());
+  ASSERT_EQ(Reserved()->gang, "ml/train");
+  PodJson low = Member("mixed", 1);
+  low.spec_extra += R"(,"priority":-10)";
+  StatusOr<std::string> preempt = service_->Preempt(testing::PreemptMetaJson(low.ToJson(), {{"a1", {"small-a1"}}}));
+  ASSERT_TRUE(preempt.ok());
+  EXPECT_THAT(*preempt, HasSubstr("\"a1\"")) << *preempt;
 }
 
 // Second review: the room a pod holds counts only where it is (a pod nominated to b1 is kept off

@@ -48,6 +48,10 @@ struct DomainReservation {
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
                                                 const DomainIndex& index, const std::string& scheduler);
 
+// The priority `pod` is judged by against a kept domain: its own, or for a member of a group the
+// highest of its and its group's pending members' (as the gang planner judges the gang: OffDomain).
+int32_t GangPriority(const Pod& pod, const inventory::InventorySnapshot& snapshot);
+
 // True if `pod` is a member of the gang `r` is kept for.
 bool OfKeptGang(const Pod& pod, const DomainReservation& r);
 

@@ -62,10 +62,12 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
 
 // The evictions, by preempt's rules, after which the `pending` members fit together on `snapshot`
 // (claim members' against its DRA objects, selectors compiled into `programs`; inside one domain
-// of `topology_key` when it is set: *domain names it).
+// of `topology_key` when it is set: *domain names it; outside `kept`, the domain kept for another
+// waiting gang, as the gang's plan and group defrag stay outside it).
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
-                                        const std::string& topology_key = "", std::string* domain = nullptr);
+                                        const std::string& topology_key = "", const DomainReservation* kept = nullptr,
+                                        std::string* domain = nullptr);
 
 // The domains of `topology_key` among `nodes`: each label value with its nodes, in value order.
 std::map<std::string, std::vector<const placement::NodeState*>> DomainsOf(std::span<const placement::NodeState* const> nodes,
