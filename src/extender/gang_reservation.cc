@@ -14,6 +14,7 @@
 #include "gpusched/extender/domain_steering.h"
 #include "gpusched/inventory/group_table.h"
 #include "gpusched/model/disruption_budget.h"
+#include "gpusched/model/names.h"
 #include "gpusched/placement/gang_planner.h"
 #include "gpusched/placement/node_fit.h"
 
@@ -32,8 +33,23 @@ struct Waiting {
   int64_t least_milli = 0;      // what `needed` of them ask, the smallest first
   const Pod* first = nullptr;   // the pending GPU member asking most GPU: its node selection stands for all
   int64_t first_milli = 0;      // what `first` asks
-  int64_t most_cpu = 0, most_memory = 0;  // the most any GPU member requests of each
+  ResourceList most;            // the most any GPU member requests of each resource
+  bool one_per_node = false;    // a member has a host port or required anti-affinity per node
 };
+
+constexpr std::string_view kHostname = "kubernetes.io/hostname";
+
+// True if resource `name` is one of the GPU resources (counted by GPUs, not by allocatable).
+bool GpuResource(std::string_view name) {
+  return name == names::kNvidiaGpu || name == names::kMgpuCore || name == names::kMgpuMemory;
+}
+
+// True if `pod` has a required anti-affinity term of a topology key other than the node's:
+// members kept apart across nodes, which the count of members a domain holds cannot judge.
+bool ApartAboveNodes(const Pod& pod) {
+  return std::any_of(pod.constraints.anti_affinity.begin(), pod.constraints.anti_affinity.end(),
+                     [](const PodTerm& t) { return t.topology_key != kHostname; });
+}
 
 // The UIDs holding a hold gpusched made (a gang's slot, a defrag hold) or one of a nomination.
 Uids HoldersIn(const inventory::InventorySnapshot& snapshot) {
@@ -71,15 +87,17 @@ std::optional<Waiting> WaitingGang(const std::string& member_key, const inventor
     // Planned, nominated or being placed: it waits for nothing. Gated (Kueue's admission gate) or
     // another scheduler's: not in gpusched's queue.
     if (holders.contains(p->uid) || !p->nominated_node.empty() || p->gated || OtherScheduler(*p, scheduler)) return std::nullopt;
+    if (ApartAboveNodes(*p)) return std::nullopt;  // not judged: no domain is kept for it
     int64_t demand = placement::GangDemand(placement::AnalyzePod(*p));
     if (demand <= 0) {  // a launcher without GPUs, or GPUs through claims (not known here)
       ++launchers;
       continue;
     }
     demands.push_back(demand);
-    ResourceList asks = EffectiveRequests(*p);
-    w.most_cpu = std::max(w.most_cpu, asks.Get("cpu"));
-    w.most_memory = std::max(w.most_memory, asks.Get("memory"));
+    w.most.RaiseTo(EffectiveRequests(*p));
+    // Two members never share a node with a host port, or with anti-affinity per node (whatever
+    // its selector picks: gpusched does not judge it, and counting one is never too many).
+    w.one_per_node = w.one_per_node || !p->constraints.host_ports.empty() || !p->constraints.anti_affinity.empty();
     w.priority = w.first == nullptr ? p->priority : std::max(w.priority, p->priority);
     if (p->created_ms > 0 && (w.created_ms == 0 || p->created_ms < w.created_ms)) w.created_ms = p->created_ms;
     if (w.first == nullptr || demand > w.first_milli) {  // members counted as the largest: never too many
@@ -112,16 +130,17 @@ int64_t StayingRequests(const placement::NodeState& node, std::string_view resou
 }
 
 // How many members the node takes once every pod but those that stay (StayingRequests) has left,
-// each counted as the largest of them in each resource: by GPUs, CPU and memory (a resource the
-// node does not list is not counted against).
+// each counted as the largest of them in each resource: by GPUs, then every other resource they
+// request (CPU or memory the node does not list is not counted against: nodes written by hand;
+// an extended resource it does not list, it has none of); one at most when members keep apart.
 int64_t MembersOn(const placement::NodeState& node, const Waiting& w) {
-  int64_t by_gpu = int64_t{1000} * node.view.gpu_count / w.first_milli;
-  int64_t most = by_gpu;
-  for (std::string_view resource : {"cpu", "memory"}) {
-    int64_t asks = resource == "cpu" ? w.most_cpu : w.most_memory, has = node.node.other_allocatable.Get(resource);
-    if (asks > 0 && has > 0) most = std::min(most, std::max<int64_t>(0, has - StayingRequests(node, resource)) / asks);
+  int64_t most = int64_t{1000} * node.view.gpu_count / w.first_milli;
+  for (const auto& [resource, asks] : w.most.items()) {
+    int64_t has = node.node.other_allocatable.Get(resource);
+    if (asks <= 0 || GpuResource(resource) || (has <= 0 && (resource == "cpu" || resource == "memory"))) continue;
+    most = std::min(most, std::max<int64_t>(0, has - StayingRequests(node, resource)) / asks);
   }
-  return most;
+  return w.one_per_node ? std::min<int64_t>(most, 1) : most;
 }
 
 // How many of the gang's members domain `id` holds when empty, on its nodes that take GPU pods

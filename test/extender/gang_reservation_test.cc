@@ -343,6 +343,55 @@ TEST_F(GangReservation, PreemptJudgesAGangMemberByItsGangsHighestPriority) {
   EXPECT_THAT(*preempt, HasSubstr("\"a1\"")) << *preempt;
 }
 
+// Third review: the members an empty domain holds are counted as they fit: one per node with a
+// host port or anti-affinity per node, none on nodes without an extended resource they ask. A
+// gang kept apart above nodes (anti-affinity per zone) is not judged: nothing is kept for it.
+// Five 1-GPU members; cliques A and B of four 4-GPU nodes each, all whole.
+TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
+  auto items = [](const std::function<void(PodJson&)>& edit, const std::string& rdma_on_a = "") {
+    std::vector<std::string> out;
+    for (const std::string& name : kAll) {
+      testing::NodeJson n = testing::NvidiaNode(name, 4);
+      n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
+      if (!rdma_on_a.empty() && name[0] == 'a') n.extra_allocatable["example.com/rdma"] = rdma_on_a;
+      out.push_back(n.ToJson());
+    }
+    out.push_back(Group("train", 5));
+    for (int i = 0; i < 5; ++i) {
+      PodJson m = Member("train", i);
+      m.containers = {testing::WholeGpus("c", 1)};
+      edit(m);
+      out.push_back(m.ToJson());
+    }
+    return out;
+  };
+  auto anti = [](const std::string& key) {
+    return fmt::format(R"(,"affinity":{{"podAntiAffinity":{{"requiredDuringSchedulingIgnoredDuringExecution":[)"
+                       R"({{"labelSelector":{{"matchLabels":{{"job":"train"}}}},"topologyKey":"{}"}}]}}}})",
+                       key);
+  };
+  Load(items([](PodJson&) {}));
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->domain, "c.A");  // 16 places in each clique
+  Load(items([](PodJson& m) { m.containers[0].host_ports = {8080}; }));
+  EXPECT_FALSE(Reserved().has_value()) << "one member per node: four places per clique";
+  Load(items([&](PodJson& m) { m.spec_extra += anti("kubernetes.io/hostname"); }));
+  EXPECT_FALSE(Reserved().has_value()) << "anti-affinity per node: four places per clique";
+  Load(items([&](PodJson& m) { m.spec_extra += anti("topology.kubernetes.io/zone"); }));
+  EXPECT_FALSE(Reserved().has_value()) << "anti-affinity per zone: not judged";
+  auto rdma = [](PodJson& m) {
+    m.containers[0].requests["example.com/rdma"] = "1";
+    m.containers[0].limits["example.com/rdma"] = "1";
+  };
+  Load(items(rdma));
+  EXPECT_FALSE(Reserved().has_value()) << "no node lists example.com/rdma";
+  Load(items(rdma, "1"));
+  EXPECT_FALSE(Reserved().has_value()) << "four places in A, one per node";
+  Load(items(rdma, "2"));
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->domain, "c.A");
+}
+
 // Second review: the room a pod holds counts only where it is (a pod nominated to b1 is kept off
 // A); members are counted as the largest of them (2+3+3+3+3 GPUs on four 4-GPU nodes: five do not
 // fit, though five of the 2-GPU one would); a gang at the lowest priority does not come first.
