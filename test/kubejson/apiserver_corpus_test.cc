@@ -1,6 +1,6 @@
 // test/data/apiserver: objects shaped as a real API server returns them (canonical quantities,
 // managedFields, ownerReferences, native sidecars, a terminating pod, every pod phase, DRA v1, a gang,
-// its PodGroup and a node with the agent's GPU annotation),
+// its PodGroup, a gang of plain pods Kueue still gates, and a node with the agent's GPU annotation),
 // through snapshot mode and through live sync against the in-process API server: both give the
 // inventory the objects describe.
 #include <fmt/format.h>
@@ -16,6 +16,8 @@
 #include "cluster_json.h"
 #include "fake_apiserver.h"
 #include "gpusched/common/time_format.h"
+#include "gpusched/extender/domain_steering.h"
+#include "gpusched/extender/gang_reservation.h"
 #include "gpusched/kubejson/dra_objects.h"
 #include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/kubeapi/cluster_sync.h"
@@ -92,6 +94,9 @@ void ExpectTheGangAndItsNode(const inventory::InventorySnapshot& s) {
     EXPECT_EQ(member->scheduler_name, "gpu-scheduler");
     EXPECT_FALSE(member->gated);
   }
+  // ml/finetune's members, plain pods of Kueue's pod integration, carry its admission gate.
+  ASSERT_EQ(s.MembersOf("PodGroup/ml/finetune").pending.size(), 2u);
+  for (const std::shared_ptr<const Pod>& member : s.MembersOf("PodGroup/ml/finetune").pending) EXPECT_TRUE(member->gated);
 }
 
 void ExpectTheCorpusInventory(const inventory::Inventory& inv) {
@@ -143,7 +148,7 @@ TEST(ApiServerCorpus, SnapshotModeReadsWhatTheObjectsDescribe) {
   StatusOr<ClusterObjects> objects = LoadSnapshotFiles(files);
   ASSERT_TRUE(objects.ok()) << objects.status().message();
   EXPECT_THAT(objects->errors, IsEmpty());
-  EXPECT_EQ(objects->pods.size(), 13u);
+  EXPECT_EQ(objects->pods.size(), 15u);
   inventory::Inventory inv;
   inv.ReplaceCluster(std::move(objects).value());
   ExpectTheCorpusInventory(inv);
@@ -183,8 +188,8 @@ TEST(ApiServerCorpus, LiveSyncReadsTheSame) {
   EXPECT_EQ(Describe(*live.Snapshot()), Describe(*snapshot.Snapshot()));
 }
 
-// The pending pod asks for "8k" MiB: it schedules and binds where it fits.
-TEST(ApiServerCorpus, ThePendingPodWithCanonicalQuantitiesSchedules) {
+// Every object of the corpus in one List.
+std::string CorpusList() {
   std::string list = "{\"kind\":\"List\",\"items\":[";
   for (const auto& [resource, file] : kFiles) {
     std::string text = Read(file);
@@ -193,8 +198,40 @@ TEST(ApiServerCorpus, ThePendingPodWithCanonicalQuantitiesSchedules) {
     if (list.back() != '[') list += ',';
     list += text.substr(begin, end - begin);
   }
-  list += "]}";
-  testing::TestServer server(list);
+  return list + "]}";
+}
+
+// Kueue gates ml/finetune's members until it admits them: a gated gang is not in kube-scheduler's
+// queue, so no clique is kept for it. With the gates taken out (admitted), it waits for room, and
+// the clique of gb200-c01-n01 (two of its 2-GPU members fit there when empty) is kept for it.
+TEST(ApiServerCorpus, NoDomainIsKeptForAGangKueueStillGates) {
+  auto kept = [](const std::string& list) -> std::optional<extender::DomainReservation> {
+    ClusterObjects objects;
+    EXPECT_TRUE(AppendClusterJson(list, &objects).ok());
+    inventory::Inventory inv;
+    inv.ReplaceCluster(std::move(objects));
+    return extender::DomainFullness(extender::ServiceOptions{}).Of(*inv.Snapshot(), "nvidia.com/gpu.clique")->reserved;
+  };
+  std::string list = CorpusList();
+  EXPECT_FALSE(kept(list).has_value());
+  std::string gate = R"("schedulingGates": [)";
+  size_t cut = 0, cuts = 0;
+  while ((cut = list.find(gate, cut)) != std::string::npos) {
+    size_t end = list.find(']', cut);
+    list.replace(cut, end - cut + 1, R"("schedulingGates": [])");
+    ++cut;
+    ++cuts;
+  }
+  ASSERT_EQ(cuts, 2u);
+  std::optional<extender::DomainReservation> admitted = kept(list);
+  ASSERT_TRUE(admitted.has_value());
+  EXPECT_EQ(admitted->gang, "ml/finetune");
+  EXPECT_EQ(admitted->domain, "7f3c9a52-1e4b-4c8d-9a0f-2b6d8e1c4a57.1");
+}
+
+// The pending pod asks for "8k" MiB: it schedules and binds where it fits.
+TEST(ApiServerCorpus, ThePendingPodWithCanonicalQuantitiesSchedules) {
+  testing::TestServer server(CorpusList());
   rapidjson::Document pods;
   pods.Parse(Read("pods.json").c_str());
   const rapidjson::Value& pending = pods["items"][9];
