@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -21,6 +22,7 @@
 #include "gpusched/placement/pod_request.h"
 #include "gpusched/scoring/fragmentation.h"
 #include "gpusched/scoring/target_workload.h"
+#include "kube_scheduler_score.h"
 
 namespace gpusched::replay {
 namespace {
@@ -258,22 +260,14 @@ void MeasureDevicePlugin(const inventory::InventorySnapshot& snapshot, const std
 }  // namespace
 
 int64_t UpstreamScore(const placement::NodeState& node, const ResourceList& pod, FitStrategy strategy) {
-  constexpr int64_t kMaxScore = 100;
-  const ResourceList& allocatable = node.node.other_allocatable;
-  int64_t fit = 0;
-  double fractions[2] = {0, 0};
-  int i = 0;
+  std::array<ScoredResource, 2> resources;
+  size_t i = 0;
   for (auto [name, floor] : {std::pair<std::string_view, int64_t>{"cpu", 100}, {"memory", int64_t{200} << 20}}) {
-    int64_t capacity = allocatable.Get(name);
     int64_t asked = pod.Get(name) > 0 ? pod.Get(name) : floor;
-    int64_t requested = (node.uses ? node.uses->total().Get(name) : 0) + asked;
-    if (capacity > 0 && requested <= capacity) {
-      fit += (strategy == FitStrategy::kLeastAllocated ? capacity - requested : requested) * kMaxScore / capacity;
-    }
-    fractions[i++] = capacity > 0 ? std::min(1.0, static_cast<double>(requested) / static_cast<double>(capacity)) : 1.0;
+    resources[i++] = ScoredResource{.capacity = node.node.other_allocatable.Get(name),
+                                    .requested = (node.uses ? node.uses->total().Get(name) : 0) + asked};
   }
-  double deviation = std::abs(fractions[0] - fractions[1]) / 2;  // the standard deviation of two
-  return fit / 2 + static_cast<int64_t>((1 - deviation) * kMaxScore);
+  return DefaultResourceScore(resources, strategy == FitStrategy::kMostAllocated);
 }
 
 ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::vector<std::string>& pods_json,

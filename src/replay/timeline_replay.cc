@@ -16,6 +16,7 @@
 
 #include "gpusched/common/random.h"
 #include "gpusched/scoring/reservation.h"
+#include "kube_scheduler_score.h"
 #include "replay_cluster.h"
 #include "timeline_domains.h"
 
@@ -160,22 +161,16 @@ class Timeline {
   }
   // Places pod k among `allowed` (null: any node): a GPU pod where the policy picks; in a
   // topology-aware run a CPU-only pod where kube-scheduler's own scoring would, since gpusched
-  // scores no pod without GPUs (prioritize answers []): NodeResourcesFit's LeastAllocated, each
-  // resource's free share after the pod as an integer 0-100, then their integer mean, ties
-  // broken at random. BalancedAllocation, also on by default, is left out.
+  // scores no pod without GPUs (prioritize answers []): KubeSchedulerScore, ties broken at
+  // random.
   bool PlaceAmong(size_t k, const std::vector<uint8_t>* allowed) {
     if (!options_.topology_aware || Shape(k).uses_gpu()) return cluster_.Place(Shape(k), options_.selection, rng_, &where_[k], allowed);
     int best = -1;
-    double best_score = -1;
+    int64_t best_score = -1;
     uint64_t ties = 0;
     for (size_t i = 0; i < trace_.nodes.size(); ++i) {
       if ((allowed != nullptr && !(*allowed)[i]) || !scoring::Fits(Shape(k), cluster_.node(i))) continue;
-      const scoring::NodeView& n = cluster_.node(i);
-      // Each resource's score an integer, (free after the pod) x 100 / capacity, then their mean.
-      auto least = [](int64_t free, int64_t asks, int64_t cap) {
-        return cap <= 0 || cap >= scoring::kUntracked ? int64_t{0} : std::max<int64_t>(0, free - asks) * 100 / cap;
-      };
-      double score = static_cast<double>((least(n.cpu_free, Shape(k).cpu, n.cpu_cap) + least(n.mem_free, Shape(k).mem, n.mem_cap)) / 2);
+      int64_t score = KubeSchedulerScore(Shape(k), cluster_.node(i));
       if (score > best_score) { best_score = score; best = static_cast<int>(i); ties = 1; }
       else if (score == best_score && rng_.Next() % ++ties == 0) best = static_cast<int>(i);  // a random one of the best
     }
