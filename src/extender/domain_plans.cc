@@ -63,7 +63,7 @@ const PodGroup* TopologyGangOf(const Pod& pod, const inventory::InventorySnapsho
 }
 
 FilterResult DomainPlans::Steer(const Pod& member, const PodGroup& group, const std::vector<std::string_view>& offered,
-                                const inventory::InventorySnapshot& snapshot) const {
+                                const inventory::InventorySnapshot& snapshot, const DomainReservation* off) const {
   FilterResult result;
   std::string name = fmt::format("gang {}/{}", member.namespace_name, member.group->name);
   std::map<std::string, std::vector<size_t>> by_domain;  // offered positions
@@ -78,6 +78,10 @@ FilterResult DomainPlans::Steer(const Pod& member, const PodGroup& group, const 
   }
   std::string key = inventory::GroupTable::MemberKey(member);
   for (const auto& [domain, positions] : by_domain) {
+    if (off != nullptr && domain == off->domain) {  // kept for another gang (its level is this key's)
+      for (size_t i : positions) result.failed.emplace_back(i, ReservationReason(group.topology_key, *off));
+      continue;
+    }
     std::vector<uint32_t> nodes = DomainNodes(snapshot, group.topology_key, domain);
     PlanPtr plan = PlanFor(key, group, member, domain, nodes, snapshot);
     std::string slot = plan->refusal.empty() ? SlotIn(plan->plan, member.uid) : "";

@@ -77,7 +77,7 @@ std::optional<Waiting> WaitingGang(const std::string& member_key, const inventor
   const Pod& any = *members.pending.front();
   if (!any.group) return std::nullopt;
   auto group = snapshot.groups().find(GroupKey(any.group->api, any.namespace_name, any.group->name));
-  if (group == snapshot.groups().end() || !group->second.gang() || !group->second.topology_key.empty()) return std::nullopt;
+  if (group == snapshot.groups().end() || !group->second.gang() || PlacedPerOtherLevel(group->second, key)) return std::nullopt;
   if (members.pending.size() < static_cast<size_t>(group->second.min_count)) return std::nullopt;  // members missing
   if (!group->second.required_topology.empty() && group->second.required_topology != key) return std::nullopt;  // another level's
   Waiting w{.key = member_key, .name = any.namespace_name + "/" + any.group->name};
@@ -191,6 +191,10 @@ std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapsh
                              .whole_nodes = uses[id]->whole_nodes, .needs_milli = first->least_milli};
   }
   return std::nullopt;
+}
+
+bool PlacedPerOtherLevel(const PodGroup& group, const std::string& key) {
+  return !group.topology_key.empty() && group.topology_key != key;
 }
 
 int32_t GangPriority(const Pod& pod, const inventory::InventorySnapshot& snapshot) {

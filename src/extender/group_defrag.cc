@@ -56,21 +56,6 @@ placement::GroupRoomPlan PerDomain(const placement::DefragInput& in, const std::
       in.nodes, key, domain, [&](const placement::NodeNames& names) { return plan_in(&names); }, better);
 }
 
-// Leaves the nodes of `kept`, the domain kept for another waiting gang (gang_reservation.h), out
-// of `in`, as the gang's own plan does (OffDomain). Not for a gang kube-scheduler places per
-// domain (`topology`, a constraint: not judged), nor one whose members hold slots there.
-void LeaveOutKeptDomain(const std::vector<Pod>& pending, const std::string& topology, const DomainReservation* kept,
-                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                        placement::DefragInput* in) {
-  std::string off = topology.empty() ? OffDomain(pending, kept) : "";
-  bool holds_there = std::any_of(pending.begin(), pending.end(), [&](const Pod& p) {
-    const Allocation* slot = SlotOf(p.uid, snapshot);
-    return slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), off, options);
-  });
-  if (off.empty() || holds_there) return;
-  std::erase_if(in->nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, options); });
-}
-
 // "ns/name" of each pending member.
 std::string NameOf(const Pod& p) { return p.namespace_name + "/" + p.name; }
 
@@ -95,7 +80,7 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
   std::optional<DomainReservation> kept = KeptReservation(inputs);
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
-  LeaveOutKeptDomain(r.pending, topology, kept ? &*kept : nullptr, snapshot, *inputs.options, &in->input);
+  LeaveOutKeptDomain(r.pending, topology, kept ? &*kept : nullptr, snapshot, *inputs.options, &in->input.nodes);
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   r.plan = PerDomain(
       in->input, topology, &r.domain,
@@ -122,6 +107,19 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
   return executor.ApplyRoom(r.plan.moves, rooms, why, unjudged);
 }
 
+void LeaveOutKeptDomain(const std::vector<Pod>& pending, const std::string& topology, const DomainReservation* kept,
+                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                        std::vector<const placement::NodeState*>* nodes) {
+  if (kept == nullptr || options.topology_levels.empty()) return;
+  std::string off = topology.empty() || topology == options.topology_levels.front() ? OffDomain(pending, kept) : "";
+  bool holds_there = std::any_of(pending.begin(), pending.end(), [&](const Pod& p) {
+    const Allocation* slot = SlotOf(p.uid, snapshot);
+    return slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), off, options);
+  });
+  if (off.empty() || holds_there) return;
+  std::erase_if(*nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, options); });
+}
+
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
                                         const std::string& topology_key, const DomainReservation* kept, std::string* domain) {
@@ -129,7 +127,7 @@ placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const i
   placement::DefragOptions defrag{.max_moves = 1000, .placement = options.placement};
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = programs, .options = options.dra};
   std::unique_ptr<GroupInput> in = InputOf(pending, snapshot, nullptr);
-  LeaveOutKeptDomain(pending, topology_key, kept, snapshot, options, &in->input);
+  LeaveOutKeptDomain(pending, topology_key, kept, snapshot, options, &in->input.nodes);
   std::string ignored;
   return PerDomain(
       in->input, topology_key, domain != nullptr ? domain : &ignored,

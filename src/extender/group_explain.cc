@@ -38,11 +38,13 @@ std::string NotJudged(const std::vector<Pod>& pods) {
 
 // The plan of `pending` inside one domain of `key`, as filter plans each (domain_plans.h): the
 // domain where they fit on the fewest nodes (the first on a tie), named in *domain; else why not.
+// Not in `kept`, the domain kept for another gang, where the gang stays off it (LeaveOutKeptDomain).
 placement::GangPlan PlanPerDomain(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
                                   const ServiceOptions& options, dra::cel::ProgramCache* programs, const std::string& key,
-                                  std::string* domain) {
+                                  const DomainReservation* kept, std::string* domain) {
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
+  LeaveOutKeptDomain(pending, key, kept, snapshot, options, &nodes);
   return BestInDomains<placement::GangPlan>(
       nodes, key, domain,
       [&](const placement::NodeNames& names) {
@@ -175,7 +177,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   if (ReservesForGangs(options)) kept = DomainFullness(options).Of(snapshot, options.topology_levels.front())->reserved;
   bool waiting = false;  // for one domain: no eviction is to be made for it (as filter)
   if (!topology.empty()) {
-    e.plan = PlanPerDomain(pending, snapshot, options, programs, topology, &e.domain);
+    e.plan = PlanPerDomain(pending, snapshot, options, programs, topology, kept ? &*kept : nullptr, &e.domain);
   } else if (!pending.empty() && std::all_of(e.held.begin(), e.held.end(), [](const std::string& n) { return n.empty(); })) {
     GangPlacement placed = PlanInDomains(found, snapshot, options, programs, now_ms, kept ? &*kept : nullptr);
     e.plan = std::move(placed.plan);

@@ -392,8 +392,7 @@ bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::Inv
   if (in_kept(pod.nominated_node) || (held != nullptr && in_kept(held->node_name))) return false;
   if (OfKeptGang(pod, kept)) return false;
   if (const PodGroup* gang = pod.group ? DeclaredGangOf(pod, snapshot) : nullptr) {
-    // kube-scheduler places a gang with a topology constraint per domain: not judged here.
-    if (!gang->topology_key.empty()) return false;
+    if (PlacedPerOtherLevel(*gang, options.topology_levels.front())) return false;
   }
   return KeptOffReserved(pod, GangPriority(pod, snapshot), kept);
 }

@@ -331,7 +331,9 @@ std::string Service::FilterPod(const ExtenderArgs& args, const PodRequest& reque
   std::shared_ptr<const inventory::InventorySnapshot> snapshot = inventory_->Snapshot();
   if (const PodGroup* group = options_.gangs ? TopologyGangOf(args.pod, *snapshot) : nullptr) {
     last_filter_s_.store(SteadySeconds());
-    FilterResult result = domains_->Steer(args.pod, *group, args.node_names, *snapshot);  // one plan per domain
+    std::optional<DomainReservation> kept = KeptReservation(Inputs(snapshot.get(), /*caches=*/true));
+    const DomainReservation* off = kept && KeptOff(args.pod, *kept, *snapshot, options_) ? &*kept : nullptr;
+    FilterResult result = domains_->Steer(args.pod, *group, args.node_names, *snapshot, off);  // one plan per domain
     CountDecisions(DecisionCounts{.fit = result.kept.size()});
     return EncodeFilterResult(args, result);
   }

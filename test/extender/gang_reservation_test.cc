@@ -476,32 +476,80 @@ TEST_F(GangReservation, MembersInTheKeptCliqueJoinItResourcesCountAsTheLargestAn
   EXPECT_FALSE(Reserved().has_value());
 }
 
-// Third review, the fixes without a test of their own: a gang that requires the zone (a level the
-// reservation is not for) is not kept off clique A: its plan in zone z1 may use A (before, A's
-// nodes were left out and it fitted nowhere); group defrag for a gang kube-scheduler places per
-// clique (a topology constraint) may make room in A, as its filter lets it.
-TEST_F(GangReservation, GangsOfAnotherLevelOrATopologyConstraintAreNotKeptOff) {
-  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/true));
-  items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"zonal","namespace":"ml",)"
-                  R"("annotations":{"gpusched.io/topology-required":"topology.kubernetes.io/zone"}},)"
-                  R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})");
-  items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"racked","namespace":"ml"},)"
-                  R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}},"schedulingConstraints":{"topology":[{"key":"nvidia.com/gpu.clique"}]}}})");
-  for (const char* group : {"zonal", "racked"}) {
+// Constraint of a topology level (PodGroup spec.schedulingConstraints.topology) with `key`.
+std::string ConstrainedGroup(const std::string& name, const std::string& key) {
+  return fmt::format(R"({{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{{"name":"{}","namespace":"ml"}},)"
+                     R"("spec":{{"schedulingPolicy":{{"gang":{{"minCount":2}}}},"schedulingConstraints":{{"topology":[{{"key":"{}"}}]}}}}}})",
+                     name, key);
+}
+
+// `items` with two 4-GPU members, created after ml/train's, of each group named.
+std::vector<std::string> WithLaterMembers(std::vector<std::string> items, std::initializer_list<const char*> groups) {
+  for (const char* group : groups) {
     for (int i = 0; i < 2; ++i) {
       PodJson m = Member(group, i);
       m.creation_timestamp = "2026-11-30T11:00:00Z";
       items.push_back(m.ToJson());
     }
   }
-  Load(items);
+  return items;
+}
+
+// Third review, the fixes without a test of their own: a gang that requires the zone (a level the
+// reservation is not for) is not kept off clique A: its plan in zone z1 may use A (before, A's
+// nodes were left out and it fitted nowhere); nor is a gang kube-scheduler places per zone (a
+// topology constraint of another level): group defrag may make room for it in A's zone, A too.
+TEST_F(GangReservation, GangsOfAnotherLevelAreNotKeptOff) {
+  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/true));
+  items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"zonal","namespace":"ml",)"
+                  R"("annotations":{"gpusched.io/topology-required":"topology.kubernetes.io/zone"}},)"
+                  R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})");
+  items.push_back(ConstrainedGroup("zoned", "topology.kubernetes.io/zone"));
+  Load(WithLaterMembers(items, {"zonal", "zoned"}));
   ASSERT_TRUE(Reserved().has_value());
   EXPECT_EQ(Reserved()->gang, "ml/train");
   EXPECT_THAT(testing::KeptNodes(Filter(Member("zonal", 0))), ElementsAre(::testing::StartsWith("a")));
+  StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/zoned", "", 4);
+  ASSERT_TRUE(room.ok()) << room.status().message();
+  ASSERT_TRUE(room->plan.fits) << room->plan.reason;
+  for (const placement::GangSlot& slot : room->plan.slots) EXPECT_EQ(slot.node[0], 'a') << slot.node;
+}
+
+// A gang kube-scheduler places per clique (a constraint of the reservation's own level) competes
+// for the kept clique as any gang does. Gang `racked`, created after ml/train: filter refuses A's
+// nodes to its members with the reservation's reason (before, it took a2 and a3, and train waited
+// again), preempt drops A's candidates, group defrag and explain --pod-group make its room in B.
+// Created first, it waits first, and A is kept for it.
+TEST_F(GangReservation, AGangPlacedPerCliqueIsKeptOffTheKeptCliqueOrHasItKept) {
+  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/false, R"("priority":-10)"));
+  items.push_back(ConstrainedGroup("racked", kClique));
+  Load(WithLaterMembers(items, {"racked"}));
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/train");
+  std::string reply = Filter(Member("racked", 0));
+  EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
+  EXPECT_THAT(reply, HasSubstr("kept for gang ml/train"));
+  StatusOr<std::string> preempt = service_->Preempt(testing::PreemptMetaJson(Member("racked", 0).ToJson(), {{"a1", {"small-a1"}}}));
+  ASSERT_TRUE(preempt.ok());
+  EXPECT_THAT(*preempt, ::testing::Not(HasSubstr("\"a1\"")));
   StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/racked", "", 4);
   ASSERT_TRUE(room.ok()) << room.status().message();
   ASSERT_TRUE(room->plan.fits) << room->plan.reason;
-  EXPECT_EQ(room->domain, "c.A");
+  EXPECT_EQ(room->domain, "c.B");
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/racked", "");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_FALSE(e->plan.fits);
+  ASSERT_TRUE(e->would_fit_after.has_value());
+  for (const placement::GangSlot& slot : e->would_fit_after->slots) EXPECT_EQ(slot.node[0], 'b') << slot.node;
+
+  std::vector<std::string> first = Cluster();
+  first.push_back(ConstrainedGroup("racked", kClique));
+  for (int i = 0; i < 2; ++i) first.push_back(Member("racked", i).ToJson());
+  Load(first);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/racked");
+  EXPECT_EQ(Reserved()->domain, "c.A");
+  EXPECT_THAT(testing::KeptNodes(Filter(Member("racked", 0))), ElementsAre(::testing::StartsWith("a")));
 }
 
 // Third review: gang `mid` (three 4-GPU members, created just now) is kept off clique A, kept for

@@ -201,9 +201,11 @@ std::string CorpusList() {
   return list + "]}";
 }
 
-// Kueue gates ml/finetune's members until it admits them: a gated gang is not in kube-scheduler's
-// queue, so no clique is kept for it. With the gates taken out (admitted), it waits for room, and
-// the clique of gb200-c01-n01 (two of its 2-GPU members fit there when empty) is kept for it.
+// Kueue gates ml/finetune's members (priority 1000) until it admits them: a gated gang is not in
+// kube-scheduler's queue, so the clique of gb200-c01-n01 is kept for ml/train (priority 0, placed
+// per clique), which waits. With the gates taken out (admitted), ml/finetune waits too, comes
+// first by its priority, and the clique (two of its 2-GPU members fit there when empty) is kept
+// for it.
 TEST(ApiServerCorpus, NoDomainIsKeptForAGangKueueStillGates) {
   auto kept = [](const std::string& list) -> std::optional<extender::DomainReservation> {
     ClusterObjects objects;
@@ -213,7 +215,9 @@ TEST(ApiServerCorpus, NoDomainIsKeptForAGangKueueStillGates) {
     return extender::DomainFullness(extender::ServiceOptions{}).Of(*inv.Snapshot(), "nvidia.com/gpu.clique")->reserved;
   };
   std::string list = CorpusList();
-  EXPECT_FALSE(kept(list).has_value());
+  std::optional<extender::DomainReservation> gated = kept(list);
+  ASSERT_TRUE(gated.has_value());
+  EXPECT_EQ(gated->gang, "ml/train");
   std::string gate = R"("schedulingGates": [)";
   size_t cut = 0, cuts = 0;
   while ((cut = list.find(gate, cut)) != std::string::npos) {

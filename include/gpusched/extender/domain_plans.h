@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "gpusched/common/mutex.h"
+#include "gpusched/extender/gang_reservation.h"
 #include "gpusched/extender/service_options.h"
 #include "gpusched/extender/wire.h"
 #include "gpusched/inventory/inventory.h"
@@ -54,9 +55,12 @@ class DomainPlans {
       : inventory_(inventory), options_(options), programs_(programs) {}
 
   // The filter of `member` (asking GPUs) of `group` (a gang with a topology key) over `offered`
-  // (args.node_names): kept and failed positions as above.
+  // (args.node_names): kept and failed positions as above. `off`: the domain kept for another
+  // gang where the member stays off it (KeptOff), its nodes failed with the reservation's reason
+  // and not planned; null: none.
   FilterResult Steer(const Pod& member, const PodGroup& group, const std::vector<std::string_view>& offered,
-                     const inventory::InventorySnapshot& snapshot) const GPUSCHED_EXCLUDES(mu_);
+                     const inventory::InventorySnapshot& snapshot, const DomainReservation* off = nullptr) const
+      GPUSCHED_EXCLUDES(mu_);
   // The GPUs the latest plan that placed pod `uid` on `node` gave it, or nullopt.
   std::optional<Placement> SlotPlacement(std::string_view uid, std::string_view node) const GPUSCHED_EXCLUDES(mu_);
 

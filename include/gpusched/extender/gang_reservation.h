@@ -8,8 +8,8 @@
 // spans domains. Nothing is evicted, and nothing is written: filter refuses those pods the
 // domain's nodes (domain_steering.h), and the gang's own plan is gang_domains.h's.
 //
-// A gang waits when it is declared a gang (gang_holds.h's StandingOf: kUnplanned, so not one
-// kube-scheduler places per domain), its members reach its minCount, none is bound, holds a slot
+// A gang waits when it is declared a gang (not one kube-scheduler places per domain of another
+// level: PlacedPerOtherLevel), its members reach its minCount, none is bound, holds a slot
 // or has scheduling gates (Kueue's: not in kube-scheduler's queue yet), and its pending members
 // ask a known number of GPUs (not through claims). The first is the one
 // kube-scheduler's queue pops first: the highest priority, then the oldest creationTimestamp,
@@ -47,6 +47,11 @@ struct DomainReservation {
 // `scheduler`: the scheduler name gpusched serves (gangs whose pods name another are not its).
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
                                                 const DomainIndex& index, const std::string& scheduler);
+
+// True if kube-scheduler places `group` per domain of a level (its topology constraint) other
+// than `key`, the reservation's: it never has a domain of `key` kept for it, and is not kept off
+// one. A gang with a constraint of `key` itself waits and is kept off as any gang gpusched plans.
+bool PlacedPerOtherLevel(const PodGroup& group, const std::string& key);
 
 // The priority `pod` is judged by against a kept domain: its own, or for a member of a group the
 // highest of its and its group's pending members' (as the gang planner judges the gang: OffDomain).
