@@ -134,7 +134,8 @@ std::optional<std::string> SharedDomain(const std::vector<std::string>& beside, 
   return shared;
 }
 
-// The names of the nodes of `snapshot` outside domain `off` of the first level of `options`.
+}  // namespace
+
 std::vector<std::string_view> NodesOutside(const std::string& off, const inventory::InventorySnapshot& snapshot,
                                            const ServiceOptions& options) {
   std::vector<std::string_view> out;
@@ -143,8 +144,6 @@ std::vector<std::string_view> NodesOutside(const std::string& off, const invento
   }
   return out;
 }
-
-}  // namespace
 
 std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept) {
   if (kept == nullptr || pending.empty() || OfKeptGang(pending.front(), *kept)) return "";

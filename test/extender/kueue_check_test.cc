@@ -175,6 +175,29 @@ TEST_F(KueueCheck, PodsGoToTheDomainsKueuesTopologySchedulingAssigned) {
   EXPECT_EQ(v.plan.slots[1].node, "g2");
 }
 
+// While clique A is kept for gang ml/train, which waits (topology.reserveForGangs), filter keeps
+// the Workload's pods (priority 0, outside the gang) off A's nodes. Kueue's topology scheduling
+// assigned the pod to a2's host: it would wait there, so Retry, where the plan ignoring the kept
+// clique said Ready on a2. Assigned to b1 (in clique B, 4 GPUs free), Ready.
+TEST_F(KueueCheck, APodAssignedToTheCliqueKeptForAWaitingGangIsRetry) {
+  std::vector<std::string> items = testing::CliqueNodes({"a1", "a2", "b1", "b2"}, 8);
+  items.push_back(Busy("x1", "b1", 4));
+  items.push_back(Busy("x2", "b2", 4));
+  for (std::string& gang : testing::GangJson("ml", "train", 2, 2, 8)) items.push_back(std::move(gang));
+  Load(items);
+  auto on = [](const std::string& host) {
+    return fmt::format(R"({{"levels":["kubernetes.io/hostname"],"slices":[{{"domainCount":1,"valuesPerLevel":[{{"universal":"{}"}}],)"
+                       R"("podCounts":{{"universal":1}}}}]}})",
+                       host);
+  };
+  WorkloadVerdict v = Judge(Workload({{.resources = R"({"nvidia.com/gpu":"4"})", .topology = on("a2")}}));
+  EXPECT_EQ(v.state, kueue::CheckState::kRetry) << v.message;
+  EXPECT_THAT(v.message, HasSubstr("kept for gang ml/train"));
+  v = Judge(Workload({{.resources = R"({"nvidia.com/gpu":"4"})", .topology = on("b1")}}));
+  ASSERT_EQ(v.state, kueue::CheckState::kReady) << v.message;
+  EXPECT_EQ(v.plan.slots[0].node, "b1");
+}
+
 // Another check that is Ready (a ProvisioningRequest's, say) sends the pods to pool b through its
 // podSetUpdates: the plan puts them there too.
 TEST_F(KueueCheck, AnotherReadyChecksNodeSelectorConfinesThePlan) {

@@ -186,22 +186,11 @@ TEST(UiBrowser, TheHeaderShowsDomainsAndTheLargestGangInOne) {
 // Issue 34 §2: gang ml/train (three 4-GPU members) fits nowhere now, and clique A is the only one
 // that could hold it empty: the header names A as kept for the gang (gang_reservation.h).
 TEST(UiBrowser, TheHeaderNamesTheDomainKeptForAWaitingGang) {
-  std::vector<std::string> items;
-  for (const char* name : {"a1", "a2", "a3", "b1"}) {
-    NodeJson n = NvidiaNode(name, 4);
-    n.extra_labels["nvidia.com/gpu.clique"] = name[0] == 'a' ? "c.A" : "c.B";
-    items.push_back(n.ToJson());
-  }
+  std::vector<std::string> items = testing::CliqueNodes({"a1", "a2", "a3", "b1"}, 4);
   for (const char* node : {"a1", "b1"}) {
     items.push_back(PodJson{.name = node, .uid = node, .node = node, .phase = "Running", .containers = {WholeGpus("c", 1)}}.ToJson());
   }
-  items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
-                  R"("spec":{"schedulingPolicy":{"gang":{"minCount":3}}}})");
-  for (int i = 0; i < 3; ++i) {
-    items.push_back(PodJson{.name = fmt::format("w{}", i), .namespace_name = "ml", .uid = fmt::format("w{}", i),
-                            .containers = {WholeGpus("c", 4)}, .spec_extra = R"("schedulingGroup":{"podGroupName":"train"})"}
-                        .ToJson());
-  }
+  for (std::string& gang : testing::GangJson("ml", "train", 3, 3, 4)) items.push_back(std::move(gang));
   TestServer server{ListJson(items)};
   std::string dom = Chromium(Url(server, "/ui"), "--dump-dom");
   ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));

@@ -1,6 +1,7 @@
 #include "cluster_json.h"
 
 #include <fmt/format.h>
+#include <cctype>
 #include <random>
 #include <fmt/ranges.h>
 #include <rapidjson/document.h>
@@ -314,6 +315,30 @@ std::string LinkedGpusAnnotation(const std::string& node, const std::vector<std:
     out += "}";
   }
   return out + "]";
+}
+
+std::vector<std::string> CliqueNodes(const std::vector<std::string>& names, int64_t gpus) {
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    NodeJson n = NvidiaNode(name, gpus);
+    n.extra_labels["nvidia.com/gpu.clique"] = fmt::format("c.{}", static_cast<char>(std::toupper(name[0])));
+    out.push_back(n.ToJson());
+  }
+  return out;
+}
+
+std::vector<std::string> GangJson(const std::string& ns, const std::string& group, int min_count, int members, int64_t gpus) {
+  std::vector<std::string> out = {
+      fmt::format(R"({{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{{"name":"{}","namespace":"{}"}},)"
+                  R"("spec":{{"schedulingPolicy":{{"gang":{{"minCount":{}}}}}}}}})",
+                  group, ns, min_count)};
+  for (int i = 0; i < members; ++i) {
+    std::string name = fmt::format("{}-{}", group, i);
+    out.push_back(PodJson{.name = name, .namespace_name = ns, .uid = name, .containers = {WholeGpus("c", gpus)},
+                          .spec_extra = fmt::format(R"("schedulingGroup":{{"podGroupName":"{}"}})", group)}
+                      .ToJson());
+  }
+  return out;
 }
 
 std::string ListJson(const std::vector<std::string>& items) {

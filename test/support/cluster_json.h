@@ -83,6 +83,13 @@ ContainerJson Mgpu(std::string name, int64_t core, std::optional<int64_t> memory
 NodeJson NvidiaNode(std::string name, int64_t gpus, std::optional<std::string> label = std::nullopt);
 NodeJson MgpuNode(std::string name, int64_t gpus, int64_t mib_per_gpu, std::string policy = "fixed-share");
 
+// nvidia nodes of `gpus` GPUs each, `names`, each in the NVLink clique of its first letter
+// (label nvidia.com/gpu.clique: "a1" is in "c.A").
+std::vector<std::string> CliqueNodes(const std::vector<std::string>& names, int64_t gpus);
+// A PodGroup `ns`/`group` whose gang needs `min_count` members, and `members` pending members of
+// `gpus` whole GPUs each, "<group>-<i>" (UID the same), created at PodJson's default time.
+std::vector<std::string> GangJson(const std::string& ns, const std::string& group, int min_count, int members, int64_t gpus);
+
 std::string ListJson(const std::vector<std::string>& items);
 // The node annotation gpusched.io/gpu-devices as the agent publishes it for GPUs 0..n-1 of `node`
 // (UUID "GPU-<node>-<i>", 81920 MiB, healthy), GPU i with NVLink peers `peers[i]` and, where

@@ -75,6 +75,10 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
 // highest pending member's) is above that gang's.
 std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept);
 
+// The names of the nodes of `snapshot` outside domain `off` of the first level of `options`.
+std::vector<std::string_view> NodesOutside(const std::string& off, const inventory::InventorySnapshot& snapshot,
+                                           const ServiceOptions& options);
+
 // How long a gang whose members without slots are `pending` waits for one domain, seen at wall
 // time `now_ms`: until `after` from the oldest one's creationTimestamp; no wait when none has one.
 DomainWait DomainWaitOf(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms);
