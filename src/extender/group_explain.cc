@@ -135,17 +135,32 @@ StatusOr<FoundGroup> FindGroup(std::string_view key, std::string_view replica, c
 
 namespace {
 
+// The nodes where `members` hold GPUs on `snapshot`: the bound members', and a pending one's
+// being bound (as filter's GangHolds::SiblingNodes finds them in the ledger).
+std::vector<std::string> MembersNodes(const inventory::GroupTable::Members& members, const inventory::InventorySnapshot& snapshot) {
+  std::set<std::string_view, std::less<>> uids(members.bound_uids.begin(), members.bound_uids.end());
+  for (const std::shared_ptr<const Pod>& p : members.pending) uids.insert(p->uid);
+  std::vector<std::string> out;
+  for (const inventory::NodeStatePtr& n : snapshot.nodes()) {
+    for (const Allocation& a : n->allocations) {
+      if (uids.contains(a.pod_uid)) out.push_back(n->node.name);
+    }
+  }
+  return out;
+}
+
 // The group's plan as filter makes it while no member holds a slot (gang_domains.h): every
-// pending member inside one domain of the topology levels where one holds them,
-// else as they fall back, or waiting for one. Bound members' nodes are not in the snapshot, so
-// the plan does not join their domain; with members bound it waits for no domain, as filter.
-// `kept`: the domain kept for a waiting gang (gang_reservation.h), null: none.
+// pending member inside one domain of the topology levels where one holds them (the domain of
+// the members placed, when some are: MembersNodes), else as they fall back, or waiting for one;
+// with members bound it waits for no domain, as filter. `kept`: the domain kept for a waiting
+// gang (gang_reservation.h), null: none.
 GangPlacement PlanInDomains(const FoundGroup& found, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                             dra::cel::ProgramCache* programs, int64_t now_ms, const DomainReservation* kept) {
   DomainWait wait = found.members->bound > 0 ? DomainWait{.now_ms = now_ms}
                                               : DomainWaitOf(found.pending, options.topology_fallback_after, now_ms);
   std::string required = found.declared != nullptr ? found.declared->required_topology : "";
-  return PlanGangInDomains(found.pending, found.pending.size(), required, {}, wait, snapshot, options, programs, kept);
+  return PlanGangInDomains(found.pending, found.pending.size(), required, MembersNodes(*found.members, snapshot), wait, snapshot,
+                           options, programs, kept);
 }
 
 // "key=value" of `kept` when it is kept for the gang of `pending`, or "".

@@ -220,7 +220,8 @@ TEST_F(GangDomains, AMemberPlannedAgainAloneStaysInItsRequiredDomain) {
 }
 
 // Review finding: w0 is bound in clique A; w1, planned later, joins it, although clique B is now
-// the fuller (b1 and b2 busy) and would be taken by a gang planned afresh.
+// the fuller (b1 and b2 busy) and would be taken by a gang planned afresh. explain --pod-group
+// plans it there too (before, it planned the pending member afresh, in B).
 TEST_F(GangDomains, AMemberPlannedLaterJoinsTheDomainOfItsBoundSibling) {
   std::vector<std::string> items = Nodes();
   items.push_back(Group(2, kClique));
@@ -231,6 +232,12 @@ TEST_F(GangDomains, AMemberPlannedLaterJoinsTheDomainOfItsBoundSibling) {
   items.push_back(Member(1, 4).ToJson());
   items.push_back(PodJson{.name = "busy2", .uid = "busy2", .node = "b2", .phase = "Running", .containers = {testing::WholeGpus("c", 4)}}.ToJson());
   Load(items);
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/train", "");  // before filter holds a slot
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_TRUE(e->plan.fits) << e->plan.reason;
+  EXPECT_EQ(e->domain, "nvidia.com/gpu.clique=cluster-1.A") << GroupExplanationText(*e);
+  ASSERT_EQ(e->plan.slots.size(), 1u);
+  EXPECT_THAT(e->plan.slots[0].node, ::testing::AnyOf("a1", "a3"));
   EXPECT_THAT(Kept(Member(1, 4)), ElementsAre(::testing::AnyOf("a1", "a3")));
 }
 
