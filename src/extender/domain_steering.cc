@@ -167,8 +167,8 @@ bool InKeptDomain(const placement::NodeState* node, const std::string& kept, con
   return label != node->node.labels.end() && label->second == kept;
 }
 
-bool KeptOffReserved(const Pod& pod, int32_t priority, const DomainReservation& reserved) {
-  return priority <= reserved.priority && pod.controller_kind != "DaemonSet" && pod.controller_kind != "Node";
+bool KeptOffReserved(const Pod& pod, const DomainReservation& reserved) {
+  return pod.priority <= reserved.priority && pod.controller_kind != "DaemonSet" && pod.controller_kind != "Node";
 }
 
 std::vector<std::pair<std::string, std::vector<size_t>>> InReservedDomain(const std::vector<uint32_t>& fits,

@@ -145,26 +145,18 @@ std::vector<std::string_view> NodesOutside(const std::string& off, const invento
   return out;
 }
 
-std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept) {
-  if (kept == nullptr || pending.empty() || OfKeptGang(pending.front(), *kept)) return "";
-  int32_t priority = INT32_MIN;
-  for (const Pod& p : pending) priority = std::max(priority, p.priority);
-  return priority <= kept->priority ? kept->domain : "";
-}
-
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
                                 const std::vector<std::string>& beside, const DomainWait& wait,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs, const DomainReservation* kept) {
   std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
-  // Kept off the domain kept for another gang, unless its members already run or hold slots there,
-  // or it requires a level the reservation is not for (it could never have a domain kept).
-  std::string off = OffDomain(pending, kept);
-  bool beside_off = std::any_of(beside.begin(), beside.end(), [&](const std::string& name) {
-    const placement::NodeState* n = snapshot.FindNode(name);
-    return InKeptDomain(n, off, options);
-  });
-  if (beside_off || (!required.empty() && !options.topology_levels.empty() && required != options.topology_levels.front())) off = "";
+  // Kept off the domain kept for another gang (GangKeptOff): members already there are its
+  // siblings' nodes (`beside`).
+  GangFacts facts{.member = pending.empty() ? nullptr : &pending.front(), .priority = HighestPriority(pending), .level = required};
+  facts.members_there = kept != nullptr && std::any_of(beside.begin(), beside.end(), [&](const std::string& name) {
+                          return InKeptDomain(snapshot.FindNode(name), kept->domain, options);
+                        });
+  std::string off = OffDomain(facts, kept);
   std::vector<std::string> reasons;
   for (const std::string& key : levels) {
     std::optional<std::string> shared = SharedDomain(beside, key, snapshot);

@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <set>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "gpusched/dra/extended_resources.h"
 #include "gpusched/extender/domain_steering.h"
 #include "gpusched/inventory/group_table.h"
 #include "gpusched/model/disruption_budget.h"
@@ -44,11 +46,36 @@ bool GpuResource(std::string_view name) {
   return name == names::kNvidiaGpu || name == names::kMgpuCore || name == names::kMgpuMemory;
 }
 
-// True if `pod` has a required anti-affinity term of a topology key other than the node's:
-// members kept apart across nodes, which the count of members a domain holds cannot judge.
-bool ApartAboveNodes(const Pod& pod) {
-  return std::any_of(pod.constraints.anti_affinity.begin(), pod.constraints.anti_affinity.end(),
-                     [](const PodTerm& t) { return t.topology_key != kHostname; });
+// How `p`'s required anti-affinity keeps the gang's members apart: kNone, kNodes (two never
+// share a node), or kAboveNodes (a term of another topology key picks a member: the count of
+// members a domain holds cannot judge it). A term picks a member when its selector matches the
+// member's labels in the term's namespaces (its pod's own when it names none; any with a
+// namespace selector, which gpusched does not read).
+enum class Apart { kNone, kNodes, kAboveNodes };
+Apart KeptApart(const Pod& p, const inventory::GroupTable::Members& members) {
+  Apart out = Apart::kNone;
+  for (const PodTerm& t : p.constraints.anti_affinity) {
+    bool picks = t.selector && std::any_of(members.pending.begin(), members.pending.end(), [&](const std::shared_ptr<const Pod>& m) {
+      bool in_namespace = t.namespace_selector || (t.namespaces.empty() ? m->namespace_name == p.namespace_name
+                                                                          : std::ranges::count(t.namespaces, m->namespace_name) > 0);
+      return in_namespace && t.selector->Matches(m->labels);
+    });
+    if (!picks) continue;
+    if (t.topology_key != kHostname) return Apart::kAboveNodes;
+    out = Apart::kNodes;
+  }
+  return out;
+}
+
+// What `p` requests of the resources a node's allocatable answers for: all but the GPU
+// resources and those DRA serves (KEP 5004: `mapped`, from the device classes).
+ResourceList CountedRequests(const Pod& p, const std::vector<std::string>& mapped) {
+  ResourceList out;
+  ResourceList all = EffectiveRequests(p);
+  for (const auto& [name, amount] : all.items()) {
+    if (!GpuResource(name) && std::ranges::count(mapped, name) == 0) out.Add(name, amount);
+  }
+  return out;
 }
 
 // The UIDs holding a hold gpusched made (a gang's slot, a defrag hold) or one of a nomination.
@@ -77,9 +104,10 @@ std::optional<Waiting> WaitingGang(const std::string& member_key, const inventor
   const Pod& any = *members.pending.front();
   if (!any.group) return std::nullopt;
   auto group = snapshot.groups().find(GroupKey(any.group->api, any.namespace_name, any.group->name));
-  if (group == snapshot.groups().end() || !group->second.gang() || PlacedPerOtherLevel(group->second, key)) return std::nullopt;
+  if (group == snapshot.groups().end() || !group->second.gang()) return std::nullopt;
+  std::string level = ConfinedLevel(&group->second);
+  if (!level.empty() && level != key) return std::nullopt;  // confined to another level: never kept one of `key`
   if (members.pending.size() < static_cast<size_t>(group->second.min_count)) return std::nullopt;  // members missing
-  if (!group->second.required_topology.empty() && group->second.required_topology != key) return std::nullopt;  // another level's
   Waiting w{.key = member_key, .name = any.namespace_name + "/" + any.group->name};
   std::vector<int64_t> demands;
   size_t launchers = 0;
@@ -87,17 +115,18 @@ std::optional<Waiting> WaitingGang(const std::string& member_key, const inventor
     // Planned, nominated or being placed: it waits for nothing. Gated (Kueue's admission gate) or
     // another scheduler's: not in gpusched's queue.
     if (holders.contains(p->uid) || !p->nominated_node.empty() || p->gated || OtherScheduler(*p, scheduler)) return std::nullopt;
-    if (ApartAboveNodes(*p)) return std::nullopt;  // not judged: no domain is kept for it
+    Apart apart = KeptApart(*p, members);
+    if (apart == Apart::kAboveNodes) return std::nullopt;  // not judged: no domain is kept for it
     int64_t demand = placement::GangDemand(placement::AnalyzePod(*p));
     if (demand <= 0) {  // a launcher without GPUs, or GPUs through claims (not known here)
       ++launchers;
       continue;
     }
     demands.push_back(demand);
-    w.most.RaiseTo(EffectiveRequests(*p));
-    // Two members never share a node with a host port, or with anti-affinity per node (whatever
-    // its selector picks: gpusched does not judge it, and counting one is never too many).
-    w.one_per_node = w.one_per_node || !p->constraints.host_ports.empty() || !p->constraints.anti_affinity.empty();
+    w.most.RaiseTo(CountedRequests(*p, dra::MappedResources(*p, snapshot.dra().classes())));
+    // Two members never share a node with a host port (members share their template's ports), or
+    // with anti-affinity per node that picks members.
+    w.one_per_node = w.one_per_node || !p->constraints.host_ports.empty() || apart == Apart::kNodes;
     w.priority = w.first == nullptr ? p->priority : std::max(w.priority, p->priority);
     if (p->created_ms > 0 && (w.created_ms == 0 || p->created_ms < w.created_ms)) w.created_ms = p->created_ms;
     if (w.first == nullptr || demand > w.first_milli) {  // members counted as the largest: never too many
@@ -131,13 +160,16 @@ int64_t StayingRequests(const placement::NodeState& node, std::string_view resou
 
 // How many members the node takes once every pod but those that stay (StayingRequests) has left,
 // each counted as the largest of them in each resource: by GPUs, then every other resource they
-// request (CPU or memory the node does not list is not counted against: nodes written by hand;
-// an extended resource it does not list, it has none of); one at most when members keep apart.
+// request (CountedRequests) as NodeResourcesFit counts it: a resource the node does not list, it
+// has none of; a node whose allocatable is not known (it lists nothing besides GPUs) is not
+// counted against, nor is CPU or memory it does not list (nodes written by hand). One at most
+// when members keep apart.
 int64_t MembersOn(const placement::NodeState& node, const Waiting& w) {
   int64_t most = int64_t{1000} * node.view.gpu_count / w.first_milli;
+  const ResourceList& allocatable = node.node.other_allocatable;
   for (const auto& [resource, asks] : w.most.items()) {
-    int64_t has = node.node.other_allocatable.Get(resource);
-    if (asks <= 0 || GpuResource(resource) || (has <= 0 && (resource == "cpu" || resource == "memory"))) continue;
+    int64_t has = allocatable.Get(resource);
+    if (asks <= 0 || allocatable.empty() || (has <= 0 && (resource == "cpu" || resource == "memory"))) continue;
     most = std::min(most, std::max<int64_t>(0, has - StayingRequests(node, resource)) / asks);
   }
   return w.one_per_node ? std::min<int64_t>(most, 1) : most;
@@ -187,23 +219,58 @@ std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapsh
     int32_t id = *best;
     ids.erase(best);
     if (MembersIn(id, *first, snapshot, index) < first->needed) continue;
-    return DomainReservation{.domain = index.names[id], .gang = first->name, .member_key = first->key, .priority = first->priority,
-                             .whole_nodes = uses[id]->whole_nodes, .needs_milli = first->least_milli};
+    DomainReservation r{.domain = index.names[id], .gang = first->name, .member_key = first->key, .priority = first->priority,
+                        .whole_nodes = uses[id]->whole_nodes, .needs_milli = first->least_milli, .level = key};
+    for (size_t i = 0; i < index.facts.size(); ++i) {
+      if (index.facts[i].domain == id) r.nodes.push_back(static_cast<uint32_t>(i));
+    }
+    return r;
   }
   return std::nullopt;
 }
 
-bool PlacedPerOtherLevel(const PodGroup& group, const std::string& key) {
-  return !group.topology_key.empty() && group.topology_key != key;
+std::string ConfinedLevel(const PodGroup* group) {
+  if (group == nullptr) return "";
+  return !group->topology_key.empty() ? group->topology_key : group->required_topology;
 }
 
-int32_t GangPriority(const Pod& pod, const inventory::InventorySnapshot& snapshot) {
-  int32_t out = pod.priority;
-  if (!pod.group) return out;
-  for (const std::shared_ptr<const Pod>& p : snapshot.MembersOf(inventory::GroupTable::MemberKey(pod)).pending) {
-    out = std::max(out, p->priority);
-  }
+bool GangKeptOff(const GangFacts& gang, const DomainReservation& kept) {
+  if ((gang.member != nullptr && OfKeptGang(*gang.member, kept)) || gang.priority > kept.priority) return false;
+  if (!gang.level.empty() && gang.level != kept.level) return false;
+  return !gang.members_there;
+}
+
+std::string OffDomain(const GangFacts& gang, const DomainReservation* kept) {
+  return kept != nullptr && GangKeptOff(gang, *kept) ? kept->domain : "";
+}
+
+int32_t HighestPriority(const std::vector<Pod>& pods) {
+  int32_t out = INT32_MIN;
+  for (const Pod& p : pods) out = std::max(out, p.priority);
   return out;
+}
+
+GangFacts FactsOf(const Pod& pod, const PodGroup& group, const DomainReservation& kept,
+                  const inventory::InventorySnapshot& snapshot) {
+  const inventory::GroupTable::Members& members = snapshot.MembersOf(inventory::GroupTable::MemberKey(pod));
+  GangFacts facts{.member = &pod, .priority = pod.priority, .level = ConfinedLevel(&group)};
+  Uids uids(members.bound_uids.begin(), members.bound_uids.end());
+  uids.insert(pod.uid);
+  for (const std::shared_ptr<const Pod>& p : members.pending) {
+    facts.priority = std::max(facts.priority, p->priority);
+    uids.insert(p->uid);
+  }
+  for (uint32_t pos : kept.nodes) {  // the kept domain's few nodes, not the cluster's
+    if (pos >= snapshot.nodes().size()) break;
+    const placement::NodeState& node = *snapshot.nodes()[pos];
+    bool held = std::any_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return uids.contains(h.pod_uid); });
+    bool runs = std::any_of(uids.begin(), uids.end(), [&](const std::string& uid) { return node.FindAllocation(uid) != nullptr; });
+    if (held || runs) {
+      facts.members_there = true;
+      break;
+    }
+  }
+  return facts;
 }
 
 bool OfKeptGang(const Pod& pod, const DomainReservation& r) {
@@ -211,7 +278,7 @@ bool OfKeptGang(const Pod& pod, const DomainReservation& r) {
 }
 
 std::string ReservationReason(const std::string& key, const DomainReservation& r) {
-  return fmt::format("domain {}={} is kept for gang {}, which waits for room (it asks {:g} GPUs); pods outside gangs "
+  return fmt::format("domain {}={} is kept for gang {}, which waits for room (it asks {:g} GPUs); other pods and gangs "
                      "of its priority or lower stay off it until it is placed",
                      key, r.domain, r.gang, static_cast<double>(r.needs_milli) / 1000);
 }

@@ -80,7 +80,7 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
   std::optional<DomainReservation> kept = KeptReservation(inputs);
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
-  LeaveOutKeptDomain(r.pending, topology, kept ? &*kept : nullptr, snapshot, *inputs.options, &in->input.nodes);
+  LeaveOutKeptDomain(r.pending, found.declared, kept ? &*kept : nullptr, snapshot, *inputs.options, &in->input.nodes);
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   r.plan = PerDomain(
       in->input, topology, &r.domain,
@@ -107,27 +107,25 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
   return executor.ApplyRoom(r.plan.moves, rooms, why, unjudged);
 }
 
-void LeaveOutKeptDomain(const std::vector<Pod>& pending, const std::string& topology, const DomainReservation* kept,
+void LeaveOutKeptDomain(const std::vector<Pod>& pending, const PodGroup* declared, const DomainReservation* kept,
                         const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                         std::vector<const placement::NodeState*>* nodes) {
-  if (kept == nullptr || options.topology_levels.empty()) return;
-  std::string off = topology.empty() || topology == options.topology_levels.front() ? OffDomain(pending, kept) : "";
-  bool holds_there = std::any_of(pending.begin(), pending.end(), [&](const Pod& p) {
-    const Allocation* slot = SlotOf(p.uid, snapshot);
-    return slot != nullptr && InKeptDomain(snapshot.FindNode(slot->node_name), off, options);
-  });
-  if (off.empty() || holds_there) return;
-  std::erase_if(*nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, off, options); });
+  if (kept == nullptr || pending.empty()) return;
+  GangFacts facts = declared != nullptr ? FactsOf(pending.front(), *declared, *kept, snapshot)
+                                        : GangFacts{.member = &pending.front(), .priority = HighestPriority(pending)};
+  if (!GangKeptOff(facts, *kept)) return;
+  std::erase_if(*nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, kept->domain, options); });
 }
 
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
-                                        const std::string& topology_key, const DomainReservation* kept, std::string* domain) {
+                                        const PodGroup* declared, const DomainReservation* kept, std::string* domain) {
+  std::string topology_key = declared != nullptr ? declared->topology_key : "";
   std::vector<placement::GangMember> members = MembersOf(pending);
   placement::DefragOptions defrag{.max_moves = 1000, .placement = options.placement};
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = programs, .options = options.dra};
   std::unique_ptr<GroupInput> in = InputOf(pending, snapshot, nullptr);
-  LeaveOutKeptDomain(pending, topology_key, kept, snapshot, options, &in->input.nodes);
+  LeaveOutKeptDomain(pending, declared, kept, snapshot, options, &in->input.nodes);
   std::string ignored;
   return PerDomain(
       in->input, topology_key, domain != nullptr ? domain : &ignored,

@@ -40,11 +40,12 @@ std::string NotJudged(const std::vector<Pod>& pods) {
 // domain where they fit on the fewest nodes (the first on a tie), named in *domain; else why not.
 // Not in `kept`, the domain kept for another gang, where the gang stays off it (LeaveOutKeptDomain).
 placement::GangPlan PlanPerDomain(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
-                                  const ServiceOptions& options, dra::cel::ProgramCache* programs, const std::string& key,
+                                  const ServiceOptions& options, dra::cel::ProgramCache* programs, const PodGroup& declared,
                                   const DomainReservation* kept, std::string* domain) {
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
-  LeaveOutKeptDomain(pending, key, kept, snapshot, options, &nodes);
+  LeaveOutKeptDomain(pending, &declared, kept, snapshot, options, &nodes);
+  const std::string& key = declared.topology_key;
   return BestInDomains<placement::GangPlan>(
       nodes, key, domain,
       [&](const placement::NodeNames& names) {
@@ -192,7 +193,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   if (ReservesForGangs(options)) kept = DomainFullness(options).Of(snapshot, options.topology_levels.front())->reserved;
   bool waiting = false;  // for one domain: no eviction is to be made for it (as filter)
   if (!topology.empty()) {
-    e.plan = PlanPerDomain(pending, snapshot, options, programs, topology, kept ? &*kept : nullptr, &e.domain);
+    e.plan = PlanPerDomain(pending, snapshot, options, programs, *found.declared, kept ? &*kept : nullptr, &e.domain);
   } else if (!pending.empty() && std::all_of(e.held.begin(), e.held.end(), [](const std::string& n) { return n.empty(); })) {
     GangPlacement placed = PlanInDomains(found, snapshot, options, programs, now_ms, kept ? &*kept : nullptr);
     e.plan = std::move(placed.plan);
@@ -202,7 +203,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
     e.plan = PlanPending(pending, snapshot, options, programs);
   }
   if (!e.plan.fits && !e.plan.unplannable && !waiting) {
-    e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, topology, kept ? &*kept : nullptr, &e.evictions_domain);
+    e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, found.declared, kept ? &*kept : nullptr, &e.evictions_domain);
   }
   e.kept_domain = KeptDomainFor(pending, kept, options);
   return e;
@@ -243,7 +244,7 @@ std::string GroupExplanationText(const GroupExplanation& e) {
   out += e.missing > 0 ? fmt::format("; {} more must exist before it can start\n", e.missing) : std::string("\n");
   if (!e.not_judged.empty()) out += fmt::format("not judged by gpusched, left to kube-scheduler: {}\n", e.not_judged);
   if (!e.kept_domain.empty()) {
-    out += fmt::format("domain {} is kept for it while it waits: pods outside gangs of its priority or lower stay off it\n",
+    out += fmt::format("domain {} is kept for it while it waits: other pods and gangs of its priority or lower stay off it\n",
                        e.kept_domain);
   }
   if (!e.plan.fits) return out + fmt::format("the pending members do not fit together now: {}\n", e.plan.reason) + WouldFitAfterText(e);

@@ -390,11 +390,8 @@ bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::Inv
   // Room made or held for it there (a defrag hold or slot, a preemption's nomination) stays its own.
   const Allocation* held = SlotOf(pod.uid, snapshot);
   if (in_kept(pod.nominated_node) || (held != nullptr && in_kept(held->node_name))) return false;
-  if (OfKeptGang(pod, kept)) return false;
-  if (const PodGroup* gang = pod.group ? DeclaredGangOf(pod, snapshot) : nullptr) {
-    if (PlacedPerOtherLevel(*gang, options.topology_levels.front())) return false;
-  }
-  return KeptOffReserved(pod, GangPriority(pod, snapshot), kept);
+  if (const PodGroup* gang = DeclaredGangOf(pod, snapshot)) return GangKeptOff(FactsOf(pod, *gang, kept, snapshot), kept);
+  return KeptOffReserved(pod, kept);
 }
 
 std::optional<DomainReservation> KeptReservation(const EvaluationInputs& inputs) {

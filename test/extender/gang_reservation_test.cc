@@ -344,9 +344,12 @@ TEST_F(GangReservation, PreemptJudgesAGangMemberByItsGangsHighestPriority) {
 }
 
 // Third review: the members an empty domain holds are counted as they fit: one per node with a
-// host port or anti-affinity per node, none on nodes without an extended resource they ask. A
-// gang kept apart above nodes (anti-affinity per zone) is not judged: nothing is kept for it.
-// Five 1-GPU members; cliques A and B of four 4-GPU nodes each, all whole.
+// host port or anti-affinity per node that picks members, none on nodes without an extended
+// resource they ask (unless DRA serves it, KEP 5004). A gang kept apart above nodes
+// (anti-affinity per zone that picks members) is not judged: nothing is kept for it. A term
+// that picks no member changes nothing (fourth review: any term counted one per node, and a gang
+// with a common "away from other jobs" term never had a domain kept). Five 1-GPU members
+// labelled job=train; cliques A and B of four 4-GPU nodes each, all whole.
 TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
   auto items = [](const std::function<void(PodJson&)>& edit, const std::string& rdma_on_a = "") {
     std::vector<std::string> out;
@@ -360,15 +363,16 @@ TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
     for (int i = 0; i < 5; ++i) {
       PodJson m = Member("train", i);
       m.containers = {testing::WholeGpus("c", 1)};
+      m.labels = {{"job", "train"}};
       edit(m);
       out.push_back(m.ToJson());
     }
     return out;
   };
-  auto anti = [](const std::string& key) {
+  auto anti = [](const std::string& key, const std::string& job = "train") {
     return fmt::format(R"(,"affinity":{{"podAntiAffinity":{{"requiredDuringSchedulingIgnoredDuringExecution":[)"
-                       R"({{"labelSelector":{{"matchLabels":{{"job":"train"}}}},"topologyKey":"{}"}}]}}}})",
-                       key);
+                       R"({{"labelSelector":{{"matchLabels":{{"job":"{}"}}}},"topologyKey":"{}"}}]}}}})",
+                       job, key);
   };
   Load(items([](PodJson&) {}));
   ASSERT_TRUE(Reserved().has_value());
@@ -379,6 +383,10 @@ TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
   EXPECT_FALSE(Reserved().has_value()) << "anti-affinity per node: four places per clique";
   Load(items([&](PodJson& m) { m.spec_extra += anti("topology.kubernetes.io/zone"); }));
   EXPECT_FALSE(Reserved().has_value()) << "anti-affinity per zone: not judged";
+  for (const char* key : {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}) {
+    Load(items([&](PodJson& m) { m.spec_extra += anti(key, "etl"); }));
+    EXPECT_TRUE(Reserved().has_value()) << key << ": the term picks no member";
+  }
   auto rdma = [](PodJson& m) {
     m.containers[0].requests["example.com/rdma"] = "1";
     m.containers[0].limits["example.com/rdma"] = "1";
@@ -390,6 +398,12 @@ TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
   Load(items(rdma, "2"));
   ASSERT_TRUE(Reserved().has_value());
   EXPECT_EQ(Reserved()->domain, "c.A");
+  std::vector<std::string> served = items(rdma);  // DRA serves example.com/rdma: nodes list none
+  served.push_back(R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"rdma.example.com"},)"
+                   R"("spec":{"selectors":[{"cel":{"expression":"device.driver == 'rdma.example.com'"}}],)"
+                   R"("extendedResourceName":"example.com/rdma"}})");
+  Load(served);
+  EXPECT_TRUE(Reserved().has_value()) << "a resource DRA serves is not counted against allocatable";
 }
 
 // Second review: the room a pod holds counts only where it is (a pod nominated to b1 is kept off
@@ -499,8 +513,10 @@ std::vector<std::string> WithLaterMembers(std::vector<std::string> items, std::i
 // reservation is not for) is not kept off clique A: its plan in zone z1 may use A (before, A's
 // nodes were left out and it fitted nowhere); nor is a gang kube-scheduler places per zone (a
 // topology constraint of another level): group defrag may make room for it in A's zone, A too.
+// Fourth review: preempt, group defrag and explain kept `zonal` off A while its plan used A; one
+// judgement (GangKeptOff) now serves them all.
 TEST_F(GangReservation, GangsOfAnotherLevelAreNotKeptOff) {
-  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/true));
+  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/true, R"("priority":-10)"));
   items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"zonal","namespace":"ml",)"
                   R"("annotations":{"gpusched.io/topology-required":"topology.kubernetes.io/zone"}},)"
                   R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})");
@@ -508,11 +524,62 @@ TEST_F(GangReservation, GangsOfAnotherLevelAreNotKeptOff) {
   Load(WithLaterMembers(items, {"zonal", "zoned"}));
   ASSERT_TRUE(Reserved().has_value());
   EXPECT_EQ(Reserved()->gang, "ml/train");
+  // Before any filter holds its slots (a slot in A would let it in by itself):
+  StatusOr<std::string> preempt = service_->Preempt(testing::PreemptMetaJson(Member("zonal", 0).ToJson(), {{"a1", {"small-a1"}}}));
+  ASSERT_TRUE(preempt.ok());
+  EXPECT_THAT(*preempt, HasSubstr("\"a1\"")) << *preempt;
+  StatusOr<GroupDefragResult> zonal = service_->DefragGroup("ml/zonal", "", 4);
+  ASSERT_TRUE(zonal.ok()) << zonal.status().message();
+  ASSERT_TRUE(zonal->plan.fits) << zonal->plan.reason;
+  for (const placement::GangSlot& slot : zonal->plan.slots) EXPECT_EQ(slot.node[0], 'a') << slot.node;
   EXPECT_THAT(testing::KeptNodes(Filter(Member("zonal", 0))), ElementsAre(::testing::StartsWith("a")));
   StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/zoned", "", 4);
   ASSERT_TRUE(room.ok()) << room.status().message();
   ASSERT_TRUE(room->plan.fits) << room->plan.reason;
   for (const placement::GangSlot& slot : room->plan.slots) EXPECT_EQ(slot.node[0], 'a') << slot.node;
+}
+
+// Fourth review: a pod of a group that is no gang (none declared) is judged by its own priority:
+// kube-scheduler queues it alone. loose-0 (priority 0) has a pending sibling at 1000; it took the
+// kept clique's a2-a4 as if it were of priority 1000.
+TEST_F(GangReservation, APodOfAGroupThatIsNoGangIsJudgedByItsOwnPriority) {
+  std::vector<std::string> items = WithGang(Cluster());
+  PodJson urgent = Member("loose", 1);
+  urgent.spec_extra += R"(,"priority":1000)";
+  items.push_back(urgent.ToJson());
+  items.push_back(Member("loose", 0).ToJson());
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_TRUE(testing::KeptNodes(Filter(Member("loose", 0))).empty());
+  EXPECT_THAT(testing::KeptNodes(Filter(urgent)), ElementsAre("a2", "a3", "a4"));
+}
+
+// Fourth review: a gang whose member already runs in the kept clique joins it there, in every
+// verb. Gang `joined` (two 4-GPU members, created after ml/train): joined-0 runs on a2, joined-1
+// waits. Its plan puts joined-1 beside it in A (before and after); preempt kept it off A and
+// dropped a1, and group defrag made its room in B.
+TEST_F(GangReservation, AGangWithAMemberInTheKeptCliqueJoinsItInEveryVerb) {
+  std::vector<std::string> items = WithGang(Cluster(/*zoned=*/false, R"("priority":-10)"));
+  items.push_back(Group("joined", 2));
+  PodJson running = Member("joined", 0);
+  running.node = "a2";
+  running.phase = "Running";
+  items.push_back(running.ToJson());
+  PodJson waiting = Member("joined", 1);
+  waiting.creation_timestamp = "2026-11-30T11:00:00Z";
+  items.push_back(waiting.ToJson());
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  ASSERT_EQ(Reserved()->gang, "ml/train");
+  ASSERT_EQ(Reserved()->domain, "c.A");
+  StatusOr<std::string> preempt = service_->Preempt(testing::PreemptMetaJson(waiting.ToJson(), {{"a1", {"small-a1"}}}));
+  ASSERT_TRUE(preempt.ok());
+  EXPECT_THAT(*preempt, HasSubstr("\"a1\"")) << *preempt;
+  StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/joined", "", 4);
+  ASSERT_TRUE(room.ok()) << room.status().message();
+  ASSERT_TRUE(room->plan.fits) << room->plan.reason;
+  for (const placement::GangSlot& slot : room->plan.slots) EXPECT_EQ(slot.node[0], 'a') << slot.node;
+  EXPECT_THAT(testing::KeptNodes(Filter(waiting)), ElementsAre(::testing::StartsWith("a")));
 }
 
 // A gang kube-scheduler places per clique (a constraint of the reservation's own level) competes
@@ -529,9 +596,11 @@ TEST_F(GangReservation, AGangPlacedPerCliqueIsKeptOffTheKeptCliqueOrHasItKept) {
   std::string reply = Filter(Member("racked", 0));
   EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
   EXPECT_THAT(reply, HasSubstr("kept for gang ml/train"));
-  StatusOr<std::string> preempt = service_->Preempt(testing::PreemptMetaJson(Member("racked", 0).ToJson(), {{"a1", {"small-a1"}}}));
+  StatusOr<std::string> preempt =
+      service_->Preempt(testing::PreemptMetaJson(Member("racked", 0).ToJson(), {{"a1", {"small-a1"}}, {"b1", {"small-b1"}}}));
   ASSERT_TRUE(preempt.ok());
   EXPECT_THAT(*preempt, ::testing::Not(HasSubstr("\"a1\"")));
+  EXPECT_THAT(*preempt, HasSubstr("\"b1\"")) << "a candidate outside the kept clique stays";
   StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/racked", "", 4);
   ASSERT_TRUE(room.ok()) << room.status().message();
   ASSERT_TRUE(room->plan.fits) << room->plan.reason;
@@ -542,9 +611,14 @@ TEST_F(GangReservation, AGangPlacedPerCliqueIsKeptOffTheKeptCliqueOrHasItKept) {
   ASSERT_TRUE(e->would_fit_after.has_value());
   for (const placement::GangSlot& slot : e->would_fit_after->slots) EXPECT_EQ(slot.node[0], 'b') << slot.node;
 
-  std::vector<std::string> first = Cluster();
+  std::vector<std::string> first = Cluster();  // ml/train's members come an hour after racked's
   first.push_back(ConstrainedGroup("racked", kClique));
   for (int i = 0; i < 2; ++i) first.push_back(Member("racked", i).ToJson());
+  for (int i = 0; i < 4; ++i) {
+    PodJson m = Member("train", i);
+    m.creation_timestamp = "2026-11-30T11:00:00Z";
+    first.push_back(m.ToJson());
+  }
   Load(first);
   ASSERT_TRUE(Reserved().has_value());
   EXPECT_EQ(Reserved()->gang, "ml/racked");

@@ -126,10 +126,10 @@ std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(co
 // `options`.
 bool InKeptDomain(const placement::NodeState* node, const std::string& kept, const ServiceOptions& options);
 
-// True if `pod` stays off the domain kept for a gang (gang_reservation.h): `priority` (the pod's,
-// or its gang's: GangPriority) is not above the gang's, and it is not recreated on its node (a
-// DaemonSet's or a static pod runs on every node, and is no competition for the gang's).
-bool KeptOffReserved(const Pod& pod, int32_t priority, const DomainReservation& reserved);
+// True if `pod` (not of a declared gang: GangKeptOff judges those) stays off the domain kept for a
+// gang (gang_reservation.h): its priority is not above the gang's, and it is not recreated on its
+// node (a DaemonSet's or a static pod runs on every node, and is no competition for the gang's).
+bool KeptOffReserved(const Pod& pod, const DomainReservation& reserved);
 
 // Of `fits` (snapshot positions), those in the domain kept for a gang (index.reserved), with the
 // reason: every one, even when no other node fits (the pod then waits, as the gang does).

@@ -70,11 +70,6 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs, const DomainReservation* kept = nullptr);
 
-// The value of the first level's domain kept for another gang (`kept`, null: none) that the gang
-// of `pending` stays off: "" when none, when it is this gang's, or when this gang's priority (its
-// highest pending member's) is above that gang's.
-std::string OffDomain(const std::vector<Pod>& pending, const DomainReservation* kept);
-
 // The names of the nodes of `snapshot` outside domain `off` of the first level of `options`.
 std::vector<std::string_view> NodesOutside(const std::string& off, const inventory::InventorySnapshot& snapshot,
                                            const ServiceOptions& options);

@@ -8,8 +8,8 @@
 // spans domains. Nothing is evicted, and nothing is written: filter refuses those pods the
 // domain's nodes (domain_steering.h), and the gang's own plan is gang_domains.h's.
 //
-// A gang waits when it is declared a gang (not one kube-scheduler places per domain of another
-// level: PlacedPerOtherLevel), its members reach its minCount, none is bound, holds a slot
+// A gang waits when it is declared a gang (not one confined to another level: ConfinedLevel), its
+// members reach its minCount, none is bound, holds a slot
 // or has scheduling gates (Kueue's: not in kube-scheduler's queue yet), and its pending members
 // ask a known number of GPUs (not through claims). The first is the one
 // kube-scheduler's queue pops first: the highest priority, then the oldest creationTimestamp,
@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpusched/inventory/snapshot.h"
 
@@ -39,6 +40,8 @@ struct DomainReservation {
   int32_t priority = 0;  // the gang's (its highest pending member's): pods of higher priority are not kept off
   int whole_nodes = 0;   // the domain's whole nodes now
   int64_t needs_milli = 0;  // what the gang's members ask, at least (GPU milli)
+  std::string level;     // the label key of the level (the first topology level)
+  std::vector<uint32_t> nodes;  // the domain's nodes: positions in the snapshot it was computed on
 };
 
 // The domain of label `key` kept for the first waiting gang of `snapshot`, or none when no gang
@@ -48,14 +51,35 @@ struct DomainReservation {
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
                                                 const DomainIndex& index, const std::string& scheduler);
 
-// True if kube-scheduler places `group` per domain of a level (its topology constraint) other
-// than `key`, the reservation's: it never has a domain of `key` kept for it, and is not kept off
-// one. A gang with a constraint of `key` itself waits and is kept off as any gang gpusched plans.
-bool PlacedPerOtherLevel(const PodGroup& group, const std::string& key);
+// The level a declared group is confined to: its topology constraint's key (kube-scheduler places
+// it per domain), else the level its annotation requires; "" for neither (or no group).
+std::string ConfinedLevel(const PodGroup* group);
 
-// The priority `pod` is judged by against a kept domain: its own, or for a member of a group the
-// highest of its and its group's pending members' (as the gang planner judges the gang: OffDomain).
-int32_t GangPriority(const Pod& pod, const inventory::InventorySnapshot& snapshot);
+// What the kept-domain rule reads of a gang, or of a Workload's pods planned as one.
+struct GangFacts {
+  const Pod* member = nullptr;  // one of its pods: its group tells the gang apart (OfKeptGang)
+  int32_t priority = 0;         // its highest pending member's
+  std::string level;            // ConfinedLevel of its group
+  bool members_there = false;   // a member already holds GPUs, a slot or a hold in the kept domain
+};
+
+// True if the gang stays off domain `kept`: it is not the gang the domain is kept for, nor of
+// higher priority; not confined to a level other than the reservation's (it could never have a
+// domain of that level kept); and none of its members is there already (it joins them). The one
+// judgement of gangs against a kept domain: filter, preempt, defrag, group defrag, explain, the
+// gang planner and the Kueue check all ask it.
+bool GangKeptOff(const GangFacts& gang, const DomainReservation& kept);
+
+// `kept`'s domain where the gang stays off it (GangKeptOff), else "" (also without `kept`).
+std::string OffDomain(const GangFacts& gang, const DomainReservation* kept);
+
+// The highest priority of `pods` (INT32_MIN for none).
+int32_t HighestPriority(const std::vector<Pod>& pods);
+
+// The facts of the gang of `pod` (a member of declared gang `group`) on `snapshot`: its pending
+// members' highest priority (the pod's counted too) and whether a member is in `kept`'s domain.
+GangFacts FactsOf(const Pod& pod, const PodGroup& group, const DomainReservation& kept,
+                  const inventory::InventorySnapshot& snapshot);
 
 // True if `pod` is a member of the gang `r` is kept for.
 bool OfKeptGang(const Pod& pod, const DomainReservation& r);

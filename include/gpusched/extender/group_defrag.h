@@ -61,21 +61,20 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
 DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor& executor, UnjudgedPolicy unjudged);
 
 // Leaves out of `nodes` those of `kept`, the domain kept for another waiting gang
-// (gang_reservation.h), where `pending` (a gang's pending members) stays off it as its own plan
-// does (OffDomain): not for a gang kube-scheduler places per domain of another level (`topology`,
-// its constraint: PlacedPerOtherLevel), nor one whose members hold slots there. Group defrag, and
-// explain's plan and evictions for a group, see the cluster so.
-void LeaveOutKeptDomain(const std::vector<Pod>& pending, const std::string& topology, const DomainReservation* kept,
+// (gang_reservation.h), where the gang of `pending` (its pending members; `declared` its group,
+// null: undeclared) stays off it (GangKeptOff), as its own plan does. Group defrag, and explain's
+// plan and evictions for a group, see the cluster so.
+void LeaveOutKeptDomain(const std::vector<Pod>& pending, const PodGroup* declared, const DomainReservation* kept,
                         const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                         std::vector<const placement::NodeState*>* nodes);
 
 // The evictions, by preempt's rules, after which the `pending` members fit together on `snapshot`
 // (claim members' against its DRA objects, selectors compiled into `programs`; inside one domain
-// of `topology_key` when it is set: *domain names it; outside `kept`, the domain kept for another
-// waiting gang, as the gang's plan and group defrag stay outside it).
+// of `declared`'s topology key when it has one: *domain names it; outside `kept`, the domain kept
+// for another waiting gang, as LeaveOutKeptDomain leaves it out).
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
-                                        const std::string& topology_key = "", const DomainReservation* kept = nullptr,
+                                        const PodGroup* declared = nullptr, const DomainReservation* kept = nullptr,
                                         std::string* domain = nullptr);
 
 // The domains of `topology_key` among `nodes`: each label value with its nodes, in value order.

@@ -127,12 +127,11 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
                                 const ResolvedNodes& nodes, std::vector<placement::RankedNode>* fits,
                                 const OnNodesRefused& on_refused);
 
-// True if `pod` stays off domain `kept` (gang_reservation.h): it is not of the gang the domain is
-// kept for nor of one kube-scheduler places per domain of another level (PlacedPerOtherLevel),
-// holds no room made for it there (a defrag hold or slot, a nomination), and KeptOffReserved says
-// so (priority: a gang member's its gang's; DaemonSet). Filter asks it of pods outside the gangs
-// gpusched plans whole, and of the members of gangs placed per domain (DomainPlans::Steer);
-// preempt and defrag of all.
+// True if `pod` stays off domain `kept` (gang_reservation.h): it holds no room made for it there
+// (a defrag hold or slot, a nomination), and, for a member of a declared gang, GangKeptOff says so
+// of its gang (as the gang planner judges it), else KeptOffReserved of the pod (priority,
+// DaemonSet). Filter asks it of pods outside the gangs gpusched plans whole, and of the members of
+// gangs placed per domain (DomainPlans::Steer); preempt and defrag of all.
 bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::InventorySnapshot& snapshot,
              const ServiceOptions& options);
 
