@@ -262,10 +262,14 @@ void MeasureDevicePlugin(const inventory::InventorySnapshot& snapshot, const std
 int64_t UpstreamScore(const placement::NodeState& node, const ResourceList& pod, FitStrategy strategy) {
   std::array<ScoredResource, 2> resources;
   size_t i = 0;
-  for (auto [name, floor] : {std::pair<std::string_view, int64_t>{"cpu", 100}, {"memory", int64_t{200} << 20}}) {
-    int64_t asked = pod.Get(name) > 0 ? pod.Get(name) : floor;
-    resources[i++] = ScoredResource{.capacity = node.node.other_allocatable.Get(name),
-                                    .requested = (node.uses ? node.uses->total().Get(name) : 0) + asked};
+  for (const std::pair<std::string_view, int64_t>& resource : {std::pair<std::string_view, int64_t>{"cpu", 100}, {"memory", int64_t{200} << 20}}) {
+    std::string_view name = resource.first;  // its non-zero default: resource.second
+    auto nonzero = [&](const ResourceList& asks) { return asks.Get(name) > 0 ? asks.Get(name) : resource.second; };
+    ScoredResource& r = resources[i++];
+    r = ScoredResource{.capacity = node.node.other_allocatable.Get(name), .nonzero_requested = nonzero(pod), .requested = pod.Get(name)};
+    if (node.uses == nullptr) continue;
+    for (const PodUse& use : node.uses->pods()) r.nonzero_requested += nonzero(use.requests);
+    r.requested += node.uses->total().Get(name);
   }
   return DefaultResourceScore(resources, strategy == FitStrategy::kMostAllocated);
 }

@@ -13,14 +13,16 @@ constexpr int64_t kMaxScore = 100;
 
 // NodeResourcesFit's score of one resource.
 int64_t FitScore(const ScoredResource& r, bool most_allocated) {
-  if (most_allocated) return std::min(r.requested, r.capacity) * kMaxScore / r.capacity;
-  return r.requested > r.capacity ? 0 : (r.capacity - r.requested) * kMaxScore / r.capacity;
+  int64_t requested = r.nonzero_requested;
+  if (most_allocated) return std::min(requested, r.capacity) * kMaxScore / r.capacity;
+  return requested > r.capacity ? 0 : (r.capacity - requested) * kMaxScore / r.capacity;
 }
 
-// A resource as the churn replay's node tracks it: not listed when untracked.
+// A resource as the churn replay's node tracks it: not listed when untracked. Its pods ask CPU
+// and memory each (a trace row's), so the non-zero requests are the requests.
 ScoredResource Of(int64_t free, int64_t cap, int64_t asks) {
   if (cap <= 0 || cap >= scoring::kUntracked) return ScoredResource{};
-  return ScoredResource{.capacity = cap, .requested = cap - free + asks};
+  return ScoredResource{.capacity = cap, .nonzero_requested = cap - free + asks, .requested = cap - free + asks};
 }
 
 }  // namespace

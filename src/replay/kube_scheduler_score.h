@@ -5,9 +5,11 @@
 // every pod so). Two plugins of weight 1 each over cpu and memory (their default resources), each
 // an integer 0-100 with the pod counted in, as Kubernetes 1.24-1.33 compute them:
 // NodeResourcesFit (LeastAllocated: each resource's free share x 100 / capacity; MostAllocated:
-// its used share), an integer per resource, then their integer mean; and
-// NodeResourcesBalancedAllocation: (1 - the standard deviation of the used fractions, each at
-// most 1) x 100, truncated. A resource the node does not list is left out of both.
+// its used share), an integer per resource, then their integer mean, over the non-zero requests
+// (a pod asking no CPU counts 100m, no memory 200 MiB); and NodeResourcesBalancedAllocation:
+// (1 - the standard deviation of the used fractions, each at most 1) x 100, truncated, over the
+// requests as they are. A resource the node does not list is left out of both. Releases with
+// kubernetes#129138 skip BalancedAllocation for a pod that requests nothing; these do not.
 #pragma once
 
 #include <array>
@@ -18,9 +20,10 @@
 namespace gpusched::replay {
 
 // One scoring resource of a node: what it has (0: not listed) and what is requested of it with
-// the pod counted in.
+// the pod counted in: as NodeResourcesFit counts it (each pod's non-zero request) and as it is.
 struct ScoredResource {
   int64_t capacity = 0;
+  int64_t nonzero_requested = 0;
   int64_t requested = 0;
 };
 

@@ -97,8 +97,9 @@ TEST(UpstreamScore, LeastAllocatedPlusBalancedAllocationAsKubeScheduler) {
   // cpu: (100 - 50) * 100 / 100 = 50; memory: 75; LeastAllocated = (50 + 75) / 2 = 62.
   // Balanced: fractions 0.5 and 0.25, deviation 0.125: (1 - 0.125) * 100 = 87.
   EXPECT_EQ(UpstreamScore(node, pod), 62 + 87);
-  // A pod asking nothing counts 100m and 200 MiB: nearly free, nearly balanced.
-  EXPECT_EQ(UpstreamScore(node, ResourceList{}), 99 + 99);
+  // A pod asking nothing counts 100m and 200 MiB in LeastAllocated (nearly free); BalancedAllocation
+  // reads its requests as they are, none: perfectly balanced (the fourth review: it was 99 + 99).
+  EXPECT_EQ(UpstreamScore(node, ResourceList{}), 99 + 100);
   // MostAllocated, the bin-packing setup: cpu 50, memory 25.
   EXPECT_EQ(UpstreamScore(node, pod, FitStrategy::kMostAllocated), (50 + 25) / 2 + 87);
 }
