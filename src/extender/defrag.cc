@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gpusched/extender/workload_cache.h"
@@ -156,6 +158,23 @@ std::string MovesText(const std::vector<DefragMove>& moves, const std::optional<
   return out;
 }
 
+bool LeaveOutKeptDomain(std::span<const Pod> pending, const DomainReservation* kept, const inventory::InventorySnapshot& snapshot,
+                        const ServiceOptions& options, std::vector<const placement::NodeState*>* nodes) {
+  if (KeptOffFor(pending, kept, snapshot, options).empty()) return false;
+  std::erase_if(*nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, kept->domain, options); });
+  return true;
+}
+
+void SeeKeptDomain(std::span<const Pod> pending, const DomainReservation* kept, const inventory::InventorySnapshot& snapshot,
+                   const ServiceOptions& options, placement::DefragInput* in) {
+  if (kept == nullptr || LeaveOutKeptDomain(pending, kept, snapshot, options, &in->nodes)) return;
+  auto closed = std::make_shared<std::set<std::string, std::less<>>>();
+  for (const placement::NodeState* n : in->nodes) {
+    if (InKeptDomain(n, kept->domain, options)) closed->insert(n->node.name);
+  }
+  if (!closed->empty()) in->no_landing = std::move(closed);
+}
+
 StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allocation>& placed,
                                   const EvaluationInputs& inputs) {
   if (!ask.pod && ask.target_frag_pct < 0) {
@@ -165,13 +184,14 @@ StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allo
   std::shared_ptr<const scoring::TargetWorkload> workload =
       inputs.workloads != nullptr ? inputs.workloads->Get(*inputs.snapshot) : nullptr;
   placement::DefragInput in{.budgets = inputs.snapshot->budgets(), .workload = workload.get()};
-  // While a domain is kept for a waiting gang (gang_reservation.h), its nodes are left out (but
-  // for that gang's own members): no room is made there, and no pod is moved into or out of it
-  // (a moved pod's replacement would be kept off it too).
+  // While a domain is kept for a waiting gang (gang_reservation.h), a pod's plan sees it as
+  // filter does (SeeKeptDomain); consolidation leaves it out: no pod is moved into or out of it.
   std::optional<DomainReservation> reserved = KeptReservation(inputs);
-  std::string kept = reserved && !(ask.pod && OfKeptGang(*ask.pod, *reserved)) ? reserved->domain : "";
-  for (const auto& n : inputs.snapshot->nodes()) {
-    if (!InKeptDomain(n.get(), kept, *inputs.options)) in.nodes.push_back(n.get());
+  for (const auto& n : inputs.snapshot->nodes()) in.nodes.push_back(n.get());
+  if (ask.pod) {
+    SeeKeptDomain(std::span(&*ask.pod, 1), reserved ? &*reserved : nullptr, *inputs.snapshot, *inputs.options, &in);
+  } else if (reserved) {
+    std::erase_if(in.nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, reserved->domain, *inputs.options); });
   }
   placement::DefragOptions options{.max_moves = ask.max_moves, .placement = inputs.options->placement};
   DefragPlan plan;

@@ -17,6 +17,7 @@
 #include "gpusched/extender/domain_steering.h"
 #include "gpusched/extender/gang_holds.h"
 #include "gpusched/extender/group_defrag.h"
+#include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/common/time_format.h"
 #include "gpusched/model/names.h"
 #include "gpusched/placement/node_fit.h"
@@ -150,13 +151,7 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                                 dra::cel::ProgramCache* programs, const DomainReservation* kept) {
   std::vector<std::string> levels = required.empty() ? options.topology_levels : std::vector<std::string>{required};
-  // Kept off the domain kept for another gang (GangKeptOff): members already there are its
-  // siblings' nodes (`beside`).
-  GangFacts facts{.member = pending.empty() ? nullptr : &pending.front(), .priority = HighestPriority(pending), .level = required};
-  facts.members_there = kept != nullptr && std::any_of(beside.begin(), beside.end(), [&](const std::string& name) {
-                          return InKeptDomain(snapshot.FindNode(name), kept->domain, options);
-                        });
-  std::string off = OffDomain(facts, kept);
+  std::string off = KeptOffFor(pending, kept, snapshot, options);  // the domain kept for another gang
   std::vector<std::string> reasons;
   for (const std::string& key : levels) {
     std::optional<std::string> shared = SharedDomain(beside, key, snapshot);

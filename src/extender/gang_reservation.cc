@@ -29,13 +29,14 @@ using Uids = std::set<std::string, std::less<>>;
 struct Waiting {
   std::string key;              // GroupTable::MemberKey
   std::string name;             // "namespace/name"
-  int32_t priority = 0;         // its highest pending GPU member's
+  int32_t priority = 0;         // its highest pending member's
   int64_t created_ms = 0;       // its oldest pending member's; 0 when none says
   size_t needed = 0;            // the GPU members it must place (minCount less its launchers)
   int64_t least_milli = 0;      // what `needed` of them ask, the smallest first
   const Pod* first = nullptr;   // the pending GPU member asking most GPU: its node selection stands for all
   int64_t first_milli = 0;      // what `first` asks
-  ResourceList most;            // the most any GPU member requests of each resource
+  ResourceList most;            // the most any GPU member requests of each resource but GPUs
+  std::set<std::string, std::less<>> mapped;  // those of `most` a device class maps (KEP 5004)
   bool one_per_node = false;    // a member has a host port or required anti-affinity per node
 };
 
@@ -68,12 +69,12 @@ Apart KeptApart(const Pod& p, const inventory::GroupTable::Members& members) {
 }
 
 // What `p` requests of the resources a node's allocatable answers for: all but the GPU
-// resources and those DRA serves (KEP 5004: `mapped`, from the device classes).
-ResourceList CountedRequests(const Pod& p, const std::vector<std::string>& mapped) {
+// resources (those DRA serves on a node are told apart per node: MembersOn).
+ResourceList CountedRequests(const Pod& p) {
   ResourceList out;
   ResourceList all = EffectiveRequests(p);
   for (const auto& [name, amount] : all.items()) {
-    if (!GpuResource(name) && std::ranges::count(mapped, name) == 0) out.Add(name, amount);
+    if (!GpuResource(name)) out.Add(name, amount);
   }
   return out;
 }
@@ -111,23 +112,25 @@ std::optional<Waiting> WaitingGang(const std::string& member_key, const inventor
   Waiting w{.key = member_key, .name = any.namespace_name + "/" + any.group->name};
   std::vector<int64_t> demands;
   size_t launchers = 0;
+  w.priority = INT32_MIN;  // every pending member's counts, launchers' too, as FactsOf counts another gang's
   for (const std::shared_ptr<const Pod>& p : members.pending) {
     // Planned, nominated or being placed: it waits for nothing. Gated (Kueue's admission gate) or
     // another scheduler's: not in gpusched's queue.
     if (holders.contains(p->uid) || !p->nominated_node.empty() || p->gated || OtherScheduler(*p, scheduler)) return std::nullopt;
     Apart apart = KeptApart(*p, members);
     if (apart == Apart::kAboveNodes) return std::nullopt;  // not judged: no domain is kept for it
+    w.priority = std::max(w.priority, p->priority);
     int64_t demand = placement::GangDemand(placement::AnalyzePod(*p));
     if (demand <= 0) {  // a launcher without GPUs, or GPUs through claims (not known here)
       ++launchers;
       continue;
     }
     demands.push_back(demand);
-    w.most.RaiseTo(CountedRequests(*p, dra::MappedResources(*p, snapshot.dra().classes())));
+    w.most.RaiseTo(CountedRequests(*p));
+    for (std::string& r : dra::MappedResources(*p, snapshot.dra().classes())) w.mapped.insert(std::move(r));
     // Two members never share a node with a host port (members share their template's ports), or
     // with anti-affinity per node that picks members.
     w.one_per_node = w.one_per_node || !p->constraints.host_ports.empty() || apart == Apart::kNodes;
-    w.priority = w.first == nullptr ? p->priority : std::max(w.priority, p->priority);
     if (p->created_ms > 0 && (w.created_ms == 0 || p->created_ms < w.created_ms)) w.created_ms = p->created_ms;
     if (w.first == nullptr || demand > w.first_milli) {  // members counted as the largest: never too many
       w.first = p.get();
@@ -161,15 +164,17 @@ int64_t StayingRequests(const placement::NodeState& node, std::string_view resou
 // How many members the node takes once every pod but those that stay (StayingRequests) has left,
 // each counted as the largest of them in each resource: by GPUs, then every other resource they
 // request (CountedRequests) as NodeResourcesFit counts it: a resource the node does not list, it
-// has none of; a node whose allocatable is not known (it lists nothing besides GPUs) is not
-// counted against, nor is CPU or memory it does not list (nodes written by hand). One at most
-// when members keep apart.
+// has none of, unless a device class maps it (KEP 5004: DRA serves it on the nodes that do not
+// list it, dra::ServedOn); a node whose allocatable is not known (it lists nothing besides GPUs)
+// is not counted against, nor is CPU or memory it does not list (nodes written by hand). One at
+// most when members keep apart.
 int64_t MembersOn(const placement::NodeState& node, const Waiting& w) {
   int64_t most = int64_t{1000} * node.view.gpu_count / w.first_milli;
   const ResourceList& allocatable = node.node.other_allocatable;
   for (const auto& [resource, asks] : w.most.items()) {
     int64_t has = allocatable.Get(resource);
-    if (asks <= 0 || allocatable.empty() || (has <= 0 && (resource == "cpu" || resource == "memory"))) continue;
+    bool unlisted_ok = resource == "cpu" || resource == "memory" || w.mapped.contains(resource);
+    if (asks <= 0 || allocatable.empty() || (has <= 0 && unlisted_ok)) continue;
     most = std::min(most, std::max<int64_t>(0, has - StayingRequests(node, resource)) / asks);
   }
   return w.one_per_node ? std::min<int64_t>(most, 1) : most;
@@ -242,12 +247,6 @@ bool GangKeptOff(const GangFacts& gang, const DomainReservation& kept) {
 
 std::string OffDomain(const GangFacts& gang, const DomainReservation* kept) {
   return kept != nullptr && GangKeptOff(gang, *kept) ? kept->domain : "";
-}
-
-int32_t HighestPriority(const std::vector<Pod>& pods) {
-  int32_t out = INT32_MIN;
-  for (const Pod& p : pods) out = std::max(out, p.priority);
-  return out;
 }
 
 GangFacts FactsOf(const Pod& pod, const PodGroup& group, const DomainReservation& kept,

@@ -80,7 +80,7 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
   std::unique_ptr<GroupInput> in = InputOf(r.pending, snapshot, workload.get());
   std::optional<DomainReservation> kept = KeptReservation(inputs);
   std::string topology = found.declared != nullptr ? found.declared->topology_key : "";
-  LeaveOutKeptDomain(r.pending, found.declared, kept ? &*kept : nullptr, snapshot, *inputs.options, &in->input.nodes);
+  SeeKeptDomain(r.pending, kept ? &*kept : nullptr, snapshot, *inputs.options, &in->input);
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = inputs.programs, .options = inputs.options->dra};
   r.plan = PerDomain(
       in->input, topology, &r.domain,
@@ -107,16 +107,6 @@ DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor&
   return executor.ApplyRoom(r.plan.moves, rooms, why, unjudged);
 }
 
-void LeaveOutKeptDomain(const std::vector<Pod>& pending, const PodGroup* declared, const DomainReservation* kept,
-                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                        std::vector<const placement::NodeState*>* nodes) {
-  if (kept == nullptr || pending.empty()) return;
-  GangFacts facts = declared != nullptr ? FactsOf(pending.front(), *declared, *kept, snapshot)
-                                        : GangFacts{.member = &pending.front(), .priority = HighestPriority(pending)};
-  if (!GangKeptOff(facts, *kept)) return;
-  std::erase_if(*nodes, [&](const placement::NodeState* n) { return InKeptDomain(n, kept->domain, options); });
-}
-
 placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot,
                                         const ServiceOptions& options, dra::cel::ProgramCache* programs,
                                         const PodGroup* declared, const DomainReservation* kept, std::string* domain) {
@@ -125,7 +115,7 @@ placement::GroupRoomPlan GroupEvictions(const std::vector<Pod>& pending, const i
   placement::DefragOptions defrag{.max_moves = 1000, .placement = options.placement};
   placement::GroupDra dra{.state = &snapshot.dra(), .programs = programs, .options = options.dra};
   std::unique_ptr<GroupInput> in = InputOf(pending, snapshot, nullptr);
-  LeaveOutKeptDomain(pending, declared, kept, snapshot, options, &in->input.nodes);
+  LeaveOutKeptDomain(pending, kept, snapshot, options, &in->input.nodes);
   std::string ignored;
   return PerDomain(
       in->input, topology_key, domain != nullptr ? domain : &ignored,

@@ -44,7 +44,7 @@ placement::GangPlan PlanPerDomain(const std::vector<Pod>& pending, const invento
                                   const DomainReservation* kept, std::string* domain) {
   std::vector<const placement::NodeState*> nodes;
   for (const inventory::NodeStatePtr& n : snapshot.nodes()) nodes.push_back(n.get());
-  LeaveOutKeptDomain(pending, &declared, kept, snapshot, options, &nodes);
+  LeaveOutKeptDomain(pending, kept, snapshot, options, &nodes);
   const std::string& key = declared.topology_key;
   return BestInDomains<placement::GangPlan>(
       nodes, key, domain,
@@ -199,8 +199,12 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
     e.plan = std::move(placed.plan);
     if (!placed.domain.empty()) e.domain = placed.level + "=" + placed.domain;
     waiting = placed.waiting;
-  } else {  // none pending, or members hold slots (`held`): across the cluster, their slots free
-    e.plan = PlanPending(pending, snapshot, options, programs);
+  } else {
+    // None pending, or members hold slots (`held`): across the cluster, their slots free, off the
+    // domain kept for another gang where they stay off it (as filter plans them).
+    std::string off = KeptOffFor(pending, kept ? &*kept : nullptr, snapshot, options);
+    std::vector<std::string_view> outside = off.empty() ? std::vector<std::string_view>{} : NodesOutside(off, snapshot, options);
+    e.plan = PlanPending(pending, snapshot, options, programs, off.empty() ? nullptr : &outside);
   }
   if (!e.plan.fits && !e.plan.unplannable && !waiting) {
     e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, found.declared, kept ? &*kept : nullptr, &e.evictions_domain);

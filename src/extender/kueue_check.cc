@@ -172,13 +172,12 @@ bool KueueAssignsDomains(const kueue::Workload& w) {
 
 // Plans v->pods: inside one domain of the topology levels where they are configured and Kueue
 // assigns none, else across the cluster (Kueue's domains confine the pods' node selection). Off
-// the domain kept for a waiting gang either way, where the pods stay off it (GangKeptOff): filter
+// the domain kept for a waiting gang either way, where the pods stay off it (KeptOffFor): filter
 // would keep them off it.
 void PlanPods(const kueue::Workload& w, const EvaluationInputs& in, WorkloadVerdict* v) {
   std::optional<DomainReservation> kept = KeptReservation(in);
   if (in.options->topology_levels.empty() || KueueAssignsDomains(w)) {
-    std::string off = v->pods.empty() ? "" : OffDomain(GangFacts{.member = &v->pods.front(), .priority = HighestPriority(v->pods)},
-                                                       kept ? &*kept : nullptr);
+    std::string off = KeptOffFor(v->pods, kept ? &*kept : nullptr, *in.snapshot, *in.options);
     std::vector<std::string_view> outside = off.empty() ? std::vector<std::string_view>{} : NodesOutside(off, *in.snapshot, *in.options);
     v->plan = PlanPending(v->pods, *in.snapshot, *in.options, in.programs, off.empty() ? nullptr : &outside);
     return;

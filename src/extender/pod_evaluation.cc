@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <span>
 
@@ -392,6 +393,18 @@ bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::Inv
   if (in_kept(pod.nominated_node) || (held != nullptr && in_kept(held->node_name))) return false;
   if (const PodGroup* gang = DeclaredGangOf(pod, snapshot)) return GangKeptOff(FactsOf(pod, *gang, kept, snapshot), kept);
   return KeptOffReserved(pod, kept);
+}
+
+std::string KeptOffFor(std::span<const Pod> pods, const DomainReservation* kept, const inventory::InventorySnapshot& snapshot,
+                       const ServiceOptions& options) {
+  if (kept == nullptr || pods.empty()) return "";
+  if (const PodGroup* gang = DeclaredGangOf(pods.front(), snapshot)) {  // one judgement for the gang
+    GangFacts facts = FactsOf(pods.front(), *gang, *kept, snapshot);
+    for (const Pod& p : pods) facts.priority = std::max(facts.priority, p.priority);
+    return OffDomain(facts, kept);
+  }
+  bool off = std::any_of(pods.begin(), pods.end(), [&](const Pod& p) { return KeptOff(p, *kept, snapshot, options); });
+  return off ? kept->domain : "";
 }
 
 std::optional<DomainReservation> KeptReservation(const EvaluationInputs& inputs) {

@@ -18,6 +18,9 @@
 namespace gpusched::placement::defrag {
 namespace {
 
+// Why a moved pod does not land on a node of DefragInput::no_landing.
+constexpr const char* kKeptForAGang = "the node is in the domain kept for a waiting gang, which filter keeps moved pods off";
+
 // The compute `a` holds, to move the largest pods first.
 int64_t Size(const Allocation& a) {
   if (HasPayload(a.placement.kind, Payload::kCount)) return a.placement.whole_gpus * kMilliPerGpu;
@@ -199,6 +202,7 @@ void Overlay::Moved(size_t i, std::optional<size_t> j, std::string_view uid) {
 }
 
 std::string Overlay::LandingProblemOf(size_t i, std::string_view uid, int32_t priority, size_t j) const {
+  if (input_->ClosedToMoves(*input_->nodes[j])) return kKeptForAGang;
   const NodeState& source = *input_->nodes[i];
   const PodUse* use = source.uses != nullptr ? source.uses->Find(uid) : nullptr;
   static const ResourceList kNothing;

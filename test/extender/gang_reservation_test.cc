@@ -20,6 +20,7 @@
 namespace gpusched::extender {
 namespace gang_reservation_test {
 
+using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::PodJson;
@@ -166,7 +167,9 @@ TEST_F(GangReservation, PreemptEvictsNothingInTheKeptCliqueForAPodKeptOffIt) {
 }
 
 // Defrag makes no room in the kept clique for a pod kept off it: its plan lands in B, by moving one
-// small pod there (where a2 held it without moves); with the reservation off, the plan is a2.
+// small pod there (where a2 held it without moves); with the reservation off, the plan is a2. A
+// pod of higher priority than the gang's is let into A by filter, and by defrag (fifth review:
+// defrag judged only the kept gang's own members).
 TEST_F(GangReservation, DefragMakesNoRoomInTheKeptCliqueForAPodKeptOffIt) {
   PodJson solo{.name = "solo", .namespace_name = "ml", .uid = "solo", .containers = {testing::WholeGpus("c", 4)}};
   Load(WithGang(Cluster()));
@@ -175,6 +178,12 @@ TEST_F(GangReservation, DefragMakesNoRoomInTheKeptCliqueForAPodKeptOffIt) {
   ASSERT_TRUE(kept->plan.fits) << kept->plan.reason;
   EXPECT_EQ(kept->plan.node[0], 'b');
   EXPECT_EQ(kept->plan.moves.size(), 1u);
+  PodJson urgent = solo;  // above the gang's priority: filter lets it into A, and so does defrag
+  urgent.spec_extra = R"("priority":1000)";
+  StatusOr<DefragResult> above = service_->Defrag(urgent.ToJson(), -1, 4);
+  ASSERT_TRUE(above.ok()) << above.status().message();
+  EXPECT_EQ(above->plan.node[0], 'a');
+  EXPECT_TRUE(above->plan.moves.empty());
   ServiceOptions off;
   off.topology_reserve = false;
   Load(WithGang(Cluster()), off);
@@ -349,12 +358,14 @@ TEST_F(GangReservation, PreemptJudgesAGangMemberByItsGangsHighestPriority) {
 // (anti-affinity per zone that picks members) is not judged: nothing is kept for it. A term
 // that picks no member changes nothing (fourth review: any term counted one per node, and a gang
 // with a common "away from other jobs" term never had a domain kept). Five 1-GPU members
-// labelled job=train; cliques A and B of four 4-GPU nodes each, all whole.
+// labelled job=train; cliques A and B of four 4-GPU nodes each, all whole. Nodes whose
+// allocatable lists nothing but GPUs (written by hand) are not counted against.
 TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
-  auto items = [](const std::function<void(PodJson&)>& edit, const std::string& rdma_on_a = "") {
+  auto items = [](const std::function<void(PodJson&)>& edit, const std::string& rdma_on_a = "", bool lists = true) {
     std::vector<std::string> out;
     for (const std::string& name : kAll) {
       testing::NodeJson n = testing::NvidiaNode(name, 4);
+      n.lists_other_resources = lists;
       n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
       if (!rdma_on_a.empty() && name[0] == 'a') n.extra_allocatable["example.com/rdma"] = rdma_on_a;
       out.push_back(n.ToJson());
@@ -393,6 +404,8 @@ TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
   };
   Load(items(rdma));
   EXPECT_FALSE(Reserved().has_value()) << "no node lists example.com/rdma";
+  Load(items(rdma, "", false));
+  EXPECT_TRUE(Reserved().has_value()) << "nodes whose allocatable lists only GPUs (by hand): not counted against";
   Load(items(rdma, "1"));
   EXPECT_FALSE(Reserved().has_value()) << "four places in A, one per node";
   Load(items(rdma, "2"));
@@ -404,6 +417,13 @@ TEST_F(GangReservation, MembersAreCountedAsTheyFitANodeOrNotJudged) {
                    R"("extendedResourceName":"example.com/rdma"}})");
   Load(served);
   EXPECT_TRUE(Reserved().has_value()) << "a resource DRA serves is not counted against allocatable";
+  served = items(rdma, "1");  // A's device plugin lists one: DRA serves it only on B (dra::ServedOn)
+  served.push_back(R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"rdma.example.com"},)"
+                   R"("spec":{"selectors":[{"cel":{"expression":"device.driver == 'rdma.example.com'"}}],)"
+                   R"("extendedResourceName":"example.com/rdma"}})");
+  Load(served);
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->domain, "c.B") << "four places in A, one per node; sixteen in B";
 }
 
 // Second review: the room a pod holds counts only where it is (a pod nominated to b1 is kept off
@@ -552,6 +572,10 @@ TEST_F(GangReservation, APodOfAGroupThatIsNoGangIsJudgedByItsOwnPriority) {
   ASSERT_TRUE(Reserved().has_value());
   EXPECT_TRUE(testing::KeptNodes(Filter(Member("loose", 0))).empty());
   EXPECT_THAT(testing::KeptNodes(Filter(urgent)), ElementsAre("a2", "a3", "a4"));
+  StatusOr<GroupDefragResult> room = service_->DefragGroup("ml/loose", "", 4);  // fifth review: it made room in A
+  ASSERT_TRUE(room.ok()) << room.status().message();
+  ASSERT_TRUE(room->plan.fits) << room->plan.reason;
+  for (const placement::GangSlot& slot : room->plan.slots) EXPECT_EQ(slot.node[0], 'b') << slot.node;
 }
 
 // Fourth review: a gang whose member already runs in the kept clique joins it there, in every
@@ -579,7 +603,98 @@ TEST_F(GangReservation, AGangWithAMemberInTheKeptCliqueJoinsItInEveryVerb) {
   ASSERT_TRUE(room.ok()) << room.status().message();
   ASSERT_TRUE(room->plan.fits) << room->plan.reason;
   for (const placement::GangSlot& slot : room->plan.slots) EXPECT_EQ(slot.node[0], 'a') << slot.node;
+  StatusOr<DefragResult> one = service_->Defrag(waiting.ToJson(), -1, 4);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->plan.node[0], 'a') << "defrag for the one member";
   EXPECT_THAT(testing::KeptNodes(Filter(waiting)), ElementsAre(::testing::StartsWith("a")));
+}
+
+// Fifth review: a gang's priority is its highest pending member's, launchers without GPUs too, in
+// every verb. Gang `mpi`: a launcher of priority 100 (nominated to b1, so the gang waits for
+// nothing) and two 4-GPU workers of 0; ml/train (priority 0) waits for clique A. Filter's gang
+// plan counted only the workers and kept them off A, while preempt let them in. Without the
+// nomination, mpi waits, and comes first: A is kept for it (its workers' 0 put it after train).
+TEST_F(GangReservation, AGangsPriorityIsItsHighestPendingMembersLaunchersToo) {
+  auto items = [](const std::string& nominated) {
+    std::vector<std::string> out = WithGang(Cluster(/*zoned=*/false, R"("priority":-10)"));
+    out.push_back(Group("mpi", 3));
+    PodJson launcher{.name = "mpi-launcher", .namespace_name = "ml", .uid = "uid-mpi-launcher",
+                     .containers = {{.name = "c", .requests = {{"cpu", "1"}}}},
+                     .creation_timestamp = "2026-11-30T11:00:00Z", .nominated_node = nominated,
+                     .spec_extra = R"("schedulingGroup":{"podGroupName":"mpi"},"priority":100)"};
+    out.push_back(launcher.ToJson());
+    for (int i = 0; i < 2; ++i) {
+      PodJson w = Member("mpi", i);
+      w.creation_timestamp = "2026-11-30T11:00:00Z";
+      out.push_back(w.ToJson());
+    }
+    return out;
+  };
+  Load(items(""));
+  ASSERT_TRUE(Reserved().has_value());
+  EXPECT_EQ(Reserved()->gang, "ml/mpi");
+  EXPECT_EQ(Reserved()->priority, 100);
+  Load(items("b1"));
+  ASSERT_TRUE(Reserved().has_value());
+  ASSERT_EQ(Reserved()->gang, "ml/train");
+  StatusOr<std::string> preempt = service_->Preempt(testing::PreemptMetaJson(Member("mpi", 0).ToJson(), {{"a1", {"small-a1"}}}));
+  ASSERT_TRUE(preempt.ok());
+  EXPECT_THAT(*preempt, HasSubstr("\"a1\"")) << *preempt;
+  EXPECT_THAT(testing::KeptNodes(Filter(Member("mpi", 0))), ::testing::Contains(::testing::StartsWith("a")));
+}
+
+// Fifth review: explain plans a gang whose members hold slots as filter does, off the kept
+// clique. Gang `late` (two 2-GPU members, created after ml/train): filter gives them slots in B;
+// explain --pod-group planned them across the cluster, into A.
+TEST_F(GangReservation, ExplainPlansMembersHoldingSlotsOffTheKeptClique) {
+  std::vector<std::string> items = WithGang(Cluster());
+  items.push_back(Group("late", 2));
+  std::vector<PodJson> late;
+  for (int i = 0; i < 2; ++i) {
+    late.push_back(Member("late", i));
+    late.back().containers = {testing::WholeGpus("c", 2)};
+    late.back().creation_timestamp = "2026-11-30T11:00:00Z";
+    items.push_back(late.back().ToJson());
+  }
+  Load(items);
+  ASSERT_TRUE(Reserved().has_value());
+  ASSERT_EQ(Reserved()->gang, "ml/train");
+  EXPECT_THAT(testing::KeptNodes(Filter(late[0])), Each(::testing::StartsWith("b")));
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/late", "");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_THAT(e->held, Each(::testing::Not(::testing::IsEmpty()))) << "the members hold slots";
+  ASSERT_TRUE(e->plan.fits) << e->plan.reason;
+  for (const placement::GangSlot& slot : e->plan.slots) EXPECT_EQ(slot.node[0], 'b') << slot.node;
+}
+
+// Fifth review: a plan that makes room by moving pods never lands one in the kept clique, whose
+// filter would refuse its replacement. Every node runs a 1-GPU pod; a member of ml/train and
+// `urgent` (4 GPUs, above the gang's priority) may have their room in A, but the pod moved off
+// its node goes to B (before, train-0's went to a2).
+TEST_F(GangReservation, AMovedPodNeverLandsInTheKeptClique) {
+  std::vector<std::string> items;
+  for (const std::string& name : kAll) {
+    testing::NodeJson n = testing::NvidiaNode(name, 4);
+    n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
+    items.push_back(n.ToJson());
+    items.push_back(Running("small-" + name, name, 1).ToJson());
+  }
+  items.push_back(Group("train", 4));
+  Load(WithGang(items));
+  ASSERT_TRUE(Reserved().has_value());
+  ASSERT_EQ(Reserved()->domain, "c.A");
+  PodJson urgent{.name = "urgent", .namespace_name = "ml", .uid = "urgent", .containers = {testing::WholeGpus("c", 4)},
+                 .spec_extra = R"("priority":1000)"};
+  for (const PodJson& pod : {Member("train", 0), urgent}) {
+    StatusOr<DefragResult> room = service_->Defrag(pod.ToJson(), -1, 4);
+    ASSERT_TRUE(room.ok()) << room.status().message();
+    ASSERT_TRUE(room->plan.fits) << room->plan.reason;
+    ASSERT_EQ(room->plan.moves.size(), 1u) << pod.name;
+    EXPECT_EQ(room->plan.moves[0].to[0], 'b') << pod.name << " " << room->plan.moves[0].to;
+  }
+  StatusOr<DefragResult> own = service_->Defrag(Member("train", 0).ToJson(), -1, 4);
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->plan.node[0], 'a') << "the kept gang's member has its room in A";
 }
 
 // A gang kube-scheduler places per clique (a constraint of the reservation's own level) competes

@@ -131,7 +131,8 @@ std::string NodeJson::ToJson() const {
   S(w, "podCIDR");
   S(w, "10.244.0.0/24");
   w.EndObject();
-  std::map<std::string, std::string> alloc{{"cpu", cpu}, {"memory", "250Gi"}, {"pods", "110"}};
+  std::map<std::string, std::string> alloc;
+  if (lists_other_resources) alloc = {{"cpu", cpu}, {"memory", "250Gi"}, {"pods", "110"}};
   if (nvidia_gpus) alloc["nvidia.com/gpu"] = std::to_string(*nvidia_gpus);
   if (mgpu_core) alloc["vke.volcengine.com/mgpu-core"] = std::to_string(*mgpu_core);
   if (mgpu_memory) alloc["vke.volcengine.com/mgpu-memory"] = std::to_string(*mgpu_memory);

@@ -37,6 +37,7 @@ struct NodeJson {
   std::string spec_extra;       // raw JSON members added to spec ("unschedulable":true,"taints":[...])
   std::string cpu = "63";       // status.allocatable cpu
   std::string ready = "True";   // status of the Ready condition; empty = no conditions
+  bool lists_other_resources = true;  // false: allocatable lists the GPU resources only (by hand)
 
   std::string ToJson() const;
 };

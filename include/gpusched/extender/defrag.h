@@ -26,6 +26,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,19 @@ struct DefragResult {
   placement::DefragPlan plan;
   std::optional<DefragApplied> applied;
 };
+
+// Leaves out of `nodes` those of `kept` (gang_reservation.h; null: none) where `pending` (the pods
+// a plan is for) stay off it (KeptOffFor); true if it did.
+// Explain's plans and evictions for a group see the cluster so.
+bool LeaveOutKeptDomain(std::span<const Pod> pending, const DomainReservation* kept, const inventory::InventorySnapshot& snapshot,
+                        const ServiceOptions& options, std::vector<const placement::NodeState*>* nodes);
+
+// `in` as a plan that makes room for `pending` by moving pods sees `kept`: left out where one of
+// them stays off it (LeaveOutKeptDomain); else room may be made there for them, but no moved pod
+// lands there (DefragInput::no_landing): filter keeps the moved pods' replacements off it. Defrag
+// for a pod and group defrag see the cluster so.
+void SeeKeptDomain(std::span<const Pod> pending, const DomainReservation* kept, const inventory::InventorySnapshot& snapshot,
+                   const ServiceOptions& options, placement::DefragInput* in);
 
 // The plan for `ask` on inputs.snapshot (its nodes and PodDisruptionBudgets; inputs.workloads for
 // the workload fragmentation is measured for). Errors: InvalidArgument for a pod no move can help

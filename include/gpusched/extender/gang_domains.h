@@ -63,8 +63,8 @@ struct GangPlacement {
 // (`waiting`; plan.reason says until when, a text that stays the same while it waits). Never with `beside` (members already placed or
 // holding slots wait for no domain) nor where the members' GPU demand is unknown (DRA claims).
 // Where the plan does not fit (or, required, no domain can hold it), plan.reason says why.
-// `kept`: the domain kept for the first waiting gang (gang_reservation.h), or null: another gang
-// not above that gang's priority is planned off it, in one domain or across several.
+// `kept`: the domain kept for the first waiting gang (gang_reservation.h), or null: the pods are
+// planned off it where they stay off it (KeptOffFor), in one domain or across several.
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
                                 const std::vector<std::string>& beside, const DomainWait& wait,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,

@@ -73,9 +73,6 @@ bool GangKeptOff(const GangFacts& gang, const DomainReservation& kept);
 // `kept`'s domain where the gang stays off it (GangKeptOff), else "" (also without `kept`).
 std::string OffDomain(const GangFacts& gang, const DomainReservation* kept);
 
-// The highest priority of `pods` (INT32_MIN for none).
-int32_t HighestPriority(const std::vector<Pod>& pods);
-
 // The facts of the gang of `pod` (a member of declared gang `group`) on `snapshot`: its pending
 // members' highest priority (the pod's counted too) and whether a member is in `kept`'s domain.
 GangFacts FactsOf(const Pod& pod, const PodGroup& group, const DomainReservation& kept,

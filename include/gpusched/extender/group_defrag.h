@@ -60,14 +60,6 @@ StatusOr<GroupDefragResult> PlanGroupDefrag(std::string_view key, std::string_vi
 // Applies a plan that fits (DefragExecutor::ApplyRoom); nothing for one that does not.
 DefragApplied ApplyGroupDefrag(const GroupDefragResult& r, const DefragExecutor& executor, UnjudgedPolicy unjudged);
 
-// Leaves out of `nodes` those of `kept`, the domain kept for another waiting gang
-// (gang_reservation.h), where the gang of `pending` (its pending members; `declared` its group,
-// null: undeclared) stays off it (GangKeptOff), as its own plan does. Group defrag, and explain's
-// plan and evictions for a group, see the cluster so.
-void LeaveOutKeptDomain(const std::vector<Pod>& pending, const PodGroup* declared, const DomainReservation* kept,
-                        const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
-                        std::vector<const placement::NodeState*>* nodes);
-
 // The evictions, by preempt's rules, after which the `pending` members fit together on `snapshot`
 // (claim members' against its DRA objects, selectors compiled into `programs`; inside one domain
 // of `declared`'s topology key when it has one: *domain names it; outside `kept`, the domain kept

@@ -135,6 +135,13 @@ void RefuseOutsideFullestDomain(const Pod& pod, SteeredPod steered, const Servic
 bool KeptOff(const Pod& pod, const DomainReservation& kept, const inventory::InventorySnapshot& snapshot,
              const ServiceOptions& options);
 
+// `kept`'s domain where `pods` (the pods one plan is for) stay off it, else "" (also without
+// `kept` or pods): the pods of a declared gang as their gang (GangKeptOff of FactsOf, the highest
+// of their priorities counted), others where one of them stays off it (KeptOff). Every plan of
+// several pods (the gang planner, group defrag, explain, the Kueue check) asks it.
+std::string KeptOffFor(std::span<const Pod> pods, const DomainReservation* kept, const inventory::InventorySnapshot& snapshot,
+                       const ServiceOptions& options);
+
 // The domain kept for a waiting gang on inputs.snapshot (gang_reservation.h), where the options
 // keep one.
 std::optional<DomainReservation> KeptReservation(const EvaluationInputs& inputs);

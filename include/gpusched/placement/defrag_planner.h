@@ -36,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,11 @@ struct DefragInput {
   std::vector<const NodeState*> nodes;
   std::shared_ptr<const std::vector<DisruptionBudget>> budgets;
   const scoring::TargetWorkload* workload = nullptr;  // for fragmentation; null: measured as 0
+  // Nodes where room may be made for the pending pods but no moved pod lands: the domain kept for
+  // a waiting gang, whose nodes filter refuses the moved pods' replacements. Null: none.
+  std::shared_ptr<const std::set<std::string, std::less<>>> no_landing;
+  // True if a moved pod may not land on `node` (no_landing).
+  bool ClosedToMoves(const NodeState& node) const { return no_landing != nullptr && no_landing->contains(node.node.name); }
 };
 
 // The cluster's FGD fragmentation in percent of the GPU compute of its ready nvidia and mgpu
