@@ -31,6 +31,9 @@
 //                               (incremental=1) or from nothing (0), 5,000 nodes in cliques
 //   BM_DomainIndexWithWaitingGang  the same, incremental, while a gang of 16 waits: the domain
 //                               kept for it chosen again (extender/gang_reservation.h)
+//   BM_KeptOffJudgement         whether a gang of `members` pending pods stays off the domain kept
+//                               for another waiting gang (extender/pod_evaluation.h's
+//                               KeptOffFor), 5,000 nodes in cliques of 18: every plan asks it
 //   BM_KueueJudgeWorkload       the Kueue admission check's verdict (extender/kueue_check.h) on
 //                               a Workload of `pods` pods, each as BM_GangPlan's members, over
 //                               the cluster at 60% fill: its pods made, planned together, Ready
@@ -44,10 +47,13 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include "bench_cluster.h"
 #include "cluster_json.h"
 #include "gpusched/extender/kueue_check.h"
+#include "gpusched/extender/pod_evaluation.h"
 #include "gpusched/extender/service.h"
 #include "gpusched/inventory/inventory.h"
 #include "gpusched/placement/gang_planner.h"
@@ -383,6 +389,40 @@ void DomainIndexTurns(benchmark::State& state, bool incremental, bool waiting_ga
   state.counters["kept"] = kept ? 1 : 0;
 }
 
+// Whether gang `late` (`members` pending pods, created after `train`) stays off the clique kept
+// for gang `train` (16 members waiting), on 5,000 nodes in cliques of 18: the one judgement the
+// gang planner, group defrag, explain and the Kueue check ask of the pods they plan.
+void BM_KeptOffJudgement(benchmark::State& state) {
+  ClusterObjects cluster = MakeCluster(Kind::kWhole, static_cast<int>(state.range(0)));
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].labels["nvidia.com/gpu.clique"] = "c." + std::to_string(i / 18);
+  std::vector<Pod> late;
+  for (const auto& [name, count, created] : {std::tuple<std::string, int64_t, int64_t>{"train", 16, 1}, {"late", state.range(1), 2}}) {
+    cluster.pod_groups.push_back(PodGroup{.namespace_name = "bench", .name = name, .min_count = static_cast<int32_t>(count)});
+    for (int64_t i = 0; i < count; ++i) {
+      Pod& p = cluster.pods.emplace_back(PendingPod(Kind::kWhole));
+      p.uid = p.name = name + "-" + std::to_string(i);
+      p.group = PodGroupRef{.name = name};
+      p.created_ms = created;
+      if (name == "late") late.push_back(p);
+    }
+  }
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(cluster));
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inv.Snapshot();
+  extender::ServiceOptions options;
+  std::optional<extender::DomainReservation> kept = extender::DomainFullness(options).Of(*snapshot, "nvidia.com/gpu.clique")->reserved;
+  if (!kept || kept->gang != "bench/train") {
+    state.SkipWithError("no clique kept for bench/train");
+    return;
+  }
+  std::string off;
+  for (auto _ : state) {
+    off = extender::KeptOffFor(late, &*kept, *snapshot, options);
+    benchmark::DoNotOptimize(off.data());
+  }
+  state.counters["kept_off"] = off.empty() ? 0 : 1;
+}
+
 // The domains of a snapshot one pod bind newer than the last one seen (extender/domain_steering.h):
 // 5,000 nodes in NVLink cliques of 18, two snapshot versions taken in turn. incremental=0 builds
 // each from nothing.
@@ -585,6 +625,7 @@ BENCHMARK(BM_ServiceGangMemberFilter)
 BENCHMARK(BM_ServiceSteeredFilter)->ArgNames({"mgpu", "nodes", "steer"})->ArgsProduct({{0, 1}, {5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DomainIndexUpdate)->ArgNames({"nodes", "incremental"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DomainIndexWithWaitingGang)->ArgName("nodes")->Arg(5000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_KeptOffJudgement)->ArgNames({"nodes", "members"})->Args({5000, 64})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServiceSteeredPassThrough)->ArgNames({"nodes", "steer"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PreemptChooseVictims)->ArgNames({"mgpu", "nodes"})->Args({0, 500})->Args({1, 500})->Unit(benchmark::kMicrosecond);

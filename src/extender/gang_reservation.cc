@@ -263,7 +263,7 @@ GangFacts FactsOf(const Pod& pod, const PodGroup& group, const DomainReservation
     if (pos >= snapshot.nodes().size()) break;
     const placement::NodeState& node = *snapshot.nodes()[pos];
     bool held = std::any_of(node.holds.begin(), node.holds.end(), [&](const Allocation& h) { return uids.contains(h.pod_uid); });
-    bool runs = std::any_of(uids.begin(), uids.end(), [&](const std::string& uid) { return node.FindAllocation(uid) != nullptr; });
+    bool runs = std::any_of(node.allocations.begin(), node.allocations.end(), [&](const Allocation& a) { return uids.contains(a.pod_uid); });
     if (held || runs) {
       facts.members_there = true;
       break;
