@@ -3,13 +3,15 @@
 // What kube-scheduler's default profile scores a node for a pod by its resources, for the pods
 // gpusched gives no score (prioritize answers [] for CPU-only pods; the "upstream" baselines rank
 // every pod so). Two plugins of weight 1 each over cpu and memory (their default resources), each
-// an integer 0-100 with the pod counted in, as Kubernetes 1.24-1.33 compute them:
+// an integer 0-100 with the pod counted in, as Kubernetes 1.24-1.32 compute them:
 // NodeResourcesFit (LeastAllocated: each resource's free share x 100 / capacity; MostAllocated:
 // its used share), an integer per resource, then their integer mean, over the non-zero requests
 // (a pod asking no CPU counts 100m, no memory 200 MiB); and NodeResourcesBalancedAllocation:
 // (1 - the standard deviation of the used fractions, each at most 1) x 100, truncated, over the
-// requests as they are. A resource the node does not list is left out of both. Releases with
-// kubernetes#129138 skip BalancedAllocation for a pod that requests nothing; these do not.
+// requests as they are. A resource the node does not list is left out of both. From
+// kubernetes#130260 (the fix of #129138, merged in 2025: 1.33 on), BalancedAllocation skips a
+// pod that requests neither; this does not, and no pod of the shipped traces asks neither. The
+// defaults apply per container upstream; a trace row is one container, so per pod here.
 #pragma once
 
 #include <array>

@@ -4,9 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
 
 #include "gpusched/kubejson/objects.h"
+#include "gpusched/model/node_uses.h"
 #include "gpusched/kubejson/snapshot_source.h"
 #include "gpusched/replay/cluster_replay.h"
 #include "gpusched/replay/dra_example.h"
@@ -102,6 +104,23 @@ TEST(UpstreamScore, LeastAllocatedPlusBalancedAllocationAsKubeScheduler) {
   EXPECT_EQ(UpstreamScore(node, ResourceList{}), 99 + 100);
   // MostAllocated, the bin-packing setup: cpu 50, memory 25.
   EXPECT_EQ(UpstreamScore(node, pod, FitStrategy::kMostAllocated), (50 + 25) / 2 + 87);
+}
+
+// The node's bound pods count as NodeResourcesFit counts them, each asking nothing at 100m and
+// 200 MiB, and as BalancedAllocation does, at what they ask (fifth review: untested).
+TEST(UpstreamScore, BoundPodsAskingNothingCountAtTheDefaultsInFitOnly) {
+  placement::NodeState node;
+  node.node.other_allocatable.Add("cpu", 1'000);
+  node.node.other_allocatable.Add("memory", int64_t{2000} << 20);
+  auto uses = std::make_shared<NodeUses>();
+  for (const char* uid : {"a", "b", "c", "d"}) uses->Put(PodUse{.uid = uid, .name = uid});
+  node.uses = uses;
+  ResourceList pod;
+  pod.Add("cpu", 500);
+  pod.Add("memory", int64_t{1000} << 20);
+  // Fit: cpu 500 + 4 x 100 = 900 of 1000: 10; memory 1000 + 4 x 200 = 1800 MiB of 2000: 10.
+  // Balanced: the pod alone, 0.5 and 0.5: 100.
+  EXPECT_EQ(UpstreamScore(node, pod), 10 + 100);
 }
 
 // kube-scheduler set up for bin packing (MostAllocated) fills nodes as gpusched does, but takes

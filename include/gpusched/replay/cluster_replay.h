@@ -38,7 +38,9 @@ struct ClusterReplayOptions {
 // kube-scheduler's score of a node for a pod that gpusched does not rank: NodeResourcesFit with
 // `strategy` plus NodeResourcesBalancedAllocation, each 0-100 over cpu and memory (weights 1), on
 // the node's allocatable and the requests of its bound pods and of `pod` (a pod asking no CPU
-// counts 100m, no memory 200 MiB: NodeResourcesFit's non-zero defaults). Integer arithmetic as
+// counts 100m, no memory 200 MiB: NodeResourcesFit's non-zero defaults, which upstream applies
+// per container; the pod's total is what the inventory keeps, so a pod of two containers asking
+// nothing counts once here, twice upstream). Integer arithmetic as
 // upstream's. The other default plugins score every node of a replayed cluster alike. Extended
 // resources served by DRA are not scored: the scoring resources are cpu and memory.
 int64_t UpstreamScore(const placement::NodeState& node, const ResourceList& pod, FitStrategy strategy = FitStrategy::kLeastAllocated);
