@@ -106,21 +106,24 @@ TEST(UpstreamScore, LeastAllocatedPlusBalancedAllocationAsKubeScheduler) {
   EXPECT_EQ(UpstreamScore(node, pod, FitStrategy::kMostAllocated), (50 + 25) / 2 + 87);
 }
 
-// The node's bound pods count as NodeResourcesFit counts them, each asking nothing at 100m and
+// The node's bound pods count as NodeResourcesFit counts them, one asking nothing at 100m and
 // 200 MiB, and as BalancedAllocation does, at what they ask (fifth review: untested).
-TEST(UpstreamScore, BoundPodsAskingNothingCountAtTheDefaultsInFitOnly) {
+TEST(UpstreamScore, BoundPodsCountAtTheDefaultsInFitAndAsTheyAskInBalance) {
   placement::NodeState node;
   node.node.other_allocatable.Add("cpu", 1'000);
-  node.node.other_allocatable.Add("memory", int64_t{2000} << 20);
+  node.node.other_allocatable.Add("memory", int64_t{1000} << 20);
   auto uses = std::make_shared<NodeUses>();
-  for (const char* uid : {"a", "b", "c", "d"}) uses->Put(PodUse{.uid = uid, .name = uid});
+  for (const char* uid : {"a", "b"}) uses->Put(PodUse{.uid = uid, .name = uid});
+  ResourceList cpu_only;
+  cpu_only.Add("cpu", 250);
+  uses->Put(PodUse{.uid = "c", .name = "c", .requests = cpu_only});
   node.uses = uses;
   ResourceList pod;
   pod.Add("cpu", 500);
-  pod.Add("memory", int64_t{1000} << 20);
-  // Fit: cpu 500 + 4 x 100 = 900 of 1000: 10; memory 1000 + 4 x 200 = 1800 MiB of 2000: 10.
-  // Balanced: the pod alone, 0.5 and 0.5: 100.
-  EXPECT_EQ(UpstreamScore(node, pod), 10 + 100);
+  pod.Add("memory", int64_t{250} << 20);
+  // Fit: cpu 500 + 100 + 100 + 250 = 950 of 1000: 5; memory 250 + 3 x 200 = 850 MiB of 1000: 15.
+  // Balanced: cpu 750 of 1000 and memory 250 of 1000: deviation 0.25, 75.
+  EXPECT_EQ(UpstreamScore(node, pod), (5 + 15) / 2 + 75);
 }
 
 // kube-scheduler set up for bin packing (MostAllocated) fills nodes as gpusched does, but takes
