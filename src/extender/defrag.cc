@@ -172,7 +172,9 @@ void SeeKeptDomain(std::span<const Pod> pending, const DomainReservation* kept, 
   for (const placement::NodeState* n : in->nodes) {
     if (InKeptDomain(n, kept->domain, options)) closed->insert(n->node.name);
   }
-  if (!closed->empty()) in->no_landing = std::move(closed);
+  if (closed->empty()) return;
+  in->no_landing = std::move(closed);
+  in->no_landing_priority = kept->priority;  // as filter judges a pod outside gangs (KeptOffReserved)
 }
 
 StatusOr<DefragResult> PlanDefrag(const DefragAsk& ask, const std::optional<Allocation>& placed,

@@ -202,7 +202,7 @@ void Overlay::Moved(size_t i, std::optional<size_t> j, std::string_view uid) {
 }
 
 std::string Overlay::LandingProblemOf(size_t i, std::string_view uid, int32_t priority, size_t j) const {
-  if (input_->ClosedToMoves(*input_->nodes[j])) return kKeptForAGang;
+  if (input_->ClosedToMoves(*input_->nodes[j], priority)) return kKeptForAGang;
   const NodeState& source = *input_->nodes[i];
   const PodUse* use = source.uses != nullptr ? source.uses->Find(uid) : nullptr;
   static const ResourceList kNothing;

@@ -256,7 +256,7 @@ bool TryCandidate(const DraCandidate& c, const Pod& pod, const DraDefragInput& i
     DraPlanner planner(whatif, replacement, in.programs, in.dra);
     static const ResourceList kNothing;
     auto accepts = [&](const NodeState& n) {
-      return !in.cluster.ClosedToMoves(n) && moved.LandingProblem(n, labels, use != nullptr ? use->requests : kNothing, v.pod_uid, v.priority).empty();
+      return !in.cluster.ClosedToMoves(n, v.priority) && moved.LandingProblem(n, labels, use != nullptr ? use->requests : kNothing, v.pod_uid, v.priority).empty();
     };
     auto landing = BestLanding(planner, c.node, held, in.cluster, accepts);
     if (!landing) return false;

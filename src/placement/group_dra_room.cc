@@ -117,7 +117,7 @@ void DraBook::Book(const Pending& pending, size_t node, const std::vector<std::s
 bool DraBook::RoomFor(const GangMember& m, const Pending& pending, const DefragOptions& left, const std::vector<DefragMove>& moves,
                       Overlay* cluster, Room* room) {
   DraDefragInput in{.cluster = DefragInput{.nodes = NodesWithArrivals(*cluster, pending), .budgets = BudgetsAfter(moves, *cluster),
-                                           .no_landing = input_->no_landing},
+                                           .no_landing = input_->no_landing, .no_landing_priority = input_->no_landing_priority},
                     .state = state_, .programs = dra_->programs, .dra = dra_->options};
   DefragPlan plan = MakeRoomForClaims(*m.pod, in, left);
   std::optional<size_t> node = plan.fits ? IndexOf(*cluster, plan.node) : std::nullopt;

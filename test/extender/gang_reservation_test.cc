@@ -667,20 +667,27 @@ TEST_F(GangReservation, ExplainPlansMembersHoldingSlotsOffTheKeptClique) {
   for (const placement::GangSlot& slot : e->plan.slots) EXPECT_EQ(slot.node[0], 'b') << slot.node;
 }
 
-// Fifth review: a plan that makes room by moving pods never lands one in the kept clique, whose
-// filter would refuse its replacement. Every node runs a 1-GPU pod; a member of ml/train and
-// `urgent` (4 GPUs, above the gang's priority) may have their room in A, but the pod moved off
-// its node goes to B (before, train-0's went to a2).
-TEST_F(GangReservation, AMovedPodNeverLandsInTheKeptClique) {
-  std::vector<std::string> items;
-  for (const std::string& name : kAll) {
-    testing::NodeJson n = testing::NvidiaNode(name, 4);
-    n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
-    items.push_back(n.ToJson());
-    items.push_back(Running("small-" + name, name, 1).ToJson());
-  }
-  items.push_back(Group("train", 4));
-  Load(WithGang(items));
+// Fifth review: a plan that makes room by moving pods never lands one of the gang's priority or
+// lower in the kept clique, whose filter would refuse its replacement. Every node runs a 1-GPU
+// pod; a member of ml/train and `urgent` (4 GPUs, above the gang's priority) may have their room
+// in A, but the pod moved off its node goes to B (before, train-0's went to a2), as do those group
+// defrag moves for ml/train (sixth review: untested). Moved pods above the gang's priority may
+// land in A, as filter lets them in.
+TEST_F(GangReservation, AMovedPodOfTheGangsPriorityOrLowerNeverLandsInTheKeptClique) {
+  auto items = [](const std::string& small_extra, int members) {
+    std::vector<std::string> out;
+    for (const std::string& name : kAll) {
+      testing::NodeJson n = testing::NvidiaNode(name, 4);
+      n.extra_labels[kClique] = name[0] == 'a' ? "c.A" : "c.B";
+      out.push_back(n.ToJson());
+      PodJson small = Running("small-" + name, name, 1);
+      small.spec_extra = small_extra;
+      out.push_back(small.ToJson());
+    }
+    out.push_back(Group("train", members));
+    return WithGang(out, "train", members);
+  };
+  Load(items("", 4));
   ASSERT_TRUE(Reserved().has_value());
   ASSERT_EQ(Reserved()->domain, "c.A");
   PodJson urgent{.name = "urgent", .namespace_name = "ml", .uid = "urgent", .containers = {testing::WholeGpus("c", 4)},
@@ -695,6 +702,19 @@ TEST_F(GangReservation, AMovedPodNeverLandsInTheKeptClique) {
   StatusOr<DefragResult> own = service_->Defrag(Member("train", 0).ToJson(), -1, 4);
   ASSERT_TRUE(own.ok());
   EXPECT_EQ(own->plan.node[0], 'a') << "the kept gang's member has its room in A";
+  Load(items("", 2));
+  ASSERT_TRUE(Reserved().has_value());
+  ASSERT_EQ(Reserved()->domain, "c.A");
+  StatusOr<GroupDefragResult> group = service_->DefragGroup("ml/train", "", 4);
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  ASSERT_TRUE(group->plan.fits) << group->plan.reason;
+  ASSERT_FALSE(group->plan.moves.empty());
+  for (const placement::DefragMove& m : group->plan.moves) EXPECT_EQ(m.to[0], 'b') << "group defrag: " << m.pod << " to " << m.to;
+  Load(items(R"("priority":500)", 4));
+  StatusOr<DefragResult> above = service_->Defrag(Member("train", 0).ToJson(), -1, 4);
+  ASSERT_TRUE(above.ok()) << above.status().message();
+  ASSERT_EQ(above->plan.moves.size(), 1u);
+  EXPECT_EQ(above->plan.moves[0].to[0], 'a') << "a moved pod of priority 500 may stay in A: " << above->plan.moves[0].to;
 }
 
 // A gang kube-scheduler places per clique (a constraint of the reservation's own level) competes

@@ -69,8 +69,8 @@ bool LeaveOutKeptDomain(std::span<const Pod> pending, const DomainReservation* k
 
 // `in` as a plan that makes room for `pending` by moving pods sees `kept`: left out where one of
 // them stays off it (LeaveOutKeptDomain); else room may be made there for them, but no moved pod
-// lands there (DefragInput::no_landing): filter keeps the moved pods' replacements off it. Defrag
-// for a pod and group defrag see the cluster so.
+// of the gang's priority or lower lands there (DefragInput::no_landing): filter keeps such a
+// pod's replacement off it. Defrag for a pod and group defrag see the cluster so.
 void SeeKeptDomain(std::span<const Pod> pending, const DomainReservation* kept, const inventory::InventorySnapshot& snapshot,
                    const ServiceOptions& options, placement::DefragInput* in);
 

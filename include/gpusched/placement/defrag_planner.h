@@ -91,11 +91,15 @@ struct DefragInput {
   std::vector<const NodeState*> nodes;
   std::shared_ptr<const std::vector<DisruptionBudget>> budgets;
   const scoring::TargetWorkload* workload = nullptr;  // for fragmentation; null: measured as 0
-  // Nodes where room may be made for the pending pods but no moved pod lands: the domain kept for
-  // a waiting gang, whose nodes filter refuses the moved pods' replacements. Null: none.
+  // Nodes where room may be made for the pending pods but where no moved pod of priority
+  // `no_landing_priority` or lower lands: the domain kept for a waiting gang, whose nodes filter
+  // refuses such a pod's replacement (one of higher priority it lets in). Null: none.
   std::shared_ptr<const std::set<std::string, std::less<>>> no_landing;
-  // True if a moved pod may not land on `node` (no_landing).
-  bool ClosedToMoves(const NodeState& node) const { return no_landing != nullptr && no_landing->contains(node.node.name); }
+  int32_t no_landing_priority = 0;
+  // True if a moved pod of `priority` may not land on `node` (no_landing).
+  bool ClosedToMoves(const NodeState& node, int32_t priority) const {
+    return no_landing != nullptr && priority <= no_landing_priority && no_landing->contains(node.node.name);
+  }
 };
 
 // The cluster's FGD fragmentation in percent of the GPU compute of its ready nvidia and mgpu
