@@ -146,6 +146,15 @@ std::vector<std::string_view> NodesOutside(const std::string& off, const invento
   return out;
 }
 
+placement::GangPlan PlanPendingOffKept(const std::vector<Pod>& pods, const DomainReservation* kept,
+                                       const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                       dra::cel::ProgramCache* programs) {
+  std::string off = KeptOffFor(pods, kept, snapshot, options);
+  if (off.empty()) return PlanPending(pods, snapshot, options, programs);
+  std::vector<std::string_view> outside = NodesOutside(off, snapshot, options);
+  return PlanPending(pods, snapshot, options, programs, &outside);
+}
+
 GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, const std::string& required,
                                 const std::vector<std::string>& beside, const DomainWait& wait,
                                 const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,

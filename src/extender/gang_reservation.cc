@@ -19,6 +19,7 @@
 #include "gpusched/model/names.h"
 #include "gpusched/placement/gang_planner.h"
 #include "gpusched/placement/node_fit.h"
+#include "gpusched/placement/pod_relations.h"
 
 namespace gpusched::extender {
 namespace {
@@ -49,17 +50,14 @@ bool GpuResource(std::string_view name) {
 
 // How `p`'s required anti-affinity keeps the gang's members apart: kNone, kNodes (two never
 // share a node), or kAboveNodes (a term of another topology key picks a member: the count of
-// members a domain holds cannot judge it). A term picks a member when its selector matches the
-// member's labels in the term's namespaces (its pod's own when it names none; any with a
-// namespace selector, which gpusched does not read).
+// members a domain holds cannot judge it). A term picks a member when it selects the member
+// (placement::Selects).
 enum class Apart { kNone, kNodes, kAboveNodes };
 Apart KeptApart(const Pod& p, const inventory::GroupTable::Members& members) {
   Apart out = Apart::kNone;
   for (const PodTerm& t : p.constraints.anti_affinity) {
-    bool picks = t.selector && std::any_of(members.pending.begin(), members.pending.end(), [&](const std::shared_ptr<const Pod>& m) {
-      bool in_namespace = t.namespace_selector || (t.namespaces.empty() ? m->namespace_name == p.namespace_name
-                                                                          : std::ranges::count(t.namespaces, m->namespace_name) > 0);
-      return in_namespace && t.selector->Matches(m->labels);
+    bool picks = std::any_of(members.pending.begin(), members.pending.end(), [&](const std::shared_ptr<const Pod>& m) {
+      return placement::Selects(t, p.namespace_name, m->namespace_name, m->labels);
     });
     if (!picks) continue;
     if (t.topology_key != kHostname) return Apart::kAboveNodes;

@@ -202,9 +202,7 @@ StatusOr<GroupExplanation> ExplainGroup(std::string_view key, std::string_view r
   } else {
     // None pending, or members hold slots (`held`): across the cluster, their slots free, off the
     // domain kept for another gang where they stay off it (as filter plans them).
-    std::string off = KeptOffFor(pending, kept ? &*kept : nullptr, snapshot, options);
-    std::vector<std::string_view> outside = off.empty() ? std::vector<std::string_view>{} : NodesOutside(off, snapshot, options);
-    e.plan = PlanPending(pending, snapshot, options, programs, off.empty() ? nullptr : &outside);
+    e.plan = PlanPendingOffKept(pending, kept ? &*kept : nullptr, snapshot, options, programs);
   }
   if (!e.plan.fits && !e.plan.unplannable && !waiting) {
     e.would_fit_after = GroupEvictions(pending, snapshot, options, programs, found.declared, kept ? &*kept : nullptr, &e.evictions_domain);

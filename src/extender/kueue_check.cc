@@ -177,9 +177,7 @@ bool KueueAssignsDomains(const kueue::Workload& w) {
 void PlanPods(const kueue::Workload& w, const EvaluationInputs& in, WorkloadVerdict* v) {
   std::optional<DomainReservation> kept = KeptReservation(in);
   if (in.options->topology_levels.empty() || KueueAssignsDomains(w)) {
-    std::string off = KeptOffFor(v->pods, kept ? &*kept : nullptr, *in.snapshot, *in.options);
-    std::vector<std::string_view> outside = off.empty() ? std::vector<std::string_view>{} : NodesOutside(off, *in.snapshot, *in.options);
-    v->plan = PlanPending(v->pods, *in.snapshot, *in.options, in.programs, off.empty() ? nullptr : &outside);
+    v->plan = PlanPendingOffKept(v->pods, kept ? &*kept : nullptr, *in.snapshot, *in.options, in.programs);
     return;
   }
   GangPlacement g = PlanGangInDomains(v->pods, v->pods.size(), "", {}, DomainWait{}, *in.snapshot, *in.options, in.programs,

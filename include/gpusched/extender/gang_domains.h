@@ -74,6 +74,12 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
 std::vector<std::string_view> NodesOutside(const std::string& off, const inventory::InventorySnapshot& snapshot,
                                            const ServiceOptions& options);
 
+// PlanPending of `pods` across the cluster, off `kept` (null: none) where they stay off it
+// (KeptOffFor), as filter plans them.
+placement::GangPlan PlanPendingOffKept(const std::vector<Pod>& pods, const DomainReservation* kept,
+                                       const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
+                                       dra::cel::ProgramCache* programs);
+
 // How long a gang whose members without slots are `pending` waits for one domain, seen at wall
 // time `now_ms`: until `after` from the oldest one's creationTimestamp; no wait when none has one.
 DomainWait DomainWaitOf(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms);
