@@ -31,6 +31,8 @@
 //                               (incremental=1) or from nothing (0), 5,000 nodes in cliques
 //   BM_DomainIndexWithWaitingGang  the same, incremental, while a gang of 16 waits: the domain
 //                               kept for it chosen again (extender/gang_reservation.h)
+//   BM_GangDemands              what `gangs` gangs of 16 members ask: domain steering's target,
+//                               read again when groups or members change (domain_steering.h)
 //   BM_KeptOffJudgement         whether a gang of `members` pending pods stays off the domain kept
 //                               for another waiting gang (extender/pod_evaluation.h's
 //                               KeptOffFor), 5,000 nodes in cliques of 18: every plan asks it
@@ -432,6 +434,30 @@ void BM_DomainIndexUpdate(benchmark::State& state) { DomainIndexTurns(state, sta
 // (extender/gang_reservation.h) is chosen again for each version.
 void BM_DomainIndexWithWaitingGang(benchmark::State& state) { DomainIndexTurns(state, true, true); }
 
+// What the cluster's gangs ask (extender/domain_steering.h's GangDemands), read again for each
+// snapshot version whose groups or members changed: `gangs` gangs of 16 pending 1-GPU members.
+void BM_GangDemands(benchmark::State& state) {
+  ClusterObjects cluster = MakeCluster(Kind::kWhole, 100);
+  for (int64_t g = 0; g < state.range(0); ++g) {
+    std::string name = "gang-" + std::to_string(g);
+    cluster.pod_groups.push_back(PodGroup{.namespace_name = "bench", .name = name, .min_count = 16});
+    for (int i = 0; i < 16; ++i) {
+      Pod& p = cluster.pods.emplace_back(PendingPod(Kind::kWhole));
+      p.uid = p.name = name + "-" + std::to_string(i);
+      p.group = PodGroupRef{.name = name};
+    }
+  }
+  inventory::Inventory inv;
+  inv.ReplaceCluster(std::move(cluster));
+  std::shared_ptr<const inventory::InventorySnapshot> snapshot = inv.Snapshot();
+  std::vector<int64_t> demands;
+  for (auto _ : state) {
+    demands = extender::GangDemands(*snapshot);
+    benchmark::DoNotOptimize(demands.data());
+  }
+  state.counters["demands"] = static_cast<double>(demands.size());
+}
+
 // A pod without GPUs, as every pod of the GPU scheduler reaches gpusched (no managedResources):
 // filter keeps every node, prioritize answers [].
 void BM_ServicePassThrough(benchmark::State& state) {
@@ -625,6 +651,7 @@ BENCHMARK(BM_ServiceGangMemberFilter)
 BENCHMARK(BM_ServiceSteeredFilter)->ArgNames({"mgpu", "nodes", "steer"})->ArgsProduct({{0, 1}, {5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DomainIndexUpdate)->ArgNames({"nodes", "incremental"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DomainIndexWithWaitingGang)->ArgName("nodes")->Arg(5000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GangDemands)->ArgName("gangs")->Arg(1000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_KeptOffJudgement)->ArgNames({"nodes", "members"})->Args({5000, 64})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServicePassThrough)->ArgName("nodes")->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ServiceSteeredPassThrough)->ArgNames({"nodes", "steer"})->ArgsProduct({{5000}, {0, 1}})->Unit(benchmark::kMicrosecond);

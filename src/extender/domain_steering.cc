@@ -62,6 +62,7 @@ void SumFacts(DomainIndex* index) {
     use.nodes += f.takes_gpu_pods ? 1 : 0;
     use.capacity_milli += f.takes_gpu_pods ? f.free_milli + f.used_milli : 0;
     use.whole_nodes += f.whole ? 1 : 0;
+    use.whole_milli += f.whole ? f.free_milli : 0;
   }
   std::vector<const DomainUses::value_type*> by_id(uses.size(), nullptr);
   for (size_t id = 0; id < uses.size(); ++id) {
@@ -98,11 +99,48 @@ std::shared_ptr<const DomainIndex> DomainFullness::Of(const inventory::Inventory
   }
   SumFacts(index.get());
   if (reserve_ && !index->domains.empty()) index->reserved = ReservedDomain(snapshot, key, *index, scheduler_);
+  index->groups_read = snapshot.groups_ptr();
+  index->members_read = snapshot.group_members_ptr();
+  bool same_groups = last != nullptr && last->groups_read == index->groups_read && last->members_read == index->members_read;
+  index->gang_demands = same_groups ? last->gang_demands : GangDemands(snapshot);
   MutexLock lock(&mu_);
   version_ = snapshot.version();
   key_ = key;
   index_ = index;
   return index_;
+}
+
+std::vector<int64_t> GangDemands(const inventory::InventorySnapshot& snapshot) {
+  std::vector<int64_t> out;
+  for (const auto& [member_key, members] : snapshot.group_members()) {
+    auto group = snapshot.groups().find(std::string_view(member_key).substr(0, member_key.find('#')));
+    if (group == snapshot.groups().end() || !group->second.gang()) continue;
+    std::vector<int64_t> gpus;
+    for (int64_t d : members.demands) {
+      if (d > 0) gpus.push_back(d);
+    }
+    if (gpus.empty()) continue;
+    size_t launchers = members.demands.size() - gpus.size();
+    size_t min_count = static_cast<size_t>(group->second.min_count);
+    size_t needed = std::clamp<size_t>(min_count > launchers ? min_count - launchers : 1, 1, gpus.size());
+    std::partial_sort(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(needed), gpus.end());
+    int64_t sum = 0;
+    for (size_t i = 0; i < needed; ++i) sum += gpus[i];
+    out.push_back(sum);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+int64_t LastRoomForGang(const DomainIndex& index, uint32_t n) {
+  const DomainIndex::NodeFacts& f = index.facts[n];
+  if (!f.whole || index.of[n] == nullptr) return 0;
+  int64_t whole = index.of[n]->second.whole_milli;
+  // The smallest demand above what the domain's other whole nodes hold: the node is its last room
+  // if the domain holds it now.
+  auto above = std::upper_bound(index.gang_demands.begin(), index.gang_demands.end(), whole - f.free_milli);
+  return above != index.gang_demands.end() && *above <= whole ? *above : 0;
 }
 
 bool GpusStrandedByOtherResources(const placement::NodeState& node) {
@@ -124,12 +162,18 @@ bool GpusStrandedByOtherResources(const placement::NodeState& node) {
 std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
                                                                               const std::string& key, const DomainIndex& index,
                                                                               SteeredPod pod) {
+  auto in_use = [&](uint32_t n) { return index.of[n] != nullptr && index.of[n]->second.in_use(); };
   auto stranded = [&](uint32_t n) { return pod == SteeredPod::kAsksGpus && index.facts[n].stranded; };
+  auto last_room = [&](uint32_t n) { return index.gang_demands.empty() ? 0 : LastRoomForGang(index, n); };
   bool any_stranded = std::any_of(fits.begin(), fits.end(), [&](uint32_t n) { return index.of[n] != nullptr && stranded(n); });
+  bool any_spare = !any_stranded && !index.gang_demands.empty() &&
+                   std::any_of(fits.begin(), fits.end(), [&](uint32_t n) { return in_use(n) && last_room(n) == 0; });
+  // The first step's nodes: stranded ones, else those that take no domain's last room for a gang.
+  auto first_step = [&](uint32_t n) { return any_stranded ? stranded(n) : !any_spare || last_room(n) == 0; };
   const DomainUses::value_type* fullest = nullptr;
   for (uint32_t n : fits) {
     const DomainUses::value_type* d = index.of[n];
-    if (d == nullptr || (any_stranded && !stranded(n)) || !d->second.in_use()) continue;
+    if (d == nullptr || !first_step(n) || !d->second.in_use()) continue;
     if (fullest == nullptr || std::tie(d->second.whole_nodes, d->second.free_milli, d->first) <
                                   std::tie(fullest->second.whole_nodes, fullest->second.free_milli, fullest->first)) {
       fullest = d;
@@ -137,11 +181,14 @@ std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(co
   }
   if (fullest == nullptr) return {};
   std::vector<size_t> to_stranded, to_domain;
+  std::map<std::pair<std::string_view, int64_t>, std::vector<size_t>> to_spare;  // by domain and demand
   for (size_t i = 0; i < fits.size(); ++i) {
     const DomainUses::value_type* d = index.of[fits[i]];
     if (d == nullptr) continue;
     if (any_stranded && !stranded(fits[i])) {
       to_stranded.push_back(i);
+    } else if (!first_step(fits[i])) {
+      to_spare[{d->first, last_room(fits[i])}].push_back(i);
     } else if (d != fullest) {
       to_domain.push_back(i);
     }
@@ -151,6 +198,12 @@ std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(co
     out.emplace_back("pods outside gangs go first to GPUs that other pods' CPU or memory leaves idle, so that whole nodes "
                      "stay free for gangs",
                      std::move(to_stranded));
+  }
+  for (auto& [at, refused] : to_spare) {
+    out.emplace_back(fmt::format("pods outside gangs take no whole node from {}={} while it holds a gang of {:g} GPUs only "
+                                 "with that node and other nodes fit",
+                                 key, at.first, static_cast<double>(at.second) / 1000),
+                     std::move(refused));
   }
   if (!to_domain.empty()) {
     out.emplace_back(fmt::format("pods outside gangs go to the fullest domain in use ({}={}), so that whole domains stay "

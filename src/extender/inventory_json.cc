@@ -435,8 +435,9 @@ void WriteGroups(Writer& w, const inventory::GroupTable::Groups& groups) {
 // The nodes grouped by the domains of label `key`, as "domains": the key; "items", one per domain
 // with its nodes, idleNodes (whole: IsWholeNode), freeGpus and strandedGpus (free, on nodes that
 // are not whole, a CPU-only job's too: no gang member of whole nodes can use them); and
-// "largestGang", the domain with the most idle nodes; "keptFor", the domain kept for a waiting
-// gang and the gang, when `kept` names one.
+// "largestGang", the domain with the most idle nodes; "gangGpus", what the cluster's gangs ask
+// (GangDemands: steering's target); "keptFor", the domain kept for a waiting gang and the gang,
+// when `kept` names one.
 void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key,
                   const DomainReservation* kept) {
   struct Sums {
@@ -487,6 +488,10 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
   Key(w, "idleNodes");
   w.Int(largest->second.idle_nodes);
   w.EndObject();
+  Key(w, "gangGpus");
+  w.StartArray();
+  for (int64_t milli : GangDemands(snapshot)) w.Double(static_cast<double>(milli) / 1000);
+  w.EndArray();
   if (kept != nullptr) {
     Key(w, "keptFor");
     w.StartObject();

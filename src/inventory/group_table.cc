@@ -5,6 +5,9 @@
 
 #include <set>
 
+#include "gpusched/placement/gang_planner.h"
+#include "gpusched/placement/pod_request.h"
+
 namespace gpusched::inventory {
 namespace {
 
@@ -51,7 +54,8 @@ void GroupTable::PutMember(const Pod& pod) {
   } else {
     pending_[key].insert_or_assign(pod.uid, std::make_shared<const Pod>(pod));
   }
-  member_of_.insert_or_assign(pod.uid, Membership{std::move(key), pod.bound()});
+  int64_t demand = placement::GangDemand(placement::AnalyzePod(pod));
+  member_of_.insert_or_assign(pod.uid, Membership{std::move(key), pod.bound(), demand});
   members_changed_ = true;
 }
 
@@ -87,12 +91,19 @@ const std::shared_ptr<const GroupTable::MembersByKey>& GroupTable::members() {
   if (!members_changed_) return members_;
   // Rebuilt whole: a copy of pointers per member, only after a change.
   MembersByKey next;
+  auto demand = [&](const std::string& uid) { return member_of_.find(uid)->second.demand; };
   for (const auto& [key, pods] : pending_) {
-    for (const auto& [uid, pod] : pods) next[key].pending.push_back(pod);
+    Members& m = next[key];
+    for (const auto& [uid, pod] : pods) {
+      m.pending.push_back(pod);
+      m.demands.push_back(demand(uid));
+    }
   }
   for (const auto& [key, uids] : bound_) {
-    next[key].bound = uids.size();
-    next[key].bound_uids.assign(uids.begin(), uids.end());
+    Members& m = next[key];
+    m.bound = uids.size();
+    m.bound_uids.assign(uids.begin(), uids.end());
+    for (const std::string& uid : uids) m.demands.push_back(demand(uid));
   }
   members_ = std::make_shared<const MembersByKey>(std::move(next));
   members_changed_ = false;

@@ -76,6 +76,17 @@ int Domains::MostWhole(const ReplayCluster& cluster) const {
   return best;
 }
 
+std::vector<uint8_t> Domains::LastRoomForGang(const ReplayCluster& cluster, int64_t demand) const {
+  std::vector<int64_t> whole(masks_.size(), 0);
+  for (size_t i = 0; i < of_.size(); ++i) whole[of_[i]] += this->whole(i) ? cluster.node(i).IdleMilli() : 0;
+  std::vector<uint8_t> out(of_.size(), 0);
+  for (size_t i = 0; i < of_.size(); ++i) {
+    int64_t w = whole[of_[i]];
+    out[i] = this->whole(i) && w >= demand && w - cluster.node(i).IdleMilli() < demand;
+  }
+  return out;
+}
+
 double Domains::Stranded(const ReplayCluster& cluster, const scoring::PodShape& member, int members) const {
   std::vector<int> hosts(masks_.size(), 0);
   std::vector<int64_t> free(masks_.size(), 0);

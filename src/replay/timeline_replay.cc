@@ -112,10 +112,11 @@ class Timeline {
 
   // Places pod k where the policy picks; false if it fits nowhere.
   // Topology-aware: a GPU pod outside gangs goes first to nodes whose GPUs their CPU or memory
-  // strands, then to the fullest domain in use where it fits, as gpusched steers it, so that
-  // whole domains stay free; CPU-only pods too (to the fullest domain) with steer_cpu_pods. While
-  // a gang waits, a steered pod stays off the domain kept for it (KeptDomain), even where nothing
-  // else fits.
+  // strands, then (while gangs run or wait: gpusched's target, GangDemands) to the fullest domain
+  // in use where it fits on a node that is no domain's last room for a gang, then to the fullest
+  // domain in use where it fits, as gpusched steers it, so that whole domains stay free; CPU-only
+  // pods too (without the first step) with steer_cpu_pods. While a gang waits, a steered pod
+  // stays off the domain kept for it (KeptDomain), even where nothing else fits.
   bool Place(size_t k) {
     bool steered = options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods);
     int kept = steered ? KeptDomain() : -1;
@@ -130,6 +131,11 @@ class Timeline {
       std::vector<uint8_t> stranded(trace_.nodes.size(), 0);
       for (size_t i = 0; i < stranded.size(); ++i) stranded[i] = GpusStrandedByOtherResources(i) && (only == nullptr || allowed[i]);
       placed = PlaceInFullestDomain(k, &stranded);
+    }
+    if (!placed && steered && (gangs_running_ > 0 || !gangs_waiting_.empty())) {
+      std::vector<uint8_t> spare = domains_.LastRoomForGang(cluster_, int64_t{options_.gangs.members} * member_.gpu_milli());
+      for (size_t i = 0; i < spare.size(); ++i) spare[i] = !spare[i] && (only == nullptr || (*only)[i]);
+      placed = PlaceInFullestDomain(k, &spare);
     }
     if (!placed && steered) placed = PlaceInFullestDomain(k, only);
     if (!placed && !PlaceAmong(k, only)) return false;
@@ -238,6 +244,7 @@ class Timeline {
       Unplace(k);
       freed.push_back(where_[k].node);
     } else {
+      --gangs_running_;
       for (const PlacedPod& m : gang_where_[k - pods_.size()]) {
         domains_.Book(m.node, -member_.gpu_milli(), -1);
         cluster_.Remove(member_, m);
@@ -311,6 +318,7 @@ class Timeline {
   std::vector<size_t> gangs_waiting_;               // in arrival order
   std::vector<double> gang_waits_;                  // of the gangs placed
   int gangs_one_domain_ = 0;
+  int gangs_running_ = 0;
   int8_t could_hold_ = -1;  // SomeDomainCouldHold's answer: -1 not asked yet
   std::vector<double> stranded_;  // Domains::Stranded at each sample
 };
@@ -342,6 +350,7 @@ bool Timeline::TryPlaceGang(size_t g, double now) {
                     });
   gangs_one_domain_ += one_domain ? 1 : 0;
   departures_.push({now + static_cast<double>(gangs_[g].duration_s), pods_.size() + g});
+  ++gangs_running_;
   return true;
 }
 

@@ -217,6 +217,74 @@ TEST_F(DomainSteering, TheInventoryShowsEachDomainsFreeAndStrandedGpusAndTheLarg
   EXPECT_STREQ(d["nodes"][2]["domain"].GetString(), "c.B");
 }
 
+// Clique A: a1 runs a 1-GPU pod, a2 and a3 are whole (8 GPUs); clique B: b1 runs one, b2-b4 are
+// whole (12 GPUs). A is the fuller. A gang ml/train of two 4-GPU members runs on u1 and u2 (in no
+// clique): the cluster's gangs ask 8 GPUs, and A holds one only with both of its whole nodes. A
+// 4-GPU pod then goes to B, which holds such a gang without the node it takes. When the pods on
+// u1 and u2 are of no group, or before, it went to A and left no clique able to hold one.
+TEST(DomainSteeringTarget, APodTakesNoDomainsLastRoomForTheGangsOfTheCluster) {
+  auto cluster = [](bool with_gang) {
+    std::vector<std::string> items;
+    for (const char* name : {"a1", "a2", "a3", "b1", "b2", "b3", "b4", "u1", "u2"}) {
+      testing::NodeJson n = testing::NvidiaNode(name, 4);
+      if (name[0] != 'u') n.extra_labels["nvidia.com/gpu.clique"] = fmt::format("c.{}", static_cast<char>(std::toupper(name[0])));
+      items.push_back(n.ToJson());
+    }
+    for (const char* node : {"a1", "b1"}) {
+      items.push_back(PodJson{.name = fmt::format("busy-{}", node), .uid = fmt::format("busy-{}", node), .node = node,
+                              .phase = "Running", .containers = {testing::WholeGpus("c", 1)}}
+                          .ToJson());
+    }
+    if (with_gang) {
+      items.push_back(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"train","namespace":"ml"},)"
+                      R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})");
+    }
+    for (const char* node : {"u1", "u2"}) {  // members of ml/train, or the same pods of no group
+      items.push_back(PodJson{.name = fmt::format("w-{}", node), .namespace_name = "ml", .uid = fmt::format("w-{}", node),
+                              .node = node, .phase = "Running", .containers = {testing::WholeGpus("c", 4)},
+                              .spec_extra = with_gang ? R"("schedulingGroup":{"podGroupName":"train"})" : ""}
+                          .ToJson());
+    }
+    return testing::ListJson(items);
+  };
+  PodJson pod{.name = "p", .uid = "p", .containers = {testing::WholeGpus("c", 4)}};
+  auto kept = [&](bool with_gang, std::string* reply) {
+    ClusterObjects objects;
+    EXPECT_TRUE(kubejson::AppendClusterJson(cluster(with_gang), &objects).ok());
+    inventory::Inventory inventory;
+    inventory.ReplaceCluster(std::move(objects));
+    Service service(&inventory, ServiceOptions{});
+    *reply = service.Filter(testing::ArgsWithNames(pod.ToJson(), {"a1", "a2", "a3", "b1", "b2", "b3", "b4", "u1", "u2"}));
+    EXPECT_EQ(GangDemands(*inventory.Snapshot()), with_gang ? std::vector<int64_t>{8000} : std::vector<int64_t>{});
+    rapidjson::Document d;
+    EXPECT_TRUE(json::Parse(service.DebugInventory("", false), &d).ok());
+    EXPECT_EQ(d["domains"]["gangGpus"].Size(), with_gang ? 1u : 0u) << "the target, shown";
+    if (with_gang) {
+      EXPECT_DOUBLE_EQ(d["domains"]["gangGpus"][0].GetDouble(), 8);
+    }
+    return testing::KeptNodes(*reply);
+  };
+  std::string reply;
+  EXPECT_THAT(kept(false, &reply), ElementsAre("a2", "a3")) << reply;
+  EXPECT_THAT(kept(true, &reply), ElementsAre("b2", "b3", "b4")) << reply;
+  EXPECT_THAT(reply, HasSubstr("pods outside gangs take no whole node from nvidia.com/gpu.clique=c.A while it holds a "
+                               "gang of 8 GPUs only with that node and other nodes fit"));
+}
+
+// Where only a domain's last room fits, the pod still goes there: the step only chooses.
+TEST(DomainFullnessTest, TheLastRoomForAGangIsTakenWhenNothingElseFits) {
+  DomainIndex index;
+  index.domains = {{"c.A", {.free_milli = 8000, .used_milli = 4000, .nodes = 3, .whole_nodes = 2, .whole_milli = 8000}}};
+  index.of = {&*index.domains.find("c.A"), &*index.domains.find("c.A")};
+  index.facts = {{.domain = 0, .free_milli = 4000, .takes_gpu_pods = true, .whole = true},
+                 {.domain = 0, .free_milli = 4000, .takes_gpu_pods = true, .whole = true}};
+  index.gang_demands = {8000};
+  EXPECT_EQ(LastRoomForGang(index, 0), 8000);
+  EXPECT_TRUE(OutsideFullestDomain({0, 1}, "k", index).empty());
+  index.gang_demands = {4000, 12000};  // one node is not A's last room for 4 GPUs; 12 it cannot hold
+  EXPECT_EQ(LastRoomForGang(index, 0), 0);
+}
+
 TEST(DomainFullnessTest, NoDomainInUseSteersNothing) {
   DomainIndex idle;
   idle.domains = {{"c.A", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}}, {"c.B", {.free_milli = 8000, .nodes = 2, .whole_nodes = 2}}};

@@ -103,5 +103,25 @@ TEST(GroupTable, AMemberThatBindsStaysBoundWhicheverWatchSpeaksFirst) {
   for (Inventory* inv : {&first_bound, &first_gone, &together}) EXPECT_EQ(counts(*inv), std::make_pair(size_t{0}, size_t{1}));
 }
 
+// Each member's GPU demand is read when it is put, so a bound member's is known without its pod:
+// the pending ones' first, then the bound ones' (domain steering's target gangs read them).
+TEST(GroupTable, EveryMembersGpuDemandIsKeptPendingOrBound) {
+  auto member = [](std::string uid, int64_t gpus, std::string node = "") {
+    Pod p{.uid = uid, .namespace_name = "ml", .name = uid, .node_name = std::move(node),
+          .group = PodGroupRef{.api = GroupApi::kPodGroup, .name = "train"}};
+    p.containers.push_back(Container{.name = "c", .requests = {.nvidia_gpus = gpus}, .limits = {.nvidia_gpus = gpus}});
+    return p;
+  };
+  Pod launcher{.uid = "l", .namespace_name = "ml", .name = "l", .group = PodGroupRef{.api = GroupApi::kPodGroup, .name = "train"}};
+  launcher.containers.push_back(Container{.name = "c"});
+  Inventory inv;
+  inv.Apply(ClusterDelta{.upsert_pending = {member("a", 4), member("b", 2), launcher}});
+  EXPECT_THAT(inv.Snapshot()->MembersOf("PodGroup/ml/train").demands, ElementsAre(4000, 2000, 0));
+  inv.Apply(ClusterDelta{.upsert_pods = {member("a", 4, "n1")}, .deleted_pending = {"a"}});
+  const GroupTable::Members& m = inv.Snapshot()->MembersOf("PodGroup/ml/train");
+  EXPECT_EQ(m.bound, 1u);
+  EXPECT_THAT(m.demands, ElementsAre(2000, 0, 4000)) << "pending b and l, then bound a";
+}
+
 }  // namespace group_table_test
 }  // namespace gpusched::inventory

@@ -10,7 +10,9 @@
 // the least free GPU: a domain whose nodes run CPU-only jobs has its GPUs free, but no gang can
 // use them, and a small GPU pod there strands nothing more. Before the domain, the node: where
 // some fitting node's GPUs are stranded by its CPU or memory (GpusStrandedByOtherResources), the
-// pod goes to such a node, in the fullest domain among theirs.
+// pod goes to such a node, in the fullest domain among theirs. Else, while the cluster has gangs,
+// it takes no whole node that is a domain's last room for one of them (LastRoomForGang) where
+// another node fits: FGD one level up, with the gangs the cluster runs and queues as the target.
 //
 // Thread-safe: the per-domain sums are kept for the newest snapshot under one mutex.
 #pragma once
@@ -49,6 +51,7 @@ struct DomainUse {
   int64_t capacity_milli = 0;  // the GPUs of its nodes that take GPU pods
   int nodes = 0;
   int whole_nodes = 0;
+  int64_t whole_milli = 0;  // the GPUs of its whole nodes
   bool in_use() const { return used_milli > 0 || whole_nodes < nodes; }
 };
 using DomainUses = std::map<std::string, DomainUse, std::less<>>;
@@ -77,7 +80,22 @@ struct DomainIndex {
   std::vector<std::string> names;  // the domains' label values by id
   // The domain kept for the first waiting gang (gang_reservation.h), if any.
   std::optional<DomainReservation> reserved;
+  // What the declared gangs of the snapshot ask (GangDemands), and the group tables they were
+  // read from (the next version reads them again only when these changed).
+  std::vector<int64_t> gang_demands;
+  std::shared_ptr<const inventory::GroupTable::Groups> groups_read;
+  std::shared_ptr<const inventory::GroupTable::MembersByKey> members_read;
 };
+
+// The distinct GPU demands, in milli-GPU ascending, of the snapshot's declared gangs that have
+// members (pending or bound) asking for GPUs: each gang's minCount of GPU members (launchers
+// without GPUs not counted), the smallest first. The target workload of domain steering: the
+// gangs the cluster runs and queues, as FGD's target workload is the pods it observes.
+std::vector<int64_t> GangDemands(const inventory::InventorySnapshot& snapshot);
+
+// If node `n` (a snapshot position) is whole and its domain holds, on its whole nodes' GPUs, one
+// of index.gang_demands that it would no longer hold without the node: that demand; else 0.
+int64_t LastRoomForGang(const DomainIndex& index, uint32_t n);
 
 class DomainFullness {
  public:
@@ -115,9 +133,11 @@ enum class SteeredPod { kAsksGpus, kWithoutGpus };
 
 // Of `fits` (the snapshot positions of the nodes where the pod fits), those filter refuses: each
 // reason with the places in `fits` it refuses. For a GPU pod, where some fit in a domain has its
-// GPUs stranded by other resources, the fits in domains that do not; then those in a domain other
-// than the fullest in use among the rest's domains. None when no fitting node is in a domain in
-// use. `key` names the label in the reasons.
+// GPUs stranded by other resources, the fits in domains that do not. Else, where some fit in a
+// domain in use takes no domain's last room for a gang (LastRoomForGang), the fits that do: FGD
+// one level up, a pod does not strand a domain's GPUs for the gangs of the cluster while another
+// node fits. Then those in a domain other than the fullest in use among the rest's domains. None
+// when no fitting node is in a domain in use. `key` names the label in the reasons.
 std::vector<std::pair<std::string, std::vector<size_t>>> OutsideFullestDomain(const std::vector<uint32_t>& fits,
                                                                               const std::string& key, const DomainIndex& index,
                                                                               SteeredPod pod = SteeredPod::kAsksGpus);

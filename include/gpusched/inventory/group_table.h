@@ -10,9 +10,10 @@
 // Thread-compatible: one component of the inventory, guarded by its mutex.
 #pragma once
 
+#include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,11 @@ class GroupTable {
     std::vector<std::shared_ptr<const Pod>> pending;
     size_t bound = 0;
     std::vector<std::string> bound_uids;  // the `bound` members' UIDs, ascending
+    // Every member's GPU demand in milli-GPU (placement::GangDemand; 0: a launcher without GPUs,
+    // or GPUs through claims): the pending ones' in `pending` order, then the bound ones' in
+    // `bound_uids` order. Read from each pod when it was put, so a bound member's is known
+    // without its pod.
+    std::vector<int64_t> demands;
   };
   using MembersByKey = std::map<std::string, Members, std::less<>>;
   // True if the members changed since members() was last asked.
@@ -72,6 +78,7 @@ class GroupTable {
   struct Membership {
     std::string key;  // MemberKey
     bool bound = false;
+    int64_t demand = 0;  // Members::demands
   };
   std::map<std::string, std::map<std::string, std::shared_ptr<const Pod>>, std::less<>> pending_;  // by MemberKey, then UID
   std::map<std::string, std::set<std::string>, std::less<>> bound_;         // by MemberKey: UIDs

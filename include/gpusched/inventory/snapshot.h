@@ -75,6 +75,9 @@ class InventorySnapshot {
   // Returns the members of each group instance (GroupTable::MemberKey): pending, and how many
   // are bound. A member may name a group groups() does not hold (yet).
   const GroupTable::MembersByKey& group_members() const { return *members_; }
+  // The same two, as snapshots share them (a cache keyed by them holds them alive). Never null.
+  const std::shared_ptr<const GroupTable::Groups>& groups_ptr() const { return groups_; }
+  const std::shared_ptr<const GroupTable::MembersByKey>& group_members_ptr() const { return members_; }
   // The members of group instance `member_key`; none when it has none.
   const GroupTable::Members& MembersOf(std::string_view member_key) const {
     static const GroupTable::Members kNone;
