@@ -119,9 +119,11 @@ std::vector<int64_t> GangDemands(const inventory::InventorySnapshot& snapshot) {
     for (int64_t d : members.demands) {
       if (d > 0) gpus.push_back(d);
     }
-    if (gpus.empty()) continue;
-    size_t launchers = members.demands.size() - gpus.size();
     size_t min_count = static_cast<size_t>(group->second.min_count);
+    // A gang whose members are not all created yet has no shape to go by (it is not waiting
+    // either, gang_reservation.h).
+    if (gpus.empty() || members.demands.size() < min_count) continue;
+    size_t launchers = members.demands.size() - gpus.size();
     size_t needed = std::clamp<size_t>(min_count > launchers ? min_count - launchers : 1, 1, gpus.size());
     std::partial_sort(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(needed), gpus.end());
     int64_t sum = 0;
@@ -137,9 +139,11 @@ int64_t LastRoomForGang(const DomainIndex& index, uint32_t n) {
   const DomainIndex::NodeFacts& f = index.facts[n];
   if (!f.whole || index.of[n] == nullptr) return 0;
   int64_t whole = index.of[n]->second.whole_milli;
-  // The smallest demand above what the domain's other whole nodes hold: the node is its last room
-  // if the domain holds it now.
-  auto above = std::upper_bound(index.gang_demands.begin(), index.gang_demands.end(), whole - f.free_milli);
+  // The smallest demand above what the domain's other whole nodes hold, and above what the node
+  // holds itself (a gang one node holds needs no domain): the node is its last room if the domain
+  // holds it now.
+  int64_t at_most = std::max(whole - f.free_milli, f.free_milli);
+  auto above = std::upper_bound(index.gang_demands.begin(), index.gang_demands.end(), at_most);
   return above != index.gang_demands.end() && *above <= whole ? *above : 0;
 }
 

@@ -82,7 +82,8 @@ std::vector<uint8_t> Domains::LastRoomForGang(const ReplayCluster& cluster, int6
   std::vector<uint8_t> out(of_.size(), 0);
   for (size_t i = 0; i < of_.size(); ++i) {
     int64_t w = whole[of_[i]];
-    out[i] = this->whole(i) && w >= demand && w - cluster.node(i).IdleMilli() < demand;
+    int64_t own = cluster.node(i).IdleMilli();
+    out[i] = this->whole(i) && w >= demand && w - own < demand && own < demand;
   }
   return out;
 }

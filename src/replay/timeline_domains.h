@@ -61,8 +61,8 @@ class Domains {
   // The domains fullest first: fewest whole nodes (no pod at all: what a gang member of any
   // shape can take), then least free GPU, then more pods, then index.
   std::vector<int> FullestFirst(const ReplayCluster& cluster) const;
-  // By node: whether it is whole and its domain's whole nodes hold `demand` milli-GPU only with
-  // it (gpusched's LastRoomForGang).
+  // By node: whether it is whole and its domain's whole nodes hold `demand` milli-GPU (more than
+  // the node's own) only with it (gpusched's LastRoomForGang).
   std::vector<uint8_t> LastRoomForGang(const ReplayCluster& cluster, int64_t demand) const;
   // Free GPUs (whole-GPU equivalents) in the domains where fewer than `members` nodes fit one
   // `member` each: what no gang of that shape can use.

@@ -271,6 +271,58 @@ TEST(DomainSteeringTarget, APodTakesNoDomainsLastRoomForTheGangsOfTheCluster) {
                                "gang of 8 GPUs only with that node and other nodes fit"));
 }
 
+// A member of `group` in namespace ml asking `gpus` whole GPUs (0: a launcher), pending or bound.
+Pod GroupMember(const std::string& group, const std::string& uid, int64_t gpus, const std::string& node = "") {
+  Pod p{.uid = uid, .namespace_name = "ml", .name = uid, .node_name = node, .group = PodGroupRef{.name = group}};
+  Container c{.name = "c"};
+  if (gpus > 0) c.limits.nvidia_gpus = c.requests.nvidia_gpus = gpus;
+  p.containers.push_back(c);
+  if (!node.empty()) p.phase = PodPhase::kRunning;
+  return p;
+}
+
+// The target: each gang whose members are all created, by its minCount of GPU members (smallest
+// first, a launcher not counted), bound or pending; not a gang still being created, a group that
+// is no gang, members of a group not declared, or a gang without GPU members. Each demand once.
+TEST(GangDemandsTest, EachCreatedGangByItsMinCountOfGpuMembers) {
+  ClusterObjects cluster;
+  cluster.pod_groups = {PodGroup{.namespace_name = "ml", .name = "train", .min_count = 3},
+                        PodGroup{.namespace_name = "ml", .name = "same", .min_count = 2},
+                        PodGroup{.namespace_name = "ml", .name = "early", .min_count = 4},
+                        PodGroup{.namespace_name = "ml", .name = "basic", .min_count = 0},
+                        PodGroup{.namespace_name = "ml", .name = "cpu", .min_count = 2}};
+  cluster.pods = {GroupMember("train", "t-launcher", 0), GroupMember("train", "t0", 4, "n1"), GroupMember("train", "t1", 8),
+                  GroupMember("train", "t2", 4),         GroupMember("same", "s0", 4),        GroupMember("same", "s1", 4),
+                  GroupMember("early", "e0", 2),         GroupMember("early", "e1", 2),       GroupMember("basic", "b0", 4),
+                  GroupMember("basic", "b1", 4),         GroupMember("undeclared", "u0", 4),  GroupMember("undeclared", "u1", 4),
+                  GroupMember("cpu", "c0", 0),           GroupMember("cpu", "c1", 0)};
+  inventory::Inventory inventory;
+  inventory.ReplaceCluster(std::move(cluster));
+  // train: minCount 3 less its launcher = 2 GPU members, the smallest (4 + 4); same: 4 + 4. early
+  // (2 of 4 members created) counted 2 + 2 before it had to be whole.
+  EXPECT_EQ(GangDemands(*inventory.Snapshot()), (std::vector<int64_t>{8000}));
+}
+
+// The domain index reads the demands again when the members change: a gang of two 4-GPU members
+// is no target until its second member is created, and none once it is gone again.
+TEST(GangDemandsTest, TheIndexReadsThemAgainWhenMembersChange) {
+  ClusterObjects cluster;
+  cluster.pod_groups = {PodGroup{.namespace_name = "ml", .name = "train", .min_count = 2}};
+  cluster.pods = {GroupMember("train", "t0", 4)};
+  inventory::Inventory inventory;
+  inventory.ReplaceCluster(std::move(cluster));
+  DomainFullness fullness;
+  EXPECT_TRUE(fullness.Of(*inventory.Snapshot(), "nvidia.com/gpu.clique")->gang_demands.empty());
+  inventory.Apply(ClusterDelta{.upsert_pending = {GroupMember("train", "t1", 4)}});
+  EXPECT_EQ(fullness.Of(*inventory.Snapshot(), "nvidia.com/gpu.clique")->gang_demands, (std::vector<int64_t>{8000}));
+  Pod loner = GroupMember("", "loner", 1, "a1");
+  loner.group.reset();
+  inventory.Apply(ClusterDelta{.upsert_pods = {loner}});  // no member changed
+  EXPECT_EQ(fullness.Of(*inventory.Snapshot(), "nvidia.com/gpu.clique")->gang_demands, (std::vector<int64_t>{8000}));
+  inventory.Apply(ClusterDelta{.deleted_pending = {"t1"}});
+  EXPECT_TRUE(fullness.Of(*inventory.Snapshot(), "nvidia.com/gpu.clique")->gang_demands.empty());
+}
+
 // Where only a domain's last room fits, the pod still goes there: the step only chooses.
 TEST(DomainFullnessTest, TheLastRoomForAGangIsTakenWhenNothingElseFits) {
   DomainIndex index;
@@ -282,6 +334,9 @@ TEST(DomainFullnessTest, TheLastRoomForAGangIsTakenWhenNothingElseFits) {
   EXPECT_EQ(LastRoomForGang(index, 0), 8000);
   EXPECT_TRUE(OutsideFullestDomain({0, 1}, "k", index).empty());
   index.gang_demands = {4000, 12000};  // one node is not A's last room for 4 GPUs; 12 it cannot hold
+  EXPECT_EQ(LastRoomForGang(index, 0), 0);
+  index.domains.begin()->second.whole_milli = 4000;  // one whole node left: a gang it holds alone needs no domain
+  index.gang_demands = {4000};
   EXPECT_EQ(LastRoomForGang(index, 0), 0);
 }
 

@@ -87,14 +87,16 @@ struct DomainIndex {
   std::shared_ptr<const inventory::GroupTable::MembersByKey> members_read;
 };
 
-// The distinct GPU demands, in milli-GPU ascending, of the snapshot's declared gangs that have
-// members (pending or bound) asking for GPUs: each gang's minCount of GPU members (launchers
-// without GPUs not counted), the smallest first. The target workload of domain steering: the
-// gangs the cluster runs and queues, as FGD's target workload is the pods it observes.
+// The distinct GPU demands, in milli-GPU ascending, of the snapshot's declared gangs whose members
+// (pending or bound) are all created and ask for GPUs: each gang's minCount of GPU members
+// (launchers without GPUs not counted), the smallest first. The target workload of domain
+// steering: the gangs the cluster runs and queues, as FGD's target workload is the pods it
+// observes. Gangs whose GPUs come through claims ask nothing known here, and are not counted.
 std::vector<int64_t> GangDemands(const inventory::InventorySnapshot& snapshot);
 
 // If node `n` (a snapshot position) is whole and its domain holds, on its whole nodes' GPUs, one
-// of index.gang_demands that it would no longer hold without the node: that demand; else 0.
+// of index.gang_demands larger than the node's own GPUs that it would no longer hold without the
+// node: that demand; else 0.
 int64_t LastRoomForGang(const DomainIndex& index, uint32_t n);
 
 class DomainFullness {
