@@ -119,16 +119,11 @@ std::vector<int64_t> GangDemands(const inventory::InventorySnapshot& snapshot) {
     for (int64_t d : members.demands) {
       if (d > 0) gpus.push_back(d);
     }
-    size_t min_count = static_cast<size_t>(group->second.min_count);
     // A gang whose members are not all created yet has no shape to go by (it is not waiting
     // either, gang_reservation.h).
-    if (gpus.empty() || members.demands.size() < min_count) continue;
+    if (gpus.empty() || members.demands.size() < static_cast<size_t>(group->second.min_count)) continue;
     size_t launchers = members.demands.size() - gpus.size();
-    size_t needed = std::clamp<size_t>(min_count > launchers ? min_count - launchers : 1, 1, gpus.size());
-    std::partial_sort(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(needed), gpus.end());
-    int64_t sum = 0;
-    for (size_t i = 0; i < needed; ++i) sum += gpus[i];
-    out.push_back(sum);
+    out.push_back(NeedOf(std::move(gpus), launchers, group->second.min_count).least_milli);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -136,10 +136,9 @@ std::optional<Waiting> WaitingGang(const std::string& member_key, const inventor
     }
   }
   if (demands.empty()) return std::nullopt;
-  std::sort(demands.begin(), demands.end());
-  size_t min_count = static_cast<size_t>(std::max(group->second.min_count, 1));
-  w.needed = std::clamp<size_t>(min_count > launchers ? min_count - launchers : 1, 1, demands.size());
-  for (size_t i = 0; i < w.needed; ++i) w.least_milli += demands[i];
+  GangNeed need = NeedOf(std::move(demands), launchers, group->second.min_count);
+  w.needed = need.needed;
+  w.least_milli = need.least_milli;
   return w;
 }
 
@@ -191,6 +190,15 @@ size_t MembersIn(int32_t id, const Waiting& w, const inventory::InventorySnapsho
 }
 
 }  // namespace
+
+GangNeed NeedOf(std::vector<int64_t> gpu_demands, size_t launchers, int32_t min_count) {
+  if (gpu_demands.empty()) return {};
+  size_t count = static_cast<size_t>(std::max(min_count, 1));
+  GangNeed need{.needed = std::clamp<size_t>(count > launchers ? count - launchers : 1, 1, gpu_demands.size())};
+  std::partial_sort(gpu_demands.begin(), gpu_demands.begin() + static_cast<std::ptrdiff_t>(need.needed), gpu_demands.end());
+  for (size_t i = 0; i < need.needed; ++i) need.least_milli += gpu_demands[i];
+  return need;
+}
 
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
                                                 const DomainIndex& index, const std::string& scheduler) {

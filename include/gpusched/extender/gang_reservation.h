@@ -51,6 +51,17 @@ struct DomainReservation {
 std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapshot& snapshot, const std::string& key,
                                                 const DomainIndex& index, const std::string& scheduler);
 
+// What a gang of `min_count` must place, from its GPU members' demands in milli-GPU
+// (`gpu_demands`, each above 0) and its members without GPUs (`launchers`): `needed`, the GPU
+// members (minCount less the launchers, at least one, at most those there are), and `least_milli`,
+// what the `needed` smallest of them ask. The one count of a gang's GPUs: the waiting gang
+// (ReservedDomain) and domain steering's target (GangDemands) both read it.
+struct GangNeed {
+  size_t needed = 0;
+  int64_t least_milli = 0;
+};
+GangNeed NeedOf(std::vector<int64_t> gpu_demands, size_t launchers, int32_t min_count);
+
 // The level a declared group is confined to: its topology constraint's key (kube-scheduler places
 // it per domain), else the level its annotation requires; "" for neither (or no group).
 std::string ConfinedLevel(const PodGroup* group);
