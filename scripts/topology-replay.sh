@@ -3,19 +3,19 @@
 # GPUs each (scenarios/marin-gb200), a week of CPU-only jobs and one-GPU pods, and 16-node gangs
 # of 4 GPUs per member mixed in at 40% of the GPU time. softmix runs topology-aware, side by side
 # with fgd and binpack, 10 seeds; then again with CPU-only pods confined to domains in use
-# (--steer-cpu-pods, as gpusched steers CPU-only pods that name its scheduler); then that again
-# with gangs waiting 4 hours for one domain (topology.fallbackAfterSeconds: 14400, the setting
-# docs/topology.md recommends where CPU-only pods are steered). Builds gpusched first. Prints the
-# 10-seed means of each run.
+# (--steer-cpu-pods, as gpusched steers CPU-only pods that name its scheduler: the domain kept
+# for a waiting gang then drains, and gangs wait up to 4 hours for it, topology.drainWaitSeconds);
+# then that again with gangs waiting 300 s only (--topology-drain-wait 0). Builds gpusched first.
+# Prints the 10-seed means of each run.
 # Usage: scripts/topology-replay.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-replay-topology}"
 ./scripts/build.sh gpusched >/dev/null
-for run in plain cpu-confined cpu-confined-wait-4h; do
+for run in plain cpu-confined cpu-confined-no-drain-wait; do
   flags=()
   [ "$run" != plain ] && flags=(--steer-cpu-pods)
-  [ "$run" = cpu-confined-wait-4h ] && flags+=(--topology-fallback-after 14400)
+  [ "$run" = cpu-confined-no-drain-wait ] && flags+=(--topology-drain-wait 0)
   ./build/gpusched replay --timeline --nodes scenarios/marin-gb200/nodes.csv --pods scenarios/marin-gb200/pods.csv \
     --time-compress 1 --domains 12 --gangs members=16,gpus=4,share=0.4,cpu=64000,memory=262144 \
     --policy softmix,fgd,binpack --seeds 42-51 "${flags[@]}" --out "$out/$run" >/dev/null
@@ -28,4 +28,4 @@ for run in plain cpu-confined cpu-confined-wait-4h; do
     for (p in n) printf "%-10s %6.2f %9.0f %8.0f %9.0f %9.0f %8.1f %9.1f\n", p, a[p]/n[p], q[p]/n[p], g[p]/n[p], w5[p]/n[p], w9[p]/n[p], d[p]/n[p], s[p]/n[p]
   }' "$out/$run/summary.csv"
 done
-echo "wrote $out/plain, $out/cpu-confined and $out/cpu-confined-wait-4h: summary.csv, report.html"
+echo "wrote $out/plain, $out/cpu-confined and $out/cpu-confined-no-drain-wait: summary.csv, report.html"

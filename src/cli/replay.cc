@@ -85,6 +85,9 @@ placements.csv.
   --topology-fallback-after S  (with --domains) topology-aware runs: a gang no domain holds waits
                       S seconds for one before it spans domains (default 300, as gpusched's
                       topology.fallbackAfterSeconds)
+  --topology-drain-wait S  (with --domains) ... or S seconds (when longer) while the domain kept for
+                      the waiting gangs runs no pod gpusched does not steer, since it drains then
+                      (default 14400, as gpusched's topology.drainWaitSeconds; 0: off)
   --snapshot FILE     (second form) the cluster; repeat to merge files
   --place FILE        (second form) the pods to place, in order
   --score-mapping M   (second form) rank (default) or linear
@@ -129,6 +132,7 @@ struct ReplayArgs {
   bool steer_cpu_pods = false;                // --steer-cpu-pods
   bool reserve_for_gangs = true;              // not --no-reserve-for-gangs
   double topology_fallback_after = 300;       // --topology-fallback-after
+  double topology_drain_wait = 14400;         // --topology-drain-wait
   std::string write_dra_example;
   int example_nodes = 200;
   double example_demand = 1.1;
@@ -145,7 +149,12 @@ Status ReadNumber(const std::string& flag, const std::string& value, double lo, 
   return OkStatus();
 }
 
-// --domains, --gangs, --topology-policies and --topology-fallback-after into *a.
+bool IsTopologyFlag(const std::string& flag) {
+  return flag == "--domains" || flag == "--gangs" || flag == "--topology-policies" || flag == "--topology-fallback-after" ||
+         flag == "--topology-drain-wait";
+}
+
+// The IsTopologyFlag flags into *a.
 Status ReadTopologyFlag(const std::string& flag, const std::string& value, ReplayArgs* a) {
   if (flag == "--gangs") {
     GPUSCHED_ASSIGN_OR_RETURN(a->gangs, replay::ParseGangSpec(value));
@@ -153,6 +162,8 @@ Status ReadTopologyFlag(const std::string& flag, const std::string& value, Repla
     a->topology_policies = value;
   } else if (flag == "--topology-fallback-after") {
     GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0, 1e9, &a->topology_fallback_after));
+  } else if (flag == "--topology-drain-wait") {
+    GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0, 1e9, &a->topology_drain_wait));
   } else {
     double n = 0;
     GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 100000, &n));
@@ -222,7 +233,7 @@ StatusOr<ReplayArgs> Parse(int argc, char** argv) {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 1, 1e7, &a.defrag_every));
     } else if (flag == "--defrag-budget-pct") {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0, 100, &a.defrag_budget_pct));
-    } else if (flag == "--domains" || flag == "--gangs" || flag == "--topology-policies" || flag == "--topology-fallback-after") {
+    } else if (IsTopologyFlag(flag)) {
       GPUSCHED_RETURN_IF_ERROR(ReadTopologyFlag(flag, value, &a));
     } else if (flag == "--example-demand") {
       GPUSCHED_RETURN_IF_ERROR(ReadNumber(flag, value, 0.01, 10, &a.example_demand));
@@ -332,7 +343,8 @@ int RunTimelineMode(const ReplayArgs& args, const replay::GridOptions& grid, con
                                   .defrag_budget_pct = args.defrag_budget_pct, .domains = args.domains, .gangs = args.gangs,
                                   .topology_aware = args.domains > 0 && InList(args.topology_policies, job.scorer->Name()),
                                   .steer_cpu_pods = args.steer_cpu_pods, .reserve_for_gangs = args.reserve_for_gangs,
-                                  .gang_fallback_after_s = args.topology_fallback_after};
+                                  .gang_fallback_after_s = args.topology_fallback_after,
+                                  .gang_drain_wait_s = args.topology_drain_wait};
         runs[j] = replay::TimelineRun{traces[job.trace].name, replay::RunTimeline(traces[job.trace].trace, timelines[job.trace], *job.scorer, o)};
         if (args.defrag_every > 0) runs[j].result.policy += "+defrag";
       },

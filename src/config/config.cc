@@ -248,6 +248,8 @@ const Setting kSettings[] = {
      [](std::string_view t, Config* c) { return Bool(t, &c->service.topology_reserve); }},
     {"topology.fallbackAfterSeconds", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.topology_fallback_after); }},
+    {"topology.drainWaitSeconds", "", "", "", Kind::kScalar,
+     [](std::string_view t, Config* c) { return Seconds(t, 0, &c->service.topology_drain_wait); }},
     {"kueue.controllerName", "", "", "", Kind::kScalar,
      [](std::string_view t, Config* c) { return Text(t, &c->service.kueue_controller_name); }},
     {"kueue.enabled", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) { return Bool(t, &c->cluster.watch_kueue); }},

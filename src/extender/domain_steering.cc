@@ -26,6 +26,13 @@ bool IsWholeNode(const placement::NodeState& node) {
                      [](const PodUse& p) { return p.labels != nullptr && RecreatedOnItsNode(*p.labels); });
 }
 
+bool RunsOtherSchedulersPod(const placement::NodeState& node) {
+  if (node.uses == nullptr) return false;
+  return std::any_of(node.uses->pods().begin(), node.uses->pods().end(), [](const PodUse& p) {
+    return (p.flags & PodUse::kOtherScheduler) != 0 && !p.terminating && !(p.labels != nullptr && RecreatedOnItsNode(*p.labels));
+  });
+}
+
 namespace {
 
 // What `node` (at generation `generation`) says for the domains of `key`: its domain's id in
@@ -46,6 +53,7 @@ DomainIndex::NodeFacts FactsOf(const placement::NodeState& node, const std::stri
   f.takes_gpu_pods = TakesGpuPods(node);
   f.whole = f.takes_gpu_pods && IsWholeNode(node);
   f.stranded = f.takes_gpu_pods && GpusStrandedByOtherResources(node);
+  f.other_scheduler = RunsOtherSchedulersPod(node);
   return f;
 }
 
@@ -63,6 +71,7 @@ void SumFacts(DomainIndex* index) {
     use.capacity_milli += f.takes_gpu_pods ? f.free_milli + f.used_milli : 0;
     use.whole_nodes += f.whole ? 1 : 0;
     use.whole_milli += f.whole ? f.free_milli : 0;
+    use.other_scheduler_nodes += f.other_scheduler ? 1 : 0;
   }
   std::vector<const DomainUses::value_type*> by_id(uses.size(), nullptr);
   for (size_t id = 0; id < uses.size(); ++id) {

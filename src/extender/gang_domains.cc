@@ -26,6 +26,9 @@
 namespace gpusched::extender {
 namespace {
 
+constexpr std::string_view kDrainWaitSetting =
+    "topology.drainWaitSeconds: the domain kept for waiting gangs runs no pod of another scheduler";
+
 struct Candidate {
   GangPlacement placement;
   int whole_nodes = 0;     // the domain's whole nodes before the gang (IsWholeNode)
@@ -171,9 +174,10 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     if (required.empty() && beside.empty() && wait.active() && SomeDomainCouldHold(pending, needed, key, off, snapshot, options)) {
       GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
       std::string why = reasons.empty() ? "" : fmt::format(" ({})", fmt::join(reasons, "; "));
+      std::string_view setting = wait.draining ? kDrainWaitSetting : "topology.fallbackAfterSeconds";
       waiting.plan.reason = fmt::format("no one domain of {} holds it now{}; it waits for one until {} before it is "
-                                        "planned across domains (topology.fallbackAfterSeconds)",
-                                        key, why, FormatRfc3339(wait.until_ms));
+                                        "planned across domains ({})",
+                                        key, why, FormatRfc3339(wait.until_ms), setting);
       return waiting;
     }
   }
@@ -190,13 +194,17 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
   return across;
 }
 
-DomainWait DomainWaitOf(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms) {
+DomainWait DomainWaitOf(const std::vector<Pod>& pending, const ServiceOptions& options, const DomainReservation* kept,
+                        int64_t now_ms) {
   int64_t oldest = 0;
   for (const Pod& p : pending) {
     if (p.created_ms > 0 && (oldest == 0 || p.created_ms < oldest)) oldest = p.created_ms;
   }
   if (oldest == 0) return DomainWait{.now_ms = now_ms};  // creation unknown: no wait
-  return DomainWait{.until_ms = oldest + std::chrono::duration_cast<std::chrono::milliseconds>(after).count(), .now_ms = now_ms};
+  bool draining = kept != nullptr && kept->drains && options.topology_drain_wait > options.topology_fallback_after;
+  std::chrono::seconds after = draining ? options.topology_drain_wait : options.topology_fallback_after;
+  return DomainWait{.until_ms = oldest + std::chrono::duration_cast<std::chrono::milliseconds>(after).count(),
+                    .now_ms = now_ms, .draining = draining};
 }
 
 std::vector<std::string_view> InRequiredDomain(const std::vector<std::string_view>& offered, const std::string& key,

@@ -260,8 +260,9 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
   GangStanding out = PlanMembersLocked(gang, member, *snapshot);
   if (out.kind != GangStanding::Kind::kSlot) {
     if (refused_.size() > 4096) refused_.clear();  // bounded: old refusals are of old snapshots anyway
-    DomainWait wait = WaitOf(gang.unslotted);
-    refused_[refusal_key] = Refusal{.version = inventory_->Snapshot()->version(), .standing = out,
+    std::shared_ptr<const inventory::InventorySnapshot> now = inventory_->Snapshot();
+    DomainWait wait = WaitOf(gang.unslotted, *now);
+    refused_[refusal_key] = Refusal{.version = now->version(), .standing = out,
                                     .until_wall_ms = wait.active() ? wait.until_ms : 0};
   }
   return out;
@@ -285,8 +286,14 @@ GangStanding GangHolds::PlanOneLocked(const Pod& member, const std::string& grou
           .reason = fmt::format("gang {}: this member fits on none of the nodes offered beside the other slots: {}", group, why)};
 }
 
-DomainWait GangHolds::WaitOf(const std::vector<Pod>& pending) const {
-  return DomainWaitOf(pending, options_->topology_fallback_after, clock_->WallMs());
+std::optional<DomainReservation> GangHolds::KeptOn(const inventory::InventorySnapshot& snapshot) const {
+  if (domains_ == nullptr || !ReservesForGangs(*options_)) return std::nullopt;
+  return domains_->Of(snapshot, options_->topology_levels.front())->reserved;
+}
+
+DomainWait GangHolds::WaitOf(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot) const {
+  std::optional<DomainReservation> kept = KeptOn(snapshot);
+  return DomainWaitOf(pending, *options_, kept ? &*kept : nullptr, clock_->WallMs());
 }
 
 GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const {
@@ -304,10 +311,10 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   // Members that fit nowhere beside the others are left out while minCount can still be reached.
   size_t needed = gang.min_count > gang.others ? gang.min_count - gang.others : 0;
   std::vector<std::string> beside = SiblingNodes(gang.key, "", snapshot);  // new members join their domain
-  std::optional<DomainReservation> kept;
-  if (domains_ != nullptr && ReservesForGangs(*options_)) kept = domains_->Of(snapshot, options_->topology_levels.front())->reserved;
-  GangPlacement placed = PlanGangInDomains(gang.unslotted, needed, gang.required, beside, WaitOf(gang.unslotted), snapshot,
-                                           *options_, programs_, kept ? &*kept : nullptr);
+  std::optional<DomainReservation> kept = KeptOn(snapshot);
+  DomainWait wait = DomainWaitOf(gang.unslotted, *options_, kept ? &*kept : nullptr, clock_->WallMs());
+  GangPlacement placed = PlanGangInDomains(gang.unslotted, needed, gang.required, beside, wait, snapshot, *options_, programs_,
+                                           kept ? &*kept : nullptr);
   std::vector<Pod>& planning = placed.planned;
   const placement::GangPlan& plan = placed.plan;
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone

@@ -231,7 +231,8 @@ std::optional<DomainReservation> ReservedDomain(const inventory::InventorySnapsh
     ids.erase(best);
     if (MembersIn(id, *first, snapshot, index) < first->needed) continue;
     DomainReservation r{.domain = index.names[id], .gang = first->name, .member_key = first->key, .priority = first->priority,
-                        .whole_nodes = uses[id]->whole_nodes, .needs_milli = first->least_milli, .level = key};
+                        .whole_nodes = uses[id]->whole_nodes, .needs_milli = first->least_milli,
+                        .drains = uses[id]->other_scheduler_nodes == 0, .level = key};
     for (size_t i = 0; i < index.facts.size(); ++i) {
       if (index.facts[i].domain == id) r.nodes.push_back(static_cast<uint32_t>(i));
     }

@@ -158,7 +158,7 @@ std::vector<std::string> MembersNodes(const inventory::GroupTable::Members& memb
 GangPlacement PlanInDomains(const FoundGroup& found, const inventory::InventorySnapshot& snapshot, const ServiceOptions& options,
                             dra::cel::ProgramCache* programs, int64_t now_ms, const DomainReservation* kept) {
   DomainWait wait = found.members->bound > 0 ? DomainWait{.now_ms = now_ms}
-                                              : DomainWaitOf(found.pending, options.topology_fallback_after, now_ms);
+                                              : DomainWaitOf(found.pending, options, kept, now_ms);
   std::string required = found.declared != nullptr ? found.declared->required_topology : "";
   return PlanGangInDomains(found.pending, found.pending.size(), required, MembersNodes(*found.members, snapshot), wait, snapshot,
                            options, programs, kept);

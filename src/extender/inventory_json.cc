@@ -434,14 +434,15 @@ void WriteGroups(Writer& w, const inventory::GroupTable::Groups& groups) {
 
 // The nodes grouped by the domains of label `key`, as "domains": the key; "items", one per domain
 // with its nodes, idleNodes (whole: IsWholeNode), freeGpus and strandedGpus (free, on nodes that
-// are not whole, a CPU-only job's too: no gang member of whole nodes can use them); and
+// are not whole, a CPU-only job's too: no gang member of whole nodes can use them) and
+// otherSchedulerNodes (nodes running a pod of another scheduler: RunsOtherSchedulersPod); and
 // "largestGang", the domain with the most idle nodes; "gangGpus", what the cluster's gangs ask
 // (GangDemands: steering's target); "keptFor", the domain kept for a waiting gang and the gang,
-// when `kept` names one.
+// when `kept` names one, with "drains" (gangs may wait topology.drainWaitSeconds for it).
 void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key,
                   const DomainReservation* kept) {
   struct Sums {
-    int nodes = 0, idle_nodes = 0;
+    int nodes = 0, idle_nodes = 0, other_scheduler_nodes = 0;
     int64_t free_milli = 0, stranded_milli = 0;
   };
   std::map<std::string, Sums> domains;
@@ -455,6 +456,7 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
     d.idle_nodes += whole ? 1 : 0;
     d.free_milli += idle;
     d.stranded_milli += whole ? 0 : idle;
+    d.other_scheduler_nodes += RunsOtherSchedulersPod(*n) ? 1 : 0;
   }
   if (domains.empty()) return;
   Key(w, "domains");
@@ -478,6 +480,8 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
     w.Double(static_cast<double>(d.free_milli) / 1000);
     Key(w, "strandedGpus");
     w.Double(static_cast<double>(d.stranded_milli) / 1000);
+    Key(w, "otherSchedulerNodes");
+    w.Int(d.other_scheduler_nodes);
     w.EndObject();
   }
   w.EndArray();
@@ -503,6 +507,8 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
     w.Int(kept->priority);
     Key(w, "gpus");
     w.Double(static_cast<double>(kept->needs_milli) / 1000);
+    Key(w, "drains");
+    w.Bool(kept->drains);
     w.EndObject();
   }
   w.EndObject();

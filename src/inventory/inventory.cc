@@ -22,6 +22,7 @@ namespace gpusched::inventory {
 Inventory::Inventory(InventoryOptions options)
     : options_(options),
       book_(ReservationTtls{options.assume_ttl, options.booking_ttl, options.nomination_ttl}, options.clock),
+      uses_(options.scheduler_name),
       nomination_holds_(placement::DraOptions{.gpu_drivers = options.dra_gpu_drivers}) {
   MutexLock lock(&mu_);
   dra_state_ = std::make_shared<const dra::ClusterState>(std::vector<dra::SlicePtr>{}, std::vector<dra::DeviceClass>{},

@@ -12,7 +12,8 @@ namespace gpusched::inventory {
 namespace {
 
 // PodUse::flags of `pod`.
-uint8_t UseFlags(const Pod& pod) {
+// `scheduler`: the profile gpusched serves ("": every pod counts as its own).
+uint8_t UseFlags(const Pod& pod, const std::string& scheduler) {
   placement::PodRequest request = placement::AnalyzePod(pod);
   uint8_t flags = pod.constraints.Ties() ? PodUse::kTies : 0;
   if (request.device_plugin()) flags = PodUse::WithPluginKind(flags, request.kind);
@@ -20,6 +21,8 @@ uint8_t UseFlags(const Pod& pod) {
   if (!pod.resource_claims.empty() || !pod.extended_resource_claim.empty() || HasPayload(request.kind, Payload::kCount)) {
     flags |= PodUse::kDevices;
   }
+  // No name: the API server sets one, so only hand-made objects lack it; they count as gpusched's.
+  if (!scheduler.empty() && !pod.scheduler_name.empty() && pod.scheduler_name != scheduler) flags |= PodUse::kOtherScheduler;
   return flags;
 }
 
@@ -33,7 +36,7 @@ bool UseTable::Track(const Pod& pod) {
              .terminating = pod.terminating,
              .requests = EffectiveRequests(pod),
              .labels = Intern(pod),
-             .flags = UseFlags(pod)};
+             .flags = UseFlags(pod, scheduler_)};
   Slot& slot = slots_[pod.node_name];
   if (!slot.uses.Put(std::move(use))) return false;
   slot.shared = nullptr;

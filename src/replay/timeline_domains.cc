@@ -46,6 +46,7 @@ Domains::Domains(size_t nodes, int count) {
   masks_.assign(static_cast<size_t>(count), std::vector<uint8_t>(nodes, 0));
   used_.assign(static_cast<size_t>(count), 0);
   pods_.assign(static_cast<size_t>(count), 0);
+  unsteered_.assign(static_cast<size_t>(count), 0);
   whole_.assign(static_cast<size_t>(count), 0);
   node_pods_.assign(nodes, 0);
   for (size_t i = 0; i < nodes; ++i) {

@@ -37,12 +37,14 @@ class Domains {
   int count() const { return static_cast<int>(masks_.size()); }
   int of(size_t node) const { return of_[node]; }
   const std::vector<uint8_t>& nodes(int d) const { return masks_[d]; }
-  // A pod came to `node` (pods 1) or left it (-1), with `milli` GPU (negative when leaving).
-  void Book(size_t node, int64_t milli, int pods) {
+  // A pod came to `node` (pods 1) or left it (-1), with `milli` GPU (negative when leaving);
+  // `unsteered`: a pod gpusched does not steer (another scheduler's).
+  void Book(size_t node, int64_t milli, int pods, bool unsteered = false) {
     if (!enabled()) return;
     int d = of_[node];
     used_[d] += milli;
     pods_[d] += pods;
+    unsteered_[d] += unsteered ? pods : 0;
     whole_[d] += (node_pods_[node] + pods == 0) - (node_pods_[node] == 0);
     node_pods_[node] += pods;
   }
@@ -55,6 +57,7 @@ class Domains {
   bool whole(size_t node) const { return node_pods_[node] == 0; }  // no pod on it, and GPUs
   int64_t used(int d) const { return used_[d]; }
   int pods(int d) const { return pods_[d]; }
+  int unsteered(int d) const { return unsteered_[d]; }  // pods running there that gpusched does not steer
   // The domain with the most whole nodes, then the most free GPU, then the lowest index: the one
   // kept for a waiting gang (gpusched's gang_reservation.h).
   int MostWhole(const ReplayCluster& cluster) const;
@@ -73,6 +76,7 @@ class Domains {
   std::vector<std::vector<uint8_t>> masks_;  // by domain
   std::vector<int64_t> used_;                // by domain: GPU milli allocated
   std::vector<int> pods_;                    // by domain: pods running
+  std::vector<int> unsteered_;               // by domain: of those, pods gpusched does not steer
   std::vector<int> whole_;                   // by domain: nodes without pods
   std::vector<int> node_pods_;               // by node: pods running
 };

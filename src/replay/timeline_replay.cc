@@ -118,7 +118,7 @@ class Timeline {
   // pods too (without the first step) with steer_cpu_pods. While a gang waits, a steered pod
   // stays off the domain kept for it (KeptDomain), even where nothing else fits.
   bool Place(size_t k) {
-    bool steered = options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods);
+    bool steered = Steered(k);
     int kept = steered ? KeptDomain() : -1;
     std::vector<uint8_t> allowed;
     if (kept >= 0) {
@@ -139,10 +139,15 @@ class Timeline {
     }
     if (!placed && steered) placed = PlaceInFullestDomain(k, only);
     if (!placed && !PlaceAmong(k, only)) return false;
-    domains_.Book(where_[k].node, Shape(k).gpu_milli(), 1);
+    domains_.Book(where_[k].node, Shape(k).gpu_milli(), 1, !steered);
     on_node_[where_[k].node].push_back(k);
     ++running_;
     return true;
+  }
+  // Whether gpusched steers pod k: a topology-aware run's GPU pods, and CPU-only pods with
+  // steer_cpu_pods (the others are another scheduler's).
+  bool Steered(size_t k) const {
+    return options_.topology_aware && domains_.enabled() && (Shape(k).uses_gpu() || options_.steer_cpu_pods);
   }
   // The domain kept for the waiting gangs, as gpusched's topology.reserveForGangs: -1 when none.
   int KeptDomain() {
@@ -198,7 +203,7 @@ class Timeline {
     return below(n.cpu_free, n.cpu_cap) || below(n.mem_free, n.mem_cap);
   }
   void Unplace(size_t k) {
-    domains_.Book(where_[k].node, -Shape(k).gpu_milli(), -1);
+    domains_.Book(where_[k].node, -Shape(k).gpu_milli(), -1, !Steered(k));
     cluster_.Remove(Shape(k), where_[k]);
     std::vector<size_t>& on = on_node_[where_[k].node];
     on.erase(std::find(on.begin(), on.end(), k));
@@ -254,6 +259,7 @@ class Timeline {
     RetryWaiting(freed, now);
   }
   bool TryPlaceGang(size_t g, double now);
+  double WaitForOneDomain();
   // Whether some domain has nodes enough for every member, each when empty. Cached.
   bool SomeDomainCouldHold() {
     if (could_hold_ < 0) {
@@ -334,7 +340,7 @@ bool Timeline::TryPlaceGang(size_t g, double now) {
     for (int d : fullest) {
       if ((placed = PlaceMembers(&domains_.nodes(d), &where))) break;
     }
-    if (!placed && now - gangs_[g].arrive < options_.gang_fallback_after_s && SomeDomainCouldHold()) return false;
+    if (!placed && now - gangs_[g].arrive < WaitForOneDomain() && SomeDomainCouldHold()) return false;
     // No one domain holds it: the fewest domains, fullest first, rather than anywhere.
     std::vector<uint8_t> union_mask(trace_.nodes.size(), 0);
     for (size_t n = 0; !placed && n < fullest.size(); ++n) {
@@ -352,6 +358,14 @@ bool Timeline::TryPlaceGang(size_t g, double now) {
   departures_.push({now + static_cast<double>(gangs_[g].duration_s), pods_.size() + g});
   ++gangs_running_;
   return true;
+}
+
+// As gpusched's DomainWaitOf: gang_drain_wait_s while the domain kept for the waiting gangs runs
+// no pod gpusched does not steer, else gang_fallback_after_s.
+double Timeline::WaitForOneDomain() {
+  int kept = KeptDomain();
+  bool drains = kept >= 0 && domains_.unsteered(kept) == 0;
+  return drains ? std::max(options_.gang_fallback_after_s, options_.gang_drain_wait_s) : options_.gang_fallback_after_s;
 }
 
 bool Timeline::PlaceMembers(const std::vector<uint8_t>* allowed, std::vector<PlacedPod>* where) {
@@ -483,7 +497,7 @@ bool Timeline::MoveAndPlace(size_t k, const std::vector<size_t>& victims, double
   for (size_t i = 0; i < victims.size(); ++i) {
     where_[victims[i]] = was[i];
     cluster_.Restore(Shape(victims[i]), was[i]);
-    domains_.Book(was[i].node, Shape(victims[i]).gpu_milli(), 1);
+    domains_.Book(was[i].node, Shape(victims[i]).gpu_milli(), 1, !Steered(victims[i]));
     on_node_[was[i].node].push_back(victims[i]);
     ++running_;
   }

@@ -136,14 +136,20 @@ TEST(Config, TopologyLevelsAreLabelKeysLowestFirstAndMayBeTurnedOff) {
               HasSubstr("config topology.levels: \"a b\" is not a node label key"));
 }
 
-TEST(Config, AGangWaitsFiveMinutesForOneDomainUnlessConfigured) {
+// Five minutes for one domain, four hours for one that drains (gang_domains.h).
+TEST(Config, AGangWaitsFiveMinutesForOneDomainAndFourHoursForOneThatDrainsUnlessConfigured) {
   StatusOr<Config> defaults = ParseConfig("{}");
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->service.topology_fallback_after, std::chrono::seconds(300));
-  StatusOr<Config> at_once = ParseConfig("topology: {fallbackAfterSeconds: 0}");
+  EXPECT_EQ(defaults->service.topology_drain_wait, std::chrono::seconds(14400));
+  StatusOr<Config> at_once = ParseConfig("topology: {fallbackAfterSeconds: 0, drainWaitSeconds: 0}");
   ASSERT_TRUE(at_once.ok()) << at_once.status().message();
   EXPECT_EQ(at_once->service.topology_fallback_after, std::chrono::seconds(0));
+  EXPECT_EQ(at_once->service.topology_drain_wait, std::chrono::seconds(0));
   EXPECT_THAT(ParseConfig("topology: {fallbackAfterSeconds: -5}").status().message(), HasSubstr("topology.fallbackAfterSeconds"));
+  std::string bad = ParseConfig("topology: {drainWaitSeconds: soon}").status().message();
+  EXPECT_THAT(bad, HasSubstr("topology.drainWaitSeconds"));
+  EXPECT_THAT(bad, HasSubstr("soon"));
 }
 
 TEST(Config, ExtendedResourcesThroughDraAreOnUnlessTurnedOff) {

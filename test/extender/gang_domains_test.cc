@@ -68,7 +68,7 @@ class GangDomains : public ::testing::Test {
   std::string Reply(const PodJson& member) {
     return service_->Filter(testing::ArgsWithNames(member.ToJson(), {"a1", "a2", "a3", "b1", "b2", "b3"}));
   }
-  inventory::Inventory inventory_;
+  inventory::Inventory inventory_{inventory::InventoryOptions{.scheduler_name = "gpu-scheduler"}};
   std::unique_ptr<Service> service_;
 };
 
@@ -106,21 +106,28 @@ TEST_F(GangDomains, TheFullestCliqueIsTheOneWithTheFewestWholeNodes) {
   for (int i = 0; i < 2; ++i) EXPECT_THAT(Kept(Member(i, 4)), ElementsAre(::testing::StartsWith("a"))) << i;
 }
 
-// a1 runs a 1-GPU pod: no clique holds three 4-GPU members now, though clique A would when
-// empty. A gang created just now waits for one (topology.fallbackAfterSeconds, 300 s), and
-// filter says so; one created an hour ago goes to the next level, across the cliques.
+// a1 runs a 1-GPU pod (`scheduler`'s: the default scheduler's, or gpusched's own), and gang
+// ml/train of three 4-GPU members, created at `created`: no clique holds
+// it now, though clique A (kept for it) would when empty.
+std::vector<std::string> WaitingGang(const std::string& created, const std::string& scheduler) {
+  std::vector<std::string> items = Nodes();
+  items.push_back(PodJson{.name = "small", .uid = "small", .node = "a1", .phase = "Running",
+                          .containers = {testing::WholeGpus("c", 1)}, .scheduler = scheduler}
+                      .ToJson());
+  items.push_back(Group(3));
+  for (int i = 0; i < 3; ++i) {
+    PodJson m = Member(i, 4);
+    m.creation_timestamp = created;
+    items.push_back(m.ToJson());
+  }
+  return items;
+}
+
+// A pod of another scheduler runs in clique A: more may come, so A need not drain. A gang created
+// just now waits for one clique (topology.fallbackAfterSeconds, 300 s), and filter says so; one
+// created an hour ago goes to the next level, across the cliques.
 TEST_F(GangDomains, AGangWaitsForOneCliqueBeforeItFallsBack) {
-  auto items_created = [](const std::string& created) {
-    std::vector<std::string> items = Nodes();
-    items.push_back(PodJson{.name = "small", .uid = "small", .node = "a1", .phase = "Running", .containers = {testing::WholeGpus("c", 1)}}.ToJson());
-    items.push_back(Group(3));
-    for (int i = 0; i < 3; ++i) {
-      PodJson m = Member(i, 4);
-      m.creation_timestamp = created;
-      items.push_back(m.ToJson());
-    }
-    return items;
-  };
+  auto items_created = [](const std::string& created) { return WaitingGang(created, "default-scheduler"); };
   auto member = [](int i, const std::string& created) {
     PodJson m = Member(i, 4);
     m.creation_timestamp = created;
@@ -164,6 +171,56 @@ TEST_F(GangDomains, AGangWaitsForOneCliqueBeforeItFallsBack) {
   at_once.topology_fallback_after = std::chrono::seconds(0);
   Load(items_created(now), at_once);
   EXPECT_EQ(Kept(member(0, now)).size(), 1u) << "fallbackAfterSeconds: 0 falls back at once";
+}
+
+// Only gpusched's pods run in clique A, kept for the gang: they stay off it while the gang waits,
+// so A drains, and the gang waits for it up to topology.drainWaitSeconds (4 hours) rather than
+// 300 s. Before, a gang created an hour ago was split across the cliques.
+TEST_F(GangDomains, AGangWaitsLongerForACliqueThatDrains) {
+  auto member = [](const std::string& created) {
+    PodJson m = Member(0, 4);
+    m.creation_timestamp = created;
+    return m;
+  };
+  int64_t now_ms = RealClock().WallMs();
+  std::string hour_ago = FormatRfc3339(now_ms - 3600 * 1000);
+  Load(WaitingGang(hour_ago, "gpu-scheduler"));
+  std::string reply = Reply(member(hour_ago));
+  EXPECT_TRUE(testing::KeptNodes(reply).empty()) << reply;
+  EXPECT_THAT(reply, HasSubstr("it waits for one until " + FormatRfc3339(ParseRfc3339(hour_ago).value() + 14400 * 1000) +
+                               " before it is planned across domains (topology.drainWaitSeconds"));
+  StatusOr<GroupExplanation> e = service_->ExplainGroup("ml/train", "");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_FALSE(e->plan.fits) << "explain waits as filter does";
+  EXPECT_THAT(e->plan.reason, HasSubstr("topology.drainWaitSeconds"));
+
+  std::string five_hours_ago = FormatRfc3339(now_ms - 5 * 3600 * 1000);
+  Load(WaitingGang(five_hours_ago, "gpu-scheduler"));
+  EXPECT_EQ(Kept(member(five_hours_ago)).size(), 1u) << "after 4 hours it spans the cliques";
+
+  ServiceOptions no_drain_wait;
+  no_drain_wait.topology_drain_wait = std::chrono::seconds(0);
+  Load(WaitingGang(hour_ago, "gpu-scheduler"), no_drain_wait);
+  EXPECT_EQ(Kept(member(hour_ago)).size(), 1u) << "drainWaitSeconds: 0 waits fallbackAfterSeconds only";
+}
+
+// A DaemonSet's pod of the default scheduler runs on every node, and a terminating one is going:
+// neither stops clique A from draining.
+TEST_F(GangDomains, DaemonSetAndTerminatingPodsOfOtherSchedulersLeaveTheCliqueDraining) {
+  std::string hour_ago = FormatRfc3339(RealClock().WallMs() - 3600 * 1000);
+  std::vector<std::string> items = WaitingGang(hour_ago, "gpu-scheduler");
+  items.push_back(PodJson{.name = "agent-a2", .uid = "agent-a2", .node = "a2", .phase = "Running",
+                          .containers = {{.name = "c", .requests = {{"cpu", "100m"}}}}, .controller_uid = "ds",
+                          .controller_kind = "DaemonSet", .scheduler = "default-scheduler"}
+                      .ToJson());
+  items.push_back(PodJson{.name = "leaving", .uid = "leaving", .node = "a1", .phase = "Running",
+                          .containers = {{.name = "c", .requests = {{"cpu", "1"}}}},
+                          .deletion_timestamp = "2026-11-30T10:05:00Z", .scheduler = "default-scheduler"}
+                      .ToJson());
+  Load(items);
+  PodJson m = Member(0, 4);
+  m.creation_timestamp = hour_ago;
+  EXPECT_THAT(Reply(m), HasSubstr("(topology.drainWaitSeconds"));
 }
 
 // Three 4-GPU members fit only clique A; four fit no clique, and go to the next level (the zone).

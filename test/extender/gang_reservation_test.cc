@@ -84,7 +84,7 @@ class GangReservation : public ::testing::Test {
   }
   std::optional<DomainReservation> Reserved() { return DomainFullness(ServiceOptions{}).Of(*inventory_.Snapshot(), kClique)->reserved; }
   std::string Filter(const PodJson& pod) { return service_->Filter(testing::ArgsWithNames(pod.ToJson(), kAll)); }
-  inventory::Inventory inventory_;
+  inventory::Inventory inventory_{inventory::InventoryOptions{.scheduler_name = "gpu-scheduler"}};
   ServiceOptions options_;
   std::unique_ptr<Service> service_;
 };
@@ -105,6 +105,34 @@ TEST_F(GangReservation, TheCliqueWithTheMostWholeNodesIsKeptForTheWaitingGang) {
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->kept_domain, "nvidia.com/gpu.clique=c.A");
   EXPECT_THAT(GroupExplanationText(*e), HasSubstr("domain nvidia.com/gpu.clique=c.A is kept for it while it waits"));
+}
+
+// Clique A runs only gpusched's pods: kept for the gang, it drains (a gang may wait longer for
+// it: gang_domains.h). A CPU-only job of the default scheduler on a2 is a pod gpusched cannot keep
+// off, and A no longer drains; /debug/inventory shows both.
+TEST_F(GangReservation, TheKeptCliqueDrainsUntilAPodOfAnotherSchedulerRunsThere) {
+  Load(WithGang(Cluster()));
+  std::optional<DomainReservation> r = Reserved();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->drains);
+  rapidjson::Document d;
+  ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
+  EXPECT_TRUE(d["domains"]["keptFor"]["drains"].GetBool());
+  EXPECT_EQ(d["domains"]["items"][0]["otherSchedulerNodes"].GetInt(), 0);
+
+  std::vector<std::string> items = WithGang(Cluster());
+  items.push_back(PodJson{.name = "job", .uid = "job", .node = "a2", .phase = "Running",
+                          .containers = {{.name = "c", .requests = {{"cpu", "8"}}}}, .scheduler = "default-scheduler"}
+                      .ToJson());
+  Load(items);
+  r = Reserved();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->domain, "c.A");
+  EXPECT_FALSE(r->drains);
+  ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
+  EXPECT_FALSE(d["domains"]["keptFor"]["drains"].GetBool());
+  EXPECT_STREQ(d["domains"]["items"][0]["domain"].GetString(), "c.A");
+  EXPECT_EQ(d["domains"]["items"][0]["otherSchedulerNodes"].GetInt(), 1);
 }
 
 // A 4-GPU pod outside gangs fits only on A's whole nodes. Kept off them, it fits nowhere and

@@ -184,7 +184,8 @@ TEST(UiBrowser, TheHeaderShowsDomainsAndTheLargestGangInOne) {
 }
 
 // Issue 34 §2: gang ml/train (three 4-GPU members) fits nowhere now, and clique A is the only one
-// that could hold it empty: the header names A as kept for the gang (gang_reservation.h).
+// that could hold it empty: the header names A as kept for the gang (gang_reservation.h), and
+// whether it drains (no pod of another scheduler runs there: gang_domains.h's drain wait).
 TEST(UiBrowser, TheHeaderNamesTheDomainKeptForAWaitingGang) {
   std::vector<std::string> items = testing::CliqueNodes({"a1", "a2", "a3", "b1"}, 4);
   for (const char* node : {"a1", "b1"}) {
@@ -194,7 +195,17 @@ TEST(UiBrowser, TheHeaderNamesTheDomainKeptForAWaitingGang) {
   TestServer server{ListJson(items)};
   std::string dom = Chromium(Url(server, "/ui"), "--dump-dom");
   ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
-  EXPECT_THAT(dom, HasSubstr("kept for gang ml/train <b>c.A</b>"));
+  EXPECT_THAT(dom, HasSubstr("kept for gang ml/train <b>c.A (drains)</b>"));
+
+  // A CPU-only pod of the default scheduler on a2: more may come, the domain no longer drains.
+  items.push_back(PodJson{.name = "job", .uid = "job", .node = "a2", .phase = "Running",
+                          .containers = {{.name = "c", .requests = {{"cpu", "8"}}}}, .scheduler = "default-scheduler"}
+                      .ToJson());
+  server.Reload(ListJson(items));
+  dom = Chromium(Url(server, "/ui"), "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("data-loaded=\"true\""));
+  EXPECT_THAT(dom, HasSubstr("kept for gang ml/train <b>c.A (other schedulers' pods run there)</b>"));
+  EXPECT_THAT(dom, HasSubstr("1 running other schedulers' pods"));
 }
 
 // Issue 34 §2: the node list is grouped by domain, each under a heading row with the domain's

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace gpusched::inventory {
 namespace use_table_test {
 
@@ -69,6 +72,24 @@ TEST(UseTable, FlagsSayWhichKindOfGpuAPodHoldsAndWhetherDraMayServeIt) {
   EXPECT_EQ(flags["shared"] & PodUse::kDevices, 0);
   EXPECT_EQ(PodUse::PluginKind(flags["claims"]), RequestKind::kNone);
   EXPECT_NE(flags["claims"] & PodUse::kDevices, 0);
+}
+
+// A pod that names another scheduler than the one gpusched serves is marked: gpusched did not
+// place it (gang_domains.h's drain wait). One without a name (hand-made) counts as gpusched's.
+TEST(UseTable, PodsOfAnotherSchedulerAreMarked) {
+  UseTable table("gpu-scheduler");
+  Pod ours = Bound("ours", "n1");
+  ours.scheduler_name = "gpu-scheduler";
+  Pod other = Bound("other", "n1");
+  other.scheduler_name = "default-scheduler";
+  Pod unnamed = Bound("unnamed", "n1");
+  for (const Pod& p : {ours, other, unnamed}) table.Track(p);
+  std::map<std::string, bool> marked;
+  for (const PodUse& u : table.PodsOn("n1")) marked[u.uid] = (u.flags & PodUse::kOtherScheduler) != 0;
+  EXPECT_EQ(marked, (std::map<std::string, bool>{{"ours", false}, {"other", true}, {"unnamed", false}}));
+  UseTable unnamed_scheduler;
+  unnamed_scheduler.Track(other);
+  EXPECT_EQ(unnamed_scheduler.PodsOn("n1")[0].flags & PodUse::kOtherScheduler, 0) << "no scheduler named: none is marked";
 }
 
 TEST(UseTable, BudgetsAreListedForSnapshotsAndChangeOnlyWhenTheyDiffer) {

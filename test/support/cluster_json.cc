@@ -227,7 +227,7 @@ std::string PodJson::ToJson() const {
     S(w, node);
   }
   S(w, "schedulerName");
-  S(w, "gpu-scheduler");
+  S(w, scheduler);
   if (priority) {
     S(w, "priorityClassName");
     S(w, std::string(*priority > 0 ? "high" : "low"));

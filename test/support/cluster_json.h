@@ -68,6 +68,7 @@ struct PodJson {
   std::string controller_uid;       // metadata.ownerReferences: a controller of this uid; empty = none
   std::string controller_kind = "ReplicaSet";  // ... and kind (apps/v1)
   std::string spec_extra;           // raw JSON members added to spec ("affinity":{...},"volumes":[...])
+  std::string scheduler = "gpu-scheduler";  // spec.schedulerName (the shipped profile's)
 
   std::string ToJson() const;
 };

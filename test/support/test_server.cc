@@ -7,7 +7,8 @@
 namespace gpusched::testing {
 
 TestServer::TestServer(const std::string& list_json, extender::ServiceOptions options, std::string prefix,
-                       http::ServerOptions server_options, extender::ServiceCollaborators with) {
+                       http::ServerOptions server_options, extender::ServiceCollaborators with)
+    : inventory_(inventory::InventoryOptions{.scheduler_name = options.scheduler_name}) {  // as serve sets it
   Reload(list_json);
   with.telemetry = &telemetry_;
   service_ = std::make_unique<extender::Service>(&inventory_, options, std::move(with));

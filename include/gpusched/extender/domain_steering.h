@@ -43,6 +43,12 @@ bool TakesGpuPods(const placement::NodeState& node);
 // it is gone: the node is not free before then.
 bool IsWholeNode(const placement::NodeState& node);
 
+// True if a pod that names another scheduler than gpusched's runs on `node` (PodUse::kOtherScheduler),
+// not terminating and not recreated on its node (a DaemonSet's or a static pod, on every node
+// anyway): gpusched did not place it and cannot keep its like off the node, so the node's domain
+// need not drain while a gang waits for it (gang_domains.h's drain wait).
+bool RunsOtherSchedulersPod(const placement::NodeState& node);
+
 // A domain's GPU, free and allocated milli-GPU over its nodes, and its nodes that take GPU pods,
 // whole or not. It is in use when it has GPU allocated or such a node that is not whole.
 struct DomainUse {
@@ -52,6 +58,7 @@ struct DomainUse {
   int nodes = 0;
   int whole_nodes = 0;
   int64_t whole_milli = 0;  // the GPUs of its whole nodes
+  int other_scheduler_nodes = 0;  // its nodes that run a pod of another scheduler (RunsOtherSchedulersPod)
   bool in_use() const { return used_milli > 0 || whole_nodes < nodes; }
 };
 using DomainUses = std::map<std::string, DomainUse, std::less<>>;
@@ -74,7 +81,7 @@ struct DomainIndex {
     uint64_t generation = 0;
     int32_t domain = -1;  // into `names`; -1: no label
     int64_t free_milli = 0, used_milli = 0;
-    bool takes_gpu_pods = false, whole = false, stranded = false;
+    bool takes_gpu_pods = false, whole = false, stranded = false, other_scheduler = false;
   };
   std::vector<NodeFacts> facts;
   std::vector<std::string> names;  // the domains' label values by id

@@ -39,10 +39,12 @@
 
 namespace gpusched::extender {
 
-// How long a gang waits for one domain: until wall time `until_ms` (0: no wait), seen at `now_ms`.
+// How long a gang waits for one domain: until wall time `until_ms` (0: no wait), seen at `now_ms`;
+// `draining`: the longer wait for a domain that drains (topology.drainWaitSeconds).
 struct DomainWait {
   int64_t until_ms = 0;
   int64_t now_ms = 0;
+  bool draining = false;
   bool active() const { return until_ms > now_ms; }
 };
 
@@ -81,8 +83,12 @@ placement::GangPlan PlanPendingOffKept(const std::vector<Pod>& pods, const Domai
                                        dra::cel::ProgramCache* programs);
 
 // How long a gang whose members without slots are `pending` waits for one domain, seen at wall
-// time `now_ms`: until `after` from the oldest one's creationTimestamp; no wait when none has one.
-DomainWait DomainWaitOf(const std::vector<Pod>& pending, std::chrono::seconds after, int64_t now_ms);
+// time `now_ms`, from the oldest one's creationTimestamp (no wait when none has one): while the
+// domain `kept` for the waiting gang (null: none) drains, options.topology_drain_wait (when
+// longer), else options.topology_fallback_after. The drain is judged on the snapshot the plan is
+// made on, so a pod of another scheduler that comes to the domain ends the longer wait.
+DomainWait DomainWaitOf(const std::vector<Pod>& pending, const ServiceOptions& options, const DomainReservation* kept,
+                        int64_t now_ms);
 
 // Of `offered`, the nodes a member of a gang that requires `key` may be planned on alone: those
 // in the one domain of `key` that the slots of its siblings (on nodes `beside`) lie in; any node

@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -159,9 +160,11 @@ class GangHolds {
     int64_t until_wall_ms = 0;  // the gang waited for one domain until then (WaitOf); 0: no wait
   };
   GangStanding PlanLocked(const Pod& member, const std::vector<std::string_view>* offered) const GPUSCHED_REQUIRES(mu_);
-  // How long a gang whose members without slots are `pending` waits for one domain, now
-  // (gang_domains.h's DomainWaitOf under topology.fallbackAfterSeconds).
-  DomainWait WaitOf(const std::vector<Pod>& pending) const;
+  // The domain kept for the first waiting gang on `snapshot` (gang_reservation.h), if one is.
+  std::optional<DomainReservation> KeptOn(const inventory::InventorySnapshot& snapshot) const;
+  // How long a gang whose members without slots are `pending` waits for one domain, now, on
+  // `snapshot` (gang_domains.h's DomainWaitOf).
+  DomainWait WaitOf(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot) const;
   // Plans and holds `gang`'s members without a slot; the standing of `member` after.
   GangStanding PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const
       GPUSCHED_REQUIRES(mu_);

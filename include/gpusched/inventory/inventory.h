@@ -86,6 +86,9 @@ struct InventoryOptions {
   // DRA drivers whose devices are GPUs: a bound pod holding such devices through its claims is
   // a GPU pod of the nvidia-dra mode (in the ledger, and blocking a mode switch of its node).
   std::vector<std::string> dra_gpu_drivers = {"gpu.nvidia.com"};
+  // The kube-scheduler profile gpusched serves (ServiceOptions::scheduler_name, set with it from
+  // the config): bound pods that name another are marked PodUse::kOtherScheduler. "": none is.
+  std::string scheduler_name;
 };
 
 // A hold HoldFor made: as the node annotation gpusched.io/holds carries it, and the

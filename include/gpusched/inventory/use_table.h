@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpusched/model/disruption_budget.h"
@@ -24,6 +25,10 @@ namespace gpusched::inventory {
 
 class UseTable {
  public:
+  // `scheduler`: the kube-scheduler profile gpusched serves; pods that name another get
+  // PodUse::kOtherScheduler ("": none does).
+  explicit UseTable(std::string scheduler = "") : scheduler_(std::move(scheduler)) {}
+
   // Records what `pod` asks of its node if it is bound and not finished, else drops it from its
   // node. Returns true if the node's uses changed.
   bool Track(const Pod& pod);
@@ -60,6 +65,7 @@ class UseTable {
   // The shared copy of `pod`'s namespace and labels; prunes unused sets as their number doubles.
   std::shared_ptr<const PodLabels> Intern(const Pod& pod);
 
+  const std::string scheduler_;
   std::map<std::string, Slot, std::less<>> slots_;
   std::set<std::shared_ptr<const PodLabels>, LabelsByValue> label_sets_;
   size_t label_sets_pruned_at_ = 0;

@@ -36,9 +36,11 @@ struct PodUse {
   // constraints may tie it to a pending pod through a filter gpusched does not model (host ports,
   // required pod affinity or anti-affinity, volumes a volume filter reads: preemption.h);
   // kDevices, it may hold devices through DRA (claims, or extended resources DRA may serve,
-  // whose devices may or may not be GPUs); and in the high nibble the kind of GPU its containers
-  // ask a device plugin for (PluginKind; kNone when none).
-  static constexpr uint8_t kTies = 1, kDevices = 2;
+  // whose devices may or may not be GPUs); kOtherScheduler, its spec.schedulerName names a
+  // scheduler other than the one gpusched serves (so gpusched never steered it: gang_domains.h's
+  // drain wait); and in the high nibble the kind of GPU its containers ask a device plugin for
+  // (PluginKind; kNone when none).
+  static constexpr uint8_t kTies = 1, kDevices = 2, kOtherScheduler = 4;
   uint8_t flags = 0;
 
   // Returns flags with `kind` in the high nibble. REQUIRES: the kind's value is below 16.

@@ -104,6 +104,10 @@ struct TimelineOptions {
   // (where some domain holds it when empty) before it goes across domains, as gpusched's
   // topology.fallbackAfterSeconds (gang_domains.h). It is tried again whenever pods leave.
   double gang_fallback_after_s = 300;
+  // ... or this long (when longer) while the domain kept for the waiting gangs runs no pod that
+  // gpusched does not steer (CPU-only pods without steer_cpu_pods): gpusched holds its own pods off
+  // that domain, so it drains. As gpusched's topology.drainWaitSeconds.
+  double gang_drain_wait_s = 14400;
 };
 
 struct TimelineResult {
