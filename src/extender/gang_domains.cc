@@ -171,13 +171,15 @@ GangPlacement PlanGangInDomains(const std::vector<Pod>& pending, size_t needed, 
     std::optional<GangPlacement> in =
         BestDomain(pending, needed, key, shared, off, snapshot, options, programs, &reasons);
     if (in) return std::move(*in);
-    if (required.empty() && beside.empty() && wait.active() && SomeDomainCouldHold(pending, needed, key, off, snapshot, options)) {
-      GangPlacement waiting{.planned = pending, .level = key, .waiting = true};
+    bool first_level = !options.topology_levels.empty() && key == options.topology_levels.front();
+    if (required.empty() && beside.empty() && wait.ActiveAt(first_level) &&
+        SomeDomainCouldHold(pending, needed, key, off, snapshot, options)) {
+      GangPlacement waiting{.planned = pending, .level = key, .waiting = true, .waits_until_ms = wait.UntilAt(first_level)};
       std::string why = reasons.empty() ? "" : fmt::format(" ({})", fmt::join(reasons, "; "));
-      std::string_view setting = wait.draining ? kDrainWaitSetting : "topology.fallbackAfterSeconds";
+      std::string_view setting = first_level && wait.Draining() ? kDrainWaitSetting : "topology.fallbackAfterSeconds";
       waiting.plan.reason = fmt::format("no one domain of {} holds it now{}; it waits for one until {} before it is "
                                         "planned across domains ({})",
-                                        key, why, FormatRfc3339(wait.until_ms), setting);
+                                        key, why, FormatRfc3339(waiting.waits_until_ms), setting);
       return waiting;
     }
   }
@@ -201,10 +203,11 @@ DomainWait DomainWaitOf(const std::vector<Pod>& pending, const ServiceOptions& o
     if (p.created_ms > 0 && (oldest == 0 || p.created_ms < oldest)) oldest = p.created_ms;
   }
   if (oldest == 0) return DomainWait{.now_ms = now_ms};  // creation unknown: no wait
-  bool draining = kept != nullptr && kept->drains && options.topology_drain_wait > options.topology_fallback_after;
-  std::chrono::seconds after = draining ? options.topology_drain_wait : options.topology_fallback_after;
-  return DomainWait{.until_ms = oldest + std::chrono::duration_cast<std::chrono::milliseconds>(after).count(),
-                    .now_ms = now_ms, .draining = draining};
+  auto after = [&](std::chrono::seconds s) { return oldest + std::chrono::duration_cast<std::chrono::milliseconds>(s).count(); };
+  DomainWait wait{.until_ms = after(options.topology_fallback_after), .now_ms = now_ms};
+  bool drains = kept != nullptr && kept->drains && options.topology_fallback_after.count() > 0;
+  if (drains && options.topology_drain_wait > options.topology_fallback_after) wait.drain_until_ms = after(options.topology_drain_wait);
+  return wait;
 }
 
 std::vector<std::string_view> InRequiredDomain(const std::vector<std::string_view>& offered, const std::string& key,

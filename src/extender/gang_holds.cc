@@ -257,13 +257,11 @@ GangStanding GangHolds::PlanLocked(const Pod& member, const std::vector<std::str
       gang.unslotted.push_back(*p);
     }
   }
-  GangStanding out = PlanMembersLocked(gang, member, *snapshot);
+  int64_t holds_until_ms = 0;
+  GangStanding out = PlanMembersLocked(gang, member, *snapshot, &holds_until_ms);
   if (out.kind != GangStanding::Kind::kSlot) {
     if (refused_.size() > 4096) refused_.clear();  // bounded: old refusals are of old snapshots anyway
-    std::shared_ptr<const inventory::InventorySnapshot> now = inventory_->Snapshot();
-    DomainWait wait = WaitOf(gang.unslotted, *now);
-    refused_[refusal_key] = Refusal{.version = now->version(), .standing = out,
-                                    .until_wall_ms = wait.active() ? wait.until_ms : 0};
+    refused_[refusal_key] = Refusal{.version = inventory_->Snapshot()->version(), .standing = out, .until_wall_ms = holds_until_ms};
   }
   return out;
 }
@@ -291,12 +289,9 @@ std::optional<DomainReservation> GangHolds::KeptOn(const inventory::InventorySna
   return domains_->Of(snapshot, options_->topology_levels.front())->reserved;
 }
 
-DomainWait GangHolds::WaitOf(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot) const {
-  std::optional<DomainReservation> kept = KeptOn(snapshot);
-  return DomainWaitOf(pending, *options_, kept ? &*kept : nullptr, clock_->WallMs());
-}
 
-GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const {
+GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot,
+                                          int64_t* holds_until_ms) const {
   GangStanding refused{.kind = GangStanding::Kind::kRefused, .group = gang.name};
   size_t have = gang.unslotted.size() + gang.others;
   Uids all = gang.slotted;
@@ -315,6 +310,7 @@ GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, c
   DomainWait wait = DomainWaitOf(gang.unslotted, *options_, kept ? &*kept : nullptr, clock_->WallMs());
   GangPlacement placed = PlanGangInDomains(gang.unslotted, needed, gang.required, beside, wait, snapshot, *options_, programs_,
                                            kept ? &*kept : nullptr);
+  *holds_until_ms = placed.waiting ? placed.waits_until_ms : wait.NextEnd();
   std::vector<Pod>& planning = placed.planned;
   const placement::GangPlan& plan = placed.plan;
   if (plan.unplannable) return {};  // not the planner's: each member is judged alone

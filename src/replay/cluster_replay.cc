@@ -277,7 +277,7 @@ int64_t UpstreamScore(const placement::NodeState& node, const ResourceList& pod,
 ClusterReplayResult RunClusterReplay(const ClusterObjects& cluster, const std::vector<std::string>& pods_json,
                                      const ClusterReplayOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  inventory::Inventory inventory;
+  inventory::Inventory inventory(inventory::InventoryOptions{.scheduler_name = options.service.scheduler_name});
   inventory.ReplaceCluster(ClusterObjects(cluster));
   extender::InventoryClaimWriter claims(&inventory);
   extender::ServiceOptions service_options = options.service;

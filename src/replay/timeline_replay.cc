@@ -86,7 +86,11 @@ class Timeline {
         Depart(k, now);
       } else if (now == arrival) {
         size_t k = order_[next++];
-        if (!TryPlace(k, now)) waiting_.push_back(k);
+        if (!TryPlace(k, now)) {
+          waiting_.push_back(k);
+        } else if (!Steered(k) && domains_.enabled() && domains_.of(where_[k].node) == KeptDomain()) {
+          RetryWaiting({}, now);  // the kept domain no longer drains: gangs past fallback_after go now
+        }
       } else if (now == gang_arrival) {
         size_t g = next_gang_++;
         if (!TryPlaceGang(g, now)) gangs_waiting_.push_back(g);
@@ -360,12 +364,15 @@ bool Timeline::TryPlaceGang(size_t g, double now) {
   return true;
 }
 
-// As gpusched's DomainWaitOf: gang_drain_wait_s while the domain kept for the waiting gangs runs
-// no pod gpusched does not steer, else gang_fallback_after_s.
+// As gpusched's DomainWaitOf: gang_drain_wait_s (when longer) while the domain kept for the
+// waiting gangs runs no pod gpusched does not steer; else, and with gang_fallback_after_s 0,
+// gang_fallback_after_s. Every waiting gang waits so, as in gpusched: the gangs behind the first
+// are next for the domains that drain after its own.
 double Timeline::WaitForOneDomain() {
+  double wait = options_.gang_fallback_after_s;
+  if (wait <= 0) return wait;
   int kept = KeptDomain();
-  bool drains = kept >= 0 && domains_.unsteered(kept) == 0;
-  return drains ? std::max(options_.gang_fallback_after_s, options_.gang_drain_wait_s) : options_.gang_fallback_after_s;
+  return kept >= 0 && domains_.unsteered(kept) == 0 ? std::max(wait, options_.gang_drain_wait_s) : wait;
 }
 
 bool Timeline::PlaceMembers(const std::vector<uint8_t>* allowed, std::vector<PlacedPod>* where) {

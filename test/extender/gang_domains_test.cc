@@ -204,9 +204,9 @@ TEST_F(GangDomains, AGangWaitsLongerForACliqueThatDrains) {
   EXPECT_EQ(Kept(member(hour_ago)).size(), 1u) << "drainWaitSeconds: 0 waits fallbackAfterSeconds only";
 }
 
-// A DaemonSet's pod of the default scheduler runs on every node, and a terminating one is going:
-// neither stops clique A from draining.
-TEST_F(GangDomains, DaemonSetAndTerminatingPodsOfOtherSchedulersLeaveTheCliqueDraining) {
+// Pods of the default scheduler that do not stop clique A from draining: a DaemonSet's (one runs
+// on every node whatever gpusched does), a static pod (owned by its Node) and a terminating one.
+TEST_F(GangDomains, DaemonSetStaticAndTerminatingPodsOfOtherSchedulersLeaveTheCliqueDraining) {
   std::string hour_ago = FormatRfc3339(RealClock().WallMs() - 3600 * 1000);
   std::vector<std::string> items = WaitingGang(hour_ago, "gpu-scheduler");
   items.push_back(PodJson{.name = "agent-a2", .uid = "agent-a2", .node = "a2", .phase = "Running",
@@ -217,10 +217,40 @@ TEST_F(GangDomains, DaemonSetAndTerminatingPodsOfOtherSchedulersLeaveTheCliqueDr
                           .containers = {{.name = "c", .requests = {{"cpu", "1"}}}},
                           .deletion_timestamp = "2026-11-30T10:05:00Z", .scheduler = "default-scheduler"}
                       .ToJson());
+  items.push_back(PodJson{.name = "static-a3", .uid = "static-a3", .node = "a3", .phase = "Running",
+                          .containers = {{.name = "c", .requests = {{"cpu", "100m"}}}}, .controller_uid = "a3",
+                          .controller_kind = "Node", .scheduler = "default-scheduler"}
+                      .ToJson());
   Load(items);
   PodJson m = Member(0, 4);
   m.creation_timestamp = hour_ago;
   EXPECT_THAT(Reply(m), HasSubstr("(topology.drainWaitSeconds"));
+}
+
+// The wait's contract: 300 s from the oldest member's creation at every level; 4 hours at the
+// first level while the kept domain drains; never longer with a fallback of 0 (at once stays at
+// once), nor where the kept domain does not drain.
+TEST(DomainWaitOf, TheDrainWaitIsLongerAtTheFirstLevelOnlyWhileTheKeptDomainDrains) {
+  Pod oldest{.uid = "a", .created_ms = 1'000'000};
+  Pod younger{.uid = "b", .created_ms = 2'000'000};
+  DomainReservation drains{.domain = "c.A", .drains = true};
+  ServiceOptions options;
+  DomainWait w = DomainWaitOf({younger, oldest}, options, &drains, 1'500'000);
+  EXPECT_EQ(w.UntilAt(false), 1'000'000 + 300'000);
+  EXPECT_EQ(w.UntilAt(true), 1'000'000 + 14'400'000);
+  EXPECT_TRUE(w.Draining());
+  EXPECT_EQ(w.NextEnd(), 15'400'000) << "past 300 s: a plan made now holds until the drain wait ends";
+  EXPECT_EQ(DomainWaitOf({oldest}, options, &drains, 1'200'000).NextEnd(), 1'300'000) << "until the first end";
+  DomainReservation busy{.domain = "c.A", .drains = false};
+  EXPECT_EQ(DomainWaitOf({oldest}, options, &busy, 1'500'000).UntilAt(true), 1'300'000);
+  EXPECT_EQ(DomainWaitOf({oldest}, options, nullptr, 1'500'000).UntilAt(true), 1'300'000);
+  options.topology_fallback_after = std::chrono::seconds(0);
+  EXPECT_FALSE(DomainWaitOf({oldest}, options, &drains, 1'500'000).ActiveAt(true)) << "0 falls back at once";
+  options.topology_fallback_after = std::chrono::seconds(300);
+  options.topology_drain_wait = std::chrono::seconds(0);
+  EXPECT_EQ(DomainWaitOf({oldest}, options, &drains, 1'500'000).UntilAt(true), 1'300'000) << "drainWaitSeconds 0: off";
+  Pod unknown{.uid = "c"};
+  EXPECT_FALSE(DomainWaitOf({unknown}, ServiceOptions{}, &drains, 1'500'000).ActiveAt(true)) << "creation unknown: no wait";
 }
 
 // Three 4-GPU members fit only clique A; four fit no clique, and go to the next level (the zone).

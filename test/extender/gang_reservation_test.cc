@@ -118,6 +118,7 @@ TEST_F(GangReservation, TheKeptCliqueDrainsUntilAPodOfAnotherSchedulerRunsThere)
   rapidjson::Document d;
   ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
   EXPECT_TRUE(d["domains"]["keptFor"]["drains"].GetBool());
+  ASSERT_STREQ(d["domains"]["items"][0]["domain"].GetString(), "c.A");
   EXPECT_EQ(d["domains"]["items"][0]["otherSchedulerNodes"].GetInt(), 0);
 
   std::vector<std::string> items = WithGang(Cluster());
@@ -131,8 +132,9 @@ TEST_F(GangReservation, TheKeptCliqueDrainsUntilAPodOfAnotherSchedulerRunsThere)
   EXPECT_FALSE(r->drains);
   ASSERT_TRUE(json::Parse(service_->DebugInventory("", false), &d).ok());
   EXPECT_FALSE(d["domains"]["keptFor"]["drains"].GetBool());
-  EXPECT_STREQ(d["domains"]["items"][0]["domain"].GetString(), "c.A");
+  ASSERT_STREQ(d["domains"]["items"][0]["domain"].GetString(), "c.A");
   EXPECT_EQ(d["domains"]["items"][0]["otherSchedulerNodes"].GetInt(), 1);
+  EXPECT_EQ(d["domains"]["items"][1]["otherSchedulerNodes"].GetInt(), 0);
 }
 
 // A 4-GPU pod outside gangs fits only on A's whole nodes. Kept off them, it fits nowhere and

@@ -24,8 +24,9 @@ struct Loaded {
   std::vector<TimelinePod> pods;
 };
 
-// `nodes` nodes of `gpus` GPUs; `rows` are "name,num_gpu,creation_time,deletion_time[,gpu_spec]"
-// (whole GPUs).
+// `nodes` nodes of `gpus` GPUs and 64 CPUs; `rows` are
+// "name,num_gpu,creation_time,deletion_time[,gpu_spec[,cpu_milli]]" (whole GPUs; 1,000 milli-CPU
+// unless given).
 Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1, const std::string& extra_nodes = "") {
   std::string csv = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
   for (const std::string& r : rows) {
@@ -35,7 +36,7 @@ Loaded Load(int gpus, const std::vector<std::string>& rows, int nodes = 1, const
       if (comma == std::string::npos) comma = r.size();
       f.push_back(r.substr(at, comma - at));
     }
-    csv += fmt::format("{},1000,1024,{},{},{},LS,Running,{},{},{}\n", f[0], f[1], f[1] == "0" ? 0 : 1000,
+    csv += fmt::format("{},{},1024,{},{},{},LS,Running,{},{},{}\n", f[0], f.size() > 5 ? f[5] : "1000", f[1], f[1] == "0" ? 0 : 1000,
                        f.size() > 4 ? f[4] : "", f[2], f[3], f[2]);
   }
   std::string node_csv = "sn,cpu_milli,memory_mib,gpu,model\n";
@@ -251,6 +252,22 @@ TEST(TimelineGangs, AGangWaitsLongerForADomainThatDrains) {
   EXPECT_THAT(OneGang(l, options), ::testing::Pair(::testing::Ge(14400), 100)) << "waits for one domain";
 }
 
+// Two domains of three 4-GPU nodes: a, b and c fill one domain (placed first, in name order), d
+// and f two nodes of the other, and e (no GPU, 63.5 CPUs: no member fits beside it) the third
+// from 1 s on. b and f leave at 1,000 s: each domain has one whole node, and e's, with more GPU
+// free, is kept for the gang. e, another scheduler's (not steered), runs there, so it does not
+// drain: the gang waits 300 s only, and spans both domains at 1,000 s, as without the drain wait.
+// With e steered (its scheduler gpusched's), e stays off the domain kept for the waiting gang and
+// waits; that domain drains, and the gang has it whole at 1,000 s.
+TEST(TimelineGangs, AGangWaitsOnlyFallbackAfterWhileAPodOfAnotherSchedulerRunsInTheKeptDomain) {
+  Loaded l = Load(4, {"a,4,0,100000", "b,4,0,1000", "c,4,0,100000", "d,4,0,100000", "f,4,0,1000", "e,0,1,100000,,63500"}, 6);
+  TimelineOptions options = TwoMemberGangs(300, 14400);
+  options.gangs.share = 0.25;  // one gang for this trace's GPU time
+  EXPECT_THAT(OneGang(l, options), ::testing::Pair(::testing::Le(1000), 0)) << "e is another scheduler's";
+  options.steer_cpu_pods = true;
+  EXPECT_THAT(OneGang(l, options), ::testing::Pair(::testing::Le(1000), 100)) << "every pod gpusched's";
+}
+
 // A domain counts the running pods gpusched does not steer: the drain wait's test.
 TEST(TimelineDomains, PodsGpuschedDoesNotSteerAreCountedByDomain) {
   Domains domains(4, 2);
@@ -291,7 +308,7 @@ TEST(TimelineGangs, AWaitingGangHasTheDomainWithTheMostWholeNodesKeptForIt) {
 // Pods outside gangs take no domain's last room for a gang. With gangs waiting 300 s for one
 // domain (no drain wait), against binpack the stranded GPUs fall to 0.508 of its (0.516 before
 // the last-room step, 0.54 without the kept domain, 0.64 before GPU pods went beside CPU-only jobs
-// first), and 88.7% of gangs run in one domain (76.5% without the kept domain; none under
+// first), and 88.6% of gangs run in one domain (76.5% without the kept domain; none under
 // binpack). With the default drain wait (the kept domain runs only steered pods, so it drains),
 // 89.0% in one domain and 0.519 of binpack's stranded GPUs on these two seeds (92.0% and 0.498
 // over seeds 42-51, docs/replay.md).

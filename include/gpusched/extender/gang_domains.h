@@ -12,7 +12,9 @@
 //
 // A gang that no domain of a level holds now waits for one, up to topology.fallbackAfterSeconds
 // from its oldest pending member's creation, before it goes to the next level or across the
-// cluster: as Slurm's --switches=N@max-time. A fallback at once splits a gang over domains that
+// cluster: as Slurm's --switches=N@max-time. At the first level it waits up to
+// topology.drainWaitSeconds instead while the domain kept for waiting gangs drains (no pod of
+// another scheduler runs there: DomainWaitOf). A fallback at once splits a gang over domains that
 // then hold no other gang either. It waits only where some domain of that level could hold it
 // when empty.
 //
@@ -24,6 +26,7 @@
 // domain (domain_plans.h), not these.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -39,13 +42,23 @@
 
 namespace gpusched::extender {
 
-// How long a gang waits for one domain: until wall time `until_ms` (0: no wait), seen at `now_ms`;
-// `draining`: the longer wait for a domain that drains (topology.drainWaitSeconds).
+// How long a gang waits for one domain, seen at wall time `now_ms`: for a domain of any level until
+// `until_ms` (topology.fallbackAfterSeconds; 0: no wait), and for one of the first level until
+// `drain_until_ms` when later (topology.drainWaitSeconds while the domain kept for waiting gangs
+// drains; 0: not).
 struct DomainWait {
   int64_t until_ms = 0;
+  int64_t drain_until_ms = 0;
   int64_t now_ms = 0;
-  bool draining = false;
-  bool active() const { return until_ms > now_ms; }
+  int64_t UntilAt(bool first_level) const { return first_level ? std::max(until_ms, drain_until_ms) : until_ms; }
+  bool ActiveAt(bool first_level) const { return UntilAt(first_level) > now_ms; }
+  // Whether the wait at the first level is the drain wait.
+  bool Draining() const { return drain_until_ms > until_ms; }
+  // The first end of a wait still ahead, 0 for none: a plan made now holds until then at most.
+  int64_t NextEnd() const {
+    if (until_ms > now_ms) return until_ms;
+    return drain_until_ms > now_ms ? drain_until_ms : 0;
+  }
 };
 
 struct GangPlacement {
@@ -54,6 +67,7 @@ struct GangPlacement {
   std::string level;         // the label key of its domain; "" when planned across the cluster
   std::string domain;        // the domain's label value
   bool waiting = false;      // not planned: it waits for one domain (plan.reason says how long)
+  int64_t waits_until_ms = 0;  // waiting: until then (DomainWait::UntilAt its level)
 };
 
 // Plans `pending` (members without slots) of a gang that still needs `needed` of them, inside one
@@ -83,10 +97,12 @@ placement::GangPlan PlanPendingOffKept(const std::vector<Pod>& pods, const Domai
                                        dra::cel::ProgramCache* programs);
 
 // How long a gang whose members without slots are `pending` waits for one domain, seen at wall
-// time `now_ms`, from the oldest one's creationTimestamp (no wait when none has one): while the
-// domain `kept` for the waiting gang (null: none) drains, options.topology_drain_wait (when
-// longer), else options.topology_fallback_after. The drain is judged on the snapshot the plan is
-// made on, so a pod of another scheduler that comes to the domain ends the longer wait.
+// time `now_ms`, from the oldest one's creationTimestamp (no wait when none has one):
+// options.topology_fallback_after; at the first level, while the domain `kept` for the first
+// waiting gang (null: none) drains, options.topology_drain_wait when longer (never with a
+// fallback of 0). Every gang that waits at the first level waits so: the gangs behind the first
+// one are next for the domains that drain after its own. The drain is judged on the snapshot the
+// plan is made on, so a pod of another scheduler that comes to the domain ends the longer wait.
 DomainWait DomainWaitOf(const std::vector<Pod>& pending, const ServiceOptions& options, const DomainReservation* kept,
                         int64_t now_ms);
 

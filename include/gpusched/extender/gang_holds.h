@@ -157,17 +157,16 @@ class GangHolds {
   struct Refusal {
     uint64_t version = 0;  // the snapshot it was judged on
     GangStanding standing;
-    int64_t until_wall_ms = 0;  // the gang waited for one domain until then (WaitOf); 0: no wait
+    int64_t until_wall_ms = 0;  // a wait for one domain the plan read ends then (PlanMembersLocked); 0: none
   };
   GangStanding PlanLocked(const Pod& member, const std::vector<std::string_view>* offered) const GPUSCHED_REQUIRES(mu_);
   // The domain kept for the first waiting gang on `snapshot` (gang_reservation.h), if one is.
   std::optional<DomainReservation> KeptOn(const inventory::InventorySnapshot& snapshot) const;
-  // How long a gang whose members without slots are `pending` waits for one domain, now, on
-  // `snapshot` (gang_domains.h's DomainWaitOf).
-  DomainWait WaitOf(const std::vector<Pod>& pending, const inventory::InventorySnapshot& snapshot) const;
-  // Plans and holds `gang`'s members without a slot; the standing of `member` after.
-  GangStanding PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot) const
-      GPUSCHED_REQUIRES(mu_);
+  // Plans and holds `gang`'s members without a slot; the standing of `member` after. A refusal
+  // holds on `snapshot` until wall time *holds_until_ms (0: while the snapshot does), when a wait
+  // for one domain that the plan read ends (gang_domains.h's DomainWait).
+  GangStanding PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot,
+                                 int64_t* holds_until_ms) const GPUSCHED_REQUIRES(mu_);
   // Plans and holds `member` alone on `offered`, beside the slots held; refuses it alone when it
   // fits there on none (nothing else changes: the offered nodes may be one domain's, or one
   // simulation's).

@@ -41,7 +41,8 @@ struct DomainReservation {
   int whole_nodes = 0;   // the domain's whole nodes now
   int64_t needs_milli = 0;  // what the gang's members ask, at least (GPU milli)
   // No node of the domain runs a pod of another scheduler (RunsOtherSchedulersPod): with gpusched's
-  // pods kept off it, it drains, and a gang may wait longer for it (gang_domains.h).
+  // pods of the gang's priority or lower kept off it, it drains, and gangs may wait longer for it
+  // (gang_domains.h's DomainWaitOf).
   bool drains = false;
   std::string level;     // the label key of the level (the first topology level)
   std::vector<uint32_t> nodes;  // the domain's nodes: positions in the snapshot it was computed on

@@ -19,6 +19,7 @@
 #include "gpusched/extender/pod_binder.h"
 #include "gpusched/extender/pod_evictor.h"
 #include "gpusched/extender/pod_nominator.h"
+#include "gpusched/model/names.h"
 #include "gpusched/placement/dra_planner.h"
 #include "gpusched/placement/policy.h"
 #include "gpusched/placement/score_mapping.h"
@@ -32,7 +33,7 @@ struct ServiceOptions {
   std::string node_policy = "binpack";
   // The kube-scheduler profile gpusched serves (schedulerName): a gang whose pods name another
   // scheduler has no domain kept for it (gang_reservation.h). Default: the shipped profile's.
-  std::string scheduler_name = "gpu-scheduler";
+  std::string scheduler_name = std::string(names::kDefaultScheduler);
   placement::PlacementOptions placement;  // which GPUs inside the node
   placement::ScoreMapping score_mapping = placement::ScoreMapping::kRank;  // Default: rank.
   // When > 0, filter keeps only the best K fitting nodes (the rest go to FailedNodes with a
@@ -92,12 +93,13 @@ struct ServiceOptions {
   // --switches=N@max-time waits before relaxing (its max_switch_wait: 300 s). Only where some
   // domain is large enough to hold the gang when empty. 0: falls back at once. Default: 300 s.
   std::chrono::seconds topology_fallback_after{300};
-  // How long instead (when longer) while the domain kept for the waiting gang drains
-  // (DomainReservation::drains: no node of it runs a pod of another scheduler, and gpusched keeps
-  // its own off it): the wait then only lets running pods end. Where pods of other schedulers run
-  // in the domain, more of them may come, and topology_fallback_after applies. In the marin replay
-  // (docs/replay.md) 4 hours keeps 92% of gangs in one domain against 89% at 300 s, with a lower
-  // gang p99. 0 (or below topology_fallback_after): never longer. Default: 4 hours.
+  // How long instead, at the first level, when longer, while the domain kept for the first waiting
+  // gang drains (DomainReservation::drains: no node of it runs a pod of another scheduler, and
+  // gpusched keeps its own pods of the gang's priority or lower off it): the wait then mostly lets
+  // running pods end. Where pods of other schedulers run in the domain, more of them may come, and
+  // topology_fallback_after applies (also when it is 0). In the marin replay (docs/replay.md) 4
+  // hours keeps 92% of gangs in one domain against 89% at 300 s, with a lower gang p99. 0 (or
+  // below topology_fallback_after): never longer. Default: 4 hours.
   std::chrono::seconds topology_drain_wait{14400};
   // Kueue's admission check (kueue_check.h, docs/kueue.md): the spec.controllerName of the
   // AdmissionChecks gpusched decides (kueue.controllerName).

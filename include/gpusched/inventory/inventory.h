@@ -42,6 +42,7 @@
 #include "gpusched/inventory/reservation_book.h"
 #include "gpusched/inventory/snapshot.h"
 #include "gpusched/inventory/snapshot_publisher.h"
+#include "gpusched/model/names.h"
 #include "gpusched/inventory/use_table.h"
 #include "gpusched/dra/cel.h"
 #include "gpusched/model/allocation.h"
@@ -88,7 +89,7 @@ struct InventoryOptions {
   std::vector<std::string> dra_gpu_drivers = {"gpu.nvidia.com"};
   // The kube-scheduler profile gpusched serves (ServiceOptions::scheduler_name, set with it from
   // the config): bound pods that name another are marked PodUse::kOtherScheduler. "": none is.
-  std::string scheduler_name;
+  std::string scheduler_name = std::string(names::kDefaultScheduler);
 };
 
 // A hold HoldFor made: as the node annotation gpusched.io/holds carries it, and the

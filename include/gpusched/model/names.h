@@ -11,6 +11,8 @@ namespace gpusched::names {
 
 // Node label that selects a node's GPU scheduling mode.
 inline constexpr std::string_view kScheduleModeLabel = "vke.node.gpu.schedule";
+// The kube-scheduler profile gpusched serves by default (spec.schedulerName), as shipped.
+inline constexpr std::string_view kDefaultScheduler = "gpu-scheduler";
 
 // Extended resources.
 inline constexpr std::string_view kNvidiaGpu = "nvidia.com/gpu";
