@@ -429,9 +429,7 @@ int RunServe(int argc, char** argv) {
   log::SetLevel(c.log_level);
   sigset_t signals = BlockSignals();
 
-  inventory::InventoryOptions inventory_options = c.inventory;
-  inventory_options.scheduler_name = c.service.scheduler_name;  // one setting: schedulerName
-  inventory::Inventory inventory(inventory_options);
+  inventory::Inventory inventory(c.inventory);
   std::atomic<bool> ready{true};
   std::unique_ptr<LiveCluster> live;
   extender::ServiceCollaborators with;

@@ -161,6 +161,7 @@ const Setting kSettings[] = {
     {"schedulerName", "", "", "", Kind::kScalar, [](std::string_view t, Config* c) {
        if (t.empty()) return InvalidArgumentError("config schedulerName: want the kube-scheduler profile gpusched serves");
        c->service.scheduler_name = std::string(t);
+       c->inventory.scheduler_name = std::string(t);  // the use table marks pods that name another
        return OkStatus();
      }},
     {"bodyLimitBytes", "", "", "", Kind::kScalar,

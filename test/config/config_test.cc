@@ -129,9 +129,12 @@ TEST(Config, TopologyLevelsAreLabelKeysLowestFirstAndMayBeTurnedOff) {
   EXPECT_FALSE(unreserved->service.topology_reserve);
   EXPECT_THAT(ParseConfig("topology: {reserveForGangs: maybe}").status().message(), HasSubstr("topology.reserveForGangs"));
   EXPECT_EQ(defaults->service.scheduler_name, "gpu-scheduler");
+  EXPECT_EQ(defaults->inventory.scheduler_name, "gpu-scheduler");
   StatusOr<Config> named = ParseConfig("schedulerName: gpu-batch");
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(named->service.scheduler_name, "gpu-batch");
+  // The inventory marks pods that name another (the drain wait), from the same setting.
+  EXPECT_EQ(named->inventory.scheduler_name, "gpu-batch");
   EXPECT_THAT(ParseConfig("topology: {levels: ['a b']}").status().message(),
               HasSubstr("config topology.levels: \"a b\" is not a node label key"));
 }
