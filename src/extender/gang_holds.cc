@@ -289,7 +289,6 @@ std::optional<DomainReservation> GangHolds::KeptOn(const inventory::InventorySna
   return domains_->Of(snapshot, options_->topology_levels.front())->reserved;
 }
 
-
 GangStanding GangHolds::PlanMembersLocked(const Gang& gang, const Pod& member, const inventory::InventorySnapshot& snapshot,
                                           int64_t* holds_until_ms) const {
   GangStanding refused{.kind = GangStanding::Kind::kRefused, .group = gang.name};

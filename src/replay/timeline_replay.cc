@@ -88,7 +88,7 @@ class Timeline {
         size_t k = order_[next++];
         if (!TryPlace(k, now)) {
           waiting_.push_back(k);
-        } else if (!Steered(k) && domains_.enabled() && domains_.of(where_[k].node) == KeptDomain()) {
+        } else if (options_.topology_aware && !Steered(k) && domains_.enabled() && domains_.of(where_[k].node) == KeptDomain()) {
           RetryWaiting({}, now);  // the kept domain no longer drains: gangs past fallback_after go now
         }
       } else if (now == gang_arrival) {
