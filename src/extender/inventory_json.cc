@@ -438,11 +438,11 @@ void WriteGroups(Writer& w, const inventory::GroupTable::Groups& groups) {
 // otherSchedulerNodes (nodes running a pod of another scheduler: RunsOtherSchedulersPod); and
 // "largestGang", the domain with the most idle nodes; "gangGpus", what the cluster's gangs ask
 // (GangDemands: steering's target); "keptFor", the domain kept for a waiting gang and the gang,
-// when `kept` names one, with "drains" (gangs may wait topology.drainWaitSeconds for it).
-void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key,
-                  const DomainReservation* kept) {
+// when `index` has one, with "drains" (gangs may wait topology.drainWaitSeconds for it). The
+// index is of label `key` on `snapshot`.
+void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const std::string& key, const DomainIndex& index) {
   struct Sums {
-    int nodes = 0, idle_nodes = 0, other_scheduler_nodes = 0;
+    int nodes = 0, idle_nodes = 0;
     int64_t free_milli = 0, stranded_milli = 0;
   };
   std::map<std::string, Sums> domains;
@@ -456,7 +456,6 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
     d.idle_nodes += whole ? 1 : 0;
     d.free_milli += idle;
     d.stranded_milli += whole ? 0 : idle;
-    d.other_scheduler_nodes += RunsOtherSchedulersPod(*n) ? 1 : 0;
   }
   if (domains.empty()) return;
   Key(w, "domains");
@@ -480,8 +479,9 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
     w.Double(static_cast<double>(d.free_milli) / 1000);
     Key(w, "strandedGpus");
     w.Double(static_cast<double>(d.stranded_milli) / 1000);
+    auto use = index.domains.find(value);
     Key(w, "otherSchedulerNodes");
-    w.Int(d.other_scheduler_nodes);
+    w.Int(use != index.domains.end() ? use->second.other_scheduler_nodes : 0);
     w.EndObject();
   }
   w.EndArray();
@@ -494,9 +494,9 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
   w.EndObject();
   Key(w, "gangGpus");
   w.StartArray();
-  for (int64_t milli : GangDemands(snapshot)) w.Double(static_cast<double>(milli) / 1000);
+  for (int64_t milli : index.gang_demands) w.Double(static_cast<double>(milli) / 1000);
   w.EndArray();
-  if (kept != nullptr) {
+  if (const std::optional<DomainReservation>& kept = index.reserved) {
     Key(w, "keptFor");
     w.StartObject();
     Key(w, "domain");
@@ -519,7 +519,7 @@ void WriteDomains(Writer& w, const inventory::InventorySnapshot& snapshot, const
 std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const inventory::InventoryStats& s,
                             std::string_view node, const std::vector<DraDecisionView>& dra_decisions,
                             const std::vector<std::string>& errors, std::optional<double> fragmented_pct, bool compact,
-                            const std::string& domain_key, const DomainReservation* kept) {
+                            const std::string& domain_key, const DomainIndex* domains) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.SetIndent(' ', compact ? 0 : 2);
@@ -554,7 +554,7 @@ std::string EncodeInventory(const inventory::InventorySnapshot& snapshot, const 
   w.EndArray();
   WriteDra(w, snapshot.dra(), node, dra_decisions);
   WriteGroups(w, snapshot.groups());
-  if (node.empty() && !domain_key.empty()) WriteDomains(w, snapshot, domain_key, kept);
+  if (node.empty() && domains != nullptr) WriteDomains(w, snapshot, domain_key, *domains);
   w.EndObject();
   return std::string(b.GetString(), b.GetSize());
 }

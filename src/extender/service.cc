@@ -595,9 +595,8 @@ std::string Service::DebugInventory(std::string_view node, bool compact) const {
   }
   std::string domain_key = options_.topology_levels.empty() ? "" : options_.topology_levels.front();
   std::shared_ptr<const DomainIndex> domains = domain_key.empty() ? nullptr : fullness_->Of(*snapshot, domain_key);
-  const DomainReservation* kept = domains != nullptr && domains->reserved && ReservesForGangs(options_) ? &*domains->reserved : nullptr;
   return EncodeInventory(*snapshot, inventory_->Stats(), node, decisions, inventory_->Errors(), fragmented, compact, domain_key,
-                         kept);
+                         domains.get());
 }
 
 }  // namespace gpusched::extender
